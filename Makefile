@@ -1,0 +1,128 @@
+# shedd - build, test and demo. `make help` lists the targets.
+# Everything is built under $(OUTPUT); only ./shedd lands at the top.
+
+OUTPUT ?= .output
+CLANG ?= clang
+BPFTOOL ?= bpftool
+CC ?= gcc
+PKG_CONFIG ?= pkg-config
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+VMLINUX_H ?= $(OUTPUT)/vmlinux.h
+
+# SAN=1 builds userspace (daemon, tests, tools) with ASan and UBSan.
+ifeq ($(SAN),1)
+OUTPUT := .output-san
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+endif
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+CFLAGS ?= -O2 -g
+USER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(SAN_FLAGS) \
+	-Iinclude -Iuser -I$(OUTPUT)
+LIBBPF_LIBS := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
+CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null || echo -lcmocka)
+LDFLAGS += $(SAN_FLAGS)
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	-Iinclude -Ibpf -I$(dir $(VMLINUX_H))
+
+ifeq ($(V),1)
+Q :=
+msg =
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+BPF_OBJ := $(OUTPUT)/shedd.bpf.o
+SKEL := $(OUTPUT)/shedd.skel.h
+USER_SRCS := user/alloc.c user/options.c user/loader.c user/status.c
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
+BIN := shedd
+UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options
+XDP_TESTS := $(OUTPUT)/test_xdp
+TOOLS := $(OUTPUT)/synflood
+
+.DELETE_ON_ERROR:
+.PHONY: all help clean deps test test-unit test-xdp test-integration demo san check-san
+
+all: $(BIN) $(TOOLS)
+
+help:
+	@echo 'Targets:'
+	@echo '  all              build ./shedd and the testbed tools (default)'
+	@echo '  test             install deps, build, run every test (needs root)'
+	@echo '  test-unit        unit tests that need no root (bucket, allocator, options)'
+	@echo '  demo             install deps, build, run shedd against a SYN flood on a namespace testbed'
+	@echo '  deps             install the Debian packages the build, tests and demo need'
+	@echo '  san              build and run the unit and XDP tests under ASan+UBSan'
+	@echo '  clean            remove build output'
+	@echo 'Variables: V=1 (show commands), SAN=1, VMLINUX_H=path, CLANG=, BPFTOOL='
+
+$(OUTPUT):
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/vmlinux.h: | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(BPF_OBJ): bpf/shedd.bpf.c bpf/*.h include/*.h $(VMLINUX_H) | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(SKEL): $(BPF_OBJ)
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name shedd_bpf > $@
+
+$(OUTPUT)/%.o: user/%.c user/*.h include/*.h $(SKEL) | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/main.o: user/main.c user/*.h include/*.h $(SKEL) | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
+
+$(BIN): $(OUTPUT)/main.o $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LIBBPF_LIBS) -lm -o $@
+
+$(OUTPUT)/test_bucket: tests/test_bucket.c include/*.h | $(OUTPUT)
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< $(LDFLAGS) $(CMOCKA_LIBS) -o $@
+
+$(OUTPUT)/test_alloc: tests/test_alloc.c $(OUTPUT)/alloc.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
+
+$(OUTPUT)/test_options: tests/test_options.c $(OUTPUT)/options.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
+
+$(OUTPUT)/test_xdp: tests/test_xdp.c tests/packets.h $(SKEL)
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(LDFLAGS) $(LIBBPF_LIBS) $(CMOCKA_LIBS) -o $@
+
+$(OUTPUT)/synflood: tests/tools/synflood.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< $(LDFLAGS) -o $@
+
+deps:
+	$(Q)scripts/deps.sh
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(XDP_TESTS)
+	$(Q)tests/run.sh
+
+test-unit: $(UNIT_TESTS)
+	$(Q)prove --exec tests/exec.sh $(UNIT_TESTS)
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/demo.sh
+
+san:
+	$(Q)$(MAKE) --no-print-directory SAN=1 all $(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS))
+	$(Q)prove --exec tests/exec.sh $(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS))
+
+clean:
+	$(call msg,CLEAN,)
+	$(Q)rm -rf .output .output-san $(BIN)

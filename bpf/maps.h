@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* maps.h - the maps of the XDP program. Layouts come from include/shedd.h.
+ * Userspace writes settings, ports, prefix_v4, prefix_v6 and rates; the
+ * program writes buckets and stats. The daemon pins every map by name.
+ */
+#ifndef SHEDD_MAPS_H
+#define SHEDD_MAPS_H
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shedd_config);
+} settings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_PORTS);
+	__type(key, __u16);
+	__type(value, __u8);
+} ports SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, MAX_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct shedd_lpm_v4);
+	__type(value, __u32);
+} prefix_v4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, MAX_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct shedd_lpm_v6);
+	__type(value, __u32);
+} prefix_v6 SEC(".maps");
+
+/* Per-CPU: XDP runs in softirq on one CPU at a time, so these need no
+ * atomics and no locks. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SHEDD_NR_CLASSES);
+	__type(key, __u32);
+	__type(value, struct shedd_rate);
+} rates SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SHEDD_NR_CLASSES);
+	__type(key, __u32);
+	__type(value, struct shedd_bucket);
+} buckets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shedd_stats);
+} stats SEC(".maps");
+
+#endif /* SHEDD_MAPS_H */

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* rst.h - turn a SYN into the RST+ACK that refuses it, in place, for XDP_TX.
+ * The reply keeps the VLAN tags, drops IP options, IPv6 extension headers,
+ * TCP options and payload, and carries correct IPv4 and TCP checksums
+ * (RFC 793: <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>).
+ */
+#ifndef SHEDD_RST_H
+#define SHEDD_RST_H
+
+#define RST_TTL 64
+#define TCP_HLEN 20
+#define IPV4_HLEN 20
+#define IPV6_HLEN 40
+
+/* What the reply needs from the SYN, saved before the packet is reshaped. */
+struct rst_src {
+	__u8 mac_dst[ETH_ALEN];
+	__u8 mac_src[ETH_ALEN];
+	__be16 eth_proto;
+	struct vlan_tag tags[MAX_VLAN_TAGS];
+	__u32 saddr[4]; /* IPv4 uses word 0 */
+	__u32 daddr[4];
+	__be16 sport;
+	__be16 dport;
+	__u32 ack_seq;  /* host order: SEG.SEQ + SEG.LEN */
+};
+
+static __always_inline __u16 csum_fold(__u64 sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)~sum;
+}
+
+/* One's-complement sum of @len bytes (even, constant) at @buf. */
+static __always_inline __u64 csum_add_words(__u64 sum, const void *buf, int len)
+{
+	const __u16 *w = buf;
+	int i;
+
+#pragma unroll
+	for (i = 0; i < len / 2; i++)
+		sum += w[i];
+	return sum;
+}
+
+/* Re-read the packet bounds after an adjust helper. The empty asm keeps
+ * clang from folding ctx + offsetof(data_end) into one pointer, which the
+ * verifier rejects as a modified ctx pointer. */
+static __always_inline void reload_bounds(struct xdp_md *ctx, void **data,
+					  void **data_end)
+{
+	asm volatile("" : "+r"(ctx));
+	*data = (void *)(long)ctx->data;
+	asm volatile("" : "+r"(ctx));
+	*data_end = (void *)(long)ctx->data_end;
+}
+
+static __always_inline int rst_save(const struct pkt *p, void *data_end,
+				    struct rst_src *s)
+{
+	struct tcphdr *tcp = p->tcp;
+	__u32 payload = 0, total = 0, hdrs;
+	int i;
+
+	__builtin_memcpy(s->mac_dst, p->eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(s->mac_src, p->eth->h_source, ETH_ALEN);
+	s->eth_proto = p->eth->h_proto;
+#pragma unroll
+	for (i = 0; i < MAX_VLAN_TAGS; i++) {
+		struct vlan_tag *tag = (void *)(p->eth + 1) + i * sizeof(*tag);
+
+		if (i >= p->nr_vlans)
+			break;
+		if ((void *)(tag + 1) > data_end)
+			return -1;
+		s->tags[i] = *tag;
+	}
+
+	if (p->l3_proto == ETH_P_IP) {
+		struct iphdr *ip = p->l3;
+
+		if ((void *)(ip + 1) > data_end)
+			return -1;
+		s->saddr[0] = ip->saddr;
+		s->daddr[0] = ip->daddr;
+		total = bpf_ntohs(ip->tot_len);
+		hdrs = p->l3_len;
+	} else {
+		struct ipv6hdr *ip6 = p->l3;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return -1;
+		__builtin_memcpy(s->saddr, &ip6->saddr, 16);
+		__builtin_memcpy(s->daddr, &ip6->daddr, 16);
+		total = bpf_ntohs(ip6->payload_len);
+		hdrs = p->l3_len - IPV6_HLEN;
+	}
+	if ((void *)(tcp + 1) > data_end)
+		return -1;
+	hdrs += tcp->doff * 4;
+	if (total > hdrs)
+		payload = total - hdrs;
+	s->sport = tcp->source;
+	s->dport = tcp->dest;
+	/* The SYN occupies one sequence number, and so does a FIN. */
+	s->ack_seq = bpf_ntohl(tcp->seq) + payload + 1 + tcp->fin;
+	return 0;
+}
+
+/* Rewrite the packet in @ctx, described by @p, into a RST+ACK to its sender.
+ * Return: 0 when the packet is ready for XDP_TX, -1 if it could not be
+ * reshaped (the caller then drops the SYN instead). */
+static __always_inline int rst_reply(struct xdp_md *ctx, const struct pkt *p)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct rst_src s = {};
+	struct tcphdr th = {};
+	__u32 l2_len = p->l2_len, l3_len, new_l3, new_len;
+	int is_v4 = p->l3_proto == ETH_P_IP;
+	__u64 sum = 0;
+	void *pos;
+	int delta, i;
+
+	if (rst_save(p, data_end, &s))
+		return -1;
+	new_l3 = is_v4 ? IPV4_HLEN : IPV6_HLEN;
+	l3_len = p->l3_len;
+	if (l3_len < new_l3 || l2_len > sizeof(struct ethhdr) + sizeof(s.tags))
+		return -1;
+
+	/* Drop IP options / extension headers from the front, so the TCP
+	 * header stays where it is, then TCP options and payload at the end. */
+	delta = l3_len - new_l3;
+	if (delta && bpf_xdp_adjust_head(ctx, delta))
+		return -1;
+	reload_bounds(ctx, &data, &data_end);
+	new_len = l2_len + new_l3 + TCP_HLEN;
+	delta = (int)new_len - (int)(data_end - data);
+	if (delta < 0 && bpf_xdp_adjust_tail(ctx, delta))
+		return -1;
+	reload_bounds(ctx, &data, &data_end);
+
+	/* Ethernet and VLAN tags, with the MAC addresses swapped. */
+	{
+		struct ethhdr *eth = data;
+
+		if ((void *)(eth + 1) > data_end)
+			return -1;
+		__builtin_memcpy(eth->h_dest, s.mac_src, ETH_ALEN);
+		__builtin_memcpy(eth->h_source, s.mac_dst, ETH_ALEN);
+		eth->h_proto = s.eth_proto;
+		pos = eth + 1;
+	}
+#pragma unroll
+	for (i = 0; i < MAX_VLAN_TAGS; i++) {
+		struct vlan_tag *tag = pos;
+
+		if (i >= p->nr_vlans)
+			break;
+		if ((void *)(tag + 1) > data_end)
+			return -1;
+		*tag = s.tags[i];
+		pos = tag + 1;
+	}
+
+	th.source = s.dport;
+	th.dest = s.sport;
+	th.seq = 0;
+	th.ack_seq = bpf_htonl(s.ack_seq);
+	th.doff = TCP_HLEN / 4;
+	th.rst = 1;
+	th.ack = 1;
+
+	if (is_v4) {
+		struct iphdr ih = {};
+		struct iphdr *ip = pos;
+		struct tcphdr *tcp = (void *)(ip + 1);
+
+		if ((void *)(tcp + 1) > data_end)
+			return -1;
+		ih.version = 4;
+		ih.ihl = IPV4_HLEN / 4;
+		ih.tot_len = bpf_htons(IPV4_HLEN + TCP_HLEN);
+		ih.frag_off = bpf_htons(0x4000); /* DF */
+		ih.ttl = RST_TTL;
+		ih.protocol = IPPROTO_TCP;
+		ih.saddr = s.daddr[0];
+		ih.daddr = s.saddr[0];
+		ih.check = csum_fold(csum_add_words(0, &ih, IPV4_HLEN));
+
+		/* Pseudo-header: addresses, protocol, TCP length. */
+		sum = csum_add_words(0, &ih.saddr, 8);
+		sum += bpf_htons(IPPROTO_TCP) + bpf_htons(TCP_HLEN);
+		sum = csum_add_words(sum, &th, TCP_HLEN);
+		th.check = csum_fold(sum);
+
+		__builtin_memcpy(ip, &ih, IPV4_HLEN);
+		__builtin_memcpy(tcp, &th, TCP_HLEN);
+	} else {
+		struct ipv6hdr ih = {};
+		struct ipv6hdr *ip6 = pos;
+		struct tcphdr *tcp = (void *)(ip6 + 1);
+
+		if ((void *)(tcp + 1) > data_end)
+			return -1;
+		ih.version = 6;
+		ih.payload_len = bpf_htons(TCP_HLEN);
+		ih.nexthdr = IPPROTO_TCP;
+		ih.hop_limit = RST_TTL;
+		__builtin_memcpy(&ih.saddr, s.daddr, 16);
+		__builtin_memcpy(&ih.daddr, s.saddr, 16);
+
+		sum = csum_add_words(0, &ih.saddr, 32);
+		sum += bpf_htons(TCP_HLEN) + bpf_htons(IPPROTO_TCP);
+		sum = csum_add_words(sum, &th, TCP_HLEN);
+		th.check = csum_fold(sum);
+
+		__builtin_memcpy(ip6, &ih, IPV6_HLEN);
+		__builtin_memcpy(tcp, &th, TCP_HLEN);
+	}
+	return 0;
+}
+
+#endif /* SHEDD_RST_H */

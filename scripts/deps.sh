@@ -1,0 +1,35 @@
+#!/bin/sh
+# deps.sh - install the Debian packages that shedd's build, tests and demo
+# need. Idempotent: does nothing when every package is present.
+set -eu
+
+# package: why
+#   clang llvm       compile the XDP program to BPF (clang -target bpf)
+#   bpftool          vmlinux.h, the libbpf skeleton, and inspecting pinned maps
+#   libbpf-dev       load, attach and pin the program (userspace BPF library)
+#   libelf-dev zlib1g-dev  libbpf's own link dependencies
+#   gcc make pkg-config    build the daemon and tests
+#   libcmocka-dev    the C unit-test framework
+#   bats             the shell integration-test framework
+#   iproute2         network namespaces and veth pairs for the testbed
+#   perl             prove, which runs every test and prints the summary
+PKGS="clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev gcc make pkg-config \
+libcmocka-dev bats iproute2 perl"
+
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps.sh: missing packages:$missing (run as root to install them)" >&2
+	exit 1
+fi
+echo "deps.sh: installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing

@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* loader.c - load, attach, adopt, configure and remove shedd's XDP program.
+ * Everything lives under /sys/fs/bpf/shedd/IFACE/: the link (whose pin keeps
+ * the program attached when shedd is gone) and every map, with BTF.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "loader.h"
+#include "shedd.skel.h"
+
+#ifndef BPF_FS_MAGIC
+#define BPF_FS_MAGIC 0xcafe4a11
+#endif
+
+/* The maps shedd pins, by name; the program's .bss/.rodata are not pinned. */
+static const char *const pinned_maps[] = {
+	"settings", "ports", "prefix_v4", "prefix_v6", "rates", "buckets", "stats",
+};
+
+int enter_netns(const char *name)
+{
+	char path[PATH_MAX];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		fprintf(stderr, "shedd: open network namespace %s: %s\n", path, strerror(errno));
+		return err;
+	}
+	if (setns(fd, CLONE_NEWNET)) {
+		err = -errno;
+		fprintf(stderr, "shedd: enter network namespace %s: %s\n", name, strerror(errno));
+	}
+	close(fd);
+	return err;
+}
+
+static int ensure_bpffs(void)
+{
+	struct statfs st;
+
+	if (statfs("/sys/fs/bpf", &st) == 0 && st.f_type == BPF_FS_MAGIC)
+		return 0;
+	if (mkdir("/sys/fs/bpf", 0700) && errno != EEXIST) {
+		fprintf(stderr, "shedd: mkdir /sys/fs/bpf: %s\n", strerror(errno));
+		return -errno;
+	}
+	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
+		fprintf(stderr, "shedd: mount bpffs on /sys/fs/bpf: %s\n", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int mkdir_p(const char *dir)
+{
+	char tmp[PATH_MAX];
+	char *p;
+
+	snprintf(tmp, sizeof(tmp), "%s", dir);
+	for (p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0700) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static void pin_path(char *buf, size_t len, const char *dir, const char *name)
+{
+	snprintf(buf, len, "%s/%s", dir, name);
+}
+
+/* Remove the pins and the IFACE folder (and the shedd folder if empty). */
+static void unpin_all(const char *dir)
+{
+	char path[PATH_MAX + 32];
+	size_t i;
+
+	pin_path(path, sizeof(path), dir, "link");
+	unlink(path);
+	for (i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++) {
+		pin_path(path, sizeof(path), dir, pinned_maps[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+	rmdir(SHEDD_PIN_ROOT);
+}
+
+/* The ifindex an XDP link is attached to, 0 if defunct, <0 on error. */
+static int link_ifindex(int link_fd)
+{
+	struct bpf_link_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(link_fd, &info, &len))
+		return -errno;
+	if (info.type != BPF_LINK_TYPE_XDP)
+		return -EINVAL;
+	return (int)info.xdp.ifindex;
+}
+
+/* --force: detach whatever holds XDP on @ifindex, netlink or link. */
+static int detach_foreign(int ifindex, __u32 prog_id)
+{
+	__u32 id = 0;
+	int err;
+
+	if (!bpf_xdp_detach(ifindex, 0, NULL))
+		return 0;
+	/* Held by a BPF link: find it and detach it. */
+	while (!bpf_link_get_next_id(id, &id)) {
+		int fd = bpf_link_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		if (link_ifindex(fd) == ifindex) {
+			err = bpf_link_detach(fd) ? -errno : 0;
+			close(fd);
+			return err;
+		}
+		close(fd);
+	}
+	fprintf(stderr, "shedd: cannot detach XDP program %u\n", prog_id);
+	return -EBUSY;
+}
+
+static int attach_new(struct loader *l, const struct shedd_options *o)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, lopts);
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	char path[PATH_MAX + 32];
+	int prog_fd = bpf_program__fd(l->skel->progs.shedd_xdp);
+	int err;
+
+	err = bpf_xdp_query(l->ifindex, 0, &q);
+	if (!err && q.prog_id) {
+		if (!o->force) {
+			fprintf(stderr,
+				"shedd: %s already has an XDP program (id %u); "
+				"shedd will not replace it without --force\n",
+				o->iface, q.prog_id);
+			return -EBUSY;
+		}
+		err = detach_foreign(l->ifindex, q.prog_id);
+		if (err)
+			return err;
+	}
+
+	lopts.flags = o->xdp_mode == XDP_MODE_GENERIC ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
+	l->link_fd = bpf_link_create(prog_fd, l->ifindex, BPF_XDP, &lopts);
+	if (l->link_fd < 0) {
+		err = -errno;
+		fprintf(stderr, "shedd: attach XDP (%s mode) to %s: %s%s\n",
+			o->xdp_mode == XDP_MODE_GENERIC ? "generic" : "native", o->iface,
+			strerror(-err),
+			err == -EOPNOTSUPP || err == -EINVAL
+				? " (the driver may lack native XDP: try --xdp-mode generic)"
+				: "");
+		return err;
+	}
+	pin_path(path, sizeof(path), l->pin_dir, "link");
+	if (bpf_obj_pin(l->link_fd, path)) {
+		err = -errno;
+		fprintf(stderr, "shedd: pin link at %s: %s\n", path, strerror(errno));
+		return err;
+	}
+	return 0;
+}
+
+/* A shedd link is pinned: swap its program for ours in one step, so the
+ * interface is never without a shedder and the (reused) maps keep counting. */
+static int adopt(struct loader *l, const struct shedd_options *o, int link_fd)
+{
+	int prog_fd = bpf_program__fd(l->skel->progs.shedd_xdp);
+
+	if (bpf_link_update(link_fd, prog_fd, NULL)) {
+		int err = -errno;
+
+		fprintf(stderr, "shedd: adopt the running shedd on %s: %s\n",
+			o->iface, strerror(errno));
+		return err;
+	}
+	l->link_fd = link_fd;
+	l->adopted = true;
+	return 0;
+}
+
+static int print_libbpf_error(const char *step, int err)
+{
+	char buf[128];
+
+	libbpf_strerror(err, buf, sizeof(buf));
+	fprintf(stderr, "shedd: %s: %s\n", step, buf);
+	return err;
+}
+
+int loader_open(struct loader *l, const struct shedd_options *o)
+{
+	char path[PATH_MAX + 32];
+	struct bpf_map *map;
+	int err, link_fd = -1;
+
+	memset(l, 0, sizeof(*l));
+	l->link_fd = -1;
+	if (o->netns[0] && (err = enter_netns(o->netns)))
+		return err;
+	if (geteuid() != 0) {
+		fprintf(stderr, "shedd: must run as root (it loads BPF and attaches XDP)\n");
+		return -EPERM;
+	}
+	l->ifindex = (int)if_nametoindex(o->iface);
+	if (!l->ifindex) {
+		fprintf(stderr, "shedd: interface %s: %s\n", o->iface, strerror(errno));
+		return -ENODEV;
+	}
+	l->ncpus = libbpf_num_possible_cpus();
+	if (l->ncpus <= 0)
+		return print_libbpf_error("count possible CPUs", l->ncpus);
+	if ((err = ensure_bpffs()))
+		return err;
+	snprintf(l->pin_dir, sizeof(l->pin_dir), "%s/%s", SHEDD_PIN_ROOT, o->iface);
+	if ((err = mkdir_p(l->pin_dir))) {
+		fprintf(stderr, "shedd: mkdir %s: %s\n", l->pin_dir, strerror(-err));
+		return err;
+	}
+
+	/* A pinned link whose interface is gone (or was re-created) is stale:
+	 * drop it, keep the maps, and attach afresh. */
+	pin_path(path, sizeof(path), l->pin_dir, "link");
+	link_fd = bpf_obj_get(path);
+	if (link_fd >= 0 && link_ifindex(link_fd) != l->ifindex) {
+		fprintf(stderr, "shedd: pinned link %s is stale; attaching afresh\n", path);
+		close(link_fd);
+		link_fd = -1;
+		unlink(path);
+	}
+
+	l->skel = shedd_bpf__open();
+	if (!l->skel) {
+		err = -errno;
+		print_libbpf_error("open BPF object", err);
+		goto fail;
+	}
+	/* Reuse the maps of a running shedd (libbpf checks their layout), or
+	 * pin new ones there. */
+	bpf_object__for_each_map(map, l->skel->obj) {
+		if (bpf_map__is_internal(map))
+			continue;
+		pin_path(path, sizeof(path), l->pin_dir, bpf_map__name(map));
+		if ((err = bpf_map__set_pin_path(map, path))) {
+			print_libbpf_error("set pin path", err);
+			goto fail;
+		}
+	}
+	err = shedd_bpf__load(l->skel);
+	if (err) {
+		print_libbpf_error("load BPF program", err);
+		if (err == -EINVAL)
+			fprintf(stderr,
+				"shedd: if maps pinned under %s come from another shedd build, "
+				"remove them with: shedd --iface %s --remove\n",
+				l->pin_dir, o->iface);
+		if (!o->verbose)
+			fprintf(stderr, "shedd: run with -v for the verifier log\n");
+		goto fail;
+	}
+	err = link_fd >= 0 ? adopt(l, o, link_fd) : attach_new(l, o);
+	if (err)
+		goto fail;
+	return 0;
+fail:
+	if (link_fd >= 0 && l->link_fd != link_fd)
+		close(link_fd);
+	loader_close(l, link_fd >= 0);
+	return err;
+}
+
+static int sync_ports(struct loader *l, const struct shedd_options *o)
+{
+	int fd = bpf_map__fd(l->skel->maps.ports);
+	__u16 key, next, stale[MAX_PORTS];
+	int i, n = 0, err;
+	__u8 one = 1;
+
+	for (i = 0; i < o->nr_ports; i++) {
+		key = o->ports[i];
+		if (bpf_map_update_elem(fd, &key, &one, BPF_ANY)) {
+			err = -errno;
+			fprintf(stderr, "shedd: protect port %u: %s\n", key, strerror(errno));
+			return err;
+		}
+	}
+	for (err = bpf_map_get_next_key(fd, NULL, &next); !err && n < MAX_PORTS;
+	     err = bpf_map_get_next_key(fd, &key, &next)) {
+		key = next;
+		for (i = 0; i < o->nr_ports && o->ports[i] != key; i++)
+			;
+		if (i == o->nr_ports)
+			stale[n++] = key;
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &stale[i]);
+	return 0;
+}
+
+static bool rule_matches(const struct prefix_rule *r, int family, const __u8 *addr,
+			 __u32 prefixlen)
+{
+	return r->family == family && r->prefixlen == prefixlen &&
+	       !memcmp(r->addr, addr, family == AF_INET ? 4 : 16);
+}
+
+/* Insert every rule of @family, then delete the trie's entries that no rule
+ * names any more. */
+static int sync_prefixes(struct loader *l, const struct shedd_options *o, int family)
+{
+	struct bpf_map *map = family == AF_INET ? l->skel->maps.prefix_v4 : l->skel->maps.prefix_v6;
+	size_t alen = family == AF_INET ? 4 : 16;
+	size_t klen = sizeof(__u32) + alen;
+	int fd = bpf_map__fd(map);
+	__u8 key[20], next[20];
+	__u8 (*stale)[20] = NULL;
+	int i, n = 0, cap = 0, err = 0;
+	void *prev = NULL;
+
+	for (i = 0; i < o->nr_prefixes; i++) {
+		const struct prefix_rule *r = &o->prefixes[i];
+
+		if (r->family != family)
+			continue;
+		memcpy(key, &r->prefixlen, sizeof(__u32));
+		memcpy(key + sizeof(__u32), r->addr, alen);
+		if (bpf_map_update_elem(fd, key, &r->cls, BPF_ANY)) {
+			err = -errno;
+			fprintf(stderr, "shedd: add prefix: %s%s\n", strerror(errno),
+				err == -ENOSPC || err == -E2BIG ? " (the prefix trie is full)" : "");
+			return err;
+		}
+	}
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		__u32 plen;
+		bool keep = false;
+
+		memcpy(key, next, klen);
+		prev = key;
+		memcpy(&plen, key, sizeof(plen));
+		for (i = 0; i < o->nr_prefixes && !keep; i++)
+			keep = rule_matches(&o->prefixes[i], family, key + sizeof(__u32), plen);
+		if (keep)
+			continue;
+		if (n == cap) {
+			void *grown = realloc(stale, sizeof(*stale) * (size_t)(cap ? cap * 2 : 16));
+
+			if (!grown) {
+				err = -ENOMEM;
+				break;
+			}
+			stale = grown;
+			cap = cap ? cap * 2 : 16;
+		}
+		memcpy(stale[n++], key, klen);
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, stale[i]);
+	free(stale);
+	return err;
+}
+
+int loader_configure(struct loader *l, const struct shedd_options *o)
+{
+	struct shedd_config cfg;
+	__u32 zero = 0;
+	int err;
+
+	/* Ports and prefixes first: the settings may turn all_ports off. */
+	if ((err = sync_ports(l, o)) || (err = sync_prefixes(l, o, AF_INET)) ||
+	    (err = sync_prefixes(l, o, AF_INET6)))
+		return err;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.all_ports = o->nr_ports == 0;
+	cfg.default_class = o->default_class;
+	memcpy(cfg.reject, o->reject, sizeof(cfg.reject));
+	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.settings), &zero, &cfg, BPF_ANY)) {
+		err = -errno;
+		fprintf(stderr, "shedd: write settings: %s\n", strerror(errno));
+		return err;
+	}
+	return 0;
+}
+
+int loader_write_rates(struct loader *l, const struct shedd_rate *rates)
+{
+	int fd = bpf_map__fd(l->skel->maps.rates);
+	__u32 c;
+
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		if (bpf_map_update_elem(fd, &c, &rates[c * (__u32)l->ncpus], BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+int loader_read_stats(struct loader *l, struct shedd_stats *percpu)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.stats), &zero, percpu))
+		return -errno;
+	return 0;
+}
+
+void loader_close(struct loader *l, bool keep)
+{
+	if (!keep && l->link_fd >= 0) {
+		/* Detach now, even if someone else holds a link fd. */
+		bpf_link_detach(l->link_fd);
+	}
+	if (l->link_fd >= 0)
+		close(l->link_fd);
+	l->link_fd = -1;
+	shedd_bpf__destroy(l->skel);
+	l->skel = NULL;
+	if (!keep && l->pin_dir[0])
+		unpin_all(l->pin_dir);
+}
+
+int loader_remove(const struct shedd_options *o)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	int fd, err;
+
+	if (o->netns[0] && (err = enter_netns(o->netns)))
+		return err;
+	if (geteuid() != 0) {
+		fprintf(stderr, "shedd: must run as root to remove shedd\n");
+		return -EPERM;
+	}
+	if ((err = ensure_bpffs()))
+		return err;
+	snprintf(dir, sizeof(dir), "%s/%s", SHEDD_PIN_ROOT, o->iface);
+	if (access(dir, F_OK)) {
+		fprintf(stderr, "shedd: nothing to remove: %s does not exist\n", dir);
+		return -ENOENT;
+	}
+	pin_path(path, sizeof(path), dir, "link");
+	fd = bpf_obj_get(path);
+	if (fd >= 0) {
+		if (bpf_link_detach(fd) && errno != ENOLINK)
+			fprintf(stderr, "shedd: detach %s: %s\n", path, strerror(errno));
+		close(fd);
+	}
+	unpin_all(dir);
+	fprintf(stderr, "shedd: removed from %s\n", o->iface);
+	return 0;
+}

@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* options.c - command line of shedd. Every value is parsed strictly:
+ * junk, overflow and out-of-range numbers are refused with a message that
+ * names the option and the accepted range.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "options.h"
+
+static const char *const class_names[SHEDD_NR_CLASSES] = {
+	[SHEDD_CRITICAL_PLUS] = "critical_plus",
+	[SHEDD_CRITICAL] = "critical",
+	[SHEDD_SHEDDABLE_PLUS] = "sheddable_plus",
+	[SHEDD_SHEDDABLE] = "sheddable",
+};
+
+static const char usage_text[] =
+	"Usage: shedd --iface IFACE [options]\n"
+	"Sheds new TCP connections (SYNs) at XDP, by priority class, so the\n"
+	"service behind IFACE keeps its goodput under overload.\n"
+	"\n"
+	"  -i, --iface IFACE          interface to protect (required)\n"
+	"  -p, --port PORT[,PORT...]  protected destination ports (repeatable;\n"
+	"                             default: every port)\n"
+	"  -r, --rate SYN_PER_SEC     total admitted SYN rate (default 10000)\n"
+	"  -b, --burst N              total bucket depth in SYNs (default rate/10)\n"
+	"  -P, --prefix CIDR=CLASS    source prefix to class (repeatable)\n"
+	"  -d, --default-class CLASS  class of unmatched sources (default sheddable)\n"
+	"  -f, --floor CLASS=FRACTION reserved share of the rate (default 0.10 each)\n"
+	"  -R, --reject drop|rst|CLASS=drop|rst\n"
+	"                             how shed SYNs are refused (default drop)\n"
+	"  -m, --xdp-mode native|generic  XDP attach mode (default native)\n"
+	"  -t, --tick-ms MS           control tick (default 100)\n"
+	"  -n, --netns NAME           run in network namespace /run/netns/NAME\n"
+	"  -k, --keep-on-exit         leave the program shedding when shedd exits\n"
+	"      --force                replace another program's XDP attachment\n"
+	"      --remove               detach shedd from IFACE, remove its pins, exit\n"
+	"  -v, --verbose              more output (libbpf and verifier log)\n"
+	"  -h, --help                 this text\n"
+	"  -V, --version              print the version\n"
+	"\n"
+	"Classes, most important first: critical_plus, critical, sheddable_plus,\n"
+	"sheddable. Pins: /sys/fs/bpf/shedd/IFACE/{link,stats,rates,...}\n";
+
+static void errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+const char *class_name(__u32 cls)
+{
+	return cls < SHEDD_NR_CLASSES ? class_names[cls] : "?";
+}
+
+int parse_u64(const char *s, __u64 min, __u64 max, __u64 *v, char *err, size_t errlen)
+{
+	unsigned long long x;
+	char *end;
+
+	if (!s || !*s || !isdigit((unsigned char)*s)) {
+		errf(err, errlen, "'%s' is not a whole number", s ? s : "");
+		return -1;
+	}
+	errno = 0;
+	x = strtoull(s, &end, 10);
+	if (errno || *end) {
+		errf(err, errlen, "'%s' is not a whole number", s);
+		return -1;
+	}
+	if (x < min || x > max) {
+		errf(err, errlen, "%s is out of range [%llu, %llu]", s,
+		     (unsigned long long)min, (unsigned long long)max);
+		return -1;
+	}
+	*v = x;
+	return 0;
+}
+
+int parse_fraction(const char *s, double *v, char *err, size_t errlen)
+{
+	double x;
+	char *end;
+
+	errno = 0;
+	x = strtod(s, &end);
+	if (!*s || errno || *end || !(x >= 0 && x <= 1)) {
+		errf(err, errlen, "'%s' is not a fraction in [0, 1]", s);
+		return -1;
+	}
+	*v = x;
+	return 0;
+}
+
+int parse_class(const char *s, __u32 *cls, char *err, size_t errlen)
+{
+	char norm[32];
+	size_t i;
+	__u32 c;
+
+	for (i = 0; s[i] && i < sizeof(norm) - 1; i++)
+		norm[i] = s[i] == '-' ? '_' : (char)tolower((unsigned char)s[i]);
+	norm[i] = '\0';
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		if (!s[i] && !strcmp(norm, class_names[c])) {
+			*cls = c;
+			return 0;
+		}
+	}
+	errf(err, errlen,
+	     "unknown class '%s' (critical_plus, critical, sheddable_plus, sheddable)", s);
+	return -1;
+}
+
+int parse_cidr(const char *s, struct prefix_rule *r, char *err, size_t errlen)
+{
+	char addr[INET6_ADDRSTRLEN + 1];
+	const char *slash = strchr(s, '/');
+	size_t alen = slash ? (size_t)(slash - s) : strlen(s);
+	__u32 bits, i;
+	__u64 len;
+
+	memset(r, 0, sizeof(*r));
+	if (alen == 0 || alen >= sizeof(addr)) {
+		errf(err, errlen, "'%s' is not a CIDR prefix", s);
+		return -1;
+	}
+	memcpy(addr, s, alen);
+	addr[alen] = '\0';
+	if (inet_pton(AF_INET, addr, r->addr) == 1) {
+		r->family = AF_INET;
+		bits = 32;
+	} else if (inet_pton(AF_INET6, addr, r->addr) == 1) {
+		r->family = AF_INET6;
+		bits = 128;
+	} else {
+		errf(err, errlen, "'%s' is not an IPv4 or IPv6 address", addr);
+		return -1;
+	}
+	len = bits;
+	if (slash && parse_u64(slash + 1, 0, bits, &len, err, errlen)) {
+		errf(err, errlen, "'%s': prefix length must be 0..%u", s, bits);
+		return -1;
+	}
+	r->prefixlen = (__u32)len;
+	/* Host bits set usually means a typo: refuse rather than guess. */
+	for (i = r->prefixlen; i < bits; i++) {
+		if (r->addr[i / 8] & (0x80 >> (i % 8))) {
+			errf(err, errlen, "'%s' has bits set past /%u", s, r->prefixlen);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* CLASS=VALUE, for --prefix, --floor and --reject. */
+static int split_eq(char *arg, char **left, char **right)
+{
+	char *eq = strrchr(arg, '=');
+
+	if (!eq)
+		return -1;
+	*eq = '\0';
+	*left = arg;
+	*right = eq + 1;
+	return 0;
+}
+
+static int parse_reject_mode(const char *s, __u8 *mode)
+{
+	if (!strcmp(s, "drop"))
+		*mode = SHEDD_REJECT_DROP;
+	else if (!strcmp(s, "rst"))
+		*mode = SHEDD_REJECT_RST;
+	else
+		return -1;
+	return 0;
+}
+
+static int add_ports(struct shedd_options *o, char *list, char *err, size_t errlen)
+{
+	char *save = NULL, *tok;
+	__u64 port;
+	int i;
+
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (parse_u64(tok, 1, 65535, &port, err, errlen)) {
+			errf(err, errlen, "--port: '%s' is not a port (1..65535)", tok);
+			return -1;
+		}
+		for (i = 0; i < o->nr_ports; i++)
+			if (o->ports[i] == port)
+				break;
+		if (i < o->nr_ports)
+			continue;
+		if (o->nr_ports >= MAX_PORTS) {
+			errf(err, errlen, "--port: at most %d ports", MAX_PORTS);
+			return -1;
+		}
+		o->ports[o->nr_ports++] = (__u16)port;
+	}
+	return 0;
+}
+
+static int add_prefix(struct shedd_options *o, char *arg, char *err, size_t errlen)
+{
+	struct prefix_rule r, *grown;
+	char *cidr, *cls;
+
+	if (split_eq(arg, &cidr, &cls)) {
+		errf(err, errlen, "--prefix '%s': expected CIDR=CLASS", arg);
+		return -1;
+	}
+	if (parse_cidr(cidr, &r, err, errlen) || parse_class(cls, &r.cls, err, errlen)) {
+		char why[160];
+
+		snprintf(why, sizeof(why), "%s", err);
+		errf(err, errlen, "--prefix: %s", why);
+		return -1;
+	}
+	if (o->nr_prefixes >= 2 * MAX_PREFIXES) {
+		errf(err, errlen, "--prefix: at most %d prefixes per family", MAX_PREFIXES);
+		return -1;
+	}
+	grown = realloc(o->prefixes, sizeof(*grown) * (size_t)(o->nr_prefixes + 1));
+	if (!grown) {
+		errf(err, errlen, "--prefix: out of memory");
+		return -1;
+	}
+	o->prefixes = grown;
+	o->prefixes[o->nr_prefixes++] = r;
+	return 0;
+}
+
+static int set_floor(struct shedd_options *o, char *arg, char *err, size_t errlen)
+{
+	char *name, *val;
+	double f;
+	__u32 c;
+
+	if (split_eq(arg, &name, &val) || parse_class(name, &c, err, errlen) ||
+	    parse_fraction(val, &f, err, errlen)) {
+		errf(err, errlen, "--floor: expected CLASS=FRACTION with FRACTION in [0, 1]");
+		return -1;
+	}
+	o->floor[c] = f;
+	return 0;
+}
+
+static int set_reject(struct shedd_options *o, char *arg, char *err, size_t errlen)
+{
+	char *name, *val;
+	__u8 mode;
+	__u32 c;
+
+	if (!parse_reject_mode(arg, &mode)) {
+		for (c = 0; c < SHEDD_NR_CLASSES; c++)
+			o->reject[c] = mode;
+		return 0;
+	}
+	if (split_eq(arg, &name, &val) || parse_class(name, &c, err, errlen) ||
+	    parse_reject_mode(val, &mode)) {
+		errf(err, errlen, "--reject: expected drop, rst or CLASS=drop|rst");
+		return -1;
+	}
+	o->reject[c] = mode;
+	return 0;
+}
+
+static void options_init(struct shedd_options *o)
+{
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->rate_per_sec = DEFAULT_RATE_PER_SEC;
+	o->default_class = SHEDD_SHEDDABLE;
+	o->tick_ms = DEFAULT_TICK_MS;
+	for (c = 0; c < SHEDD_NR_CLASSES; c++)
+		o->floor[c] = DEFAULT_FLOOR;
+}
+
+void options_free(struct shedd_options *o)
+{
+	free(o->prefixes);
+	o->prefixes = NULL;
+	o->nr_prefixes = 0;
+}
+
+enum { OPT_FORCE = 256, OPT_REMOVE };
+
+static const struct option long_opts[] = {
+	{ "iface", required_argument, NULL, 'i' },
+	{ "port", required_argument, NULL, 'p' },
+	{ "rate", required_argument, NULL, 'r' },
+	{ "burst", required_argument, NULL, 'b' },
+	{ "prefix", required_argument, NULL, 'P' },
+	{ "default-class", required_argument, NULL, 'd' },
+	{ "floor", required_argument, NULL, 'f' },
+	{ "reject", required_argument, NULL, 'R' },
+	{ "xdp-mode", required_argument, NULL, 'm' },
+	{ "tick-ms", required_argument, NULL, 't' },
+	{ "netns", required_argument, NULL, 'n' },
+	{ "keep-on-exit", no_argument, NULL, 'k' },
+	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "remove", no_argument, NULL, OPT_REMOVE },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ 0 },
+};
+
+int options_parse(int argc, char **argv, struct shedd_options *o,
+		  char *out, size_t outlen, char *err, size_t errlen)
+{
+	char why[200];
+	double floors = 0;
+	__u64 v;
+	int opt, c;
+
+	options_init(o);
+	optind = 0; /* GNU getopt: start afresh (tests parse many times) */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":i:p:r:b:P:d:f:R:m:t:n:kvhV",
+				  long_opts, NULL)) != -1) {
+		switch (opt) {
+		case 'i':
+			if (!*optarg || strlen(optarg) >= sizeof(o->iface)) {
+				errf(err, errlen, "--iface: '%s' is not an interface name", optarg);
+				return OPTIONS_ERROR;
+			}
+			strcpy(o->iface, optarg);
+			break;
+		case 'p':
+			if (add_ports(o, optarg, err, errlen))
+				return OPTIONS_ERROR;
+			break;
+		case 'r':
+			if (parse_u64(optarg, 0, MAX_TOTAL_RATE_PER_SEC, &o->rate_per_sec, why, sizeof(why))) {
+				errf(err, errlen, "--rate: %s", why);
+				return OPTIONS_ERROR;
+			}
+			break;
+		case 'b':
+			if (parse_u64(optarg, 1, MAX_BURST, &o->burst, why, sizeof(why))) {
+				errf(err, errlen, "--burst: %s", why);
+				return OPTIONS_ERROR;
+			}
+			break;
+		case 'P':
+			if (add_prefix(o, optarg, err, errlen))
+				return OPTIONS_ERROR;
+			break;
+		case 'd':
+			if (parse_class(optarg, &o->default_class, why, sizeof(why))) {
+				errf(err, errlen, "--default-class: %s", why);
+				return OPTIONS_ERROR;
+			}
+			break;
+		case 'f':
+			if (set_floor(o, optarg, err, errlen))
+				return OPTIONS_ERROR;
+			break;
+		case 'R':
+			if (set_reject(o, optarg, err, errlen))
+				return OPTIONS_ERROR;
+			break;
+		case 'm':
+			if (!strcmp(optarg, "native")) {
+				o->xdp_mode = XDP_MODE_NATIVE;
+			} else if (!strcmp(optarg, "generic")) {
+				o->xdp_mode = XDP_MODE_GENERIC;
+			} else {
+				errf(err, errlen, "--xdp-mode: '%s' is not native or generic", optarg);
+				return OPTIONS_ERROR;
+			}
+			break;
+		case 't':
+			if (parse_u64(optarg, 10, MAX_TICK_MS, &v, why, sizeof(why))) {
+				errf(err, errlen, "--tick-ms: %s", why);
+				return OPTIONS_ERROR;
+			}
+			o->tick_ms = (__u32)v;
+			break;
+		case 'n':
+			if (!*optarg || strchr(optarg, '/') || strlen(optarg) >= sizeof(o->netns)) {
+				errf(err, errlen, "--netns: '%s' is not a namespace name", optarg);
+				return OPTIONS_ERROR;
+			}
+			strcpy(o->netns, optarg);
+			break;
+		case 'k':
+			o->keep_on_exit = true;
+			break;
+		case OPT_FORCE:
+			o->force = true;
+			break;
+		case OPT_REMOVE:
+			o->remove = true;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'h':
+			snprintf(out, outlen, "%s", usage_text);
+			return OPTIONS_EXIT;
+		case 'V':
+			snprintf(out, outlen, "shedd %s\n", SHEDD_VERSION);
+			return OPTIONS_EXIT;
+		case ':':
+			errf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+			return OPTIONS_ERROR;
+		default:
+			errf(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
+			return OPTIONS_ERROR;
+		}
+	}
+	if (optind < argc) {
+		errf(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
+		return OPTIONS_ERROR;
+	}
+	if (!o->iface[0]) {
+		errf(err, errlen, "--iface is required (see --help)");
+		return OPTIONS_ERROR;
+	}
+	for (c = 0; c < SHEDD_NR_CLASSES; c++)
+		floors += o->floor[c];
+	if (floors > 1.0 + 1e-9) {
+		errf(err, errlen, "--floor: the floors add up to %.2f; they must not pass 1", floors);
+		return OPTIONS_ERROR;
+	}
+	return OPTIONS_RUN;
+}

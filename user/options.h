@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* options.h - shedd's command line and the strict parsers behind it
+ * (numbers, CIDR prefixes, class names). Pure: errors are returned as text,
+ * nothing is printed and nothing exits here.
+ */
+#ifndef SHEDD_OPTIONS_H
+#define SHEDD_OPTIONS_H
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "shedd.h"
+
+#define SHEDD_VERSION "0.1.0"
+#define DEFAULT_RATE_PER_SEC 10000
+#define DEFAULT_TICK_MS 100
+#define DEFAULT_FLOOR 0.10
+#define DEFAULT_CPU_MIN_SHARE 0.05
+#define MAX_TICK_MS 10000
+#define MAX_TOTAL_RATE_PER_SEC 100000000ULL
+
+enum xdp_mode {
+	XDP_MODE_NATIVE = 0,
+	XDP_MODE_GENERIC = 1,
+};
+
+/* One --prefix CIDR=CLASS. */
+struct prefix_rule {
+	int family;     /* AF_INET or AF_INET6 */
+	__u32 prefixlen;
+	__u8 addr[16];  /* network byte order; IPv4 in the first 4 bytes */
+	__u32 cls;
+};
+
+struct shedd_options {
+	char iface[IF_NAMESIZE];
+	char netns[256];          /* --netns NAME: setns() into /run/netns/NAME */
+	__u16 ports[MAX_PORTS];   /* host order; none = every port */
+	int nr_ports;
+	__u64 rate_per_sec;       /* total admitted SYNs per second */
+	__u64 burst;              /* total bucket depth; 0 = rate / 10 */
+	struct prefix_rule *prefixes;
+	int nr_prefixes;
+	__u32 default_class;
+	__u8 reject[SHEDD_NR_CLASSES];
+	double floor[SHEDD_NR_CLASSES];
+	enum xdp_mode xdp_mode;
+	__u32 tick_ms;
+	bool keep_on_exit;
+	bool force;
+	bool remove;
+	int verbose;
+};
+
+enum options_result {
+	OPTIONS_RUN = 0,   /* parsed: run the daemon */
+	OPTIONS_EXIT = 1,  /* --help or --version printed into out: exit 0 */
+	OPTIONS_ERROR = -1 /* err says what is wrong: exit 2 */
+};
+
+/* Parse argv into @o (which it initialises). On OPTIONS_EXIT, @out holds the
+ * text to print; on OPTIONS_ERROR, @err holds the message. */
+int options_parse(int argc, char **argv, struct shedd_options *o,
+		  char *out, size_t outlen, char *err, size_t errlen);
+void options_free(struct shedd_options *o);
+
+/* Strict parsers; each returns 0 or -1 with a message in @err. */
+int parse_u64(const char *s, __u64 min, __u64 max, __u64 *v, char *err, size_t errlen);
+int parse_fraction(const char *s, double *v, char *err, size_t errlen);
+int parse_cidr(const char *s, struct prefix_rule *r, char *err, size_t errlen);
+int parse_class(const char *s, __u32 *cls, char *err, size_t errlen);
+const char *class_name(__u32 cls);
+
+#endif /* SHEDD_OPTIONS_H */

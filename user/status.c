@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* status.c - sums and rates of the stats map, and the status line. */
+#include <stdio.h>
+#include <string.h>
+
+#include "options.h"
+#include "status.h"
+
+void stats_sum(const struct shedd_stats *percpu, int ncpus, struct shedd_stats *sum)
+{
+	const size_t words = sizeof(*sum) / sizeof(__u64);
+	__u64 *out = (__u64 *)sum;
+	size_t w;
+	int i;
+
+	memset(sum, 0, sizeof(*sum));
+	/* struct shedd_stats is all __u64 counters: add them word by word. */
+	for (i = 0; i < ncpus; i++) {
+		const __u64 *in = (const __u64 *)&percpu[i];
+
+		for (w = 0; w < words; w++)
+			out[w] += in[w];
+	}
+}
+
+static double per_sec(__u64 prev, __u64 cur, double dt_sec)
+{
+	/* Counters only grow; a smaller value means the map was replaced. */
+	if (cur < prev || dt_sec <= 0)
+		return 0;
+	return (double)(cur - prev) / dt_sec;
+}
+
+void stats_demand(const struct shedd_stats *prev, const struct shedd_stats *cur,
+		  int ncpus, double dt_sec, double *demand)
+{
+	int c, i;
+
+	for (c = 0; c < SHEDD_NR_CLASSES; c++)
+		for (i = 0; i < ncpus; i++)
+			demand[c * ncpus + i] = per_sec(prev[i].cls[c].syn,
+							cur[i].cls[c].syn, dt_sec);
+}
+
+void status_format(char *buf, size_t len, const struct shedd_stats *prev,
+		   const struct shedd_stats *cur, double dt_sec, double limit_per_sec)
+{
+	size_t off;
+	int c;
+
+	off = (size_t)snprintf(buf, len, "limit=%.0f/s", limit_per_sec);
+	for (c = 0; c < SHEDD_NR_CLASSES && off < len; c++) {
+		const struct shedd_class_stats *p = &prev->cls[c], *n = &cur->cls[c];
+
+		off += (size_t)snprintf(buf + off, len - off,
+					" | %s in=%.0f adm=%.0f drop=%.0f rst=%.0f",
+					class_name((__u32)c), per_sec(p->syn, n->syn, dt_sec),
+					per_sec(p->admitted, n->admitted, dt_sec),
+					per_sec(p->dropped, n->dropped, dt_sec),
+					per_sec(p->rst_sent, n->rst_sent, dt_sec));
+	}
+}

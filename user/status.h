@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* status.h - counter arithmetic for the control tick and the status line:
+ * per-CPU snapshots of the stats map, their sums and their rates. Pure.
+ */
+#ifndef SHEDD_STATUS_H
+#define SHEDD_STATUS_H
+
+#include <stddef.h>
+#include <linux/types.h>
+#include "shedd.h"
+
+/* Sum of the per-CPU values. */
+void stats_sum(const struct shedd_stats *percpu, int ncpus, struct shedd_stats *sum);
+
+/* Offered SYN/s of each class on each CPU between two snapshots taken
+ * @dt_sec apart, into demand[class * ncpus + cpu]. */
+void stats_demand(const struct shedd_stats *prev, const struct shedd_stats *cur,
+		  int ncpus, double dt_sec, double *demand);
+
+/* One status line: per class offered/s, admitted/s, dropped/s (and RST/s),
+ * from two summed snapshots @dt_sec apart. */
+void status_format(char *buf, size_t len, const struct shedd_stats *prev,
+		   const struct shedd_stats *cur, double dt_sec, double limit_per_sec);
+
+#endif /* SHEDD_STATUS_H */
