@@ -38,9 +38,12 @@ SKEL := $(OUTPUT)/shedd.skel.h
 USER_SRCS := user/alloc.c user/options.c user/loader.c user/status.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
 BIN := shedd
+ifeq ($(SAN),1)
+BIN := $(OUTPUT)/shedd
+endif
 UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options
 XDP_TESTS := $(OUTPUT)/test_xdp
-TOOLS := $(OUTPUT)/synflood
+TOOLS := $(OUTPUT)/synflood $(OUTPUT)/tcpstream $(OUTPUT)/xdp_pass.bpf.o
 
 .DELETE_ON_ERROR:
 .PHONY: all help clean deps test test-unit test-xdp test-integration demo san check-san
@@ -66,6 +69,10 @@ $(OUTPUT)/vmlinux.h: | $(OUTPUT)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
 $(BPF_OBJ): bpf/shedd.bpf.c bpf/*.h include/*.h $(VMLINUX_H) | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/xdp_pass.bpf.o: tests/tools/xdp_pass.bpf.c $(VMLINUX_H) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -101,7 +108,7 @@ $(OUTPUT)/test_xdp: tests/test_xdp.c tests/packets.h $(SKEL)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(LDFLAGS) $(LIBBPF_LIBS) $(CMOCKA_LIBS) -o $@
 
-$(OUTPUT)/synflood: tests/tools/synflood.c | $(OUTPUT)
+$(OUTPUT)/%: tests/tools/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< $(LDFLAGS) -o $@
 

@@ -13,8 +13,9 @@ set -eu
 #   bats             the shell integration-test framework
 #   iproute2         network namespaces and veth pairs for the testbed
 #   perl             prove, which runs every test and prints the summary
+#   jq ethtool       read bpftool's JSON; turn on GRO on the testbed veth
 PKGS="clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev gcc make pkg-config \
-libcmocka-dev bats iproute2 perl"
+libcmocka-dev bats iproute2 perl jq ethtool"
 
 missing=""
 for p in $PKGS; do

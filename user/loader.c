@@ -121,17 +121,30 @@ static int link_ifindex(int link_fd)
 	return (int)info.xdp.ifindex;
 }
 
-/* --force: detach whatever holds XDP on @ifindex, netlink or link. */
-static int detach_foreign(int ifindex, __u32 prog_id)
+/* --force: detach whatever holds XDP on @ifindex, in every mode, whether it
+ * was attached through netlink or through a BPF link. */
+static int detach_foreign(int ifindex, const struct bpf_xdp_query_opts *q)
 {
+	const struct {
+		__u32 prog_id;
+		__u32 flag;
+	} modes[] = {
+		{ q->skb_prog_id, XDP_FLAGS_SKB_MODE },
+		{ q->drv_prog_id, XDP_FLAGS_DRV_MODE },
+		{ q->hw_prog_id, XDP_FLAGS_HW_MODE },
+	};
+	LIBBPF_OPTS(bpf_xdp_query_opts, again);
 	__u32 id = 0;
-	int err;
+	size_t i;
 
-	if (!bpf_xdp_detach(ifindex, 0, NULL))
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (modes[i].prog_id)
+			bpf_xdp_detach(ifindex, modes[i].flag, NULL);
+	if (!bpf_xdp_query(ifindex, 0, &again) && !again.prog_id)
 		return 0;
 	/* Held by a BPF link: find it and detach it. */
 	while (!bpf_link_get_next_id(id, &id)) {
-		int fd = bpf_link_get_fd_by_id(id);
+		int fd = bpf_link_get_fd_by_id(id), err;
 
 		if (fd < 0)
 			continue;
@@ -142,7 +155,7 @@ static int detach_foreign(int ifindex, __u32 prog_id)
 		}
 		close(fd);
 	}
-	fprintf(stderr, "shedd: cannot detach XDP program %u\n", prog_id);
+	fprintf(stderr, "shedd: cannot detach XDP program %u\n", q->prog_id);
 	return -EBUSY;
 }
 
@@ -163,7 +176,9 @@ static int attach_new(struct loader *l, const struct shedd_options *o)
 				o->iface, q.prog_id);
 			return -EBUSY;
 		}
-		err = detach_foreign(l->ifindex, q.prog_id);
+		fprintf(stderr, "shedd: --force: detaching XDP program %u from %s\n",
+			q.prog_id, o->iface);
+		err = detach_foreign(l->ifindex, &q);
 		if (err)
 			return err;
 	}

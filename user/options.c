@@ -323,7 +323,7 @@ static const struct option long_opts[] = {
 int options_parse(int argc, char **argv, struct shedd_options *o,
 		  char *out, size_t outlen, char *err, size_t errlen)
 {
-	char why[200];
+	char why[200], arg[512];
 	double floors = 0;
 	__u64 v;
 	int opt, c;
@@ -333,6 +333,12 @@ int options_parse(int argc, char **argv, struct shedd_options *o,
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":i:p:r:b:P:d:f:R:m:t:n:kvhV",
 				  long_opts, NULL)) != -1) {
+		/* The helpers cut their argument up: give them a copy, argv
+		 * stays as it was. */
+		if (optarg && snprintf(arg, sizeof(arg), "%s", optarg) >= (int)sizeof(arg)) {
+			errf(err, errlen, "'%.40s...' is too long", optarg);
+			return OPTIONS_ERROR;
+		}
 		switch (opt) {
 		case 'i':
 			if (!*optarg || strlen(optarg) >= sizeof(o->iface)) {
@@ -342,7 +348,7 @@ int options_parse(int argc, char **argv, struct shedd_options *o,
 			strcpy(o->iface, optarg);
 			break;
 		case 'p':
-			if (add_ports(o, optarg, err, errlen))
+			if (add_ports(o, arg, err, errlen))
 				return OPTIONS_ERROR;
 			break;
 		case 'r':
@@ -358,7 +364,7 @@ int options_parse(int argc, char **argv, struct shedd_options *o,
 			}
 			break;
 		case 'P':
-			if (add_prefix(o, optarg, err, errlen))
+			if (add_prefix(o, arg, err, errlen))
 				return OPTIONS_ERROR;
 			break;
 		case 'd':
@@ -368,11 +374,11 @@ int options_parse(int argc, char **argv, struct shedd_options *o,
 			}
 			break;
 		case 'f':
-			if (set_floor(o, optarg, err, errlen))
+			if (set_floor(o, arg, err, errlen))
 				return OPTIONS_ERROR;
 			break;
 		case 'R':
-			if (set_reject(o, optarg, err, errlen))
+			if (set_reject(o, arg, err, errlen))
 				return OPTIONS_ERROR;
 			break;
 		case 'm':

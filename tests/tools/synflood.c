@@ -46,6 +46,11 @@
 #define RX_RCVBUF (8 << 20)
 #define TX_STALL_NS 1000000000ULL /* give up when no SYN leaves for this long */
 #define TX_RETRY_NS 50000ULL      /* back-off while the device queue is full */
+/* How late the last SYNs of a --duration may leave. Every SYN's deadline is
+ * inside the duration (count <= rate * duration); the grace absorbs the
+ * wake-up latency of the final sleep, and a sender that cannot keep up
+ * still stops here. */
+#define TX_GRACE_NS 20000000ULL
 #define NSEC_PER_SEC ((uint64_t)1000000000)
 #define NSEC_PER_MSEC ((uint64_t)1000000)
 
@@ -150,7 +155,10 @@ static void usage(FILE *f)
 "\n"
 "SYN i leaves from address (i %% hosts) of CIDR and port sport-base + i / hosts,\n"
 "so each reply maps back to one SYN. A reply counts only if its ack number is\n"
-"that SYN's sequence number + 1.\n"
+"that SYN's sequence number + 1. The same flags give the same flows: within\n"
+"about a minute of an earlier run the server may still hold those flows in\n"
+"SYN-RECV and answer them with a stale ack, so give each run its own\n"
+"--sport-base or --src.\n"
 "Output: sent=N synack=N rst=N elapsed_ms=N rate_pps=N.N\n"
 "  elapsed_ms and rate_pps cover the sending phase, not --wait.\n"
 "Exit: 0 done, 1 runtime error or interrupted, 2 usage error.\n",
@@ -704,12 +712,13 @@ struct run {
 /* Absolute-deadline pacing: SYN k leaves at start + k / rate. Each wake-up
  * sends every SYN that is due (so a late wake-up catches up instead of
  * lowering the rate), drains replies, then sleeps until about 1 ms of SYNs
- * are due again. */
+ * are due again. Sending ends at the last SYN, or TX_GRACE_NS after the
+ * end of --duration when the sender falls behind. */
 static int send_all(int tx, int rx, const struct cfg *c, struct replies *r,
 		    struct run *run)
 {
 	uint64_t per_wake = c->rate_pps / 1000 ? c->rate_pps / 1000 : 1;
-	uint64_t start = now_ns(), end = start + c->duration_ns;
+	uint64_t start = now_ns(), end = start + c->duration_ns + TX_GRACE_NS;
 	uint64_t progress_ns = start;
 
 	run->start_ns = start;
@@ -748,10 +757,18 @@ static int send_all(int tx, int rx, const struct cfg *c, struct replies *r,
 		if (drain(rx, c, r, run->sent))
 			return -1;
 		if (run->sent < c->count) {
-			uint64_t next = deadline_ns(c, start, run->sent + per_wake - 1);
+			uint64_t k = run->sent + per_wake;
 
-			sleep_until(next < end ? next : end);
+			/* Never past the last SYN's own deadline, or it would
+			 * miss the end of --duration. */
+			sleep_until(deadline_ns(c, start,
+						(k < c->count ? k : c->count) - 1));
 		}
+	}
+	if (run->sent < c->count && !stop) {
+		fprintf(stderr, PROG ": warning: sent %" PRIu64 " of %" PRIu64
+			" SYNs in the time given; the rate is too high for this "
+			"host\n", run->sent, c->count);
 	}
 	return 0;
 }

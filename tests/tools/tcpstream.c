@@ -28,6 +28,7 @@
 #define MAX_CHUNK (16ULL << 20)
 #define DEFAULT_CHUNK (64ULL << 10)
 #define READ_BUF (256 << 10)
+#define SINK_BACKLOG 4096
 #define CONNECT_TIMEOUT_MS 5000
 #define CLOSE_TIMEOUT_MS 5000 /* wait for the server's EOF after ours */
 #define NSEC_PER_SEC ((uint64_t)1000000000)
@@ -35,6 +36,7 @@
 
 struct cfg {
 	bool serve;
+	bool sink;       /* serve, but accept and close every connection */
 	int family;
 	union {
 		struct sockaddr_in v4;
@@ -77,12 +79,15 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: " PROG " serve --addr ADDR --port P [--duration SEC]\n"
+"       " PROG " sink --addr ADDR --port P [--duration SEC]\n"
 "       " PROG " send --addr ADDR --port P --duration SEC [--chunk BYTES]\n"
 "       " PROG " --help\n"
 "\n"
 "serve  listen on ADDR:P (IPv4 or IPv6 by ADDR), accept one connection, read\n"
 "       and discard until EOF or until SEC seconds after start (default %llu),\n"
 "       then print `received=BYTES seconds=S.S` (seconds since the accept).\n"
+"sink   listen on ADDR:P, accept and close every connection until SEC\n"
+"       seconds after start, then print `accepted=N`.\n"
 "send   connect to ADDR:P and write chunks of BYTES (default %llu, at most\n"
 "       %llu) for SEC seconds. Every second stderr gets `t=N bytes=B`, the\n"
 "       bytes written during second N; at the end stdout gets\n"
@@ -138,11 +143,13 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 		usage(stdout);
 		return 1;
 	}
-	if (argc < 2 || (strcmp(argv[1], "serve") && strcmp(argv[1], "send"))) {
-		fprintf(stderr, PROG ": want a mode, serve or send\n");
+	if (argc < 2 || (strcmp(argv[1], "serve") && strcmp(argv[1], "send") &&
+			 strcmp(argv[1], "sink"))) {
+		fprintf(stderr, PROG ": want a mode, serve, sink or send\n");
 		return -1;
 	}
-	c->serve = !strcmp(argv[1], "serve");
+	c->sink = !strcmp(argv[1], "sink");
+	c->serve = c->sink || !strcmp(argv[1], "serve");
 	c->chunk = DEFAULT_CHUNK;
 	c->duration_s = DEFAULT_SERVE_DURATION_S;
 	optind = 2;
@@ -220,6 +227,27 @@ static int sock_error(int fd)
 	return err;
 }
 
+/* sink: accept and close until @end; the listener stays open throughout. */
+static int sink(const struct cfg *c, int lfd, uint64_t end)
+{
+	uint64_t accepted = 0;
+
+	while (!stop && now_ns() < end) {
+		struct pollfd pfd = { .fd = lfd, .events = POLLIN };
+		int fd;
+
+		if (poll(&pfd, 1, ms_until(end)) <= 0)
+			continue;
+		while ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+			accepted++;
+			close(fd);
+		}
+	}
+	close(lfd);
+	printf("accepted=%" PRIu64 "\n", accepted);
+	return stop ? 1 : 0;
+}
+
 static int serve(const struct cfg *c)
 {
 	uint64_t start = now_ns(), end = start + c->duration_s * NSEC_PER_SEC;
@@ -249,11 +277,13 @@ static int serve(const struct cfg *c)
 			"here?)" : errno == EADDRINUSE ? " (port taken)" : "");
 		goto out;
 	}
-	if (listen(lfd, 1)) {
+	if (listen(lfd, c->sink ? SINK_BACKLOG : 1)) {
 		fprintf(stderr, PROG ": listen: %s\n", strerror(errno));
 		goto out;
 	}
 
+	if (c->sink)
+		return sink(c, lfd, end);
 	while (fd < 0) {
 		struct pollfd pfd = { .fd = lfd, .events = POLLIN };
 		int n;

@@ -1,0 +1,46 @@
+#!/usr/bin/env bats
+# classes.bats - priority with floors on the wire: a higher class keeps what
+# it asks for while a lower one is shed, and the lower one keeps its floor.
+
+load lib
+
+setup() { testbed_up; listener_start; }
+teardown() { testbed_down; }
+
+@test "critical_plus keeps its share, sheddable is shed to what is left, not below its floor" {
+	shedd_start --port "$PORT" --rate 1000 --burst 100 \
+		--prefix 198.19.1.0/24=critical_plus --floor sheddable=0.1
+	flood 198.19.1.0/24 700 5 >"$BATS_TEST_TMPDIR/cp" &
+	cp_pid=$!
+	PIDS+=("$cp_pid")
+	flood 198.19.128.0/17 5000 5 >"$BATS_TEST_TMPDIR/sh"
+	wait "$cp_pid"
+	cp=$(cat "$BATS_TEST_TMPDIR/cp")
+	sh=$(cat "$BATS_TEST_TMPDIR/sh")
+	echo "critical_plus: $cp"
+	echo "sheddable:     $sh"
+	cp_rate=$(( $(field synack "$cp") / 5 ))
+	sh_rate=$(( $(field synack "$sh") / 5 ))
+	echo "admitted critical_plus ${cp_rate}/s of 700/s, sheddable ${sh_rate}/s of 5000/s"
+	# critical_plus asks 700 of 1000: it gets at least 90 % of it.
+	within "$cp_rate" 630 720
+	# sheddable gets the remaining ~300/s, never less than its floor of 100/s.
+	within "$sh_rate" 100 400
+	# Together they stay at the limit.
+	within $(( cp_rate + sh_rate )) 900 1100
+}
+
+@test "a flood of the highest class leaves the lowest its floor" {
+	shedd_start --port "$PORT" --rate 1000 --burst 100 \
+		--prefix 198.19.1.0/24=critical_plus --floor sheddable=0.2
+	flood 198.19.1.0/24 5000 5 >"$BATS_TEST_TMPDIR/cp" &
+	cp_pid=$!
+	PIDS+=("$cp_pid")
+	flood 198.19.128.0/17 1000 5 >"$BATS_TEST_TMPDIR/sh"
+	wait "$cp_pid"
+	cp_rate=$(( $(field synack "$(cat "$BATS_TEST_TMPDIR/cp")") / 5 ))
+	sh_rate=$(( $(field synack "$(cat "$BATS_TEST_TMPDIR/sh")") / 5 ))
+	echo "admitted critical_plus ${cp_rate}/s, sheddable ${sh_rate}/s (floor 200/s)"
+	within "$sh_rate" 180 260
+	within "$cp_rate" 720 880
+}

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* test_options.c - shedd's command line: defaults, every option, and the
+ * refusal of junk with a message that names what is wrong.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <cmocka.h>
+
+#include "options.h"
+
+static char out[4096], err[512];
+
+static int parse(struct shedd_options *o, int argc, const char **argv)
+{
+	out[0] = err[0] = '\0';
+	return options_parse(argc, (char **)argv, o, out, sizeof(out), err, sizeof(err));
+}
+
+#define PARSE(o, ...)                                                        \
+	({                                                                   \
+		const char *argv_[] = { "shedd", __VA_ARGS__ };              \
+		parse(o, (int)(sizeof(argv_) / sizeof(argv_[0])), argv_);    \
+	})
+
+static void defaults(void **state)
+{
+	struct shedd_options o;
+
+	assert_int_equal(PARSE(&o, "--iface", "eth0"), OPTIONS_RUN);
+	assert_string_equal(o.iface, "eth0");
+	assert_int_equal(o.rate_per_sec, DEFAULT_RATE_PER_SEC);
+	assert_int_equal(o.nr_ports, 0);
+	assert_int_equal(o.default_class, SHEDD_SHEDDABLE);
+	assert_int_equal(o.reject[SHEDD_CRITICAL], SHEDD_REJECT_DROP);
+	assert_int_equal(o.xdp_mode, XDP_MODE_NATIVE);
+	assert_int_equal(o.tick_ms, DEFAULT_TICK_MS);
+	assert_float_equal(o.floor[SHEDD_SHEDDABLE], DEFAULT_FLOOR, 1e-12);
+	assert_false(o.keep_on_exit);
+	options_free(&o);
+}
+
+static void every_option(void **state)
+{
+	struct shedd_options o;
+
+	assert_int_equal(PARSE(&o, "-i", "veth0", "--port", "80,443", "-p", "8080",
+			       "--port", "80", "--rate", "5000", "--burst", "50",
+			       "--prefix", "198.18.1.0/24=critical_plus",
+			       "--prefix", "2001:db8:1::/48=CRITICAL",
+			       "--prefix", "198.18.9.9=sheddable-plus",
+			       "--default-class", "sheddable_plus",
+			       "--floor", "critical=0.25", "--reject", "rst",
+			       "--reject", "critical_plus=drop", "--xdp-mode", "generic",
+			       "--tick-ms", "50", "--netns", "ns1", "--keep-on-exit",
+			       "--force", "-v", "-v"),
+			 OPTIONS_RUN);
+	assert_int_equal(o.nr_ports, 3); /* 80 given twice counts once */
+	assert_int_equal(o.ports[2], 8080);
+	assert_int_equal(o.rate_per_sec, 5000);
+	assert_int_equal(o.burst, 50);
+	assert_int_equal(o.nr_prefixes, 3);
+	assert_int_equal(o.prefixes[0].family, AF_INET);
+	assert_int_equal(o.prefixes[0].prefixlen, 24);
+	assert_int_equal(o.prefixes[0].cls, SHEDD_CRITICAL_PLUS);
+	assert_int_equal(o.prefixes[1].family, AF_INET6);
+	assert_int_equal(o.prefixes[1].prefixlen, 48);
+	assert_int_equal(o.prefixes[1].cls, SHEDD_CRITICAL);
+	assert_int_equal(o.prefixes[2].prefixlen, 32);
+	assert_int_equal(o.prefixes[2].cls, SHEDD_SHEDDABLE_PLUS);
+	assert_int_equal(o.default_class, SHEDD_SHEDDABLE_PLUS);
+	assert_float_equal(o.floor[SHEDD_CRITICAL], 0.25, 1e-12);
+	assert_int_equal(o.reject[SHEDD_CRITICAL_PLUS], SHEDD_REJECT_DROP);
+	assert_int_equal(o.reject[SHEDD_SHEDDABLE], SHEDD_REJECT_RST);
+	assert_int_equal(o.xdp_mode, XDP_MODE_GENERIC);
+	assert_int_equal(o.tick_ms, 50);
+	assert_string_equal(o.netns, "ns1");
+	assert_true(o.keep_on_exit && o.force);
+	assert_int_equal(o.verbose, 2);
+	options_free(&o);
+}
+
+static void help_and_version(void **state)
+{
+	struct shedd_options o;
+
+	assert_int_equal(PARSE(&o, "--help"), OPTIONS_EXIT);
+	assert_non_null(strstr(out, "--iface IFACE"));
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "--version"), OPTIONS_EXIT);
+	assert_non_null(strstr(out, SHEDD_VERSION));
+	options_free(&o);
+}
+
+/* Each bad command line, and a word its error must contain. */
+static const struct {
+	const char *args[4];
+	const char *says;
+} bad[] = {
+	{ { "--rate", "1000" }, "--iface is required" },
+	{ { "-i", "e", "--rate", "12x" }, "not a whole number" },
+	{ { "-i", "e", "--rate", "-5" }, "not a whole number" },
+	{ { "-i", "e", "--rate", "99999999999999999999" }, "not a whole number" },
+	{ { "-i", "e", "--rate", "100000001" }, "out of range" },
+	{ { "-i", "e", "--burst", "0" }, "out of range" },
+	{ { "-i", "e", "--port", "0" }, "not a port" },
+	{ { "-i", "e", "--port", "80,,x" }, "not a port" },
+	{ { "-i", "e", "--port", "65536" }, "not a port" },
+	{ { "-i", "e", "--prefix", "198.18.0.0/24" }, "CIDR=CLASS" },
+	{ { "-i", "e", "--prefix", "198.18.0.1/24=critical" }, "bits set past /24" },
+	{ { "-i", "e", "--prefix", "198.18.0.0/33=critical" }, "prefix length" },
+	{ { "-i", "e", "--prefix", "198.18.300.0/24=critical" }, "not an IPv4 or IPv6" },
+	{ { "-i", "e", "--prefix", "2001:db8::/24=critical" }, "bits set past" },
+	{ { "-i", "e", "--prefix", "198.18.0.0/24=gold" }, "unknown class 'gold'" },
+	{ { "-i", "e", "--default-class", "urgent" }, "unknown class" },
+	{ { "-i", "e", "--reject", "bounce" }, "--reject" },
+	{ { "-i", "e", "--floor", "critical=1.5" }, "--floor" },
+	{ { "-i", "e", "--xdp-mode", "offload" }, "native or generic" },
+	{ { "-i", "e", "--tick-ms", "1" }, "out of range" },
+	{ { "-i", "e", "--bogus" }, "unknown option '--bogus'" },
+	{ { "-i", "e", "stray" }, "unexpected argument 'stray'" },
+	{ { "-i", "e", "--rate" }, "needs a value" },
+	{ { "-i", "e", "--netns", "../x" }, "not a namespace name" },
+};
+
+static void bad_input_is_refused(void **state)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *argv[6] = { "shedd" };
+		struct shedd_options o;
+		int argc = 1, ret;
+
+		while (argc <= 4 && bad[i].args[argc - 1])
+			argv[argc] = bad[i].args[argc - 1], argc++;
+		ret = parse(&o, argc, argv);
+		if (ret != OPTIONS_ERROR || !strstr(err, bad[i].says))
+			fail_msg("case %zu (%s %s): got %d, '%s'; wanted an error with '%s'",
+				 i, bad[i].args[0], bad[i].args[1] ? bad[i].args[1] : "", ret,
+				 err, bad[i].says);
+		options_free(&o);
+	}
+}
+
+static void floors_must_not_pass_one(void **state)
+{
+	struct shedd_options o;
+
+	assert_int_equal(PARSE(&o, "-i", "e", "--floor", "critical=0.5", "--floor",
+			       "sheddable=0.5"),
+			 OPTIONS_ERROR);
+	assert_non_null(strstr(err, "must not pass 1"));
+	options_free(&o);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(defaults),
+		cmocka_unit_test(every_option),
+		cmocka_unit_test(help_and_version),
+		cmocka_unit_test(bad_input_is_refused),
+		cmocka_unit_test(floors_must_not_pass_one),
+	};
+
+	return cmocka_run_group_tests_name("options", tests, NULL, NULL);
+}
