@@ -46,7 +46,7 @@ XDP_TESTS := $(OUTPUT)/test_xdp
 TOOLS := $(OUTPUT)/synflood $(OUTPUT)/tcpstream $(OUTPUT)/xdp_pass.bpf.o
 
 .DELETE_ON_ERROR:
-.PHONY: all help clean deps test test-unit test-xdp test-integration demo san check-san
+.PHONY: all help clean deps test test-unit demo san
 
 all: $(BIN) $(TOOLS)
 
@@ -57,7 +57,7 @@ help:
 	@echo '  test-unit        unit tests that need no root (bucket, allocator, options)'
 	@echo '  demo             install deps, build, run shedd against a SYN flood on a namespace testbed'
 	@echo '  deps             install the Debian packages the build, tests and demo need'
-	@echo '  san              build and run the unit and XDP tests under ASan+UBSan'
+	@echo '  san              ASan+UBSan build; unit, XDP and lifecycle tests with it'
 	@echo '  clean            remove build output'
 	@echo 'Variables: V=1 (show commands), SAN=1, VMLINUX_H=path, CLANG=, BPFTOOL='
 
@@ -126,9 +126,13 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo.sh
 
-san:
+# The sanitized daemon also runs the lifecycle integration tests (load,
+# adopt, remove), where a leak or an overflow fails the test.
+san: deps
+	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory SAN=1 all $(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS))
-	$(Q)prove --exec tests/exec.sh $(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS))
+	$(Q)SHEDD=$(CURDIR)/.output-san/shedd prove -v --exec tests/exec.sh \
+		$(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS)) tests/integration/lifecycle.bats
 
 clean:
 	$(call msg,CLEAN,)

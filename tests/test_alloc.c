@@ -77,6 +77,21 @@ static void floor_is_capped_by_demand(void **state)
 	assert_float_equal(sum4(out), 1000, 1e-9);
 }
 
+static void headroom_is_taken_from_lower_classes(void **state)
+{
+	struct alloc_params p = floors10;
+	double demand[4] = { 300, 300, 0, 20000 }, out[4];
+
+	p.headroom = 0.1;
+	alloc_classes(&p, 1000, demand, out);
+	/* cp and cr get their demand plus 10 %, so their own jitter is not
+	 * shed; the flood of sheddable pays for it. */
+	assert_float_equal(out[CP], 330, 1e-9);
+	assert_float_equal(out[CR], 330, 1e-9);
+	assert_float_equal(out[SH], 340, 1e-9);
+	assert_float_equal(out[SP], 0, 1e-9);
+}
+
 static void zero_floors_share_headroom_evenly(void **state)
 {
 	struct alloc_params p = { .floor = { 0, 0, 0, 0 } };
@@ -170,6 +185,7 @@ int main(void)
 		cmocka_unit_test(overload_sheds_lowest_class_first),
 		cmocka_unit_test(floor_protects_low_class_from_a_high_flood),
 		cmocka_unit_test(floor_is_capped_by_demand),
+		cmocka_unit_test(headroom_is_taken_from_lower_classes),
 		cmocka_unit_test(zero_floors_share_headroom_evenly),
 		cmocka_unit_test(cpu_split_follows_demand),
 		cmocka_unit_test(rounding_keeps_the_sum),

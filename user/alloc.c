@@ -17,14 +17,14 @@ void alloc_classes(const struct alloc_params *p, double total_rate,
 		   double out[SHEDD_NR_CLASSES])
 {
 	double left = total_rate > 0 ? total_rate : 0;
+	double want[SHEDD_NR_CLASSES];
 	double floors = 0;
 	int c;
 
 	/* 1. Reserved floors, up to what each class asks for. */
 	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
-		double d = demand[c] > 0 ? demand[c] : 0;
-
-		out[c] = min_d(d, p->floor[c] * left);
+		want[c] = demand[c] > 0 ? demand[c] * (1 + p->headroom) : 0;
+		out[c] = min_d(want[c], p->floor[c] * left);
 		floors += p->floor[c];
 	}
 	for (c = 0; c < SHEDD_NR_CLASSES; c++)
@@ -32,7 +32,7 @@ void alloc_classes(const struct alloc_params *p, double total_rate,
 
 	/* 2. Unmet demand, most important class first. */
 	for (c = 0; c < SHEDD_NR_CLASSES && left > 0; c++) {
-		double unmet = demand[c] - out[c];
+		double unmet = want[c] - out[c];
 
 		if (unmet <= 0)
 			continue;

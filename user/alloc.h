@@ -16,17 +16,21 @@
  * @cpu_min_share: fraction of each class rate spread evenly over all CPUs
  *                 whatever their demand, so a CPU that saw nothing can still
  *                 admit a first burst (0..1)
+ * @headroom:      a class's demand counts as demand * (1 + headroom), so a
+ *                 class whose demand is met is not held exactly at its
+ *                 measured mean and does not shed its own jitter (>= 0)
  */
 struct alloc_params {
 	double floor[SHEDD_NR_CLASSES];
 	double cpu_min_share;
+	double headroom;
 };
 
 /*
  * alloc_classes() - class rates from the total rate and class demand.
- * Control law:
- *   1. each class gets min(demand, floor * total);
- *   2. what is left goes to unmet demand in priority order
+ * Control law, with want = demand * (1 + headroom):
+ *   1. each class gets min(want, floor * total);
+ *   2. what is left goes to unmet want in priority order
  *      (critical_plus first);
  *   3. what nobody demands is shared in proportion to the floors (evenly if
  *      all floors are 0), so a burst of any class is not refused for nothing.

@@ -144,6 +144,7 @@ static int run(const struct shedd_options *o)
 	for (c = 0; c < SHEDD_NR_CLASSES; c++)
 		d.ap.floor[c] = o->floor[c];
 	d.ap.cpu_min_share = DEFAULT_CPU_MIN_SHARE;
+	d.ap.headroom = DEFAULT_HEADROOM;
 
 	if ((err = loader_configure(&d.l, o)))
 		goto out;

@@ -1,0 +1,144 @@
+# testbed.sh - a two-namespace testbed for shedd, sourced by the demo and
+# the integration tests. "cli" (load generator) and "srv" (shedd's XDP on its
+# veth, the listeners) are joined by a veth pair. Addresses come only from
+# 198.18.0.0/15 and 2001:db8::/32; spoofed SYN sources from 198.19.0.0/16
+# and 2001:db8:ff00::/40 are routed back to cli. testbed_down removes the
+# namespaces, shedd's pins and every process started through the testbed.
+# TESTBED_TMP names a folder for logs and counters.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SHEDD=${SHEDD:-"$ROOT/shedd"}
+SYNFLOOD="$ROOT/.output/synflood"
+TCPSTREAM="$ROOT/.output/tcpstream"
+PORT=8080
+
+CLI_IP=198.18.0.1
+SRV_IP=198.18.0.2
+CLI_IP6=2001:db8::1
+SRV_IP6=2001:db8::2
+
+# Names unique to this test, short enough for IFNAMSIZ.
+testbed_names() {
+	local id
+	id=$(printf '%04x' $(( (RANDOM << 1 ^ $$) & 0xffff )))
+	NS_CLI="shd-cli-$id"
+	NS_SRV="shd-srv-$id"
+	IF_CLI="shdc$id"
+	IF_SRV="shds$id"
+	PIN_DIR="/sys/fs/bpf/shedd/$IF_SRV"
+	PIDS=()
+}
+
+in_cli() { ip netns exec "$NS_CLI" "$@"; }
+in_srv() { ip netns exec "$NS_SRV" "$@"; }
+
+testbed_up() {
+	testbed_names
+	ip netns add "$NS_CLI"
+	ip netns add "$NS_SRV"
+	ip link add "$IF_CLI" netns "$NS_CLI" type veth peer name "$IF_SRV" netns "$NS_SRV"
+	in_cli ip link set lo up
+	in_srv ip link set lo up
+	in_cli ip addr add "$CLI_IP/24" dev "$IF_CLI"
+	in_srv ip addr add "$SRV_IP/24" dev "$IF_SRV"
+	in_cli ip -6 addr add "$CLI_IP6/64" dev "$IF_CLI" nodad
+	in_srv ip -6 addr add "$SRV_IP6/64" dev "$IF_SRV" nodad
+	in_cli ip link set "$IF_CLI" up
+	in_srv ip link set "$IF_SRV" up
+	in_srv ip route add 198.19.0.0/16 via "$CLI_IP"
+	in_srv ip -6 route add 2001:db8:ff00::/40 via "$CLI_IP6"
+	# veth delivers XDP_TX frames (shedd's RSTs) only to a peer that runs
+	# an XDP program of its own.
+	in_cli ip link set dev "$IF_CLI" xdpdrv obj "$ROOT/.output/xdp_pass.bpf.o" sec xdp
+	# Spoofed SYNs are answered by the kernel from a full SYN queue with
+	# cookies: raise the queue so admitted SYNs are all answered alike.
+	in_srv sysctl -qw net.ipv4.tcp_max_syn_backlog=65536 net.core.somaxconn=65535
+	SRV_MAC=$(in_srv cat "/sys/class/net/$IF_SRV/address")
+}
+
+testbed_down() {
+	# Runs from traps, also under set -e: nothing here may stop it early.
+	local pid
+	for pid in "${PIDS[@]}"; do
+		kill "$pid" 2>/dev/null || true
+	done
+	for pid in "${PIDS[@]}"; do
+		wait "$pid" 2>/dev/null || true
+	done
+	rm -f "/sys/fs/bpf/shedd-test-foreign-$IF_SRV"
+	if [ -e "$PIN_DIR" ]; then
+		"$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --remove >/dev/null 2>&1 || true
+		rm -rf "$PIN_DIR"
+	fi
+	ip netns del "$NS_CLI" 2>/dev/null || true
+	ip netns del "$NS_SRV" 2>/dev/null || true
+}
+
+# Start shedd on the server veth in the background; its stderr goes to
+# $TESTBED_TMP/shedd.log. Waits until it has attached.
+shedd_start() {
+	local log="$TESTBED_TMP/shedd.log" seen
+	seen=0
+	[ -f "$log" ] && seen=$(wc -l <"$log")
+	"$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" "$@" 2>>"$log" &
+	SHEDD_PID=$!
+	PIDS+=("$SHEDD_PID")
+	wait_for "shedd attached" 5 sh -c \
+		"tail -n +$((seen + 1)) '$log' | grep -qE 'attached to|adopted'"
+}
+
+# wait_for WHAT SECONDS CMD...: poll CMD every 50 ms, fail after SECONDS.
+wait_for() {
+	local what=$1 secs=$2 i
+	shift 2
+	for ((i = 0; i < secs * 20; i++)); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	echo "timed out after ${secs}s waiting for: $what" >&2
+	return 1
+}
+
+# A listener in srv that accepts and closes every connection, for 60 s.
+listener_start() {
+	in_srv "$TCPSTREAM" sink --addr "${1:-$SRV_IP}" --port "$PORT" --duration 60 \
+		>/dev/null 2>&1 &
+	PIDS+=($!)
+	wait_for "listener" 5 sh -c "ip netns exec $NS_SRV ss -ltnH | grep -q ':$PORT'"
+}
+
+# flood SRC_CIDR RATE SECONDS [DST]: SYNs from cli; prints synflood's line.
+# Every flood of a test, also one run in the background, takes the next
+# block of source ports, so no flow of an earlier flood is still half-open
+# on the server. The sender is pinned to CPU $FLOOD_CPU (default the last
+# one), as RSS keeps a flow on one CPU.
+flood() {
+	local dst=${4:-$SRV_IP} cpu=${FLOOD_CPU:-$(( $(nproc) - 1 ))} n
+	n=$(flock "$TESTBED_TMP/flood.lock" sh -c \
+		'f="$1/flood.n"; n=$(cat "$f" 2>/dev/null || echo 0); echo $((n + 1)) >"$f"; echo "$n"' \
+		_ "$TESTBED_TMP")
+	in_cli taskset -c "$cpu" "$SYNFLOOD" --iface "$IF_CLI" --dst-mac "$SRV_MAC" \
+		--dst "$dst" --dport "$PORT" --src "$1" --rate "$2" --duration "$3" \
+		--wait 1 --sport-base $((1024 + 64 * n))
+}
+
+# field NAME LINE: the value of NAME=value in a key=value line.
+field() {
+	local kv
+	for kv in $2; do
+		[ "${kv%%=*}" = "$1" ] && { echo "${kv#*=}"; return 0; }
+	done
+	return 1
+}
+
+# stat_sum FIELD [CLASS]: a counter of the pinned stats map, summed over CPUs.
+stat_sum() {
+	local q
+	if [ -n "${2:-}" ]; then
+		q="[.[0].values[].value.cls[$2].$1] | add"
+	else
+		q="[.[0].values[].value.$1] | add"
+	fi
+	# Plain output is the BTF-formatted one (-j would print raw bytes too).
+	bpftool map dump pinned "$PIN_DIR/stats" | jq "$q"
+}
