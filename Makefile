@@ -33,19 +33,23 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-BPF_OBJ := $(OUTPUT)/shedd.bpf.o
-SKEL := $(OUTPUT)/shedd.skel.h
-USER_SRCS := user/alloc.c user/options.c user/loader.c user/status.c
+BPF_OBJ := $(OUTPUT)/shedd.bpf.o $(OUTPUT)/sojourn.bpf.o
+SKEL := $(OUTPUT)/shedd.skel.h $(OUTPUT)/sojourn.skel.h
+USER_SRCS := user/alloc.c user/options.c user/loader.c user/status.c user/aimd.c \
+	user/signals.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
 BIN := shedd
 ifeq ($(SAN),1)
 BIN := $(OUTPUT)/shedd
 endif
-UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options
+UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options \
+	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_signals
 XDP_TESTS := $(OUTPUT)/test_xdp
-TOOLS := $(OUTPUT)/synflood $(OUTPUT)/tcpstream $(OUTPUT)/xdp_pass.bpf.o
+TOOLS := $(OUTPUT)/synflood $(OUTPUT)/tcpstream $(OUTPUT)/slowserver $(OUTPUT)/loadgen \
+	$(OUTPUT)/xdp_pass.bpf.o
 
 .DELETE_ON_ERROR:
+.SECONDARY: $(BPF_OBJ)
 .PHONY: all help clean deps test test-unit demo san
 
 all: $(BIN) $(TOOLS)
@@ -68,7 +72,7 @@ $(OUTPUT)/vmlinux.h: | $(OUTPUT)
 	$(call msg,GEN,$@)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
-$(BPF_OBJ): bpf/shedd.bpf.c bpf/*.h include/*.h $(VMLINUX_H) | $(OUTPUT)
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/*.h include/*.h $(VMLINUX_H) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -76,9 +80,9 @@ $(OUTPUT)/xdp_pass.bpf.o: tests/tools/xdp_pass.bpf.c $(VMLINUX_H) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(SKEL): $(BPF_OBJ)
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< name shedd_bpf > $@
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
 $(OUTPUT)/%.o: user/%.c user/*.h include/*.h $(SKEL) | $(OUTPUT)
 	$(call msg,CC,$@)
@@ -100,6 +104,18 @@ $(OUTPUT)/test_alloc: tests/test_alloc.c $(OUTPUT)/alloc.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
+$(OUTPUT)/test_aimd: tests/test_aimd.c $(OUTPUT)/aimd.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
+
+$(OUTPUT)/test_signals: tests/test_signals.c $(OUTPUT)/signals.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(LIBBPF_LIBS) $(CMOCKA_LIBS) -lm -o $@
+
+$(OUTPUT)/test_sim: tests/test_sim.c $(OUTPUT)/aimd.o $(OUTPUT)/alloc.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
+
 $(OUTPUT)/test_options: tests/test_options.c $(OUTPUT)/options.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
@@ -108,16 +124,16 @@ $(OUTPUT)/test_xdp: tests/test_xdp.c tests/packets.h $(SKEL)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(LDFLAGS) $(LIBBPF_LIBS) $(CMOCKA_LIBS) -o $@
 
-$(OUTPUT)/%: tests/tools/%.c | $(OUTPUT)
+$(OUTPUT)/%: tests/tools/%.c include/*.h | $(OUTPUT)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(USER_CFLAGS) $< $(LDFLAGS) -o $@
+	$(Q)$(CC) $(USER_CFLAGS) $< $(LDFLAGS) -lpthread -lm -o $@
 
 deps:
 	$(Q)scripts/deps.sh
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(XDP_TESTS)
-	$(Q)tests/run.sh
+	$(Q)tests/run.sh $(UNIT_TESTS) $(XDP_TESTS)
 
 test-unit: $(UNIT_TESTS)
 	$(Q)prove --exec tests/exec.sh $(UNIT_TESTS)

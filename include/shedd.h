@@ -99,6 +99,20 @@ struct shedd_lpm_v6 {
 
 /* ports: HASH, destination port in host byte order -> __u8 (1). */
 
+/* Accept-queue sojourn aggregate of one tick on one CPU. sojourn: a
+ * PERCPU_ARRAY of two slots; the probes write slot (epoch & 1), the daemon
+ * flips epoch every tick, then reads and clears the other slot. */
+#ifndef SOJOURN_HIST_BUCKETS
+#define SOJOURN_HIST_BUCKETS 224 /* = HIST_BUCKETS of histogram.h */
+#endif
+struct shedd_sojourn {
+	__u64 count;  /* connections accepted */
+	__u64 sum_ns; /* sum of their sojourn times */
+	__u64 min_ns; /* 0 when count == 0 */
+	__u64 max_ns;
+	__u32 hist[SOJOURN_HIST_BUCKETS];
+};
+
 #ifndef __bpf__
 _Static_assert(sizeof(struct shedd_rate) == 16, "shedd_rate is a map value");
 _Static_assert(sizeof(struct shedd_bucket) == 16, "shedd_bucket is a map value");

@@ -25,12 +25,11 @@ echo "shedd: --rate $RATE SYN/s; 198.19.1.0/24 critical_plus, 198.19.2.0/24 crit
 echo "load for ${SECS}s: critical_plus 300/s, critical 300/s, a flood of 20000/s from 198.19.128.0/17"
 echo
 
-FLOOD_CPU=0 flood 198.19.1.0/24 300 "$SECS" >"$TESTBED_TMP/cp" &
-PIDS+=($!)
-FLOOD_CPU=0 flood 198.19.2.0/24 300 "$SECS" >"$TESTBED_TMP/cr" &
-PIDS+=($!)
+FLOOD_CPU=0 flood_bg "$TESTBED_TMP/cp" 198.19.1.0/24 300 "$SECS"
+cp_pid=$FLOOD_PID
+FLOOD_CPU=0 flood_bg "$TESTBED_TMP/cr" 198.19.2.0/24 300 "$SECS"
 flood 198.19.128.0/17 20000 "$SECS" >"$TESTBED_TMP/sh"
-wait "${PIDS[-1]}" "${PIDS[-2]}"
+wait "$cp_pid" "$FLOOD_PID"
 
 printf '%-15s %10s %12s %9s %14s\n' class "offered/s" "admitted/s" "shed/s" "admitted (%)"
 row() {

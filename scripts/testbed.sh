@@ -29,6 +29,8 @@ testbed_names() {
 	PIDS=()
 }
 
+# Background processes are started as `ip netns exec NS cmd &`, never through
+# these functions, so that $! is the process itself and teardown ends it.
 in_cli() { ip netns exec "$NS_CLI" "$@"; }
 in_srv() { ip netns exec "$NS_SRV" "$@"; }
 
@@ -101,25 +103,39 @@ wait_for() {
 
 # A listener in srv that accepts and closes every connection, for 60 s.
 listener_start() {
-	in_srv "$TCPSTREAM" sink --addr "${1:-$SRV_IP}" --port "$PORT" --duration 60 \
-		>/dev/null 2>&1 &
+	ip netns exec "$NS_SRV" "$TCPSTREAM" sink --addr "${1:-$SRV_IP}" --port "$PORT" \
+		--duration 60 >/dev/null 2>&1 &
 	PIDS+=($!)
 	wait_for "listener" 5 sh -c "ip netns exec $NS_SRV ss -ltnH | grep -q ':$PORT'"
 }
 
 # flood SRC_CIDR RATE SECONDS [DST]: SYNs from cli; prints synflood's line.
-# Every flood of a test, also one run in the background, takes the next
-# block of source ports, so no flow of an earlier flood is still half-open
-# on the server. The sender is pinned to CPU $FLOOD_CPU (default the last
-# one), as RSS keeps a flow on one CPU.
+# flood_bg FILE SRC_CIDR RATE SECONDS [DST]: the same in the background, its
+# line into FILE; FLOOD_PID is synflood's own pid.
+# Every flood of a test takes the next block of source ports, so no flow of
+# an earlier flood is still half-open on the server. The sender is pinned to
+# CPU $FLOOD_CPU (default the last one), as RSS keeps a flow on one CPU.
+FLOOD_N=0
+flood_cmd() {
+	local dst=${4:-$SRV_IP} cpu=${FLOOD_CPU:-$(( $(nproc) - 1 ))}
+	FLOOD_N=$((FLOOD_N + 1))
+	FLOOD_CMD=(ip netns exec "$NS_CLI" taskset -c "$cpu" "$SYNFLOOD" --iface "$IF_CLI"
+		--dst-mac "$SRV_MAC" --dst "$dst" --dport "$PORT" --src "$1" --rate "$2"
+		--duration "$3" --wait 1 --sport-base $((1024 + 64 * FLOOD_N)))
+}
+
 flood() {
-	local dst=${4:-$SRV_IP} cpu=${FLOOD_CPU:-$(( $(nproc) - 1 ))} n
-	n=$(flock "$TESTBED_TMP/flood.lock" sh -c \
-		'f="$1/flood.n"; n=$(cat "$f" 2>/dev/null || echo 0); echo $((n + 1)) >"$f"; echo "$n"' \
-		_ "$TESTBED_TMP")
-	in_cli taskset -c "$cpu" "$SYNFLOOD" --iface "$IF_CLI" --dst-mac "$SRV_MAC" \
-		--dst "$dst" --dport "$PORT" --src "$1" --rate "$2" --duration "$3" \
-		--wait 1 --sport-base $((1024 + 64 * n))
+	flood_cmd "$@"
+	"${FLOOD_CMD[@]}"
+}
+
+flood_bg() {
+	local out=$1
+	shift
+	flood_cmd "$@"
+	"${FLOOD_CMD[@]}" >"$out" &
+	FLOOD_PID=$!
+	PIDS+=("$FLOOD_PID")
 }
 
 # field NAME LINE: the value of NAME=value in a key=value line.

@@ -133,6 +133,11 @@ void alloc_rates(const struct alloc_params *p, double total_rate,
 	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
 		double burst = total_rate > 0 ? total_burst * cls_rate[c] / total_rate : 0;
 
+		/* A class may always burst its floor's share of the depth: a
+		 * small class's Poisson arrivals need more than its mean. */
+		if (burst < total_burst * p->floor[c])
+			burst = total_burst * p->floor[c];
+
 		alloc_cpus(cls_rate[c], &demand[c * ncpus], ncpus,
 			   p->cpu_min_share, share);
 		alloc_round(share, ncpus, ints);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* main.c - shedd, the daemon: load or adopt the XDP shedder on one interface,
- * then every tick read the counters, split the admitted rate across classes
- * and CPUs, and write the rates back; a status line every second.
+ * then every tick: read signals -> controller -> allocator -> write the
+ * per-class, per-CPU rates; a status line every second.
  */
 #include <errno.h>
 #include <signal.h>
@@ -12,9 +12,11 @@
 #include <time.h>
 #include <bpf/libbpf.h>
 
+#include "aimd.h"
 #include "alloc.h"
 #include "loader.h"
 #include "options.h"
+#include "signals.h"
 #include "status.h"
 
 static volatile sig_atomic_t exiting;
@@ -56,8 +58,14 @@ static void sleep_until(struct timespec *deadline, __u32 tick_ms)
 
 struct daemon {
 	struct loader l;
+	struct signals sig;
 	const struct shedd_options *o;
 	struct alloc_params ap;
+	struct aimd_params cp;
+	struct aimd_state cs;
+	double limit;                   /* the total rate being allocated */
+	struct signal_report second;    /* merged over the status interval */
+	__u64 second_overflows, second_drops;
 	struct shedd_stats *prev, *cur; /* per-CPU snapshots */
 	struct shedd_stats status_prev; /* summed, at the last status line */
 	double *demand;                 /* smoothed SYN/s, [class * ncpus + cpu] */
@@ -66,10 +74,15 @@ struct daemon {
 	double last_tick, last_status;
 };
 
-static double total_burst(const struct shedd_options *o)
+/* --burst is the depth for --rate; a controlled limit keeps the same depth
+ * in time. Without --burst: rate / 10, 100 ms of traffic. */
+static double total_burst(const struct daemon *d)
 {
-	double b = o->burst ? (double)o->burst : (double)o->rate_per_sec / 10;
+	double b = d->limit / 10;
 
+	if (d->o->burst)
+		b = (double)d->o->burst * d->limit /
+		    (double)(d->o->rate_per_sec ? d->o->rate_per_sec : 1);
 	return b < 1 ? 1 : b;
 }
 
@@ -77,19 +90,112 @@ static int apply_rates(struct daemon *d)
 {
 	int err;
 
-	alloc_rates(&d->ap, (double)d->o->rate_per_sec, total_burst(d->o), d->demand,
-		    d->l.ncpus, d->rates);
+	alloc_rates(&d->ap, d->limit, total_burst(d), d->demand, d->l.ncpus, d->rates);
 	err = loader_write_rates(&d->l, d->rates);
 	if (err)
 		fprintf(stderr, "shedd: write rates: %s\n", strerror(-err));
 	return err;
 }
 
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+/* Keep a second's worth of signals for the status line. */
+static void merge_second(struct daemon *d, const struct signal_report *r)
+{
+	struct signal_report *s = &d->second;
+
+	s->have_sojourn |= r->have_sojourn;
+	agg_merge(&s->sojourn, &r->sojourn);
+	s->have_depth |= r->have_depth;
+	if (r->have_depth) {
+		s->depth = r->depth; /* the latest reading */
+		s->backlog = r->backlog;
+	}
+	s->have_netstat |= r->have_netstat;
+	s->overflows += r->overflows;
+	s->drops += r->drops;
+	s->have_latency |= r->have_latency;
+	agg_merge(&s->latency, &r->latency);
+	s->latency_bad += r->latency_bad;
+}
+
+/* signals -> controller: one tick of the AIMD law, and a line whenever the
+ * controller changes mode or ramp stage, so the ramp can be followed. */
+static void control(struct daemon *d, const struct signal_report *r, double demand, __u64 now)
+{
+	struct aimd_signals in = {
+		.have_sojourn = r->have_sojourn,
+		.sojourn_count = r->sojourn.count,
+		.sojourn_min_ns = r->sojourn.min_ns,
+		.have_depth = r->have_depth,
+		.depth = r->depth,
+		.backlog = r->backlog,
+		.overflows = r->drops > r->overflows ? r->drops : r->overflows,
+		.have_latency = r->have_latency && r->latency.count > 0,
+		.latency_p99_ns = agg_quantile(&r->latency, 0.99),
+		.demand = demand,
+	};
+	enum aimd_mode was = d->cs.mode;
+	int stage = d->cs.stage;
+
+	d->limit = aimd_update(&d->cp, &d->cs, &in, now);
+	if (d->cs.mode != was || (d->cs.mode == AIMD_RECOVERING && d->cs.stage != stage)) {
+		if (d->cs.mode == AIMD_RECOVERING)
+			fprintf(stderr, "shedd %s: mode=recovering stage=%d/%d limit=%.0f/s "
+					"(%.0f%% of last good %.0f/s)\n",
+				d->o->iface, d->cs.stage + 1, d->cp.nr_stages, d->limit,
+				100 * d->cp.ramp[d->cs.stage], d->cs.last_good);
+		else
+			fprintf(stderr, "shedd %s: mode=%s limit=%.0f/s%s%s%s%s%s\n", d->o->iface,
+				aimd_mode_name(d->cs.mode), d->limit,
+				d->cs.why & AIMD_WHY_SOJOURN ? " why=sojourn" : "",
+				d->cs.why & AIMD_WHY_DEPTH ? " why=depth" : "",
+				d->cs.why & AIMD_WHY_OVERFLOW ? " why=overflow" : "",
+				d->cs.why & AIMD_WHY_LATENCY ? " why=latency" : "",
+				d->cs.why & AIMD_WHY_STALL ? " why=stall" : "");
+	}
+}
+
+/* The signal half of the status line; returns its length. */
+static size_t signals_format(char *buf, size_t len, const struct daemon *d)
+{
+	const struct signal_report *s = &d->second;
+	int off;
+
+	off = snprintf(buf, len, "mode=%s ",
+		       d->o->controller == CONTROLLER_AIMD ? aimd_mode_name(d->cs.mode) : "fixed");
+	if (s->have_sojourn)
+		off += snprintf(buf + off, len - (size_t)off,
+				"accepts=%llu sojourn_ms=%.2f/%.2f/%.2f/%.2f ",
+				(unsigned long long)s->sojourn.count, s->sojourn.min_ns / 1e6,
+				agg_quantile(&s->sojourn, 0.5) / 1e6,
+				agg_quantile(&s->sojourn, 0.99) / 1e6, s->sojourn.max_ns / 1e6);
+	if (s->have_depth)
+		off += snprintf(buf + off, len - (size_t)off, "depth=%llu/%llu ",
+				(unsigned long long)s->depth, (unsigned long long)s->backlog);
+	if (s->have_netstat)
+		off += snprintf(buf + off, len - (size_t)off, "overflows=%llu drops=%llu ",
+				(unsigned long long)s->overflows, (unsigned long long)s->drops);
+	if (s->have_latency)
+		off += snprintf(buf + off, len - (size_t)off, "latency_n=%llu latency_p99_ms=%.2f bad=%llu ",
+				(unsigned long long)s->latency.count,
+				agg_quantile(&s->latency, 0.99) / 1e6,
+				(unsigned long long)s->latency_bad);
+	return off < 0 ? 0 : (size_t)off < len ? (size_t)off : len - 1;
+}
+
 static int tick(struct daemon *d)
 {
 	int n = d->l.ncpus, i, err;
-	double t = now_sec();
+	double t = now_sec(), total_demand;
 	struct shedd_stats *swap;
+	struct signal_report r;
 
 	err = loader_read_stats(&d->l, d->cur);
 	if (err) {
@@ -97,28 +203,68 @@ static int tick(struct daemon *d)
 		return err;
 	}
 	stats_demand(d->prev, d->cur, n, t - d->last_tick, d->instant);
-	for (i = 0; i < SHEDD_NR_CLASSES * n; i++)
+	total_demand = 0;
+	for (i = 0; i < SHEDD_NR_CLASSES * n; i++) {
 		d->demand[i] = alloc_demand(d->demand[i], d->instant[i]);
+		total_demand += d->instant[i];
+	}
 	d->last_tick = t;
 	swap = d->prev;
 	d->prev = d->cur;
 	d->cur = swap;
+
+	signals_read(&d->sig, &r);
+	merge_second(d, &r);
+	if (d->o->controller == CONTROLLER_AIMD)
+		control(d, &r, total_demand, now_ns());
 
 	if ((err = apply_rates(d)))
 		return err;
 
 	if (t - d->last_status >= 1.0) {
 		struct shedd_stats sum;
-		char line[512];
+		char line[1024];
+		size_t off;
 
 		stats_sum(d->prev, n, &sum);
-		status_format(line, sizeof(line), &d->status_prev, &sum,
-			      t - d->last_status, (double)d->o->rate_per_sec);
+		off = signals_format(line, sizeof(line), d);
+		status_format(line + off, sizeof(line) - off, &d->status_prev, &sum,
+			      t - d->last_status, d->limit);
 		fprintf(stderr, "shedd %s: %s\n", d->o->iface, line);
 		d->status_prev = sum;
 		d->last_status = t;
+		memset(&d->second, 0, sizeof(d->second));
 	}
 	return 0;
+}
+
+static void controller_params(const struct shedd_options *o, struct aimd_params *p)
+{
+	int i;
+
+	aimd_defaults(p);
+	if (o->target_delay_ns)
+		p->target_delay_ns = o->target_delay_ns;
+	if (o->interval_ns)
+		p->interval_ns = o->interval_ns;
+	if (o->min_rate)
+		p->min_rate = (double)o->min_rate;
+	if (o->max_rate)
+		p->max_rate = (double)o->max_rate;
+	if (p->min_rate > p->max_rate)
+		p->min_rate = p->max_rate;
+	if (o->step)
+		p->alpha_per_sec = (double)o->step;
+	if (o->depth_frac > 0)
+		p->depth_frac = o->depth_frac;
+	if (o->ramp_hold_ns)
+		p->stage_hold_ns = o->ramp_hold_ns;
+	p->latency_target_ns = o->latency_target_ns;
+	if (o->nr_ramp >= 0) {
+		p->nr_stages = o->nr_ramp;
+		for (i = 0; i < o->nr_ramp; i++)
+			p->ramp[i] = o->ramp[i];
+	}
 }
 
 static int run(const struct shedd_options *o)
@@ -145,6 +291,10 @@ static int run(const struct shedd_options *o)
 		d.ap.floor[c] = o->floor[c];
 	d.ap.cpu_min_share = DEFAULT_CPU_MIN_SHARE;
 	d.ap.headroom = DEFAULT_HEADROOM;
+	controller_params(o, &d.cp);
+	aimd_init(&d.cs, &d.cp, (double)o->rate_per_sec);
+	d.limit = o->controller == CONTROLLER_AIMD ? d.cs.rate : (double)o->rate_per_sec;
+	signals_open(&d.sig, o, n);
 
 	if ((err = loader_configure(&d.l, o)))
 		goto out;
@@ -157,9 +307,16 @@ static int run(const struct shedd_options *o)
 	 * rates until the first tick has measured demand. */
 	if (!d.l.adopted && (err = apply_rates(&d)))
 		goto out;
-	fprintf(stderr, "shedd: %s %s (ifindex %d, %d CPUs), rate %llu SYN/s, pins in %s\n",
+	fprintf(stderr, "shedd: %s %s (ifindex %d, %d CPUs), %s rate %.0f SYN/s, pins in %s\n",
 		d.l.adopted ? "adopted the running shedd on" : "attached to", o->iface,
-		d.l.ifindex, n, (unsigned long long)o->rate_per_sec, d.l.pin_dir);
+		d.l.ifindex, n, o->controller == CONTROLLER_AIMD ? "aimd, start" : "fixed",
+		d.limit, d.l.pin_dir);
+	if (o->controller == CONTROLLER_AIMD)
+		fprintf(stderr, "shedd: aimd target_delay=%.1fms interval=%.0fms depth=%.0f%% "
+				"min=%.0f max=%.0f beta=%.2f ramp=%d stages x %.1fs latency_target=%s\n",
+			d.cp.target_delay_ns / 1e6, d.cp.interval_ns / 1e6, 100 * d.cp.depth_frac,
+			d.cp.min_rate, d.cp.max_rate, d.cp.beta, d.cp.nr_stages,
+			d.cp.stage_hold_ns / 1e9, o->latency_target_ns ? "on" : "off");
 
 	d.last_tick = d.last_status = now_sec();
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
@@ -171,6 +328,7 @@ static int run(const struct shedd_options *o)
 			break;
 	}
 out:
+	signals_close(&d.sig);
 	loader_close(&d.l, o->keep_on_exit);
 	if (o->keep_on_exit && !err)
 		fprintf(stderr, "shedd: exiting; the program stays attached to %s "

@@ -30,7 +30,23 @@ static const char usage_text[] =
 	"  -i, --iface IFACE          interface to protect (required)\n"
 	"  -p, --port PORT[,PORT...]  protected destination ports (repeatable;\n"
 	"                             default: every port)\n"
-	"  -r, --rate SYN_PER_SEC     total admitted SYN rate (default 10000)\n"
+	"  -r, --rate SYN_PER_SEC     total admitted SYN rate: fixed with --controller\n"
+	"                             off, the start with aimd (default 10000)\n"
+	"  -c, --controller off|aimd  find the rate from queue delay (default: aimd\n"
+	"                             without --rate, off with it)\n"
+	"      --target-delay DUR     accept-queue sojourn target (default 5ms)\n"
+	"      --interval DUR         how long above target is overload (100ms)\n"
+	"      --min-rate N           the controller's lower bound (default 10)\n"
+	"      --max-rate N           its upper bound (default 100000)\n"
+	"      --step N               additive increase per tick (default 1 % of\n"
+	"                             the last good rate)\n"
+	"      --depth-frac F         queue depth over backlog that is overload (0.7)\n"
+	"      --ramp F,F,...|none    recovery stages of the last good rate\n"
+	"                             (default 0.1,0.5,1)\n"
+	"      --ramp-hold DUR        how long each stage is held (default 1s)\n"
+	"      --latency-target DUR   service p99 above this is overload (off)\n"
+	"  -L, --latency-socket PATH  UNIX datagram socket for service latency\n"
+	"                             samples (default /run/shedd/IFACE.sock)\n"
 	"  -b, --burst N              total bucket depth in SYNs (default rate/10)\n"
 	"  -P, --prefix CIDR=CLASS    source prefix to class (repeatable)\n"
 	"  -d, --default-class CLASS  class of unmatched sources (default sheddable)\n"
@@ -48,7 +64,8 @@ static const char usage_text[] =
 	"  -V, --version              print the version\n"
 	"\n"
 	"Classes, most important first: critical_plus, critical, sheddable_plus,\n"
-	"sheddable. Pins: /sys/fs/bpf/shedd/IFACE/{link,stats,rates,...}\n";
+	"sheddable. Pins: /sys/fs/bpf/shedd/IFACE/{link,stats,rates,...}\n"
+	"DUR is a number with ns, us, ms or s (a bare number is ms).\n";
 
 static void errf(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -100,6 +117,62 @@ int parse_fraction(const char *s, double *v, char *err, size_t errlen)
 		return -1;
 	}
 	*v = x;
+	return 0;
+}
+
+int parse_duration(const char *s, __u64 *ns, char *err, size_t errlen)
+{
+	static const struct {
+		const char *unit;
+		double scale;
+	} units[] = { { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1e6 } };
+	double x;
+	char *end;
+	size_t i;
+
+	errno = 0;
+	x = strtod(s, &end);
+	if (end == s || errno || !(x >= 0)) {
+		errf(err, errlen, "'%s' is not a duration (e.g. 5ms, 1s)", s);
+		return -1;
+	}
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (!strcmp(end, units[i].unit)) {
+			if (x * units[i].scale > 3600e9) {
+				errf(err, errlen, "'%s' is longer than an hour", s);
+				return -1;
+			}
+			*ns = (__u64)(x * units[i].scale + 0.5);
+			return 0;
+		}
+	}
+	errf(err, errlen, "'%s' is not a duration (units: ns, us, ms, s)", s);
+	return -1;
+}
+
+static int parse_ramp(struct shedd_options *o, char *list, char *err, size_t errlen)
+{
+	char *save = NULL, *tok;
+	double f, prev = 0;
+
+	o->nr_ramp = 0;
+	if (!strcmp(list, "none"))
+		return 0;
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (o->nr_ramp >= MAX_RAMP_STAGES) {
+			errf(err, errlen, "--ramp: at most %d stages", MAX_RAMP_STAGES);
+			return -1;
+		}
+		if (parse_fraction(tok, &f, err, errlen) || f <= 0 || f < prev) {
+			errf(err, errlen, "--ramp: '%s': stages are rising fractions in (0, 1]", tok);
+			return -1;
+		}
+		o->ramp[o->nr_ramp++] = prev = f;
+	}
+	if (!o->nr_ramp || o->ramp[o->nr_ramp - 1] != 1.0) {
+		errf(err, errlen, "--ramp: the last stage must be 1");
+		return -1;
+	}
 	return 0;
 }
 
@@ -284,6 +357,8 @@ static void options_init(struct shedd_options *o)
 
 	memset(o, 0, sizeof(*o));
 	o->rate_per_sec = DEFAULT_RATE_PER_SEC;
+	o->controller = CONTROLLER_AIMD;
+	o->nr_ramp = -1;
 	o->default_class = SHEDD_SHEDDABLE;
 	o->tick_ms = DEFAULT_TICK_MS;
 	for (c = 0; c < SHEDD_NR_CLASSES; c++)
@@ -297,12 +372,35 @@ void options_free(struct shedd_options *o)
 	o->nr_prefixes = 0;
 }
 
-enum { OPT_FORCE = 256, OPT_REMOVE };
+enum {
+	OPT_FORCE = 256,
+	OPT_REMOVE,
+	OPT_TARGET_DELAY,
+	OPT_INTERVAL,
+	OPT_MIN_RATE,
+	OPT_MAX_RATE,
+	OPT_STEP,
+	OPT_DEPTH_FRAC,
+	OPT_RAMP,
+	OPT_RAMP_HOLD,
+	OPT_LATENCY_TARGET,
+};
 
 static const struct option long_opts[] = {
 	{ "iface", required_argument, NULL, 'i' },
 	{ "port", required_argument, NULL, 'p' },
 	{ "rate", required_argument, NULL, 'r' },
+	{ "controller", required_argument, NULL, 'c' },
+	{ "target-delay", required_argument, NULL, OPT_TARGET_DELAY },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "min-rate", required_argument, NULL, OPT_MIN_RATE },
+	{ "max-rate", required_argument, NULL, OPT_MAX_RATE },
+	{ "step", required_argument, NULL, OPT_STEP },
+	{ "depth-frac", required_argument, NULL, OPT_DEPTH_FRAC },
+	{ "ramp", required_argument, NULL, OPT_RAMP },
+	{ "ramp-hold", required_argument, NULL, OPT_RAMP_HOLD },
+	{ "latency-target", required_argument, NULL, OPT_LATENCY_TARGET },
+	{ "latency-socket", required_argument, NULL, 'L' },
 	{ "burst", required_argument, NULL, 'b' },
 	{ "prefix", required_argument, NULL, 'P' },
 	{ "default-class", required_argument, NULL, 'd' },
@@ -320,10 +418,21 @@ static const struct option long_opts[] = {
 	{ 0 },
 };
 
+static const char *long_opt_name(int val)
+{
+	const struct option *l;
+
+	for (l = long_opts; l->name; l++)
+		if (l->val == val)
+			return l->name;
+	return "?";
+}
+
 int options_parse(int argc, char **argv, struct shedd_options *o,
 		  char *out, size_t outlen, char *err, size_t errlen)
 {
 	char why[200], arg[512];
+	bool controller_set = false;
 	double floors = 0;
 	__u64 v;
 	int opt, c;
@@ -331,7 +440,7 @@ int options_parse(int argc, char **argv, struct shedd_options *o,
 	options_init(o);
 	optind = 0; /* GNU getopt: start afresh (tests parse many times) */
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":i:p:r:b:P:d:f:R:m:t:n:kvhV",
+	while ((opt = getopt_long(argc, argv, ":i:p:r:c:L:b:P:d:f:R:m:t:n:kvhV",
 				  long_opts, NULL)) != -1) {
 		/* The helpers cut their argument up: give them a copy, argv
 		 * stays as it was. */
@@ -356,6 +465,64 @@ int options_parse(int argc, char **argv, struct shedd_options *o,
 				errf(err, errlen, "--rate: %s", why);
 				return OPTIONS_ERROR;
 			}
+			o->rate_set = true;
+			break;
+		case 'c':
+			if (!strcmp(optarg, "off")) {
+				o->controller = CONTROLLER_OFF;
+			} else if (!strcmp(optarg, "aimd")) {
+				o->controller = CONTROLLER_AIMD;
+			} else {
+				errf(err, errlen, "--controller: '%s' is not off or aimd", optarg);
+				return OPTIONS_ERROR;
+			}
+			controller_set = true;
+			break;
+		case OPT_TARGET_DELAY:
+		case OPT_INTERVAL:
+		case OPT_RAMP_HOLD:
+		case OPT_LATENCY_TARGET: {
+			__u64 *dst = opt == OPT_TARGET_DELAY ? &o->target_delay_ns :
+				     opt == OPT_INTERVAL     ? &o->interval_ns :
+				     opt == OPT_RAMP_HOLD    ? &o->ramp_hold_ns :
+							       &o->latency_target_ns;
+
+			why[0] = '\0';
+			if (parse_duration(optarg, dst, why, sizeof(why)) ||
+			    (opt != OPT_LATENCY_TARGET && *dst == 0)) {
+				errf(err, errlen, "--%s: %s", long_opt_name(opt),
+				     *why ? why : "must be more than 0");
+				return OPTIONS_ERROR;
+			}
+			break;
+		}
+		case OPT_MIN_RATE:
+		case OPT_MAX_RATE:
+		case OPT_STEP:
+			if (parse_u64(optarg, 1, MAX_TOTAL_RATE_PER_SEC, &v, why, sizeof(why))) {
+				errf(err, errlen, "--%s: %s", long_opt_name(opt), why);
+				return OPTIONS_ERROR;
+			}
+			*(opt == OPT_MIN_RATE ? &o->min_rate :
+			  opt == OPT_MAX_RATE ? &o->max_rate : &o->step) = v;
+			break;
+		case OPT_DEPTH_FRAC:
+			if (parse_fraction(optarg, &o->depth_frac, why, sizeof(why)) ||
+			    o->depth_frac == 0) {
+				errf(err, errlen, "--depth-frac: '%s' is not a fraction in (0, 1]", optarg);
+				return OPTIONS_ERROR;
+			}
+			break;
+		case OPT_RAMP:
+			if (parse_ramp(o, arg, err, errlen))
+				return OPTIONS_ERROR;
+			break;
+		case 'L':
+			if (!*optarg || strlen(optarg) >= sizeof(o->latency_socket)) {
+				errf(err, errlen, "--latency-socket: '%s' is not a usable path", optarg);
+				return OPTIONS_ERROR;
+			}
+			strcpy(o->latency_socket, optarg);
 			break;
 		case 'b':
 			if (parse_u64(optarg, 1, MAX_BURST, &o->burst, why, sizeof(why))) {
@@ -439,6 +606,16 @@ int options_parse(int argc, char **argv, struct shedd_options *o,
 		errf(err, errlen, "--iface is required (see --help)");
 		return OPTIONS_ERROR;
 	}
+	/* A fixed --rate means no controller, unless one is asked for. */
+	if (!controller_set)
+		o->controller = o->rate_set ? CONTROLLER_OFF : CONTROLLER_AIMD;
+	if (o->min_rate && o->max_rate && o->min_rate > o->max_rate) {
+		errf(err, errlen, "--min-rate %llu is above --max-rate %llu",
+		     (unsigned long long)o->min_rate, (unsigned long long)o->max_rate);
+		return OPTIONS_ERROR;
+	}
+	if (!o->latency_socket[0])
+		snprintf(o->latency_socket, sizeof(o->latency_socket), "/run/shedd/%s.sock", o->iface);
 	for (c = 0; c < SHEDD_NR_CLASSES; c++)
 		floors += o->floor[c];
 	if (floors > 1.0 + 1e-9) {

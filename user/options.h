@@ -21,6 +21,13 @@
 #define MAX_TICK_MS 10000
 #define MAX_TOTAL_RATE_PER_SEC 100000000ULL
 
+#define MAX_RAMP_STAGES 8
+
+enum controller_kind {
+	CONTROLLER_OFF = 0,  /* the rate is --rate, fixed */
+	CONTROLLER_AIMD = 1, /* the rate is found by the AIMD loop */
+};
+
 enum xdp_mode {
 	XDP_MODE_NATIVE = 0,
 	XDP_MODE_GENERIC = 1,
@@ -39,7 +46,20 @@ struct shedd_options {
 	char netns[256];          /* --netns NAME: setns() into /run/netns/NAME */
 	__u16 ports[MAX_PORTS];   /* host order; none = every port */
 	int nr_ports;
-	__u64 rate_per_sec;       /* total admitted SYNs per second */
+	__u64 rate_per_sec;       /* total admitted SYNs per second (start, with aimd) */
+	bool rate_set;            /* --rate given */
+	enum controller_kind controller;
+	__u64 target_delay_ns;    /* 0 = the controller's default */
+	__u64 interval_ns;
+	__u64 min_rate;           /* 0 = default */
+	__u64 max_rate;
+	double ramp[MAX_RAMP_STAGES];
+	int nr_ramp;              /* -1 = default stages; 0 = --ramp none */
+	__u64 ramp_hold_ns;
+	__u64 latency_target_ns;  /* 0 = latency is not a signal */
+	double depth_frac;        /* 0 = default */
+	__u64 step;               /* additive step, SYN/s per tick; 0 = default */
+	char latency_socket[108]; /* UNIX datagram socket for latency samples */
 	__u64 burst;              /* total bucket depth; 0 = rate / 10 */
 	struct prefix_rule *prefixes;
 	int nr_prefixes;
@@ -69,6 +89,8 @@ void options_free(struct shedd_options *o);
 /* Strict parsers; each returns 0 or -1 with a message in @err. */
 int parse_u64(const char *s, __u64 min, __u64 max, __u64 *v, char *err, size_t errlen);
 int parse_fraction(const char *s, double *v, char *err, size_t errlen);
+/* A duration: a number with ns, us, ms or s (a bare number is ms). */
+int parse_duration(const char *s, __u64 *ns, char *err, size_t errlen);
 int parse_cidr(const char *s, struct prefix_rule *r, char *err, size_t errlen);
 int parse_class(const char *s, __u32 *cls, char *err, size_t errlen);
 const char *class_name(__u32 cls);

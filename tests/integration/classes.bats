@@ -10,11 +10,9 @@ teardown() { testbed_down; }
 @test "critical_plus keeps its share, sheddable is shed to what is left, not below its floor" {
 	shedd_start --port "$PORT" --rate 1000 --burst 100 \
 		--prefix 198.19.1.0/24=critical_plus --floor sheddable=0.1
-	flood 198.19.1.0/24 700 5 >"$BATS_TEST_TMPDIR/cp" &
-	cp_pid=$!
-	PIDS+=("$cp_pid")
+	FLOOD_CPU=0 flood_bg "$BATS_TEST_TMPDIR/cp" 198.19.1.0/24 700 5
 	flood 198.19.128.0/17 5000 5 >"$BATS_TEST_TMPDIR/sh"
-	wait "$cp_pid"
+	wait "$FLOOD_PID"
 	cp=$(cat "$BATS_TEST_TMPDIR/cp")
 	sh=$(cat "$BATS_TEST_TMPDIR/sh")
 	echo "critical_plus: $cp"
@@ -33,11 +31,9 @@ teardown() { testbed_down; }
 @test "a flood of the highest class leaves the lowest its floor" {
 	shedd_start --port "$PORT" --rate 1000 --burst 100 \
 		--prefix 198.19.1.0/24=critical_plus --floor sheddable=0.2
-	flood 198.19.1.0/24 5000 5 >"$BATS_TEST_TMPDIR/cp" &
-	cp_pid=$!
-	PIDS+=("$cp_pid")
+	FLOOD_CPU=0 flood_bg "$BATS_TEST_TMPDIR/cp" 198.19.1.0/24 5000 5
 	flood 198.19.128.0/17 1000 5 >"$BATS_TEST_TMPDIR/sh"
-	wait "$cp_pid"
+	wait "$FLOOD_PID"
 	cp_rate=$(( $(field synack "$(cat "$BATS_TEST_TMPDIR/cp")") / 5 ))
 	sh_rate=$(( $(field synack "$(cat "$BATS_TEST_TMPDIR/sh")") / 5 ))
 	echo "admitted critical_plus ${cp_rate}/s, sheddable ${sh_rate}/s (floor 200/s)"

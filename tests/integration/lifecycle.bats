@@ -39,12 +39,11 @@ teardown() { testbed_down; }
 	shedd_start --port "$PORT" --rate 200 --burst 20
 	# The daemon dies in the middle of a flood: the program keeps the rates
 	# it last wrote for that flood.
-	flood 198.19.0.0/16 1000 3 >/dev/null &
-	PIDS+=($!)
+	flood_bg /dev/null 198.19.0.0/16 1000 3
 	sleep 1.5
 	kill -KILL "$SHEDD_PID"
 	wait "$SHEDD_PID" || true
-	wait "${PIDS[-1]}"
+	wait "$FLOOD_PID"
 	xdp_attached
 	link_id=$(bpftool -j link show pinned "$PIN_DIR/link" | jq .id)
 	line=$(flood 198.19.0.0/16 1000 2)
@@ -104,11 +103,11 @@ teardown() { testbed_down; }
 }
 
 @test "an established connection keeps flowing while every new SYN is shed" {
-	in_srv "$TCPSTREAM" serve --addr "$SRV_IP" --port 8081 --duration 20 \
+	ip netns exec "$NS_SRV" "$TCPSTREAM" serve --addr "$SRV_IP" --port 8081 --duration 20 \
 		>"$BATS_TEST_TMPDIR/recv" 2>&1 &
 	PIDS+=($!)
 	wait_for "stream listener" 5 sh -c "ip netns exec $NS_SRV ss -ltnH | grep -q ':8081'"
-	in_cli "$TCPSTREAM" send --addr "$SRV_IP" --port 8081 --duration 5 \
+	ip netns exec "$NS_CLI" "$TCPSTREAM" send --addr "$SRV_IP" --port 8081 --duration 5 \
 		>"$BATS_TEST_TMPDIR/sent" 2>/dev/null &
 	send_pid=$!
 	PIDS+=("$send_pid")

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* sojourn.bpf.c - accept-queue sojourn, measured per connection: stamped when
+ * the handshake completes and the child is queued for accept (SYN_RECV ->
+ * ESTABLISHED), read when accept() or accept4() hands its fd to the
+ * application, with or without a peer address. Aggregated in the kernel per
+ * CPU and per tick; userspace is never woken per event.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "shedd.h"
+#include "histogram.h"
+
+_Static_assert(SOJOURN_HIST_BUCKETS == HIST_BUCKETS, "one histogram layout");
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define TCP_ESTABLISHED_ 1
+#define TCP_SYN_RECV_ 3
+#define MAX_QUEUED 65536 /* connections stamped and not yet accepted */
+
+/* Tracepoints are global: only sockets of this network namespace count. */
+const volatile __u32 netns_ino = 0;
+/* 1: every port; else the ports in sj_ports. */
+const volatile __u8 all_ports = 1;
+/* Flipped by userspace every tick: which slot of `sojourn` to fill. */
+__u32 epoch = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_QUEUED);
+	__type(key, __u64);   /* the child socket's address */
+	__type(value, __u64); /* when it was queued, ns */
+} queued SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_PORTS);
+	__type(key, __u16);
+	__type(value, __u8);
+} sj_ports SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct shedd_sojourn);
+} sojourn SEC(".maps");
+
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(on_set_state, const struct sock *sk, const int oldstate, const int newstate)
+{
+	__u64 key = (__u64)(unsigned long)sk, now;
+	__u16 port;
+
+	if (oldstate != TCP_SYN_RECV_ || newstate != TCP_ESTABLISHED_)
+		return 0;
+	if (sk->__sk_common.skc_net.net->ns.inum != netns_ino)
+		return 0;
+	port = sk->__sk_common.skc_num;
+	if (!all_ports && !bpf_map_lookup_elem(&sj_ports, &port))
+		return 0;
+	now = bpf_ktime_get_ns();
+	bpf_map_update_elem(&queued, &key, &now, BPF_ANY);
+	return 0;
+}
+
+static __always_inline void record(__u64 ns)
+{
+	__u32 slot = epoch & 1, b = hist_bucket(ns);
+	struct shedd_sojourn *agg = bpf_map_lookup_elem(&sojourn, &slot);
+
+	if (!agg)
+		return;
+	agg->count++;
+	agg->sum_ns += ns;
+	if (!agg->min_ns || ns < agg->min_ns)
+		agg->min_ns = ns ? ns : 1;
+	if (ns > agg->max_ns)
+		agg->max_ns = ns;
+	if (b < SOJOURN_HIST_BUCKETS)
+		agg->hist[b]++;
+}
+
+/* The socket behind the fd accept() just returned, walked with CO-RE reads:
+ * current->files->fdt->fd[fd]->private_data (a struct socket)->sk. */
+static __always_inline __u64 sock_of_fd(long fd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds;
+	struct file *file = NULL;
+	struct socket *sock;
+	unsigned int max;
+
+	if (!fdt)
+		return 0;
+	max = BPF_CORE_READ(fdt, max_fds);
+	if (fd < 0 || fd >= max)
+		return 0;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
+		return 0;
+	sock = BPF_CORE_READ(file, private_data);
+	if (!sock)
+		return 0;
+	return (__u64)(unsigned long)BPF_CORE_READ(sock, sk);
+}
+
+static __always_inline int on_accept(long ret)
+{
+	__u64 key, *stamp, now;
+
+	if (ret < 0)
+		return 0;
+	key = sock_of_fd(ret);
+	if (!key)
+		return 0;
+	stamp = bpf_map_lookup_elem(&queued, &key);
+	if (!stamp)
+		return 0; /* not a protected listener's child */
+	now = bpf_ktime_get_ns();
+	record(now > *stamp ? now - *stamp : 0);
+	bpf_map_delete_elem(&queued, &key);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_accept4")
+int on_accept4(struct trace_event_raw_sys_exit *ctx)
+{
+	return on_accept(ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_exit_accept")
+int on_accept3(struct trace_event_raw_sys_exit *ctx)
+{
+	return on_accept(ctx->ret);
+}

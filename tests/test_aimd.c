@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* test_aimd.c - the controller (user/aimd.c) in simulated time: the overload
+ * verdict of each signal, the step response, no growth while the limit does
+ * not bind, the bounds, the ramp stages and their abort, the stall guard.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "aimd.h"
+
+#define MS 1000000ULL
+#define TICK (100 * MS)
+
+static struct aimd_params params(void)
+{
+	struct aimd_params p;
+
+	aimd_defaults(&p);
+	p.min_rate = 10;
+	p.max_rate = 10000;
+	p.alpha_per_sec = 50;
+	p.beta = 0.9; /* the law under test, whatever the default */
+	return p;
+}
+
+/* A calm tick: short sojourn, empty queue, demand as given. */
+static struct aimd_signals calm(double demand)
+{
+	return (struct aimd_signals){
+		.have_sojourn = true, .sojourn_count = 100, .sojourn_min_ns = 1 * MS,
+		.have_depth = true, .depth = 0, .backlog = 128, .demand = demand,
+	};
+}
+
+/* A tick with a standing queue: the minimum sojourn is 50 ms. */
+static struct aimd_signals standing(double demand)
+{
+	struct aimd_signals s = calm(demand);
+
+	s.sojourn_min_ns = 50 * MS;
+	return s;
+}
+
+static void sojourn_must_stay_above_target_for_an_interval(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct aimd_signals sig = standing(5000);
+
+	aimd_init(&s, &p, 1000);
+	/* First tick above target only starts CoDel's timer... */
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 1 * TICK), 0);
+	/* ...still inside the interval... */
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 1 * TICK + 50 * MS), 0);
+	/* ...a whole interval above target is a standing queue. */
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 2 * TICK), AIMD_WHY_SOJOURN);
+	/* One tick below target resets the timer. */
+	sig = calm(5000);
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 3 * TICK), 0);
+	sig = standing(5000);
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 4 * TICK), 0);
+}
+
+static void each_signal_is_overload(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct aimd_signals sig;
+
+	aimd_init(&s, &p, 1000);
+	sig = calm(0);
+	sig.depth = 90; /* 70 % of 128 is 89.6 */
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, TICK), AIMD_WHY_DEPTH);
+	sig.depth = 89;
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, TICK), 0);
+	sig = calm(0);
+	sig.overflows = 1;
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, TICK), AIMD_WHY_OVERFLOW);
+	/* Latency counts only with a target. */
+	sig = calm(0);
+	sig.have_latency = true;
+	sig.latency_p99_ns = 900 * MS;
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, TICK), 0);
+	p.latency_target_ns = 200 * MS;
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, TICK), AIMD_WHY_LATENCY);
+	/* Signals that are not there say nothing. */
+	sig = (struct aimd_signals){ .depth = 1000, .backlog = 10, .demand = 1 };
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, TICK), 0);
+}
+
+static void stall_guard(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct aimd_signals sig = calm(100);
+
+	aimd_init(&s, &p, 1000);
+	/* Nobody accepts while connections wait: the application stopped. */
+	sig.sojourn_count = 0;
+	sig.depth = 3;
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, TICK), AIMD_WHY_STALL);
+	/* No accepts and nothing waiting is just a quiet tick. */
+	sig.depth = 0;
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, TICK), 0);
+}
+
+static void step_response_is_multiplicative_decrease(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct aimd_signals sig = calm(5000);
+	__u64 t = TICK;
+	int i;
+
+	aimd_init(&s, &p, 1000);
+	sig.overflows = 10;
+	for (i = 0; i < 5; i++, t += TICK)
+		aimd_update(&p, &s, &sig, t);
+	assert_int_equal(s.mode, AIMD_OVERLOAD);
+	/* 1000 * 0.9^5 */
+	assert_float_equal(s.rate, 590.49, 1e-6);
+	assert_float_equal(s.last_good, 1000, 1e-9);
+	/* ...down to min_rate and no further. */
+	for (i = 0; i < 100; i++, t += TICK)
+		aimd_update(&p, &s, &sig, t);
+	assert_float_equal(s.rate, p.min_rate, 1e-9);
+}
+
+static void no_growth_while_not_binding(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct aimd_signals sig = calm(300); /* demand far below the limit */
+	__u64 t = TICK;
+	int i;
+
+	aimd_init(&s, &p, 1000);
+	for (i = 0; i < 1000; i++, t += TICK)
+		aimd_update(&p, &s, &sig, t);
+	assert_float_equal(s.rate, 1000, 1e-9);
+	assert_int_equal(s.mode, AIMD_STEADY);
+	/* Binding: + alpha per tick, up to max_rate. */
+	sig = calm(1e9);
+	aimd_update(&p, &s, &sig, t);
+	assert_float_equal(s.rate, 1050, 1e-9);
+	for (i = 0; i < 1000; i++, t += TICK)
+		aimd_update(&p, &s, &sig, t);
+	assert_float_equal(s.rate, p.max_rate, 1e-9);
+}
+
+static void start_is_bounded(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+
+	aimd_init(&s, &p, 1e9);
+	assert_float_equal(s.rate, p.max_rate, 1e-9);
+	aimd_init(&s, &p, 0);
+	assert_float_equal(s.rate, p.min_rate, 1e-9);
+}
+
+static void ramp_climbs_in_stages(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct aimd_signals over = calm(5000), ok = calm(5000);
+	__u64 t = TICK;
+	int i;
+
+	over.overflows = 1;
+	over.sojourn_count = 1000; /* 10000 accepts/s: the episode cap is 15000 */
+	aimd_init(&s, &p, 2000);
+	for (i = 0; i < 30; i++, t += TICK) /* 2000 * 0.9^30 = 84.8 */
+		aimd_update(&p, &s, &over, t);
+	assert_float_equal(s.last_good, 2000, 1e-9);
+
+	/* Overload ends: stage 1 is 10 % of the last good rate. */
+	aimd_update(&p, &s, &ok, t);
+	assert_int_equal(s.mode, AIMD_RECOVERING);
+	assert_float_equal(s.rate, 200, 1e-9);
+	/* Held for stage_hold_ns (1 s): no change for 9 more ticks. */
+	for (i = 0; i < 9; i++) {
+		t += TICK;
+		aimd_update(&p, &s, &ok, t);
+		assert_float_equal(s.rate, 200, 1e-9);
+	}
+	t += TICK;
+	aimd_update(&p, &s, &ok, t);
+	assert_float_equal(s.rate, 1000, 1e-9); /* 50 % */
+	t += 10 * TICK;
+	aimd_update(&p, &s, &ok, t);
+	assert_float_equal(s.rate, 2000, 1e-9); /* 100 % */
+	assert_int_equal(s.mode, AIMD_RECOVERING);
+	t += 10 * TICK;
+	aimd_update(&p, &s, &ok, t);
+	assert_int_equal(s.mode, AIMD_STEADY);
+	/* Steady again: additive increase while binding. */
+	t += TICK;
+	aimd_update(&p, &s, &ok, t);
+	assert_float_equal(s.rate, 2050, 1e-9);
+}
+
+static void shallow_cut_climbs_without_a_ramp(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct aimd_signals over = calm(5000), ok = calm(5000);
+
+	over.overflows = 1;
+	over.sojourn_count = 1000;
+	aimd_init(&s, &p, 1000);
+	aimd_update(&p, &s, &over, TICK); /* 900: stages of 100 and 500 skipped */
+	aimd_update(&p, &s, &ok, 2 * TICK);
+	assert_int_equal(s.mode, AIMD_STEADY);
+	assert_float_equal(s.rate, 900, 1e-9);
+	aimd_update(&p, &s, &ok, 3 * TICK);
+	assert_float_equal(s.rate, 950, 1e-9);
+}
+
+static void ramp_aims_no_higher_than_the_service_managed(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct aimd_signals over = calm(5000), ok = calm(5000);
+	__u64 t = TICK;
+	int i;
+
+	/* Started far too high: the service accepts 400/s throughout. */
+	over.overflows = 1;
+	over.sojourn_count = 40;
+	aimd_init(&s, &p, 10000);
+	for (i = 0; i < 40; i++, t += TICK) /* 10000 * 0.9^40 = 148 */
+		aimd_update(&p, &s, &over, t);
+	aimd_update(&p, &s, &ok, t);
+	/* last good = min(10000, 1.5 * 400) = 600: stages 60 (skipped, below
+	 * 148), 300, then 600; not 1000, 5000, 10000. */
+	assert_int_equal(s.mode, AIMD_RECOVERING);
+	assert_float_equal(s.last_good, 600, 1e-9);
+	assert_float_equal(s.rate, 300, 1e-9);
+	t += 10 * TICK;
+	aimd_update(&p, &s, &ok, t);
+	assert_float_equal(s.rate, 600, 1e-9);
+}
+
+static void a_draining_queue_is_not_cut_again(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct aimd_signals sig = standing(0);
+	__u64 t = TICK;
+
+	aimd_init(&s, &p, 1000);
+	aimd_update(&p, &s, &sig, t); /* timer starts; nothing binds */
+	t += TICK;
+	aimd_update(&p, &s, &sig, t); /* overload: 900 */
+	assert_float_equal(s.rate, 900, 1e-9);
+	/* The minimum falls (40 ms < 50 ms): the cut is working, hold. */
+	sig.sojourn_min_ns = 40 * MS;
+	t += TICK;
+	aimd_update(&p, &s, &sig, t);
+	assert_float_equal(s.rate, 900, 1e-9);
+	assert_int_equal(s.mode, AIMD_OVERLOAD);
+	/* It stops falling: cut again. */
+	t += TICK;
+	aimd_update(&p, &s, &sig, t);
+	assert_float_equal(s.rate, 810, 1e-9);
+	/* Other signals cut whatever the sojourn does. */
+	sig.sojourn_min_ns = 10 * MS;
+	sig.overflows = 5;
+	t += TICK;
+	aimd_update(&p, &s, &sig, t);
+	assert_float_equal(s.rate, 729, 1e-9);
+}
+
+static void ramp_is_abandoned_on_overload(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct aimd_signals over = calm(5000), ok = calm(5000);
+	__u64 t = TICK;
+	int i;
+
+	over.overflows = 1;
+	over.sojourn_count = 1000;
+	aimd_init(&s, &p, 2000);
+	for (i = 0; i < 30; i++, t += TICK)
+		aimd_update(&p, &s, &over, t);
+	aimd_update(&p, &s, &ok, t); /* stage 1: 200 */
+	t += 10 * TICK;
+	aimd_update(&p, &s, &ok, t); /* stage 2: 1000 */
+	assert_float_equal(s.rate, 1000, 1e-9);
+	/* Overload at 1000: the ramp stops at once, the rate drops from here,
+	 * and what was good is the stage that held: 200. */
+	t += TICK;
+	aimd_update(&p, &s, &over, t);
+	assert_int_equal(s.mode, AIMD_OVERLOAD);
+	assert_float_equal(s.rate, 900, 1e-9);
+	assert_float_equal(s.last_good, 200, 1e-9);
+	/* The next ramp climbs towards 200, not 2000: from 900 * 0.9^40 =
+	 * 13.3, stages 20 (10 %), 100 (50 %), 200. */
+	for (i = 0; i < 40; i++, t += TICK)
+		aimd_update(&p, &s, &over, t);
+	aimd_update(&p, &s, &ok, t);
+	assert_float_equal(s.rate, 20, 1e-9);
+	t += 10 * TICK;
+	aimd_update(&p, &s, &ok, t);
+	assert_float_equal(s.rate, 100, 1e-9);
+	t += 10 * TICK;
+	aimd_update(&p, &s, &ok, t);
+	assert_float_equal(s.rate, 200, 1e-9);
+}
+
+static void no_ramp_means_straight_to_steady(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct aimd_signals over = calm(5000), ok = calm(5000);
+
+	p.nr_stages = 0;
+	over.overflows = 1;
+	aimd_init(&s, &p, 1000);
+	aimd_update(&p, &s, &over, TICK);
+	aimd_update(&p, &s, &ok, 2 * TICK);
+	assert_int_equal(s.mode, AIMD_STEADY);
+	assert_float_equal(s.rate, 900, 1e-9);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(sojourn_must_stay_above_target_for_an_interval),
+		cmocka_unit_test(each_signal_is_overload),
+		cmocka_unit_test(stall_guard),
+		cmocka_unit_test(step_response_is_multiplicative_decrease),
+		cmocka_unit_test(no_growth_while_not_binding),
+		cmocka_unit_test(start_is_bounded),
+		cmocka_unit_test(ramp_climbs_in_stages),
+		cmocka_unit_test(shallow_cut_climbs_without_a_ramp),
+		cmocka_unit_test(ramp_aims_no_higher_than_the_service_managed),
+		cmocka_unit_test(a_draining_queue_is_not_cut_again),
+		cmocka_unit_test(ramp_is_abandoned_on_overload),
+		cmocka_unit_test(no_ramp_means_straight_to_steady),
+	};
+
+	return cmocka_run_group_tests_name("aimd", tests, NULL, NULL);
+}

@@ -1,0 +1,974 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* loadgen.c - testbed open-loop TCP client with patience, the measure of
+ * goodput: opens connections at a fixed (or Poisson) rate, sends "GET\n" and
+ * counts a connection ok only when "OK\n" came back within --patience-ms;
+ * at its deadline it gives up with a RST. One summary line on stdout.
+ * Exit 0 ok, 1 runtime error (or interrupted), 2 usage error.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROG "loadgen"
+
+#ifndef MAX_INFLIGHT
+#define MAX_INFLIGHT 1000000ULL
+#endif
+#define DEFAULT_MAX_INFLIGHT 20000ULL
+#define MAX_DURATION_S 3600ULL
+#define MAX_PATIENCE_MS 600000ULL
+#define MIN_RATE 0.01
+#define MAX_RATE 1000000.0
+#define FD_SPARE 64          /* descriptors besides the connections */
+#define EVENT_BATCH 1024     /* epoll events per wait */
+/* Connections started per loop turn when the loop runs late, so replies
+ * are still read between the starts; the late starts follow at once. */
+#define START_BATCH 256
+#define NSEC_PER_SEC ((uint64_t)1000000000)
+#define NSEC_PER_MSEC ((uint64_t)1000000)
+#define NSEC_PER_USEC ((uint64_t)1000)
+#define NIL UINT32_MAX
+
+/* Latency histogram, log-linear in microseconds: values below HIST_SUB are
+ * exact, above it every power of two has HIST_SUB buckets, so a bucket's
+ * midpoint is within 1 / (2 * HIST_SUB) of any value in it (0.4 %). */
+#define HIST_SUB_BITS 7
+#define HIST_SUB (1u << HIST_SUB_BITS)
+#define HIST_BUCKETS ((64 - HIST_SUB_BITS + 1) * HIST_SUB)
+
+static const char request[] = "GET\n";
+static const char reply[] = "OK\n";
+
+enum outcome {
+	OUT_OK,
+	OUT_REFUSED,
+	OUT_TIMEOUT_CONNECT,
+	OUT_TIMEOUT_RESPONSE,
+	OUT_ERROR,
+	OUT_NR,
+};
+
+static const char *const outcome_name[OUT_NR] = {
+	"ok", "refused", "timeout_connect", "timeout_response", "error",
+};
+
+struct cfg {
+	int family;
+	union {
+		struct sockaddr_in v4;
+		struct sockaddr_in6 v6;
+	} dst, src;
+	socklen_t addr_len;
+	bool have_bind;
+	const char *dst_str, *bind_str;
+	uint64_t port;
+	double rate;
+	bool poisson;
+	uint64_t duration_s;
+	uint64_t patience_ms;
+	uint64_t max_inflight;
+	bool max_inflight_set;
+	uint64_t seed;
+};
+
+enum conn_state { C_FREE, C_CONNECTING, C_WAIT_REPLY, C_WAIT_EOF };
+
+/*
+ * struct conn - one connection slot.
+ * @prev, @next: the deadline list. Every connection has the same patience,
+ *          so start order is deadline order: the list is kept in start
+ *          order, its head expires first, and finishing unlinks in O(1).
+ * @gen:    bumped on every reuse, carried in the epoll data, so an event
+ *          for a closed connection cannot be taken for its successor.
+ * @got:    bytes of "OK\n" matched so far.
+ */
+struct conn {
+	int fd;
+	enum conn_state state;
+	uint32_t gen;
+	uint32_t got;
+	uint32_t second;
+	uint32_t prev, next;
+	uint64_t start_ns;
+};
+
+struct second {
+	uint64_t count[OUT_NR];
+	uint64_t pending; /* started in this second and not finished */
+};
+
+static volatile sig_atomic_t stop;
+
+static struct cfg cfg;
+static struct conn *conns;
+static uint32_t *free_stack;
+static uint64_t free_top;
+static uint32_t dl_head = NIL, dl_tail = NIL;
+static uint64_t inflight;
+static struct second *seconds;
+static uint64_t nseconds;
+static uint64_t total[OUT_NR];
+static uint64_t hist[HIST_BUCKETS];
+static int epfd = -1;
+static bool warned_ports, warned_inflight, warned_fds;
+
+static void on_signal(int sig)
+{
+	if (stop < 2)
+		stop++;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/* splitmix64: seedable, for the Poisson gaps. */
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Uniform in (0, 1]: never 0, so log() is finite. */
+static double rng_unit(uint64_t *s)
+{
+	return (double)((rng_next(s) >> 11) + 1) * 0x1.0p-53;
+}
+
+static unsigned int hist_index(uint64_t v)
+{
+	unsigned int e;
+
+	if (v < HIST_SUB)
+		return (unsigned int)v;
+	e = 63 - (unsigned int)__builtin_clzll(v); /* >= HIST_SUB_BITS */
+	return (e - HIST_SUB_BITS + 1) * HIST_SUB +
+	       (unsigned int)((v >> (e - HIST_SUB_BITS)) - HIST_SUB);
+}
+
+/* The midpoint of bucket @i, in microseconds. */
+static double hist_value(unsigned int i)
+{
+	unsigned int e, sub;
+	uint64_t lo, width;
+
+	if (i < HIST_SUB)
+		return (double)i;
+	e = i / HIST_SUB + HIST_SUB_BITS - 1;
+	sub = i % HIST_SUB;
+	lo = (uint64_t)(HIST_SUB + sub) << (e - HIST_SUB_BITS);
+	width = (uint64_t)1 << (e - HIST_SUB_BITS);
+	return (double)lo + (double)(width - 1) / 2.0;
+}
+
+/* Nearest rank: the smallest value with at least ceil(p * n) samples at or
+ * below it; NAN without samples. In milliseconds. */
+static double hist_percentile_ms(double p)
+{
+	uint64_t n = total[OUT_OK], rank, sum = 0;
+	unsigned int i;
+
+	if (!n)
+		return NAN;
+	rank = (uint64_t)ceil(p * (double)n);
+	if (rank < 1)
+		rank = 1;
+	for (i = 0; i < HIST_BUCKETS; i++) {
+		sum += hist[i];
+		if (sum >= rank)
+			return hist_value(i) / 1000.0;
+	}
+	return NAN; /* not reached: the buckets hold n samples */
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: " PROG " --dst ADDR --port P --rate CONN_PER_SEC --duration SEC\n"
+"       --patience-ms MS [--bind ADDR] [--poisson] [--max-inflight N]\n"
+"       [--seed N]\n"
+"       " PROG " --help\n"
+"\n"
+"An open-loop client: it starts connections to ADDR:P at CONN_PER_SEC\n"
+"(%g-%g, fractions allowed), evenly spaced, or with exponential gaps under\n"
+"--poisson, whatever the server does, for SEC seconds (1-%llu). Each one\n"
+"does a non-blocking connect (from --bind ADDR, same family as --dst, with\n"
+"an ephemeral port), sends \"GET\\n\" and waits for \"OK\\n\" and the server's\n"
+"close. Each has a deadline MS after its start (1-%llu):\n"
+"  ok                \"OK\\n\" arrived before the deadline\n"
+"  timeout_connect   not connected at the deadline (SYN unanswered)\n"
+"  timeout_response  connected, no reply at the deadline\n"
+"  refused           the connect got a RST (ECONNREFUSED)\n"
+"  error             anything else: a reset or close before the reply, a\n"
+"                    wrong reply, no free local port (EADDRNOTAVAIL), no\n"
+"                    free descriptor, or --max-inflight reached\n"
+"At the deadline it gives up with SO_LINGER {1, 0}: a RST, no TIME_WAIT.\n"
+"After SEC it starts nothing more and waits for the ones in flight (at\n"
+"most MS). SIGINT or SIGTERM end the offering early (a second one gives\n"
+"up on the ones in flight).\n"
+"\n"
+"--max-inflight N   connections open at once, 1-%llu, default %llu; a start\n"
+"                   beyond it counts as error. The open-file limit is\n"
+"                   raised to N + %d; where it cannot be, the default\n"
+"                   shrinks to fit (with a warning if the run may need\n"
+"                   more).\n"
+"--seed N           seed of the Poisson gaps (default: time and pid)\n"
+"\n"
+"Local ports: every connection in flight holds one, up to about\n"
+"CONN_PER_SEC * MS / 1000 at once. Widen the range in the client's network\n"
+"namespace first, e.g.\n"
+"  sysctl -w net.ipv4.ip_local_port_range=\"1024 65000\"\n"
+"Running out shows as EADDRNOTAVAIL, counted as error with a warning.\n"
+"\n"
+"Every second stderr gets, for the connections STARTED in second N (printed\n"
+"once all of them are finished):\n"
+"  t=N offered=N ok=N refused=N timeout_connect=N timeout_response=N error=N\n"
+"At the end stdout gets one line:\n"
+"  offered=N ok=N refused=N timeout_connect=N timeout_response=N error=N\n"
+"  goodput_per_sec=X.X p50_ms=X p99_ms=X\n"
+"goodput_per_sec is ok / SEC (the seconds actually offered when stopped\n"
+"early); p50/p99 are over the ok connections' times from start to \"OK\\n\",\n"
+"within 0.4 %%, and nan without any ok.\n"
+"Exit: 0 done, 1 runtime error or interrupted, 2 usage error.\n",
+		MIN_RATE, MAX_RATE, MAX_DURATION_S, MAX_PATIENCE_MS,
+		MAX_INFLIGHT, DEFAULT_MAX_INFLIGHT, FD_SPARE);
+}
+
+/* Strict decimal: digits only, no sign, no blanks, inside [min, max]. */
+static int parse_u64(const char *opt, const char *s, uint64_t min,
+		     uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (s[0] < '0' || s[0] > '9')
+		goto bad;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end != '\0' || v < min || v > max)
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	fprintf(stderr, PROG ": --%s: '%s' is not an integer in [%" PRIu64
+		", %" PRIu64 "]\n", opt, s, min, max);
+	return -1;
+}
+
+/* Strict decimal number (no hex, inf or nan), inside [min, max]. */
+static int parse_double(const char *opt, const char *s, double min,
+			double max, double *out)
+{
+	char *end;
+	double v;
+
+	if ((s[0] < '0' || s[0] > '9') && s[0] != '.')
+		goto bad;
+	if (strchr(s, 'x') || strchr(s, 'X'))
+		goto bad;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end != '\0' || !(v >= min && v <= max))
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	fprintf(stderr, PROG ": --%s: '%s' is not a number in [%g, %g]\n", opt,
+		s, min, max);
+	return -1;
+}
+
+/* Fill @sa from @s with @port. Return: the family, or -1. */
+static int parse_addr(const char *s, uint16_t port, void *sa)
+{
+	struct sockaddr_in *v4 = sa;
+	struct sockaddr_in6 *v6 = sa;
+
+	memset(sa, 0, sizeof(struct sockaddr_in6));
+	if (inet_pton(AF_INET, s, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		v4->sin_port = htons(port);
+		return AF_INET;
+	}
+	if (inet_pton(AF_INET6, s, &v6->sin6_addr) == 1) {
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons(port);
+		return AF_INET6;
+	}
+	return -1;
+}
+
+enum {
+	OPT_DST = 256, OPT_PORT, OPT_RATE, OPT_DURATION, OPT_PATIENCE,
+	OPT_BIND, OPT_POISSON, OPT_MAX_INFLIGHT, OPT_SEED, OPT_HELP,
+};
+
+static const struct option long_opts[] = {
+	{ "dst", required_argument, NULL, OPT_DST },
+	{ "port", required_argument, NULL, OPT_PORT },
+	{ "rate", required_argument, NULL, OPT_RATE },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "patience-ms", required_argument, NULL, OPT_PATIENCE },
+	{ "bind", required_argument, NULL, OPT_BIND },
+	{ "poisson", no_argument, NULL, OPT_POISSON },
+	{ "max-inflight", required_argument, NULL, OPT_MAX_INFLIGHT },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Return: 0 to run, 1 after --help, -1 on a usage error (already printed). */
+static int parse_args(int argc, char **argv, struct cfg *c)
+{
+	bool have_port = false, have_rate = false, have_duration = false;
+	bool have_patience = false, have_seed = false;
+	int opt, fam;
+
+	c->max_inflight = DEFAULT_MAX_INFLIGHT;
+	while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_DST:
+			c->dst_str = optarg;
+			break;
+		case OPT_PORT:
+			if (parse_u64("port", optarg, 1, 65535, &c->port))
+				return -1;
+			have_port = true;
+			break;
+		case OPT_RATE:
+			if (parse_double("rate", optarg, MIN_RATE, MAX_RATE,
+					 &c->rate))
+				return -1;
+			have_rate = true;
+			break;
+		case OPT_DURATION:
+			if (parse_u64("duration", optarg, 1, MAX_DURATION_S,
+				      &c->duration_s))
+				return -1;
+			have_duration = true;
+			break;
+		case OPT_PATIENCE:
+			if (parse_u64("patience-ms", optarg, 1, MAX_PATIENCE_MS,
+				      &c->patience_ms))
+				return -1;
+			have_patience = true;
+			break;
+		case OPT_BIND:
+			c->bind_str = optarg;
+			break;
+		case OPT_POISSON:
+			c->poisson = true;
+			break;
+		case OPT_MAX_INFLIGHT:
+			if (parse_u64("max-inflight", optarg, 1, MAX_INFLIGHT,
+				      &c->max_inflight))
+				return -1;
+			c->max_inflight_set = true;
+			break;
+		case OPT_SEED:
+			if (parse_u64("seed", optarg, 0, UINT64_MAX, &c->seed))
+				return -1;
+			have_seed = true;
+			break;
+		case OPT_HELP:
+			usage(stdout);
+			return 1;
+		default:
+			return -1; /* getopt_long said what was wrong */
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);
+		return -1;
+	}
+	if (!c->dst_str || !have_port || !have_rate || !have_duration ||
+	    !have_patience) {
+		fprintf(stderr, PROG ": --dst, --port, --rate, --duration and "
+			"--patience-ms are required\n");
+		return -1;
+	}
+	c->family = parse_addr(c->dst_str, (uint16_t)c->port, &c->dst);
+	if (c->family < 0) {
+		fprintf(stderr, PROG ": --dst: '%s' is not an IPv4 or IPv6 "
+			"address\n", c->dst_str);
+		return -1;
+	}
+	c->addr_len = c->family == AF_INET ? sizeof(c->dst.v4) :
+					     sizeof(c->dst.v6);
+	if (c->bind_str) {
+		fam = parse_addr(c->bind_str, 0, &c->src);
+		if (fam < 0) {
+			fprintf(stderr, PROG ": --bind: '%s' is not an IPv4 or "
+				"IPv6 address\n", c->bind_str);
+			return -1;
+		}
+		if (fam != c->family) {
+			fprintf(stderr, PROG ": --bind %s and --dst %s are of "
+				"different families\n", c->bind_str, c->dst_str);
+			return -1;
+		}
+		c->have_bind = true;
+	}
+	if (!have_seed)
+		c->seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	return 0;
+}
+
+/* Count @out for a connection started in @second. */
+static void record(uint32_t second, enum outcome out)
+{
+	seconds[second].count[out]++;
+	seconds[second].pending--;
+	total[out]++;
+}
+
+static void warn_once(bool *warned, const char *what, int err,
+		      const char *advice)
+{
+	if (*warned)
+		return;
+	*warned = true;
+	fprintf(stderr, PROG ": %s: %s (%s; counted as error, warning once)\n",
+		what, strerror(err), advice);
+}
+
+/* Close slot @i and put it back; @rst: abort with a RST, no TIME_WAIT. */
+static void release(uint32_t i, bool rst)
+{
+	struct conn *c = &conns[i];
+
+	if (rst) {
+		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+		/* Cannot fail on a TCP socket; if it did, a FIN is fine. */
+		setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	}
+	close(c->fd); /* also leaves the epoll set */
+	c->fd = -1;
+	c->state = C_FREE;
+	if (c->prev != NIL)
+		conns[c->prev].next = c->next;
+	else
+		dl_head = c->next;
+	if (c->next != NIL)
+		conns[c->next].prev = c->prev;
+	else
+		dl_tail = c->prev;
+	free_stack[free_top++] = i;
+	inflight--;
+}
+
+static bool is_port_shortage(int err)
+{
+	/* EADDRNOTAVAIL: no free local port for this destination; EAGAIN is
+	 * how older kernels said the same for connect(). */
+	return err == EADDRNOTAVAIL || err == EAGAIN;
+}
+
+static void watch(uint32_t i, uint32_t events, int op)
+{
+	struct epoll_event ev = {
+		.events = events,
+		.data.u64 = ((uint64_t)conns[i].gen << 32) | i,
+	};
+
+	/* Fails only for lack of memory; the deadline still ends the slot. */
+	if (epoll_ctl(epfd, op, conns[i].fd, &ev))
+		fprintf(stderr, PROG ": watch a connection: %s\n",
+			strerror(errno));
+}
+
+/* Connected: send the request and wait for the reply. Return: false when
+ * the slot was finished here. */
+static bool on_connected(uint32_t i)
+{
+	struct conn *c = &conns[i];
+	ssize_t n;
+
+	/* 4 bytes into a fresh send buffer: never partial. */
+	n = send(c->fd, request, sizeof(request) - 1, MSG_NOSIGNAL);
+	if (n != (ssize_t)(sizeof(request) - 1)) {
+		record(c->second, OUT_ERROR);
+		release(i, true);
+		return false;
+	}
+	c->state = C_WAIT_REPLY;
+	return true;
+}
+
+/* Start one connection in second @sec. */
+static void start_conn(uint64_t now, uint32_t sec)
+{
+	struct conn *c;
+	uint32_t i;
+	int fd, one = 1;
+
+	seconds[sec].pending++;
+	if (!free_top) {
+		if (!warned_inflight) {
+			warned_inflight = true;
+			fprintf(stderr, PROG ": --max-inflight %" PRIu64 " reached"
+				" (counted as error, warning once)\n",
+				cfg.max_inflight);
+		}
+		record(sec, OUT_ERROR);
+		return;
+	}
+	fd = socket(cfg.family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		warn_once(&warned_fds, "open a socket", errno,
+			  "out of descriptors or memory");
+		record(sec, OUT_ERROR);
+		return;
+	}
+	if (cfg.have_bind) {
+		/* Take the port at connect(), not at bind(): then a port is
+		 * only unique per destination, and the range goes further.
+		 * An IP-level option, honoured by IPv6 sockets too; without
+		 * it bind() takes the port, which only narrows the range. */
+		setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one,
+			   sizeof(one));
+		if (bind(fd, (const struct sockaddr *)&cfg.src, cfg.addr_len)) {
+			warn_once(&warned_ports, "bind --bind address", errno,
+				  "widen net.ipv4.ip_local_port_range");
+			close(fd);
+			record(sec, OUT_ERROR);
+			return;
+		}
+	}
+
+	i = free_stack[--free_top];
+	c = &conns[i];
+	c->fd = fd;
+	c->gen++;
+	c->got = 0;
+	c->second = sec;
+	c->start_ns = now;
+	c->state = C_CONNECTING;
+	c->prev = dl_tail;
+	c->next = NIL;
+	if (dl_tail != NIL)
+		conns[dl_tail].next = i;
+	else
+		dl_head = i;
+	dl_tail = i;
+	inflight++;
+
+	if (connect(fd, (const struct sockaddr *)&cfg.dst, cfg.addr_len) == 0) {
+		if (on_connected(i))
+			watch(i, EPOLLIN, EPOLL_CTL_ADD);
+		return;
+	}
+	if (errno == EINPROGRESS) {
+		watch(i, EPOLLOUT, EPOLL_CTL_ADD);
+		return;
+	}
+	if (errno == ECONNREFUSED) {
+		record(sec, OUT_REFUSED);
+	} else {
+		if (is_port_shortage(errno))
+			warn_once(&warned_ports, "connect: no free local port",
+				  errno, "widen net.ipv4.ip_local_port_range");
+		record(sec, OUT_ERROR);
+	}
+	release(i, false);
+}
+
+static void on_event(uint64_t data, uint64_t now)
+{
+	uint32_t i = (uint32_t)data;
+	struct conn *c = &conns[i];
+	char buf[64];
+	ssize_t n;
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (c->state == C_FREE || c->gen != (uint32_t)(data >> 32))
+		return; /* finished earlier in this batch */
+
+	if (c->state == C_CONNECTING) {
+		if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len))
+			err = errno;
+		if (err == EINPROGRESS || err == EALREADY)
+			return;
+		if (err) {
+			record(c->second, err == ECONNREFUSED ? OUT_REFUSED :
+			       OUT_ERROR);
+			release(i, false);
+			return;
+		}
+		if (on_connected(i))
+			watch(i, EPOLLIN, EPOLL_CTL_MOD);
+		return;
+	}
+
+	n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (c->state == C_WAIT_EOF) {
+		/* After the reply: wait for the server's FIN so it is the
+		 * server that closes first; trailing bytes are ignored. */
+		if (n <= 0)
+			release(i, n < 0);
+		return;
+	}
+	if (n <= 0) { /* reset or closed before the reply */
+		record(c->second, OUT_ERROR);
+		release(i, true);
+		return;
+	}
+	for (ssize_t k = 0; k < n && c->got < sizeof(reply) - 1; k++) {
+		if (buf[k] != reply[c->got]) {
+			record(c->second, OUT_ERROR);
+			release(i, true);
+			return;
+		}
+		c->got++;
+	}
+	if (c->got < sizeof(reply) - 1)
+		return;
+	/* The deadline is checked after the events, so a reply read in the
+	 * same turn could be a little late: late is not ok. */
+	if (now - c->start_ns > cfg.patience_ms * NSEC_PER_MSEC) {
+		record(c->second, OUT_TIMEOUT_RESPONSE);
+		release(i, true);
+		return;
+	}
+	record(c->second, OUT_OK);
+	hist[hist_index((now - c->start_ns) / NSEC_PER_USEC)]++;
+	c->state = C_WAIT_EOF;
+	/* The FIN usually came with the reply: take it now. */
+	if (recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT) == 0)
+		release(i, false);
+}
+
+/* Give up on every connection whose deadline is at or before @t. */
+static void expire(uint64_t t)
+{
+	uint64_t patience_ns = cfg.patience_ms * NSEC_PER_MSEC;
+
+	while (dl_head != NIL && conns[dl_head].start_ns + patience_ns <= t) {
+		uint32_t i = dl_head;
+		struct conn *c = &conns[i];
+
+		if (c->state == C_CONNECTING)
+			record(c->second, OUT_TIMEOUT_CONNECT);
+		else if (c->state == C_WAIT_REPLY)
+			record(c->second, OUT_TIMEOUT_RESPONSE);
+		/* C_WAIT_EOF: counted ok already; just let go. */
+		release(i, true);
+	}
+}
+
+/* One fprintf per line: stderr is unbuffered, and a reader of a pipe
+ * should get whole lines. */
+static void print_second(uint64_t k)
+{
+	const uint64_t *n = seconds[k].count;
+
+	fprintf(stderr, "t=%" PRIu64 " offered=%" PRIu64 " ok=%" PRIu64
+		" refused=%" PRIu64 " timeout_connect=%" PRIu64
+		" timeout_response=%" PRIu64 " error=%" PRIu64 "\n", k + 1,
+		n[OUT_OK] + n[OUT_REFUSED] + n[OUT_TIMEOUT_CONNECT] +
+		n[OUT_TIMEOUT_RESPONSE] + n[OUT_ERROR], n[OUT_OK],
+		n[OUT_REFUSED], n[OUT_TIMEOUT_CONNECT], n[OUT_TIMEOUT_RESPONSE],
+		n[OUT_ERROR]);
+}
+
+/* Make room for --max-inflight connections. Without CAP_SYS_RESOURCE the
+ * hard limit stays: the default --max-inflight then shrinks to fit, with a
+ * warning; one given explicitly is an error. */
+/* The one line on stdout; goodput over @offered_s seconds. */
+static void print_summary(double offered_s)
+{
+	uint64_t offered = 0;
+	int o;
+
+	for (o = 0; o < OUT_NR; o++)
+		offered += total[o];
+	printf("offered=%" PRIu64, offered);
+	for (o = 0; o < OUT_NR; o++)
+		printf(" %s=%" PRIu64, outcome_name[o], total[o]);
+	printf(" goodput_per_sec=%.1f p50_ms=%.2f p99_ms=%.2f\n",
+	       offered_s > 0 ? (double)total[OUT_OK] / offered_s : 0.0,
+	       hist_percentile_ms(0.50), hist_percentile_ms(0.99));
+}
+
+static int raise_fd_limit(bool explicit_max)
+{
+	uint64_t need = cfg.max_inflight + FD_SPARE;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl)) {
+		fprintf(stderr, PROG ": read the open-file limit: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+		return 0;
+	if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need) {
+		rl.rlim_cur = need;
+	} else {
+		struct rlimit more = { .rlim_cur = need, .rlim_max = need };
+
+		if (!setrlimit(RLIMIT_NOFILE, &more))
+			return 0;
+		if (explicit_max || rl.rlim_max <= 2 * FD_SPARE) {
+			fprintf(stderr, PROG ": raise the open-file limit to %"
+				PRIu64 ": %s (hard limit %llu; lower "
+				"--max-inflight)\n", need, strerror(errno),
+				(unsigned long long)rl.rlim_max);
+			return -1;
+		}
+		cfg.max_inflight = rl.rlim_max - FD_SPARE;
+		/* Quiet unless this run may want more than that. */
+		if (cfg.rate * (double)cfg.patience_ms / 1000.0 >=
+		    (double)cfg.max_inflight)
+			fprintf(stderr, PROG ": warning: open-file hard limit "
+				"%llu (cannot raise it: %s); --max-inflight is %"
+				PRIu64 "\n", (unsigned long long)rl.rlim_max,
+				strerror(errno), cfg.max_inflight);
+		rl.rlim_cur = rl.rlim_max;
+	}
+	if (setrlimit(RLIMIT_NOFILE, &rl)) {
+		fprintf(stderr, PROG ": raise the open-file limit to %llu: %s\n",
+			(unsigned long long)rl.rlim_cur, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Fail now, not once per connection, when --bind is not a local address. */
+static int check_bind(void)
+{
+	int fd, err;
+
+	if (!cfg.have_bind)
+		return 0;
+	fd = socket(cfg.family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		fprintf(stderr, PROG ": open a socket: %s\n", strerror(errno));
+		return -1;
+	}
+	err = bind(fd, (const struct sockaddr *)&cfg.src, cfg.addr_len) ?
+	      errno : 0;
+	close(fd);
+	if (err) {
+		fprintf(stderr, PROG ": bind %s: %s%s\n", cfg.bind_str,
+			strerror(err), err == EADDRNOTAVAIL ? " (is it on an "
+			"interface here?)" : "");
+		return -1;
+	}
+	return 0;
+}
+
+/* Warn when the local port range is narrower than the expected number of
+ * connections in flight; the run still goes, the shortage is counted. */
+static void check_port_range(void)
+{
+	double want = cfg.rate * (double)cfg.patience_ms / 1000.0;
+	unsigned long lo, hi;
+	FILE *f;
+
+	f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+	if (!f)
+		return;
+	if (fscanf(f, "%lu %lu", &lo, &hi) == 2 && hi >= lo &&
+	    (double)(hi - lo + 1) < want)
+		fprintf(stderr, PROG ": warning: net.ipv4.ip_local_port_range "
+			"%lu-%lu has %lu ports, fewer than the up to %.0f "
+			"connections in flight; widen it\n", lo, hi,
+			hi - lo + 1, want);
+	fclose(f);
+}
+
+static int wait_events(struct epoll_event *evs, uint64_t until, uint64_t now)
+{
+	uint64_t d = until > now ? until - now : 0;
+	struct timespec ts = {
+		.tv_sec = (time_t)(d / NSEC_PER_SEC),
+		.tv_nsec = (long)(d % NSEC_PER_SEC),
+	};
+	int n;
+
+	n = epoll_pwait2(epfd, evs, EVENT_BATCH, &ts, NULL);
+	if (n < 0 && errno == ENOSYS) /* before Linux 5.11: ms are enough */
+		n = epoll_wait(epfd, evs, EVENT_BATCH,
+			       (int)((d + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC));
+	return n;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t start, end, next_at, arrivals = 0, reported = 0, rng;
+	uint64_t patience_ns, offer_end, max_lag = 0;
+	double gap_ns;
+	struct epoll_event *evs = NULL;
+	struct sigaction sa;
+	bool offering = true, cut_short = false, gave_up = false;
+	int ret = 1, r;
+	uint64_t i;
+
+	r = parse_args(argc, argv, &cfg);
+	if (r)
+		return r > 0 ? 0 : 2;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (raise_fd_limit(cfg.max_inflight_set) || check_bind())
+		return 1;
+	check_port_range();
+	nseconds = cfg.duration_s;
+	conns = calloc(cfg.max_inflight, sizeof(*conns));
+	free_stack = calloc(cfg.max_inflight, sizeof(*free_stack));
+	seconds = calloc(nseconds, sizeof(*seconds));
+	evs = calloc(EVENT_BATCH, sizeof(*evs));
+	if (!conns || !free_stack || !seconds || !evs) {
+		fprintf(stderr, PROG ": allocate connection table: %s\n",
+			strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < cfg.max_inflight; i++) {
+		conns[i].fd = -1;
+		/* Lowest slot on top: a short run touches few pages. */
+		free_stack[i] = (uint32_t)(cfg.max_inflight - 1 - i);
+	}
+	free_top = cfg.max_inflight;
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (epfd < 0) {
+		fprintf(stderr, PROG ": create epoll: %s\n", strerror(errno));
+		goto out;
+	}
+
+	rng = cfg.seed;
+	gap_ns = (double)NSEC_PER_SEC / cfg.rate;
+	patience_ns = cfg.patience_ms * NSEC_PER_MSEC;
+	fprintf(stderr, PROG ": dst %s port %" PRIu64 " rate=%g%s duration=%"
+		PRIu64 " patience_ms=%" PRIu64 " bind=%s seed=%" PRIu64 "\n",
+		cfg.dst_str, cfg.port, cfg.rate, cfg.poisson ? " (poisson)" : "",
+		cfg.duration_s, cfg.patience_ms,
+		cfg.bind_str ? cfg.bind_str : "any", cfg.seed);
+
+	start = now_ns();
+	end = start + cfg.duration_s * NSEC_PER_SEC;
+	offer_end = end; /* unless a signal cuts it short */
+	next_at = start;
+	for (;;) {
+		uint64_t now = now_ns(), until;
+		int n, burst = 0, e;
+
+		if (offering && stop) {
+			offering = false;
+			cut_short = true;
+			offer_end = now;
+			/* The seconds not yet begun are not reported. */
+			nseconds = (now - start + NSEC_PER_SEC - 1) / NSEC_PER_SEC;
+		}
+		if (stop >= 2 && inflight) {
+			gave_up = true;
+			expire(UINT64_MAX);
+		}
+		while (offering && next_at <= now && burst < START_BATCH) {
+			if (next_at >= end) {
+				offering = false;
+				break;
+			}
+			if (now - next_at > max_lag)
+				max_lag = now - next_at;
+			start_conn(now, (uint32_t)((next_at - start) /
+						   NSEC_PER_SEC));
+			burst++;
+			arrivals++;
+			if (cfg.poisson)
+				next_at += (uint64_t)(-gap_ns *
+						      log(rng_unit(&rng)));
+			else
+				next_at = start + (uint64_t)((double)arrivals *
+							     gap_ns);
+		}
+		if (offering && next_at >= end)
+			offering = false;
+		expire(now);
+		while (reported < nseconds && !seconds[reported].pending &&
+		       (!offering ||
+			now >= start + (reported + 1) * NSEC_PER_SEC))
+			print_second(reported++);
+		if (!offering && !inflight && reported >= nseconds)
+			break;
+
+		/* Sleep until the next start, deadline or report second. */
+		until = UINT64_MAX;
+		if (offering)
+			until = burst == START_BATCH ? now : next_at;
+		if (dl_head != NIL)
+			until = min_u64(until, conns[dl_head].start_ns +
+					       patience_ns);
+		if (reported < nseconds && offering)
+			until = min_u64(until, start + (reported + 1) *
+						       NSEC_PER_SEC);
+		if (until == UINT64_MAX) /* only finished seconds left */
+			until = now;
+		n = wait_events(evs, until, now);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, PROG ": wait for events: %s\n",
+				strerror(errno));
+			goto out;
+		}
+		now = now_ns();
+		for (e = 0; e < n; e++)
+			on_event(evs[e].data.u64, now);
+	}
+
+	print_summary(cut_short ? (double)(offer_end - start) /
+				  (double)NSEC_PER_SEC : (double)cfg.duration_s);
+	fprintf(stderr, PROG ": max_start_lag_ms=%.2f\n",
+		(double)max_lag / (double)NSEC_PER_MSEC);
+	if (cut_short || gave_up) {
+		fprintf(stderr, PROG ": interrupted\n");
+		goto out;
+	}
+	ret = 0;
+out:
+	if (epfd >= 0)
+		close(epfd);
+	for (i = 0; conns && i < cfg.max_inflight; i++)
+		if (conns[i].fd >= 0)
+			close(conns[i].fd);
+	free(conns);
+	free(free_stack);
+	free(seconds);
+	free(evs);
+	return ret;
+}

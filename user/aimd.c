@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* aimd.c - the overload verdict and the AIMD control law with ramped
+ * recovery. See aimd.h for the law; everything here is arithmetic on its
+ * arguments.
+ */
+#include "aimd.h"
+
+#define MS 1000000ULL
+
+void aimd_defaults(struct aimd_params *p)
+{
+	*p = (struct aimd_params){
+		.target_delay_ns = 5 * MS,
+		.interval_ns = 100 * MS,
+		.depth_frac = 0.7,
+		.latency_target_ns = 0,
+		.alpha_per_sec = 0, /* 0: 1 % of the last good rate, see alpha() */
+		.beta = 0.95,
+		.min_rate = 10,
+		.max_rate = 100000,
+		.ramp = { 0.1, 0.5, 1.0 },
+		.nr_stages = 3,
+		.stage_hold_ns = 1000 * MS,
+		.tick_ns = 100 * MS,
+		.good_cap = 1.5,
+	};
+}
+
+void aimd_init(struct aimd_state *s, const struct aimd_params *p, double start_rate)
+{
+	*s = (struct aimd_state){ .mode = AIMD_STEADY };
+	if (start_rate < p->min_rate)
+		start_rate = p->min_rate;
+	if (start_rate > p->max_rate)
+		start_rate = p->max_rate;
+	s->rate = start_rate;
+	s->last_good = start_rate;
+}
+
+unsigned int aimd_overloaded(const struct aimd_params *p, struct aimd_state *s,
+			     const struct aimd_signals *sig, __u64 now_ns)
+{
+	unsigned int why = 0;
+
+	/* CoDel's test on the minimum sojourn: a queue that never drains
+	 * below target for a whole interval is a standing queue. A tick with
+	 * no accepts says nothing about the minimum: the timer stays. */
+	if (sig->have_sojourn && sig->sojourn_count > 0) {
+		if (sig->sojourn_min_ns < p->target_delay_ns) {
+			s->above_since_ns = 0;
+		} else if (!s->above_since_ns) {
+			s->above_since_ns = now_ns + p->interval_ns;
+		} else if (now_ns >= s->above_since_ns) {
+			why |= AIMD_WHY_SOJOURN;
+		}
+	}
+	if (sig->have_depth && sig->backlog > 0 &&
+	    (double)sig->depth > p->depth_frac * (double)sig->backlog)
+		why |= AIMD_WHY_DEPTH;
+	if (sig->overflows > 0)
+		why |= AIMD_WHY_OVERFLOW;
+	if (p->latency_target_ns && sig->have_latency &&
+	    sig->latency_p99_ns > p->latency_target_ns)
+		why |= AIMD_WHY_LATENCY;
+	/* Stall guard: a queue that holds connections while nobody takes
+	 * any means the application stopped: overload, not calm. */
+	if (sig->have_depth && sig->depth > 0 && sig->have_sojourn &&
+	    sig->sojourn_count == 0)
+		why |= AIMD_WHY_STALL;
+	return why;
+}
+
+static double clamp(const struct aimd_params *p, double r)
+{
+	if (r < p->min_rate)
+		r = p->min_rate;
+	if (r > p->max_rate)
+		r = p->max_rate;
+	return r;
+}
+
+/* The additive step. Unset, it is 1 % of the rate that was good before the
+ * last overload episode: constant while the limit climbs (additive), yet in
+ * scale with the service, so 10 % is regained in ten ticks at any rate. */
+static double alpha(const struct aimd_params *p, const struct aimd_state *s)
+{
+	double a = p->alpha_per_sec > 0 ? p->alpha_per_sec : s->last_good / 100;
+
+	return a < 1 ? 1 : a;
+}
+
+static double stage_rate(const struct aimd_params *p, const struct aimd_state *s)
+{
+	double r = p->ramp[s->stage] * s->last_good;
+
+	return clamp(p, r > s->floor_rate ? r : s->floor_rate);
+}
+
+/* Never aim above what the service managed while overloaded. */
+static void end_episode(const struct aimd_params *p, struct aimd_state *s)
+{
+	double took;
+
+	if (!s->ep_ticks || !s->ep_accepts || !p->tick_ns || p->good_cap <= 0)
+		return;
+	took = (double)s->ep_accepts / (double)s->ep_ticks * 1e9 / (double)p->tick_ns;
+	if (s->last_good > p->good_cap * took)
+		s->last_good = p->good_cap * took;
+}
+
+/* Enter stage s->stage, skipping stages at or below the floor; with only
+ * the last stage (or none) left, the cut was shallow: steady. */
+static void enter_stage(const struct aimd_params *p, struct aimd_state *s, __u64 now_ns)
+{
+	while (s->stage < p->nr_stages - 1 && p->ramp[s->stage] * s->last_good <= s->floor_rate)
+		s->stage++;
+	if (s->stage >= p->nr_stages ||
+	    (s->stage == p->nr_stages - 1 && s->held_rate == s->floor_rate)) {
+		s->mode = AIMD_STEADY;
+		return;
+	}
+	s->stage_end_ns = now_ns + p->stage_hold_ns;
+	s->rate = stage_rate(p, s);
+}
+
+double aimd_update(const struct aimd_params *p, struct aimd_state *s,
+		   const struct aimd_signals *sig, __u64 now_ns)
+{
+	s->why = aimd_overloaded(p, s, sig, now_ns);
+
+	if (s->why) {
+		/* The first overloaded tick of an episode remembers where it
+		 * began. A ramp overloaded again is abandoned at once; what
+		 * was good is then the last stage that held its time. */
+		if (s->mode == AIMD_STEADY)
+			s->last_good = s->rate;
+		else if (s->mode == AIMD_RECOVERING)
+			s->last_good = s->held_rate;
+		if (s->mode != AIMD_OVERLOAD)
+			s->ep_accepts = s->ep_ticks = s->prev_min_ns = 0;
+		if (sig->have_sojourn) {
+			s->ep_accepts += sig->sojourn_count;
+			s->ep_ticks++;
+		}
+		if (s->mode == AIMD_OVERLOAD && s->why == AIMD_WHY_SOJOURN &&
+		    sig->sojourn_min_ns < s->prev_min_ns) {
+			s->prev_min_ns = sig->sojourn_min_ns;
+			return s->rate; /* draining: hold */
+		}
+		if (sig->have_sojourn && sig->sojourn_count)
+			s->prev_min_ns = sig->sojourn_min_ns;
+		s->mode = AIMD_OVERLOAD;
+		s->rate = clamp(p, s->rate * p->beta);
+		return s->rate;
+	}
+
+	switch (s->mode) {
+	case AIMD_OVERLOAD:
+		end_episode(p, s);
+		s->mode = AIMD_RECOVERING;
+		s->floor_rate = s->rate;
+		s->held_rate = s->rate;
+		s->stage = 0;
+		enter_stage(p, s, now_ns);
+		break;
+	case AIMD_RECOVERING:
+		if (now_ns < s->stage_end_ns)
+			break;
+		s->held_rate = s->rate;
+		s->stage++;
+		enter_stage(p, s, now_ns);
+		break;
+	case AIMD_STEADY:
+		/* Grow only while the limit binds: demand at or above it. */
+		if (sig->demand >= s->rate)
+			s->rate = clamp(p, s->rate + alpha(p, s));
+		break;
+	}
+	return s->rate;
+}
+
+const char *aimd_mode_name(enum aimd_mode m)
+{
+	switch (m) {
+	case AIMD_STEADY:
+		return "steady";
+	case AIMD_OVERLOAD:
+		return "overload";
+	case AIMD_RECOVERING:
+		return "recovering";
+	}
+	return "?";
+}

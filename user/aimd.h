@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* aimd.h - the controller: finds the admitted SYN rate from what the service
+ * experiences (accept-queue sojourn, depth, overflows, service latency).
+ * Pure: no I/O, no clock; time comes in as an argument, so it is tested in
+ * simulated time.
+ */
+#ifndef SHEDD_AIMD_H
+#define SHEDD_AIMD_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+#define AIMD_MAX_STAGES 8
+
+/**
+ * struct aimd_params - the controller's knobs, with their units.
+ * @target_delay_ns: standing-queue target for the minimum accept-queue
+ *                   sojourn (CoDel's target; default 5 ms)
+ * @interval_ns:     how long the minimum must stay above target before it is
+ *                   overload (CoDel's interval; default 100 ms)
+ * @depth_frac:      accept-queue depth over backlog that is overload (0.7)
+ * @latency_target_ns: service p99 above this is overload; 0 = not used
+ * @alpha_per_sec:   additive increase per tick while the limit binds (SYN/s);
+ *                   0 = 1 % of the last good rate, at least 1
+ * @beta:            multiplicative decrease on overload (0.9)
+ * @min_rate:        the limit never goes below this (SYN/s)
+ * @max_rate:        ... nor above this (SYN/s)
+ * @ramp:            recovery stages, fractions of the last good rate, the
+ *                   last one 1.0 (default 0.1, 0.5, 1.0)
+ * @nr_stages:       entries used in @ramp; 0 = no ramp
+ * @stage_hold_ns:   how long each stage is held (default 1 s)
+ * @tick_ns:         the tick, to turn a tick's accepts into a rate (100 ms)
+ * @good_cap:        an episode's last good rate is at most this many times
+ *                   the accept rate the service managed during it (1.5)
+ */
+struct aimd_params {
+	__u64 target_delay_ns;
+	__u64 interval_ns;
+	double depth_frac;
+	__u64 latency_target_ns;
+	double alpha_per_sec;
+	double beta;
+	double min_rate;
+	double max_rate;
+	double ramp[AIMD_MAX_STAGES];
+	int nr_stages;
+	__u64 stage_hold_ns;
+	__u64 tick_ns;
+	double good_cap;
+};
+
+/**
+ * struct aimd_signals - what one tick measured. A signal whose source is not
+ * available has its have_* flag false and is ignored.
+ * @have_sojourn:   accept-queue sojourn samples are collected
+ * @sojourn_count:  connections accepted in the tick (with a sojourn sample)
+ * @sojourn_min_ns: the smallest sojourn of the tick (valid if count > 0)
+ * @have_depth:     accept-queue depth is read
+ * @depth:          connections waiting in the accept queue(s)
+ * @backlog:        the accept-queue limit(s)
+ * @overflows:      ListenOverflows + ListenDrops added in the tick
+ * @have_latency:   service-latency samples arrived in the tick
+ * @latency_p99_ns: their 99th percentile
+ * @demand:         SYNs offered per second, all classes
+ */
+struct aimd_signals {
+	bool have_sojourn;
+	__u64 sojourn_count;
+	__u64 sojourn_min_ns;
+	bool have_depth;
+	__u64 depth;
+	__u64 backlog;
+	__u64 overflows;
+	bool have_latency;
+	__u64 latency_p99_ns;
+	double demand;
+};
+
+enum aimd_mode {
+	AIMD_STEADY = 0,     /* no overload; additive increase while binding */
+	AIMD_OVERLOAD = 1,   /* multiplicative decrease every tick */
+	AIMD_RECOVERING = 2, /* ramp stages after an overload episode */
+};
+
+/* Why the last tick was judged overloaded (bit mask), for the status line. */
+enum aimd_reason {
+	AIMD_WHY_SOJOURN = 1 << 0,
+	AIMD_WHY_DEPTH = 1 << 1,
+	AIMD_WHY_OVERFLOW = 1 << 2,
+	AIMD_WHY_LATENCY = 1 << 3,
+	AIMD_WHY_STALL = 1 << 4,
+};
+
+/**
+ * struct aimd_state - the controller's memory between ticks.
+ * @rate:          the current limit (SYN/s)
+ * @mode:          enum aimd_mode
+ * @why:           enum aimd_reason bits of the last overload verdict
+ * @last_good:     the limit before the current overload episode began; the
+ *                 ramp climbs back towards it
+ * @floor_rate:    the limit when the episode ended (the ramp never goes
+ *                 below it)
+ * @held_rate:     the rate of the last ramp stage that held its time without
+ *                 overload (floor_rate before the first has)
+ * @stage:         index into params->ramp while recovering
+ * @stage_end_ns:  when the current stage is done
+ * @above_since_ns: CoDel's first_above_time: when the minimum sojourn went
+ *                 above target, plus interval; 0 while it is below
+ * @prev_min_ns:   the last tick's minimum sojourn, to see a queue draining
+ * @ep_accepts:    connections accepted during the current overload episode
+ * @ep_ticks:      ticks of the episode with sojourn samples
+ */
+struct aimd_state {
+	double rate;
+	enum aimd_mode mode;
+	unsigned int why;
+	double last_good;
+	double floor_rate;
+	double held_rate;
+	int stage;
+	__u64 stage_end_ns;
+	__u64 above_since_ns;
+	__u64 prev_min_ns;
+	__u64 ep_accepts;
+	__u64 ep_ticks;
+};
+
+void aimd_defaults(struct aimd_params *p);
+void aimd_init(struct aimd_state *s, const struct aimd_params *p, double start_rate);
+
+/*
+ * aimd_overloaded() - the overload verdict for one tick (bits of enum
+ * aimd_reason, 0 = not overloaded). Updates the CoDel timer in @s.
+ */
+unsigned int aimd_overloaded(const struct aimd_params *p, struct aimd_state *s,
+			     const struct aimd_signals *sig, __u64 now_ns);
+
+/*
+ * aimd_update() - one tick of the control law; returns the new limit.
+ *   overload:   rate = max(min_rate, rate * beta). An episode that starts in
+ *               steady state remembers last_good = rate, one that interrupts
+ *               a ramp takes last_good = held_rate. While the only signal is
+ *               the sojourn and its minimum is already falling, the queue is
+ *               answering the last decrease: the rate is held, not cut again
+ *               (CoDel does not drop again while the queue drains).
+ *   episode end: last_good = min(last_good, good_cap * accept rate during
+ *               the episode): never aim above what the service managed.
+ *   after one:  rate = max(floor_rate, ramp[k] * last_good) for stage k,
+ *               each held stage_hold_ns, abandoned at once on overload.
+ *               Stages at or below where the episode ended are skipped; if
+ *               only the last is left the cut was shallow, and the additive
+ *               climb takes over (the ramp is for a service that went down).
+ *   otherwise:  rate = min(max_rate, rate + alpha) only while the limit
+ *               binds (demand >= rate); unchanged when it does not, so the
+ *               limit cannot creep up while nobody needs it.
+ */
+double aimd_update(const struct aimd_params *p, struct aimd_state *s,
+		   const struct aimd_signals *sig, __u64 now_ns);
+
+const char *aimd_mode_name(enum aimd_mode m);
+
+#endif /* SHEDD_AIMD_H */
