@@ -55,6 +55,8 @@ testbed_up() {
 	# Spoofed SYNs are answered by the kernel from a full SYN queue with
 	# cookies: raise the queue so admitted SYNs are all answered alike.
 	in_srv sysctl -qw net.ipv4.tcp_max_syn_backlog=65536 net.core.somaxconn=65535
+	# Real clients (loadgen) open thousands of connections a second.
+	in_cli sysctl -qw net.ipv4.ip_local_port_range="1024 65000"
 	SRV_MAC=$(in_srv cat "/sys/class/net/$IF_SRV/address")
 }
 
@@ -157,4 +159,41 @@ stat_sum() {
 	fi
 	# Plain output is the BTF-formatted one (-j would print raw bytes too).
 	bpftool map dump pinned "$PIN_DIR/stats" | jq "$q"
+}
+
+SLOWSERVER="$ROOT/.output/slowserver"
+LOADGEN="$ROOT/.output/loadgen"
+
+# slow_start ARGS...: a server of known capacity on $SRV_IP:$PORT in srv
+# (see slowserver --help); SLOW_PID is its pid. Waits until it listens.
+slow_start() {
+	ip netns exec "$NS_SRV" "$SLOWSERVER" --addr "$SRV_IP" --port "$PORT" "$@" \
+		>"$TESTBED_TMP/slow.out" 2>"$TESTBED_TMP/slow.err" &
+	SLOW_PID=$!
+	PIDS+=("$SLOW_PID")
+	wait_for "slowserver" 5 sh -c "ip netns exec $NS_SRV ss -ltnH | grep -q ':$PORT'"
+}
+
+# load NAME RATE SECONDS PATIENCE_MS: real clients from cli; the summary line
+# goes to $TESTBED_TMP/NAME, the per-second lines to $TESTBED_TMP/NAME.sec.
+load() {
+	ip netns exec "$NS_CLI" "$LOADGEN" --dst "$SRV_IP" --port "$PORT" --rate "$2" \
+		--duration "$3" --patience-ms "$4" >"$TESTBED_TMP/$1" 2>"$TESTBED_TMP/$1.sec"
+}
+
+# ok_per_sec NAME FROM TO: mean ok/s of connections started in seconds
+# FROM..TO of a load.
+ok_per_sec() {
+	awk -v a="$2" -v b="$3" '/^t=/ {
+		split($1, t, "="); n = t[2]
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "ok") ok = kv[2] }
+		if (n >= a && n <= b) { s += ok; c++ }
+	} END { printf "%d\n", c ? s / c : 0 }' "$TESTBED_TMP/$1.sec"
+}
+
+# status_field NAME [N]: the values of NAME=... in shedd's last N (default
+# all) status lines, one per line.
+status_field() {
+	grep ' | critical_plus ' "$TESTBED_TMP/shedd.log" | tail -n "${2:-+1}" |
+		grep -o " $1=[^ ]*" | cut -d= -f2
 }

@@ -228,15 +228,24 @@ static void ramp_aims_no_higher_than_the_service_managed(void **state)
 	__u64 t = TICK;
 	int i;
 
-	/* Started far too high: the service accepts 400/s throughout. */
+	/* Started far too high: the service accepts 400/s throughout (its
+	 * peak decays by 1 % a tick, and is renewed every tick). */
 	over.overflows = 1;
 	over.sojourn_count = 40;
+	ok.sojourn_count = 40;
 	aimd_init(&s, &p, 10000);
-	for (i = 0; i < 40; i++, t += TICK) /* 10000 * 0.9^40 = 148 */
+	/* The first overloaded tick brings 10000 down to 1.5 x 400 at once,
+	 * not to 9000. */
+	aimd_update(&p, &s, &over, t);
+	assert_float_equal(s.rate, 600, 1e-9);
+	for (i = 0; i < 9; i++) { /* then by beta: 600 * 0.9^9 = 232 */
+		t += TICK;
 		aimd_update(&p, &s, &over, t);
+	}
+	t += TICK;
 	aimd_update(&p, &s, &ok, t);
 	/* last good = min(10000, 1.5 * 400) = 600: stages 60 (skipped, below
-	 * 148), 300, then 600; not 1000, 5000, 10000. */
+	 * 232), 300, then 600; not 1000, 5000, 10000. */
 	assert_int_equal(s.mode, AIMD_RECOVERING);
 	assert_float_equal(s.last_good, 600, 1e-9);
 	assert_float_equal(s.rate, 300, 1e-9);

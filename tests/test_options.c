@@ -83,6 +83,48 @@ static void every_option(void **state)
 	options_free(&o);
 }
 
+static void controller_options(void **state)
+{
+	struct shedd_options o;
+
+	/* No --rate: the controller finds the rate; a --rate fixes it... */
+	assert_int_equal(PARSE(&o, "-i", "e"), OPTIONS_RUN);
+	assert_int_equal(o.controller, CONTROLLER_AIMD);
+	assert_string_equal(o.latency_socket, "/run/shedd/e.sock");
+	assert_int_equal(o.nr_ramp, -1);
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--rate", "500"), OPTIONS_RUN);
+	assert_int_equal(o.controller, CONTROLLER_OFF);
+	options_free(&o);
+	/* ...unless a controller is asked for: then --rate is its start. */
+	assert_int_equal(PARSE(&o, "-i", "e", "--rate", "500", "--controller", "aimd",
+			       "--target-delay", "2.5ms", "--interval", "200ms",
+			       "--min-rate", "50", "--max-rate", "9000", "--step", "20",
+			       "--depth-frac", "0.5", "--ramp", "0.2,0.6,1", "--ramp-hold", "2s",
+			       "--latency-target", "250us", "--latency-socket", "/tmp/x.sock"),
+			 OPTIONS_RUN);
+	assert_int_equal(o.controller, CONTROLLER_AIMD);
+	assert_int_equal(o.rate_per_sec, 500);
+	assert_int_equal(o.target_delay_ns, 2500000);
+	assert_int_equal(o.interval_ns, 200000000);
+	assert_int_equal(o.min_rate, 50);
+	assert_int_equal(o.max_rate, 9000);
+	assert_int_equal(o.step, 20);
+	assert_float_equal(o.depth_frac, 0.5, 1e-12);
+	assert_int_equal(o.nr_ramp, 3);
+	assert_float_equal(o.ramp[0], 0.2, 1e-12);
+	assert_float_equal(o.ramp[2], 1.0, 1e-12);
+	assert_int_equal(o.ramp_hold_ns, 2000000000ULL);
+	assert_int_equal(o.latency_target_ns, 250000);
+	assert_string_equal(o.latency_socket, "/tmp/x.sock");
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--ramp", "none", "--target-delay", "7"),
+			 OPTIONS_RUN);
+	assert_int_equal(o.nr_ramp, 0);
+	assert_int_equal(o.target_delay_ns, 7000000); /* a bare number is ms */
+	options_free(&o);
+}
+
 static void help_and_version(void **state)
 {
 	struct shedd_options o;
@@ -124,6 +166,15 @@ static const struct {
 	{ { "-i", "e", "stray" }, "unexpected argument 'stray'" },
 	{ { "-i", "e", "--rate" }, "needs a value" },
 	{ { "-i", "e", "--netns", "../x" }, "not a namespace name" },
+	{ { "-i", "e", "--controller", "pid" }, "not off or aimd" },
+	{ { "-i", "e", "--target-delay", "5parsecs" }, "not a duration" },
+	{ { "-i", "e", "--target-delay", "0" }, "more than 0" },
+	{ { "-i", "e", "--interval", "2h" }, "not a duration" },
+	{ { "-i", "e", "--ramp", "0.5,0.1,1" }, "rising fractions" },
+	{ { "-i", "e", "--ramp", "0.1,0.5" }, "last stage must be 1" },
+	{ { "-i", "e", "--ramp", "0,1" }, "rising fractions" },
+	{ { "-i", "e", "--max-rate", "0" }, "out of range" },
+	{ { "-i", "e", "--depth-frac", "0" }, "fraction in (0, 1]" },
 };
 
 static void bad_input_is_refused(void **state)
@@ -150,6 +201,11 @@ static void floors_must_not_pass_one(void **state)
 {
 	struct shedd_options o;
 
+	assert_int_equal(PARSE(&o, "-i", "e", "--min-rate", "500", "--max-rate", "100"),
+			 OPTIONS_ERROR);
+	assert_non_null(strstr(err, "above --max-rate"));
+	options_free(&o);
+
 	assert_int_equal(PARSE(&o, "-i", "e", "--floor", "critical=0.5", "--floor",
 			       "sheddable=0.5"),
 			 OPTIONS_ERROR);
@@ -162,6 +218,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(defaults),
 		cmocka_unit_test(every_option),
+		cmocka_unit_test(controller_options),
 		cmocka_unit_test(help_and_version),
 		cmocka_unit_test(bad_input_is_refused),
 		cmocka_unit_test(floors_must_not_pass_one),

@@ -23,6 +23,7 @@ void aimd_defaults(struct aimd_params *p)
 		.stage_hold_ns = 1000 * MS,
 		.tick_ns = 100 * MS,
 		.good_cap = 1.5,
+		.peak_decay = 0.99,
 	};
 }
 
@@ -79,12 +80,14 @@ static double clamp(const struct aimd_params *p, double r)
 	return r;
 }
 
-/* The additive step. Unset, it is 1 % of the rate that was good before the
- * last overload episode: constant while the limit climbs (additive), yet in
- * scale with the service, so 10 % is regained in ten ticks at any rate. */
+/* The additive step. Unset, it is 1 % of the larger of the last good rate
+ * and the recent peak accept rate: constant while the limit climbs
+ * (additive), yet in scale with the service, so 10 % is regained in ten
+ * ticks at any rate. */
 static double alpha(const struct aimd_params *p, const struct aimd_state *s)
 {
-	double a = p->alpha_per_sec > 0 ? p->alpha_per_sec : s->last_good / 100;
+	double base = s->last_good > s->peak_accept ? s->last_good : s->peak_accept;
+	double a = p->alpha_per_sec > 0 ? p->alpha_per_sec : base / 100;
 
 	return a < 1 ? 1 : a;
 }
@@ -96,16 +99,13 @@ static double stage_rate(const struct aimd_params *p, const struct aimd_state *s
 	return clamp(p, r > s->floor_rate ? r : s->floor_rate);
 }
 
-/* Never aim above what the service managed while overloaded. */
+/* Never aim far above what the service has recently shown it takes. */
 static void end_episode(const struct aimd_params *p, struct aimd_state *s)
 {
-	double took;
-
-	if (!s->ep_ticks || !s->ep_accepts || !p->tick_ns || p->good_cap <= 0)
+	if (s->peak_accept <= 0 || p->good_cap <= 0)
 		return;
-	took = (double)s->ep_accepts / (double)s->ep_ticks * 1e9 / (double)p->tick_ns;
-	if (s->last_good > p->good_cap * took)
-		s->last_good = p->good_cap * took;
+	if (s->last_good > p->good_cap * s->peak_accept)
+		s->last_good = p->good_cap * s->peak_accept;
 }
 
 /* Enter stage s->stage, skipping stages at or below the floor; with only
@@ -126,7 +126,27 @@ static void enter_stage(const struct aimd_params *p, struct aimd_state *s, __u64
 double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		   const struct aimd_signals *sig, __u64 now_ns)
 {
+	if (sig->have_sojourn && p->tick_ns) {
+		double took = (double)sig->sojourn_count * 1e9 / (double)p->tick_ns;
+
+		s->peak_accept *= p->peak_decay;
+		if (took > s->peak_accept)
+			s->peak_accept = took;
+	}
 	s->why = aimd_overloaded(p, s, sig, now_ns);
+
+	/* A queue that is already draining (the minimum sojourn falls) is
+	 * answering the last decrease, or the end of a stall: while that is
+	 * the only signal, hold the rate and the ramp stage rather than cut
+	 * again or abandon the ramp (CoDel does not drop again while the
+	 * queue drains). */
+	if (s->why == AIMD_WHY_SOJOURN && s->mode != AIMD_STEADY &&
+	    sig->sojourn_count && sig->sojourn_min_ns < s->prev_min_ns) {
+		s->prev_min_ns = sig->sojourn_min_ns;
+		return s->rate;
+	}
+	if (sig->have_sojourn && sig->sojourn_count)
+		s->prev_min_ns = sig->sojourn_min_ns;
 
 	if (s->why) {
 		/* The first overloaded tick of an episode remembers where it
@@ -136,21 +156,12 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 			s->last_good = s->rate;
 		else if (s->mode == AIMD_RECOVERING)
 			s->last_good = s->held_rate;
-		if (s->mode != AIMD_OVERLOAD)
-			s->ep_accepts = s->ep_ticks = s->prev_min_ns = 0;
-		if (sig->have_sojourn) {
-			s->ep_accepts += sig->sojourn_count;
-			s->ep_ticks++;
-		}
-		if (s->mode == AIMD_OVERLOAD && s->why == AIMD_WHY_SOJOURN &&
-		    sig->sojourn_min_ns < s->prev_min_ns) {
-			s->prev_min_ns = sig->sojourn_min_ns;
-			return s->rate; /* draining: hold */
-		}
-		if (sig->have_sojourn && sig->sojourn_count)
-			s->prev_min_ns = sig->sojourn_min_ns;
 		s->mode = AIMD_OVERLOAD;
-		s->rate = clamp(p, s->rate * p->beta);
+		s->rate = s->rate * p->beta;
+		/* Far above what the service takes, one step brings it close. */
+		if (p->good_cap > 0 && s->peak_accept > 0 && s->rate > p->good_cap * s->peak_accept)
+			s->rate = p->good_cap * s->peak_accept;
+		s->rate = clamp(p, s->rate);
 		return s->rate;
 	}
 

@@ -21,7 +21,8 @@
  * @depth_frac:      accept-queue depth over backlog that is overload (0.7)
  * @latency_target_ns: service p99 above this is overload; 0 = not used
  * @alpha_per_sec:   additive increase per tick while the limit binds (SYN/s);
- *                   0 = 1 % of the last good rate, at least 1
+ *                   0 = 1 % of the larger of the last good rate and the
+ *                   recent peak accept rate, at least 1
  * @beta:            multiplicative decrease on overload (0.9)
  * @min_rate:        the limit never goes below this (SYN/s)
  * @max_rate:        ... nor above this (SYN/s)
@@ -31,7 +32,9 @@
  * @stage_hold_ns:   how long each stage is held (default 1 s)
  * @tick_ns:         the tick, to turn a tick's accepts into a rate (100 ms)
  * @good_cap:        an episode's last good rate is at most this many times
- *                   the accept rate the service managed during it (1.5)
+ *                   the service's recent peak accept rate (1.5)
+ * @peak_decay:      per-tick decay of that peak (0.99: a half-life of ~7 s
+ *                   at 100 ms ticks)
  */
 struct aimd_params {
 	__u64 target_delay_ns;
@@ -47,6 +50,7 @@ struct aimd_params {
 	__u64 stage_hold_ns;
 	__u64 tick_ns;
 	double good_cap;
+	double peak_decay;
 };
 
 /**
@@ -107,8 +111,8 @@ enum aimd_reason {
  * @above_since_ns: CoDel's first_above_time: when the minimum sojourn went
  *                 above target, plus interval; 0 while it is below
  * @prev_min_ns:   the last tick's minimum sojourn, to see a queue draining
- * @ep_accepts:    connections accepted during the current overload episode
- * @ep_ticks:      ticks of the episode with sojourn samples
+ * @peak_accept:   the recent peak of the accept rate (conn/s), decaying:
+ *                 what the service has shown it can take
  */
 struct aimd_state {
 	double rate;
@@ -121,8 +125,7 @@ struct aimd_state {
 	__u64 stage_end_ns;
 	__u64 above_since_ns;
 	__u64 prev_min_ns;
-	__u64 ep_accepts;
-	__u64 ep_ticks;
+	double peak_accept;
 };
 
 void aimd_defaults(struct aimd_params *p);
@@ -137,14 +140,18 @@ unsigned int aimd_overloaded(const struct aimd_params *p, struct aimd_state *s,
 
 /*
  * aimd_update() - one tick of the control law; returns the new limit.
- *   overload:   rate = max(min_rate, rate * beta). An episode that starts in
+ *   overload:   rate = max(min_rate, min(rate * beta, good_cap * peak_accept)):
+ *               a limit far above what the service takes comes down in one
+ *               step, a near one by beta. An episode that starts in
  *               steady state remembers last_good = rate, one that interrupts
- *               a ramp takes last_good = held_rate. While the only signal is
- *               the sojourn and its minimum is already falling, the queue is
- *               answering the last decrease: the rate is held, not cut again
- *               (CoDel does not drop again while the queue drains).
- *   episode end: last_good = min(last_good, good_cap * accept rate during
- *               the episode): never aim above what the service managed.
+ *               a ramp takes last_good = held_rate.
+ *   draining:   out of steady state, while the only signal is the sojourn
+ *               and its minimum is falling, the queue is answering the last
+ *               decrease or draining after a stall: the rate and the ramp
+ *               stage are held, neither cut nor abandoned.
+ *   episode end: last_good = min(last_good, good_cap * peak_accept): never
+ *               aim far above what the service has recently shown it takes
+ *               (a start far above capacity, a stall of the application).
  *   after one:  rate = max(floor_rate, ramp[k] * last_good) for stage k,
  *               each held stage_hold_ns, abandoned at once on overload.
  *               Stages at or below where the episode ended are skipped; if

@@ -142,18 +142,23 @@ static void control(struct daemon *d, const struct signal_report *r, double dema
 		.demand = demand,
 	};
 	enum aimd_mode was = d->cs.mode;
+	unsigned int why = d->cs.why;
 	int stage = d->cs.stage;
 
 	d->limit = aimd_update(&d->cp, &d->cs, &in, now);
-	if (d->cs.mode != was || (d->cs.mode == AIMD_RECOVERING && d->cs.stage != stage)) {
+	/* A line at every change of mode, of ramp stage, or of the reasons
+	 * for an overload. */
+	if (d->cs.mode != was || (d->cs.mode == AIMD_RECOVERING && d->cs.stage != stage) ||
+	    (d->cs.mode == AIMD_OVERLOAD && (d->cs.why & ~why))) {
 		if (d->cs.mode == AIMD_RECOVERING)
 			fprintf(stderr, "shedd %s: mode=recovering stage=%d/%d limit=%.0f/s "
 					"(%.0f%% of last good %.0f/s)\n",
 				d->o->iface, d->cs.stage + 1, d->cp.nr_stages, d->limit,
 				100 * d->cp.ramp[d->cs.stage], d->cs.last_good);
 		else
-			fprintf(stderr, "shedd %s: mode=%s limit=%.0f/s%s%s%s%s%s\n", d->o->iface,
-				aimd_mode_name(d->cs.mode), d->limit,
+			fprintf(stderr, "shedd %s: mode=%s limit=%.0f/s last_good=%.0f/s "
+					"peak_accept=%.0f/s%s%s%s%s%s\n", d->o->iface,
+				aimd_mode_name(d->cs.mode), d->limit, d->cs.last_good, d->cs.peak_accept,
 				d->cs.why & AIMD_WHY_SOJOURN ? " why=sojourn" : "",
 				d->cs.why & AIMD_WHY_DEPTH ? " why=depth" : "",
 				d->cs.why & AIMD_WHY_OVERFLOW ? " why=overflow" : "",
@@ -163,7 +168,7 @@ static void control(struct daemon *d, const struct signal_report *r, double dema
 }
 
 /* The signal half of the status line; returns its length. */
-static size_t signals_format(char *buf, size_t len, const struct daemon *d)
+static size_t signals_format(char *buf, size_t len, const struct daemon *d, double dt)
 {
 	const struct signal_report *s = &d->second;
 	int off;
@@ -172,8 +177,8 @@ static size_t signals_format(char *buf, size_t len, const struct daemon *d)
 		       d->o->controller == CONTROLLER_AIMD ? aimd_mode_name(d->cs.mode) : "fixed");
 	if (s->have_sojourn)
 		off += snprintf(buf + off, len - (size_t)off,
-				"accepts=%llu sojourn_ms=%.2f/%.2f/%.2f/%.2f ",
-				(unsigned long long)s->sojourn.count, s->sojourn.min_ns / 1e6,
+				"accepts=%.1f/s sojourn_ms=%.2f/%.2f/%.2f/%.2f ",
+				dt > 0 ? (double)s->sojourn.count / dt : 0, s->sojourn.min_ns / 1e6,
 				agg_quantile(&s->sojourn, 0.5) / 1e6,
 				agg_quantile(&s->sojourn, 0.99) / 1e6, s->sojourn.max_ns / 1e6);
 	if (s->have_depth)
@@ -227,7 +232,7 @@ static int tick(struct daemon *d)
 		size_t off;
 
 		stats_sum(d->prev, n, &sum);
-		off = signals_format(line, sizeof(line), d);
+		off = signals_format(line, sizeof(line), d, t - d->last_status);
 		status_format(line + off, sizeof(line) - off, &d->status_prev, &sum,
 			      t - d->last_status, d->limit);
 		fprintf(stderr, "shedd %s: %s\n", d->o->iface, line);

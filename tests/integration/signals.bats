@@ -1,0 +1,80 @@
+#!/usr/bin/env bats
+# signals.bats - the signals shedd reads, against what the test arranges on
+# a real kernel: a listener that accepts at a fixed slow rate, real clients
+# that fill its accept queue.
+
+load lib
+
+setup() { testbed_up; }
+teardown() { testbed_down; }
+
+# One worker, 10 ms a request: about 95 accepts/s. 200 clients/s with a
+# patience of 5 s keep the queue of 32 full and overflowing.
+fill_queue() {
+	# A client whose handshake overflowed is reset rather than left
+	# half-open, so the one worker never waits for a request that is not
+	# coming and the accept rate stays fixed.
+	in_srv sysctl -qw net.ipv4.tcp_abort_on_overflow=1
+	shedd_start --port "$PORT" --controller off --rate 100000
+	slow_start --workers 1 --service-ms 10 --dist fixed --backlog 32 --duration 30 "$@"
+	before=$(in_srv nstat -az TcpExtListenOverflows | awk '/ListenOverflows/ {print $2}')
+	load fill 200 6 5000
+	after=$(in_srv nstat -az TcpExtListenOverflows | awk '/ListenOverflows/ {print $2}')
+	# Let the status line of the last second come out.
+	sleep 1.2
+}
+
+# At steady state (status lines 3-5, inside the 6 s of load) each second's
+# median sojourn is the queue depth over the accept rate, within 10 %.
+check_sojourn() {
+	local accepts p50 depth
+	accepts=($(status_field accepts | sed -n 3,5p | cut -d/ -f1))
+	p50=($(status_field sojourn_ms | sed -n 3,5p | cut -d/ -f2))
+	depth=($(status_field depth | sed -n 3,5p | cut -d/ -f1))
+	echo "accepts/s: ${accepts[*]}; depth: ${depth[*]}; sojourn p50 ms: ${p50[*]}"
+	for i in 0 1 2; do
+		expect=$(awk -v d="${depth[$i]}" -v a="${accepts[$i]}" 'BEGIN { printf "%.1f", 1000 * d / a }')
+		echo "second $i: expected ${expect} ms, measured ${p50[$i]} ms"
+		awk -v m="${p50[$i]}" -v e="$expect" 'BEGIN { exit !(m >= 0.9 * e && m <= 1.1 * e) }'
+	done
+}
+
+@test "sojourn matches depth / accept rate; depth and overflows match the kernel" {
+	fill_queue
+	check_sojourn
+	# The depth is the full queue (backlog 32, the kernel's check lets 33 in).
+	for d in $(status_field depth | sed -n 3,5p); do
+		within "${d%/*}" 28 33
+		[ "${d#*/}" -eq 32 ]
+	done
+	# Overflows reported by shedd add up to the kernel's own counter.
+	total=0
+	for o in $(status_field overflows); do total=$((total + o)); done
+	echo "shedd counted $total overflows, nstat $((after - before))"
+	within "$total" $((after - before - 5)) $((after - before))
+	[ "$total" -gt 300 ]
+}
+
+@test "accept(fd, NULL, NULL) is measured like accept4 with an address" {
+	fill_queue --accept-null
+	check_sojourn
+}
+
+@test "service latency samples arrive on the UNIX socket" {
+	shedd_start --port "$PORT" --controller off --rate 100000
+	sock="/run/shedd/$IF_SRV.sock"
+	[ -S "$sock" ]
+	[ "$(stat -c %a "$sock")" = 660 ]
+	slow_start --workers 4 --service-ms 20 --dist fixed --latency-socket "$sock"
+	load lat 100 3 2000
+	sleep 1.2
+	echo "latency: $(status_field latency_p99_ms 3 | tr '\n' ' ') n: $(status_field latency_n 3 | tr '\n' ' ')"
+	n=$(status_field latency_n 3 | head -n 1)
+	p99=$(status_field latency_p99_ms 3 | head -n 1)
+	within "$n" 90 110
+	awk -v p="$p99" 'BEGIN { exit !(p >= 19 && p <= 25) }'
+	[ "$(status_field bad 1)" -eq 0 ]
+	kill -TERM "$SHEDD_PID"
+	wait "$SHEDD_PID"
+	[ ! -e "$sock" ]
+}
