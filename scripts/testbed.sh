@@ -117,13 +117,15 @@ listener_start() {
 # Every flood of a test takes the next block of source ports, so no flow of
 # an earlier flood is still half-open on the server. The sender is pinned to
 # CPU $FLOOD_CPU (default the last one), as RSS keeps a flow on one CPU.
-FLOOD_N=0
 flood_cmd() {
-	local dst=${4:-$SRV_IP} cpu=${FLOOD_CPU:-$(( $(nproc) - 1 ))}
-	FLOOD_N=$((FLOOD_N + 1))
+	local dst=${4:-$SRV_IP} cpu=${FLOOD_CPU:-$(( $(nproc) - 1 ))} n
+	# A counter in a file: floods also run inside $(...) subshells.
+	n=$(flock "$TESTBED_TMP/flood.lock" sh -c \
+		'f="$1/flood.n"; n=$(cat "$f" 2>/dev/null || echo 0); echo $((n + 1)) >"$f"; echo "$n"' \
+		_ "$TESTBED_TMP")
 	FLOOD_CMD=(ip netns exec "$NS_CLI" taskset -c "$cpu" "$SYNFLOOD" --iface "$IF_CLI"
 		--dst-mac "$SRV_MAC" --dst "$dst" --dport "$PORT" --src "$1" --rate "$2"
-		--duration "$3" --wait 1 --sport-base $((1024 + 64 * FLOOD_N)))
+		--duration "$3" --wait 1 --sport-base $((1024 + 64 * n)))
 }
 
 flood() {
