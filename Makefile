@@ -124,7 +124,7 @@ $(OUTPUT)/test_xdp: tests/test_xdp.c tests/packets.h $(SKEL)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(LDFLAGS) $(LIBBPF_LIBS) $(CMOCKA_LIBS) -o $@
 
-$(OUTPUT)/%: tests/tools/%.c include/*.h | $(OUTPUT)
+$(OUTPUT)/%: tests/tools/%.c tests/tools/*.h include/*.h | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< $(LDFLAGS) -lpthread -lm -o $@
 

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #define PROG "loadgen"
+#include "toolopts.h"
 
 #ifndef MAX_INFLIGHT
 #define MAX_INFLIGHT 1000000ULL
@@ -253,50 +254,6 @@ static void usage(FILE *f)
 "Exit: 0 done, 1 runtime error or interrupted, 2 usage error.\n",
 		MIN_RATE, MAX_RATE, MAX_DURATION_S, MAX_PATIENCE_MS,
 		MAX_INFLIGHT, DEFAULT_MAX_INFLIGHT, FD_SPARE);
-}
-
-/* Strict decimal: digits only, no sign, no blanks, inside [min, max]. */
-static int parse_u64(const char *opt, const char *s, uint64_t min,
-		     uint64_t max, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (s[0] < '0' || s[0] > '9')
-		goto bad;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end != '\0' || v < min || v > max)
-		goto bad;
-	*out = v;
-	return 0;
-bad:
-	fprintf(stderr, PROG ": --%s: '%s' is not an integer in [%" PRIu64
-		", %" PRIu64 "]\n", opt, s, min, max);
-	return -1;
-}
-
-/* Strict decimal number (no hex, inf or nan), inside [min, max]. */
-static int parse_double(const char *opt, const char *s, double min,
-			double max, double *out)
-{
-	char *end;
-	double v;
-
-	if ((s[0] < '0' || s[0] > '9') && s[0] != '.')
-		goto bad;
-	if (strchr(s, 'x') || strchr(s, 'X'))
-		goto bad;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end != '\0' || !(v >= min && v <= max))
-		goto bad;
-	*out = v;
-	return 0;
-bad:
-	fprintf(stderr, PROG ": --%s: '%s' is not a number in [%g, %g]\n", opt,
-		s, min, max);
-	return -1;
 }
 
 /* Fill @sa from @s with @port. Return: the family, or -1. */

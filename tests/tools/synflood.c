@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #define PROG "synflood"
+#include "toolopts.h"
 
 #ifndef MAX_COUNT
 #define MAX_COUNT 10000000ULL /* SYNs per run; bounds the reply bitmaps */
@@ -165,27 +166,6 @@ static void usage(FILE *f)
 		MAX_RATE_PPS, DEFAULT_RATE_PPS, MAX_COUNT, MAX_DURATION_S,
 		DEFAULT_DURATION_S, MAX_WAIT_S, DEFAULT_WAIT_S,
 		DEFAULT_SPORT_BASE);
-}
-
-/* Strict decimal: digits only, no sign, no blanks, inside [min, max]. */
-static int parse_u64(const char *opt, const char *s, uint64_t min,
-		     uint64_t max, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (s[0] < '0' || s[0] > '9')
-		goto bad;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end != '\0' || v < min || v > max)
-		goto bad;
-	*out = v;
-	return 0;
-bad:
-	fprintf(stderr, PROG ": --%s: '%s' is not an integer in [%" PRIu64
-		", %" PRIu64 "]\n", opt, s, min, max);
-	return -1;
 }
 
 static int hexval(char c)

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #define PROG "tcpstream"
+#include "toolopts.h"
 
 #define MAX_DURATION_S 600ULL
 #define DEFAULT_SERVE_DURATION_S 60ULL
@@ -97,27 +98,6 @@ static void usage(FILE *f)
 "Exit: 0 the connection never failed, 1 it failed (or was interrupted),\n"
 "      2 usage error.\n",
 		DEFAULT_SERVE_DURATION_S, DEFAULT_CHUNK, MAX_CHUNK, MAX_DURATION_S);
-}
-
-/* Strict decimal: digits only, no sign, no blanks, inside [min, max]. */
-static int parse_u64(const char *opt, const char *s, uint64_t min,
-		     uint64_t max, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (s[0] < '0' || s[0] > '9')
-		goto bad;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end != '\0' || v < min || v > max)
-		goto bad;
-	*out = v;
-	return 0;
-bad:
-	fprintf(stderr, PROG ": --%s: '%s' is not an integer in [%" PRIu64
-		", %" PRIu64 "]\n", opt, s, min, max);
-	return -1;
 }
 
 enum { OPT_ADDR = 256, OPT_PORT, OPT_DURATION, OPT_CHUNK, OPT_HELP };
