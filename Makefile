@@ -50,7 +50,7 @@ TOOLS := $(OUTPUT)/synflood $(OUTPUT)/tcpstream $(OUTPUT)/slowserver $(OUTPUT)/l
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJ)
-.PHONY: all help clean deps test test-unit demo san
+.PHONY: all help clean deps test test-unit demo san experiments bench
 
 all: $(BIN) $(TOOLS)
 
@@ -60,6 +60,8 @@ help:
 	@echo '  test             install deps, build, run every test (needs root)'
 	@echo '  test-unit        unit tests that need no root (bucket, allocator, options)'
 	@echo '  demo             install deps, build, run shedd against a SYN flood on a namespace testbed'
+	@echo '  experiments      goodput against offered load, with and without shedd (root)'
+	@echo '  bench            XDP cost per packet, shedd against a pass-only program (root)'
 	@echo '  deps             install the Debian packages the build, tests and demo need'
 	@echo '  san              ASan+UBSan build; unit, XDP and lifecycle tests with it'
 	@echo '  clean            remove build output'
@@ -120,6 +122,10 @@ $(OUTPUT)/test_options: tests/test_options.c $(OUTPUT)/options.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
+$(OUTPUT)/bench_xdp: tests/bench_xdp.c tests/packets.h $(SKEL)
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(LDFLAGS) $(LIBBPF_LIBS) -o $@
+
 $(OUTPUT)/test_xdp: tests/test_xdp.c tests/packets.h $(SKEL)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(LDFLAGS) $(LIBBPF_LIBS) $(CMOCKA_LIBS) -o $@
@@ -141,6 +147,14 @@ test-unit: $(UNIT_TESTS)
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo.sh
+
+experiments: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/experiments.sh
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/bench_xdp
+	$(Q)$(OUTPUT)/bench_xdp $(OUTPUT)/xdp_pass.bpf.o
 
 # The sanitized daemon also runs the lifecycle integration tests (load,
 # adopt, remove), where a leak or an overflow fails the test.

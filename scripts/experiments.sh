@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# experiments.sh - goodput against offered load, with and without shedd, on
+# the namespace testbed with real sockets: a server of 4 workers x 10 ms
+# behind a 128-entry accept queue, open-loop clients with a patience of
+# 250 ms. Prints one table; every run is bounded and the testbed is removed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+[ "$(id -u)" -eq 0 ] || { echo "experiments: run as root (sudo make experiments)" >&2; exit 1; }
+TESTBED_TMP=$(mktemp -d)
+# shellcheck source=scripts/testbed.sh
+source scripts/testbed.sh
+cleanup() { testbed_down; rm -rf "$TESTBED_TMP"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+SECS=${SECS:-10}
+PATIENCE_MS=250
+LOADS=${LOADS:-"0.5 1 2 3 5"}
+
+testbed_up
+slow_start --workers 4 --service-ms 10 --dist fixed --backlog 128 --duration 3600
+
+# Capacity: what the server completes when it is saturated and nobody gives up.
+load cap 800 5 5000
+CAP=$(ok_per_sec cap 2 5)
+echo "server: 4 workers x 10 ms, backlog 128; measured capacity ${CAP} req/s; patience ${PATIENCE_MS} ms; ${SECS} s per run, goodput over seconds 4-${SECS}"
+echo
+
+# sojourn_p50: median of shedd's per-second sojourn p50 over the run.
+sojourn_p50() {
+	grep ' | critical_plus ' "$TESTBED_TMP/shedd.log" | tail -n $((SECS - 3)) |
+		grep -o ' sojourn_ms=[^ ]*' | cut -d/ -f2 | sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : "-" }'
+}
+
+printf '%6s %9s | %17s | %17s %17s\n' load "offered/s" "without shedd" "with shedd (aimd)" "sojourn p50 ms"
+for l in $LOADS; do
+	rate=$(awk -v c="$CAP" -v l="$l" 'BEGIN { printf "%d", c * l }')
+	load "base$l" "$rate" "$SECS" "$PATIENCE_MS"
+	without=$(ok_per_sec "base$l" 4 "$SECS")
+	sleep 2 # the queue of the last run drains
+	: >"$TESTBED_TMP/shedd.log"
+	shedd_start --port "$PORT"
+	load "shed$l" "$rate" "$SECS" "$PATIENCE_MS"
+	with=$(ok_per_sec "shed$l" 4 "$SECS")
+	kill -TERM "$SHEDD_PID"
+	wait "$SHEDD_PID" || true
+	sleep 2
+	printf '%5sx %9d | %7d/s (%4d %%) | %7d/s (%4d %%) %17s\n' "$l" "$rate" \
+		"$without" $((100 * without / CAP)) "$with" $((100 * with / CAP)) "$(sojourn_p50)"
+done
+echo
+echo "goodput = responses within ${PATIENCE_MS} ms per second; % of the measured capacity"

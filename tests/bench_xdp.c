@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* bench_xdp.c - what shedd's XDP program costs per packet, measured with
+ * BPF_PROG_TEST_RUN side by side with a program that only passes, in the
+ * same run, rounds interleaved; the median round is reported. A benchmark:
+ * it prints figures and asserts nothing.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "packets.h"
+#include "shedd.h"
+#include "shedd.skel.h"
+
+#define REPEAT 1000000
+#define ROUNDS 7
+
+static int run(int prog_fd, const struct pkt *p, __u32 *retval, __u32 *ns)
+{
+	__u8 out[PKT_MAX + 64];
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = p->data, .data_size_in = (__u32)p->len,
+		    .data_out = out, .data_size_out = sizeof(out), .repeat = REPEAT);
+
+	if (bpf_prog_test_run_opts(prog_fd, &o))
+		return -errno;
+	*retval = o.retval;
+	*ns = o.duration;
+	return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int set_rate(struct shedd_bpf *skel, int ncpus, __u64 rate, __u64 burst)
+{
+	struct shedd_rate r[ncpus];
+	__u32 cls = SHEDD_SHEDDABLE;
+	int i;
+
+	for (i = 0; i < ncpus; i++)
+		r[i] = (struct shedd_rate){ .rate_per_sec = rate, .burst = burst };
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.rates), &cls, r, BPF_ANY);
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const verdicts[] = { "ABORTED", "DROP", "PASS", "TX", "REDIRECT" };
+	struct shedd_config cfg = { .all_ports = 0, .default_class = SHEDD_SHEDDABLE };
+	struct bpf_object *pass_obj = NULL;
+	struct shedd_bpf *skel = NULL;
+	struct pkt syn, ack, udp;
+	__u32 zero = 0, port = 8080;
+	__u16 port16 = (__u16)port;
+	__u8 one = 1;
+	int ncpus = libbpf_num_possible_cpus(), pass_fd, c, err = 1;
+	struct {
+		const char *name;
+		const struct pkt *pkt;
+		__u64 rate; /* sheddable's rate for the case */
+	} cases[] = {
+		{ "TCP SYN, admitted", &syn, MAX_RATE_PER_SEC },
+		{ "TCP SYN, shed (drop)", &syn, 0 },
+		{ "TCP ACK (established)", &ack, 0 },
+		{ "UDP", &udp, 0 },
+	};
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s XDP_PASS_OBJECT\n", argv[0]);
+		return 2;
+	}
+	pkt_build(&syn, &(struct pkt_spec){ .flags = TCP_SYN, .tcp_opts = 1 });
+	pkt_build(&ack, &(struct pkt_spec){ .flags = TCP_ACK, .payload_len = 64 });
+	pkt_build(&udp, &(struct pkt_spec){ .l4 = IPPROTO_UDP, .payload_len = 64 });
+
+	skel = shedd_bpf__open_and_load();
+	if (!skel) {
+		fprintf(stderr, "bench: load shedd: %s\n", strerror(errno));
+		goto out;
+	}
+	pass_obj = bpf_object__open_file(argv[1], NULL);
+	if (!pass_obj || bpf_object__load(pass_obj)) {
+		fprintf(stderr, "bench: load %s: %s\n", argv[1], strerror(errno));
+		goto out;
+	}
+	pass_fd = bpf_program__fd(bpf_object__next_program(pass_obj, NULL));
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.settings), &zero, &cfg, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(skel->maps.ports), &port16, &one, BPF_ANY)) {
+		fprintf(stderr, "bench: configure: %s\n", strerror(errno));
+		goto out;
+	}
+
+	printf("BPF_PROG_TEST_RUN, %d runs x %d rounds, median round; ns per packet\n",
+	       REPEAT, ROUNDS);
+	printf("%-24s %8s %10s %10s %7s\n", "packet", "verdict", "shedd", "pass-only", "ratio");
+	for (c = 0; c < (int)(sizeof(cases) / sizeof(cases[0])); c++) {
+		__u32 shedd_ns[ROUNDS], pass_ns[ROUNDS], ret = 0, pret = 0;
+		int r;
+
+		if (set_rate(skel, ncpus, cases[c].rate, cases[c].rate ? MAX_BURST : 0)) {
+			fprintf(stderr, "bench: set rate: %s\n", strerror(errno));
+			goto out;
+		}
+		for (r = 0; r < ROUNDS; r++) {
+			if (run(bpf_program__fd(skel->progs.shedd_xdp), cases[c].pkt, &ret,
+				&shedd_ns[r]) ||
+			    run(pass_fd, cases[c].pkt, &pret, &pass_ns[r])) {
+				fprintf(stderr, "bench: test run: %s\n", strerror(errno));
+				goto out;
+			}
+		}
+		qsort(shedd_ns, ROUNDS, sizeof(__u32), cmp_u32);
+		qsort(pass_ns, ROUNDS, sizeof(__u32), cmp_u32);
+		printf("%-24s %8s %10u %10u %6.2fx\n", cases[c].name,
+		       ret < 5 ? verdicts[ret] : "?", shedd_ns[ROUNDS / 2], pass_ns[ROUNDS / 2],
+		       pass_ns[ROUNDS / 2] ? (double)shedd_ns[ROUNDS / 2] / pass_ns[ROUNDS / 2] : 0);
+	}
+	err = 0;
+out:
+	bpf_object__close(pass_obj);
+	shedd_bpf__destroy(skel);
+	return err;
+}
