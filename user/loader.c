@@ -437,6 +437,22 @@ int loader_write_rates(struct loader *l, const struct shedd_rate *rates)
 	return 0;
 }
 
+int loader_read_total_rate(struct loader *l, double *total)
+{
+	struct shedd_rate r[l->ncpus];
+	int fd = bpf_map__fd(l->skel->maps.rates), i;
+	__u32 c;
+
+	*total = 0;
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		if (bpf_map_lookup_elem(fd, &c, r))
+			return -errno;
+		for (i = 0; i < l->ncpus; i++)
+			*total += (double)r[i].rate_per_sec;
+	}
+	return 0;
+}
+
 int loader_read_stats(struct loader *l, struct shedd_stats *percpu)
 {
 	__u32 zero = 0;

@@ -34,6 +34,10 @@ int loader_configure(struct loader *l, const struct shedd_options *o);
 /* Write every class's per-CPU rates (ncpus entries per class). */
 int loader_write_rates(struct loader *l, const struct shedd_rate *rates);
 
+/* The total rate the program is shedding at now: every class, every CPU
+ * (what an adopting shedd starts from). */
+int loader_read_total_rate(struct loader *l, double *total);
+
 /* Read the per-CPU stats (ncpus entries). */
 int loader_read_stats(struct loader *l, struct shedd_stats *percpu);
 

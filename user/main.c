@@ -275,6 +275,7 @@ static void controller_params(const struct shedd_options *o, struct aimd_params 
 static int run(const struct shedd_options *o)
 {
 	struct daemon d = { .o = o };
+	double start, adopted = 0;
 	struct timespec deadline;
 	int err, c, n;
 
@@ -297,7 +298,12 @@ static int run(const struct shedd_options *o)
 	d.ap.cpu_min_share = DEFAULT_CPU_MIN_SHARE;
 	d.ap.headroom = DEFAULT_HEADROOM;
 	controller_params(o, &d.cp);
-	aimd_init(&d.cs, &d.cp, (double)o->rate_per_sec);
+	start = (double)o->rate_per_sec;
+	/* Adopting without --rate: carry on from the rate the program has,
+	 * so a restart does not forget what the controller had found. */
+	if (d.l.adopted && !o->rate_set && !loader_read_total_rate(&d.l, &adopted) && adopted > 0)
+		start = adopted;
+	aimd_init(&d.cs, &d.cp, start);
 	d.limit = o->controller == CONTROLLER_AIMD ? d.cs.rate : (double)o->rate_per_sec;
 	signals_open(&d.sig, o, n);
 

@@ -66,6 +66,19 @@ teardown() { testbed_down; }
 	[ ! -e "$PIN_DIR" ]
 }
 
+@test "an adopting shedd's controller carries on from the running rate" {
+	# The controller's limit is held at 300 by --max-rate.
+	shedd_start --port "$PORT" --max-rate 300
+	grep -q 'aimd, start rate 300 SYN/s' "$BATS_TEST_TMPDIR/shedd.log"
+	kill -KILL "$SHEDD_PID"
+	wait "$SHEDD_PID" || true
+	# A restart without --rate starts from the program's 300, not from the
+	# default of 10000.
+	shedd_start --port "$PORT" --max-rate 5000
+	grep 'adopted' "$BATS_TEST_TMPDIR/shedd.log"
+	grep -q 'adopted the running shedd on .* aimd, start rate 300 SYN/s' "$BATS_TEST_TMPDIR/shedd.log"
+}
+
 @test "--keep-on-exit leaves the program; --remove takes it away" {
 	shedd_start --port "$PORT" --rate 100 --keep-on-exit
 	kill -TERM "$SHEDD_PID"
