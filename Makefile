@@ -114,9 +114,9 @@ $(OUTPUT)/test_signals: tests/test_signals.c $(OUTPUT)/signals.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(LIBBPF_LIBS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_sim: tests/test_sim.c $(OUTPUT)/aimd.o $(OUTPUT)/alloc.o
+$(OUTPUT)/test_sim: tests/test_sim.c tests/splitmix.h include/*.h $(OUTPUT)/aimd.o $(OUTPUT)/alloc.o
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
+	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
 $(OUTPUT)/test_options: tests/test_options.c $(OUTPUT)/options.o
 	$(call msg,TEST,$@)
@@ -130,7 +130,7 @@ $(OUTPUT)/test_xdp: tests/test_xdp.c tests/packets.h $(SKEL)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(LDFLAGS) $(LIBBPF_LIBS) $(CMOCKA_LIBS) -o $@
 
-$(OUTPUT)/%: tests/tools/%.c tests/tools/*.h include/*.h | $(OUTPUT)
+$(OUTPUT)/%: tests/tools/%.c tests/tools/*.h tests/splitmix.h include/*.h | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< $(LDFLAGS) -lpthread -lm -o $@
 

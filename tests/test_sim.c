@@ -34,6 +34,7 @@
 #include <cmocka.h>
 
 #include "aimd.h"
+#include "splitmix.h"
 #include "alloc.h"
 #include "options.h" /* DEFAULT_FLOOR, DEFAULT_HEADROOM, DEFAULT_CPU_MIN_SHARE */
 #include "token_bucket.h"
@@ -72,24 +73,14 @@ static const unsigned int CLASS_MIX[NCLS] = { 2, 3, 15, 80 };
 #define SOJ_BIN_NS (100 * 1000ULL)
 #define SOJ_BINS 20000
 
-/* splitmix64 (Steele, Lea, Flood 2014): tiny, and enough for a test. */
-static __u64 rng_next(__u64 *s)
-{
-	__u64 z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 /* Uniform in [0, 1). */
-static double rng_unit(__u64 *s)
+static double rng_unit(uint64_t *s)
 {
 	return (double)(rng_next(s) >> 11) * 0x1.0p-53;
 }
 
 /* Exponential of mean @mean_ns, at least 1 ns. */
-static __u64 rng_exp_ns(__u64 *s, double mean_ns)
+static __u64 rng_exp_ns(uint64_t *s, double mean_ns)
 {
 	double v = -mean_ns * log1p(-rng_unit(s));
 
@@ -134,7 +125,7 @@ struct sim {
 	__u64 win_start_ns, win_end_ns;
 
 	/* clients and server */
-	__u64 arr_rng, svc_rng;
+	uint64_t arr_rng, svc_rng;
 	__u64 now_ns, next_arrival_ns;
 	struct conn queue[BACKLOG];
 	unsigned int q_head, q_len;

@@ -39,19 +39,25 @@ void agg_add(struct sample_agg *a, __u64 ns)
 	a->hist[hist_bucket(ns)]++;
 }
 
+/* Fold a count, sum and exact extremes into @into (histogram aside). */
+static void agg_fold(struct sample_agg *into, __u64 count, __u64 sum, __u64 min, __u64 max)
+{
+	if (!count)
+		return;
+	if (!into->count || min < into->min_ns)
+		into->min_ns = min;
+	if (max > into->max_ns)
+		into->max_ns = max;
+	into->count += count;
+	into->sum_ns += sum;
+}
+
 void agg_merge(struct sample_agg *into, const struct sample_agg *from)
 {
 	int i;
 
-	if (!from->count)
-		return;
-	if (!into->count || from->min_ns < into->min_ns)
-		into->min_ns = from->min_ns;
-	if (from->max_ns > into->max_ns)
-		into->max_ns = from->max_ns;
-	into->count += from->count;
-	into->sum_ns += from->sum_ns;
-	for (i = 0; i < HIST_BUCKETS; i++)
+	agg_fold(into, from->count, from->sum_ns, from->min_ns, from->max_ns);
+	for (i = 0; i < HIST_BUCKETS && from->count; i++)
 		into->hist[i] += from->hist[i];
 }
 
@@ -63,15 +69,8 @@ void agg_from_sojourn(struct sample_agg *a, const struct shedd_sojourn *percpu, 
 	for (c = 0; c < ncpus; c++) {
 		const struct shedd_sojourn *p = &percpu[c];
 
-		if (!p->count)
-			continue;
-		if (!a->count || p->min_ns < a->min_ns)
-			a->min_ns = p->min_ns;
-		if (p->max_ns > a->max_ns)
-			a->max_ns = p->max_ns;
-		a->count += p->count;
-		a->sum_ns += p->sum_ns;
-		for (i = 0; i < HIST_BUCKETS; i++)
+		agg_fold(a, p->count, p->sum_ns, p->min_ns, p->max_ns);
+		for (i = 0; i < HIST_BUCKETS && p->count; i++)
 			a->hist[i] += p->hist[i];
 	}
 }

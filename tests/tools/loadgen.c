@@ -25,6 +25,7 @@
 
 #define PROG "loadgen"
 #include "toolopts.h"
+#include "../splitmix.h"
 
 #ifndef MAX_INFLIGHT
 #define MAX_INFLIGHT 1000000ULL
@@ -139,22 +140,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
-/* splitmix64: seedable, for the Poisson gaps. */
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* Uniform in (0, 1]: never 0, so log() is finite. */
-static double rng_unit(uint64_t *s)
-{
-	return (double)((rng_next(s) >> 11) + 1) * 0x1.0p-53;
 }
 
 static unsigned int hist_index(uint64_t v)
@@ -868,7 +853,7 @@ int main(int argc, char **argv)
 			arrivals++;
 			if (cfg.poisson)
 				next_at += (uint64_t)(-gap_ns *
-						      log(rng_unit(&rng)));
+						      log(rng_unit_open(&rng)));
 			else
 				next_at = start + (uint64_t)((double)arrivals *
 							     gap_ns);

@@ -30,6 +30,7 @@
 
 #define PROG "slowserver"
 #include "toolopts.h"
+#include "../splitmix.h"
 
 #ifndef MAX_WORKERS
 #define MAX_WORKERS 4096ULL
@@ -144,28 +145,12 @@ static int ms_until(uint64_t t)
 	return now >= t ? 0 : (int)((t - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC);
 }
 
-/* splitmix64: small, seedable, good enough to draw service times. */
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* Uniform in (0, 1]: never 0, so log() is finite. */
-static double rng_unit(uint64_t *s)
-{
-	return (double)((rng_next(s) >> 11) + 1) * 0x1.0p-53;
-}
-
 static uint64_t service_ns(struct worker *w)
 {
 	double ms = cfg.service_ms;
 
 	if (cfg.dist == DIST_EXP) {
-		ms = -cfg.service_ms * log(rng_unit(&w->rng));
+		ms = -cfg.service_ms * log(rng_unit_open(&w->rng));
 		if (ms > EXP_CAP_MEANS * cfg.service_ms)
 			ms = EXP_CAP_MEANS * cfg.service_ms;
 	}
