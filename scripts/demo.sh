@@ -6,13 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-[ "$(id -u)" -eq 0 ] || { echo "demo: run as root (sudo make demo)" >&2; exit 1; }
-TESTBED_TMP=$(mktemp -d)
 # shellcheck source=scripts/testbed.sh
 source scripts/testbed.sh
-cleanup() { testbed_down; rm -rf "$TESTBED_TMP"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+testbed_script demo
 
 RATE=1000
 SECS=5

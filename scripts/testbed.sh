@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # testbed.sh - a two-namespace testbed for shedd, sourced by the demo and
 # the integration tests. "cli" (load generator) and "srv" (shedd's XDP on its
 # veth, the listeners) are joined by a veth pair. Addresses come only from
@@ -91,6 +92,20 @@ shedd_start() {
 		"tail -n +$((seen + 1)) '$log' | grep -qE 'attached to|adopted'"
 }
 
+# testbed_script NAME: the prologue of a script (demo, experiments) that
+# runs on the testbed: root, a scratch folder, and a teardown on any exit.
+testbed_script() {
+	[ "$(id -u)" -eq 0 ] || { echo "$1: run as root (sudo make $1)" >&2; exit 1; }
+	TESTBED_TMP=$(mktemp -d)
+	trap 'testbed_down; rm -rf "$TESTBED_TMP"' EXIT
+	trap 'exit 130' INT TERM
+}
+
+# wait_listening WHAT PORT: until something listens on PORT in srv.
+wait_listening() {
+	wait_for "$1" 5 sh -c "ip netns exec $NS_SRV ss -ltnH | grep -q ':$2 '"
+}
+
 # wait_for WHAT SECONDS CMD...: poll CMD every 50 ms, fail after SECONDS.
 wait_for() {
 	local what=$1 secs=$2 i
@@ -108,7 +123,7 @@ listener_start() {
 	ip netns exec "$NS_SRV" "$TCPSTREAM" sink --addr "${1:-$SRV_IP}" --port "$PORT" \
 		--duration 60 >/dev/null 2>&1 &
 	PIDS+=($!)
-	wait_for "listener" 5 sh -c "ip netns exec $NS_SRV ss -ltnH | grep -q ':$PORT'"
+	wait_listening listener "$PORT"
 }
 
 # flood SRC_CIDR RATE SECONDS [DST]: SYNs from cli; prints synflood's line.
@@ -173,7 +188,7 @@ slow_start() {
 		>"$TESTBED_TMP/slow.out" 2>"$TESTBED_TMP/slow.err" &
 	SLOW_PID=$!
 	PIDS+=("$SLOW_PID")
-	wait_for "slowserver" 5 sh -c "ip netns exec $NS_SRV ss -ltnH | grep -q ':$PORT'"
+	wait_listening slowserver "$PORT"
 }
 
 # load NAME RATE SECONDS PATIENCE_MS: real clients from cli; the summary line

@@ -108,14 +108,15 @@ static void end_episode(const struct aimd_params *p, struct aimd_state *s)
 		s->last_good = p->good_cap * s->peak_accept;
 }
 
-/* Enter stage s->stage, skipping stages at or below the floor; with only
- * the last stage (or none) left, the cut was shallow: steady. */
-static void enter_stage(const struct aimd_params *p, struct aimd_state *s, __u64 now_ns)
+/* Enter stage s->stage, skipping stages at or below the floor. When the
+ * ramp @starts and only the last stage (or none) is left, the cut was
+ * shallow: steady, the additive climb takes over. */
+static void enter_stage(const struct aimd_params *p, struct aimd_state *s, __u64 now_ns,
+			bool starts)
 {
 	while (s->stage < p->nr_stages - 1 && p->ramp[s->stage] * s->last_good <= s->floor_rate)
 		s->stage++;
-	if (s->stage >= p->nr_stages ||
-	    (s->stage == p->nr_stages - 1 && s->held_rate == s->floor_rate)) {
+	if (s->stage >= p->nr_stages || (starts && s->stage == p->nr_stages - 1)) {
 		s->mode = AIMD_STEADY;
 		return;
 	}
@@ -172,14 +173,14 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		s->floor_rate = s->rate;
 		s->held_rate = s->rate;
 		s->stage = 0;
-		enter_stage(p, s, now_ns);
+		enter_stage(p, s, now_ns, true);
 		break;
 	case AIMD_RECOVERING:
 		if (now_ns < s->stage_end_ns)
 			break;
 		s->held_rate = s->rate;
 		s->stage++;
-		enter_stage(p, s, now_ns);
+		enter_stage(p, s, now_ns, false);
 		break;
 	case AIMD_STEADY:
 		/* Grow only while the limit binds: demand at or above it. */

@@ -30,7 +30,7 @@ static const char *const pinned_maps[] = {
 	"settings", "ports", "prefix_v4", "prefix_v6", "rates", "buckets", "stats",
 };
 
-int enter_netns(const char *name)
+static int enter_netns(const char *name)
 {
 	char path[PATH_MAX];
 	int fd, err = 0;

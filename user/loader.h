@@ -47,6 +47,5 @@ void loader_close(struct loader *l, bool keep);
 /* --remove: detach a shedd left on the interface and remove its pins. */
 int loader_remove(const struct shedd_options *o);
 
-int enter_netns(const char *name);
 
 #endif /* SHEDD_LOADER_H */

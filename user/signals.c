@@ -361,7 +361,6 @@ static void read_latency(struct signals *s, struct signal_report *r)
 		}
 		agg_add(&r->latency, ns);
 	}
-	s->latency_bad_total += r->latency_bad;
 }
 
 void signals_read(struct signals *s, struct signal_report *r)

@@ -52,7 +52,6 @@ struct signals {
 	char lat_path[108];
 	__u16 ports[MAX_PORTS];
 	int nr_ports;
-	__u64 latency_bad_total;
 };
 
 /* Open every source; failures are reported on stderr and leave that source

@@ -119,7 +119,7 @@ teardown() { testbed_down; }
 	ip netns exec "$NS_SRV" "$TCPSTREAM" serve --addr "$SRV_IP" --port 8081 --duration 20 \
 		>"$BATS_TEST_TMPDIR/recv" 2>&1 &
 	PIDS+=($!)
-	wait_for "stream listener" 5 sh -c "ip netns exec $NS_SRV ss -ltnH | grep -q ':8081'"
+	wait_listening "stream listener" 8081
 	ip netns exec "$NS_CLI" "$TCPSTREAM" send --addr "$SRV_IP" --port 8081 --duration 5 \
 		>"$BATS_TEST_TMPDIR/sent" 2>/dev/null &
 	send_pid=$!
