@@ -43,7 +43,7 @@ ifeq ($(SAN),1)
 BIN := $(OUTPUT)/shedd
 endif
 UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options \
-	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_signals
+	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_signals $(OUTPUT)/test_spread
 XDP_TESTS := $(OUTPUT)/test_xdp
 TOOLS := $(OUTPUT)/synflood $(OUTPUT)/tcpstream $(OUTPUT)/slowserver $(OUTPUT)/loadgen \
 	$(OUTPUT)/xdp_pass.bpf.o
@@ -117,6 +117,10 @@ $(OUTPUT)/test_signals: tests/test_signals.c $(OUTPUT)/signals.o
 $(OUTPUT)/test_sim: tests/test_sim.c tests/splitmix.h include/*.h $(OUTPUT)/aimd.o $(OUTPUT)/alloc.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
+
+$(OUTPUT)/test_spread: tests/test_spread.c tests/splitmix.h include/*.h $(OUTPUT)/alloc.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Itests $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
 $(OUTPUT)/test_options: tests/test_options.c $(OUTPUT)/options.o
 	$(call msg,TEST,$@)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* maps.h - the maps of the XDP program. Layouts come from include/shedd.h.
  * Userspace writes settings, ports, prefix_v4, prefix_v6 and rates; the
- * program writes buckets and stats. The daemon pins every map by name.
+ * program writes reserve, buckets and stats. The daemon pins every map by name.
  */
 #ifndef SHEDD_MAPS_H
 #define SHEDD_MAPS_H
@@ -36,15 +36,25 @@ struct {
 	__type(value, __u32);
 } prefix_v6 SEC(".maps");
 
-/* Per-CPU: XDP runs in softirq on one CPU at a time, so these need no
- * atomics and no locks. */
+/* One rate record and one reserve per class, shared by every CPU and each
+ * guarded by its own spin lock; a CPU takes them only to borrow a batch of
+ * tokens (token_bucket.h). */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, SHEDD_NR_CLASSES);
 	__type(key, __u32);
 	__type(value, struct shedd_rate);
 } rates SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SHEDD_NR_CLASSES);
+	__type(key, __u32);
+	__type(value, struct shedd_reserve);
+} reserve SEC(".maps");
+
+/* Per-CPU: XDP runs in softirq on one CPU at a time, so these need no
+ * atomics and no locks. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, SHEDD_NR_CLASSES);

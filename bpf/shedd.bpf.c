@@ -54,16 +54,28 @@ static __always_inline __u32 classify(const struct pkt *p, void *data_end,
 	return cfg->default_class;
 }
 
-/* Return 1 to admit, 0 to shed. Without its rate or bucket entry the
- * program cannot judge: it fails open and admits. */
+/* Return 1 to admit, 0 to shed. The CPU's cache answers most SYNs; the
+ * shared rate record and reserve are looked up only to borrow. Without an
+ * entry the program cannot judge: it fails open and admits. */
 static __always_inline int charge(__u32 cls)
 {
-	struct shedd_rate *rate = bpf_map_lookup_elem(&rates, &cls);
 	struct shedd_bucket *b = bpf_map_lookup_elem(&buckets, &cls);
+	struct shedd_reserve *res;
+	struct shedd_rate *rate;
+	__u64 now;
+	int v;
 
-	if (!rate || !b)
+	if (!b)
 		return 1;
-	return tb_charge(b, rate, clock_ns());
+	now = clock_ns();
+	v = tb_cached(b, now);
+	if (v >= 0)
+		return v;
+	rate = bpf_map_lookup_elem(&rates, &cls);
+	res = bpf_map_lookup_elem(&reserve, &cls);
+	if (!rate || !res)
+		return 1;
+	return tb_borrow(b, rate, res, now);
 }
 
 /* Count a packet that is passed untouched, by the reason it is passed. */

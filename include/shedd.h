@@ -2,10 +2,15 @@
 /* shedd.h - every map key, map value, class and limit that the XDP program
  * (bpf/) and the daemon (user/) share. The includer provides __u8/__u16/
  * __u32/__u64 (vmlinux.h on the BPF side, <linux/types.h> in userspace), so
- * this header includes nothing that only one side has.
+ * this header includes nothing that only one side has; struct bpf_spin_lock
+ * comes from vmlinux.h on the BPF side and from <linux/bpf.h> here.
  */
 #ifndef SHEDD_H
 #define SHEDD_H
+
+#ifndef __VMLINUX_H__
+#include <linux/bpf.h>
+#endif
 
 /* Priority classes, most important first. The index is the priority: a
  * lower index is shed later. */
@@ -41,22 +46,63 @@ enum shedd_reject {
 #define SHEDD_NSEC_PER_SEC 1000000000ULL
 /* Bounds that keep elapsed_ns * rate_per_sec inside 64 bits:
  * 1e12 ns * 1e7 /s = 1e19 < 1.8e19. */
-#define MAX_RATE_PER_SEC 10000000ULL   /* per class, per CPU */
+#define MAX_RATE_PER_SEC 10000000ULL   /* per class */
 #define MAX_REFILL_NS 1000000000000ULL /* 1000 s of idle refills a bucket fully */
 #define MAX_BURST 1000000ULL           /* tokens */
+#define MAX_BATCH 65536U               /* tokens a CPU borrows at once */
 
-/* rates: written by userspace only. PERCPU_ARRAY, key = class. Each CPU's
- * value is that CPU's share of the class rate. */
+/*
+ * A class's admitted rate is one token bucket per class, the reserve, shared
+ * by every CPU; each CPU borrows a few tokens at a time from it into a local
+ * cache and spends them without touching shared memory. See token_bucket.h.
+ */
+
+/* The rate of one class, as userspace publishes it. */
+struct shedd_class_rate {
+	__u64 rate_per_sec;      /* tokens added to the reserve per second, now */
+	__u64 prev_rate_per_sec; /* mean rate from the reserve's last refill
+				  * before changed_ns up to changed_ns */
+	__u64 changed_ns;        /* when rate_per_sec took effect (CLOCK_MONOTONIC) */
+	__u64 burst;             /* depth of the reserve, in tokens */
+	__u64 lease_ns;          /* how long a CPU may keep borrowed tokens, and
+				  * how long it waits after finding the reserve empty */
+	__u32 batch;             /* most tokens a CPU borrows at once (>= 1) */
+	__u32 flags;             /* SHEDD_RATE_SET once userspace wrote it */
+};
+#define SHEDD_RATE_SET 1U /* without it the class is not configured: admit */
+
+/* rates: written by userspace only (BPF_F_LOCK). ARRAY, key = class. The
+ * lock makes the record one value for the program, which copies it under
+ * the lock before it uses it. */
 struct shedd_rate {
-	__u64 rate_per_sec; /* tokens added per second on this CPU */
-	__u64 burst;        /* bucket depth, in tokens */
+	struct bpf_spin_lock lock;
+	__u32 pad;
+	struct shedd_class_rate r;
 };
 
-/* buckets: written by the XDP program only. PERCPU_ARRAY, key = class.
- * Kept apart from shedd_rate so a rate update never clobbers bucket state. */
-struct shedd_bucket {
+/* The shared bucket of one class. */
+struct shedd_reserve_state {
 	__u64 tokens;  /* in units of 1/NSEC_PER_SEC token */
-	__u64 last_ns; /* time of the last refill */
+	__u64 last_ns; /* time of the last refill; 0 = never: starts full */
+};
+
+/* reserve: written by the XDP program only, under its lock. ARRAY,
+ * key = class. Kept apart from rates so a rate update never clobbers the
+ * bucket. */
+struct shedd_reserve {
+	struct bpf_spin_lock lock;
+	__u32 pad;
+	struct shedd_reserve_state s;
+};
+
+/* buckets: the local cache of one class on one CPU, written by the XDP
+ * program only. PERCPU_ARRAY, key = class. */
+struct shedd_bucket {
+	__u64 tokens;   /* whole tokens borrowed from the reserve, not yet spent */
+	__u64 until_ns; /* they are good until then; stale ones are dropped */
+	__u64 retry_ns; /* the reserve was empty: do not ask it before then */
+	__u32 batch;    /* tokens this CPU borrowed last time (adapts) */
+	__u32 pad;
 };
 
 /* Counters of one class on one CPU. */
@@ -114,8 +160,10 @@ struct shedd_sojourn {
 };
 
 #ifndef __bpf__
-_Static_assert(sizeof(struct shedd_rate) == 16, "shedd_rate is a map value");
-_Static_assert(sizeof(struct shedd_bucket) == 16, "shedd_bucket is a map value");
+_Static_assert(sizeof(struct shedd_class_rate) == 48, "shedd_class_rate is a map value");
+_Static_assert(sizeof(struct shedd_rate) == 56, "shedd_rate is a map value");
+_Static_assert(sizeof(struct shedd_reserve) == 24, "shedd_reserve is a map value");
+_Static_assert(sizeof(struct shedd_bucket) == 32, "shedd_bucket is a map value");
 _Static_assert(sizeof(struct shedd_stats) == 4 * 32 + 7 * 8, "shedd_stats is a map value");
 _Static_assert(sizeof(struct shedd_config) == 12, "shedd_config is a map value");
 _Static_assert(sizeof(struct shedd_lpm_v4) == 8, "LPM key");

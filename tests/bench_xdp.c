@@ -39,15 +39,22 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int set_rate(struct shedd_bpf *skel, int ncpus, __u64 rate, __u64 burst)
+/* Publish sheddable's rate and start it from a full reserve and empty
+ * caches, so every round measures the same path. */
+static int set_rate(struct shedd_bpf *skel, int ncpus, __u64 rate, __u32 batch, __u64 lease_ns)
 {
-	struct shedd_rate r[ncpus];
+	struct shedd_rate r = { .r = { .rate_per_sec = rate, .burst = MAX_BURST, .batch = batch,
+				       .lease_ns = lease_ns, .flags = SHEDD_RATE_SET } };
+	struct shedd_reserve full = { 0 };
+	struct shedd_bucket b[ncpus];
 	__u32 cls = SHEDD_SHEDDABLE;
-	int i;
 
-	for (i = 0; i < ncpus; i++)
-		r[i] = (struct shedd_rate){ .rate_per_sec = rate, .burst = burst };
-	return bpf_map_update_elem(bpf_map__fd(skel->maps.rates), &cls, r, BPF_ANY);
+	memset(b, 0, sizeof(b));
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.rates), &cls, &r, BPF_F_LOCK) ||
+	    bpf_map_update_elem(bpf_map__fd(skel->maps.reserve), &cls, &full, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(skel->maps.buckets), &cls, b, BPF_ANY))
+		return -1;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -64,12 +71,16 @@ int main(int argc, char **argv)
 	struct {
 		const char *name;
 		const struct pkt *pkt;
-		__u64 rate; /* sheddable's rate for the case */
+		__u64 rate;     /* sheddable's rate for the case */
+		__u32 batch;    /* tokens borrowed at once */
+		__u64 lease_ns; /* 0: every SYN goes to the reserve */
 	} cases[] = {
-		{ "TCP SYN, admitted", &syn, MAX_RATE_PER_SEC },
-		{ "TCP SYN, shed (drop)", &syn, 0 },
-		{ "TCP ACK (established)", &ack, 0 },
-		{ "UDP", &udp, 0 },
+		{ "SYN admit, CPU cache", &syn, MAX_RATE_PER_SEC, 64, 1000000 },
+		{ "SYN admit, reserve", &syn, MAX_RATE_PER_SEC, 1, 0 },
+		{ "SYN shed, backed off", &syn, 0, 1, 1000000 },
+		{ "SYN shed, reserve", &syn, 0, 1, 0 },
+		{ "TCP ACK (established)", &ack, 0, 1, 0 },
+		{ "UDP", &udp, 0, 1, 0 },
 	};
 
 	if (argc != 2) {
@@ -104,11 +115,11 @@ int main(int argc, char **argv)
 		__u32 shedd_ns[ROUNDS], pass_ns[ROUNDS], ret = 0, pret = 0;
 		int r;
 
-		if (set_rate(skel, ncpus, cases[c].rate, cases[c].rate ? MAX_BURST : 0)) {
-			fprintf(stderr, "bench: set rate: %s\n", strerror(errno));
-			goto out;
-		}
 		for (r = 0; r < ROUNDS; r++) {
+			if (set_rate(skel, ncpus, cases[c].rate, cases[c].batch, cases[c].lease_ns)) {
+				fprintf(stderr, "bench: set rate: %s\n", strerror(errno));
+				goto out;
+			}
 			if (run(bpf_program__fd(skel->progs.shedd_xdp), cases[c].pkt, &ret,
 				&shedd_ns[r]) ||
 			    run(pass_fd, cases[c].pkt, &pret, &pass_ns[r])) {

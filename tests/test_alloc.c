@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* test_alloc.c - the allocator (user/alloc.c): floors, priority order,
- * headroom nobody demands, the per-CPU split and integer rounding.
+ * headroom nobody demands, integer rounding in priority order, and each
+ * class's burst, lease and batch.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "alloc.h"
@@ -17,7 +19,6 @@
 
 static const struct alloc_params floors10 = {
 	.floor = { 0.1, 0.1, 0.1, 0.1 },
-	.cpu_min_share = 0.05,
 };
 
 static double sum4(const double *v)
@@ -108,27 +109,6 @@ static void zero_floors_share_headroom_evenly(void **state)
 	assert_float_equal(out[SH], 0, 1e-9);
 }
 
-static void cpu_split_follows_demand(void **state)
-{
-	double demand[2] = { 9000, 0 }, out[2];
-
-	/* An RSS-skewed flood on CPU 0: it gets all but the minimum share. */
-	alloc_cpus(1000, demand, 2, 0.05, out);
-	assert_float_equal(out[0], 975, 1e-9);
-	assert_float_equal(out[1], 25, 1e-9);
-
-	demand[0] = 300;
-	demand[1] = 100;
-	alloc_cpus(1000, demand, 2, 0, out);
-	assert_float_equal(out[0], 750, 1e-9);
-	assert_float_equal(out[1], 250, 1e-9);
-
-	demand[0] = demand[1] = 0;
-	alloc_cpus(1000, demand, 2, 0.05, out);
-	assert_float_equal(out[0], 500, 1e-9);
-	assert_float_equal(out[1], 500, 1e-9);
-}
-
 static void rounding_keeps_the_sum(void **state)
 {
 	double in[4] = { 2.5, 2.5, 2.5, 2.5 }, in3[3] = { 1.0 / 3, 1.0 / 3, 1.0 / 3 };
@@ -138,6 +118,15 @@ static void rounding_keeps_the_sum(void **state)
 	assert_int_equal(out[0] + out[1] + out[2] + out[3], 10);
 	alloc_round(in3, 3, out);
 	assert_int_equal(out[0] + out[1] + out[2], 1);
+	/* The fraction goes to the first entry, not the largest remainder:
+	 * a critical class of 1.1/s gets 2, a flood of 38.9/s gets 38. */
+	in[0] = 1.1;
+	in[1] = 0;
+	in[2] = 0;
+	in[3] = 38.9;
+	alloc_round(in, 4, out);
+	assert_int_equal(out[0], 2);
+	assert_int_equal(out[3], 38);
 }
 
 static void demand_rises_fast_and_decays_slowly(void **state)
@@ -147,35 +136,86 @@ static void demand_rises_fast_and_decays_slowly(void **state)
 	assert_float_equal(alloc_demand(500, 100), 300, 1e-9);
 }
 
-static void rates_per_cpu_add_up(void **state)
+static void class_rates_add_up(void **state)
 {
 	enum { NCPU = 3 };
 	double demand[4 * NCPU] = {
 		/* cp */ 0, 0, 0, /* cr */ 100, 100, 0,
 		/* sp */ 0, 0, 0, /* sh */ 30000, 0, 0,
 	};
-	struct shedd_rate out[4 * NCPU];
-	__u64 cls[4] = { 0 };
-	int c, i;
+	struct shedd_class_rate out[4];
+	int c;
 
 	alloc_rates(&floors10, 1000, 100, demand, NCPU, out);
-	for (c = 0; c < 4; c++) {
-		for (i = 0; i < NCPU; i++) {
-			cls[c] += out[c * NCPU + i].rate_per_sec;
-			assert_true(out[c * NCPU + i].burst >= 1);
-		}
-	}
-	assert_int_equal(cls[0] + cls[1] + cls[2] + cls[3], 1000);
+	assert_int_equal(out[CP].rate_per_sec + out[CR].rate_per_sec + out[SP].rate_per_sec +
+				 out[SH].rate_per_sec,
+			 1000);
 	/* cr: 200 demanded, met; sh: all the rest, since cp and sp demand
 	 * nothing and an unused floor is not held back from a flood. */
-	assert_int_equal(cls[CR], 200);
-	assert_int_equal(cls[SH], 800);
-	assert_int_equal(cls[CP], 0);
-	/* sheddable's flood is all on CPU 0: 95 % of 800 plus its third of
-	 * the 5 % spread evenly. */
-	assert_in_range(out[SH * NCPU + 0].rate_per_sec, 773, 774);
-	/* cr is split evenly between the two CPUs that see it. */
-	assert_int_equal(out[CR * NCPU + 0].rate_per_sec, out[CR * NCPU + 1].rate_per_sec);
+	assert_int_equal(out[CR].rate_per_sec, 200);
+	assert_int_equal(out[SH].rate_per_sec, 800);
+	assert_int_equal(out[CP].rate_per_sec, 0);
+	/* Bursts: the share of the total depth, at least the floor's share. */
+	assert_int_equal(out[SH].burst, 80);
+	assert_int_equal(out[CR].burst, 20);
+	assert_int_equal(out[CP].burst, 10);
+	for (c = 0; c < 4; c++) {
+		assert_true(out[c].batch >= 1);
+		assert_in_range(out[c].lease_ns, ALLOC_MIN_LEASE_NS, ALLOC_MAX_LEASE_NS);
+	}
+}
+
+/* The lease is a sixteenth of the time the burst lasts, within bounds; the
+ * batch lets the CPUs that see the class take about one lease of tokens. */
+static void lease_and_batch(void **state)
+{
+	enum { NCPU = 4 };
+	double demand[4 * NCPU] = { 0 };
+	struct shedd_class_rate out[4];
+
+	/* 1M/s flood on 4 CPUs, burst 100 000: the burst lasts 100 ms,
+	 * 6.25 ms > the 1 ms bound; 1M/s * 1 ms / 4 CPUs = 250. */
+	demand[SH * NCPU + 0] = demand[SH * NCPU + 1] = 500000;
+	demand[SH * NCPU + 2] = demand[SH * NCPU + 3] = 500000;
+	alloc_rates(&floors10, 1000000, 100000, demand, NCPU, out);
+	assert_int_equal(out[SH].rate_per_sec, 1000000);
+	assert_int_equal(out[SH].lease_ns, ALLOC_MAX_LEASE_NS);
+	assert_int_equal(out[SH].batch, 250);
+	/* 100/s, burst 10: 100 ms / 16 = 6.25 ms -> 1 ms; 0.1 token: 1. */
+	memset(demand, 0, sizeof(demand));
+	demand[SH * NCPU] = 1000;
+	alloc_rates(&floors10, 100, 10, demand, NCPU, out);
+	assert_int_equal(out[SH].lease_ns, ALLOC_MAX_LEASE_NS);
+	assert_int_equal(out[SH].batch, 1);
+	/* 10 000/s all to a flood, burst 1: 100 us / 16 = 6.25 us. */
+	demand[SH * NCPU] = 1000000;
+	alloc_rates(&floors10, 10000, 1, demand, NCPU, out);
+	assert_int_equal(out[SH].rate_per_sec, 10000);
+	assert_int_equal(out[SH].lease_ns, 6250);
+}
+
+/* A new rate is published with the mean rate since the reserve's last
+ * refill, so an idle reserve is credited exactly over several changes. */
+static void publish_keeps_the_idle_mean(void **state)
+{
+	struct shedd_class_rate pub = { 0 }, next = { .rate_per_sec = 100, .burst = 10 };
+
+	alloc_publish(&pub, &next, 0, 1000);
+	assert_int_equal(pub.flags, SHEDD_RATE_SET);
+	assert_int_equal(pub.changed_ns, 1000);
+	/* Refilled at 1500, after the change: prev is the old rate. */
+	next.rate_per_sec = 300;
+	alloc_publish(&pub, &next, 1500, 2000);
+	assert_int_equal(pub.prev_rate_per_sec, 100);
+	assert_int_equal(pub.changed_ns, 2000);
+	/* Still last refilled at 1500: 500 ns at 100, 1000 ns at 300. */
+	next.rate_per_sec = 50;
+	alloc_publish(&pub, &next, 1500, 3000);
+	assert_int_equal(pub.prev_rate_per_sec, (100 * 500 + 300 * 1000) / 1500);
+	assert_int_equal(pub.rate_per_sec, 50);
+	/* The same rate again changes nothing of the piecewise refill. */
+	alloc_publish(&pub, &next, 1500, 4000);
+	assert_int_equal(pub.changed_ns, 3000);
 }
 
 int main(void)
@@ -187,10 +227,11 @@ int main(void)
 		cmocka_unit_test(floor_is_capped_by_demand),
 		cmocka_unit_test(headroom_is_taken_from_lower_classes),
 		cmocka_unit_test(zero_floors_share_headroom_evenly),
-		cmocka_unit_test(cpu_split_follows_demand),
 		cmocka_unit_test(rounding_keeps_the_sum),
 		cmocka_unit_test(demand_rises_fast_and_decays_slowly),
-		cmocka_unit_test(rates_per_cpu_add_up),
+		cmocka_unit_test(class_rates_add_up),
+		cmocka_unit_test(lease_and_batch),
+		cmocka_unit_test(publish_keeps_the_idle_mean),
 	};
 
 	return cmocka_run_group_tests_name("alloc", tests, NULL, NULL);

@@ -36,7 +36,7 @@
 #include "aimd.h"
 #include "splitmix.h"
 #include "alloc.h"
-#include "options.h" /* DEFAULT_FLOOR, DEFAULT_HEADROOM, DEFAULT_CPU_MIN_SHARE */
+#include "options.h" /* DEFAULT_FLOOR, DEFAULT_HEADROOM */
 #include "token_bucket.h"
 
 #define CP SHEDD_CRITICAL_PLUS
@@ -139,6 +139,7 @@ struct sim {
 	struct alloc_params alp;
 	double demand[NCLS]; /* smoothed SYN/s, as the daemon keeps it */
 	struct shedd_rate rates[NCLS];
+	struct shedd_reserve reserve[NCLS];
 	struct shedd_bucket buckets[NCLS];
 
 	/* this tick */
@@ -237,6 +238,23 @@ static void complete(struct sim *s, int w)
 	}
 }
 
+static double total_burst(double rate)
+{
+	return rate / 10 < 1 ? 1 : rate / 10;
+}
+
+/* The daemon's rate write: alloc_rates(), then alloc_publish() against
+ * each class's reserve. */
+static void publish(struct sim *s, double rate)
+{
+	struct shedd_class_rate next[NCLS];
+	int c;
+
+	alloc_rates(&s->alp, rate, total_burst(rate), s->demand, 1, next);
+	for (c = 0; c < NCLS; c++)
+		alloc_publish(&s->rates[c].r, &next[c], s->reserve[c].s.last_ns, s->now_ns);
+}
+
 static void arrive(struct sim *s)
 {
 	struct conn cn = { .syn_ns = s->now_ns, .cls = draw_class(s) };
@@ -246,7 +264,8 @@ static void arrive(struct sim *s)
 	s->t_syn[cn.cls]++;
 	if (win)
 		s->n.offered[cn.cls]++;
-	if (s->shedd && !tb_charge(&s->buckets[cn.cls], &s->rates[cn.cls], s->now_ns))
+	if (s->shedd && !tb_charge(&s->buckets[cn.cls], &s->rates[cn.cls], &s->reserve[cn.cls],
+					  s->now_ns))
 		return;
 	if (win)
 		s->n.admitted[cn.cls]++;
@@ -266,11 +285,6 @@ static void arrive(struct sim *s)
 	}
 	s->queue[(s->q_head + s->q_len) % BACKLOG] = cn;
 	s->q_len++;
-}
-
-static double total_burst(double rate)
-{
-	return rate / 10 < 1 ? 1 : rate / 10;
 }
 
 /* The daemon's tick: signals -> controller -> allocator -> bucket rates. */
@@ -295,7 +309,7 @@ static void tick(struct sim *s)
 		rate = aimd_update(&s->ap, &s->as, &sig, s->now_ns);
 		for (c = 0; c < NCLS; c++)
 			s->demand[c] = alloc_demand(s->demand[c], (double)s->t_syn[c] / secs);
-		alloc_rates(&s->alp, rate, total_burst(rate), s->demand, 1, s->rates);
+		publish(s, rate);
 		if (s->as.mode == AIMD_RECOVERING)
 			s->seen_recovering[phase_of(s, s->now_ns)] = true;
 		if (s->now_ns >= s->win_start_ns && s->now_ns < s->win_end_ns) {
@@ -341,11 +355,9 @@ static void sim_init(struct sim *s, bool shedd, const struct phase *phases,
 	aimd_init(&s->as, &s->ap, s->ap.max_rate);
 	for (c = 0; c < NCLS; c++)
 		s->alp.floor[c] = DEFAULT_FLOOR;
-	s->alp.cpu_min_share = DEFAULT_CPU_MIN_SHARE;
 	s->alp.headroom = DEFAULT_HEADROOM;
 	/* A fresh program starts with an even split, as the daemon does. */
-	alloc_rates(&s->alp, s->as.rate, total_burst(s->as.rate), s->demand, 1,
-		    s->rates);
+	publish(s, s->as.rate);
 }
 
 static void sim_run(struct sim *s, __u64 end_ns)

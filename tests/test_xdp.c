@@ -76,9 +76,9 @@ static const struct shedd_config cfg_default_invalid = {
 	.default_class = SHEDD_NR_CLASSES + 3,
 };
 
-static const struct shedd_rate rate_plenty = { .rate_per_sec = 1000, .burst = 100 };
+static const struct shedd_class_rate rate_plenty = { .rate_per_sec = 1000, .burst = 100 };
 /* At rate 0 a fresh bucket gets nothing: every SYN is shed. */
-static const struct shedd_rate rate_empty = { .rate_per_sec = 0, .burst = 5 };
+static const struct shedd_class_rate rate_empty = { .rate_per_sec = 0, .burst = 5 };
 
 static const char *class_name(unsigned int cls)
 {
@@ -131,13 +131,21 @@ static int update_percpu(struct bpf_map *map, __u32 key, const void *val,
 	return err;
 }
 
-static int set_rates(const struct shedd_rate *rate)
+/* Publish @rate for every class. A record without a batch borrows one
+ * token at a time and keeps none, so the reserve alone decides: the cases
+ * below then read as one plain token bucket per class. */
+static int set_rates(const struct shedd_class_rate *rate)
 {
+	struct shedd_rate v = { .r = *rate };
 	__u32 cls;
 	int err;
 
+	v.r.flags |= SHEDD_RATE_SET;
+	if (!v.r.batch)
+		v.r.batch = 1;
 	for (cls = 0; cls < SHEDD_NR_CLASSES; cls++) {
-		err = update_percpu(skel->maps.rates, cls, rate, sizeof(*rate));
+		err = bpf_map__update_elem(skel->maps.rates, &cls, sizeof(cls), &v,
+					   sizeof(v), BPF_F_LOCK);
 		if (err)
 			return err;
 	}
@@ -147,7 +155,7 @@ static int set_rates(const struct shedd_rate *rate)
 /* Every case starts from the same state: @cfg, @rate on every class and
  * CPU, fresh buckets, zero counters, the clock at T0. */
 static int reset_maps(const struct shedd_config *cfg,
-		      const struct shedd_rate *rate)
+		      const struct shedd_class_rate *rate)
 {
 	const struct shedd_bucket fresh = {};
 	const struct shedd_stats zero_stats = {};
@@ -158,9 +166,15 @@ static int reset_maps(const struct shedd_config *cfg,
 				   cfg ? cfg : &cfg_base, sizeof(*cfg), BPF_ANY);
 	if (!err)
 		err = set_rates(rate ? rate : &rate_plenty);
-	for (cls = 0; !err && cls < SHEDD_NR_CLASSES; cls++)
+	for (cls = 0; !err && cls < SHEDD_NR_CLASSES; cls++) {
+		const struct shedd_reserve empty = {};
+
 		err = update_percpu(skel->maps.buckets, cls, &fresh,
 				    sizeof(fresh));
+		if (!err)
+			err = bpf_map__update_elem(skel->maps.reserve, &cls, sizeof(cls),
+						   &empty, sizeof(empty), BPF_ANY);
+	}
 	if (!err)
 		err = update_percpu(skel->maps.stats, 0, &zero_stats,
 				    sizeof(zero_stats));
@@ -213,6 +227,18 @@ static struct shedd_bucket read_bucket(__u32 cls)
 	if (err)
 		fail_msg("read bucket %s: %s", class_name(cls), strerror(-err));
 	return b;
+}
+
+static struct shedd_reserve_state read_reserve(__u32 cls)
+{
+	struct shedd_reserve v;
+	int err;
+
+	err = bpf_map__lookup_elem(skel->maps.reserve, &cls, sizeof(cls), &v, sizeof(v),
+				   BPF_F_LOCK);
+	if (err)
+		fail_msg("read reserve %s: %s", class_name(cls), strerror(-err));
+	return v.s;
 }
 
 /* ---- running a frame ---------------------------------------------------- */
@@ -391,7 +417,7 @@ struct xdp_case {
 	struct pkt_spec pkt;
 	void (*mangle)(struct pkt *p);   /* break a header after the build */
 	const struct shedd_config *cfg;  /* NULL: cfg_base */
-	const struct shedd_rate *rate;   /* NULL: rate_plenty */
+	const struct shedd_class_rate *rate;   /* NULL: rate_plenty */
 	__u32 verdict;
 	struct shedd_stats delta;        /* besides packets, which is always +1 */
 	size_t reply_len;                /* XDP_TX: length of the RST */
@@ -898,7 +924,7 @@ struct tb_step {
 
 struct tb_case {
 	const char *name;
-	struct shedd_rate rate;   /* every class, every CPU */
+	struct shedd_class_rate rate;   /* every class, every CPU */
 	struct tb_step steps[8];
 };
 
@@ -1020,21 +1046,21 @@ static void run_tb(void **state)
 static void test_rate_update_keeps_tokens(void **state)
 {
 	const char *name = "rate update keeps bucket tokens";
-	struct shedd_rate slow = { .rate_per_sec = 10, .burst = 5 };
-	struct shedd_rate fast = { .rate_per_sec = 20, .burst = 5 };
-	struct shedd_rate shallow = { .rate_per_sec = 20, .burst = 1 };
-	struct shedd_bucket b;
+	struct shedd_class_rate slow = { .rate_per_sec = 10, .burst = 5 };
+	struct shedd_class_rate fast = { .rate_per_sec = 20, .burst = 5 };
+	struct shedd_class_rate shallow = { .rate_per_sec = 20, .burst = 1 };
+	struct shedd_reserve_state b;
 
 	(void)state;
 	assert_int_equal(set_rates(&slow), 0);
 	expect(send_syns(name, V4_OTHER, 3) == 3, name, "3 of a full bucket of 5");
-	b = read_bucket(SHEDD_SHEDDABLE);
+	b = read_reserve(SHEDD_SHEDDABLE);
 	expect(b.tokens == 2 * SHEDD_NSEC_PER_SEC && b.last_ns == T0_NS, name,
 	       "bucket before the update: %llu units at %llu ns",
 	       (unsigned long long)b.tokens, (unsigned long long)b.last_ns);
 
 	assert_int_equal(set_rates(&fast), 0);
-	b = read_bucket(SHEDD_SHEDDABLE);
+	b = read_reserve(SHEDD_SHEDDABLE);
 	expect(b.tokens == 2 * SHEDD_NSEC_PER_SEC && b.last_ns == T0_NS, name,
 	       "bucket after the update: %llu units at %llu ns",
 	       (unsigned long long)b.tokens, (unsigned long long)b.last_ns);
@@ -1057,7 +1083,7 @@ static void test_rate_update_keeps_tokens(void **state)
 static void test_buckets_per_class(void **state)
 {
 	const char *name = "buckets are per class";
-	struct shedd_rate r = { .rate_per_sec = 10, .burst = 5 };
+	struct shedd_class_rate r = { .rate_per_sec = 10, .burst = 5 };
 	struct shedd_stats st;
 
 	(void)state;
@@ -1075,6 +1101,98 @@ static void test_buckets_per_class(void **state)
 	       st.cls[SHEDD_SHEDDABLE_PLUS].dropped == 3 &&
 	       st.cls[SHEDD_CRITICAL].syn == 0, name,
 	       "per-class counters do not add up");
+}
+
+/* A class whose rate record was never written is not configured yet: the
+ * program fails open and admits (start-up must not drop anything). */
+static void test_unwritten_rate_admits(void **state)
+{
+	const char *name = "unwritten rate admits";
+	const struct shedd_rate unset = {};
+	__u32 cls = SHEDD_SHEDDABLE;
+
+	(void)state;
+	assert_int_equal(bpf_map__update_elem(skel->maps.rates, &cls, sizeof(cls), &unset,
+					      sizeof(unset), BPF_F_LOCK), 0);
+	expect(send_syns(name, V4_OTHER, 50) == 50, name, "an unset class admits every SYN");
+	expect(read_reserve(cls).last_ns == 0, name, "an unset class does not touch its reserve");
+}
+
+/* A CPU borrows into its cache, doubling the batch while it spends it
+ * within the lease (1, 2, 4, 8, then the class's 10), and spends it without
+ * the reserve; a stale cache is dropped and the next batch is halved. */
+static void test_batch_and_lease(void **state)
+{
+	const char *name = "batch borrowed into the CPU cache, dropped when stale";
+	const struct shedd_class_rate r = { .rate_per_sec = 1000, .burst = 100,
+					    .batch = 10, .lease_ns = MS(1) };
+	struct shedd_reserve_state res;
+	struct shedd_bucket b;
+
+	(void)state;
+	assert_int_equal(set_rates(&r), 0);
+	expect(send_syns(name, V4_OTHER, 16) == 16, name, "16 SYNs");
+	b = read_bucket(SHEDD_SHEDDABLE);
+	res = read_reserve(SHEDD_SHEDDABLE);
+	expect(b.tokens == 9 && b.batch == 10 && b.until_ns == T0_NS + MS(1), name,
+	       "cache: %llu tokens, batch %u, until %llu", (unsigned long long)b.tokens,
+	       b.batch, (unsigned long long)b.until_ns);
+	expect(res.tokens == 75 * SHEDD_NSEC_PER_SEC, name, "reserve: %llu units",
+	       (unsigned long long)res.tokens);
+
+	/* Five more come from the cache: the reserve is not touched. */
+	expect(send_syns(name, V4_OTHER, 5) == 5, name, "five from the cache");
+	expect(read_reserve(SHEDD_SHEDDABLE).tokens == 75 * SHEDD_NSEC_PER_SEC &&
+	       read_bucket(SHEDD_SHEDDABLE).tokens == 4, name,
+	       "the cache spent without the reserve");
+
+	/* 2 ms later the 4 left are stale: dropped; 2 tokens refilled, a
+	 * batch of 10 / 2 = 5 taken. */
+	skel->bss->test_clock_ns = T0_NS + MS(2);
+	expect(send_syns(name, V4_OTHER, 1) == 1, name, "SYN after the lease");
+	res = read_reserve(SHEDD_SHEDDABLE);
+	b = read_bucket(SHEDD_SHEDDABLE);
+	expect(res.tokens == 72 * SHEDD_NSEC_PER_SEC && b.tokens == 4 && b.batch == 5, name,
+	       "reserve %llu units, cache %llu, batch %u", (unsigned long long)res.tokens,
+	       (unsigned long long)b.tokens, b.batch);
+}
+
+/* A CPU that found the reserve empty sheds from its cache state alone
+ * until the lease ends: a flood does not lock the reserve per SYN. */
+static void test_empty_reserve_backs_off(void **state)
+{
+	const char *name = "empty reserve: shed without asking again for a lease";
+	const struct shedd_class_rate r = { .rate_per_sec = 10, .burst = 2, .batch = 1,
+					    .lease_ns = MS(50) };
+
+	(void)state;
+	assert_int_equal(set_rates(&r), 0);
+	expect(send_syns(name, V4_OTHER, 3) == 2, name, "burst of 2");
+	skel->bss->test_clock_ns = T0_NS + MS(40);
+	expect(send_syns(name, V4_OTHER, 5) == 0, name, "inside the lease: shed");
+	expect(read_reserve(SHEDD_SHEDDABLE).last_ns == T0_NS, name,
+	       "the reserve was not touched inside the lease");
+	skel->bss->test_clock_ns = T0_NS + MS(100);
+	expect(send_syns(name, V4_OTHER, 2) == 1, name, "100 ms at 10/s: one token");
+}
+
+/* The reserve refills piecewise across a rate change: prev_rate up to
+ * changed_ns, the new rate after it. */
+static void test_piecewise_refill(void **state)
+{
+	const char *name = "refill is piecewise across a rate change";
+	struct shedd_class_rate r = { .rate_per_sec = 10, .burst = 1000, .batch = 1 };
+
+	(void)state;
+	assert_int_equal(set_rates(&r), 0);
+	expect(send_syns(name, V4_OTHER, 1001) == 1000, name, "drain a full reserve");
+	r.prev_rate_per_sec = 10;
+	r.rate_per_sec = 1000;
+	r.changed_ns = T0_NS + MS(500);
+	assert_int_equal(set_rates(&r), 0);
+	/* 500 ms at 10/s + 500 ms at 1000/s = 505 tokens. */
+	skel->bss->test_clock_ns = T0_NS + MS(1000);
+	expect(send_syns(name, V4_OTHER, 600) == 505, name, "505 tokens after the change");
 }
 
 /* ---- group ---------------------------------------------------------------- */
@@ -1186,6 +1304,13 @@ static const struct CMUnitTest fixed_tests[] = {
 	{ "rate update keeps bucket tokens", test_rate_update_keeps_tokens,
 	  base_setup, NULL, NULL },
 	{ "buckets are per class", test_buckets_per_class, base_setup, NULL, NULL },
+	{ "unwritten rate admits", test_unwritten_rate_admits, base_setup, NULL, NULL },
+	{ "batch borrowed into the CPU cache, dropped when stale", test_batch_and_lease,
+	  base_setup, NULL, NULL },
+	{ "empty reserve: shed without asking again for a lease", test_empty_reserve_backs_off,
+	  base_setup, NULL, NULL },
+	{ "refill is piecewise across a rate change", test_piecewise_refill, base_setup, NULL,
+	  NULL },
 };
 
 static struct CMUnitTest tests[ARRAY_SIZE(cases) + ARRAY_SIZE(cut_cases) +

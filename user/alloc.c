@@ -49,29 +49,6 @@ void alloc_classes(const struct alloc_params *p, double total_rate,
 	}
 }
 
-void alloc_cpus(double class_rate, const double *cpu_demand, int ncpus,
-		double min_share, double *out)
-{
-	double total = 0;
-	int i;
-
-	if (ncpus <= 0)
-		return;
-	for (i = 0; i < ncpus; i++)
-		total += cpu_demand[i] > 0 ? cpu_demand[i] : 0;
-	if (total <= 0) {
-		for (i = 0; i < ncpus; i++)
-			out[i] = class_rate / ncpus;
-		return;
-	}
-	for (i = 0; i < ncpus; i++) {
-		double d = cpu_demand[i] > 0 ? cpu_demand[i] : 0;
-
-		out[i] = class_rate * (min_share / ncpus +
-				       (1 - min_share) * d / total);
-	}
-}
-
 void alloc_round(const double *in, int n, __u64 *out)
 {
 	double sum = 0;
@@ -86,24 +63,12 @@ void alloc_round(const double *in, int n, __u64 *out)
 		have += out[i];
 	}
 	target = (__u64)llround(sum);
-	/* Hand the missing units to the largest remainders, one each. */
-	while (have < target) {
-		double best = -1;
-		int bi = -1;
-
-		for (i = 0; i < n; i++) {
-			double v = in[i] > 0 ? in[i] : 0;
-			double rem = v - (double)out[i];
-
-			if (rem > best) {
-				best = rem;
-				bi = i;
-			}
+	/* One missing unit each to the entries with a fraction, first first. */
+	for (i = 0; i < n && have < target; i++) {
+		if (in[i] > (double)out[i]) {
+			out[i]++;
+			have++;
 		}
-		if (bi < 0)
-			break;
-		out[bi]++;
-		have++;
 	}
 }
 
@@ -116,40 +81,88 @@ double alloc_demand(double smoothed, double instant)
 
 void alloc_rates(const struct alloc_params *p, double total_rate,
 		 double total_burst, const double *demand, int ncpus,
-		 struct shedd_rate *out)
+		 struct shedd_class_rate out[SHEDD_NR_CLASSES])
 {
 	double cls_demand[SHEDD_NR_CLASSES] = { 0 };
 	double cls_rate[SHEDD_NR_CLASSES];
-	/* On the stack: the tick allocates nothing. */
-	double share[ncpus > 0 ? ncpus : 1];
-	__u64 ints[ncpus > 0 ? ncpus : 1];
+	__u64 ints[SHEDD_NR_CLASSES];
 	int c, i;
 
 	for (c = 0; c < SHEDD_NR_CLASSES; c++)
 		for (i = 0; i < ncpus; i++)
 			cls_demand[c] += demand[c * ncpus + i];
 	alloc_classes(p, total_rate, cls_demand, cls_rate);
+	/* The fractions go to the most important classes first, so a class
+	 * of a few SYN/s keeps its headroom and the least important one
+	 * absorbs the rounding. */
+	alloc_round(cls_rate, SHEDD_NR_CLASSES, ints);
 
 	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		struct shedd_class_rate *o = &out[c];
 		double burst = total_rate > 0 ? total_burst * cls_rate[c] / total_rate : 0;
+		double rate = (double)ints[c], lease, batch;
+		int active = 0;
 
 		/* A class may always burst its floor's share of the depth: a
 		 * small class's Poisson arrivals need more than its mean. */
 		if (burst < total_burst * p->floor[c])
 			burst = total_burst * p->floor[c];
+		burst = ceil(burst);
+		if (burst < 1)
+			burst = 1;
+		if (burst > (double)MAX_BURST)
+			burst = (double)MAX_BURST;
+		if (rate > (double)MAX_RATE_PER_SEC)
+			rate = (double)MAX_RATE_PER_SEC;
 
-		alloc_cpus(cls_rate[c], &demand[c * ncpus], ncpus,
-			   p->cpu_min_share, share);
-		alloc_round(share, ncpus, ints);
-		for (i = 0; i < ncpus; i++)
-			out[c * ncpus + i].rate_per_sec = ints[i];
+		lease = rate > 0 ? burst / rate * 1e9 / ALLOC_LEASE_DIV : (double)ALLOC_MAX_LEASE_NS;
+		if (lease > (double)ALLOC_MAX_LEASE_NS)
+			lease = (double)ALLOC_MAX_LEASE_NS;
+		if (lease < (double)ALLOC_MIN_LEASE_NS)
+			lease = (double)ALLOC_MIN_LEASE_NS;
 
-		/* The burst is split like the rate. */
 		for (i = 0; i < ncpus; i++)
-			share[i] = cls_rate[c] > 0 ? burst * (double)share[i] / cls_rate[c]
-						   : burst / ncpus;
-		alloc_round(share, ncpus, ints);
-		for (i = 0; i < ncpus; i++)
-			out[c * ncpus + i].burst = ints[i] ? ints[i] : 1;
+			active += demand[c * ncpus + i] > 0;
+		batch = floor(rate * lease / 1e9 / (active > 0 ? active : 1));
+		if (batch < 1)
+			batch = 1;
+		if (batch > MAX_BATCH)
+			batch = MAX_BATCH;
+
+		o->rate_per_sec = (__u64)rate;
+		o->burst = (__u64)burst;
+		o->lease_ns = (__u64)lease;
+		o->batch = (__u32)batch;
 	}
+}
+
+void alloc_publish(struct shedd_class_rate *pub, const struct shedd_class_rate *next,
+		   __u64 last_refill_ns, __u64 now_ns)
+{
+	__u64 prev = next->rate_per_sec, changed = now_ns;
+
+	if (pub->flags & SHEDD_RATE_SET) {
+		if (pub->rate_per_sec == next->rate_per_sec) {
+			/* Same rate: the piecewise refill stays as it was. */
+			prev = pub->prev_rate_per_sec;
+			changed = pub->changed_ns;
+		} else if (last_refill_ns >= pub->changed_ns || last_refill_ns == 0 ||
+			   now_ns <= pub->changed_ns) {
+			/* Refilled since the last change (or never): the span from
+			 * the last refill to now ran at the published rate. */
+			prev = pub->rate_per_sec;
+		} else {
+			/* Idle across the last change too: prev_rate covered
+			 * [last refill, changed_ns], rate_per_sec the rest. */
+			double before = (double)(pub->changed_ns - last_refill_ns);
+			double after = (double)(now_ns - pub->changed_ns);
+
+			prev = (__u64)llround(((double)pub->prev_rate_per_sec * before +
+					       (double)pub->rate_per_sec * after) / (before + after));
+		}
+	}
+	*pub = *next;
+	pub->prev_rate_per_sec = prev;
+	pub->changed_ns = changed;
+	pub->flags = SHEDD_RATE_SET;
 }

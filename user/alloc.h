@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* alloc.h - the allocator: splits a total admitted SYN rate across classes
- * (reserved floors, then priority order, then headroom) and each class rate
- * across CPUs in proportion to their demand. Pure: no I/O, no globals.
+ * (reserved floors, then priority order, then headroom) into whole SYN/s,
+ * sizes each class's burst, lease and batch for the CPUs that see it, and
+ * publishes a new rate so the reserve refills piecewise across the change.
+ * Pure: no I/O, no globals.
  */
 #ifndef SHEDD_ALLOC_H
 #define SHEDD_ALLOC_H
@@ -11,20 +13,22 @@
 
 /**
  * struct alloc_params - how the total is shared.
- * @floor:         fraction of the total reserved for each class (0..1); the
- *                 sum must not pass 1
- * @cpu_min_share: fraction of each class rate spread evenly over all CPUs
- *                 whatever their demand, so a CPU that saw nothing can still
- *                 admit a first burst (0..1)
- * @headroom:      a class's demand counts as demand * (1 + headroom), so a
- *                 class whose demand is met is not held exactly at its
- *                 measured mean and does not shed its own jitter (>= 0)
+ * @floor:    fraction of the total reserved for each class (0..1); the sum
+ *            must not pass 1
+ * @headroom: a class's demand counts as demand * (1 + headroom), so a class
+ *            whose demand is met is not held exactly at its measured mean
+ *            and does not shed its own jitter (>= 0)
  */
 struct alloc_params {
 	double floor[SHEDD_NR_CLASSES];
-	double cpu_min_share;
 	double headroom;
 };
+
+/* A CPU keeps borrowed tokens at most this long, and at most 1/LEASE_DIV of
+ * the time the burst lasts at the class rate. */
+#define ALLOC_MAX_LEASE_NS 1000000ULL
+#define ALLOC_MIN_LEASE_NS 1000ULL
+#define ALLOC_LEASE_DIV 16
 
 /*
  * alloc_classes() - class rates from the total rate and class demand.
@@ -41,16 +45,10 @@ void alloc_classes(const struct alloc_params *p, double total_rate,
 		   double out[SHEDD_NR_CLASSES]);
 
 /*
- * alloc_cpus() - split @class_rate across @ncpus: @min_share of it evenly,
- * the rest in proportion to @cpu_demand (evenly when nobody demands).
- */
-void alloc_cpus(double class_rate, const double *cpu_demand, int ncpus,
-		double min_share, double *out);
-
-/*
  * alloc_round() - round @n non-negative reals to integers whose sum is the
- * rounded sum of the reals (largest remainder), so no rate is lost to
- * truncation when it is split.
+ * rounded sum of the reals, so no rate is lost to truncation: each is
+ * rounded down, then the missing units go one each to the entries with a
+ * fraction, in index order (for classes: priority order).
  */
 void alloc_round(const double *in, int n, __u64 *out);
 
@@ -62,14 +60,32 @@ void alloc_round(const double *in, int n, __u64 *out);
 double alloc_demand(double smoothed, double instant);
 
 /*
- * alloc_rates() - the whole split: class rates from @total_rate and the
- * per-class, per-CPU demand (demand[class * ncpus + cpu], SYN/s), then
- * per-CPU integer rates and bursts written to out[class * ncpus + cpu].
- * Each class's burst is @total_burst scaled by its share of the rate,
- * split like the rate, and at least one token on every CPU.
+ * alloc_rates() - the whole split: whole class rates from @total_rate and
+ * the per-class, per-CPU demand (demand[class * ncpus + cpu], SYN/s), rounded
+ * by alloc_round(), and for each class:
+ *   burst = @total_burst * class share of the total, at least
+ *           @total_burst * floor and at least 1 token;
+ *   lease = burst time / ALLOC_LEASE_DIV, within [ALLOC_MIN_LEASE_NS,
+ *           ALLOC_MAX_LEASE_NS], so tokens cached on CPUs stay a small part
+ *           of the burst;
+ *   batch = rate * lease / (CPUs that saw the class, at least 1), at least
+ *           1: together those CPUs borrow about one lease of tokens.
+ * Writes rate_per_sec, burst, lease_ns and batch of out[class]; the other
+ * fields are alloc_publish()'s.
  */
 void alloc_rates(const struct alloc_params *p, double total_rate,
 		 double total_burst, const double *demand, int ncpus,
-		 struct shedd_rate *out);
+		 struct shedd_class_rate out[SHEDD_NR_CLASSES]);
+
+/*
+ * alloc_publish() - turn the published record @pub of a class into @next
+ * at time @now_ns. When the rate changes, changed_ns becomes @now_ns and
+ * prev_rate_per_sec the mean rate from the reserve's last refill
+ * (@last_refill_ns, read from the reserve) up to @now_ns, so the XDP refill,
+ * which knows only one change, credits an idle reserve exactly over any
+ * number of changes. Sets SHEDD_RATE_SET.
+ */
+void alloc_publish(struct shedd_class_rate *pub, const struct shedd_class_rate *next,
+		   __u64 last_refill_ns, __u64 now_ns);
 
 #endif /* SHEDD_ALLOC_H */

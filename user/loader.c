@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "alloc.h"
 #include "loader.h"
 #include "shedd.skel.h"
 
@@ -27,7 +28,7 @@
 
 /* The maps shedd pins, by name; the program's .bss/.rodata are not pinned. */
 static const char *const pinned_maps[] = {
-	"settings", "ports", "prefix_v4", "prefix_v6", "rates", "buckets", "stats",
+	"settings", "ports", "prefix_v4", "prefix_v6", "rates", "reserve", "buckets", "stats",
 };
 
 static int enter_netns(const char *name)
@@ -425,13 +426,23 @@ int loader_configure(struct loader *l, const struct shedd_options *o)
 	return 0;
 }
 
-int loader_write_rates(struct loader *l, const struct shedd_rate *rates)
+int loader_write_rates(struct loader *l, const struct shedd_class_rate *next, __u64 now_ns)
 {
 	int fd = bpf_map__fd(l->skel->maps.rates);
+	int res_fd = bpf_map__fd(l->skel->maps.reserve);
 	__u32 c;
 
 	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
-		if (bpf_map_update_elem(fd, &c, &rates[c * (__u32)l->ncpus], BPF_ANY))
+		struct shedd_reserve res = { 0 };
+		struct shedd_rate cur = { 0 };
+
+		/* Read what is published and when the reserve last refilled, so
+		 * the change is published piecewise (alloc_publish()). */
+		if (bpf_map_lookup_elem_flags(fd, &c, &cur, BPF_F_LOCK) ||
+		    bpf_map_lookup_elem_flags(res_fd, &c, &res, BPF_F_LOCK))
+			return -errno;
+		alloc_publish(&cur.r, &next[c], res.s.last_ns, now_ns);
+		if (bpf_map_update_elem(fd, &c, &cur, BPF_F_LOCK))
 			return -errno;
 	}
 	return 0;
@@ -439,16 +450,16 @@ int loader_write_rates(struct loader *l, const struct shedd_rate *rates)
 
 int loader_read_total_rate(struct loader *l, double *total)
 {
-	struct shedd_rate r[l->ncpus];
-	int fd = bpf_map__fd(l->skel->maps.rates), i;
+	int fd = bpf_map__fd(l->skel->maps.rates);
 	__u32 c;
 
 	*total = 0;
 	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
-		if (bpf_map_lookup_elem(fd, &c, r))
+		struct shedd_rate r;
+
+		if (bpf_map_lookup_elem_flags(fd, &c, &r, BPF_F_LOCK))
 			return -errno;
-		for (i = 0; i < l->ncpus; i++)
-			*total += (double)r[i].rate_per_sec;
+		*total += (double)r.r.rate_per_sec;
 	}
 	return 0;
 }

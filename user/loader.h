@@ -31,8 +31,8 @@ int loader_open(struct loader *l, const struct shedd_options *o);
  * are deleted, so an adopted program never sees a half-written set. */
 int loader_configure(struct loader *l, const struct shedd_options *o);
 
-/* Write every class's per-CPU rates (ncpus entries per class). */
-int loader_write_rates(struct loader *l, const struct shedd_rate *rates);
+/* Publish every class's rate record (alloc_publish() at @now_ns). */
+int loader_write_rates(struct loader *l, const struct shedd_class_rate *next, __u64 now_ns);
 
 /* The total rate the program is shedding at now: every class, every CPU
  * (what an adopting shedd starts from). */

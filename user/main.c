@@ -70,7 +70,7 @@ struct daemon {
 	struct shedd_stats status_prev; /* summed, at the last status line */
 	double *demand;                 /* smoothed SYN/s, [class * ncpus + cpu] */
 	double *instant;
-	struct shedd_rate *rates;
+	struct shedd_class_rate rates[SHEDD_NR_CLASSES];
 	double last_tick, last_status;
 };
 
@@ -86,17 +86,6 @@ static double total_burst(const struct daemon *d)
 	return b < 1 ? 1 : b;
 }
 
-static int apply_rates(struct daemon *d)
-{
-	int err;
-
-	alloc_rates(&d->ap, d->limit, total_burst(d), d->demand, d->l.ncpus, d->rates);
-	err = loader_write_rates(&d->l, d->rates);
-	if (err)
-		fprintf(stderr, "shedd: write rates: %s\n", strerror(-err));
-	return err;
-}
-
 static __u64 now_ns(void)
 {
 	struct timespec ts;
@@ -104,6 +93,18 @@ static __u64 now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 }
+
+static int apply_rates(struct daemon *d)
+{
+	int err;
+
+	alloc_rates(&d->ap, d->limit, total_burst(d), d->demand, d->l.ncpus, d->rates);
+	err = loader_write_rates(&d->l, d->rates, now_ns());
+	if (err)
+		fprintf(stderr, "shedd: write rates: %s\n", strerror(-err));
+	return err;
+}
+
 
 /* Keep a second's worth of signals for the status line. */
 static void merge_second(struct daemon *d, const struct signal_report *r)
@@ -287,15 +288,13 @@ static int run(const struct shedd_options *o)
 	d.cur = calloc((size_t)n, sizeof(*d.cur));
 	d.demand = calloc((size_t)(SHEDD_NR_CLASSES * n), sizeof(*d.demand));
 	d.instant = calloc((size_t)(SHEDD_NR_CLASSES * n), sizeof(*d.instant));
-	d.rates = calloc((size_t)(SHEDD_NR_CLASSES * n), sizeof(*d.rates));
-	if (!d.prev || !d.cur || !d.demand || !d.instant || !d.rates) {
+	if (!d.prev || !d.cur || !d.demand || !d.instant) {
 		fprintf(stderr, "shedd: out of memory\n");
 		err = -ENOMEM;
 		goto out;
 	}
 	for (c = 0; c < SHEDD_NR_CLASSES; c++)
 		d.ap.floor[c] = o->floor[c];
-	d.ap.cpu_min_share = DEFAULT_CPU_MIN_SHARE;
 	d.ap.headroom = DEFAULT_HEADROOM;
 	controller_params(o, &d.cp);
 	start = (double)o->rate_per_sec;
@@ -348,7 +347,6 @@ out:
 	free(d.cur);
 	free(d.demand);
 	free(d.instant);
-	free(d.rates);
 	return err;
 }
 

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* test_spread.c - class rates on 1 to 128 CPUs, simulated with the real
+ * admission code (include/token_bucket.h: CPU caches, shared reserves) and
+ * the real allocator (user/alloc.c: alloc_rates(), alloc_publish()).
+ *
+ * A NIC spreads SYNs over its RSS queues, one CPU each; this VM has 2, so
+ * the CPUs are simulated: every SYN of a Poisson arrival stream is charged
+ * on the CPU the spread gives it (even, skewed, all on one, or moving to
+ * another CPU every tick), and every 100 ms a tick measures per-CPU demand
+ * and publishes new class rates, as the daemon does. Each case asserts,
+ * per class, over a measuring window:
+ *   - a class offered more than its allocation admits its allocation
+ *     (the time integral of the published rate) within +-5 %;
+ *   - a class offered less than its allocation loses nothing: at least
+ *     99.5 % of its SYNs are admitted.
+ * Each case prints its figures as a TAP comment.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <linux/types.h>
+
+#include "token_bucket.h"
+#include "alloc.h"
+#include "splitmix.h"
+
+#define NCLS SHEDD_NR_CLASSES
+#define SEC 1000000000ULL
+#define MS 1000000ULL
+#define TICK_NS (100 * MS)
+#define T0 SEC /* the clock starts here: time 0 is never a refill stamp */
+
+enum spread {
+	SPREAD_EVEN,   /* every SYN on a uniformly random CPU */
+	SPREAD_SKEWED, /* half of them on CPU 0, the rest uniform */
+	SPREAD_ONE,    /* all on the last CPU */
+	SPREAD_MOVING, /* all of a class on one CPU that changes every tick */
+	SPREAD_NR,
+};
+
+static const char *const spread_names[] = { "even", "skewed", "one CPU", "moving" };
+
+struct scenario {
+	const char *name;
+	int ncpus;
+	double rate;          /* total admitted rate (--rate), SYN/s */
+	double wave;          /* 0, or the total swings +-wave every tick */
+	double offered[NCLS]; /* SYN/s per class */
+	double on_s, off_s;   /* 0, or critical_plus comes and goes */
+	double measure_s;     /* length of the measuring window */
+};
+
+struct sim {
+	const struct scenario *sc;
+	enum spread spread;
+	int n;
+	struct shedd_bucket *cache; /* [cls * n + cpu] */
+	struct shedd_rate rates[NCLS];
+	struct shedd_reserve res[NCLS];
+	struct alloc_params ap;
+	__u64 *syn;                 /* this tick, [cls * n + cpu] */
+	double *demand, *instant;
+	double total;               /* the total published at the last tick */
+	__u64 now, tick_no;
+	int measuring;
+	__u64 offered[NCLS], admitted[NCLS];
+	double alloc_tokens[NCLS];  /* integral of the published class rate */
+	uint64_t rng;
+};
+
+static int pick_cpu(struct sim *s, int cls)
+{
+	switch (s->spread) {
+	case SPREAD_EVEN:
+		return (int)(rng_next(&s->rng) % (uint64_t)s->n);
+	case SPREAD_SKEWED:
+		if (rng_next(&s->rng) & 1)
+			return 0;
+		return (int)(rng_next(&s->rng) % (uint64_t)s->n);
+	case SPREAD_ONE:
+		return s->n - 1;
+	default:
+		return (int)((s->tick_no * 7 + (__u64)cls * 3) % (__u64)s->n);
+	}
+}
+
+/* One tick of the daemon's rate pipeline: per-CPU demand from the SYN
+ * counters, alloc_rates(), then alloc_publish() against each reserve. */
+static void sim_tick(struct sim *s, double dt_s)
+{
+	struct shedd_class_rate next[NCLS];
+	double burst;
+	int c, i;
+
+	for (c = 0; c < NCLS; c++) {
+		if (s->measuring)
+			s->alloc_tokens[c] += (double)s->rates[c].r.rate_per_sec * dt_s;
+	}
+	for (i = 0; i < NCLS * s->n; i++) {
+		s->instant[i] = dt_s > 0 ? (double)s->syn[i] / dt_s : 0;
+		s->demand[i] = alloc_demand(s->demand[i], s->instant[i]);
+		s->syn[i] = 0;
+	}
+	s->total = s->sc->rate;
+	if (s->sc->wave)
+		s->total += (s->tick_no & 1) ? s->sc->wave : -s->sc->wave;
+	burst = s->total / 10; /* the daemon's default depth: 100 ms */
+	alloc_rates(&s->ap, s->total, burst, s->demand, s->n, next);
+	for (c = 0; c < NCLS; c++)
+		alloc_publish(&s->rates[c].r, &next[c], s->res[c].s.last_ns, s->now);
+	s->tick_no++;
+}
+
+static double next_gap(struct sim *s, double rate)
+{
+	return -log(rng_unit_open(&s->rng)) / rate * 1e9;
+}
+
+static int cls_active(const struct sim *s, int c, double t_s)
+{
+	double period = s->sc->on_s + s->sc->off_s;
+
+	if (c != SHEDD_CRITICAL_PLUS || period <= 0)
+		return 1;
+	return fmod(t_s, period) < s->sc->on_s;
+}
+
+static void sim_run(struct sim *s)
+{
+	const double warmup_s = 2;
+	double end_s = warmup_s + s->sc->measure_s;
+	double next_at[NCLS];
+	__u64 next_tick = T0;
+	int c;
+
+	for (c = 0; c < NCLS; c++)
+		next_at[c] = s->sc->offered[c] > 0 ? T0 + next_gap(s, s->sc->offered[c]) : INFINITY;
+	s->now = T0;
+	sim_tick(s, 0); /* the daemon publishes before it attaches */
+	next_tick += TICK_NS;
+
+	for (;;) {
+		double t = INFINITY;
+		int cls = -1;
+
+		for (c = 0; c < NCLS; c++) {
+			if (next_at[c] < t) {
+				t = next_at[c];
+				cls = c;
+			}
+		}
+		if ((double)next_tick <= t) {
+			s->now = next_tick;
+			if ((double)(s->now - T0) / 1e9 >= end_s - 1e-9) {
+				for (c = 0; c < NCLS && s->measuring; c++)
+					s->alloc_tokens[c] += (double)s->rates[c].r.rate_per_sec *
+							      (double)TICK_NS / 1e9;
+				break;
+			}
+			sim_tick(s, (double)TICK_NS / 1e9);
+			s->measuring = (double)(s->now - T0) / 1e9 >= warmup_s - 1e-9;
+			next_tick += TICK_NS;
+			continue;
+		}
+		s->now = (__u64)t;
+		next_at[cls] = t + next_gap(s, s->sc->offered[cls]);
+		if (!cls_active(s, cls, (t - T0) / 1e9))
+			continue;
+		{
+			int cpu = pick_cpu(s, cls);
+			int ok = tb_charge(&s->cache[cls * s->n + cpu], &s->rates[cls], &s->res[cls],
+					   s->now);
+
+			s->syn[cls * s->n + cpu]++;
+			if (s->measuring) {
+				s->offered[cls]++;
+				s->admitted[cls] += (__u64)ok;
+			}
+		}
+	}
+}
+
+static void check(const struct sim *s, const char *label)
+{
+	static const char *const names[] = { "cp", "cr", "sp", "sh" };
+	double d = s->sc->measure_s;
+	char line[512];
+	int off = 0, c, bad = -1;
+	double bad_ratio = 0;
+
+	off += snprintf(line + off, sizeof(line) - (size_t)off, "%-54s %-7s", label,
+			spread_names[s->spread]);
+	for (c = 0; c < NCLS; c++) {
+		double offered = (double)s->offered[c] / d;
+		double admitted = (double)s->admitted[c] / d;
+		double alloc = s->alloc_tokens[c] / d;
+		double ratio;
+
+		if (!s->offered[c])
+			continue;
+		if (offered > alloc * 1.05) {
+			/* Saturated: within 5 % of the allocation, or within
+			 * 2 SYNs over the window for a class of a few per second. */
+			ratio = admitted / alloc;
+			off += snprintf(line + off, sizeof(line) - (size_t)off,
+					" %s %.0f/%.0f/s=%.3f", names[c], admitted, alloc, ratio);
+			if (fabs(admitted - alloc) > fmax(0.05 * alloc, 2 / d) && bad < 0) {
+				bad = c;
+				bad_ratio = ratio;
+			}
+		} else {
+			ratio = admitted / offered;
+			off += snprintf(line + off, sizeof(line) - (size_t)off,
+					" %s %.1f%% of %.0f/s", names[c], 100 * ratio, offered);
+			if (ratio < 0.995 && bad < 0) {
+				bad = c;
+				bad_ratio = ratio;
+			}
+		}
+	}
+	print_message("# %s\n", line);
+	if (bad >= 0)
+		fail_msg("%s, %s: class %s admitted %.3f of what it should",
+			 label, spread_names[s->spread], names[bad], bad_ratio);
+}
+
+static const struct scenario scenarios[] = {
+	{ "16 CPUs, rate 1000: cp 20/s beside a 20000/s flood", 16, 1000, 0,
+	  { 20, 0, 0, 20000 }, 0, 0, 10 },
+	{ "32 CPUs, rate 500: cp 10/s beside a 20000/s flood", 32, 500, 0,
+	  { 10, 0, 0, 20000 }, 0, 0, 10 },
+	{ "64 CPUs, rate 100: cp 5/s, no flood", 64, 100, 0, { 5, 0, 0, 0 }, 0, 0, 10 },
+	{ "128 CPUs, rate 400: cp 1/s beside a 2000/s flood", 128, 400, 0,
+	  { 1, 0, 0, 2000 }, 0, 0, 30 },
+	{ "2 CPUs, rate 1000: four classes, 100/200/300/2000", 2, 1000, 0,
+	  { 100, 200, 300, 2000 }, 0, 0, 10 },
+	{ "1 CPU, rate 1000: four classes, 100/200/300/2000", 1, 1000, 0,
+	  { 100, 200, 300, 2000 }, 0, 0, 10 },
+	{ "128 CPUs, rate 1.5M: cp 1M/s, sh 1M/s", 128, 1500000, 0,
+	  { 1000000, 0, 0, 1000000 }, 0, 0, 2 },
+	{ "16 CPUs, rate 1000: cp 50/s 1 s on, 2 s off, flood", 16, 1000, 0,
+	  { 50, 0, 0, 20000 }, 1, 2, 12 },
+	{ "64 CPUs, rate 1000+-300 every tick: cp 20/s, flood", 64, 1000, 300,
+	  { 20, 0, 200, 20000 }, 0, 0, 10 },
+};
+
+struct tcase {
+	const struct scenario *sc;
+	enum spread spread;
+	char name[160];
+};
+
+static struct tcase tcases[sizeof(scenarios) / sizeof(scenarios[0]) * SPREAD_NR];
+
+static void run_case(void **state)
+{
+	const struct tcase *tc = *state;
+	const struct scenario *sc = tc->sc;
+	struct sim s = { .sc = sc, .spread = tc->spread, .n = sc->ncpus,
+			 .rng = 0x5eedULL + (uint64_t)tc->spread };
+	size_t cells = (size_t)(NCLS * sc->ncpus);
+	int c;
+
+	for (c = 0; c < NCLS; c++)
+		s.ap.floor[c] = 0.10;
+	s.ap.headroom = 0.10;
+	s.cache = calloc(cells, sizeof(*s.cache));
+	s.syn = calloc(cells, sizeof(*s.syn));
+	s.demand = calloc(cells, sizeof(*s.demand));
+	s.instant = calloc(cells, sizeof(*s.instant));
+	assert_true(s.cache && s.syn && s.demand && s.instant);
+	sim_run(&s);
+	free(s.cache);
+	free(s.syn);
+	free(s.demand);
+	free(s.instant);
+	check(&s, sc->name);
+}
+
+int main(void)
+{
+	struct CMUnitTest tests[sizeof(tcases) / sizeof(tcases[0])];
+	size_t i, n = 0;
+	int sp;
+
+	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+		for (sp = 0; sp < SPREAD_NR; sp++, n++) {
+			tcases[n].sc = &scenarios[i];
+			tcases[n].spread = (enum spread)sp;
+			snprintf(tcases[n].name, sizeof(tcases[n].name), "%s, %s", scenarios[i].name,
+				 spread_names[sp]);
+			tests[n] = (struct CMUnitTest){ tcases[n].name, run_case, NULL, NULL,
+							&tcases[n] };
+		}
+	}
+	return cmocka_run_group_tests_name("spread", tests, NULL, NULL);
+}
