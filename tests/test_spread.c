@@ -13,6 +13,7 @@
  *     (the time integral of the published rate) within +-5 %;
  *   - a class offered less than its allocation loses nothing: at least
  *     99.5 % of its SYNs are admitted.
+ * And a spike after a pause admits the class's burst, on 2 to 128 CPUs.
  * Each case prints its figures as a TAP comment.
  */
 #include <math.h>
@@ -250,6 +251,64 @@ static const struct scenario scenarios[] = {
 	  { 20, 0, 200, 20000 }, 0, 0, 10 },
 };
 
+/* The burst is what --burst makes it on any number of CPUs: a flood, a
+ * pause long enough for every cache to go stale and the reserve to fill,
+ * then a spike of SYNs over every CPU within 1 ms admits the class's burst
+ * (plus what 1 ms of rate adds), not one burst per CPU. */
+static void spike_after_pause(void **state)
+{
+	static const int cpus[] = { 2, 16, 64, 128 };
+	static const struct scenario sc = { "spike", 0, 1000, 0, { 0, 0, 0, 20000 }, 0, 0, 0 };
+	size_t k;
+
+	(void)state;
+	for (k = 0; k < sizeof(cpus) / sizeof(cpus[0]); k++) {
+		int n = cpus[k], c, i;
+		size_t cells = (size_t)(NCLS * n);
+		struct sim s = { .sc = &sc, .spread = SPREAD_EVEN, .n = n, .rng = 7 };
+		__u64 admitted = 0, burst, rate, t;
+
+		for (c = 0; c < NCLS; c++)
+			s.ap.floor[c] = 0.10;
+		s.ap.headroom = 0.10;
+		s.cache = calloc(cells, sizeof(*s.cache));
+		s.syn = calloc(cells, sizeof(*s.syn));
+		s.demand = calloc(cells, sizeof(*s.demand));
+		s.instant = calloc(cells, sizeof(*s.instant));
+		assert_true(s.cache && s.syn && s.demand && s.instant);
+
+		/* 3 s of flood at 20 000/s, evenly spaced, round robin. */
+		s.now = T0;
+		sim_tick(&s, 0);
+		for (t = T0, i = 0; t < T0 + 8 * SEC; t += 50000, i++) {
+			if ((t - T0) % TICK_NS == 0 && t > T0) {
+				s.now = t;
+				sim_tick(&s, (double)TICK_NS / 1e9);
+			}
+			if (t < T0 + 3 * SEC) {
+				s.syn[SHEDD_SHEDDABLE * n + i % n]++;
+				tb_charge(&s.cache[SHEDD_SHEDDABLE * n + i % n],
+					  &s.rates[SHEDD_SHEDDABLE], &s.res[SHEDD_SHEDDABLE], t);
+			}
+		}
+		/* The spike: 5000 SYNs within 1 ms, every CPU. */
+		burst = s.rates[SHEDD_SHEDDABLE].r.burst;
+		rate = s.rates[SHEDD_SHEDDABLE].r.rate_per_sec;
+		for (i = 0; i < 5000; i++)
+			admitted += (__u64)tb_charge(&s.cache[SHEDD_SHEDDABLE * n + i % n],
+						     &s.rates[SHEDD_SHEDDABLE],
+						     &s.res[SHEDD_SHEDDABLE], t + (__u64)i * 200);
+		print_message("# spike after a pause, %3d CPUs: admitted %llu, burst %llu, rate %llu/s\n",
+			      n, (unsigned long long)admitted, (unsigned long long)burst,
+			      (unsigned long long)rate);
+		free(s.cache);
+		free(s.syn);
+		free(s.demand);
+		free(s.instant);
+		assert_in_range(admitted, burst, burst + rate / 1000 + 1);
+	}
+}
+
 struct tcase {
 	const struct scenario *sc;
 	enum spread spread;
@@ -285,7 +344,7 @@ static void run_case(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[sizeof(tcases) / sizeof(tcases[0])];
+	struct CMUnitTest tests[sizeof(tcases) / sizeof(tcases[0]) + 1];
 	size_t i, n = 0;
 	int sp;
 
@@ -299,5 +358,7 @@ int main(void)
 							&tcases[n] };
 		}
 	}
+	tests[n++] = (struct CMUnitTest){ "burst: a spike after a pause admits the burst",
+					  spike_after_pause, NULL, NULL, NULL };
 	return cmocka_run_group_tests_name("spread", tests, NULL, NULL);
 }
