@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* shedd.bpf.c - the XDP data path: parse -> classify -> charge -> verdict.
- * Only pure TCP SYNs to protected ports are judged; every other packet
- * passes, counted by kind. A shed SYN is dropped or answered with a RST.
+ * Only pure TCP SYNs to protected ports are judged, first fragments that
+ * carry one included; fragments and header chains that could hide one from
+ * us are refused; every other packet passes, counted by kind. A shed SYN is
+ * dropped, or answered with a RST where the kernel itself would answer.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -86,6 +88,16 @@ static __always_inline int pass_counted(struct shedd_stats *st, int reason)
 	return XDP_PASS;
 }
 
+/* Drop what could carry a SYN past us but cannot be judged. */
+static __always_inline int refuse_counted(struct shedd_stats *st, int reason)
+{
+	if (reason == PARSE_FRAG_REFUSED)
+		st->frag_refused++;
+	else
+		st->deep_refused++;
+	return XDP_DROP;
+}
+
 SEC("xdp")
 int shedd_xdp(struct xdp_md *ctx)
 {
@@ -106,12 +118,20 @@ int shedd_xdp(struct xdp_md *ctx)
 	st->packets++;
 
 	ret = parse_packet(&c, &p);
+	if (ret == PARSE_FRAG_REFUSED || ret == PARSE_TOO_DEEP)
+		return refuse_counted(st, ret);
 	if (ret != PARSE_OK)
 		return pass_counted(st, ret);
 
 	/* Established traffic always passes: only a pure SYN opens work. */
 	if (!p.tcp->syn || p.tcp->ack) {
 		st->non_syn++;
+		return XDP_PASS;
+	}
+	/* A listener discards a SYN with RST or FIN (RFC 793 and Linux's
+	 * tcp_rcv_state_process): no token for it, and no answer. */
+	if (p.tcp->rst || p.tcp->fin) {
+		st->bad_syn++;
 		return XDP_PASS;
 	}
 
@@ -129,14 +149,23 @@ int shedd_xdp(struct xdp_md *ctx)
 		cls = SHEDD_SHEDDABLE;
 	cs = &st->cls[cls];
 	cs->syn++;
+	st->frag_judged += p.first_frag;
 
 	if (charge(cls)) {
 		cs->admitted++;
 		return XDP_PASS;
 	}
-	if (cfg->reject[cls] == SHEDD_REJECT_RST && rst_reply(ctx, &p) == 0) {
-		cs->rst_sent++;
-		return XDP_TX;
+	/* A fragment is never answered: its SYN is only whole after
+	 * reassembly, and the RST would be built from a part of it. */
+	if (cfg->reject[cls] == SHEDD_REJECT_RST && !p.first_frag) {
+		if (!rst_answerable(&p, data_end, cfg))
+			st->rst_refused++;
+		else if (!rst_budget_take(cfg, clock_ns()))
+			st->rst_limited++;
+		else if (rst_reply(ctx, &p) == 0) {
+			cs->rst_sent++;
+			return XDP_TX;
+		}
 	}
 	cs->dropped++;
 	return XDP_DROP;
