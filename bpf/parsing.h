@@ -184,14 +184,13 @@ static __always_inline int parse_ipv6(struct cursor *c, struct pkt *p)
 			struct frag6_hdr *fh = c->pos;
 			__u16 fo;
 
-			if ((void *)(fh + 1) > c->end)
+			/* The header must end inside the datagram, not
+			 * only the frame: what it says decides the verdict. */
+			if ((void *)(fh + 1) > c->end ||
+			    (__u32)((void *)(fh + 1) - (void *)ip6) > end_off)
 				goto short_chain;
 			fo = bpf_ntohs(fh->frag_off);
 			if (fo >> 3) {
-				/* Leaving the walk here: the header must
-				 * end inside the datagram, not only the frame. */
-				if ((__u32)((void *)(fh + 1) - (void *)ip6) > end_off)
-					goto short_chain;
 				if (fo >> 3 == 1 && (fh->nexthdr == IPPROTO_TCP ||
 						     ipv6_is_ext(fh->nexthdr)))
 					return PARSE_FRAG_REFUSED;
@@ -218,15 +217,15 @@ static __always_inline int parse_ipv6(struct cursor *c, struct pkt *p)
 		next = opt->nexthdr;
 		c->pos += len;
 	}
-	/* Still an extension header after the walk: we cannot see what it
-	 * leads to, and the kernel walks on. Refuse rather than pass. */
-	if (ipv6_is_ext(next))
-		return PARSE_TOO_DEEP;
 	/* The headers walked must end inside the datagram (payload_len),
 	 * which may be shorter than the frame. */
 	l3_len = c->pos - (void *)ip6;
 	if (l3_len > end_off)
 		goto short_chain;
+	/* Still an extension header after the walk: we cannot see what it
+	 * leads to, and the kernel walks on. Refuse rather than pass. */
+	if (ipv6_is_ext(next))
+		return PARSE_TOO_DEEP;
 	if (next != IPPROTO_TCP)
 		return PARSE_NON_TCP;
 	if (p->first_frag && end_off - l3_len < TCP_MIN_HLEN)
