@@ -51,7 +51,7 @@ static const struct shedd_config fuzz_cfg = {
 	.reject = { SHEDD_REJECT_DROP, SHEDD_REJECT_RST, SHEDD_REJECT_RST,
 		    SHEDD_REJECT_RST },
 	.mac = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x05 }, /* pkt_server_mac */
-	.rst_rate_per_sec = 40,
+	.rst_rate_per_sec = 10,
 	.rst_burst = 3,
 };
 
