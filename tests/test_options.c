@@ -179,7 +179,7 @@ static const struct {
 	{ { "-i", "e", "--depth-frac", "0" }, "fraction in (0, 1]" },
 };
 
-/* --rst-rate: the RST budget of the host, default 1000/s, 0 allowed (never
+/* --rst-rate: the RST budget of the host, default 10000/s, 0 allowed (never
  * answer), at most MAX_RST_RATE_PER_SEC. */
 static void rst_rate_option(void **state)
 {

@@ -54,7 +54,7 @@ static const char usage_text[] =
 	"  -R, --reject drop|rst|CLASS=drop|rst\n"
 	"                             how shed SYNs are refused (default drop)\n"
 	"      --rst-rate N           RSTs sent per second at most, over all CPUs\n"
-	"                             (default 1000; 0: shed SYNs are only dropped)\n"
+	"                             (default 10000; 0: shed SYNs are only dropped)\n"
 	"  -m, --xdp-mode native|generic  XDP attach mode (default native)\n"
 	"  -t, --tick-ms MS           control tick (default 100)\n"
 	"  -n, --netns NAME           run in network namespace /run/netns/NAME\n"

@@ -20,7 +20,7 @@
 #define DEFAULT_HEADROOM 0.10
 #define MAX_TICK_MS 10000
 #define MAX_TOTAL_RATE_PER_SEC 100000000ULL
-#define DEFAULT_RST_RATE_PER_SEC 1000 /* RSTs per second, all CPUs together */
+#define DEFAULT_RST_RATE_PER_SEC 10000 /* RSTs per second, all CPUs together */
 
 #define MAX_RAMP_STAGES 8
 
