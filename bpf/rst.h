@@ -118,14 +118,20 @@ static __always_inline int rst_answerable(const struct pkt *p, void *data_end,
 					  const struct shedd_config *cfg)
 {
 	const __u8 *dst = p->eth->h_dest, *src = p->eth->h_source;
+	__u8 any = 0;
 	int i;
 
 	if ((src[0] & 1) || (dst[0] & 1))
 		return 0;
 #pragma unroll
-	for (i = 0; i < ETH_ALEN; i++)
+	for (i = 0; i < ETH_ALEN; i++) {
 		if (dst[i] != cfg->mac[i])
 			return 0;
+		any |= dst[i];
+	}
+	/* An all-zero MAC in settings means none is known. */
+	if (!any)
+		return 0;
 
 	if (p->l3_proto == ETH_P_IP) {
 		struct iphdr *ip = p->l3;

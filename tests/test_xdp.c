@@ -581,6 +581,11 @@ static void mangle_dst_mac_other(struct pkt *p)
 	set_mac(p->data, 0x02, 0x00, 0x00, 0x00, 0x00, 0x06);
 }
 
+static void mangle_dst_mac_zero(struct pkt *p)
+{
+	set_mac(p->data, 0, 0, 0, 0, 0, 0);
+}
+
 static void mangle_src_mac_bcast(struct pkt *p)
 {
 	set_mac(p->data + ETH_ALEN, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff);
@@ -1090,6 +1095,10 @@ static const struct xdp_case cases[] = {
 	{ "RST refused: source MAC 01:00:5e:00:00:01 (multicast)",
 	  .pkt = { V6, .flags = TCP_SYN }, .mangle = mangle_src_mac_mcast,
 	  .cfg = &cfg_rst, .rate = &rate_empty,
+	  .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
+	{ "RST refused: no MAC configured, a SYN to MAC 00:00:00:00:00:00",
+	  .pkt = { V4, .flags = TCP_SYN }, .mangle = mangle_dst_mac_zero,
+	  .cfg = &cfg_rst_no_mac, .rate = &rate_empty,
 	  .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
 	{ "RST refused: no MAC configured for this host",
 	  .pkt = { V4, .flags = TCP_SYN }, .cfg = &cfg_rst_no_mac,
