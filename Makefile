@@ -44,13 +44,13 @@ BIN := $(OUTPUT)/shedd
 endif
 UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options \
 	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_signals $(OUTPUT)/test_spread
-XDP_TESTS := $(OUTPUT)/test_xdp
+XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/fuzz_xdp
 TOOLS := $(OUTPUT)/synflood $(OUTPUT)/tcpstream $(OUTPUT)/slowserver $(OUTPUT)/loadgen \
 	$(OUTPUT)/xdp_pass.bpf.o
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJ)
-.PHONY: all help clean deps test test-unit demo san experiments bench
+.PHONY: all help clean deps test test-unit demo san experiments bench fuzz
 
 all: $(BIN) $(TOOLS)
 
@@ -62,6 +62,8 @@ help:
 	@echo '  demo             install deps, build, run shedd against a SYN flood on a namespace testbed'
 	@echo '  experiments      goodput against offered load, with and without shedd (root)'
 	@echo '  bench            XDP cost per packet, shedd against a pass-only program (root)'
+	@echo '  fuzz             millions of random and mutated frames through the XDP program,'
+	@echo '                   invariants checked on each (root; FUZZ_FRAMES=, FUZZ_SEED=)'
 	@echo '  deps             install the Debian packages the build, tests and demo need'
 	@echo '  san              ASan+UBSan build; unit, XDP and lifecycle tests with it'
 	@echo '  clean            remove build output'
@@ -134,6 +136,10 @@ $(OUTPUT)/test_xdp: tests/test_xdp.c tests/packets.h $(SKEL)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(LDFLAGS) $(LIBBPF_LIBS) $(CMOCKA_LIBS) -o $@
 
+$(OUTPUT)/fuzz_xdp: tests/fuzz_xdp.c tests/packets.h tests/splitmix.h $(SKEL)
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(LDFLAGS) $(LIBBPF_LIBS) $(CMOCKA_LIBS) -o $@
+
 $(OUTPUT)/%: tests/tools/%.c tests/tools/*.h tests/splitmix.h include/*.h | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< $(LDFLAGS) -lpthread -lm -o $@
@@ -159,6 +165,13 @@ experiments: deps
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/bench_xdp
 	$(Q)$(OUTPUT)/bench_xdp $(OUTPUT)/xdp_pass.bpf.o
+
+# The long fuzz run; `make test` runs the same binary on a short run.
+FUZZ_FRAMES ?= 5000000
+FUZZ_SEED ?= $(shell date +%s)
+fuzz: $(OUTPUT)/fuzz_xdp
+	$(Q)SHEDD_FUZZ_FRAMES=$(FUZZ_FRAMES) SHEDD_FUZZ_SEED=$(FUZZ_SEED) \
+		SHEDD_FUZZ_SECONDS=3600 $(OUTPUT)/fuzz_xdp
 
 # The sanitized daemon also runs the lifecycle integration tests (load,
 # adopt, remove), where a leak or an overflow fails the test.

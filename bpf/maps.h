@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* maps.h - the maps of the XDP program. Layouts come from include/shedd.h.
  * Userspace writes settings, ports, prefix_v4, prefix_v6 and rates; the
- * program writes reserve, buckets and stats. The daemon pins every map by name.
+ * program writes reserve, buckets, stats and rst_budget. The daemon pins every map by name.
  */
 #ifndef SHEDD_MAPS_H
 #define SHEDD_MAPS_H
@@ -68,5 +68,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct shedd_stats);
 } stats SEC(".maps");
+
+/* The RST replies' own budget, per CPU, so a spoofed flood is not
+ * reflected one for one. Rate and depth come from settings. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shedd_rst_budget);
+} rst_budget SEC(".maps");
 
 #endif /* SHEDD_MAPS_H */

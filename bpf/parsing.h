@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* parsing.h - bounds-checked header parsing with a cursor. Every helper
  * checks that the whole header lies before data_end before it reads, and
- * returns PARSE_* so the caller counts why a packet was passed.
+ * returns PARSE_* so the caller counts why a packet was passed or refused.
+ * The rule is that of the kernel behind us: whatever it would deliver to a
+ * listener as a new connection comes out PARSE_OK, fragments included;
+ * what we cannot judge but the kernel could deliver comes out *_REFUSED.
  */
 #ifndef SHEDD_PARSING_H
 #define SHEDD_PARSING_H
@@ -25,8 +28,12 @@ enum parse_result {
 	PARSE_MALFORMED,
 	PARSE_NON_IP,
 	PARSE_NON_TCP,
-	PARSE_FRAGMENT,
+	PARSE_FRAGMENT,     /* not the first fragment: passed, the first is judged */
+	PARSE_FRAG_REFUSED, /* a TCP fragment we must not pass: dropped */
+	PARSE_TOO_DEEP,     /* IPv6 chain longer than the walk: dropped */
 };
+
+#define TCP_MIN_HLEN 20 /* a TCP header without options */
 
 struct cursor {
 	void *pos;
@@ -48,6 +55,8 @@ struct pkt {
 	__u16 l2_len;       /* Ethernet header and VLAN tags */
 	__u16 l3_len;       /* IP header, options and extension headers */
 	__u16 nr_vlans;
+	__u16 l4_len;       /* TCP header and data, from the IP length fields */
+	__u8 first_frag;    /* an IP first fragment: judged, never answered */
 };
 
 static __always_inline int parse_eth(struct cursor *c, struct pkt *p)
@@ -84,10 +93,19 @@ static __always_inline int parse_eth(struct cursor *c, struct pkt *p)
 	return PARSE_OK;
 }
 
+/* IPv4, with the datagram length checked against the frame and the
+ * headers (the kernel drops a datagram longer than its frame, and trims
+ * one shorter, so a TCP header past tot_len is never delivered).
+ * Fragments (RFC 791 offsets in 8-byte units): a first fragment (offset 0,
+ * MF) that holds the whole fixed TCP header is parsed on like a datagram,
+ * since the kernel reassembles it and delivers its SYN; a TCP first
+ * fragment too short for the flags and data offset (RFC 1858 tiny
+ * fragment) and a TCP fragment at offset 1, which could rewrite them, are
+ * refused; later fragments pass, their first one having been judged. */
 static __always_inline int parse_ipv4(struct cursor *c, struct pkt *p)
 {
 	struct iphdr *ip = c->pos;
-	__u32 hlen;
+	__u32 hlen, tot_len, off;
 
 	if ((void *)(ip + 1) > c->end)
 		return PARSE_MALFORMED;
@@ -97,21 +115,52 @@ static __always_inline int parse_ipv4(struct cursor *c, struct pkt *p)
 	/* Re-check the variable length: options must be there too. */
 	if (c->pos + hlen > c->end)
 		return PARSE_MALFORMED;
-	if (bpf_ntohs(ip->tot_len) < hlen)
+	tot_len = bpf_ntohs(ip->tot_len);
+	if (tot_len < hlen || c->pos + tot_len > c->end)
 		return PARSE_MALFORMED;
-	if (ip->frag_off & bpf_htons(IP_MF | IP_OFFSET))
-		return PARSE_FRAGMENT;
+	off = bpf_ntohs(ip->frag_off) & IP_OFFSET;
+	if (ip->frag_off & bpf_htons(IP_MF | IP_OFFSET)) {
+		if (ip->protocol != IPPROTO_TCP || off > 1)
+			return PARSE_FRAGMENT;
+		if (off == 1 || tot_len - hlen < TCP_MIN_HLEN)
+			return PARSE_FRAG_REFUSED;
+		p->first_frag = 1;
+	}
 	if (ip->protocol != IPPROTO_TCP)
 		return PARSE_NON_TCP;
 	p->l3 = ip;
 	p->l3_len = hlen;
+	p->l4_len = tot_len - hlen;
 	c->pos += hlen;
 	return PARSE_OK;
 }
 
+static __always_inline int ipv6_is_ext(__u8 next)
+{
+	return next == IPPROTO_HOPOPTS_ || next == IPPROTO_ROUTING_ ||
+	       next == IPPROTO_DSTOPTS_ || next == IPPROTO_AH_ ||
+	       next == IPPROTO_FRAGMENT_;
+}
+
+/* A Fragment header (RFC 8200 4.5): offset in 8-byte units, then M. */
+struct frag6_hdr {
+	__u8 nexthdr;
+	__u8 reserved;
+	__be16 frag_off;
+	__be32 id;
+};
+
+/* IPv6: a bounded walk over the extension headers. A Fragment header with
+ * offset 0 and M set starts a first fragment: RFC 7112 puts the whole
+ * chain and the TCP header in it, so the walk goes on and the SYN is
+ * judged; a first fragment without them is refused. Offset 0 without M
+ * is an atomic fragment (RFC 6946), an ordinary datagram. A TCP (or
+ * extension) fragment at offset 1 is refused, later fragments pass. A
+ * chain the walk cannot finish is refused, never passed unjudged. */
 static __always_inline int parse_ipv6(struct cursor *c, struct pkt *p)
 {
 	struct ipv6hdr *ip6 = c->pos;
+	__u32 end_off, l3_len;
 	__u8 next;
 	int i;
 
@@ -119,22 +168,44 @@ static __always_inline int parse_ipv6(struct cursor *c, struct pkt *p)
 		return PARSE_MALFORMED;
 	if (ip6->version != 6)
 		return PARSE_MALFORMED;
+	/* The kernel drops a datagram longer than its frame. */
+	end_off = sizeof(*ip6) + bpf_ntohs(ip6->payload_len);
+	if (c->pos + end_off > c->end)
+		return PARSE_MALFORMED;
 	next = ip6->nexthdr;
 	c->pos = ip6 + 1;
 
-	/* Bounded walk over the extension headers that may stand before TCP. */
 #pragma unroll
 	for (i = 0; i < MAX_IPV6_EXT_HDRS; i++) {
 		struct ipv6_opt_hdr *opt = c->pos;
 		__u32 len;
 
-		if (next == IPPROTO_FRAGMENT_)
-			return PARSE_FRAGMENT;
-		if (next != IPPROTO_HOPOPTS_ && next != IPPROTO_ROUTING_ &&
-		    next != IPPROTO_DSTOPTS_ && next != IPPROTO_AH_)
+		if (next == IPPROTO_FRAGMENT_) {
+			struct frag6_hdr *fh = c->pos;
+			__u16 fo;
+
+			/* The header must end inside the datagram, not
+			 * only the frame: what it says decides the verdict. */
+			if ((void *)(fh + 1) > c->end ||
+			    (__u32)((void *)(fh + 1) - (void *)ip6) > end_off)
+				goto short_chain;
+			fo = bpf_ntohs(fh->frag_off);
+			if (fo >> 3) {
+				if (fo >> 3 == 1 && (fh->nexthdr == IPPROTO_TCP ||
+						     ipv6_is_ext(fh->nexthdr)))
+					return PARSE_FRAG_REFUSED;
+				return PARSE_FRAGMENT;
+			}
+			if (fo & 1)
+				p->first_frag = 1;
+			next = fh->nexthdr;
+			c->pos = fh + 1;
+			continue;
+		}
+		if (!ipv6_is_ext(next))
 			break;
 		if ((void *)(opt + 1) > c->end)
-			return PARSE_MALFORMED;
+			goto short_chain;
 		/* AH counts its length in 4-byte units minus 2, the others
 		 * in 8-byte units not counting the first 8 bytes. */
 		if (next == IPPROTO_AH_)
@@ -142,24 +213,37 @@ static __always_inline int parse_ipv6(struct cursor *c, struct pkt *p)
 		else
 			len = ((__u32)opt->hdrlen + 1) * 8;
 		if (c->pos + len > c->end)
-			return PARSE_MALFORMED;
+			goto short_chain;
 		next = opt->nexthdr;
 		c->pos += len;
 	}
-	if (next == IPPROTO_FRAGMENT_)
-		return PARSE_FRAGMENT;
-	if (next != IPPROTO_TCP) {
-		/* Still an extension header after the walk: too deep to judge. */
-		if (next == IPPROTO_HOPOPTS_ || next == IPPROTO_ROUTING_ ||
-		    next == IPPROTO_DSTOPTS_ || next == IPPROTO_AH_)
-			return PARSE_MALFORMED;
+	/* The headers walked must end inside the datagram (payload_len),
+	 * which may be shorter than the frame. */
+	l3_len = c->pos - (void *)ip6;
+	if (l3_len > end_off)
+		goto short_chain;
+	/* Still an extension header after the walk: we cannot see what it
+	 * leads to, and the kernel walks on. Refuse rather than pass. */
+	if (ipv6_is_ext(next))
+		return PARSE_TOO_DEEP;
+	if (next != IPPROTO_TCP)
 		return PARSE_NON_TCP;
-	}
+	if (p->first_frag && end_off - l3_len < TCP_MIN_HLEN)
+		return PARSE_FRAG_REFUSED;
 	p->l3 = ip6;
-	p->l3_len = (__u16)(c->pos - (void *)ip6);
+	p->l3_len = (__u16)l3_len;
+	p->l4_len = (__u16)(end_off - l3_len);
 	return PARSE_OK;
+short_chain:
+	/* A datagram cut inside its chain is dropped by the kernel; a first
+	 * fragment whose chain goes on in the next one is what RFC 7112
+	 * forbids, and reassembly could still deliver it: refuse. */
+	return p->first_frag ? PARSE_FRAG_REFUSED : PARSE_MALFORMED;
 }
 
+/* TCP: the fixed header must be in the frame and, with its options,
+ * inside the datagram. In a first fragment the options may go on in the
+ * next fragment: only the fixed header is needed to judge. */
 static __always_inline int parse_tcp(struct cursor *c, struct pkt *p)
 {
 	struct tcphdr *tcp = c->pos;
@@ -170,10 +254,9 @@ static __always_inline int parse_tcp(struct cursor *c, struct pkt *p)
 	if (tcp->doff < 5)
 		return PARSE_MALFORMED;
 	hlen = tcp->doff * 4;
-	if (c->pos + hlen > c->end)
+	if (!p->first_frag && hlen > p->l4_len)
 		return PARSE_MALFORMED;
 	p->tcp = tcp;
-	c->pos += hlen;
 	return PARSE_OK;
 }
 

@@ -2,7 +2,8 @@
 /* rst.h - turn a SYN into the RST+ACK that refuses it, in place, for XDP_TX.
  * The reply keeps the VLAN tags, drops IP options, IPv6 extension headers,
  * TCP options and payload, and carries correct IPv4 and TCP checksums
- * (RFC 793: <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>).
+ * (RFC 793: <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>). A RST is sent only
+ * where the kernel would answer one, and within a per-CPU budget.
  */
 #ifndef SHEDD_RST_H
 #define SHEDD_RST_H
@@ -61,7 +62,7 @@ static __always_inline int rst_save(const struct pkt *p, void *data_end,
 				    struct rst_src *s)
 {
 	struct tcphdr *tcp = p->tcp;
-	__u32 payload = 0, total = 0, hdrs;
+	__u32 payload = 0, hdrs;
 	int i;
 
 	__builtin_memcpy(s->mac_dst, p->eth->h_dest, ETH_ALEN);
@@ -85,8 +86,6 @@ static __always_inline int rst_save(const struct pkt *p, void *data_end,
 			return -1;
 		s->saddr[0] = ip->saddr;
 		s->daddr[0] = ip->daddr;
-		total = bpf_ntohs(ip->tot_len);
-		hdrs = p->l3_len;
 	} else {
 		struct ipv6hdr *ip6 = p->l3;
 
@@ -94,19 +93,118 @@ static __always_inline int rst_save(const struct pkt *p, void *data_end,
 			return -1;
 		__builtin_memcpy(s->saddr, &ip6->saddr, 16);
 		__builtin_memcpy(s->daddr, &ip6->daddr, 16);
-		total = bpf_ntohs(ip6->payload_len);
-		hdrs = p->l3_len - IPV6_HLEN;
 	}
 	if ((void *)(tcp + 1) > data_end)
 		return -1;
-	hdrs += tcp->doff * 4;
-	if (total > hdrs)
-		payload = total - hdrs;
+	/* l4_len comes from the IP length fields, so Ethernet padding is
+	 * not taken for data; the parser saw doff * 4 <= l4_len. */
+	hdrs = tcp->doff * 4;
+	if (p->l4_len > hdrs)
+		payload = p->l4_len - hdrs;
 	s->sport = tcp->source;
 	s->dport = tcp->dest;
-	/* The SYN occupies one sequence number, and so does a FIN. */
-	s->ack_seq = bpf_ntohl(tcp->seq) + payload + 1 + tcp->fin;
+	/* The SYN occupies one sequence number (a SYN with FIN is never
+	 * answered: the listener discards it). */
+	s->ack_seq = bpf_ntohl(tcp->seq) + payload + 1;
 	return 0;
+}
+
+/* Would the kernel answer this SYN? Not if it came from, or went to, a
+ * multicast, broadcast, unspecified or loopback address (martians the
+ * kernel drops, and a RST there would go to many hosts or to nobody), nor
+ * if the frame came from a group MAC or was not sent to this host's
+ * unicast MAC (the kernel discards frames not of PACKET_HOST). */
+static __always_inline int rst_answerable(const struct pkt *p, void *data_end,
+					  const struct shedd_config *cfg)
+{
+	const __u8 *dst = p->eth->h_dest, *src = p->eth->h_source;
+	__u8 any = 0;
+	int i;
+
+	if ((src[0] & 1) || (dst[0] & 1))
+		return 0;
+#pragma unroll
+	for (i = 0; i < ETH_ALEN; i++) {
+		if (dst[i] != cfg->mac[i])
+			return 0;
+		any |= dst[i];
+	}
+	/* An all-zero MAC in settings means none is known. */
+	if (!any)
+		return 0;
+
+	if (p->l3_proto == ETH_P_IP) {
+		struct iphdr *ip = p->l3;
+		__u32 sa, da;
+
+		if ((void *)(ip + 1) > data_end)
+			return 0;
+		sa = bpf_ntohl(ip->saddr);
+		da = bpf_ntohl(ip->daddr);
+		/* 0/8 this network, 127/8 loopback, 224/4 multicast and
+		 * 240/4 reserved, which holds 255.255.255.255. */
+		if ((sa >> 24) == 0 || (sa >> 24) == 127 || (sa >> 28) >= 0xe)
+			return 0;
+		if ((da >> 24) == 0 || (da >> 24) == 127 || (da >> 28) >= 0xe)
+			return 0;
+	} else {
+		struct ipv6hdr *ip6 = p->l3;
+		__u32 s0, s1, s2, s3;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return 0;
+		/* ff00::/8 multicast, either way. */
+		if (ip6->saddr.in6_u.u6_addr8[0] == 0xff ||
+		    ip6->daddr.in6_u.u6_addr8[0] == 0xff)
+			return 0;
+		s0 = ip6->saddr.in6_u.u6_addr32[0];
+		s1 = ip6->saddr.in6_u.u6_addr32[1];
+		s2 = ip6->saddr.in6_u.u6_addr32[2];
+		s3 = ip6->saddr.in6_u.u6_addr32[3];
+		/* ::, ::1 and v4-mapped ::ffff:0:0/96, which IPv6 input drops. */
+		if ((s0 | s1) == 0 &&
+		    ((s2 == 0 && (s3 == 0 || s3 == bpf_htonl(1))) ||
+		     s2 == bpf_htonl(0xffff)))
+			return 0;
+	}
+	return 1;
+}
+
+/* Take one RST from this CPU's budget: a token bucket of rate
+ * cfg->rst_rate_per_sec and depth cfg->rst_burst (at least one), in
+ * 1/NSEC_PER_SEC units as the class buckets. A fresh budget (last_ns 0)
+ * starts full. Without its map entry the program cannot count: no RST.
+ * Return: 1 if the RST may be sent. */
+static __always_inline int rst_budget_take(const struct shedd_config *cfg,
+					   __u64 now)
+{
+	__u32 zero = 0;
+	struct shedd_rst_budget *b = bpf_map_lookup_elem(&rst_budget, &zero);
+	__u64 rate = cfg->rst_rate_per_sec, burst = cfg->rst_burst, cap, elapsed;
+
+	if (!b)
+		return 0;
+	if (rate > MAX_RST_RATE_PER_SEC)
+		rate = MAX_RST_RATE_PER_SEC;
+	if (burst > MAX_RST_BURST)
+		burst = MAX_RST_BURST;
+	if (burst == 0)
+		burst = 1;
+	cap = burst * SHEDD_NSEC_PER_SEC;
+	if (now > b->last_ns) {
+		elapsed = now - b->last_ns;
+		/* 1000 s at 1e6/s is 1e18 units: no overflow. */
+		if (elapsed > MAX_REFILL_NS)
+			elapsed = MAX_REFILL_NS;
+		b->tokens += elapsed * rate;
+		if (b->tokens > cap)
+			b->tokens = cap;
+		b->last_ns = now;
+	}
+	if (b->tokens < SHEDD_NSEC_PER_SEC)
+		return 0;
+	b->tokens -= SHEDD_NSEC_PER_SEC;
+	return 1;
 }
 
 /* Rewrite the packet in @ctx, described by @p, into a RST+ACK to its sender.

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* shedd.bpf.c - the XDP data path: parse -> classify -> charge -> verdict.
- * Only pure TCP SYNs to protected ports are judged; every other packet
- * passes, counted by kind. A shed SYN is dropped or answered with a RST.
+ * Only pure TCP SYNs to protected ports are judged, first fragments that
+ * carry one included; fragments and header chains that could hide one from
+ * us are refused; every other packet passes, counted by kind. A shed SYN is
+ * dropped, or answered with a RST where the kernel itself would answer.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -54,14 +56,25 @@ static __always_inline __u32 classify(const struct pkt *p, void *data_end,
 	return cfg->default_class;
 }
 
+/* The slow half of charge(): borrow from the class's reserve. A function
+ * of its own, so the verifier walks the locked section once, not once per
+ * parse path. Without its map entries the program cannot judge: it fails
+ * open and admits. */
+static __noinline int borrow(struct shedd_bucket *b, __u32 cls, __u64 now)
+{
+	struct shedd_rate *rate = bpf_map_lookup_elem(&rates, &cls);
+	struct shedd_reserve *res = bpf_map_lookup_elem(&reserve, &cls);
+
+	if (!rate || !res)
+		return 1;
+	return tb_borrow(b, rate, res, now);
+}
+
 /* Return 1 to admit, 0 to shed. The CPU's cache answers most SYNs; the
- * shared rate record and reserve are looked up only to borrow. Without an
- * entry the program cannot judge: it fails open and admits. */
+ * shared rate record and reserve are looked up only to borrow. */
 static __always_inline int charge(__u32 cls)
 {
 	struct shedd_bucket *b = bpf_map_lookup_elem(&buckets, &cls);
-	struct shedd_reserve *res;
-	struct shedd_rate *rate;
 	__u64 now;
 	int v;
 
@@ -71,11 +84,7 @@ static __always_inline int charge(__u32 cls)
 	v = tb_cached(b, now);
 	if (v >= 0)
 		return v;
-	rate = bpf_map_lookup_elem(&rates, &cls);
-	res = bpf_map_lookup_elem(&reserve, &cls);
-	if (!rate || !res)
-		return 1;
-	return tb_borrow(b, rate, res, now);
+	return borrow(b, cls, now);
 }
 
 /* Count a packet that is passed untouched, by the reason it is passed. */
@@ -98,6 +107,16 @@ static __always_inline int pass_counted(struct shedd_stats *st, int reason)
 	return XDP_PASS;
 }
 
+/* Drop what could carry a SYN past us but cannot be judged. */
+static __always_inline int refuse_counted(struct shedd_stats *st, int reason)
+{
+	if (reason == PARSE_FRAG_REFUSED)
+		st->frag_refused++;
+	else
+		st->deep_refused++;
+	return XDP_DROP;
+}
+
 SEC("xdp")
 int shedd_xdp(struct xdp_md *ctx)
 {
@@ -118,12 +137,20 @@ int shedd_xdp(struct xdp_md *ctx)
 	st->packets++;
 
 	ret = parse_packet(&c, &p);
+	if (ret == PARSE_FRAG_REFUSED || ret == PARSE_TOO_DEEP)
+		return refuse_counted(st, ret);
 	if (ret != PARSE_OK)
 		return pass_counted(st, ret);
 
 	/* Established traffic always passes: only a pure SYN opens work. */
 	if (!p.tcp->syn || p.tcp->ack) {
 		st->non_syn++;
+		return XDP_PASS;
+	}
+	/* A listener discards a SYN with RST or FIN (RFC 793 and Linux's
+	 * tcp_rcv_state_process): no token for it, and no answer. */
+	if (p.tcp->rst || p.tcp->fin) {
+		st->bad_syn++;
 		return XDP_PASS;
 	}
 
@@ -141,14 +168,23 @@ int shedd_xdp(struct xdp_md *ctx)
 		cls = SHEDD_SHEDDABLE;
 	cs = &st->cls[cls];
 	cs->syn++;
+	st->frag_judged += p.first_frag;
 
 	if (charge(cls)) {
 		cs->admitted++;
 		return XDP_PASS;
 	}
-	if (cfg->reject[cls] == SHEDD_REJECT_RST && rst_reply(ctx, &p) == 0) {
-		cs->rst_sent++;
-		return XDP_TX;
+	/* A fragment is never answered: its SYN is only whole after
+	 * reassembly, and the RST would be built from a part of it. */
+	if (cfg->reject[cls] == SHEDD_REJECT_RST && !p.first_frag) {
+		if (!rst_answerable(&p, data_end, cfg))
+			st->rst_refused++;
+		else if (!rst_budget_take(cfg, clock_ns()))
+			st->rst_limited++;
+		else if (rst_reply(ctx, &p) == 0) {
+			cs->rst_sent++;
+			return XDP_TX;
+		}
 	}
 	cs->dropped++;
 	return XDP_DROP;

@@ -123,6 +123,14 @@ struct shedd_stats {
 	__u64 non_tcp;     /* IPv4/IPv6 that is not TCP: passed */
 	__u64 fragment;    /* IP fragments: passed (no TCP header to trust) */
 	__u64 malformed;   /* truncated or invalid headers: passed */
+	/* Added after the first layout; new counters go at the end. */
+	__u64 frag_judged;  /* IP first fragments that hold a SYN: judged (in cls[]) */
+	__u64 frag_refused; /* TCP fragments refused (RFC 1858, RFC 7112): dropped */
+	__u64 deep_refused; /* IPv6 chains deeper than the walk: dropped */
+	__u64 bad_syn;      /* SYN with RST or FIN, discarded by a listener: passed */
+	__u64 rst_refused;  /* shed SYNs not answered: multicast, broadcast or
+			     * unspecified address, or not sent to this host's MAC */
+	__u64 rst_limited;  /* shed SYNs not answered: over the RST budget */
 };
 
 /* settings: written by userspace only. ARRAY with one entry. */
@@ -130,7 +138,21 @@ struct shedd_config {
 	__u32 all_ports;     /* 1: every port is protected, ports map unused */
 	__u32 default_class; /* class of a source that matches no prefix */
 	__u8 reject[SHEDD_NR_CLASSES]; /* enum shedd_reject, per class */
+	/* A RST answers only a SYN sent to this unicast MAC (all zero: none). */
+	__u8 mac[6];
+	__u8 _pad[2];
+	__u32 rst_rate_per_sec; /* RST budget of each CPU: RSTs per second */
+	__u32 rst_burst;        /* and its depth, in RSTs */
 };
+
+/* rst_budget: written by the XDP program only. PERCPU_ARRAY, one entry: the
+ * token bucket of RST replies on this CPU, in the units of shedd_bucket. */
+struct shedd_rst_budget {
+	__u64 tokens;  /* in units of 1/NSEC_PER_SEC RST */
+	__u64 last_ns; /* time of the last refill */
+};
+#define MAX_RST_RATE_PER_SEC 1000000U /* per CPU; keeps the refill in 64 bits */
+#define MAX_RST_BURST 100000U
 
 /* prefix_v4 / prefix_v6: LPM tries, source prefix -> class (__u32). */
 struct shedd_lpm_v4 {
@@ -164,8 +186,9 @@ _Static_assert(sizeof(struct shedd_class_rate) == 48, "shedd_class_rate is a map
 _Static_assert(sizeof(struct shedd_rate) == 56, "shedd_rate is a map value");
 _Static_assert(sizeof(struct shedd_reserve) == 24, "shedd_reserve is a map value");
 _Static_assert(sizeof(struct shedd_bucket) == 32, "shedd_bucket is a map value");
-_Static_assert(sizeof(struct shedd_stats) == 4 * 32 + 7 * 8, "shedd_stats is a map value");
-_Static_assert(sizeof(struct shedd_config) == 12, "shedd_config is a map value");
+_Static_assert(sizeof(struct shedd_stats) == 4 * 32 + 13 * 8, "shedd_stats is a map value");
+_Static_assert(sizeof(struct shedd_config) == 28, "shedd_config is a map value");
+_Static_assert(sizeof(struct shedd_rst_budget) == 16, "shedd_rst_budget is a map value");
 _Static_assert(sizeof(struct shedd_lpm_v4) == 8, "LPM key");
 _Static_assert(sizeof(struct shedd_lpm_v6) == 20, "LPM key");
 #endif

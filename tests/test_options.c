@@ -148,6 +148,8 @@ static const struct {
 	{ { "-i", "e", "--rate", "99999999999999999999" }, "not a whole number" },
 	{ { "-i", "e", "--rate", "100000001" }, "out of range" },
 	{ { "-i", "e", "--burst", "0" }, "out of range" },
+	{ { "-i", "e", "--rst-rate", "1000001" }, "out of range" },
+	{ { "-i", "e", "--rst-rate", "5x" }, "not a whole number" },
 	{ { "-i", "e", "--port", "0" }, "not a port" },
 	{ { "-i", "e", "--port", "80,,x" }, "not a port" },
 	{ { "-i", "e", "--port", "65536" }, "not a port" },
@@ -176,6 +178,24 @@ static const struct {
 	{ { "-i", "e", "--max-rate", "0" }, "out of range" },
 	{ { "-i", "e", "--depth-frac", "0" }, "fraction in (0, 1]" },
 };
+
+/* --rst-rate: the RST budget of the host, default 10000/s, 0 allowed (never
+ * answer), at most MAX_RST_RATE_PER_SEC. */
+static void rst_rate_option(void **state)
+{
+	struct shedd_options o;
+
+	(void)state;
+	assert_int_equal(PARSE(&o, "-i", "e"), OPTIONS_RUN);
+	assert_int_equal(o.rst_rate_per_sec, DEFAULT_RST_RATE_PER_SEC);
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--rst-rate", "250"), OPTIONS_RUN);
+	assert_int_equal(o.rst_rate_per_sec, 250);
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--rst-rate", "0"), OPTIONS_RUN);
+	assert_int_equal(o.rst_rate_per_sec, 0);
+	options_free(&o);
+}
 
 static void bad_input_is_refused(void **state)
 {
@@ -220,6 +240,7 @@ int main(void)
 		cmocka_unit_test(every_option),
 		cmocka_unit_test(controller_options),
 		cmocka_unit_test(help_and_version),
+		cmocka_unit_test(rst_rate_option),
 		cmocka_unit_test(bad_input_is_refused),
 		cmocka_unit_test(floors_must_not_pass_one),
 	};

@@ -60,14 +60,26 @@ static const struct shedd_config cfg_all_ports = {
 	.all_ports = 1,
 	.default_class = SHEDD_SHEDDABLE,
 };
+/* RST settings name the server's MAC (the SYNs' destination) and a
+ * budget the single-frame cases never exhaust. */
+#define SERVER_MAC { 0x02, 0x00, 0x00, 0x00, 0x00, 0x05 } /* pkt_server_mac */
 static const struct shedd_config cfg_rst = {
 	.default_class = SHEDD_SHEDDABLE,
 	.reject = { SHEDD_REJECT_RST, SHEDD_REJECT_RST, SHEDD_REJECT_RST,
 		    SHEDD_REJECT_RST },
+	.mac = SERVER_MAC, .rst_rate_per_sec = 1000, .rst_burst = 100,
 };
 static const struct shedd_config cfg_rst_cp = {
 	.default_class = SHEDD_SHEDDABLE,
 	.reject = { [SHEDD_CRITICAL_PLUS] = SHEDD_REJECT_RST },
+	.mac = SERVER_MAC, .rst_rate_per_sec = 1000, .rst_burst = 100,
+};
+/* No MAC known: no SYN can be shown to be addressed to this host. */
+static const struct shedd_config cfg_rst_no_mac = {
+	.default_class = SHEDD_SHEDDABLE,
+	.reject = { SHEDD_REJECT_RST, SHEDD_REJECT_RST, SHEDD_REJECT_RST,
+		    SHEDD_REJECT_RST },
+	.rst_rate_per_sec = 1000, .rst_burst = 100,
 };
 static const struct shedd_config cfg_default_critical = {
 	.default_class = SHEDD_CRITICAL,
@@ -158,6 +170,7 @@ static int reset_maps(const struct shedd_config *cfg,
 		      const struct shedd_class_rate *rate)
 {
 	const struct shedd_bucket fresh = {};
+	const struct shedd_rst_budget fresh_rst = {};
 	const struct shedd_stats zero_stats = {};
 	__u32 zero = 0, cls;
 	int err;
@@ -178,6 +191,9 @@ static int reset_maps(const struct shedd_config *cfg,
 	if (!err)
 		err = update_percpu(skel->maps.stats, 0, &zero_stats,
 				    sizeof(zero_stats));
+	if (!err)
+		err = update_percpu(skel->maps.rst_budget, 0, &fresh_rst,
+				    sizeof(fresh_rst));
 	if (err) {
 		print_error("reset maps: %s\n", strerror(-err));
 		return -1;
@@ -286,7 +302,9 @@ static const struct {
 	CLS_FIELDS(SHEDD_CRITICAL_PLUS), CLS_FIELDS(SHEDD_CRITICAL),
 	CLS_FIELDS(SHEDD_SHEDDABLE_PLUS), CLS_FIELDS(SHEDD_SHEDDABLE),
 	FIELD(packets), FIELD(non_syn), FIELD(unprotected), FIELD(non_ip),
-	FIELD(non_tcp), FIELD(fragment), FIELD(malformed),
+	FIELD(non_tcp), FIELD(fragment), FIELD(malformed), FIELD(frag_judged),
+	FIELD(frag_refused), FIELD(deep_refused), FIELD(bad_syn),
+	FIELD(rst_refused), FIELD(rst_limited),
 };
 _Static_assert(ARRAY_SIZE(stat_fields) * sizeof(__u64) ==
 	       sizeof(struct shedd_stats), "every counter is named");
@@ -336,9 +354,8 @@ static void expect_rst(const char *name, const struct pkt *in,
 	int v6 = in->l3_proto == ETH_P_IPV6;
 	size_t l2 = in->l3_off;
 	size_t l3 = v6 ? sizeof(struct pkt_ipv6) : sizeof(struct pkt_ipv4);
-	/* SEG.LEN: the payload, plus one for the SYN and one for a FIN. */
-	__u32 want_ack = in->seq + (__u32)in->payload_len + 1 +
-			 !!(in->flags & TCP_FIN);
+	/* SEG.LEN: the payload, plus one for the SYN. */
+	__u32 want_ack = in->seq + (__u32)in->payload_len + 1;
 	__u16 sum;
 
 	expect(r->out_len == want_len, name, "reply is %zu bytes, expected %zu",
@@ -478,6 +495,139 @@ static void mangle_ipv6_ext_len(struct pkt *p)
 	/* hdrlen 255: 2048 bytes of hop-by-hop options in a short frame */
 	p->data[p->l3_off + sizeof(struct pkt_ipv6) + 1] = 255;
 }
+
+/* Make the IPv4 datagram @n bytes long (tot_len and checksum), and the
+ * frame end with it. */
+static void ipv4_cut_to(struct pkt *p, size_t n)
+{
+	struct pkt_ipv4 *ip = (void *)(p->data + p->l3_off);
+
+	ip->tot_len = htons(n);
+	ip->check = htons(pkt_ipv4_csum(ip, (ip->ver_ihl & 0xf) * 4));
+	p->len = p->l3_off + n;
+}
+
+/* The same for IPv6: @n bytes of payload after the fixed header. */
+static void ipv6_cut_to(struct pkt *p, size_t n)
+{
+	struct pkt_ipv6 *ip6 = (void *)(p->data + p->l3_off);
+
+	ip6->payload_len = htons(n);
+	p->len = p->l3_off + sizeof(*ip6) + n;
+}
+
+/* A first fragment with @n bytes of the TCP header. */
+static void frag_tcp_bytes(struct pkt *p, size_t n)
+{
+	if (p->l3_proto == ETH_P_IP)
+		ipv4_cut_to(p, p->l4_off - p->l3_off + n);
+	else
+		ipv6_cut_to(p, p->l4_off - p->l3_off - sizeof(struct pkt_ipv6) + n);
+}
+
+static void mangle_tcp_8(struct pkt *p) { frag_tcp_bytes(p, 8); }
+static void mangle_tcp_16(struct pkt *p) { frag_tcp_bytes(p, 16); }
+/* 24 bytes: the fixed header and 4 of the 20 option bytes. */
+static void mangle_tcp_24(struct pkt *p) { frag_tcp_bytes(p, 24); }
+
+/* The chain goes on past the fragment: fragment header, then only 8 of
+ * the 16 bytes of the destination options header. */
+static void mangle_ipv6_chain_split(struct pkt *p)
+{
+	ipv6_cut_to(p, 8 + 8);
+}
+
+/* tot_len 100 bytes beyond the frame: a truncated datagram. */
+static void mangle_ipv4_tot_len_long(struct pkt *p)
+{
+	struct pkt_ipv4 *ip = (void *)(p->data + p->l3_off);
+
+	ip->tot_len = htons(p->len - p->l3_off + 100);
+	ip->check = htons(pkt_ipv4_csum(ip, sizeof(*ip)));
+}
+
+/* tot_len ends 10 bytes into the TCP header: the rest of the frame is
+ * trailer the kernel trims, so no TCP header is delivered. */
+static void mangle_ipv4_tot_len_tcp10(struct pkt *p)
+{
+	struct pkt_ipv4 *ip = (void *)(p->data + p->l3_off);
+
+	ip->tot_len = htons(p->l4_off - p->l3_off + 10);
+	ip->check = htons(pkt_ipv4_csum(ip, sizeof(*ip)));
+}
+
+/* tot_len holds the fixed TCP header but not the options doff announces. */
+static void mangle_ipv4_tot_len_no_opts(struct pkt *p)
+{
+	struct pkt_ipv4 *ip = (void *)(p->data + p->l3_off);
+
+	ip->tot_len = htons(p->l4_off - p->l3_off + 20);
+	ip->check = htons(pkt_ipv4_csum(ip, sizeof(*ip)));
+}
+
+static void mangle_ipv6_plen_long(struct pkt *p)
+{
+	struct pkt_ipv6 *ip6 = (void *)(p->data + p->l3_off);
+
+	ip6->payload_len = htons(ntohs(ip6->payload_len) + 8);
+}
+
+/* Payload length 0 (no jumbo option): the kernel trims to the header. */
+static void mangle_ipv6_plen_zero(struct pkt *p)
+{
+	struct pkt_ipv6 *ip6 = (void *)(p->data + p->l3_off);
+
+	ip6->payload_len = 0;
+}
+
+static void set_mac(__u8 *mac, __u8 a, __u8 b, __u8 c, __u8 d, __u8 e, __u8 f)
+{
+	const __u8 m[ETH_ALEN] = { a, b, c, d, e, f };
+
+	memcpy(mac, m, ETH_ALEN);
+}
+
+static void mangle_dst_mac_bcast(struct pkt *p)
+{
+	set_mac(p->data, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff);
+}
+
+static void mangle_dst_mac_mcast4(struct pkt *p)
+{
+	set_mac(p->data, 0x01, 0x00, 0x5e, 0x00, 0x00, 0xfb);
+}
+
+static void mangle_dst_mac_mcast6(struct pkt *p)
+{
+	set_mac(p->data, 0x33, 0x33, 0x00, 0x00, 0x00, 0x01);
+}
+
+static void mangle_dst_mac_other(struct pkt *p)
+{
+	set_mac(p->data, 0x02, 0x00, 0x00, 0x00, 0x00, 0x06);
+}
+
+static void mangle_dst_mac_zero(struct pkt *p)
+{
+	set_mac(p->data, 0, 0, 0, 0, 0, 0);
+}
+
+static void mangle_src_mac_bcast(struct pkt *p)
+{
+	set_mac(p->data + ETH_ALEN, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff);
+}
+
+static void mangle_src_mac_mcast(struct pkt *p)
+{
+	set_mac(p->data + ETH_ALEN, 0x01, 0x00, 0x5e, 0x00, 0x00, 0x01);
+}
+
+#define FRAG_ADMITTED(c) .delta = { .cls[c] = { .syn = 1, .admitted = 1 }, .frag_judged = 1 }
+#define FRAG_DROPPED(c) .delta = { .cls[c] = { .syn = 1, .dropped = 1 }, .frag_judged = 1 }
+#define RST_REFUSED(c) .delta = { .cls[c] = { .syn = 1, .dropped = 1 }, .rst_refused = 1 }
+#define EXT7_DST .nr_ext = 7, .ext = { IPPROTO_DSTOPTS, IPPROTO_DSTOPTS, \
+	IPPROTO_DSTOPTS, IPPROTO_DSTOPTS, IPPROTO_DSTOPTS, IPPROTO_DSTOPTS, \
+	IPPROTO_DSTOPTS }
 
 static const struct xdp_case cases[] = {
 	/* Classification and the verdict of a judged SYN. */
@@ -643,31 +793,153 @@ static const struct xdp_case cases[] = {
 		   .ext = { IPPROTO_HOPOPTS, IPPROTO_DSTOPTS, IPPROTO_ROUTING,
 			    IPPROTO_AH, IPPROTO_DSTOPTS, IPPROTO_DSTOPTS } },
 	  .verdict = XDP_PASS, ADMITTED(SHEDD_SHEDDABLE) },
-	{ "IPv6 SYN after seven extension headers is too deep: malformed",
+	/* Deeper than the walk: Linux delivers it, so it is refused, even
+	 * with tokens to spare, never passed unjudged. */
+	{ "IPv6 SYN after seven extension headers is too deep: refused",
 	  .pkt = { V6, .flags = TCP_SYN, .nr_ext = 7,
 		   .ext = { IPPROTO_HOPOPTS, IPPROTO_DSTOPTS, IPPROTO_ROUTING,
 			    IPPROTO_AH, IPPROTO_DSTOPTS, IPPROTO_DSTOPTS,
 			    IPPROTO_DSTOPTS } },
-	  .rate = &rate_empty, .verdict = XDP_PASS, COUNTED(malformed) },
+	  .verdict = XDP_DROP, COUNTED(deep_refused) },
+	{ "IPv6 SYN after seven destination options headers: refused",
+	  .pkt = { V6, .flags = TCP_SYN, EXT7_DST },
+	  .verdict = XDP_DROP, COUNTED(deep_refused) },
+	{ "IPv6 SYN after seven destination options headers, RST set: refused",
+	  .pkt = { V6, .flags = TCP_SYN, EXT7_DST }, .cfg = &cfg_rst,
+	  .rate = &rate_empty, .verdict = XDP_DROP, COUNTED(deep_refused) },
+	{ "IPv6 six extension headers then a fragment header: refused",
+	  .pkt = { V6, .flags = TCP_SYN, .nr_ext = 7, .frag = PKT_IP6_MF,
+		   .ext = { IPPROTO_HOPOPTS, IPPROTO_DSTOPTS, IPPROTO_ROUTING,
+			    IPPROTO_AH, IPPROTO_DSTOPTS, IPPROTO_DSTOPTS,
+			    IPPROTO_FRAGMENT } },
+	  .verdict = XDP_DROP, COUNTED(deep_refused) },
+	{ "IPv6 UDP after seven extension headers: refused (cannot tell)",
+	  .pkt = { V6, .l4 = IPPROTO_UDP, EXT7_DST },
+	  .verdict = XDP_DROP, COUNTED(deep_refused) },
+	{ "IPv6 UDP after six extension headers passes as non-TCP",
+	  .pkt = { V6, .l4 = IPPROTO_UDP, .nr_ext = 6,
+		   .ext = { IPPROTO_HOPOPTS, IPPROTO_DSTOPTS, IPPROTO_ROUTING,
+			    IPPROTO_AH, IPPROTO_DSTOPTS, IPPROTO_DSTOPTS } },
+	  .rate = &rate_empty, .verdict = XDP_PASS, COUNTED(non_tcp) },
 
-	/* Fragments pass: a TCP header in them cannot be trusted. */
-	{ "IPv4 first fragment (MF, offset 0) of a SYN passes as fragment",
-	  .pkt = { V4, .flags = TCP_SYN, .frag = PKT_IP_MF }, .rate = &rate_empty,
-	  .verdict = XDP_PASS, COUNTED(fragment) },
+	/* IPv4 fragments: the kernel reassembles them and delivers the SYN,
+	 * so a first fragment that holds the TCP header is judged (and never
+	 * answered); one too short for it, or a TCP fragment at offset 1, is
+	 * refused (RFC 1858); later fragments pass. */
+	{ "IPv4 first fragment (MF, offset 0) of a SYN is judged, admitted",
+	  .pkt = { V4, .flags = TCP_SYN, .frag = PKT_IP_MF, .payload_len = 16,
+		   .saddr = V4_CP },
+	  .verdict = XDP_PASS, FRAG_ADMITTED(SHEDD_CRITICAL_PLUS) },
+	{ "IPv4 first fragment of a SYN, empty bucket: dropped",
+	  .pkt = { V4, .flags = TCP_SYN, .frag = PKT_IP_MF, .payload_len = 16 },
+	  .rate = &rate_empty, .verdict = XDP_DROP, FRAG_DROPPED(SHEDD_SHEDDABLE) },
+	{ "IPv4 first fragment of a SYN with IP options, empty bucket: dropped",
+	  .pkt = { V4, .flags = TCP_SYN, .frag = PKT_IP_MF, .ip_opt_len = 8,
+		   .saddr = V4_SP },
+	  .rate = &rate_empty, .verdict = XDP_DROP,
+	  FRAG_DROPPED(SHEDD_SHEDDABLE_PLUS) },
+	{ "IPv4 first fragment of a SYN, RST configured: dropped, never answered",
+	  .pkt = { V4, .flags = TCP_SYN, .frag = PKT_IP_MF, .payload_len = 16 },
+	  .cfg = &cfg_rst, .rate = &rate_empty,
+	  .verdict = XDP_DROP, FRAG_DROPPED(SHEDD_SHEDDABLE) },
+	{ "IPv4 first fragment: 24 bytes of a SYN with options, judged",
+	  .pkt = { V4, .flags = TCP_SYN, .frag = PKT_IP_MF, .tcp_opts = 1 },
+	  .mangle = mangle_tcp_24, .rate = &rate_empty,
+	  .verdict = XDP_DROP, FRAG_DROPPED(SHEDD_SHEDDABLE) },
+	{ "IPv4 first fragment of a SYN to an unprotected port passes",
+	  .pkt = { V4, .flags = TCP_SYN, .frag = PKT_IP_MF, .dport = OTHER_PORT },
+	  .rate = &rate_empty, .verdict = XDP_PASS, COUNTED(unprotected) },
+	{ "IPv4 first fragment of an ACK passes as non-SYN",
+	  .pkt = { V4, .flags = TCP_ACK, .frag = PKT_IP_MF, .payload_len = 64 },
+	  .rate = &rate_empty, .verdict = XDP_PASS, COUNTED(non_syn) },
+	{ "IPv4 tiny first fragment, 8 bytes of TCP: refused",
+	  .pkt = { V4, .flags = TCP_SYN, .frag = PKT_IP_MF },
+	  .mangle = mangle_tcp_8, .verdict = XDP_DROP, COUNTED(frag_refused) },
+	{ "IPv4 tiny first fragment, 16 bytes of TCP: refused",
+	  .pkt = { V4, .flags = TCP_SYN, .frag = PKT_IP_MF },
+	  .mangle = mangle_tcp_16, .verdict = XDP_DROP, COUNTED(frag_refused) },
+	{ "IPv4 TCP fragment at offset 1 (MF): refused",
+	  .pkt = { V4, .flags = TCP_SYN, .frag = PKT_IP_MF | 1 },
+	  .verdict = XDP_DROP, COUNTED(frag_refused) },
+	{ "IPv4 TCP last fragment at offset 1: refused",
+	  .pkt = { V4, .flags = TCP_ACK, .frag = 1 },
+	  .verdict = XDP_DROP, COUNTED(frag_refused) },
+	{ "IPv4 TCP fragment at offset 2 passes as fragment",
+	  .pkt = { V4, .flags = TCP_SYN, .frag = PKT_IP_MF | 2 },
+	  .rate = &rate_empty, .verdict = XDP_PASS, COUNTED(fragment) },
 	{ "IPv4 last fragment (offset 185) passes as fragment",
 	  .pkt = { V4, .flags = TCP_SYN, .frag = 185 }, .rate = &rate_empty,
 	  .verdict = XDP_PASS, COUNTED(fragment) },
-	{ "IPv4 middle fragment (MF, offset 1) passes as fragment",
-	  .pkt = { V4, .flags = TCP_SYN, .frag = PKT_IP_MF | 1 },
+	{ "IPv4 UDP first fragment passes as fragment",
+	  .pkt = { V4, .l4 = IPPROTO_UDP, .frag = PKT_IP_MF, .payload_len = 16 },
 	  .rate = &rate_empty, .verdict = XDP_PASS, COUNTED(fragment) },
-	{ "IPv6 fragment header (first fragment) passes as fragment",
+	{ "IPv4 UDP fragment at offset 1 passes as fragment",
+	  .pkt = { V4, .l4 = IPPROTO_UDP, .frag = PKT_IP_MF | 1 },
+	  .rate = &rate_empty, .verdict = XDP_PASS, COUNTED(fragment) },
+
+	/* IPv6 Fragment header: the same rules, and RFC 7112's whole chain
+	 * in the first fragment. */
+	{ "IPv6 first fragment (M, offset 0) of a SYN is judged, admitted",
+	  .pkt = { V6, .flags = TCP_SYN, .nr_ext = 1, .ext = { IPPROTO_FRAGMENT },
+		   .frag = PKT_IP6_MF, .payload_len = 16, .saddr = V6_CRIT },
+	  .verdict = XDP_PASS, FRAG_ADMITTED(SHEDD_CRITICAL) },
+	{ "IPv6 first fragment of a SYN, empty bucket: dropped",
 	  .pkt = { V6, .flags = TCP_SYN, .nr_ext = 1, .ext = { IPPROTO_FRAGMENT },
 		   .frag = PKT_IP6_MF },
+	  .rate = &rate_empty, .verdict = XDP_DROP, FRAG_DROPPED(SHEDD_SHEDDABLE) },
+	{ "IPv6 hop-by-hop, first fragment, dest-options, SYN: judged, dropped",
+	  .pkt = { V6, .flags = TCP_SYN, .nr_ext = 3, .frag = PKT_IP6_MF,
+		   .ext = { IPPROTO_HOPOPTS, IPPROTO_FRAGMENT, IPPROTO_DSTOPTS } },
+	  .rate = &rate_empty, .verdict = XDP_DROP, FRAG_DROPPED(SHEDD_SHEDDABLE) },
+	{ "IPv6 first fragment of a SYN, RST configured: dropped, never answered",
+	  .pkt = { V6, .flags = TCP_SYN, .nr_ext = 1, .ext = { IPPROTO_FRAGMENT },
+		   .frag = PKT_IP6_MF },
+	  .cfg = &cfg_rst, .rate = &rate_empty,
+	  .verdict = XDP_DROP, FRAG_DROPPED(SHEDD_SHEDDABLE) },
+	{ "IPv6 atomic fragment (offset 0, no M) of a SYN: judged as a datagram",
+	  .pkt = { V6, .flags = TCP_SYN, .nr_ext = 1, .ext = { IPPROTO_FRAGMENT } },
+	  .rate = &rate_empty, .verdict = XDP_DROP, DROPPED(SHEDD_SHEDDABLE) },
+	{ "IPv6 first fragment, 8 bytes of TCP: refused",
+	  .pkt = { V6, .flags = TCP_SYN, .nr_ext = 1, .ext = { IPPROTO_FRAGMENT },
+		   .frag = PKT_IP6_MF },
+	  .mangle = mangle_tcp_8, .verdict = XDP_DROP, COUNTED(frag_refused) },
+	{ "IPv6 first fragment whose header chain goes on: refused (RFC 7112)",
+	  .pkt = { V6, .flags = TCP_SYN, .nr_ext = 2, .frag = PKT_IP6_MF,
+		   .ext = { IPPROTO_FRAGMENT, IPPROTO_DSTOPTS } },
+	  .mangle = mangle_ipv6_chain_split, .verdict = XDP_DROP,
+	  COUNTED(frag_refused) },
+	{ "IPv6 TCP fragment at offset 1: refused",
+	  .pkt = { V6, .flags = TCP_SYN, .nr_ext = 1, .ext = { IPPROTO_FRAGMENT },
+		   .frag = 1 << 3 | PKT_IP6_MF },
+	  .verdict = XDP_DROP, COUNTED(frag_refused) },
+	{ "IPv6 UDP fragment at offset 1 passes as fragment",
+	  .pkt = { V6, .l4 = IPPROTO_UDP, .nr_ext = 1, .ext = { IPPROTO_FRAGMENT },
+		   .frag = 1 << 3 | PKT_IP6_MF },
 	  .rate = &rate_empty, .verdict = XDP_PASS, COUNTED(fragment) },
-	{ "IPv6 hop-by-hop then fragment header passes as fragment",
+	{ "IPv6 hop-by-hop then TCP fragment at offset 8 passes as fragment",
 	  .pkt = { V6, .flags = TCP_SYN, .nr_ext = 2,
 		   .ext = { IPPROTO_HOPOPTS, IPPROTO_FRAGMENT }, .frag = 8 << 3 },
 	  .rate = &rate_empty, .verdict = XDP_PASS, COUNTED(fragment) },
+
+	/* A listener discards a SYN with RST or FIN: no token, no answer. */
+	{ "IPv4 SYN+FIN passes uncharged, even with RST configured",
+	  .pkt = { V4, .flags = TCP_SYN | TCP_FIN }, .cfg = &cfg_rst,
+	  .rate = &rate_empty, .verdict = XDP_PASS, COUNTED(bad_syn) },
+	{ "IPv4 SYN+RST passes uncharged, even with RST configured",
+	  .pkt = { V4, .flags = TCP_SYN | TCP_RST }, .cfg = &cfg_rst,
+	  .rate = &rate_empty, .verdict = XDP_PASS, COUNTED(bad_syn) },
+	{ "IPv4 SYN+FIN+PSH+URG (Xmas-like) passes uncharged",
+	  .pkt = { V4, .flags = TCP_SYN | TCP_FIN | TCP_PSH | TCP_URG },
+	  .verdict = XDP_PASS, COUNTED(bad_syn) },
+	{ "IPv6 SYN+FIN passes uncharged, even with RST configured",
+	  .pkt = { V6, .flags = TCP_SYN | TCP_FIN }, .cfg = &cfg_rst,
+	  .rate = &rate_empty, .verdict = XDP_PASS, COUNTED(bad_syn) },
+	{ "IPv6 SYN+RST passes uncharged",
+	  .pkt = { V6, .flags = TCP_SYN | TCP_RST }, .rate = &rate_empty,
+	  .verdict = XDP_PASS, COUNTED(bad_syn) },
+	{ "IPv4 first fragment of a SYN+FIN passes uncharged",
+	  .pkt = { V4, .flags = TCP_SYN | TCP_FIN, .frag = PKT_IP_MF },
+	  .rate = &rate_empty, .verdict = XDP_PASS, COUNTED(bad_syn) },
 
 	/* Invalid headers pass, counted. */
 	{ "IPv4 header with version 6 is malformed",
@@ -694,6 +966,22 @@ static const struct xdp_case cases[] = {
 	{ "IPv6 header with version 4 is malformed",
 	  .pkt = { V6, .flags = TCP_SYN }, .mangle = mangle_ipv6_version,
 	  .rate = &rate_empty, .verdict = XDP_PASS, COUNTED(malformed) },
+	{ "IPv4 tot_len beyond the frame is malformed",
+	  .pkt = { V4, .flags = TCP_SYN }, .mangle = mangle_ipv4_tot_len_long,
+	  .rate = &rate_empty, .verdict = XDP_PASS, COUNTED(malformed) },
+	{ "IPv4 tot_len ending inside the TCP header is malformed",
+	  .pkt = { V4, .flags = TCP_SYN }, .mangle = mangle_ipv4_tot_len_tcp10,
+	  .rate = &rate_empty, .verdict = XDP_PASS, COUNTED(malformed) },
+	{ "IPv4 tot_len without the TCP options doff announces is malformed",
+	  .pkt = { V4, .flags = TCP_SYN, .tcp_opts = 1 },
+	  .mangle = mangle_ipv4_tot_len_no_opts,
+	  .rate = &rate_empty, .verdict = XDP_PASS, COUNTED(malformed) },
+	{ "IPv6 payload_len beyond the frame is malformed",
+	  .pkt = { V6, .flags = TCP_SYN }, .mangle = mangle_ipv6_plen_long,
+	  .rate = &rate_empty, .verdict = XDP_PASS, COUNTED(malformed) },
+	{ "IPv6 payload_len 0 without a jumbo option is malformed",
+	  .pkt = { V6, .flags = TCP_SYN }, .mangle = mangle_ipv6_plen_zero,
+	  .rate = &rate_empty, .verdict = XDP_PASS, COUNTED(malformed) },
 	{ "IPv6 hop-by-hop header longer than the frame is malformed",
 	  .pkt = { V6, .flags = TCP_SYN, .nr_ext = 1, .ext = { IPPROTO_HOPOPTS } },
 	  .mangle = mangle_ipv6_ext_len,
@@ -719,10 +1007,6 @@ static const struct xdp_case cases[] = {
 	  .verdict = XDP_TX, RST_SENT(SHEDD_SHEDDABLE), .reply_len = 54 },
 	{ "RST: IPv4 SYN with 12 bytes of data: ack = seq + 13",
 	  .pkt = { V4, .flags = TCP_SYN, .tcp_opts = 1, .payload_len = 12 },
-	  .cfg = &cfg_rst, .rate = &rate_empty,
-	  .verdict = XDP_TX, RST_SENT(SHEDD_SHEDDABLE), .reply_len = 54 },
-	{ "RST: IPv4 SYN+FIN: ack = seq + 2",
-	  .pkt = { V4, .flags = TCP_SYN | TCP_FIN },
 	  .cfg = &cfg_rst, .rate = &rate_empty,
 	  .verdict = XDP_TX, RST_SENT(SHEDD_SHEDDABLE), .reply_len = 54 },
 	{ "RST: IPv4 SYN with seq 0xffffffff: ack wraps to 0",
@@ -766,6 +1050,85 @@ static const struct xdp_case cases[] = {
 	{ "RST for CRITICAL_PLUS only: a default-class SYN is dropped",
 	  .pkt = { V4, .flags = TCP_SYN }, .cfg = &cfg_rst_cp, .rate = &rate_empty,
 	  .verdict = XDP_DROP, DROPPED(SHEDD_SHEDDABLE) },
+	{ "RST: IPv6 atomic fragment SYN: 74 bytes, fragment header gone",
+	  .pkt = { V6, .flags = TCP_SYN, .nr_ext = 1, .ext = { IPPROTO_FRAGMENT } },
+	  .cfg = &cfg_rst, .rate = &rate_empty,
+	  .verdict = XDP_TX, RST_SENT(SHEDD_SHEDDABLE), .reply_len = 74 },
+
+	/* A RST only where the kernel would answer: never to a multicast,
+	 * broadcast, unspecified or loopback address, never from a group
+	 * MAC, only to a SYN sent to this host's MAC. Such SYNs are dropped. */
+	{ "RST refused: IPv4 source 224.0.0.1 (multicast)",
+	  .pkt = { V4, .flags = TCP_SYN, .saddr = "224.0.0.1" }, .cfg = &cfg_rst,
+	  .rate = &rate_empty, .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
+	{ "RST refused: IPv4 source 239.255.255.250 (multicast)",
+	  .pkt = { V4, .flags = TCP_SYN, .saddr = "239.255.255.250" },
+	  .cfg = &cfg_rst, .rate = &rate_empty,
+	  .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
+	{ "RST refused: IPv4 source 255.255.255.255 (broadcast)",
+	  .pkt = { V4, .flags = TCP_SYN, .saddr = "255.255.255.255" },
+	  .cfg = &cfg_rst, .rate = &rate_empty,
+	  .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
+	{ "RST refused: IPv4 source 0.0.0.0 (unspecified)",
+	  .pkt = { V4, .flags = TCP_SYN, .saddr = "0.0.0.0" }, .cfg = &cfg_rst,
+	  .rate = &rate_empty, .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
+	{ "RST refused: IPv4 source 127.0.0.1 (loopback)",
+	  .pkt = { V4, .flags = TCP_SYN, .saddr = "127.0.0.1" }, .cfg = &cfg_rst,
+	  .rate = &rate_empty, .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
+	{ "RST refused: IPv4 destination 224.0.0.251 (multicast)",
+	  .pkt = { V4, .flags = TCP_SYN, .daddr = "224.0.0.251" }, .cfg = &cfg_rst,
+	  .rate = &rate_empty, .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
+	{ "RST refused: IPv4 destination 255.255.255.255 (broadcast)",
+	  .pkt = { V4, .flags = TCP_SYN, .daddr = "255.255.255.255" },
+	  .cfg = &cfg_rst, .rate = &rate_empty,
+	  .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
+	{ "RST refused: IPv6 source ff02::1 (multicast)",
+	  .pkt = { V6, .flags = TCP_SYN, .saddr = "ff02::1" }, .cfg = &cfg_rst,
+	  .rate = &rate_empty, .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
+	{ "RST refused: IPv6 source :: (unspecified)",
+	  .pkt = { V6, .flags = TCP_SYN, .saddr = "::" }, .cfg = &cfg_rst,
+	  .rate = &rate_empty, .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
+	{ "RST refused: IPv6 source ::1 (loopback)",
+	  .pkt = { V6, .flags = TCP_SYN, .saddr = "::1" }, .cfg = &cfg_rst,
+	  .rate = &rate_empty, .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
+	{ "RST refused: IPv6 source ::ffff:198.18.0.10 (v4-mapped)",
+	  .pkt = { V6, .flags = TCP_SYN, .saddr = "::ffff:198.18.0.10" },
+	  .cfg = &cfg_rst, .rate = &rate_empty,
+	  .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
+	{ "RST refused: IPv6 destination ff02::1 (multicast)",
+	  .pkt = { V6, .flags = TCP_SYN, .daddr = "ff02::1" }, .cfg = &cfg_rst,
+	  .rate = &rate_empty, .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
+	{ "RST refused: destination MAC ff:ff:ff:ff:ff:ff",
+	  .pkt = { V4, .flags = TCP_SYN }, .mangle = mangle_dst_mac_bcast,
+	  .cfg = &cfg_rst, .rate = &rate_empty,
+	  .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
+	{ "RST refused: destination MAC 01:00:5e:00:00:fb (IPv4 multicast)",
+	  .pkt = { V4, .flags = TCP_SYN }, .mangle = mangle_dst_mac_mcast4,
+	  .cfg = &cfg_rst, .rate = &rate_empty,
+	  .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
+	{ "RST refused: IPv6 SYN to MAC 33:33:00:00:00:01 (IPv6 multicast)",
+	  .pkt = { V6, .flags = TCP_SYN }, .mangle = mangle_dst_mac_mcast6,
+	  .cfg = &cfg_rst, .rate = &rate_empty,
+	  .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
+	{ "RST refused: destination MAC of another host",
+	  .pkt = { V4, .flags = TCP_SYN }, .mangle = mangle_dst_mac_other,
+	  .cfg = &cfg_rst, .rate = &rate_empty,
+	  .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
+	{ "RST refused: source MAC ff:ff:ff:ff:ff:ff",
+	  .pkt = { V4, .flags = TCP_SYN }, .mangle = mangle_src_mac_bcast,
+	  .cfg = &cfg_rst, .rate = &rate_empty,
+	  .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
+	{ "RST refused: source MAC 01:00:5e:00:00:01 (multicast)",
+	  .pkt = { V6, .flags = TCP_SYN }, .mangle = mangle_src_mac_mcast,
+	  .cfg = &cfg_rst, .rate = &rate_empty,
+	  .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
+	{ "RST refused: no MAC configured, a SYN to MAC 00:00:00:00:00:00",
+	  .pkt = { V4, .flags = TCP_SYN }, .mangle = mangle_dst_mac_zero,
+	  .cfg = &cfg_rst_no_mac, .rate = &rate_empty,
+	  .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
+	{ "RST refused: no MAC configured for this host",
+	  .pkt = { V4, .flags = TCP_SYN }, .cfg = &cfg_rst_no_mac,
+	  .rate = &rate_empty, .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
 	{ "RST configured: an ACK still passes untouched",
 	  .pkt = { V4, .flags = TCP_ACK }, .cfg = &cfg_rst, .rate = &rate_empty,
 	  .verdict = XDP_PASS, COUNTED(non_syn) },
@@ -804,15 +1167,14 @@ static void run_case(void **state)
 
 /* ---- table 2: every frame cut short --------------------------------------- */
 
-/* Cut @pkt at every length from the Ethernet header up: shorter than the
- * end of the last header the program reads it is malformed; from there on
- * it gets @full. The program reads up to the end of the TCP header and its
- * options, or, for what it does not judge, up to the start of @stop_at. */
+/* Cut @pkt at every length from the Ethernet header up: every cut frame
+ * is malformed, as its headers are cut or its IP datagram is longer than
+ * the frame (the kernel drops it: a TCP header there is never delivered);
+ * only the whole frame gets @full. */
 struct cut_case {
 	const char *name;
 	struct pkt_spec pkt;
 	struct shedd_stats full;
-	const char *stop_at;
 };
 
 static const struct cut_case cut_cases[] = {
@@ -834,17 +1196,26 @@ static const struct cut_case cut_cases[] = {
 	  .full = { .cls[SHEDD_CRITICAL] = { .syn = 1, .admitted = 1 } } },
 	{ "cuts: IPv4 UDP with IP options",
 	  .pkt = { V4, .l4 = IPPROTO_UDP, .ip_opt_len = 8, .payload_len = 8 },
-	  .full = { .non_tcp = 1 }, .stop_at = "UDP header" },
-	{ "cuts: IPv4 fragment with IP options",
+	  .full = { .non_tcp = 1 } },
+	{ "cuts: IPv4 first fragment of a SYN with IP options",
 	  .pkt = { V4, .flags = TCP_SYN, .ip_opt_len = 8, .frag = PKT_IP_MF },
-	  .full = { .fragment = 1 }, .stop_at = "TCP header" },
+	  .full = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .admitted = 1 },
+		    .frag_judged = 1 } },
+	{ "cuts: IPv4 TCP fragment at offset 3",
+	  .pkt = { V4, .flags = TCP_ACK, .frag = PKT_IP_MF | 3 },
+	  .full = { .fragment = 1 } },
 	{ "cuts: IPv6 UDP after hop-by-hop",
 	  .pkt = { V6, .l4 = IPPROTO_UDP, .nr_ext = 1, .ext = { IPPROTO_HOPOPTS } },
-	  .full = { .non_tcp = 1 }, .stop_at = "UDP header" },
-	{ "cuts: IPv6 fragment after hop-by-hop and routing",
-	  .pkt = { V6, .flags = TCP_SYN, .nr_ext = 3,
+	  .full = { .non_tcp = 1 } },
+	{ "cuts: IPv6 first fragment of a SYN after hop-by-hop and routing",
+	  .pkt = { V6, .flags = TCP_SYN, .nr_ext = 3, .frag = PKT_IP6_MF,
 		   .ext = { IPPROTO_HOPOPTS, IPPROTO_ROUTING, IPPROTO_FRAGMENT } },
-	  .full = { .fragment = 1 }, .stop_at = "fragment header" },
+	  .full = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .admitted = 1 },
+		    .frag_judged = 1 } },
+	{ "cuts: IPv6 TCP fragment at offset 8 after hop-by-hop",
+	  .pkt = { V6, .flags = TCP_ACK, .nr_ext = 2, .frag = 8 << 3,
+		   .ext = { IPPROTO_HOPOPTS, IPPROTO_FRAGMENT } },
+	  .full = { .fragment = 1 } },
 	{ "cuts: 802.1Q IPv6 SYN after AH",
 	  .pkt = { V6, .flags = TCP_SYN, .vlans = 1, .nr_ext = 1,
 		   .ext = { IPPROTO_AH } },
@@ -863,16 +1234,15 @@ static void run_cuts(void **state)
 	struct shedd_stats before, after, want;
 	char name[256], where[96];
 	struct xdp_run r;
-	size_t len, end;
+	size_t len;
 	struct pkt p;
 
 	pkt_build(&p, &c->pkt);
-	end = c->stop_at ? pkt_mark_off(&p, c->stop_at) : p.hdr_end;
 	for (len = ETH_HLEN; len <= p.len; len++) {
 		pkt_describe_cut(&p, len, where, sizeof(where));
 		snprintf(name, sizeof(name), "%s cut to %zu bytes (%s)", c->name,
 			 len, where);
-		if (len < end)
+		if (len < p.len)
 			want = (struct shedd_stats){ .malformed = 1 };
 		else
 			want = c->full;
@@ -1195,6 +1565,116 @@ static void test_piecewise_refill(void **state)
 	expect(send_syns(name, V4_OTHER, 600) == 505, name, "505 tokens after the change");
 }
 
+/* ---- the RST budget ------------------------------------------------------ */
+
+/* Send @n SYNs (every one shed) and return how many were answered; the
+ * others must be dropped. */
+static unsigned int send_shed_syns(const char *name, unsigned int n)
+{
+	struct pkt_spec spec = { V4, .flags = TCP_SYN };
+	unsigned int i, answered = 0;
+	struct xdp_run r;
+	struct pkt p;
+
+	pkt_build(&p, &spec);
+	for (i = 0; i < n; i++) {
+		run_xdp(name, p.data, p.len, &r);
+		expect(r.verdict == XDP_TX || r.verdict == XDP_DROP, name,
+		       "SYN %u of %u: verdict %s", i + 1, n,
+		       verdict_name(r.verdict));
+		answered += r.verdict == XDP_TX;
+	}
+	return answered;
+}
+
+struct rst_step {
+	__s64 at_ns;          /* clock, relative to T0 */
+	unsigned int syns;    /* shed SYNs sent then (0 ends the script) */
+	unsigned int answered;
+};
+
+struct rst_budget_case {
+	const char *name;
+	__u32 rate_per_sec, burst; /* the budget of each CPU */
+	struct rst_step steps[6];
+};
+
+static const struct rst_budget_case rst_budget_cases[] = {
+	{ "RST budget 10/s depth 3: a flood gets 3, then 1 per 100 ms",
+	  .rate_per_sec = 10, .burst = 3,
+	  .steps = {
+		  { MS(0), 1000, 3 },  /* a fresh budget starts full */
+		  { MS(100), 5, 1 },
+		  { MS(150), 5, 0 },   /* half a RST is not one */
+		  { MS(200), 5, 1 },
+		  { MS(1000000), 50, 3 }, /* a long idle refills to the depth only */
+	  } },
+	{ "RST budget 0/s: never a RST, whatever the depth",
+	  .rate_per_sec = 0, .burst = 3,
+	  .steps = { { MS(0), 20, 0 }, { MS(1000000), 20, 0 } } },
+	{ "RST budget depth 0 holds one RST",
+	  .rate_per_sec = 1, .burst = 0,
+	  .steps = { { MS(0), 5, 1 }, { MS(500), 5, 0 }, { MS(1000), 5, 1 } } },
+};
+
+static void run_rst_budget(void **state)
+{
+	const struct rst_budget_case *c = *state;
+	struct shedd_config cfg = cfg_rst;
+	const struct rst_step *s;
+	char name[256];
+
+	cfg.rst_rate_per_sec = c->rate_per_sec;
+	cfg.rst_burst = c->burst;
+	if (reset_maps(&cfg, &rate_empty))
+		fail_msg("%s: reset maps", c->name);
+	for (s = c->steps; s < c->steps + ARRAY_SIZE(c->steps) && s->syns; s++) {
+		struct shedd_stats before, after, want = {};
+		unsigned int answered;
+
+		snprintf(name, sizeof(name), "%s, at T0%+.6f s", c->name,
+			 s->at_ns / 1e9);
+		skel->bss->test_clock_ns = T0_NS + s->at_ns;
+		read_stats(&before);
+		answered = send_shed_syns(name, s->syns);
+		read_stats(&after);
+		expect(answered == s->answered, name,
+		       "%u of %u shed SYNs answered, expected %u", answered,
+		       s->syns, s->answered);
+		want.packets = s->syns;
+		want.cls[SHEDD_SHEDDABLE].syn = s->syns;
+		want.cls[SHEDD_SHEDDABLE].rst_sent = s->answered;
+		want.cls[SHEDD_SHEDDABLE].dropped = s->syns - s->answered;
+		want.rst_limited = s->syns - s->answered;
+		expect_delta(name, &before, &after, &want);
+	}
+}
+
+/* A SYN with FIN or RST is not charged: the bucket is not even touched. */
+static void test_bad_syn_spends_no_token(void **state)
+{
+	const char *name = "SYN+FIN and SYN+RST spend no token";
+	const __u8 flags[] = { TCP_SYN | TCP_FIN, TCP_SYN | TCP_RST };
+	struct shedd_reserve_state b;
+	struct xdp_run r;
+	struct pkt p;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(flags); i++) {
+		pkt_build(&p, &(struct pkt_spec){ V4, .flags = flags[i] });
+		run_xdp(name, p.data, p.len, &r);
+		expect_verdict(name, r.verdict, XDP_PASS);
+	}
+	b = read_reserve(SHEDD_SHEDDABLE);
+	expect(b.tokens == 0 && b.last_ns == 0, name,
+	       "the bucket was charged: %llu units at %llu ns",
+	       (unsigned long long)b.tokens, (unsigned long long)b.last_ns);
+	expect(send_syns(name, V4_OTHER, 1) == 1, name, "a pure SYN is admitted");
+	b = read_reserve(SHEDD_SHEDDABLE);
+	expect(b.last_ns == T0_NS, name, "a pure SYN refills the bucket at T0");
+}
+
 /* ---- group ---------------------------------------------------------------- */
 
 /* Pin to one CPU: BPF_PROG_TEST_RUN runs on the caller's CPU, and a bucket
@@ -1311,10 +1791,13 @@ static const struct CMUnitTest fixed_tests[] = {
 	  base_setup, NULL, NULL },
 	{ "refill is piecewise across a rate change", test_piecewise_refill, base_setup, NULL,
 	  NULL },
+	{ "SYN+FIN and SYN+RST spend no token", test_bad_syn_spends_no_token,
+	  base_setup, NULL, NULL },
 };
 
 static struct CMUnitTest tests[ARRAY_SIZE(cases) + ARRAY_SIZE(cut_cases) +
-			       ARRAY_SIZE(tb_cases) + ARRAY_SIZE(fixed_tests)];
+			       ARRAY_SIZE(tb_cases) + ARRAY_SIZE(rst_budget_cases) +
+			       ARRAY_SIZE(fixed_tests)];
 
 int main(void)
 {
@@ -1331,6 +1814,9 @@ int main(void)
 	for (i = 0; i < ARRAY_SIZE(tb_cases); i++)
 		tests[n++] = (struct CMUnitTest){ tb_cases[i].name, run_tb,
 			tb_setup, NULL, (void *)&tb_cases[i] };
+	for (i = 0; i < ARRAY_SIZE(rst_budget_cases); i++)
+		tests[n++] = (struct CMUnitTest){ rst_budget_cases[i].name,
+			run_rst_budget, NULL, NULL, (void *)&rst_budget_cases[i] };
 	for (i = 0; i < ARRAY_SIZE(fixed_tests); i++)
 		tests[n++] = fixed_tests[i];
 

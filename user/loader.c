@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
@@ -29,6 +31,7 @@
 /* The maps shedd pins, by name; the program's .bss/.rodata are not pinned. */
 static const char *const pinned_maps[] = {
 	"settings", "ports", "prefix_v4", "prefix_v6", "rates", "reserve", "buckets", "stats",
+	"rst_budget",
 };
 
 static int enter_netns(const char *name)
@@ -404,8 +407,31 @@ static int sync_prefixes(struct loader *l, const struct shedd_options *o, int fa
 	return err;
 }
 
+/* The unicast MAC of @iface, which a SYN must be sent to for the program
+ * to answer it with a RST. An interface without one (all zero) gets no RST. */
+static int iface_mac(const char *iface, __u8 mac[6])
+{
+	struct ifreq ifr;
+	int fd, err = 0;
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", iface);
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || ioctl(fd, SIOCGIFHWADDR, &ifr)) {
+		err = -errno;
+		fprintf(stderr, "shedd: read the MAC address of %s: %s\n", iface,
+			strerror(errno));
+	} else {
+		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	}
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
 int loader_configure(struct loader *l, const struct shedd_options *o)
 {
+	__u64 rst_per_cpu;
 	struct shedd_config cfg;
 	__u32 zero = 0;
 	int err;
@@ -418,6 +444,13 @@ int loader_configure(struct loader *l, const struct shedd_options *o)
 	cfg.all_ports = o->nr_ports == 0;
 	cfg.default_class = o->default_class;
 	memcpy(cfg.reject, o->reject, sizeof(cfg.reject));
+	if ((err = iface_mac(o->iface, cfg.mac)))
+		return err;
+	/* The RST budget is per CPU: each gets its share, rounded up, and a
+	 * tenth of a second of it as depth. */
+	rst_per_cpu = (o->rst_rate_per_sec + (__u64)l->ncpus - 1) / (__u64)l->ncpus;
+	cfg.rst_rate_per_sec = (__u32)rst_per_cpu;
+	cfg.rst_burst = rst_per_cpu / 10 ? (__u32)(rst_per_cpu / 10) : 1;
 	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.settings), &zero, &cfg, BPF_ANY)) {
 		err = -errno;
 		fprintf(stderr, "shedd: write settings: %s\n", strerror(errno));

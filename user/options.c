@@ -53,6 +53,8 @@ static const char usage_text[] =
 	"  -f, --floor CLASS=FRACTION reserved share of the rate (default 0.10 each)\n"
 	"  -R, --reject drop|rst|CLASS=drop|rst\n"
 	"                             how shed SYNs are refused (default drop)\n"
+	"      --rst-rate N           RSTs sent per second at most, over all CPUs\n"
+	"                             (default 10000; 0: shed SYNs are only dropped)\n"
 	"  -m, --xdp-mode native|generic  XDP attach mode (default native)\n"
 	"  -t, --tick-ms MS           control tick (default 100)\n"
 	"  -n, --netns NAME           run in network namespace /run/netns/NAME\n"
@@ -361,6 +363,7 @@ static void options_init(struct shedd_options *o)
 	o->nr_ramp = -1;
 	o->default_class = SHEDD_SHEDDABLE;
 	o->tick_ms = DEFAULT_TICK_MS;
+	o->rst_rate_per_sec = DEFAULT_RST_RATE_PER_SEC;
 	for (c = 0; c < SHEDD_NR_CLASSES; c++)
 		o->floor[c] = DEFAULT_FLOOR;
 }
@@ -384,6 +387,7 @@ enum {
 	OPT_RAMP,
 	OPT_RAMP_HOLD,
 	OPT_LATENCY_TARGET,
+	OPT_RST_RATE,
 };
 
 static const struct option long_opts[] = {
@@ -406,6 +410,7 @@ static const struct option long_opts[] = {
 	{ "default-class", required_argument, NULL, 'd' },
 	{ "floor", required_argument, NULL, 'f' },
 	{ "reject", required_argument, NULL, 'R' },
+	{ "rst-rate", required_argument, NULL, OPT_RST_RATE },
 	{ "xdp-mode", required_argument, NULL, 'm' },
 	{ "tick-ms", required_argument, NULL, 't' },
 	{ "netns", required_argument, NULL, 'n' },
@@ -547,6 +552,13 @@ int options_parse(int argc, char **argv, struct shedd_options *o,
 		case 'R':
 			if (set_reject(o, arg, err, errlen))
 				return OPTIONS_ERROR;
+			break;
+		case OPT_RST_RATE:
+			if (parse_u64(optarg, 0, MAX_RST_RATE_PER_SEC, &o->rst_rate_per_sec,
+				      why, sizeof(why))) {
+				errf(err, errlen, "--rst-rate: %s", why);
+				return OPTIONS_ERROR;
+			}
 			break;
 		case 'm':
 			if (!strcmp(optarg, "native")) {

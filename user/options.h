@@ -19,6 +19,7 @@
 #define DEFAULT_HEADROOM 0.10
 #define MAX_TICK_MS 10000
 #define MAX_TOTAL_RATE_PER_SEC 100000000ULL
+#define DEFAULT_RST_RATE_PER_SEC 10000 /* RSTs per second, all CPUs together */
 
 #define MAX_RAMP_STAGES 8
 
@@ -71,6 +72,7 @@ struct shedd_options {
 	bool force;
 	bool remove;
 	int verbose;
+	__u64 rst_rate_per_sec;   /* --rst-rate: RST budget of the host */
 };
 
 enum options_result {

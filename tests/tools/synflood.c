@@ -64,7 +64,13 @@
 #define IPV4_HLEN 20
 #define IPV6_HLEN 40
 #define TCP_HLEN_SYN 24 /* 20-byte header + 4-byte MSS option */
-#define SYN_FRAME_MAX (ETH_HLEN_ + IPV6_HLEN + TCP_HLEN_SYN)
+/* --fragment: a SYN with 12 option bytes (MSS, SACK permitted, window
+ * scale), sent as two IP fragments: the first holds the first 24 bytes
+ * (the whole fixed header and the MSS), the second the last 8 at offset 3. */
+#define TCP_HLEN_FRAG 32
+#define FRAG1_TCP 24
+#define FRAG6_HLEN 8
+#define SYN_FRAME_MAX (ETH_HLEN_ + IPV6_HLEN + FRAG6_HLEN + TCP_HLEN_FRAG)
 
 typedef unsigned __int128 u128;
 
@@ -84,6 +90,7 @@ struct cfg {
 	uint64_t duration_ns;
 	uint64_t wait_ns;
 	uint64_t seed;
+	bool fragment;       /* --fragment: each SYN as two IP fragments */
 	bool verbose;
 };
 
@@ -129,7 +136,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: " PROG " --iface IF --dst-mac MAC --dst ADDR --dport PORT --src CIDR\n"
 "                [--rate PPS] [--count N] [--duration SEC] [--wait SEC]\n"
-"                [--sport-base N] [--seed N] [--verbose] [--help]\n"
+"                [--sport-base N] [--seed N] [--fragment] [--verbose] [--help]\n"
 "\n"
 "Send crafted TCP SYNs out of IF through an AF_PACKET socket, paced at PPS,\n"
 "each from its own (source address, source port) in CIDR, and count the\n"
@@ -151,6 +158,9 @@ static void usage(FILE *f)
 "  --sport-base N     first source port, 1-65535 (default %llu)\n"
 "  --seed N           seed of the initial sequence numbers (default: from\n"
 "                     the clock, so replies to an earlier run do not match)\n"
+"  --fragment         send each SYN as two IP fragments (IPv6: with a\n"
+"                     Fragment header): the first holds the TCP header and\n"
+"                     the MSS option, the second the rest of the options\n"
 "  --verbose          details on stderr\n"
 "  --help             this text\n"
 "\n"
@@ -436,6 +446,92 @@ static size_t build_syn(const struct cfg *c, uint64_t i, uint8_t *buf)
 	return (size_t)(tcp + TCP_HLEN_SYN - buf);
 }
 
+/* Write SYN @i as two fragments into @f1 and @f2, setting their lengths.
+ * The TCP checksum covers the whole segment, as the receiver reassembles
+ * it before TCP sees it. */
+static void build_syn_frags(const struct cfg *c, uint64_t i, uint8_t *f1,
+			    size_t *len1, uint8_t *f2, size_t *len2)
+{
+	int alen = addr_len(c->family);
+	uint8_t src[16], dst[16], tcp[TCP_HLEN_FRAG];
+	uint8_t *frames[2] = { f1, f2 };
+	size_t *lens[2] = { len1, len2 };
+	uint64_t sum;
+	uint16_t sport;
+	u128 saddr;
+	int k;
+
+	flow_tuple(c, i, &saddr, &sport);
+	addr_to_bytes(saddr, src, alen);
+	addr_to_bytes(c->dst, dst, alen);
+
+	memset(tcp, 0, sizeof(tcp));
+	put16(tcp, sport);
+	put16(tcp + 2, c->dport);
+	put32(tcp + 4, flow_isn(c, i));
+	tcp[12] = (TCP_HLEN_FRAG / 4) << 4;
+	tcp[13] = TCP_SYN;
+	put16(tcp + 14, 64240);
+	tcp[20] = 2;                               /* MSS */
+	tcp[21] = 4;
+	put16(tcp + 22, c->family == AF_INET ? 1460 : 1440);
+	tcp[24] = 1;                               /* NOP, NOP, SACK permitted */
+	tcp[25] = 1;
+	tcp[26] = 4;
+	tcp[27] = 2;
+	tcp[28] = 1;                               /* NOP, window scale 7 */
+	tcp[29] = 3;
+	tcp[30] = 3;
+	tcp[31] = 7;
+	sum = csum_add(0, src, (size_t)alen);
+	sum = csum_add(sum, dst, (size_t)alen);
+	sum += IPPROTO_TCP + TCP_HLEN_FRAG;
+	sum = csum_add(sum, tcp, TCP_HLEN_FRAG);
+	put16(tcp + 16, csum_fold(sum));
+
+	for (k = 0; k < 2; k++) {
+		uint8_t *buf = frames[k], *l3 = buf + ETH_HLEN_, *data;
+		size_t off = k ? FRAG1_TCP : 0;
+		size_t n = k ? TCP_HLEN_FRAG - FRAG1_TCP : FRAG1_TCP;
+		/* Offset in 8-byte units, and more fragments on the first. */
+		uint16_t fo = (uint16_t)(off / 8);
+
+		memcpy(buf, c->dst_mac, ETH_ALEN);
+		memcpy(buf + ETH_ALEN, c->src_mac, ETH_ALEN);
+		put16(buf + 12, c->family == AF_INET ? ETH_P_IP : ETH_P_IPV6);
+		if (c->family == AF_INET) {
+			data = l3 + IPV4_HLEN;
+			l3[0] = 0x45;
+			l3[1] = 0;
+			put16(l3 + 2, (uint16_t)(IPV4_HLEN + n));
+			put16(l3 + 4, (uint16_t)i);        /* id, shared */
+			put16(l3 + 6, (uint16_t)(fo | (k ? 0 : 0x2000)));
+			l3[8] = 64;
+			l3[9] = IPPROTO_TCP;
+			put16(l3 + 10, 0);
+			memcpy(l3 + 12, src, 4);
+			memcpy(l3 + 16, dst, 4);
+			put16(l3 + 10, csum_fold(csum_add(0, l3, IPV4_HLEN)));
+		} else {
+			uint8_t *fh = l3 + IPV6_HLEN;
+
+			data = fh + FRAG6_HLEN;
+			put32(l3, 6u << 28);
+			put16(l3 + 4, (uint16_t)(FRAG6_HLEN + n));
+			l3[6] = 44;                        /* Fragment header */
+			l3[7] = 64;
+			memcpy(l3 + 8, src, 16);
+			memcpy(l3 + 24, dst, 16);
+			fh[0] = IPPROTO_TCP;
+			fh[1] = 0;
+			put16(fh + 2, (uint16_t)(fo << 3 | (k ? 0 : 1)));
+			put32(fh + 4, (uint32_t)i);        /* id, shared */
+		}
+		memcpy(data, tcp + off, n);
+		*lens[k] = (size_t)(data + n - buf);
+	}
+}
+
 static void bit_set_count(uint64_t *map, uint64_t i, uint64_t *count)
 {
 	uint64_t bit = 1ULL << (i % 64);
@@ -561,9 +657,10 @@ static int drain(int fd, const struct cfg *c, struct replies *r, uint64_t sent)
 /* Send SYNs [@first, @first + @n). Return: how many left, or -1 on error. */
 static int send_batch(int fd, const struct cfg *c, uint64_t first, int n)
 {
-	static uint8_t frames[TX_BATCH][SYN_FRAME_MAX];
-	struct mmsghdr msgs[TX_BATCH];
-	struct iovec iov[TX_BATCH];
+	static uint8_t frames[2 * TX_BATCH][SYN_FRAME_MAX];
+	struct mmsghdr msgs[2 * TX_BATCH];
+	struct iovec iov[2 * TX_BATCH];
+	int per_syn = c->fragment ? 2 : 1, m;
 	struct sockaddr_ll to = {
 		.sll_family = AF_PACKET,
 		.sll_ifindex = c->ifindex,
@@ -575,14 +672,21 @@ static int send_batch(int fd, const struct cfg *c, uint64_t first, int n)
 	memcpy(to.sll_addr, c->dst_mac, ETH_ALEN);
 	memset(msgs, 0, sizeof(msgs));
 	for (k = 0; k < n; k++) {
-		iov[k].iov_base = frames[k];
-		iov[k].iov_len = build_syn(c, first + (uint64_t)k, frames[k]);
-		msgs[k].msg_hdr.msg_iov = &iov[k];
-		msgs[k].msg_hdr.msg_iovlen = 1;
-		msgs[k].msg_hdr.msg_name = &to;
-		msgs[k].msg_hdr.msg_namelen = sizeof(to);
+		m = k * per_syn;
+		if (c->fragment)
+			build_syn_frags(c, first + (uint64_t)k, frames[m], &iov[m].iov_len,
+					frames[m + 1], &iov[m + 1].iov_len);
+		else
+			iov[m].iov_len = build_syn(c, first + (uint64_t)k, frames[m]);
 	}
-	done = sendmmsg(fd, msgs, (unsigned int)n, 0);
+	for (m = 0; m < n * per_syn; m++) {
+		iov[m].iov_base = frames[m];
+		msgs[m].msg_hdr.msg_iov = &iov[m];
+		msgs[m].msg_hdr.msg_iovlen = 1;
+		msgs[m].msg_hdr.msg_name = &to;
+		msgs[m].msg_hdr.msg_namelen = sizeof(to);
+	}
+	done = sendmmsg(fd, msgs, (unsigned int)(n * per_syn), 0);
 	if (done < 0) {
 		/* A full device queue is back-pressure, not failure. */
 		if (errno == ENOBUFS || errno == EAGAIN || errno == EINTR)
@@ -593,7 +697,9 @@ static int send_batch(int fd, const struct cfg *c, uint64_t first, int n)
 			fprintf(stderr, PROG ": is %s up?\n", c->iface);
 		return -1;
 	}
-	return done;
+	/* SYNs whose every fragment left; a lone first fragment is sent
+	 * again with its SYN. */
+	return done / per_syn;
 }
 
 static int open_iface(struct cfg *c, int *tx, int *rx)
@@ -780,7 +886,7 @@ static int wait_replies(int rx, const struct cfg *c, struct replies *r,
 enum {
 	OPT_IFACE = 256, OPT_DST_MAC, OPT_DST, OPT_DPORT, OPT_SRC, OPT_RATE,
 	OPT_COUNT, OPT_DURATION, OPT_WAIT, OPT_SPORT_BASE, OPT_SEED,
-	OPT_VERBOSE, OPT_HELP,
+	OPT_VERBOSE, OPT_HELP, OPT_FRAGMENT,
 };
 
 static const struct option long_opts[] = {
@@ -795,6 +901,7 @@ static const struct option long_opts[] = {
 	{ "wait", required_argument, NULL, OPT_WAIT },
 	{ "sport-base", required_argument, NULL, OPT_SPORT_BASE },
 	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "fragment", no_argument, NULL, OPT_FRAGMENT },
 	{ "verbose", no_argument, NULL, OPT_VERBOSE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
@@ -862,6 +969,9 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 			break;
 		case OPT_VERBOSE:
 			c->verbose = true;
+			break;
+		case OPT_FRAGMENT:
+			c->fragment = true;
 			break;
 		case OPT_HELP:
 			usage(stdout);
