@@ -131,14 +131,17 @@ listener_start() {
 # line into FILE; FLOOD_PID is synflood's own pid.
 # Every flood of a test takes the next block of source ports, so no flow of
 # an earlier flood is still half-open on the server. The sender is pinned to
-# CPU $FLOOD_CPU (default the last one), as RSS keeps a flow on one CPU.
+# CPU $FLOOD_CPU (default the last one), as RSS keeps a flow on one CPU;
+# FLOOD_CPU=any leaves it to the scheduler, which moves it between CPUs.
 flood_cmd() {
-	local dst=${4:-$SRV_IP} cpu=${FLOOD_CPU:-$(( $(nproc) - 1 ))} n
+	local dst=${4:-$SRV_IP} cpu=${FLOOD_CPU:-$(( $(nproc) - 1 ))} n pin
 	# A counter in a file: floods also run inside $(...) subshells.
 	n=$(flock "$TESTBED_TMP/flood.lock" sh -c \
 		'f="$1/flood.n"; n=$(cat "$f" 2>/dev/null || echo 0); echo $((n + 1)) >"$f"; echo "$n"' \
 		_ "$TESTBED_TMP")
-	FLOOD_CMD=(ip netns exec "$NS_CLI" taskset -c "$cpu" "$SYNFLOOD" --iface "$IF_CLI"
+	pin=(taskset -c "$cpu")
+	[ "$cpu" = any ] && pin=()
+	FLOOD_CMD=(ip netns exec "$NS_CLI" "${pin[@]}" "$SYNFLOOD" --iface "$IF_CLI"
 		--dst-mac "$SRV_MAC" --dst "$dst" --dport "$PORT" --src "$1" --rate "$2"
 		--duration "$3" --wait 1 --sport-base $((1024 + 64 * n)))
 }
