@@ -283,13 +283,20 @@ load() {
 }
 
 # ok_per_sec NAME FROM TO: mean ok/s of connections started in seconds
-# FROM..TO of a load.
+# FROM..TO (1-based) of a load. Fails unless every one of those seconds
+# was reported: a missing measurement is not a goodput of 0.
 ok_per_sec() {
-	awk -v a="$2" -v b="$3" '/^t=/ {
-		split($1, t, "="); n = t[2]
+	awk -v a="$2" -v b="$3" -v f="$1" '/^t=/ {
+		split($1, t, "="); n = t[2]; ok = ""
 		for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "ok") ok = kv[2] }
-		if (n >= a && n <= b) { s += ok; c++ }
-	} END { printf "%d\n", c ? s / c : 0 }' "$TESTBED_TMP/$1.sec"
+		if (n >= a && n <= b && ok != "") { s += ok; c++ }
+	} END {
+		if (c != b - a + 1) {
+			printf "ok_per_sec: %s reports %d of seconds %d-%d\n", f, c, a, b > "/dev/stderr"
+			exit 1
+		}
+		printf "%d\n", s / c
+	}' "$TESTBED_TMP/$1.sec"
 }
 
 # status_field NAME [N]: the values of NAME=... in shedd's last N (default
