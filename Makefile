@@ -36,7 +36,7 @@ endif
 BPF_OBJ := $(OUTPUT)/shedd.bpf.o $(OUTPUT)/sojourn.bpf.o
 SKEL := $(OUTPUT)/shedd.skel.h $(OUTPUT)/sojourn.skel.h
 USER_SRCS := user/alloc.c user/options.c user/loader.c user/status.c user/aimd.c \
-	user/signals.c
+	user/signals.c user/signal_parse.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
 BIN := shedd
 ifeq ($(SAN),1)
@@ -57,8 +57,11 @@ all: $(BIN) $(TOOLS)
 help:
 	@echo 'Targets:'
 	@echo '  all              build ./shedd and the testbed tools (default)'
-	@echo '  test             install deps, build, run every test (needs root)'
-	@echo '  test-unit        unit tests that need no root (bucket, allocator, options)'
+	@echo '  test             install deps, build, run every test (as root)'
+	@echo '  test T=FILE...   build what FILE needs and run only it, e.g.'
+	@echo '                   T=tests/integration/rate.bats or T=tests/test_alloc.c'
+	@echo '  test-unit        unit tests: need neither root nor clang nor bpftool'
+	@echo '                   (bucket, allocator, options, aimd, simulation, signals)'
 	@echo '  demo             install deps, build, run shedd against a SYN flood on a namespace testbed'
 	@echo '  experiments      goodput against offered load, with and without shedd (root)'
 	@echo '  bench            XDP cost per packet, shedd against a pass-only program (root)'
@@ -88,13 +91,14 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
-$(OUTPUT)/%.o: user/%.c user/*.h include/*.h $(SKEL) | $(OUTPUT)
+# Only the objects that include a skeleton depend on it (and so on clang and
+# bpftool): the pure ones, and the unit tests built from them, do not.
+$(OUTPUT)/%.o: user/%.c user/*.h include/*.h | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/main.o: user/main.c user/*.h include/*.h $(SKEL) | $(OUTPUT)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
+$(OUTPUT)/loader.o: $(OUTPUT)/shedd.skel.h
+$(OUTPUT)/signals.o: $(OUTPUT)/sojourn.skel.h
 
 $(BIN): $(OUTPUT)/main.o $(USER_OBJS)
 	$(call msg,LINK,$@)
@@ -112,9 +116,9 @@ $(OUTPUT)/test_aimd: tests/test_aimd.c $(OUTPUT)/aimd.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_signals: tests/test_signals.c $(OUTPUT)/signals.o
+$(OUTPUT)/test_signals: tests/test_signals.c $(OUTPUT)/signal_parse.o
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(LIBBPF_LIBS) $(CMOCKA_LIBS) -lm -o $@
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
 $(OUTPUT)/test_sim: tests/test_sim.c tests/splitmix.h include/*.h $(OUTPUT)/aimd.o $(OUTPUT)/alloc.o
 	$(call msg,TEST,$@)
@@ -147,9 +151,19 @@ $(OUTPUT)/%: tests/tools/%.c tests/tools/*.h tests/splitmix.h include/*.h | $(OU
 deps:
 	$(Q)scripts/deps.sh
 
+# T=FILE... runs only those test files: a bats file needs shedd and the
+# tools; a test source tests/X.c (or its binary) needs only its binary.
+test_bin = $(if $(filter %.bats,$(1)),all,$(patsubst tests/%.c,$(OUTPUT)/%,$(1)))
+test_run = $(patsubst tests/%.c,$(OUTPUT)/%,$(1))
+
 test: deps
+ifeq ($(strip $(T)),)
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(XDP_TESTS)
-	$(Q)tests/run.sh $(UNIT_TESTS) $(XDP_TESTS)
+	$(Q)tests/run.sh $(UNIT_TESTS) $(XDP_TESTS) tests/integration/*.bats
+else
+	$(Q)$(MAKE) --no-print-directory $(sort $(foreach t,$(T),$(call test_bin,$(t))))
+	$(Q)tests/run.sh $(call test_run,$(T))
+endif
 
 test-unit: $(UNIT_TESTS)
 	$(Q)prove --exec tests/exec.sh $(UNIT_TESTS)

@@ -18,10 +18,87 @@ SRV_IP=198.18.0.2
 CLI_IP6=2001:db8::1
 SRV_IP6=2001:db8::2
 
-# Names unique to this test, short enough for IFNAMSIZ.
+# Testbeds that overlap (several runs on one machine) take their id under a
+# lock in TESTBED_RUN, where each id's file names its owner: the pid and the
+# start time of the shell that made it (a pid alone may be reused).
+TESTBED_RUN=${TESTBED_RUN:-/run/shedd-testbed}
+TESTBED_ID=
+
+# proc_start PID: the start time of PID (field 22 of /proc/PID/stat, read
+# after the command name, which may hold spaces); fails if PID is gone.
+proc_start() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	echo "$stat" | cut -d' ' -f20
+}
+
+# testbed_remove ID: the namespaces, their processes, the pins and the
+# latency socket of the testbed ID. Only names with the testbed's prefix.
+testbed_remove() {
+	local id=$1 ns pid
+	for ns in "shd-cli-$id" "shd-srv-$id"; do
+		[ -e "/run/netns/$ns" ] || continue
+		for pid in $(ip netns pids "$ns" 2>/dev/null); do
+			kill -KILL "$pid" 2>/dev/null || true
+		done
+		ip netns del "$ns" 2>/dev/null || true
+	done
+	rm -rf "/sys/fs/bpf/shedd/shds$id"
+	rm -f "/sys/fs/bpf/shedd-test-foreign-shds$id" "/run/shedd/shds$id.sock"
+}
+
+# testbed_sweep: remove every testbed whose owner is gone (killed before its
+# teardown ran). Testbeds without an owner file are never touched: they may
+# belong to a run of an older testbed.sh. Call with the lock held.
+testbed_sweep() {
+	local f id pid start
+	for f in "$TESTBED_RUN"/[0-9a-f][0-9a-f][0-9a-f][0-9a-f]; do
+		[ -f "$f" ] || continue
+		id=${f##*/}
+		read -r pid start <"$f" || true
+		if [ -n "$pid" ] && [ "$(proc_start "$pid")" = "$start" ]; then
+			continue
+		fi
+		echo "testbed: removing testbed $id left by pid ${pid:-?}, which is gone" >&2
+		testbed_remove "$id"
+		rm -f "$f"
+	done
+}
+
+# testbed_free ID: nothing of the testbed ID exists yet.
+testbed_free() {
+	[ ! -e "$TESTBED_RUN/$1" ] && [ ! -e "/run/netns/shd-cli-$1" ] &&
+		[ ! -e "/run/netns/shd-srv-$1" ] && [ ! -e "/sys/fs/bpf/shedd/shds$1" ]
+}
+
+# Names unique to this testbed, short enough for IFNAMSIZ: an id that no
+# live testbed holds, taken under the lock, its owner recorded.
 testbed_names() {
-	local id
-	id=$(printf '%04x' $(( (RANDOM << 1 ^ $$) & 0xffff )))
+	local fd id i start me=$BASHPID
+	mkdir -p "$TESTBED_RUN"
+	exec {fd}>>"$TESTBED_RUN/lock"
+	if ! flock -w 30 "$fd"; then
+		exec {fd}>&-
+		echo "testbed: lock $TESTBED_RUN/lock: still held after 30 s" >&2
+		return 1
+	fi
+	testbed_sweep
+	id=
+	for ((i = 0; i < 64; i++)); do
+		printf -v id '%04x' $(( (RANDOM << 1 ^ RANDOM) & 0xffff ))
+		testbed_free "$id" && break
+		id=
+	done
+	start=$(proc_start "$me")
+	if [ -z "$id" ] || [ -z "$start" ] ||
+	   ! echo "$me $start" >"$TESTBED_RUN/$id"; then
+		exec {fd}>&-
+		echo "testbed: no free testbed id in $TESTBED_RUN" >&2
+		return 1
+	fi
+	exec {fd}>&-
+	TESTBED_ID=$id
 	NS_CLI="shd-cli-$id"
 	NS_SRV="shd-srv-$id"
 	IF_CLI="shdc$id"
@@ -36,7 +113,7 @@ in_cli() { ip netns exec "$NS_CLI" "$@"; }
 in_srv() { ip netns exec "$NS_SRV" "$@"; }
 
 testbed_up() {
-	testbed_names
+	testbed_names || return 1
 	ip netns add "$NS_CLI"
 	ip netns add "$NS_SRV"
 	ip link add "$IF_CLI" netns "$NS_CLI" type veth peer name "$IF_SRV" netns "$NS_SRV"
@@ -70,6 +147,7 @@ testbed_down() {
 	for pid in "${PIDS[@]}"; do
 		wait "$pid" 2>/dev/null || true
 	done
+	[ -n "$TESTBED_ID" ] || return 0
 	rm -f "/sys/fs/bpf/shedd-test-foreign-$IF_SRV"
 	if [ -e "$PIN_DIR" ]; then
 		"$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --remove >/dev/null 2>&1 || true
@@ -77,6 +155,9 @@ testbed_down() {
 	fi
 	ip netns del "$NS_CLI" 2>/dev/null || true
 	ip netns del "$NS_SRV" 2>/dev/null || true
+	# Last, so the id is not handed out while anything of it is left.
+	rm -f "$TESTBED_RUN/$TESTBED_ID"
+	TESTBED_ID=
 }
 
 # Start shedd on the server veth in the background; its stderr goes to
@@ -95,7 +176,7 @@ shedd_start() {
 # testbed_script NAME: the prologue of a script (demo, experiments) that
 # runs on the testbed: root, a scratch folder, and a teardown on any exit.
 testbed_script() {
-	[ "$(id -u)" -eq 0 ] || { echo "$1: run as root (sudo make $1)" >&2; exit 1; }
+	[ "$(id -u)" -eq 0 ] || { echo "$1: run as root (make $1 in a root shell)" >&2; exit 1; }
 	TESTBED_TMP=$(mktemp -d)
 	trap 'testbed_down; rm -rf "$TESTBED_TMP"' EXIT
 	trap 'exit 130' INT TERM
@@ -131,14 +212,17 @@ listener_start() {
 # line into FILE; FLOOD_PID is synflood's own pid.
 # Every flood of a test takes the next block of source ports, so no flow of
 # an earlier flood is still half-open on the server. The sender is pinned to
-# CPU $FLOOD_CPU (default the last one), as RSS keeps a flow on one CPU.
+# CPU $FLOOD_CPU (default the last one), as RSS keeps a flow on one CPU;
+# FLOOD_CPU=any leaves it to the scheduler, which moves it between CPUs.
 flood_cmd() {
-	local dst=${4:-$SRV_IP} cpu=${FLOOD_CPU:-$(( $(nproc) - 1 ))} n
+	local dst=${4:-$SRV_IP} cpu=${FLOOD_CPU:-$(( $(nproc) - 1 ))} n pin
 	# A counter in a file: floods also run inside $(...) subshells.
 	n=$(flock "$TESTBED_TMP/flood.lock" sh -c \
 		'f="$1/flood.n"; n=$(cat "$f" 2>/dev/null || echo 0); echo $((n + 1)) >"$f"; echo "$n"' \
 		_ "$TESTBED_TMP")
-	FLOOD_CMD=(ip netns exec "$NS_CLI" taskset -c "$cpu" "$SYNFLOOD" --iface "$IF_CLI"
+	pin=(taskset -c "$cpu")
+	[ "$cpu" = any ] && pin=()
+	FLOOD_CMD=(ip netns exec "$NS_CLI" "${pin[@]}" "$SYNFLOOD" --iface "$IF_CLI"
 		--dst-mac "$SRV_MAC" --dst "$dst" --dport "$PORT" --src "$1" --rate "$2"
 		--duration "$3" --wait 1 --sport-base $((1024 + 64 * n)))
 }
@@ -199,13 +283,20 @@ load() {
 }
 
 # ok_per_sec NAME FROM TO: mean ok/s of connections started in seconds
-# FROM..TO of a load.
+# FROM..TO (1-based) of a load. Fails unless every one of those seconds
+# was reported: a missing measurement is not a goodput of 0.
 ok_per_sec() {
-	awk -v a="$2" -v b="$3" '/^t=/ {
-		split($1, t, "="); n = t[2]
+	awk -v a="$2" -v b="$3" -v f="$1" '/^t=/ {
+		split($1, t, "="); n = t[2]; ok = ""
 		for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "ok") ok = kv[2] }
-		if (n >= a && n <= b) { s += ok; c++ }
-	} END { printf "%d\n", c ? s / c : 0 }' "$TESTBED_TMP/$1.sec"
+		if (n >= a && n <= b && ok != "") { s += ok; c++ }
+	} END {
+		if (c != b - a + 1) {
+			printf "ok_per_sec: %s reports %d of seconds %d-%d\n", f, c, a, b > "/dev/stderr"
+			exit 1
+		}
+		printf "%d\n", s / c
+	}' "$TESTBED_TMP/$1.sec"
 }
 
 # status_field NAME [N]: the values of NAME=... in shedd's last N (default

@@ -1,13 +1,28 @@
 #!/bin/sh
-# run.sh - every test of `make test`, through prove, which prints the summary:
-# the test binaries named as arguments (unit tests, XDP tests on crafted
-# packets) and the integration tests on a namespace testbed (root).
+# run.sh - run test files through prove, which prints the summary: cmocka
+# binaries (unit tests, XDP tests on crafted packets) and bats files
+# (integration tests on a namespace testbed). `make test` passes every test
+# file; `make test T=FILE` one. Each file must be built already.
 set -eu
 cd "$(dirname "$0")/.."
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "run.sh: the XDP and integration tests need root (sudo make test)" >&2
-	exit 1
+if [ "$#" -eq 0 ]; then
+	echo "usage: tests/run.sh TEST_FILE... (or: make test [T=FILE])" >&2
+	exit 2
 fi
-# The test binaries come from the Makefile (its UNIT_TESTS and XDP_TESTS).
-exec prove -v --timer --exec tests/exec.sh "$@" tests/integration/*.bats
+for t in "$@"; do
+	if [ ! -e "$t" ]; then
+		echo "run.sh: $t: no such test file (make test T=$t builds it)" >&2
+		exit 2
+	fi
+	# The XDP tests load BPF programs; the bats files make namespaces.
+	case "$t" in
+	*.bats | */test_xdp)
+		if [ "$(id -u)" -ne 0 ]; then
+			echo "run.sh: $t needs root: run it as root (a root shell, or sudo)" >&2
+			exit 1
+		fi
+		;;
+	esac
+done
+exec prove -v --timer --exec tests/exec.sh "$@"

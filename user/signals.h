@@ -61,7 +61,7 @@ void signals_open(struct signals *s, const struct shedd_options *o, int ncpus);
 void signals_read(struct signals *s, struct signal_report *r);
 void signals_close(struct signals *s);
 
-/* Pure helpers, tested without root. */
+/* Pure helpers (signal_parse.c), tested without root. */
 void agg_add(struct sample_agg *a, __u64 ns);
 void agg_merge(struct sample_agg *into, const struct sample_agg *from);
 void agg_from_sojourn(struct sample_agg *a, const struct shedd_sojourn *percpu, int ncpus);

@@ -7,18 +7,32 @@ load lib
 setup() { testbed_up; listener_start; }
 teardown() { testbed_down; }
 
+# rates CP_OFFERED SH_OFFERED: cp_rate and sh_rate, the SYN/s admitted in
+# the 5 s floods of both classes, after checking that each flood sent what
+# it was asked (a flood that did not run must not pass for a shed one).
+rates() {
+	local cp sh cp_sent sh_sent cp_acked sh_acked
+	cp=$(cat "$BATS_TEST_TMPDIR/cp")
+	sh=$(cat "$BATS_TEST_TMPDIR/sh")
+	echo "critical_plus: $cp"
+	echo "sheddable:     $sh"
+	cp_sent=$(field sent "$cp")
+	sh_sent=$(field sent "$sh")
+	cp_acked=$(field synack "$cp")
+	sh_acked=$(field synack "$sh")
+	within "$cp_sent" $(( $1 * 5 * 99 / 100 )) $(( $1 * 5 ))
+	within "$sh_sent" $(( $2 * 5 * 99 / 100 )) $(( $2 * 5 ))
+	cp_rate=$(( cp_acked / 5 ))
+	sh_rate=$(( sh_acked / 5 ))
+}
+
 @test "critical_plus keeps its share, sheddable is shed to what is left, not below its floor" {
 	shedd_start --port "$PORT" --rate 1000 --burst 100 \
 		--prefix 198.19.1.0/24=critical_plus --floor sheddable=0.1
 	FLOOD_CPU=0 flood_bg "$BATS_TEST_TMPDIR/cp" 198.19.1.0/24 700 5
 	flood 198.19.128.0/17 5000 5 >"$BATS_TEST_TMPDIR/sh"
 	wait "$FLOOD_PID"
-	cp=$(cat "$BATS_TEST_TMPDIR/cp")
-	sh=$(cat "$BATS_TEST_TMPDIR/sh")
-	echo "critical_plus: $cp"
-	echo "sheddable:     $sh"
-	cp_rate=$(( $(field synack "$cp") / 5 ))
-	sh_rate=$(( $(field synack "$sh") / 5 ))
+	rates 700 5000
 	echo "admitted critical_plus ${cp_rate}/s of 700/s, sheddable ${sh_rate}/s of 5000/s"
 	# critical_plus asks 700 of 1000: it gets at least 90 % of it.
 	within "$cp_rate" 630 720
@@ -34,8 +48,7 @@ teardown() { testbed_down; }
 	FLOOD_CPU=0 flood_bg "$BATS_TEST_TMPDIR/cp" 198.19.1.0/24 5000 5
 	flood 198.19.128.0/17 1000 5 >"$BATS_TEST_TMPDIR/sh"
 	wait "$FLOOD_PID"
-	cp_rate=$(( $(field synack "$(cat "$BATS_TEST_TMPDIR/cp")") / 5 ))
-	sh_rate=$(( $(field synack "$(cat "$BATS_TEST_TMPDIR/sh")") / 5 ))
+	rates 5000 1000
 	echo "admitted critical_plus ${cp_rate}/s, sheddable ${sh_rate}/s (floor 200/s)"
 	within "$sh_rate" 180 260
 	within "$cp_rate" 720 880

@@ -3,8 +3,17 @@
 TESTBED_TMP=$BATS_TEST_TMPDIR
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/testbed.sh"
 
-# within VALUE LOW HIGH: integer bounds check that says what failed.
+# within VALUE LOW HIGH: integer bounds check that says what failed. A value
+# that is not an integer (an empty field, a missing counter) fails too: `[`
+# on a non-number errs, and inside an `if` that error would read as success.
 within() {
+	local n
+	for n in "$@"; do
+		if ! [[ "$n" =~ ^-?[0-9]+$ ]]; then
+			echo "within: '$n' is not an integer (expected $2 <= '$1' <= $3)" >&2
+			return 1
+		fi
+	done
 	if [ "$1" -lt "$2" ] || [ "$1" -gt "$3" ]; then
 		echo "expected $2 <= $1 <= $3" >&2
 		return 1
