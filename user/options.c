@@ -351,6 +351,24 @@ static int set_reject(struct shedd_options *o, char *arg, char *err, size_t errl
 	return 0;
 }
 
+/* The kernel's rule for a device name (dev_valid_name()): the name becomes
+ * a folder under /sys/fs/bpf/shedd/ and a file under /run/shedd/, so "..",
+ * a '/' or a ':' would lead out of them or collide with the namespace
+ * folders (ns:INODE). */
+bool iface_name_valid(const char *name)
+{
+	const char *c;
+
+	if (!name || !*name || strlen(name) >= IF_NAMESIZE || !strcmp(name, ".") ||
+	    !strcmp(name, ".."))
+		return false;
+	for (c = name; *c; c++)
+		if (*c == '/' || *c == ':' || isspace((unsigned char)*c) ||
+		    !isprint((unsigned char)*c))
+			return false;
+	return true;
+}
+
 static void options_init(struct shedd_options *o)
 {
 	int c;
@@ -450,8 +468,11 @@ int options_parse(int argc, char **argv, struct shedd_options *o,
 		}
 		switch (opt) {
 		case 'i':
-			if (!*optarg || strlen(optarg) >= sizeof(o->iface)) {
-				errf(err, errlen, "--iface: '%s' is not an interface name", optarg);
+			if (!iface_name_valid(optarg)) {
+				errf(err, errlen,
+				     "--iface: '%s' is not an interface name (1 to %d characters, "
+				     "no '/', ':' or spaces, not '.' or '..')",
+				     optarg, IF_NAMESIZE - 1);
 				return OPTIONS_ERROR;
 			}
 			strcpy(o->iface, optarg);
@@ -523,6 +544,7 @@ int options_parse(int argc, char **argv, struct shedd_options *o,
 				return OPTIONS_ERROR;
 			}
 			strcpy(o->latency_socket, optarg);
+			o->latency_socket_set = true;
 			break;
 		case 'b':
 			if (parse_u64(optarg, 1, MAX_BURST, &o->burst, why, sizeof(why))) {

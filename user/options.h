@@ -72,6 +72,7 @@ struct shedd_options {
 	bool force;
 	bool remove;
 	int verbose;
+	bool latency_socket_set;  /* --latency-socket given (else the default) */
 };
 
 enum options_result {
@@ -94,5 +95,8 @@ int parse_duration(const char *s, __u64 *ns, char *err, size_t errlen);
 int parse_cidr(const char *s, struct prefix_rule *r, char *err, size_t errlen);
 int parse_class(const char *s, __u32 *cls, char *err, size_t errlen);
 const char *class_name(__u32 cls);
+/* An interface name as the kernel accepts one: 1..IF_NAMESIZE-1 printable
+ * characters, no '/', ':' or space, not "." or "..". */
+bool iface_name_valid(const char *name);
 
 #endif /* SHEDD_OPTIONS_H */
