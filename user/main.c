@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 
 #include "aimd.h"
@@ -386,6 +387,12 @@ static int run(struct shedd_options *o)
 	}
 out:
 	signals_close(&d.sig);
+	if (!o->latency_socket_set && d.l.ns_tag[0]) {
+		char dir[sizeof(o->latency_socket)];
+
+		snprintf(dir, sizeof(dir), "/run/shedd/%s", d.l.ns_tag);
+		rmdir(dir); /* only if empty: the folder of the default socket */
+	}
 	/* Fail static: only a stop asked for (SIGINT/SIGTERM without
 	 * --keep-on-exit) detaches. An error leaves the program shedding at
 	 * its last rates for a supervisor to restart and adopt. */
