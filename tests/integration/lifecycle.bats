@@ -235,19 +235,23 @@ too_many_prefixes() {
 	ip -n "$NS_TWIN" link set "$IF_SRV" up
 	ip -n "$NS_TWIN" link set "${IF_SRV}p" up
 	twin_tag="ns:$(stat -L -c %i "/run/netns/$NS_TWIN")"
-	twin_pins="/sys/fs/bpf/shedd/$twin_tag/$IF_SRV"
-	[ "$twin_pins" != "$PIN_DIR" ]
 	shedd_start --port "$PORT" --rate 100
 	"$SHEDD" --netns "$NS_TWIN" --iface "$IF_SRV" --rate 300 2>"$BATS_TEST_TMPDIR/twin.log" &
 	twin_pid=$!
 	PIDS+=("$twin_pid")
-	wait_for "twin shedd attached" 5 grep -q 'attached to' "$BATS_TEST_TMPDIR/twin.log"
+	wait_for "twin shedd attached" 5 grep -q 'attached to' "$BATS_TEST_TMPDIR/twin.log" ||
+		{ cat "$BATS_TEST_TMPDIR/twin.log"; false; }
 	cat "$BATS_TEST_TMPDIR/twin.log"
-	# Each owns its own pins, link and rates.
-	[ -e "$twin_pins/link" ] && [ -e "$PIN_DIR/link" ]
+	# Each owns its own pins (where each says they are), link and rates.
+	pins=$(grep -o 'pins in .*' "$BATS_TEST_TMPDIR/shedd.log" | cut -d' ' -f3)
+	twin_pins=$(grep -o 'pins in .*' "$BATS_TEST_TMPDIR/twin.log" | cut -d' ' -f3)
+	echo "pins: $pins and $twin_pins"
+	[ "$pins" = "$PIN_DIR" ]
+	[ "$twin_pins" = "/sys/fs/bpf/shedd/$twin_tag/$IF_SRV" ]
+	[ -e "$twin_pins/link" ] && [ -e "$pins/link" ]
 	[ "$(bpftool -j link show pinned "$twin_pins/link" | jq .id)" != \
-	  "$(bpftool -j link show pinned "$PIN_DIR/link" | jq .id)" ]
-	[ "$(rate_total)" -eq 100 ]
+	  "$(bpftool -j link show pinned "$pins/link" | jq .id)" ]
+	[ "$(rate_total "$pins")" -eq 100 ]
 	[ "$(rate_total "$twin_pins")" -eq 300 ]
 	# The latency sockets do not collide either.
 	[ -S "$LATENCY_SOCK" ]
@@ -256,13 +260,26 @@ too_many_prefixes() {
 	kill -TERM "$SHEDD_PID"
 	wait "$SHEDD_PID"
 	xdp_detached
-	[ ! -e "$PIN_DIR" ]
+	[ ! -e "$pins" ]
 	[ -e "$twin_pins/link" ]
 	ip -n "$NS_TWIN" link show dev "$IF_SRV" | grep -q xdp
 	[ -S "/run/shedd/$twin_tag/$IF_SRV.sock" ]
 	kill -TERM "$twin_pid"
 	wait "$twin_pid"
 	[ ! -e "$twin_pins" ]
+	[ ! -e "/run/shedd/$twin_tag" ]
+}
+
+@test "a file in the way of the latency socket is left alone" {
+	f="$BATS_TEST_TMPDIR/not-a-socket"
+	echo keep >"$f"
+	shedd_start --port "$PORT" --rate 100 --latency-socket "$f"
+	grep "latency socket" "$BATS_TEST_TMPDIR/shedd.log"
+	grep -q "$f: exists and is not a socket" "$BATS_TEST_TMPDIR/shedd.log"
+	[ "$(cat "$f")" = keep ]
+	kill -TERM "$SHEDD_PID"
+	wait "$SHEDD_PID"
+	[ "$(cat "$f")" = keep ]
 }
 
 @test "an error after attach exits 1 and leaves the program shedding" {
