@@ -348,9 +348,9 @@ too_many_prefixes() {
 	[ "$stage" -lt 3 ]
 	shedd_start --port 8082 --max-rate 2000 --ramp-hold 3s
 	grep 'adopted\|controller resumes' "$LOG"
-	grep -q "controller resumes: mode=recovering stage=$stage " "$LOG"
 	# The next stage follows after the hold, not an additive climb.
 	wait_for "the next ramp stage" 5 grep -q "mode=recovering stage=$((stage + 1))/3" "$LOG" ||
 		{ tail -5 "$LOG"; false; }
 	grep "mode=recovering stage=$((stage + 1))/3" "$LOG"
+	grep -q "controller resumes: mode=recovering stage=$stage " "$LOG"
 }
