@@ -274,9 +274,9 @@ too_many_prefixes() {
 	f="$BATS_TEST_TMPDIR/not-a-socket"
 	echo keep >"$f"
 	shedd_start --port "$PORT" --rate 100 --latency-socket "$f"
+	[ "$(cat "$f")" = keep ]
 	grep "latency socket" "$BATS_TEST_TMPDIR/shedd.log"
 	grep -q "$f: exists and is not a socket" "$BATS_TEST_TMPDIR/shedd.log"
-	[ "$(cat "$f")" = keep ]
 	kill -TERM "$SHEDD_PID"
 	wait "$SHEDD_PID"
 	[ "$(cat "$f")" = keep ]
