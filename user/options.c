@@ -64,7 +64,9 @@ static const char usage_text[] =
 	"  -V, --version              print the version\n"
 	"\n"
 	"Classes, most important first: critical_plus, critical, sheddable_plus,\n"
-	"sheddable. Pins: /sys/fs/bpf/shedd/IFACE/{link,stats,rates,...}\n"
+	"sheddable. Pins: /sys/fs/bpf/shedd/IFACE/{link,stats,rates,...}, in another\n"
+	"network namespace /sys/fs/bpf/shedd/ns:INODE/IFACE/ (the latency socket too:\n"
+	"/run/shedd/ns:INODE/IFACE.sock). One shedd per interface: a second is refused.\n"
 	"DUR is a number with ns, us, ms or s (a bare number is ms).\n";
 
 static void errf(char *err, size_t errlen, const char *fmt, ...)
