@@ -24,6 +24,10 @@
 #include "loader.h"
 #include "shedd.skel.h"
 
+/* The inode number recent kernels give the initial network namespace
+ * (PROC_NET_INIT_INO; seen on 6.18). Older ones number it like any other. */
+#define SHEDD_NET_INIT_INO 0xEFFFFFF9U
+
 #ifndef BPF_FS_MAGIC
 #define BPF_FS_MAGIC 0xcafe4a11
 #endif
@@ -190,10 +194,12 @@ int loader_netns_tag(char *tag, size_t len)
 			strerror(errno));
 		return err;
 	}
-	/* PID 1's namespace is the initial one (the host's, or the
-	 * container's): its pins keep the plain IFACE path. */
-	if (!stat("/proc/1/ns/net", &init) && init.st_ino == self.st_ino &&
-	    init.st_dev == self.st_dev) {
+	/* The initial namespace keeps the plain IFACE path: the kernel's own
+	 * (known by its fixed inode number), or PID 1's where that can be read
+	 * (the host's on older kernels, or a container's). */
+	if (self.st_ino == SHEDD_NET_INIT_INO ||
+	    (!stat("/proc/1/ns/net", &init) && init.st_ino == self.st_ino &&
+	     init.st_dev == self.st_dev)) {
 		tag[0] = '\0';
 		return 0;
 	}
