@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* maps.h - the maps of the XDP program. Layouts come from include/shedd.h.
- * Userspace writes settings, ports, prefix_v4, prefix_v6 and rates; the
- * program writes reserve, buckets, stats and rst_budget. The daemon pins every map by name.
+ * Userspace writes settings, ports, prefix_v4, prefix_v6, rates and
+ * ctl_state; the program writes reserve, buckets, stats and rst_budget. The
+ * daemon pins every map by name.
  */
 #ifndef SHEDD_MAPS_H
 #define SHEDD_MAPS_H
@@ -77,5 +78,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct shedd_rst_budget);
 } rst_budget SEC(".maps");
+
+/* The controller's state, for a restarted daemon; the program never reads
+ * it, it lives here to be pinned with the rest and with BTF. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shedd_ctl_state);
+} ctl_state SEC(".maps");
 
 #endif /* SHEDD_MAPS_H */

@@ -181,6 +181,26 @@ struct shedd_sojourn {
 	__u32 hist[SOJOURN_HIST_BUCKETS];
 };
 
+/* ctl_state: written by the daemon only, every tick. ARRAY with one entry.
+ * The controller's memory, so a restarted shedd that adopts the program
+ * carries on a recovery where it was rather than starting over. Rates are
+ * in thousandths of a SYN per second; times are CLOCK_MONOTONIC, which a
+ * restart on the same boot shares. version 0 means never written. */
+#define SHEDD_CTL_STATE_VERSION 1
+struct shedd_ctl_state {
+	__u32 version;              /* SHEDD_CTL_STATE_VERSION once written */
+	__u32 mode;                 /* 0 steady, 1 overload, 2 recovering */
+	__u32 stage;                /* ramp stage while recovering */
+	__u32 why;                  /* reasons of the last overload verdict */
+	__u64 limit_mrate;          /* the current limit, mSYN/s */
+	__u64 last_good_mrate;      /* the rate the ramp climbs back to */
+	__u64 floor_mrate;          /* the limit when the episode ended */
+	__u64 held_mrate;           /* the last ramp stage that held its time */
+	__u64 peak_accept_mrate;    /* recent peak accept rate, mconn/s */
+	__u64 stage_end_ns;         /* when the current ramp stage is done */
+	__u64 written_ns;           /* when this was written */
+};
+
 #ifndef __bpf__
 _Static_assert(sizeof(struct shedd_class_rate) == 48, "shedd_class_rate is a map value");
 _Static_assert(sizeof(struct shedd_rate) == 56, "shedd_rate is a map value");
@@ -189,6 +209,7 @@ _Static_assert(sizeof(struct shedd_bucket) == 32, "shedd_bucket is a map value")
 _Static_assert(sizeof(struct shedd_stats) == 4 * 32 + 13 * 8, "shedd_stats is a map value");
 _Static_assert(sizeof(struct shedd_config) == 28, "shedd_config is a map value");
 _Static_assert(sizeof(struct shedd_rst_budget) == 16, "shedd_rst_budget is a map value");
+_Static_assert(sizeof(struct shedd_ctl_state) == 4 * 4 + 7 * 8, "shedd_ctl_state is a map value");
 _Static_assert(sizeof(struct shedd_lpm_v4) == 8, "LPM key");
 _Static_assert(sizeof(struct shedd_lpm_v6) == 20, "LPM key");
 #endif

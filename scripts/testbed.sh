@@ -116,6 +116,11 @@ testbed_up() {
 	testbed_names || return 1
 	ip netns add "$NS_CLI"
 	ip netns add "$NS_SRV"
+	# Outside the initial network namespace shedd's pins and latency socket
+	# carry the namespace's inode (see README, "Pins and bpftool").
+	NS_SRV_TAG="ns:$(stat -L -c %i "/run/netns/$NS_SRV")"
+	PIN_DIR="/sys/fs/bpf/shedd/$NS_SRV_TAG/$IF_SRV"
+	LATENCY_SOCK="/run/shedd/$NS_SRV_TAG/$IF_SRV.sock"
 	ip link add "$IF_CLI" netns "$NS_CLI" type veth peer name "$IF_SRV" netns "$NS_SRV"
 	in_cli ip link set lo up
 	in_srv ip link set lo up
@@ -153,6 +158,7 @@ testbed_down() {
 		"$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --remove >/dev/null 2>&1 || true
 		rm -rf "$PIN_DIR"
 	fi
+	rmdir "$(dirname "$PIN_DIR")" /sys/fs/bpf/shedd 2>/dev/null || true
 	ip netns del "$NS_CLI" 2>/dev/null || true
 	ip netns del "$NS_SRV" 2>/dev/null || true
 	# Last, so the id is not handed out while anything of it is left.

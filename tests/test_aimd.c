@@ -7,9 +7,11 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "aimd.h"
+#include "shedd.h"
 
 #define MS 1000000ULL
 #define TICK (100 * MS)
@@ -337,6 +339,110 @@ static void no_ramp_means_straight_to_steady(void **state)
 	assert_float_equal(s.rate, 900, 1e-9);
 }
 
+/* A controller in the first ramp stage after an overload episode. */
+static __u64 into_recovery(const struct aimd_params *p, struct aimd_state *s)
+{
+	struct aimd_signals over = calm(5000), ok = calm(5000);
+	__u64 t = TICK;
+	int i;
+
+	over.overflows = 1;
+	over.sojourn_count = 1000;
+	aimd_init(s, p, 2000);
+	for (i = 0; i < 30; i++, t += TICK)
+		aimd_update(p, s, &over, t);
+	aimd_update(p, s, &ok, t);
+	assert_int_equal(s->mode, AIMD_RECOVERING);
+	assert_float_equal(s->rate, 200, 1e-9);
+	return t;
+}
+
+/* A restart mid-recovery (export, a new process imports) carries on the
+ * ramp tick for tick as if nothing happened: 2 s to the last good rate,
+ * not an additive climb from 200 (36 ticks at +50). */
+static void restart_mid_ramp_carries_on(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state before, after, fresh;
+	struct aimd_signals ok = calm(5000);
+	struct shedd_ctl_state rec;
+	__u64 t = into_recovery(&p, &before);
+	int i;
+
+	t += 3 * TICK; /* three ticks into stage 1 */
+	aimd_update(&p, &before, &ok, t);
+	aimd_export(&before, t, &rec);
+	assert_int_equal(rec.version, SHEDD_CTL_STATE_VERSION);
+	assert_int_equal(rec.mode, AIMD_RECOVERING);
+	assert_int_equal(rec.limit_mrate, 200000);
+	assert_int_equal(rec.last_good_mrate, 2000000);
+	memset(&after, 0xa5, sizeof(after));
+	assert_int_equal(aimd_import(&p, &after, &rec, t + TICK / 2), 0);
+	assert_int_equal(after.mode, AIMD_RECOVERING);
+	assert_int_equal(after.stage, before.stage);
+	assert_float_equal(after.rate, before.rate, 1e-3);
+	assert_float_equal(after.last_good, before.last_good, 1e-3);
+	assert_float_equal(after.peak_accept, before.peak_accept, 1e-3);
+	aimd_init(&fresh, &p, before.rate); /* what a restart did before */
+	for (i = 0; i < 20; i++) {
+		t += TICK;
+		aimd_update(&p, &before, &ok, t);
+		aimd_update(&p, &after, &ok, t);
+		aimd_update(&p, &fresh, &ok, t);
+		assert_float_equal(after.rate, before.rate, 1e-3);
+		assert_int_equal(after.mode, before.mode);
+	}
+	/* Stage 2 after 7 ticks, stage 3 (the last good rate) after 17. */
+	assert_float_equal(after.rate, 2000, 1e-3);
+	/* A fresh start at the same limit climbs by alpha from 200 instead. */
+	assert_float_equal(fresh.rate, 200 + 20 * 50, 1e-3);
+}
+
+/* A record from another version, never written or absurd is refused and
+ * leaves the state alone; today's bounds and ramp win over the record's. */
+static void import_checks_the_record(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s, got;
+	struct shedd_ctl_state rec, bad;
+	__u64 t = into_recovery(&p, &s);
+
+	aimd_export(&s, t, &rec);
+	aimd_init(&got, &p, 777);
+	memset(&bad, 0, sizeof(bad));
+	assert_int_equal(aimd_import(&p, &got, &bad, t), -1);
+	bad = rec;
+	bad.version = SHEDD_CTL_STATE_VERSION + 1;
+	assert_int_equal(aimd_import(&p, &got, &bad, t), -1);
+	bad = rec;
+	bad.mode = 3;
+	assert_int_equal(aimd_import(&p, &got, &bad, t), -1);
+	bad = rec;
+	bad.limit_mrate = 0;
+	assert_int_equal(aimd_import(&p, &got, &bad, t), -1);
+	assert_float_equal(got.rate, 777, 1e-9);
+	assert_int_equal(got.mode, AIMD_STEADY);
+
+	/* Today's --max-rate is below the record's limit. */
+	p.max_rate = 100;
+	assert_int_equal(aimd_import(&p, &got, &rec, t), 0);
+	assert_float_equal(got.rate, 100, 1e-9);
+	assert_float_equal(got.last_good, 100, 1e-9);
+	/* Today's ramp has one stage: stage 2 of 3 is past it, the ramp ends. */
+	p = params();
+	rec.stage = 1;
+	p.nr_stages = 1;
+	assert_int_equal(aimd_import(&p, &got, &rec, t), 0);
+	assert_int_equal(got.mode, AIMD_STEADY);
+	/* A stage end from a clock that is not ours is cut to one hold. */
+	p = params();
+	rec.stage = 0;
+	rec.stage_end_ns = t + 3600 * 1000 * MS;
+	assert_int_equal(aimd_import(&p, &got, &rec, t), 0);
+	assert_int_equal(got.mode, AIMD_RECOVERING);
+	assert_true(got.stage_end_ns == t + p.stage_hold_ns);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -352,6 +458,8 @@ int main(void)
 		cmocka_unit_test(a_draining_queue_is_not_cut_again),
 		cmocka_unit_test(ramp_is_abandoned_on_overload),
 		cmocka_unit_test(no_ramp_means_straight_to_steady),
+		cmocka_unit_test(restart_mid_ramp_carries_on),
+		cmocka_unit_test(import_checks_the_record),
 	};
 
 	return cmocka_run_group_tests_name("aimd", tests, NULL, NULL);

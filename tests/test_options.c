@@ -177,6 +177,14 @@ static const struct {
 	{ { "-i", "e", "--ramp", "0,1" }, "rising fractions" },
 	{ { "-i", "e", "--max-rate", "0" }, "out of range" },
 	{ { "-i", "e", "--depth-frac", "0" }, "fraction in (0, 1]" },
+	{ { "--iface", "..", "--remove" }, "not an interface name" },
+	{ { "--iface", "." }, "not an interface name" },
+	{ { "--iface", "../../x" }, "not an interface name" },
+	{ { "--iface", "a/b" }, "not an interface name" },
+	{ { "--iface", "eth0:1" }, "not an interface name" },
+	{ { "--iface", "et h0" }, "not an interface name" },
+	{ { "--iface", "" }, "not an interface name" },
+	{ { "--iface", "sixteen-chars-xx" }, "not an interface name" },
 };
 
 /* --rst-rate: the RST budget of the host, default 10000/s, 0 allowed (never
@@ -217,6 +225,31 @@ static void bad_input_is_refused(void **state)
 	}
 }
 
+/* Interface names the kernel accepts pass; the rest never reach a path. */
+static void iface_names(void **state)
+{
+	struct shedd_options o;
+
+	assert_true(iface_name_valid("eth0"));
+	assert_true(iface_name_valid("fifteen-chars-x"));
+	assert_true(iface_name_valid("veth.100"));
+	assert_true(iface_name_valid("..."));
+	assert_false(iface_name_valid("sixteen-chars-xx"));
+	assert_false(iface_name_valid(".."));
+	assert_false(iface_name_valid("."));
+	assert_false(iface_name_valid("a/b"));
+	assert_false(iface_name_valid("ns:1"));
+	assert_false(iface_name_valid("a\tb"));
+	assert_false(iface_name_valid(""));
+	assert_int_equal(PARSE(&o, "--iface", "fifteen-chars-x"), OPTIONS_RUN);
+	assert_string_equal(o.iface, "fifteen-chars-x");
+	assert_false(o.latency_socket_set);
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "--iface", "e", "--latency-socket", "/tmp/l.sock"), OPTIONS_RUN);
+	assert_true(o.latency_socket_set);
+	options_free(&o);
+}
+
 static void floors_must_not_pass_one(void **state)
 {
 	struct shedd_options o;
@@ -243,6 +276,7 @@ int main(void)
 		cmocka_unit_test(rst_rate_option),
 		cmocka_unit_test(bad_input_is_refused),
 		cmocka_unit_test(floors_must_not_pass_one),
+		cmocka_unit_test(iface_names),
 	};
 
 	return cmocka_run_group_tests_name("options", tests, NULL, NULL);

@@ -4,6 +4,7 @@
  * arguments.
  */
 #include "aimd.h"
+#include "shedd.h"
 
 #define MS 1000000ULL
 
@@ -202,4 +203,55 @@ const char *aimd_mode_name(enum aimd_mode m)
 		return "recovering";
 	}
 	return "?";
+}
+
+static __u64 to_mrate(double r)
+{
+	return r > 0 ? (__u64)(r * 1000 + 0.5) : 0;
+}
+
+void aimd_export(const struct aimd_state *s, __u64 now_ns, struct shedd_ctl_state *out)
+{
+	*out = (struct shedd_ctl_state){
+		.version = SHEDD_CTL_STATE_VERSION,
+		.mode = (__u32)s->mode,
+		.stage = s->stage > 0 ? (__u32)s->stage : 0,
+		.why = s->why,
+		.limit_mrate = to_mrate(s->rate),
+		.last_good_mrate = to_mrate(s->last_good),
+		.floor_mrate = to_mrate(s->floor_rate),
+		.held_mrate = to_mrate(s->held_rate),
+		.peak_accept_mrate = to_mrate(s->peak_accept),
+		.stage_end_ns = s->stage_end_ns,
+		.written_ns = now_ns,
+	};
+}
+
+int aimd_import(const struct aimd_params *p, struct aimd_state *s,
+		const struct shedd_ctl_state *in, __u64 now_ns)
+{
+	struct aimd_state r;
+
+	if (in->version != SHEDD_CTL_STATE_VERSION || in->mode > AIMD_RECOVERING ||
+	    !in->limit_mrate || in->stage >= AIMD_MAX_STAGES)
+		return -1;
+	aimd_init(&r, p, (double)in->limit_mrate / 1000);
+	r.mode = (enum aimd_mode)in->mode;
+	r.why = in->why;
+	r.last_good = clamp(p, (double)in->last_good_mrate / 1000);
+	r.floor_rate = (double)in->floor_mrate / 1000;
+	r.held_rate = (double)in->held_mrate / 1000;
+	r.peak_accept = (double)in->peak_accept_mrate / 1000;
+	r.stage = (int)in->stage;
+	r.stage_end_ns = in->stage_end_ns;
+	if (r.mode == AIMD_RECOVERING) {
+		if (r.stage >= p->nr_stages) {
+			r.mode = AIMD_STEADY;
+			r.stage = 0;
+		} else if (r.stage_end_ns > now_ns + p->stage_hold_ns) {
+			r.stage_end_ns = now_ns + p->stage_hold_ns;
+		}
+	}
+	*s = r;
+	return 0;
 }

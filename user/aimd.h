@@ -166,4 +166,23 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 
 const char *aimd_mode_name(enum aimd_mode m);
 
+struct shedd_ctl_state;
+
+/*
+ * aimd_export() - @s as the pinned ctl_state record (rates rounded to
+ * 1/1000 SYN/s), stamped @now_ns.
+ */
+void aimd_export(const struct aimd_state *s, __u64 now_ns, struct shedd_ctl_state *out);
+
+/*
+ * aimd_import() - restore @s from a record a previous daemon wrote, under
+ * today's @p: the limit is clamped to [min_rate, max_rate], a ramp stage
+ * that today's ramp no longer has ends the ramp (steady), and a stage end
+ * further away than one stage_hold_ns from @now_ns is brought back to it.
+ * The CoDel timer starts afresh. Returns 0, or -1 (and leaves @s alone) if
+ * the record was never written, has another version or makes no sense.
+ */
+int aimd_import(const struct aimd_params *p, struct aimd_state *s,
+		const struct shedd_ctl_state *in, __u64 now_ns);
+
 #endif /* SHEDD_AIMD_H */

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* loader.c - load, attach, adopt, configure and remove shedd's XDP program.
- * Everything lives under /sys/fs/bpf/shedd/IFACE/: the link (whose pin keeps
- * the program attached when shedd is gone) and every map, with BTF.
+/* loader.c - load, configure, then attach or adopt, and remove shedd's XDP
+ * program. Everything lives under /sys/fs/bpf/shedd/IFACE/ (another network
+ * namespace: /sys/fs/bpf/shedd/ns:INODE/IFACE/): the link (whose pin keeps
+ * the program attached when shedd is gone) and every map, with BTF. The
+ * folder is also the lock that makes one shedd the owner of the interface.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -24,6 +27,10 @@
 #include "loader.h"
 #include "shedd.skel.h"
 
+/* The inode number recent kernels give the initial network namespace
+ * (PROC_NET_INIT_INO; seen on 6.18). Older ones number it like any other. */
+#define SHEDD_NET_INIT_INO 0xEFFFFFF9U
+
 #ifndef BPF_FS_MAGIC
 #define BPF_FS_MAGIC 0xcafe4a11
 #endif
@@ -31,7 +38,7 @@
 /* The maps shedd pins, by name; the program's .bss/.rodata are not pinned. */
 static const char *const pinned_maps[] = {
 	"settings", "ports", "prefix_v4", "prefix_v6", "rates", "reserve", "buckets", "stats",
-	"rst_budget",
+	"rst_budget", "ctl_state",
 };
 
 static int enter_netns(const char *name)
@@ -95,6 +102,21 @@ static void pin_path(char *buf, size_t len, const char *dir, const char *name)
 	snprintf(buf, len, "%s/%s", dir, name);
 }
 
+/* Remove @dir's parent if it is a namespace folder (ns:INODE) left empty. */
+static void parent_dir_remove(const char *dir)
+{
+	char parent[PATH_MAX];
+	char *slash;
+
+	snprintf(parent, sizeof(parent), "%s", dir);
+	slash = strrchr(parent, '/');
+	if (!slash)
+		return;
+	*slash = '\0';
+	if (strcmp(parent, SHEDD_PIN_ROOT))
+		rmdir(parent);
+}
+
 /* Remove the pins and the IFACE folder (and the shedd folder if empty). */
 static void unpin_all(const char *dir)
 {
@@ -108,6 +130,7 @@ static void unpin_all(const char *dir)
 		unlink(path);
 	}
 	rmdir(dir);
+	parent_dir_remove(dir);
 	rmdir(SHEDD_PIN_ROOT);
 }
 
@@ -163,6 +186,76 @@ static int detach_foreign(int ifindex, const struct bpf_xdp_query_opts *q)
 	return -EBUSY;
 }
 
+int loader_netns_tag(char *tag, size_t len)
+{
+	struct stat self, init;
+
+	if (stat("/proc/self/ns/net", &self)) {
+		int err = -errno;
+
+		fprintf(stderr, "shedd: identify the network namespace (/proc/self/ns/net): %s\n",
+			strerror(errno));
+		return err;
+	}
+	/* The initial namespace keeps the plain IFACE path: the kernel's own
+	 * (known by its fixed inode number), or PID 1's where that can be read
+	 * (the host's on older kernels, or a container's). */
+	if (self.st_ino == SHEDD_NET_INIT_INO ||
+	    (!stat("/proc/1/ns/net", &init) && init.st_ino == self.st_ino &&
+	     init.st_dev == self.st_dev)) {
+		tag[0] = '\0';
+		return 0;
+	}
+	snprintf(tag, len, "ns:%llu", (unsigned long long)self.st_ino);
+	return 0;
+}
+
+static void pin_dir_of(char *buf, size_t len, const char *tag, const char *iface)
+{
+	if (tag[0])
+		snprintf(buf, len, "%s/%s/%s", SHEDD_PIN_ROOT, tag, iface);
+	else
+		snprintf(buf, len, "%s/%s", SHEDD_PIN_ROOT, iface);
+}
+
+/* Take the interface: an exclusive flock on the pin folder, which the
+ * kernel drops when the process dies, however it dies. A folder removed and
+ * made again by the owner while we waited is not the one we locked: retry.
+ * Returns the locked fd, -EBUSY if another process holds it, or an error. */
+static int lock_pin_dir(const char *dir)
+{
+	struct stat held, now;
+	int attempt, fd, err;
+
+	for (attempt = 0; attempt < 3; attempt++) {
+		if ((err = mkdir_p(dir))) {
+			fprintf(stderr, "shedd: mkdir %s: %s\n", dir, strerror(-err));
+			return err;
+		}
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			err = -errno;
+			if (err == -ENOENT)
+				continue;
+			fprintf(stderr, "shedd: open %s: %s\n", dir, strerror(errno));
+			return err;
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB)) {
+			err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+			if (err != -EBUSY)
+				fprintf(stderr, "shedd: lock %s: %s\n", dir, strerror(errno));
+			close(fd);
+			return err;
+		}
+		if (!fstat(fd, &held) && !stat(dir, &now) && held.st_ino == now.st_ino &&
+		    held.st_dev == now.st_dev)
+			return fd;
+		close(fd);
+	}
+	fprintf(stderr, "shedd: lock %s: the folder keeps being removed\n", dir);
+	return -EAGAIN;
+}
+
 static int attach_new(struct loader *l, const struct shedd_options *o)
 {
 	LIBBPF_OPTS(bpf_link_create_opts, lopts);
@@ -210,20 +303,27 @@ static int attach_new(struct loader *l, const struct shedd_options *o)
 
 /* A shedd link is pinned: swap its program for ours in one step, so the
  * interface is never without a shedder and the (reused) maps keep counting. */
-static int adopt(struct loader *l, const struct shedd_options *o, int link_fd)
+static int adopt(struct loader *l, const struct shedd_options *o)
 {
 	int prog_fd = bpf_program__fd(l->skel->progs.shedd_xdp);
 
-	if (bpf_link_update(link_fd, prog_fd, NULL)) {
+	if (bpf_link_update(l->link_fd, prog_fd, NULL)) {
 		int err = -errno;
 
 		fprintf(stderr, "shedd: adopt the running shedd on %s: %s\n",
 			o->iface, strerror(errno));
 		return err;
 	}
-	l->link_fd = link_fd;
-	l->adopted = true;
 	return 0;
+}
+
+int loader_attach(struct loader *l, const struct shedd_options *o)
+{
+	int err = l->adopted ? adopt(l, o) : attach_new(l, o);
+
+	if (!err)
+		l->attached = true;
+	return err;
 }
 
 static int print_libbpf_error(const char *step, int err)
@@ -243,6 +343,7 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 
 	memset(l, 0, sizeof(*l));
 	l->link_fd = -1;
+	l->lock_fd = -1;
 	if (o->netns[0] && (err = enter_netns(o->netns)))
 		return err;
 	if (geteuid() != 0) {
@@ -257,11 +358,18 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 	l->ncpus = libbpf_num_possible_cpus();
 	if (l->ncpus <= 0)
 		return print_libbpf_error("count possible CPUs", l->ncpus);
-	if ((err = ensure_bpffs()))
+	if ((err = ensure_bpffs()) || (err = loader_netns_tag(l->ns_tag, sizeof(l->ns_tag))))
 		return err;
-	snprintf(l->pin_dir, sizeof(l->pin_dir), "%s/%s", SHEDD_PIN_ROOT, o->iface);
-	if ((err = mkdir_p(l->pin_dir))) {
-		fprintf(stderr, "shedd: mkdir %s: %s\n", l->pin_dir, strerror(-err));
+	pin_dir_of(l->pin_dir, sizeof(l->pin_dir), l->ns_tag, o->iface);
+	l->lock_fd = lock_pin_dir(l->pin_dir);
+	if (l->lock_fd < 0) {
+		err = l->lock_fd;
+		if (err == -EBUSY)
+			fprintf(stderr,
+				"shedd: another shedd is running on %s (it holds the lock on %s); "
+				"refusing to share or replace it: stop that one first\n",
+				o->iface, l->pin_dir);
+		l->pin_dir[0] = '\0'; /* not ours: loader_close must not touch it */
 		return err;
 	}
 
@@ -274,6 +382,12 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 		close(link_fd);
 		link_fd = -1;
 		unlink(path);
+	}
+	/* A live link: the program keeps shedding with its maps while this
+	 * one is loaded and configured; loader_attach() then swaps it in. */
+	if (link_fd >= 0) {
+		l->link_fd = link_fd;
+		l->adopted = true;
 	}
 
 	l->skel = shedd_bpf__open();
@@ -305,14 +419,9 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 			fprintf(stderr, "shedd: run with -v for the verifier log\n");
 		goto fail;
 	}
-	err = link_fd >= 0 ? adopt(l, o, link_fd) : attach_new(l, o);
-	if (err)
-		goto fail;
 	return 0;
 fail:
-	if (link_fd >= 0 && l->link_fd != link_fd)
-		close(link_fd);
-	loader_close(l, link_fd >= 0);
+	loader_close(l, l->adopted);
 	return err;
 }
 
@@ -508,6 +617,10 @@ int loader_read_stats(struct loader *l, struct shedd_stats *percpu)
 
 void loader_close(struct loader *l, bool keep)
 {
+	/* Nothing of ours sheds yet (a fresh load that never attached): the
+	 * pins it made serve nobody. */
+	if (!l->attached && !l->adopted)
+		keep = false;
 	if (!keep && l->link_fd >= 0) {
 		/* Detach now, even if someone else holds a link fd. */
 		bpf_link_detach(l->link_fd);
@@ -519,12 +632,34 @@ void loader_close(struct loader *l, bool keep)
 	l->skel = NULL;
 	if (!keep && l->pin_dir[0])
 		unpin_all(l->pin_dir);
+	/* Last: the interface is free only once the pins are settled. */
+	if (l->lock_fd >= 0)
+		close(l->lock_fd);
+	l->lock_fd = -1;
+}
+
+int loader_read_ctl(struct loader *l, struct shedd_ctl_state *st)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.ctl_state), &zero, st))
+		return -errno;
+	return 0;
+}
+
+int loader_write_ctl(struct loader *l, const struct shedd_ctl_state *st)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.ctl_state), &zero, st, BPF_ANY))
+		return -errno;
+	return 0;
 }
 
 int loader_remove(const struct shedd_options *o)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 32];
-	int fd, err;
+	char dir[PATH_MAX], path[PATH_MAX + 32], tag[32];
+	int fd, lock_fd, err;
 
 	if (o->netns[0] && (err = enter_netns(o->netns)))
 		return err;
@@ -532,12 +667,23 @@ int loader_remove(const struct shedd_options *o)
 		fprintf(stderr, "shedd: must run as root to remove shedd\n");
 		return -EPERM;
 	}
-	if ((err = ensure_bpffs()))
+	if ((err = ensure_bpffs()) || (err = loader_netns_tag(tag, sizeof(tag))))
 		return err;
-	snprintf(dir, sizeof(dir), "%s/%s", SHEDD_PIN_ROOT, o->iface);
+	pin_dir_of(dir, sizeof(dir), tag, o->iface);
 	if (access(dir, F_OK)) {
 		fprintf(stderr, "shedd: nothing to remove: %s does not exist\n", dir);
 		return -ENOENT;
+	}
+	/* A running shedd owns its program: --remove is for one left behind
+	 * (killed, or --keep-on-exit). */
+	lock_fd = lock_pin_dir(dir);
+	if (lock_fd < 0) {
+		if (lock_fd == -EBUSY)
+			fprintf(stderr,
+				"shedd: --remove: a shedd is running on %s (it holds the lock on %s); "
+				"stop it with SIGTERM, which detaches it, instead\n",
+				o->iface, dir);
+		return lock_fd;
 	}
 	pin_path(path, sizeof(path), dir, "link");
 	fd = bpf_obj_get(path);
@@ -547,6 +693,7 @@ int loader_remove(const struct shedd_options *o)
 		close(fd);
 	}
 	unpin_all(dir);
+	close(lock_fd);
 	fprintf(stderr, "shedd: removed from %s\n", o->iface);
 	return 0;
 }

@@ -10,10 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 
 #include "aimd.h"
 #include "alloc.h"
+#include "shedd.h"
 #include "loader.h"
 #include "options.h"
 #include "signals.h"
@@ -105,6 +107,22 @@ static int apply_rates(struct daemon *d)
 	return err;
 }
 
+/* The controller's state into the pinned ctl_state, for a restart. */
+static int save_controller(struct daemon *d)
+{
+	struct shedd_ctl_state st;
+	int err;
+
+	/* A fixed rate leaves no controller state: an empty record, so a
+	 * later adoption starts from the program's rate, not an older one. */
+	memset(&st, 0, sizeof(st));
+	if (d->o->controller == CONTROLLER_AIMD)
+		aimd_export(&d->cs, now_ns(), &st);
+	err = loader_write_ctl(&d->l, &st);
+	if (err)
+		fprintf(stderr, "shedd: write controller state: %s\n", strerror(-err));
+	return err;
+}
 
 /* Keep a second's worth of signals for the status line. */
 static void merge_second(struct daemon *d, const struct signal_report *r)
@@ -224,7 +242,7 @@ static int tick(struct daemon *d)
 	if (d->o->controller == CONTROLLER_AIMD)
 		control(d, &r, total_demand, now_ns());
 
-	if ((err = apply_rates(d)))
+	if ((err = apply_rates(d)) || (err = save_controller(d)))
 		return err;
 
 	if (t - d->last_status >= 1.0) {
@@ -273,16 +291,44 @@ static void controller_params(const struct shedd_options *o, struct aimd_params 
 	}
 }
 
-static int run(const struct shedd_options *o)
+/* An adopting shedd's controller: without --rate, from the state the last
+ * one pinned (mode, ramp stage, last good rate), or failing that from the
+ * rate the program is shedding at; otherwise from --rate. */
+static void controller_start(struct daemon *d)
+{
+	const struct shedd_options *o = d->o;
+	struct shedd_ctl_state st;
+	double adopted = 0;
+
+	aimd_init(&d->cs, &d->cp, (double)o->rate_per_sec);
+	if (!d->l.adopted || o->rate_set)
+		return;
+	if (o->controller == CONTROLLER_AIMD && !loader_read_ctl(&d->l, &st) &&
+	    !aimd_import(&d->cp, &d->cs, &st, now_ns())) {
+		fprintf(stderr, "shedd: controller resumes: mode=%s stage=%d limit=%.0f/s "
+				"last_good=%.0f/s peak_accept=%.0f/s\n",
+			aimd_mode_name(d->cs.mode), d->cs.stage + 1, d->cs.rate, d->cs.last_good,
+			d->cs.peak_accept);
+		return;
+	}
+	if (!loader_read_total_rate(&d->l, &adopted) && adopted > 0)
+		aimd_init(&d->cs, &d->cp, adopted);
+}
+
+static int run(struct shedd_options *o)
 {
 	struct daemon d = { .o = o };
-	double start, adopted = 0;
 	struct timespec deadline;
 	int err, c, n;
 
 	err = loader_open(&d.l, o);
 	if (err)
 		return err;
+	/* Two namespaces may each have an IFACE: outside the initial one the
+	 * default latency socket carries the namespace, as the pins do. */
+	if (!o->latency_socket_set && d.l.ns_tag[0])
+		snprintf(o->latency_socket, sizeof(o->latency_socket), "/run/shedd/%s/%s.sock",
+			 d.l.ns_tag, o->iface);
 	n = d.l.ncpus;
 	d.prev = calloc((size_t)n, sizeof(*d.prev));
 	d.cur = calloc((size_t)n, sizeof(*d.cur));
@@ -297,12 +343,7 @@ static int run(const struct shedd_options *o)
 		d.ap.floor[c] = o->floor[c];
 	d.ap.headroom = DEFAULT_HEADROOM;
 	controller_params(o, &d.cp);
-	start = (double)o->rate_per_sec;
-	/* Adopting without --rate: carry on from the rate the program has,
-	 * so a restart does not forget what the controller had found. */
-	if (d.l.adopted && !o->rate_set && !loader_read_total_rate(&d.l, &adopted) && adopted > 0)
-		start = adopted;
-	aimd_init(&d.cs, &d.cp, start);
+	controller_start(&d);
 	d.limit = o->controller == CONTROLLER_AIMD ? d.cs.rate : (double)o->rate_per_sec;
 	signals_open(&d.sig, o, n);
 
@@ -316,6 +357,11 @@ static int run(const struct shedd_options *o)
 	/* A fresh program starts with an even split; an adopted one keeps its
 	 * rates until the first tick has measured demand. */
 	if (!d.l.adopted && (err = apply_rates(&d)))
+		goto out;
+	if ((err = save_controller(&d)))
+		goto out;
+	/* Only now, with every map written, does the program see a packet. */
+	if ((err = loader_attach(&d.l, o)))
 		goto out;
 	fprintf(stderr, "shedd: %s %s (ifindex %d, %d CPUs), %s rate %.0f SYN/s, pins in %s\n",
 		d.l.adopted ? "adopted the running shedd on" : "attached to", o->iface,
@@ -339,8 +385,21 @@ static int run(const struct shedd_options *o)
 	}
 out:
 	signals_close(&d.sig);
-	loader_close(&d.l, o->keep_on_exit);
-	if (o->keep_on_exit && !err)
+	if (!o->latency_socket_set && d.l.ns_tag[0]) {
+		char dir[sizeof(o->latency_socket)];
+
+		snprintf(dir, sizeof(dir), "/run/shedd/%s", d.l.ns_tag);
+		rmdir(dir); /* only if empty: the folder of the default socket */
+	}
+	/* Fail static: only a stop asked for (SIGINT/SIGTERM without
+	 * --keep-on-exit) detaches. An error leaves the program shedding at
+	 * its last rates for a supervisor to restart and adopt. */
+	loader_close(&d.l, o->keep_on_exit || err);
+	if (err && (d.l.attached || d.l.adopted))
+		fprintf(stderr, "shedd: exiting on error; the program stays attached to %s and "
+				"keeps shedding at its last rates (a restarted shedd adopts it; "
+				"remove it with: shedd --iface %s --remove)\n", o->iface, o->iface);
+	else if (o->keep_on_exit && !err)
 		fprintf(stderr, "shedd: exiting; the program stays attached to %s "
 				"(remove it with: shedd --iface %s --remove)\n", o->iface, o->iface);
 	free(d.prev);

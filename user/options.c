@@ -66,7 +66,9 @@ static const char usage_text[] =
 	"  -V, --version              print the version\n"
 	"\n"
 	"Classes, most important first: critical_plus, critical, sheddable_plus,\n"
-	"sheddable. Pins: /sys/fs/bpf/shedd/IFACE/{link,stats,rates,...}\n"
+	"sheddable. Pins: /sys/fs/bpf/shedd/IFACE/{link,stats,rates,...}, in another\n"
+	"network namespace /sys/fs/bpf/shedd/ns:INODE/IFACE/ (the latency socket too:\n"
+	"/run/shedd/ns:INODE/IFACE.sock). One shedd per interface: a second is refused.\n"
 	"DUR is a number with ns, us, ms or s (a bare number is ms).\n";
 
 static void errf(char *err, size_t errlen, const char *fmt, ...)
@@ -353,6 +355,24 @@ static int set_reject(struct shedd_options *o, char *arg, char *err, size_t errl
 	return 0;
 }
 
+/* The kernel's rule for a device name (dev_valid_name()): the name becomes
+ * a folder under /sys/fs/bpf/shedd/ and a file under /run/shedd/, so "..",
+ * a '/' or a ':' would lead out of them or collide with the namespace
+ * folders (ns:INODE). */
+bool iface_name_valid(const char *name)
+{
+	const char *c;
+
+	if (!name || !*name || strlen(name) >= IF_NAMESIZE || !strcmp(name, ".") ||
+	    !strcmp(name, ".."))
+		return false;
+	for (c = name; *c; c++)
+		if (*c == '/' || *c == ':' || isspace((unsigned char)*c) ||
+		    !isprint((unsigned char)*c))
+			return false;
+	return true;
+}
+
 static void options_init(struct shedd_options *o)
 {
 	int c;
@@ -455,8 +475,11 @@ int options_parse(int argc, char **argv, struct shedd_options *o,
 		}
 		switch (opt) {
 		case 'i':
-			if (!*optarg || strlen(optarg) >= sizeof(o->iface)) {
-				errf(err, errlen, "--iface: '%s' is not an interface name", optarg);
+			if (!iface_name_valid(optarg)) {
+				errf(err, errlen,
+				     "--iface: '%s' is not an interface name (1 to %d characters, "
+				     "no '/', ':' or spaces, not '.' or '..')",
+				     optarg, IF_NAMESIZE - 1);
 				return OPTIONS_ERROR;
 			}
 			strcpy(o->iface, optarg);
@@ -528,6 +551,7 @@ int options_parse(int argc, char **argv, struct shedd_options *o,
 				return OPTIONS_ERROR;
 			}
 			strcpy(o->latency_socket, optarg);
+			o->latency_socket_set = true;
 			break;
 		case 'b':
 			if (parse_u64(optarg, 1, MAX_BURST, &o->burst, why, sizeof(why))) {

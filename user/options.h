@@ -73,6 +73,7 @@ struct shedd_options {
 	bool remove;
 	int verbose;
 	__u64 rst_rate_per_sec;   /* --rst-rate: RST budget of the host */
+	bool latency_socket_set;  /* --latency-socket given (else the default) */
 };
 
 enum options_result {
@@ -95,5 +96,8 @@ int parse_duration(const char *s, __u64 *ns, char *err, size_t errlen);
 int parse_cidr(const char *s, struct prefix_rule *r, char *err, size_t errlen);
 int parse_class(const char *s, __u32 *cls, char *err, size_t errlen);
 const char *class_name(__u32 cls);
+/* An interface name as the kernel accepts one: 1..IF_NAMESIZE-1 printable
+ * characters, no '/', ':' or space, not "." or "..". */
+bool iface_name_valid(const char *name);
 
 #endif /* SHEDD_OPTIONS_H */

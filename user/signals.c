@@ -101,6 +101,32 @@ static int diag_family(struct signals *s, __u8 family, __u64 *depth, __u64 *back
 	}
 }
 
+/* Only a stale socket may be unlinked to bind @path: never a file that is
+ * not a socket, never a socket someone still receives on (a connect()
+ * reaches it). True, with the reason printed, when @path is taken. */
+static bool latency_path_taken(const char *path, const struct sockaddr_un *sa)
+{
+	struct stat st;
+	int probe, live;
+
+	if (lstat(path, &st))
+		return false;
+	if (!S_ISSOCK(st.st_mode)) {
+		fprintf(stderr, "shedd: latency socket %s: exists and is not a socket; "
+				"leaving it alone and running without service latency\n", path);
+		return true;
+	}
+	probe = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (probe < 0)
+		return false;
+	live = !connect(probe, (const struct sockaddr *)sa, sizeof(*sa));
+	close(probe);
+	if (live)
+		fprintf(stderr, "shedd: latency socket %s: another process receives on it; "
+				"running without service latency\n", path);
+	return live;
+}
+
 static int open_latency_socket(struct signals *s, const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -112,17 +138,20 @@ static int open_latency_socket(struct signals *s, const char *path)
 		fprintf(stderr, "shedd: latency socket path too long: %s\n", path);
 		return -ENAMETOOLONG;
 	}
+	/* Make the missing folders of the path (/run/shedd/ns:INODE/). */
 	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
+	for (slash = strchr(dir + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
 		*slash = '\0';
 		mkdir(dir, 0755);
+		*slash = '/';
 	}
 	strcpy(sa.sun_path, path);
+	if (latency_path_taken(path, &sa))
+		return -EEXIST;
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	unlink(path); /* a stale socket of an earlier shedd */
+	unlink(path); /* a stale socket of an earlier shedd (checked above) */
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(path, 0660)) {
 		int err = -errno;
 
@@ -283,8 +312,11 @@ void signals_close(struct signals *s)
 	if (s->diag_fd >= 0)
 		close(s->diag_fd);
 	if (s->lat_fd >= 0) {
+		struct stat st;
+
 		close(s->lat_fd);
-		unlink(s->lat_path);
+		if (!lstat(s->lat_path, &st) && S_ISSOCK(st.st_mode))
+			unlink(s->lat_path);
 	}
 	s->diag_fd = s->lat_fd = -1;
 	free(s->percpu);

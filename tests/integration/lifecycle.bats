@@ -7,7 +7,39 @@
 load lib
 
 setup() { testbed_up; listener_start; }
-teardown() { testbed_down; }
+teardown() {
+	# A stopped server would not see testbed_down's SIGTERM.
+	[ -z "${SLOW_PID:-}" ] || kill -CONT "$SLOW_PID" 2>/dev/null || true
+	testbed_down
+	# A second server namespace made by a test (same interface name).
+	if [ -n "${NS_TWIN:-}" ]; then
+		"$SHEDD" --netns "$NS_TWIN" --iface "$IF_SRV" --remove >/dev/null 2>&1 || true
+		ip netns del "$NS_TWIN" 2>/dev/null || true
+	fi
+}
+
+# A negated command on a line that is not the last is ignored by set -e:
+# this says what failed and fails.
+xdp_detached() {
+	if xdp_attached; then
+		echo "XDP is still attached to $IF_SRV" >&2
+		return 1
+	fi
+}
+
+# rate_total [PIN_DIR]: the rates map summed over classes and CPUs.
+rate_total() {
+	bpftool map dump pinned "${1:-$PIN_DIR}/rates" | jq '[.[].values[].value.rate_per_sec] | add'
+}
+
+# too_many_prefixes: one more --prefix than the IPv4 trie holds (16384).
+too_many_prefixes() {
+	local i
+	PREFIXES=()
+	for ((i = 0; i <= 16384; i++)); do
+		PREFIXES+=(--prefix "198.$((18 + i / 65536)).$((i / 256 % 256)).$((i % 256))/32=critical")
+	done
+}
 
 @test "SIGTERM detaches and removes every pin" {
 	shedd_start --port "$PORT" --rate 100
@@ -15,7 +47,7 @@ teardown() { testbed_down; }
 	[ -e "$PIN_DIR/link" ] && [ -e "$PIN_DIR/stats" ]
 	kill -TERM "$SHEDD_PID"
 	wait "$SHEDD_PID"
-	! xdp_attached
+	xdp_detached
 	[ ! -e "$PIN_DIR" ]
 }
 
@@ -62,7 +94,7 @@ teardown() { testbed_down; }
 	[ "$(stat_sum syn 3)" -eq 7000 ]
 	kill -TERM "$SHEDD_PID"
 	wait "$SHEDD_PID"
-	! xdp_attached
+	xdp_detached
 	[ ! -e "$PIN_DIR" ]
 }
 
@@ -87,7 +119,7 @@ teardown() { testbed_down; }
 	[ -e "$PIN_DIR/link" ]
 	run "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --remove
 	[ "$status" -eq 0 ]
-	! xdp_attached
+	xdp_detached
 	[ ! -e "$PIN_DIR" ]
 	run "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --remove
 	[ "$status" -ne 0 ]
@@ -133,8 +165,192 @@ teardown() { testbed_down; }
 	sent=$(cat "$BATS_TEST_TMPDIR/sent")
 	echo "stream: $sent"
 	[ "$(field min_per_sec "$sent")" -gt 0 ]
-	# A new connection to the protected port is refused at the door.
+	[ "$(stat_sum non_syn)" -gt 1000 ]
+	# The stream server took its one connection and closed its listener: a
+	# new one listens on 8081, so what refuses the next SYN is shedd.
+	ip netns exec "$NS_SRV" "$TCPSTREAM" sink --addr "$SRV_IP" --port 8081 --duration 10 \
+		>"$BATS_TEST_TMPDIR/sink8081" 2>&1 &
+	sink_pid=$!
+	PIDS+=("$sink_pid")
+	wait_listening "second protected port" 8081
+	dropped=$(stat_sum dropped 3)
 	run in_cli timeout 3 bash -c "exec 3<>/dev/tcp/$SRV_IP/8081"
 	[ "$status" -ne 0 ]
-	[ "$(stat_sum non_syn)" -gt 1000 ]
+	# The SYN and its retransmits were shed at XDP, not refused for want
+	# of a listener, and the listener saw no connection.
+	[ "$(stat_sum dropped 3)" -gt "$dropped" ]
+	kill -TERM "$sink_pid"
+	wait "$sink_pid" || true
+	grep -q '^accepted=0$' "$BATS_TEST_TMPDIR/sink8081"
+}
+
+@test "SYNs that arrive while shedd starts are admitted below the rate" {
+	# Critical clients at 2000 SYN/s, a tenth of the rate, already
+	# sending when shedd starts: none of their SYNs may be shed.
+	flood_bg "$BATS_TEST_TMPDIR/flood" 198.19.1.0/24 2000 3
+	sleep 0.5 # the flood is under way before shedd loads
+	shedd_start --port "$PORT" --rate 20000 --prefix 198.19.1.0/24=critical
+	wait "$FLOOD_PID"
+	cat "$BATS_TEST_TMPDIR/flood"
+	syn=$(stat_sum syn 1)
+	echo "critical: syn=$syn admitted=$(stat_sum admitted 1) dropped=$(stat_sum dropped 1)"
+	[ "$syn" -gt 1000 ]
+	[ "$(stat_sum dropped 1)" -eq 0 ]
+	[ "$(stat_sum admitted 1)" -eq "$syn" ]
+}
+
+@test "a second shedd on the interface is refused and the first keeps it" {
+	shedd_start --port "$PORT" --rate 100
+	link_id=$(bpftool -j link show pinned "$PIN_DIR/link" | jq .id)
+	prog_id=$(bpftool -j link show pinned "$PIN_DIR/link" | jq .prog_id)
+	[ "$(rate_total)" -eq 100 ]
+	run timeout 10 "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --port "$PORT" --rate 5
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"another shedd is running on $IF_SRV"* ]]
+	# Nothing was swapped, rewritten or removed.
+	kill -0 "$SHEDD_PID"
+	[ "$(bpftool -j link show pinned "$PIN_DIR/link" | jq .id)" = "$link_id" ]
+	[ "$(bpftool -j link show pinned "$PIN_DIR/link" | jq .prog_id)" = "$prog_id" ]
+	[ "$(rate_total)" -eq 100 ]
+	# Nor does --remove take it away under the running shedd.
+	run "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --remove
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"a shedd is running on $IF_SRV"* ]]
+	xdp_attached
+	[ -e "$PIN_DIR/link" ] && [ -e "$PIN_DIR/rates" ]
+	kill -0 "$SHEDD_PID"
+	# Once it is gone (killed: the lock dies with it), a new one adopts.
+	kill -KILL "$SHEDD_PID"
+	wait "$SHEDD_PID" || true
+	shedd_start --port "$PORT" --rate 100
+	grep -q 'adopted the running shedd' "$BATS_TEST_TMPDIR/shedd.log"
+}
+
+@test "same-named interfaces in two namespaces keep apart pins and owners" {
+	NS_TWIN="${NS_SRV}-b"
+	ip netns add "$NS_TWIN"
+	ip -n "$NS_TWIN" link add "$IF_SRV" type veth peer name "${IF_SRV}p"
+	ip -n "$NS_TWIN" link set "$IF_SRV" up
+	ip -n "$NS_TWIN" link set "${IF_SRV}p" up
+	twin_tag="ns:$(stat -L -c %i "/run/netns/$NS_TWIN")"
+	shedd_start --port "$PORT" --rate 100
+	"$SHEDD" --netns "$NS_TWIN" --iface "$IF_SRV" --rate 300 2>"$BATS_TEST_TMPDIR/twin.log" &
+	twin_pid=$!
+	PIDS+=("$twin_pid")
+	wait_for "twin shedd attached" 5 grep -q 'attached to' "$BATS_TEST_TMPDIR/twin.log" ||
+		{ cat "$BATS_TEST_TMPDIR/twin.log"; false; }
+	cat "$BATS_TEST_TMPDIR/twin.log"
+	# Each owns its own pins (where each says they are), link and rates.
+	pins=$(grep -o 'pins in .*' "$BATS_TEST_TMPDIR/shedd.log" | cut -d' ' -f3)
+	twin_pins=$(grep -o 'pins in .*' "$BATS_TEST_TMPDIR/twin.log" | cut -d' ' -f3)
+	echo "pins: $pins and $twin_pins"
+	[ "$pins" = "$PIN_DIR" ]
+	[ "$twin_pins" = "/sys/fs/bpf/shedd/$twin_tag/$IF_SRV" ]
+	[ -e "$twin_pins/link" ] && [ -e "$pins/link" ]
+	[ "$(bpftool -j link show pinned "$twin_pins/link" | jq .id)" != \
+	  "$(bpftool -j link show pinned "$pins/link" | jq .id)" ]
+	[ "$(rate_total "$pins")" -eq 100 ]
+	[ "$(rate_total "$twin_pins")" -eq 300 ]
+	# The latency sockets do not collide either.
+	[ -S "$LATENCY_SOCK" ]
+	[ -S "/run/shedd/$twin_tag/$IF_SRV.sock" ]
+	# Stopping one leaves the other.
+	kill -TERM "$SHEDD_PID"
+	wait "$SHEDD_PID"
+	xdp_detached
+	[ ! -e "$pins" ]
+	[ -e "$twin_pins/link" ]
+	ip -n "$NS_TWIN" link show dev "$IF_SRV" | grep -q xdp
+	[ -S "/run/shedd/$twin_tag/$IF_SRV.sock" ]
+	kill -TERM "$twin_pid"
+	wait "$twin_pid"
+	[ ! -e "$twin_pins" ]
+	[ ! -e "/run/shedd/$twin_tag" ]
+}
+
+@test "a file in the way of the latency socket is left alone" {
+	f="$BATS_TEST_TMPDIR/not-a-socket"
+	echo keep >"$f"
+	shedd_start --port "$PORT" --rate 100 --latency-socket "$f"
+	[ "$(cat "$f")" = keep ]
+	grep "latency socket" "$BATS_TEST_TMPDIR/shedd.log"
+	grep -q "$f: exists and is not a socket" "$BATS_TEST_TMPDIR/shedd.log"
+	kill -TERM "$SHEDD_PID"
+	wait "$SHEDD_PID"
+	[ "$(cat "$f")" = keep ]
+}
+
+@test "an error after attach exits 1 and leaves the program shedding" {
+	shedd_start --port "$PORT" --rate 200 --burst 20
+	link_id=$(bpftool -j link show pinned "$PIN_DIR/link" | jq .id)
+	# The daemon dies during a flood: its last rates are for that flood.
+	flood_bg /dev/null 198.19.0.0/16 1000 3
+	sleep 1.5
+	kill -KILL "$SHEDD_PID"
+	wait "$SHEDD_PID" || true
+	wait "$FLOOD_PID"
+	# The restart adopts, then finds the prefix trie full.
+	too_many_prefixes
+	run timeout 30 "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --port "$PORT" --rate 200 \
+		--burst 20 "${PREFIXES[@]}"
+	echo "$output" | tail -5
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"the prefix trie is full"* ]]
+	[[ "$output" == *"stays attached to $IF_SRV"* ]]
+	xdp_attached
+	[ "$(bpftool -j link show pinned "$PIN_DIR/link" | jq .id)" = "$link_id" ]
+	# ... and it still sheds at its last rates.
+	line=$(flood 198.19.0.0/16 1000 2)
+	echo "after the failed restart: $line"
+	within "$(field synack "$line")" 360 460
+}
+
+@test "a fresh start that fails before attach leaves nothing behind" {
+	too_many_prefixes
+	run timeout 30 "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --port "$PORT" --rate 200 \
+		"${PREFIXES[@]}"
+	echo "$output" | tail -5
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"the prefix trie is full"* ]]
+	xdp_detached
+	[ ! -e "$PIN_DIR" ]
+}
+
+@test "a restart mid-recovery carries on the ramp" {
+	LOG="$BATS_TEST_TMPDIR/shedd.log"
+	shedd_start --port 8082 --max-rate 2000 --ramp-hold 3s
+	# A service of 800 conn/s takes 300/s: the controller sees what it
+	# can take (peak accept rate ~300/s).
+	ip netns exec "$NS_SRV" "$SLOWSERVER" --addr "$SRV_IP" --port 8082 --workers 8 \
+		--service-ms 10 --dist fixed --duration 30 >/dev/null 2>&1 &
+	SLOW_PID=$!
+	PIDS+=("$SLOW_PID")
+	wait_listening slowserver 8082
+	ip netns exec "$NS_CLI" "$LOADGEN" --dst "$SRV_IP" --port 8082 --rate 300 --duration 12 \
+		--patience-ms 3000 >/dev/null 2>&1 &
+	PIDS+=($!)
+	wait_for "accepts" 5 grep -qE 'accepts=(2[5-9]|3[0-9])[0-9]\.' "$LOG"
+	# Then it stalls (stopped): overload, and the limit falls for 2.5 s,
+	# far below half of what the service took.
+	kill -STOP "$SLOW_PID"
+	wait_for "overload" 5 grep -q 'mode=overload' "$LOG"
+	sleep 2.5
+	kill -CONT "$SLOW_PID"
+	# The stall ends: the ramp starts, and shedd dies in the middle of it.
+	wait_for "recovery" 5 grep -q 'mode=recovering stage=' "$LOG" || { cat "$LOG"; false; }
+	kill -KILL "$SHEDD_PID"
+	wait "$SHEDD_PID" || true
+	grep 'mode=' "$LOG" | grep -v ' | critical_plus '
+	stage=$(grep -o 'mode=recovering stage=[0-9]' "$LOG" | tail -1 | cut -d= -f3)
+	echo "killed in stage $stage of 3"
+	[ "$stage" -lt 3 ]
+	shedd_start --port 8082 --max-rate 2000 --ramp-hold 3s
+	grep 'adopted\|controller resumes' "$LOG"
+	# The next stage follows after the hold, not an additive climb.
+	wait_for "the next ramp stage" 5 grep -q "mode=recovering stage=$((stage + 1))/3" "$LOG" ||
+		{ tail -5 "$LOG"; false; }
+	grep "mode=recovering stage=$((stage + 1))/3" "$LOG"
+	grep -q "controller resumes: mode=recovering stage=$stage " "$LOG"
 }

@@ -62,7 +62,7 @@ check_sojourn() {
 
 @test "service latency samples arrive on the UNIX socket" {
 	shedd_start --port "$PORT" --controller off --rate 100000
-	sock="/run/shedd/$IF_SRV.sock"
+	sock=$LATENCY_SOCK
 	[ -S "$sock" ]
 	[ "$(stat -c %a "$sock")" = 660 ]
 	slow_start --workers 4 --service-ms 20 --dist fixed --latency-socket "$sock"
