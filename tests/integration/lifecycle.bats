@@ -27,9 +27,9 @@ xdp_detached() {
 	fi
 }
 
-# rate_total [PIN_DIR]: the rates map summed over classes and CPUs.
+# rate_total [PIN_DIR]: the rates map summed over classes.
 rate_total() {
-	bpftool map dump pinned "${1:-$PIN_DIR}/rates" | jq '[.[].values[].value.rate_per_sec] | add'
+	bpftool map dump pinned "${1:-$PIN_DIR}/rates" | jq '[.[].value.r.rate_per_sec] | add'
 }
 
 # too_many_prefixes: one more --prefix than the IPv4 trie holds (16384).
