@@ -36,7 +36,7 @@ endif
 BPF_OBJ := $(OUTPUT)/shedd.bpf.o $(OUTPUT)/sojourn.bpf.o
 SKEL := $(OUTPUT)/shedd.skel.h $(OUTPUT)/sojourn.skel.h
 USER_SRCS := user/alloc.c user/options.c user/loader.c user/status.c user/aimd.c \
-	user/signals.c
+	user/signals.c user/sample_agg.c user/tick.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
 BIN := shedd
 ifeq ($(SAN),1)
@@ -110,11 +110,12 @@ $(OUTPUT)/test_aimd: tests/test_aimd.c $(OUTPUT)/aimd.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_signals: tests/test_signals.c $(OUTPUT)/signals.o
+$(OUTPUT)/test_signals: tests/test_signals.c $(OUTPUT)/signals.o $(OUTPUT)/sample_agg.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(LIBBPF_LIBS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_sim: tests/test_sim.c tests/splitmix.h include/*.h $(OUTPUT)/aimd.o $(OUTPUT)/alloc.o
+$(OUTPUT)/test_sim: tests/test_sim.c tests/splitmix.h include/*.h $(OUTPUT)/tick.o $(OUTPUT)/aimd.o \
+		$(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -27,65 +28,6 @@
 
 #define MAX_LATENCY_PER_TICK 200000 /* samples read per tick, at most */
 #define DIAG_BUF 32768
-
-void agg_add(struct sample_agg *a, __u64 ns)
-{
-	if (!a->count || ns < a->min_ns)
-		a->min_ns = ns;
-	if (ns > a->max_ns)
-		a->max_ns = ns;
-	a->count++;
-	a->sum_ns += ns;
-	a->hist[hist_bucket(ns)]++;
-}
-
-/* Fold a count, sum and exact extremes into @into (histogram aside). */
-static void agg_fold(struct sample_agg *into, __u64 count, __u64 sum, __u64 min, __u64 max)
-{
-	if (!count)
-		return;
-	if (!into->count || min < into->min_ns)
-		into->min_ns = min;
-	if (max > into->max_ns)
-		into->max_ns = max;
-	into->count += count;
-	into->sum_ns += sum;
-}
-
-void agg_merge(struct sample_agg *into, const struct sample_agg *from)
-{
-	int i;
-
-	agg_fold(into, from->count, from->sum_ns, from->min_ns, from->max_ns);
-	for (i = 0; i < HIST_BUCKETS && from->count; i++)
-		into->hist[i] += from->hist[i];
-}
-
-void agg_from_sojourn(struct sample_agg *a, const struct shedd_sojourn *percpu, int ncpus)
-{
-	int c, i;
-
-	memset(a, 0, sizeof(*a));
-	for (c = 0; c < ncpus; c++) {
-		const struct shedd_sojourn *p = &percpu[c];
-
-		agg_fold(a, p->count, p->sum_ns, p->min_ns, p->max_ns);
-		for (i = 0; i < HIST_BUCKETS && p->count; i++)
-			a->hist[i] += p->hist[i];
-	}
-}
-
-__u64 agg_quantile(const struct sample_agg *a, double q)
-{
-	__u64 v = hist_quantile(a->hist, HIST_BUCKETS, a->count, q);
-
-	/* The exact extremes beat a bucket's midpoint. */
-	if (a->count && v < a->min_ns)
-		v = a->min_ns;
-	if (a->count && v > a->max_ns)
-		v = a->max_ns;
-	return v;
-}
 
 int netstat_parse(const char *text, __u64 *overflows, __u64 *drops)
 {
@@ -135,6 +77,44 @@ int latency_decode(const void *buf, size_t len, __u64 *ns)
 	return 0;
 }
 
+int diag_msg_drops(const struct inet_diag_msg *m, size_t len, __u32 *drops)
+{
+	const struct rtattr *a;
+	size_t left;
+
+	if (len < NLMSG_ALIGN(sizeof(*m)))
+		return -1;
+	a = (const struct rtattr *)((const char *)m + NLMSG_ALIGN(sizeof(*m)));
+	left = len - NLMSG_ALIGN(sizeof(*m));
+	for (; RTA_OK(a, left); a = RTA_NEXT(a, left)) {
+		__u32 mem[SK_MEMINFO_VARS];
+
+		if (a->rta_type != INET_DIAG_SKMEMINFO)
+			continue;
+		if (RTA_PAYLOAD(a) < (SK_MEMINFO_DROPS + 1) * sizeof(__u32))
+			return -1;
+		memcpy(mem, RTA_DATA(a), (SK_MEMINFO_DROPS + 1) * sizeof(__u32));
+		*drops = mem[SK_MEMINFO_DROPS];
+		return 0;
+	}
+	return -1;
+}
+
+__u64 listener_drops_delta(const struct listener_drops *prev, const struct listener_drops *cur)
+{
+	__u64 sum = 0;
+	int i, j;
+
+	/* A few listeners each: a linear search is cheaper than a hash. */
+	for (i = 0; i < cur->n; i++)
+		for (j = 0; j < prev->n; j++)
+			if (prev->ino[j] == cur->ino[i]) {
+				sum += (__u32)(cur->drops[i] - prev->drops[j]);
+				break;
+			}
+	return sum;
+}
+
 static int read_netstat(__u64 *overflows, __u64 *drops)
 {
 	char buf[16384];
@@ -179,6 +159,7 @@ static int diag_family(struct signals *s, __u8 family, __u64 *depth, __u64 *back
 		.req = {
 			.sdiag_family = family,
 			.sdiag_protocol = IPPROTO_TCP,
+			.idiag_ext = 1 << (INET_DIAG_SKMEMINFO - 1),
 			.idiag_states = 1 << TCP_LISTEN,
 		},
 	};
@@ -193,7 +174,9 @@ static int diag_family(struct signals *s, __u8 family, __u64 *depth, __u64 *back
 		if (len < 0)
 			return -errno;
 		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)len); h = NLMSG_NEXT(h, len)) {
+			struct listener_drops *ld = s->drops_cur;
 			struct inet_diag_msg *d;
+			__u32 drops;
 
 			if (h->nlmsg_type == NLMSG_DONE)
 				return 0;
@@ -204,6 +187,12 @@ static int diag_family(struct signals *s, __u8 family, __u64 *depth, __u64 *back
 				continue;
 			*depth += d->idiag_rqueue;
 			*backlog += d->idiag_wqueue;
+			if (ld && ld->n < MAX_LISTENERS &&
+			    !diag_msg_drops(d, h->nlmsg_len - NLMSG_LENGTH(0), &drops)) {
+				ld->ino[ld->n] = d->idiag_inode;
+				ld->drops[ld->n] = drops;
+				ld->n++;
+			}
 		}
 	}
 }
@@ -309,6 +298,15 @@ void signals_open(struct signals *s, const struct shedd_options *o, int ncpus)
 		s->skel = NULL;
 	}
 
+	s->drops_prev = calloc(1, sizeof(*s->drops_prev));
+	s->drops_cur = calloc(1, sizeof(*s->drops_cur));
+	if (!s->drops_prev || !s->drops_cur) {
+		free(s->drops_prev);
+		free(s->drops_cur);
+		s->drops_prev = s->drops_cur = NULL;
+		fprintf(stderr, "shedd: out of memory for listener drops; running without "
+				"listen overflows\n");
+	}
 	s->diag_fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (s->diag_fd < 0)
 		fprintf(stderr, "shedd: sock_diag unavailable (%s); running without "
@@ -323,22 +321,57 @@ void signals_open(struct signals *s, const struct shedd_options *o, int ncpus)
 		open_latency_socket(s, o->latency_socket);
 }
 
+int sojourn_collect(__u32 *epoch, int (*read_slot)(void *ctx, __u32 slot),
+		    int (*clear_slot)(void *ctx, __u32 slot), void *ctx)
+{
+	/* The probes write slot (epoch & 1). The other one they left at the
+	 * last flip, a whole tick ago: a probe that loaded the epoch before
+	 * that flip has long finished, so nobody writes it while it is read
+	 * and cleared. Only then flip: the probes move to the cleared slot,
+	 * and one that loaded the epoch just before this flip still writes
+	 * the slot read at the next tick. */
+	__u32 slot = (__atomic_load_n(epoch, __ATOMIC_ACQUIRE) + 1) & 1;
+	int err = read_slot(ctx, slot);
+
+	if (!err)
+		err = clear_slot(ctx, slot);
+	__atomic_store_n(epoch, *epoch + 1, __ATOMIC_RELEASE);
+	return err;
+}
+
+static int sojourn_read_slot(void *ctx, __u32 slot)
+{
+	struct signals *s = ctx;
+
+	return bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.sojourn), &slot, s->percpu);
+}
+
+static int sojourn_clear_slot(void *ctx, __u32 slot)
+{
+	struct signals *s = ctx;
+
+	return bpf_map_update_elem(bpf_map__fd(s->skel->maps.sojourn), &slot, s->zero, BPF_ANY);
+}
+
 static void read_sojourn(struct signals *s, struct signal_report *r)
 {
-	__u32 slot;
-	int fd;
+	__u64 established = 0;
+	int c;
 
 	if (!s->skel)
 		return;
-	/* Flip first: the probes move to the other slot, this one is ours. */
-	slot = s->skel->bss->epoch & 1;
-	__atomic_store_n(&s->skel->bss->epoch, s->skel->bss->epoch + 1, __ATOMIC_RELEASE);
-	fd = bpf_map__fd(s->skel->maps.sojourn);
-	if (bpf_map_lookup_elem(fd, &slot, s->percpu))
+	if (sojourn_collect(&s->skel->bss->epoch, sojourn_read_slot, sojourn_clear_slot, s))
 		return;
-	bpf_map_update_elem(fd, &slot, s->zero, BPF_ANY);
+	/* The first slot read holds no whole tick (it is the one nobody
+	 * wrote): no sojourn yet, rather than a tick without accepts. */
+	if (!s->collected++)
+		return;
 	agg_from_sojourn(&r->sojourn, s->percpu, s->ncpus);
+	for (c = 0; c < s->ncpus; c++)
+		established += s->percpu[c].established;
 	r->have_sojourn = true;
+	r->have_completed = true;
+	r->completed = established;
 }
 
 static void read_latency(struct signals *s, struct signal_report *r)
@@ -363,6 +396,44 @@ static void read_latency(struct signals *s, struct signal_report *r)
 	}
 }
 
+/* Overflows and drops of the protected listeners only: the namespace's
+ * TcpExt counters also count every other listener's. */
+static void read_listen_drops(struct signals *s, struct signal_report *r)
+{
+	struct listener_drops *swap;
+
+	if (!r->have_depth || !s->drops_cur) {
+		s->have_drops_prev = false;
+		return;
+	}
+	if (s->have_drops_prev) {
+		r->have_listen_drops = true;
+		r->listen_drops = listener_drops_delta(s->drops_prev, s->drops_cur);
+	}
+	swap = s->drops_prev;
+	s->drops_prev = s->drops_cur;
+	s->drops_cur = swap;
+	s->have_drops_prev = true;
+}
+
+/* Connections that left the accept queues in the window of the sojourn
+ * slot just read (the previous tick): depth at its start + handshakes
+ * completed in it - depth at its end. Counts accepts the probes do not see
+ * (io_uring, connections queued before they attached). */
+static void queue_left(struct signals *s, struct signal_report *r)
+{
+	if (r->have_completed && s->have_depth_at[0] && s->have_depth_at[1]) {
+		__u64 in = s->depth_at[0] + r->completed;
+
+		r->have_queue_left = true;
+		r->queue_left = in > s->depth_at[1] ? in - s->depth_at[1] : 0;
+	}
+	s->have_depth_at[0] = s->have_depth_at[1];
+	s->depth_at[0] = s->depth_at[1];
+	s->have_depth_at[1] = r->have_depth;
+	s->depth_at[1] = r->depth;
+}
+
 void signals_read(struct signals *s, struct signal_report *r)
 {
 	__u64 ovf, drops;
@@ -370,9 +441,13 @@ void signals_read(struct signals *s, struct signal_report *r)
 	memset(r, 0, sizeof(*r));
 	read_sojourn(s, r);
 	if (s->diag_fd >= 0) {
+		if (s->drops_cur)
+			s->drops_cur->n = 0;
 		r->have_depth = diag_family(s, AF_INET, &r->depth, &r->backlog) == 0 &&
 				diag_family(s, AF_INET6, &r->depth, &r->backlog) == 0;
 	}
+	read_listen_drops(s, r);
+	queue_left(s, r);
 	if (s->have_netstat && read_netstat(&ovf, &drops) == 0) {
 		r->have_netstat = true;
 		r->overflows = ovf >= s->last_overflows ? ovf - s->last_overflows : 0;
@@ -397,4 +472,12 @@ void signals_close(struct signals *s)
 	free(s->percpu);
 	free(s->zero);
 	s->percpu = s->zero = NULL;
+	free(s->drops_prev);
+	free(s->drops_cur);
+	s->drops_prev = s->drops_cur = NULL;
+}
+
+bool signals_have_delay(const struct signals *s)
+{
+	return s->skel || s->diag_fd >= 0 || s->lat_fd >= 0;
 }

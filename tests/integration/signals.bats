@@ -80,3 +80,56 @@ check_sojourn() {
 	wait "$SHEDD_PID"
 	[ ! -e "$sock" ]
 }
+
+# An unrelated listener of the same namespace that overflows: 1 worker of
+# 200 ms behind a backlog of 4, 200 clients/s. The namespace's
+# TcpExtListenOverflows climbs; the protected listener's own drops do not,
+# and the protected limit must not be cut.
+OTHER_PORT=9090
+
+other_overflows() {
+	in_srv sysctl -qw net.ipv4.tcp_abort_on_overflow=1
+	ip netns exec "$NS_SRV" "$SLOWSERVER" --addr "$SRV_IP" --port "$OTHER_PORT" \
+		--workers 1 --service-ms 200 --dist fixed --backlog 4 --duration 30 \
+		>/dev/null 2>&1 &
+	PIDS+=($!)
+	wait_listening "unrelated listener" "$OTHER_PORT"
+	ip netns exec "$NS_CLI" "$LOADGEN" --dst "$SRV_IP" --port "$OTHER_PORT" --rate 200 \
+		--duration 4 --patience-ms 2000 >/dev/null 2>&1
+}
+
+@test "an unrelated listener's overflows do not cut the protected rate" {
+	# The protected service: idle, plenty of room. aimd from 1000/s.
+	slow_start --workers 4 --service-ms 1 --dist fixed --backlog 128 --duration 30
+	shedd_start --port "$PORT" --controller aimd --rate 1000
+	before=$(in_srv nstat -az TcpExtListenOverflows | awk '/ListenOverflows/ {print $2}')
+	other_overflows
+	after=$(in_srv nstat -az TcpExtListenOverflows | awk '/ListenOverflows/ {print $2}')
+	sleep 1.2
+	echo "namespace ListenOverflows +$((after - before));" \
+		"protected listen_drops: $(status_field listen_drops | tr '\n' ' ');" \
+		"limits: $(status_field limit | tr '\n' ' ')"
+	# The unrelated listener did overflow, many times...
+	[ $((after - before)) -gt 100 ]
+	# ...the protected listener saw none of it...
+	for d in $(status_field listen_drops); do [ "$d" -eq 0 ]; done
+	# ...and the controller never cut: no overload line, the limit held.
+	run grep -E 'mode=overload' "$TESTBED_TMP/shedd.log"
+	[ "$status" -ne 0 ]
+	for l in $(status_field limit); do [ "${l%/s}" -ge 1000 ]; done
+}
+
+@test "the protected listener's own overflows cut the rate" {
+	in_srv sysctl -qw net.ipv4.tcp_abort_on_overflow=1
+	shedd_start --port "$PORT" --controller aimd --rate 1000
+	slow_start --workers 1 --service-ms 10 --dist fixed --backlog 8 --duration 30
+	load fill 200 4 2000
+	sleep 1.2
+	total=0
+	for d in $(status_field listen_drops); do total=$((total + d)); done
+	echo "protected listen_drops $total; limits: $(status_field limit | tr '\n' ' ')"
+	grep 'mode=' "$TESTBED_TMP/shedd.log" | grep -v ' | critical_plus ' || true
+	# The controller cuts at the first drops, so there are few of them.
+	[ "$total" -gt 0 ]
+	grep -qE 'mode=overload.*why=overflow' "$TESTBED_TMP/shedd.log"
+}
