@@ -46,7 +46,7 @@ UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options 
 	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_signals
 XDP_TESTS := $(OUTPUT)/test_xdp
 TOOLS := $(OUTPUT)/synflood $(OUTPUT)/tcpstream $(OUTPUT)/slowserver $(OUTPUT)/loadgen \
-	$(OUTPUT)/xdp_pass.bpf.o
+	$(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/latbench
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJ)
@@ -96,7 +96,7 @@ $(OUTPUT)/main.o: user/main.c user/*.h include/*.h $(SKEL) | $(OUTPUT)
 
 $(BIN): $(OUTPUT)/main.o $(USER_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LIBBPF_LIBS) -lm -o $@
+	$(Q)$(CC) $(LDFLAGS) $^ $(LIBBPF_LIBS) -lm -pthread -o $@
 
 $(OUTPUT)/test_bucket: tests/test_bucket.c include/*.h | $(OUTPUT)
 	$(call msg,TEST,$@)
@@ -112,7 +112,7 @@ $(OUTPUT)/test_aimd: tests/test_aimd.c $(OUTPUT)/aimd.o
 
 $(OUTPUT)/test_signals: tests/test_signals.c $(OUTPUT)/signals.o $(OUTPUT)/sample_agg.o
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(LIBBPF_LIBS) $(CMOCKA_LIBS) -lm -o $@
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(LIBBPF_LIBS) $(CMOCKA_LIBS) -lm -pthread -o $@
 
 $(OUTPUT)/test_sim: tests/test_sim.c tests/splitmix.h include/*.h $(OUTPUT)/tick.o $(OUTPUT)/aimd.o \
 		$(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o

@@ -47,21 +47,49 @@ static void latency_wire_format(void **state)
 	};
 	__u8 buf[32];
 	__u64 ns = 0;
+	__u32 unsent = 7;
 
 	memcpy(buf, &s, sizeof(s));
-	assert_int_equal(latency_decode(buf, 16, &ns), 0);
+	assert_int_equal(latency_decode(buf, 16, &ns, &unsent), 0);
 	assert_int_equal(ns, 12345678);
 	/* Wrong length, magic, version or flags: rejected. */
-	assert_int_equal(latency_decode(buf, 15, &ns), -1);
-	assert_int_equal(latency_decode(buf, 17, &ns), -1);
+	assert_int_equal(latency_decode(buf, 15, &ns, &unsent), -1);
+	assert_int_equal(latency_decode(buf, 17, &ns, &unsent), -1);
 	buf[0] ^= 1;
-	assert_int_equal(latency_decode(buf, 16, &ns), -1);
+	assert_int_equal(latency_decode(buf, 16, &ns, &unsent), -1);
 	buf[0] ^= 1;
 	buf[4] = 2;
-	assert_int_equal(latency_decode(buf, 16, &ns), -1);
+	assert_int_equal(latency_decode(buf, 16, &ns, &unsent), -1);
 	buf[4] = 1;
 	buf[6] = 1;
-	assert_int_equal(latency_decode(buf, 16, &ns), -1);
+	assert_int_equal(latency_decode(buf, 16, &ns, &unsent), -1);
+	buf[6] = 0;
+	assert_int_equal(latency_decode(buf, 16, &ns, &unsent), 0);
+	assert_int_equal(unsent, 0); /* version 1 tells no loss */
+}
+
+/* Version 2 carries the sender's count of samples it could not send. */
+static void latency_wire_format_2_counts_losses(void **state)
+{
+	struct shedd_latency_sample2 s = {
+		.magic = SHEDD_LATENCY_MAGIC, .version = SHEDD_LATENCY_VERSION_2,
+		.latency_ns = 777, .unsent = 41,
+	};
+	__u8 buf[32];
+	__u64 ns = 0;
+	__u32 unsent = 0;
+
+	memcpy(buf, &s, sizeof(s));
+	assert_int_equal(latency_decode(buf, 24, &ns, &unsent), 0);
+	assert_int_equal(ns, 777);
+	assert_int_equal(unsent, 41);
+	/* Version 2 in 16 bytes, version 1 in 24, a reserved word set: no. */
+	assert_int_equal(latency_decode(buf, 16, &ns, &unsent), -1);
+	buf[4] = 1;
+	assert_int_equal(latency_decode(buf, 24, &ns, &unsent), -1);
+	buf[4] = 2;
+	buf[20] = 1;
+	assert_int_equal(latency_decode(buf, 24, &ns, &unsent), -1);
 }
 
 static void percentiles_within_the_bucket_error(void **state)
@@ -219,6 +247,7 @@ int main(void)
 		cmocka_unit_test(netstat_fields_are_found_by_name),
 		cmocka_unit_test(netstat_without_the_fields_is_an_error),
 		cmocka_unit_test(latency_wire_format),
+		cmocka_unit_test(latency_wire_format_2_counts_losses),
 		cmocka_unit_test(percentiles_within_the_bucket_error),
 		cmocka_unit_test(merge_keeps_exact_extremes),
 		cmocka_unit_test(sojourn_slots_lose_no_sample),

@@ -107,6 +107,7 @@ static void merge_second(struct daemon *d, const struct signal_report *r)
 	s->have_latency |= r->have_latency;
 	agg_merge(&s->latency, &r->latency);
 	s->latency_bad += r->latency_bad;
+	s->latency_lost += r->latency_lost;
 	s->have_listen_drops |= r->have_listen_drops;
 	s->listen_drops += r->listen_drops;
 }
@@ -161,10 +162,11 @@ static size_t signals_format(char *buf, size_t len, const struct daemon *d, doub
 		off += snprintf(buf + off, len - (size_t)off, "listen_drops=%llu ",
 				(unsigned long long)s->listen_drops);
 	if (s->have_latency)
-		off += snprintf(buf + off, len - (size_t)off, "latency_n=%llu latency_p99_ms=%.2f bad=%llu ",
+		off += snprintf(buf + off, len - (size_t)off, "latency_n=%llu latency_p99_ms=%.2f bad=%llu lost=%llu ",
 				(unsigned long long)s->latency.count,
 				agg_quantile(&s->latency, 0.99) / 1e6,
-				(unsigned long long)s->latency_bad);
+				(unsigned long long)s->latency_bad,
+				(unsigned long long)s->latency_lost);
 	return off < 0 ? 0 : (size_t)off < len ? (size_t)off : len - 1;
 }
 

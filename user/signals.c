@@ -4,6 +4,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +28,6 @@
 #include "signals.h"
 #include "sojourn.skel.h"
 
-#define MAX_LATENCY_PER_TICK 200000 /* samples read per tick, at most */
 #define DIAG_BUF 32768
 
 int netstat_parse(const char *text, __u64 *overflows, __u64 *drops)
@@ -64,16 +65,26 @@ int netstat_parse(const char *text, __u64 *overflows, __u64 *drops)
 	return found == 3 ? 0 : -1;
 }
 
-int latency_decode(const void *buf, size_t len, __u64 *ns)
+int latency_decode(const void *buf, size_t len, __u64 *ns, __u32 *unsent)
 {
-	struct shedd_latency_sample s;
+	struct shedd_latency_sample2 s;
 
-	if (len != sizeof(s))
+	if (len == sizeof(struct shedd_latency_sample)) {
+		memcpy(&s, buf, sizeof(struct shedd_latency_sample));
+		s.unsent = s.reserved = 0;
+		if (s.version != SHEDD_LATENCY_VERSION)
+			return -1;
+	} else if (len == sizeof(s)) {
+		memcpy(&s, buf, sizeof(s));
+		if (s.version != SHEDD_LATENCY_VERSION_2 || s.reserved)
+			return -1;
+	} else {
 		return -1;
-	memcpy(&s, buf, sizeof(s));
-	if (s.magic != SHEDD_LATENCY_MAGIC || s.version != SHEDD_LATENCY_VERSION || s.flags)
+	}
+	if (s.magic != SHEDD_LATENCY_MAGIC || s.flags)
 		return -1;
 	*ns = s.latency_ns;
+	*unsent = s.unsent;
 	return 0;
 }
 
@@ -197,6 +208,162 @@ static int diag_family(struct signals *s, __u8 family, __u64 *depth, __u64 *back
 	}
 }
 
+/* The latency drain: a thread that sleeps in poll() on the socket and
+ * empties it in batches of recvmmsg() as soon as anything arrives, so the
+ * socket never holds more than a burst; signals_read() takes what it
+ * gathered under a lock. */
+#define LATENCY_BATCH 256
+#define LATENCY_DGRAM_MAX 64 /* larger than any valid datagram */
+
+static void latency_drain(struct signals *s)
+{
+	static __thread __u8 bufs[LATENCY_BATCH][LATENCY_DGRAM_MAX];
+	static __thread struct mmsghdr msgs[LATENCY_BATCH];
+	static __thread struct iovec iov[LATENCY_BATCH];
+	int i, n;
+
+	for (i = 0; i < LATENCY_BATCH; i++) {
+		iov[i] = (struct iovec){ .iov_base = bufs[i], .iov_len = sizeof(bufs[i]) };
+		msgs[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov[i], .msg_iovlen = 1 } };
+	}
+	for (;;) {
+		n = recvmmsg(s->lat_fd, msgs, LATENCY_BATCH, MSG_DONTWAIT, NULL);
+		if (n <= 0)
+			return;
+		pthread_mutex_lock(&s->lat_lock);
+		for (i = 0; i < n; i++) {
+			__u64 ns;
+			__u32 unsent;
+
+			if ((msgs[i].msg_hdr.msg_flags & MSG_TRUNC) ||
+			    latency_decode(bufs[i], msgs[i].msg_len, &ns, &unsent)) {
+				s->lat_bad++;
+				continue;
+			}
+			agg_add(&s->lat_agg, ns);
+			s->lat_lost += unsent;
+		}
+		pthread_mutex_unlock(&s->lat_lock);
+		for (i = 0; i < n; i++)
+			msgs[i].msg_hdr.msg_flags = 0;
+		if (n < LATENCY_BATCH)
+			return;
+	}
+}
+
+static void *latency_thread(void *arg)
+{
+	struct signals *s = arg;
+	struct pollfd p[2] = {
+		{ .fd = s->lat_fd, .events = POLLIN },
+		{ .fd = s->lat_stop[0], .events = POLLIN },
+	};
+
+	while (!__atomic_load_n(&s->lat_stopping, __ATOMIC_ACQUIRE)) {
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents)
+			break;
+		if (p[0].revents & POLLIN)
+			latency_drain(s);
+	}
+	return NULL;
+}
+
+static int latency_thread_start(struct signals *s)
+{
+	int err;
+
+	if (pipe2(s->lat_stop, O_CLOEXEC | O_NONBLOCK))
+		return -errno;
+	pthread_mutex_init(&s->lat_lock, NULL);
+	err = pthread_create(&s->lat_thread, NULL, latency_thread, s);
+	if (err) {
+		fprintf(stderr, "shedd: latency thread: %s; reading the latency socket "
+				"once a tick\n", strerror(err));
+		return 0;
+	}
+	s->lat_threaded = true;
+	return 0;
+}
+
+static void latency_thread_stop(struct signals *s)
+{
+	if (s->lat_threaded) {
+		__atomic_store_n(&s->lat_stopping, true, __ATOMIC_RELEASE);
+		if (write(s->lat_stop[1], "x", 1) < 0)
+			fprintf(stderr, "shedd: stop the latency thread: %s\n", strerror(errno));
+		pthread_join(s->lat_thread, NULL);
+		s->lat_threaded = false;
+	}
+	if (s->lat_stop[0] >= 0) {
+		close(s->lat_stop[0]);
+		close(s->lat_stop[1]);
+		pthread_mutex_destroy(&s->lat_lock);
+	}
+	s->lat_stop[0] = s->lat_stop[1] = -1;
+}
+
+/* A UNIX datagram socket takes net.unix.max_dgram_qlen (10 by default)
+ * from its namespace when it is made, and a sender finds it full past that
+ * many datagrams, whatever SO_RCVBUF says. Make ours with a deeper queue:
+ * raise the sysctl for the socket() call only, then put it back. */
+#define LATENCY_QLEN 16384
+#define LATENCY_RCVBUF (8 << 20)
+#define QLEN_PATH "/proc/sys/net/unix/max_dgram_qlen"
+
+static int read_int_file(const char *path, long *v)
+{
+	char buf[32];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	*v = strtol(buf, NULL, 10);
+	return 0;
+}
+
+static int write_int_file(const char *path, long v)
+{
+	char buf[32];
+	int fd = open(path, O_WRONLY | O_CLOEXEC), len, ok;
+
+	if (fd < 0)
+		return -1;
+	len = snprintf(buf, sizeof(buf), "%ld\n", v);
+	ok = write(fd, buf, (size_t)len) == len;
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+static int latency_socket_deep(void)
+{
+	long old = 0;
+	bool raised = false;
+	int fd, rcvbuf = LATENCY_RCVBUF;
+
+	if (!read_int_file(QLEN_PATH, &old) && old < LATENCY_QLEN) {
+		raised = !write_int_file(QLEN_PATH, LATENCY_QLEN);
+		if (!raised)
+			fprintf(stderr, "shedd: raise %s to %d: %s; the latency socket queues "
+					"only %ld samples\n", QLEN_PATH, LATENCY_QLEN,
+				strerror(errno), old);
+	}
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (raised && write_int_file(QLEN_PATH, old))
+		fprintf(stderr, "shedd: restore %s to %ld: %s\n", QLEN_PATH, old, strerror(errno));
+	/* Root may pass net.core.rmem_max; the queue length is the real bound. */
+	if (fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	return fd;
+}
+
 static int open_latency_socket(struct signals *s, const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -215,7 +382,7 @@ static int open_latency_socket(struct signals *s, const char *path)
 		mkdir(dir, 0755);
 	}
 	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = latency_socket_deep();
 	if (fd < 0)
 		return -errno;
 	unlink(path); /* a stale socket of an earlier shedd */
@@ -229,7 +396,7 @@ static int open_latency_socket(struct signals *s, const char *path)
 	}
 	s->lat_fd = fd;
 	snprintf(s->lat_path, sizeof(s->lat_path), "%s", path);
-	return 0;
+	return latency_thread_start(s);
 }
 
 #ifndef TRACEFS_MAGIC
@@ -287,6 +454,7 @@ void signals_open(struct signals *s, const struct shedd_options *o, int ncpus)
 	s->ncpus = ncpus;
 	s->diag_fd = -1;
 	s->lat_fd = -1;
+	s->lat_stop[0] = s->lat_stop[1] = -1;
 	memcpy(s->ports, o->ports, sizeof(s->ports));
 	s->nr_ports = o->nr_ports;
 
@@ -376,24 +544,21 @@ static void read_sojourn(struct signals *s, struct signal_report *r)
 
 static void read_latency(struct signals *s, struct signal_report *r)
 {
-	__u8 buf[64];
-	int i;
-
 	if (s->lat_fd < 0)
 		return;
 	r->have_latency = true;
-	for (i = 0; i < MAX_LATENCY_PER_TICK; i++) {
-		ssize_t n = recv(s->lat_fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
-		__u64 ns;
-
-		if (n < 0)
-			break;
-		if (latency_decode(buf, (size_t)n, &ns)) {
-			r->latency_bad++;
-			continue;
-		}
-		agg_add(&r->latency, ns);
-	}
+	/* Without the thread (it could not start), drain here. */
+	if (!s->lat_threaded)
+		latency_drain(s);
+	if (s->lat_stop[0] >= 0)
+		pthread_mutex_lock(&s->lat_lock);
+	r->latency = s->lat_agg;
+	r->latency_bad = s->lat_bad;
+	r->latency_lost = s->lat_lost;
+	memset(&s->lat_agg, 0, sizeof(s->lat_agg));
+	s->lat_bad = s->lat_lost = 0;
+	if (s->lat_stop[0] >= 0)
+		pthread_mutex_unlock(&s->lat_lock);
 }
 
 /* Overflows and drops of the protected listeners only: the namespace's
@@ -464,6 +629,7 @@ void signals_close(struct signals *s)
 	s->skel = NULL;
 	if (s->diag_fd >= 0)
 		close(s->diag_fd);
+	latency_thread_stop(s);
 	if (s->lat_fd >= 0) {
 		close(s->lat_fd);
 		unlink(s->lat_path);

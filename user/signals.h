@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <linux/types.h>
 #include <linux/inet_diag.h>
 #include "sample_agg.h"
@@ -40,6 +41,7 @@ struct signal_report {
 	bool have_latency;
 	struct sample_agg latency;
 	__u64 latency_bad; /* malformed samples in the tick */
+	__u64 latency_lost; /* samples senders could not send (socket full) */
 	bool have_completed;
 	__u64 completed;   /* handshakes completed on protected ports */
 	bool have_queue_left;
@@ -60,6 +62,14 @@ struct signals {
 	__u64 last_overflows, last_drops;
 	int lat_fd;
 	char lat_path[108];
+	/* the drain thread and what it gathered since the last tick */
+	pthread_t lat_thread;
+	bool lat_threaded;
+	bool lat_stopping;
+	int lat_stop[2];          /* a pipe that wakes the thread to stop */
+	pthread_mutex_t lat_lock; /* guards the three below */
+	struct sample_agg lat_agg;
+	__u64 lat_bad, lat_lost;
 	__u16 ports[MAX_PORTS];
 	int nr_ports;
 	/* depth at the last two ticks, to line up with the sojourn slot read
@@ -98,7 +108,9 @@ int diag_msg_drops(const struct inet_diag_msg *m, size_t len, __u32 *drops);
  * not in @prev (new, or the first dump) adds nothing, so neither a restart
  * of shedd nor a new listener counts old drops; counters wrap at 32 bits. */
 __u64 listener_drops_delta(const struct listener_drops *prev, const struct listener_drops *cur);
-/* One latency datagram: 0 and the latency, or -1 if malformed. */
-int latency_decode(const void *buf, size_t len, __u64 *ns);
+/* One latency datagram (version 1 or 2): 0, the latency and the sender's
+ * count of samples it could not send before it (0 for version 1), or -1 if
+ * malformed. */
+int latency_decode(const void *buf, size_t len, __u64 *ns, __u32 *unsent);
 
 #endif /* SHEDD_SIGNALS_H */

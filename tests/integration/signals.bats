@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # signals.bats - the signals shedd reads, against what the test arranges on
 # a real kernel: a listener that accepts at a fixed slow rate, real clients
-# that fill its accept queue.
+# that fill its accept queue; overflows of an unrelated listener; the
+# latency channel at 100 000 samples/s, and its loss count.
 
 load lib
 
@@ -132,4 +133,53 @@ other_overflows() {
 	# The controller cuts at the first drops, so there are few of them.
 	[ "$total" -gt 0 ]
 	grep -qE 'mode=overload.*why=overflow' "$TESTBED_TMP/shedd.log"
+}
+
+LATBENCH="$ROOT/.output/latbench"
+
+# latency_sum FIELD: FIELD=... summed over every status line.
+latency_sum() {
+	local t=0 v
+	for v in $(status_field "$1"); do t=$((t + v)); done
+	echo "$t"
+}
+
+@test "the latency channel takes 100 000 samples/s without loss" {
+	shedd_start --port "$PORT" --controller off --rate 100000
+	sock="/run/shedd/$IF_SRV.sock"
+	out=$(in_srv "$LATBENCH" --socket "$sock" --rate 100000 --duration 3)
+	# The status line of the last second.
+	sleep 1.2
+	sent=$(field sent "$out")
+	unsent=$(field unsent "$out")
+	got=$(latency_sum latency_n)
+	echo "latbench: $out; shedd: received $got, lost $(latency_sum lost), bad $(latency_sum bad)"
+	[ "$sent" -ge 300000 ]
+	[ "$unsent" -eq 0 ]
+	[ "$got" -eq "$sent" ]
+	[ "$(latency_sum lost)" -eq 0 ]
+	[ "$(latency_sum bad)" -eq 0 ]
+}
+
+@test "samples a sender could not send are counted as lost" {
+	shedd_start --port "$PORT" --controller off --rate 100000
+	sock="/run/shedd/$IF_SRV.sock"
+	# shedd stopped for a second: the socket fills and the sender counts
+	# what it could not send; the next datagrams tell shedd.
+	in_srv "$LATBENCH" --socket "$sock" --rate 50000 --duration 3 >"$TESTBED_TMP/lat.out" &
+	bench=$!
+	PIDS+=("$bench")
+	sleep 0.5
+	kill -STOP "$SHEDD_PID"
+	sleep 1
+	kill -CONT "$SHEDD_PID"
+	wait "$bench"
+	sleep 1.2
+	out=$(cat "$TESTBED_TMP/lat.out")
+	sent=$(field sent "$out")
+	unsent=$(field unsent "$out")
+	echo "latbench: $out; shedd: received $(latency_sum latency_n), lost $(latency_sum lost)"
+	[ "$unsent" -gt 1000 ]
+	[ "$(latency_sum latency_n)" -eq "$sent" ]
+	[ "$(latency_sum lost)" -eq "$unsent" ]
 }
