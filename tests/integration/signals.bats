@@ -183,3 +183,21 @@ latency_sum() {
 	[ "$(latency_sum latency_n)" -eq "$sent" ]
 	[ "$(latency_sum lost)" -eq "$unsent" ]
 }
+
+# A spoofed flood: SYNs from addresses nobody answers for, so no handshake
+# completes. The limit binds (offered far above it) but admits nothing that
+# becomes a connection: it must hold, not climb towards --max-rate.
+@test "a limit that binds only on SYNs that never complete does not climb" {
+	slow_start --workers 4 --service-ms 1 --dist fixed --backlog 128 --duration 30
+	shedd_start --port "$PORT" --controller aimd --rate 1000 --max-rate 50000
+	flood 198.19.128.0/17 5000 8 >"$TESTBED_TMP/flood"
+	sleep 1.2
+	limits=$(status_field limit | tr -d '/s' | tr '\n' ' ')
+	echo "flood: $(cat "$TESTBED_TMP/flood"); limits: $limits"
+	# The flood was offered and bound the limit...
+	ins=$(grep ' | critical_plus ' "$TESTBED_TMP/shedd.log" | grep -o 'sheddable in=[0-9]*' |
+		cut -d= -f2 | sort -n | tail -1)
+	[ "$ins" -gt 2000 ]
+	# ...and the limit never rose above its start.
+	for l in $limits; do [ "$l" -le 1000 ]; done
+}
