@@ -104,10 +104,17 @@ static void stall_guard(void **state)
 	struct aimd_signals sig = calm(100);
 
 	aimd_init(&s, &p, 1000);
-	/* Nobody accepts while connections wait: the application stopped. */
+	/* Nobody accepts while connections wait, and none left the queue:
+	 * the application stopped. */
 	sig.sojourn_count = 0;
 	sig.depth = 3;
+	sig.have_queue_left = true;
+	sig.queue_left = 0;
 	assert_int_equal(aimd_overloaded(&p, &s, &sig, TICK), AIMD_WHY_STALL);
+	/* Not knowing what left the queue (the first ticks): no verdict. */
+	sig.have_queue_left = false;
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, TICK), 0);
+	sig.have_queue_left = true;
 	/* No accepts and nothing waiting is just a quiet tick. */
 	sig.depth = 0;
 	assert_int_equal(aimd_overloaded(&p, &s, &sig, TICK), 0);

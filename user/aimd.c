@@ -68,9 +68,10 @@ unsigned int aimd_overloaded(const struct aimd_params *p, struct aimd_state *s,
 	/* Stall guard: a queue that holds connections while nobody takes
 	 * any means the application stopped: overload, not calm. The accept
 	 * probes miss io_uring and connections queued before they attached:
-	 * when connections left the queue anyway, it is not a stall. */
+	 * when connections left the queue anyway, it is not a stall; and
+	 * without a measure of what left, there is no verdict. */
 	if (sig->have_depth && sig->depth > 0 && sig->have_sojourn &&
-	    sig->sojourn_count == 0 && !(sig->have_queue_left && sig->queue_left > 0))
+	    sig->sojourn_count == 0 && sig->have_queue_left && sig->queue_left == 0)
 		why |= AIMD_WHY_STALL;
 	return why;
 }

@@ -80,7 +80,8 @@ struct aimd_params {
  * @have_queue_left: @queue_left is measured
  * @queue_left:     connections that left the accept queue in the tick by
  *                  any path (accept(), io_uring, a reset): queued minus the
- *                  growth of the depth. Not a stall while it is non-zero.
+ *                  growth of the depth. A stall is judged only with it,
+ *                  and only while it is zero.
  * @have_completed: @completed is measured
  * @completed:      handshakes completed (SYN_RECV -> ESTABLISHED) in the tick
  * @admitted_per_sec: SYNs the buckets admitted per second, all classes

@@ -201,3 +201,52 @@ latency_sum() {
 	# ...and the limit never rose above its start.
 	for l in $limits; do [ "$l" -le 1000 ]; done
 }
+
+# A server that takes one connection every 100 ms from a queue that filled
+# before shedd attached: the connections it takes were queued before the
+# probes were, so they give no sojourn sample. The queue drains all the
+# same: that is not a stall.
+slow_acceptor() {
+	ip netns exec "$NS_SRV" python3 -c '
+import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(128)
+end = time.time() + 10
+s.settimeout(0.5)
+while time.time() < end:
+    try:
+        c, _ = s.accept()
+        c.close()
+    except socket.timeout:
+        continue
+    time.sleep(0.1)
+' "$SRV_IP" "$PORT" >/dev/null 2>&1 &
+	PIDS+=($!)
+	wait_listening "slow acceptor" "$PORT"
+}
+
+@test "connections queued before the probes attached are not a stall" {
+	slow_acceptor
+	# 60 clients in a second fill the accept queue, with patience to spare.
+	ip netns exec "$NS_CLI" "$LOADGEN" --dst "$SRV_IP" --port "$PORT" --rate 60 \
+		--duration 1 --patience-ms 15000 >/dev/null 2>&1 &
+	PIDS+=($!)
+	sleep 1.2
+	shedd_start --port "$PORT" --controller aimd --rate 1000
+	# About 50 left, taken at 10/s: 5 s.
+	sleep 6
+	depths=$(status_field depth | cut -d/ -f1 | tr '\n' ' ')
+	accepts=$(status_field accepts | cut -d/ -f1 | tr '\n' ' ')
+	echo "depth: $depths; accepts/s (with a sojourn sample): $accepts"
+	grep 'mode=' "$TESTBED_TMP/shedd.log" | grep -v ' | critical_plus ' || true
+	# The queue held connections the probes never stamped...
+	max=0
+	for d in $depths; do [ "$d" -gt "$max" ] && max=$d; done
+	[ "$max" -ge 15 ]
+	# ...and draining them was not taken for a stall.
+	run grep -E 'why=stall' "$TESTBED_TMP/shedd.log"
+	[ "$status" -ne 0 ]
+	[ "$(status_field depth 1 | cut -d/ -f1)" -eq 0 ]
+}
