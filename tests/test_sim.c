@@ -870,6 +870,33 @@ static void a_stall_skips_missed_ticks(void **state)
 	assert_int_equal(deadline, 10 * SEC + TICK_NS);
 }
 
+/* No delay source at all: aimd falls back to the fixed start rate, and a
+ * tick then neither ramps nor moves the limit, whatever the demand. */
+static void blind_aimd_falls_back_to_a_fixed_rate(void **state)
+{
+	struct sim *s = calloc(1, sizeof(*s));
+	struct signal_report r = { .have_completed = true, .completed = 100000 };
+	__u64 syn[NCLS] = { 0, 0, 0, 100000 };
+	struct tick_input in = { .dt_ns = TICK_NS, .sig = &r, .syn = syn, .admitted = 1000 };
+	struct phase ph = { RUN_NS, 1 };
+	int i;
+
+	assert_non_null(s);
+	sim_init(s, true, &ph, 1, WIN_START_NS, WIN_END_NS, NULL);
+	assert_true(tick_blind_fallback(&s->tp, false, 700));
+	assert_false(s->tp.aimd);
+	tick_init(&s->tp, &s->ts, 700);
+	for (i = 1; i <= 100; i++) {
+		in.now_ns = (__u64)i * TICK_NS;
+		assert_float_equal(tick_step(&s->tp, &s->ts, &in, s->rates), 700, 1e-9);
+	}
+	/* With a source, aimd stays. */
+	s->tp.aimd = true;
+	assert_false(tick_blind_fallback(&s->tp, true, 700));
+	assert_true(s->tp.aimd);
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -880,6 +907,7 @@ int main(void)
 		cmocka_unit_test(recovers_after_a_lull),
 		cmocka_unit_test(variants_keep_goodput),
 		cmocka_unit_test(a_stall_skips_missed_ticks),
+		cmocka_unit_test(blind_aimd_falls_back_to_a_fixed_rate),
 		/* last: left out unless SHEDD_SIM_STRICT=1 (a skipped cmocka
 		 * test reads as "not ok # SKIP", a failure to prove) */
 		cmocka_unit_test(variants_pending_other_work),

@@ -304,13 +304,10 @@ static int run(const struct shedd_options *o)
 	signals_open(&d.sig, o, n);
 	/* With no delay signal at all, the control law is an open-loop ramp
 	 * to --max-rate: run at a fixed rate instead, and say so. */
-	if (d.tp.aimd && !signals_have_delay(&d.sig)) {
+	if (tick_blind_fallback(&d.tp, signals_have_delay(&d.sig), start))
 		fprintf(stderr, "shedd: no delay signal (no sojourn probes, no sock_diag depth, "
 				"no latency socket): the aimd controller cannot close its loop; "
 				"FALLING BACK to a fixed rate of %.0f SYN/s\n", start);
-		d.tp.aimd = false;
-		d.tp.fixed_rate = start;
-	}
 	tick_init(&d.tp, &d.ts, start);
 
 	if ((err = loader_configure(&d.l, o)))

@@ -18,6 +18,15 @@ void tick_allocate(const struct tick_params *p, const struct tick_state *s,
 	alloc_rates(&p->ap, s->limit, burst < 1 ? 1 : burst, s->demand, p->ncpus, out);
 }
 
+bool tick_blind_fallback(struct tick_params *p, bool have_delay_source, double start_rate)
+{
+	if (!p->aimd || have_delay_source)
+		return false;
+	p->aimd = false;
+	p->fixed_rate = start_rate;
+	return true;
+}
+
 bool tick_has_delay_signal(const struct signal_report *r)
 {
 	return r->have_sojourn || r->have_depth || r->have_latency;

@@ -85,6 +85,11 @@ double tick_step(const struct tick_params *p, struct tick_state *s,
  * next tick measures the stall in its length. Returns the ticks skipped. */
 __u64 tick_next_deadline(__u64 *deadline_ns, __u64 now_ns, __u64 tick_ns);
 
+/* With no source of delay at all (@have_delay_source false), an aimd law
+ * is an open-loop ramp to max_rate: switch @p to the fixed rate
+ * @start_rate. Returns true when it fell back (the caller says so, loudly). */
+bool tick_blind_fallback(struct tick_params *p, bool have_delay_source, double start_rate);
+
 /* True when @r holds a delay signal (sojourn, depth or latency) the
  * controller can close its loop on. */
 bool tick_has_delay_signal(const struct signal_report *r);
