@@ -110,10 +110,21 @@ static void stall_guard(void **state)
 	sig.depth = 3;
 	sig.have_queue_left = true;
 	sig.queue_left = 0;
-	assert_int_equal(aimd_overloaded(&p, &s, &sig, TICK), AIMD_WHY_STALL);
+	/* ...for stall_ns (300 ms): a slow service may take nothing in one
+	 * tick and still be working. */
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 1 * TICK), 0);
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 2 * TICK), 0);
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 3 * TICK), AIMD_WHY_STALL);
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 4 * TICK), AIMD_WHY_STALL);
+	/* One connection leaving ends the run. */
+	sig.queue_left = 1;
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 5 * TICK), 0);
+	sig.queue_left = 0;
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 6 * TICK), 0);
 	/* Not knowing what left the queue (the first ticks): no verdict. */
 	sig.have_queue_left = false;
-	assert_int_equal(aimd_overloaded(&p, &s, &sig, TICK), 0);
+	for (int t = 7; t < 20; t++)
+		assert_int_equal(aimd_overloaded(&p, &s, &sig, (__u64)t * TICK), 0);
 	sig.have_queue_left = true;
 	/* No accepts and nothing waiting is just a quiet tick. */
 	sig.depth = 0;
@@ -450,10 +461,13 @@ static void queue_draining_without_accept_samples_is_not_a_stall(void **state)
 	sig.depth = 20;
 	sig.have_queue_left = true;
 	sig.queue_left = 10;
-	assert_int_equal(aimd_overloaded(&p, &s, &sig, TICK), 0);
-	/* Nothing left the queue: the application stopped. */
+	for (int t = 1; t < 20; t++)
+		assert_int_equal(aimd_overloaded(&p, &s, &sig, (__u64)t * TICK), 0);
+	/* Nothing left the queue for 300 ms: the application stopped. */
 	sig.queue_left = 0;
-	assert_int_equal(aimd_overloaded(&p, &s, &sig, TICK), AIMD_WHY_STALL);
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 20 * TICK), 0);
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 21 * TICK), 0);
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 22 * TICK), AIMD_WHY_STALL);
 }
 
 int main(void)

@@ -26,6 +26,7 @@ void aimd_defaults(struct aimd_params *p)
 		.good_cap = 1.5,
 		.peak_decay = 0.99,
 		.complete_frac = 0.5,
+		.stall_ns = 300 * MS,
 	};
 }
 
@@ -71,8 +72,19 @@ unsigned int aimd_overloaded(const struct aimd_params *p, struct aimd_state *s,
 	 * when connections left the queue anyway, it is not a stall; and
 	 * without a measure of what left, there is no verdict. */
 	if (sig->have_depth && sig->depth > 0 && sig->have_sojourn &&
-	    sig->sojourn_count == 0 && sig->have_queue_left && sig->queue_left == 0)
-		why |= AIMD_WHY_STALL;
+	    sig->sojourn_count == 0 && sig->have_queue_left && sig->queue_left == 0) {
+		__u64 dt = sig->dt_ns ? sig->dt_ns : p->tick_ns;
+
+		/* The run starts with the window of its first tick. */
+		if (!s->stuck) {
+			s->stuck = true;
+			s->stuck_since_ns = now_ns > dt ? now_ns - dt : 0;
+		}
+		if (now_ns - s->stuck_since_ns >= p->stall_ns)
+			why |= AIMD_WHY_STALL;
+	} else {
+		s->stuck = false;
+	}
 	return why;
 }
 

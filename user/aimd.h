@@ -40,6 +40,9 @@
  *                   the service's recent peak accept rate (1.5)
  * @peak_decay:      decay of that peak per 100 ms of measured time (0.99: a
  *                   half-life of ~7 s whatever the tick)
+ * @stall_ns:        how long the queue must hold connections with none
+ *                   leaving before it is a stall (300 ms): a slow service
+ *                   may take nothing in one tick and still be working
  * @complete_frac:   the limit grows only while at least this fraction of
  *                   the admitted SYNs complete their handshake (0.5): a limit
  *                   that binds only on SYNs that never complete (a spoofed
@@ -61,6 +64,7 @@ struct aimd_params {
 	double good_cap;
 	double peak_decay;
 	double complete_frac;
+	__u64 stall_ns;
 };
 
 /**
@@ -138,6 +142,9 @@ enum aimd_reason {
  * @prev_min_ns:   the last tick's minimum sojourn, to see a queue draining
  * @peak_accept:   the recent peak of the accept rate (conn/s), decaying:
  *                 what the service has shown it can take
+ * @stuck:         inside a run of ticks in which connections waited and
+ *                 none left the queue
+ * @stuck_since_ns: the start of that run
  */
 struct aimd_state {
 	double rate;
@@ -151,6 +158,8 @@ struct aimd_state {
 	__u64 above_since_ns;
 	__u64 prev_min_ns;
 	double peak_accept;
+	bool stuck;
+	__u64 stuck_since_ns;
 };
 
 void aimd_defaults(struct aimd_params *p);
