@@ -182,6 +182,8 @@ latency_sum() {
 	[ "$unsent" -gt 1000 ]
 	[ "$(latency_sum latency_n)" -eq "$sent" ]
 	[ "$(latency_sum lost)" -eq "$unsent" ]
+	# The ticks missed while stopped were skipped, not replayed.
+	grep -E 'tick\(s\) skipped after a stall' "$TESTBED_TMP/shedd.log"
 }
 
 # A spoofed flood: SYNs from addresses nobody answers for, so no handshake
