@@ -36,7 +36,7 @@ endif
 BPF_OBJ := $(OUTPUT)/shedd.bpf.o $(OUTPUT)/sojourn.bpf.o
 SKEL := $(OUTPUT)/shedd.skel.h $(OUTPUT)/sojourn.skel.h
 USER_SRCS := user/alloc.c user/options.c user/loader.c user/status.c user/aimd.c \
-	user/signals.c user/signal_parse.c
+	user/signals.c user/signal_parse.c user/sample_agg.c user/tick.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
 BIN := shedd
 ifeq ($(SAN),1)
@@ -46,7 +46,7 @@ UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options 
 	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_signals $(OUTPUT)/test_spread
 XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/fuzz_xdp
 TOOLS := $(OUTPUT)/synflood $(OUTPUT)/tcpstream $(OUTPUT)/slowserver $(OUTPUT)/loadgen \
-	$(OUTPUT)/xdp_pass.bpf.o
+	$(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/latbench $(OUTPUT)/uringserver
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJ)
@@ -102,7 +102,7 @@ $(OUTPUT)/signals.o: $(OUTPUT)/sojourn.skel.h
 
 $(BIN): $(OUTPUT)/main.o $(USER_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LIBBPF_LIBS) -lm -o $@
+	$(Q)$(CC) $(LDFLAGS) $^ $(LIBBPF_LIBS) -lm -pthread -o $@
 
 $(OUTPUT)/test_bucket: tests/test_bucket.c include/*.h | $(OUTPUT)
 	$(call msg,TEST,$@)
@@ -116,11 +116,12 @@ $(OUTPUT)/test_aimd: tests/test_aimd.c $(OUTPUT)/aimd.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_signals: tests/test_signals.c $(OUTPUT)/signal_parse.o
+$(OUTPUT)/test_signals: tests/test_signals.c $(OUTPUT)/signal_parse.o $(OUTPUT)/sample_agg.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_sim: tests/test_sim.c tests/splitmix.h include/*.h $(OUTPUT)/aimd.o $(OUTPUT)/alloc.o
+$(OUTPUT)/test_sim: tests/test_sim.c tests/splitmix.h include/*.h $(OUTPUT)/tick.o $(OUTPUT)/aimd.o \
+		$(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 

@@ -49,6 +49,18 @@ struct {
 	__type(value, struct shedd_sojourn);
 } sojourn SEC(".maps");
 
+/* A handshake completed: the admitted SYN became a queued connection. The
+ * controller grows the limit only on this evidence, and counts the
+ * connections that left the queue by any path against it. */
+static __always_inline void count_established(void)
+{
+	__u32 slot = epoch & 1;
+	struct shedd_sojourn *agg = bpf_map_lookup_elem(&sojourn, &slot);
+
+	if (agg)
+		agg->established++;
+}
+
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(on_set_state, const struct sock *sk, const int oldstate, const int newstate)
 {
@@ -64,6 +76,7 @@ int BPF_PROG(on_set_state, const struct sock *sk, const int oldstate, const int 
 		return 0;
 	now = bpf_ktime_get_ns();
 	bpf_map_update_elem(&queued, &key, &now, BPF_ANY);
+	count_established();
 	return 0;
 }
 

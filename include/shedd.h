@@ -168,8 +168,10 @@ struct shedd_lpm_v6 {
 /* ports: HASH, destination port in host byte order -> __u8 (1). */
 
 /* Accept-queue sojourn aggregate of one tick on one CPU. sojourn: a
- * PERCPU_ARRAY of two slots; the probes write slot (epoch & 1), the daemon
- * flips epoch every tick, then reads and clears the other slot. */
+ * PERCPU_ARRAY of two slots; the probes write slot (epoch & 1). Every tick
+ * the daemon reads and clears the other slot, which the probes left at the
+ * previous flip, a whole tick ago, then flips epoch: a probe that loaded
+ * the epoch just before the flip still writes a slot nobody is clearing. */
 #ifndef SOJOURN_HIST_BUCKETS
 #define SOJOURN_HIST_BUCKETS 224 /* = HIST_BUCKETS of histogram.h */
 #endif
@@ -179,6 +181,7 @@ struct shedd_sojourn {
 	__u64 min_ns; /* 0 when count == 0 */
 	__u64 max_ns;
 	__u32 hist[SOJOURN_HIST_BUCKETS];
+	__u64 established; /* handshakes completed: connections queued */
 };
 
 /* ctl_state: written by the daemon only, every tick. ARRAY with one entry.

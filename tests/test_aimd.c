@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* test_aimd.c - the controller (user/aimd.c) in simulated time: the overload
  * verdict of each signal, the step response, no growth while the limit does
- * not bind, the bounds, the ramp stages and their abort, the stall guard.
+ * not bind, the bounds, the ramp stages and their abort, the stall guard,
+ * the measured tick length, no wind-up on SYNs that never complete, no
+ * open-loop ramp without a delay signal.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
+#include <math.h>
 
 #include "aimd.h"
 #include "shedd.h"
@@ -28,12 +31,15 @@ static struct aimd_params params(void)
 	return p;
 }
 
-/* A calm tick: short sojourn, empty queue, demand as given. */
+/* A calm tick: short sojourn, empty queue, demand as given, and every
+ * offered SYN completes its handshake. */
 static struct aimd_signals calm(double demand)
 {
 	return (struct aimd_signals){
 		.have_sojourn = true, .sojourn_count = 100, .sojourn_min_ns = 1 * MS,
 		.have_depth = true, .depth = 0, .backlog = 128, .demand = demand,
+		.dt_ns = TICK, .have_completed = true,
+		.completed = (__u64)(demand * (double)TICK / 1e9),
 	};
 }
 
@@ -100,10 +106,28 @@ static void stall_guard(void **state)
 	struct aimd_signals sig = calm(100);
 
 	aimd_init(&s, &p, 1000);
-	/* Nobody accepts while connections wait: the application stopped. */
+	/* Nobody accepts while connections wait, and none left the queue:
+	 * the application stopped. */
 	sig.sojourn_count = 0;
 	sig.depth = 3;
-	assert_int_equal(aimd_overloaded(&p, &s, &sig, TICK), AIMD_WHY_STALL);
+	sig.have_queue_left = true;
+	sig.queue_left = 0;
+	/* ...for stall_ns (300 ms): a slow service may take nothing in one
+	 * tick and still be working. */
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 1 * TICK), 0);
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 2 * TICK), 0);
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 3 * TICK), AIMD_WHY_STALL);
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 4 * TICK), AIMD_WHY_STALL);
+	/* One connection leaving ends the run. */
+	sig.queue_left = 1;
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 5 * TICK), 0);
+	sig.queue_left = 0;
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 6 * TICK), 0);
+	/* Not knowing what left the queue (the first ticks): no verdict. */
+	sig.have_queue_left = false;
+	for (int t = 7; t < 20; t++)
+		assert_int_equal(aimd_overloaded(&p, &s, &sig, (__u64)t * TICK), 0);
+	sig.have_queue_left = true;
 	/* No accepts and nothing waiting is just a quiet tick. */
 	sig.depth = 0;
 	assert_int_equal(aimd_overloaded(&p, &s, &sig, TICK), 0);
@@ -443,6 +467,115 @@ static void import_checks_the_record(void **state)
 	assert_true(got.stage_end_ns == t + p.stage_hold_ns);
 }
 
+/* The accept rate is the tick's accepts over its measured length: with
+ * 10 ms ticks (--tick-ms 10), 10 accepts a tick are 1000/s, and an overload
+ * from far above comes down to good_cap x 1000/s, not x 100/s. */
+static void accept_rate_uses_the_measured_tick(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct aimd_signals sig = calm(5000);
+	__u64 t = 0;
+	int i;
+
+	p.tick_ns = 100 * MS; /* the nominal tick must not be used */
+	aimd_init(&s, &p, 10000);
+	sig.dt_ns = 10 * MS;
+	sig.sojourn_count = 10;
+	for (i = 0; i < 5; i++) {
+		t += 10 * MS;
+		aimd_update(&p, &s, &sig, t);
+	}
+	assert_float_equal(s.peak_accept, 1000, 1e-6);
+	sig.overflows = 1;
+	t += 10 * MS;
+	aimd_update(&p, &s, &sig, t);
+	assert_int_equal(s.mode, AIMD_OVERLOAD);
+	assert_float_equal(s.rate, p.good_cap * 1000, 1e-6);
+	/* The peak decays per 100 ms of measured time: one 2 s tick (a stall
+	 * of the daemon) decays it as much as twenty 100 ms ticks. */
+	sig = calm(0);
+	sig.sojourn_count = 0;
+	sig.dt_ns = 2000 * MS;
+	t += 2000 * MS;
+	aimd_update(&p, &s, &sig, t);
+	assert_float_equal(s.peak_accept, 1000 * pow(p.peak_decay, 20), 1e-6);
+}
+
+/* A spoofed flood: the limit binds (demand far above it), everything it
+ * admits is admitted, and almost nothing completes its handshake. The limit
+ * must not climb to max_rate. */
+static void no_wind_up_on_syns_that_never_complete(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct aimd_signals sig = calm(1e6);
+	__u64 t = TICK;
+	int i;
+
+	aimd_init(&s, &p, 1000);
+	for (i = 0; i < 1000; i++, t += TICK) {
+		sig.admitted_per_sec = s.rate;
+		sig.completed = 5; /* 50/s of real clients */
+		aimd_update(&p, &s, &sig, t);
+	}
+	assert_float_equal(s.rate, 1000, 1e-9);
+	/* No measure of completion at all: no evidence, no growth either. */
+	sig = calm(1e6);
+	sig.have_completed = false;
+	for (i = 0; i < 100; i++, t += TICK)
+		aimd_update(&p, &s, &sig, t);
+	assert_float_equal(s.rate, 1000, 1e-9);
+	/* Real clients completing what is admitted: the limit grows. */
+	sig = calm(1e6);
+	sig.admitted_per_sec = 1000;
+	sig.completed = 90; /* 900/s of 1000/s admitted */
+	aimd_update(&p, &s, &sig, t);
+	assert_float_equal(s.rate, 1050, 1e-9);
+}
+
+/* No sojourn, no depth, no latency: the law would ramp open-loop to
+ * max_rate on demand alone. It holds instead. */
+static void blind_controller_holds(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct aimd_signals sig = {
+		.demand = 1e6, .dt_ns = TICK, .have_completed = true, .completed = 100000,
+	};
+	__u64 t = TICK;
+	int i;
+
+	aimd_init(&s, &p, 1000);
+	for (i = 0; i < 1000; i++, t += TICK)
+		aimd_update(&p, &s, &sig, t);
+	assert_float_equal(s.rate, 1000, 1e-9);
+	assert_int_equal(s.mode, AIMD_STEADY);
+}
+
+/* io_uring accepts and connections queued before the probes attached give
+ * no sojourn sample; connections leaving the queue show the application
+ * is taking them: not a stall. */
+static void queue_draining_without_accept_samples_is_not_a_stall(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct aimd_signals sig = calm(100);
+
+	aimd_init(&s, &p, 1000);
+	sig.sojourn_count = 0;
+	sig.depth = 20;
+	sig.have_queue_left = true;
+	sig.queue_left = 10;
+	for (int t = 1; t < 20; t++)
+		assert_int_equal(aimd_overloaded(&p, &s, &sig, (__u64)t * TICK), 0);
+	/* Nothing left the queue for 300 ms: the application stopped. */
+	sig.queue_left = 0;
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 20 * TICK), 0);
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 21 * TICK), 0);
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 22 * TICK), AIMD_WHY_STALL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -460,6 +593,10 @@ int main(void)
 		cmocka_unit_test(no_ramp_means_straight_to_steady),
 		cmocka_unit_test(restart_mid_ramp_carries_on),
 		cmocka_unit_test(import_checks_the_record),
+		cmocka_unit_test(accept_rate_uses_the_measured_tick),
+		cmocka_unit_test(no_wind_up_on_syns_that_never_complete),
+		cmocka_unit_test(blind_controller_holds),
+		cmocka_unit_test(queue_draining_without_accept_samples_is_not_a_stall),
 	};
 
 	return cmocka_run_group_tests_name("aimd", tests, NULL, NULL);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* test_signals.c - the pure parts of the signal sources: /proc/net/netstat
- * parsing, the latency wire format, sample aggregation and percentiles.
+ * parsing, the latency wire format, sample aggregation and percentiles,
+ * listener drops from sock_diag, the two-slot sojourn protocol.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
 #include "shedd_latency.h"
 #include "signals.h"
 
@@ -44,21 +47,49 @@ static void latency_wire_format(void **state)
 	};
 	__u8 buf[32];
 	__u64 ns = 0;
+	__u32 unsent = 7;
 
 	memcpy(buf, &s, sizeof(s));
-	assert_int_equal(latency_decode(buf, 16, &ns), 0);
+	assert_int_equal(latency_decode(buf, 16, &ns, &unsent), 0);
 	assert_int_equal(ns, 12345678);
 	/* Wrong length, magic, version or flags: rejected. */
-	assert_int_equal(latency_decode(buf, 15, &ns), -1);
-	assert_int_equal(latency_decode(buf, 17, &ns), -1);
+	assert_int_equal(latency_decode(buf, 15, &ns, &unsent), -1);
+	assert_int_equal(latency_decode(buf, 17, &ns, &unsent), -1);
 	buf[0] ^= 1;
-	assert_int_equal(latency_decode(buf, 16, &ns), -1);
+	assert_int_equal(latency_decode(buf, 16, &ns, &unsent), -1);
 	buf[0] ^= 1;
 	buf[4] = 2;
-	assert_int_equal(latency_decode(buf, 16, &ns), -1);
+	assert_int_equal(latency_decode(buf, 16, &ns, &unsent), -1);
 	buf[4] = 1;
 	buf[6] = 1;
-	assert_int_equal(latency_decode(buf, 16, &ns), -1);
+	assert_int_equal(latency_decode(buf, 16, &ns, &unsent), -1);
+	buf[6] = 0;
+	assert_int_equal(latency_decode(buf, 16, &ns, &unsent), 0);
+	assert_int_equal(unsent, 0); /* version 1 tells no loss */
+}
+
+/* Version 2 carries the sender's count of samples it could not send. */
+static void latency_wire_format_2_counts_losses(void **state)
+{
+	struct shedd_latency_sample2 s = {
+		.magic = SHEDD_LATENCY_MAGIC, .version = SHEDD_LATENCY_VERSION_2,
+		.latency_ns = 777, .unsent = 41,
+	};
+	__u8 buf[32];
+	__u64 ns = 0;
+	__u32 unsent = 0;
+
+	memcpy(buf, &s, sizeof(s));
+	assert_int_equal(latency_decode(buf, 24, &ns, &unsent), 0);
+	assert_int_equal(ns, 777);
+	assert_int_equal(unsent, 41);
+	/* Version 2 in 16 bytes, version 1 in 24, a reserved word set: no. */
+	assert_int_equal(latency_decode(buf, 16, &ns, &unsent), -1);
+	buf[4] = 1;
+	assert_int_equal(latency_decode(buf, 24, &ns, &unsent), -1);
+	buf[4] = 2;
+	buf[20] = 1;
+	assert_int_equal(latency_decode(buf, 24, &ns, &unsent), -1);
 }
 
 static void percentiles_within_the_bucket_error(void **state)
@@ -109,14 +140,119 @@ static void merge_keeps_exact_extremes(void **state)
 	assert_int_equal(agg_quantile(&a, 0.5), 20); /* clamped to the exact max */
 }
 
+/* A listener's drop counter is read from its INET_DIAG_SKMEMINFO
+ * attribute, wherever it sits among the attributes. */
+static void listener_drops_from_a_diag_message(void **state)
+{
+	/* inet_diag_msg, an INET_DIAG_TOS of one byte (padded to 8), then
+	 * INET_DIAG_SKMEMINFO: the layout the kernel sends. */
+	static __u8 buf[sizeof(struct inet_diag_msg) + 8 + RTA_LENGTH(SK_MEMINFO_VARS * 4)];
+	struct rtattr *a1 = (struct rtattr *)(buf + sizeof(struct inet_diag_msg));
+	struct rtattr *a2 = (struct rtattr *)((__u8 *)a1 + 8);
+	__u32 mem[SK_MEMINFO_VARS] = { 0 }, drops = 0;
+	const struct inet_diag_msg *m = (const struct inet_diag_msg *)buf;
+
+	_Static_assert(sizeof(struct inet_diag_msg) % 4 == 0, "aligned");
+	a1->rta_type = INET_DIAG_TOS;
+	a1->rta_len = RTA_LENGTH(1);
+	a2->rta_type = INET_DIAG_SKMEMINFO;
+	a2->rta_len = RTA_LENGTH(sizeof(mem));
+	mem[SK_MEMINFO_DROPS] = 4242;
+	memcpy(RTA_DATA(a2), mem, sizeof(mem));
+	assert_int_equal(diag_msg_drops(m, sizeof(buf), &drops), 0);
+	assert_int_equal(drops, 4242);
+	/* Without the attribute (the kernel did not send it): an error. */
+	assert_int_equal(diag_msg_drops(m, sizeof(struct inet_diag_msg) + 8, &drops), -1);
+	/* A truncated meminfo is not read past its end. */
+	a2->rta_len = RTA_LENGTH(SK_MEMINFO_DROPS * sizeof(__u32));
+	assert_int_equal(diag_msg_drops(m, sizeof(buf), &drops), -1);
+}
+
+/* Drops are counted listener by listener: only increases of a listener
+ * seen in both dumps; a new one (or a restart of shedd) adds nothing. */
+static void listener_drops_count_only_increases_of_known_listeners(void **state)
+{
+	static struct listener_drops prev, cur;
+
+	prev = (struct listener_drops){ .n = 2, .ino = { 10, 11 }, .drops = { 5, 0xfffffffe } };
+	cur = (struct listener_drops){ .n = 3, .ino = { 11, 12, 10 }, .drops = { 3, 900, 8 } };
+	/* 10: 5 -> 8 (+3); 11: wraps 0xfffffffe -> 3 (+5); 12 is new (+0). */
+	assert_int_equal(listener_drops_delta(&prev, &cur), 8);
+	/* The first dump of all: nothing known, nothing counted. */
+	prev.n = 0;
+	assert_int_equal(listener_drops_delta(&prev, &cur), 0);
+}
+
+/* The two-slot sojourn protocol against a probe on another CPU: the probe
+ * loads the epoch, and is still adding its sample while the daemon reads
+ * and clears (the window between bpf_map_lookup_elem and the zeroing
+ * update). Every sample written must be read exactly once. */
+struct race {
+	__u32 epoch;
+	__u64 slot[2];    /* the kernel's two slots */
+	__u64 copy;       /* what the daemon read */
+	__u64 read_total; /* summed over ticks */
+	int inflight;     /* the slot a probe is about to write, or -1 */
+};
+
+static int race_read(void *ctx, __u32 slot)
+{
+	struct race *r = ctx;
+
+	r->copy = r->slot[slot];
+	/* The probe on the other CPU completes its write now, between the
+	 * daemon's read and its clear. */
+	if (r->inflight >= 0) {
+		r->slot[r->inflight]++;
+		r->inflight = -1;
+	}
+	return 0;
+}
+
+static int race_clear(void *ctx, __u32 slot)
+{
+	struct race *r = ctx;
+
+	r->slot[slot] = 0;
+	r->read_total += r->copy;
+	return 0;
+}
+
+static void sojourn_slots_lose_no_sample(void **state)
+{
+	struct race r = { .inflight = -1 };
+	__u64 written = 0;
+	int tick, i;
+
+	for (tick = 0; tick < 10; tick++) {
+		/* Samples of the tick, written at leisure. */
+		for (i = 0; i < 5; i++) {
+			r.slot[r.epoch & 1]++;
+			written++;
+		}
+		/* One more, begun just before the daemon's tick. */
+		r.inflight = (int)(r.epoch & 1);
+		written++;
+		assert_int_equal(sojourn_collect(&r.epoch, race_read, race_clear, &r), 0);
+	}
+	/* Two more ticks with no traffic collect what is still in flight. */
+	for (tick = 0; tick < 2; tick++)
+		assert_int_equal(sojourn_collect(&r.epoch, race_read, race_clear, &r), 0);
+	assert_int_equal(r.read_total, written);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(netstat_fields_are_found_by_name),
 		cmocka_unit_test(netstat_without_the_fields_is_an_error),
 		cmocka_unit_test(latency_wire_format),
+		cmocka_unit_test(latency_wire_format_2_counts_losses),
 		cmocka_unit_test(percentiles_within_the_bucket_error),
 		cmocka_unit_test(merge_keeps_exact_extremes),
+		cmocka_unit_test(sojourn_slots_lose_no_sample),
+		cmocka_unit_test(listener_drops_from_a_diag_message),
+		cmocka_unit_test(listener_drops_count_only_increases_of_known_listeners),
 	};
 
 	return cmocka_run_group_tests_name("signals", tests, NULL, NULL);

@@ -3,6 +3,7 @@
  * recovery. See aimd.h for the law; everything here is arithmetic on its
  * arguments.
  */
+#include <math.h>
 #include "aimd.h"
 #include "shedd.h"
 
@@ -25,6 +26,8 @@ void aimd_defaults(struct aimd_params *p)
 		.tick_ns = 100 * MS,
 		.good_cap = 1.5,
 		.peak_decay = 0.99,
+		.complete_frac = 0.5,
+		.stall_ns = 300 * MS,
 	};
 }
 
@@ -65,10 +68,24 @@ unsigned int aimd_overloaded(const struct aimd_params *p, struct aimd_state *s,
 	    sig->latency_p99_ns > p->latency_target_ns)
 		why |= AIMD_WHY_LATENCY;
 	/* Stall guard: a queue that holds connections while nobody takes
-	 * any means the application stopped: overload, not calm. */
+	 * any means the application stopped: overload, not calm. The accept
+	 * probes miss io_uring and connections queued before they attached:
+	 * when connections left the queue anyway, it is not a stall; and
+	 * without a measure of what left, there is no verdict. */
 	if (sig->have_depth && sig->depth > 0 && sig->have_sojourn &&
-	    sig->sojourn_count == 0)
-		why |= AIMD_WHY_STALL;
+	    sig->sojourn_count == 0 && sig->have_queue_left && sig->queue_left == 0) {
+		__u64 dt = sig->dt_ns ? sig->dt_ns : p->tick_ns;
+
+		/* The run starts with the window of its first tick. */
+		if (!s->stuck) {
+			s->stuck = true;
+			s->stuck_since_ns = now_ns > dt ? now_ns - dt : 0;
+		}
+		if (now_ns - s->stuck_since_ns >= p->stall_ns)
+			why |= AIMD_WHY_STALL;
+	} else {
+		s->stuck = false;
+	}
 	return why;
 }
 
@@ -125,13 +142,41 @@ static void enter_stage(const struct aimd_params *p, struct aimd_state *s, __u64
 	s->rate = stage_rate(p, s);
 }
 
+/* Do the admitted SYNs turn into connections? Without a measure of
+ * completed handshakes there is no evidence, and no growth. */
+static bool completing(const struct aimd_params *p, const struct aimd_state *s,
+		       const struct aimd_signals *sig, double dt_sec)
+{
+	double admitted = sig->admitted_per_sec > 0 && sig->admitted_per_sec < s->rate ?
+			  sig->admitted_per_sec : s->rate;
+
+	if (!sig->have_completed || dt_sec <= 0)
+		return false;
+	return (double)sig->completed / dt_sec >= p->complete_frac * admitted;
+}
+
 double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		   const struct aimd_signals *sig, __u64 now_ns)
 {
-	if (sig->have_sojourn && p->tick_ns) {
-		double took = (double)sig->sojourn_count * 1e9 / (double)p->tick_ns;
+	__u64 dt_ns = sig->dt_ns ? sig->dt_ns : p->tick_ns;
+	double dt_sec = (double)dt_ns / 1e9;
+	/* The gains are per 100 ms of time, whatever the tick. A long tick
+	 * (the daemon stalled) counts at most as two nominal ticks: one
+	 * reading is not a long history. */
+	double cap_ns = 2.0 * (double)(p->tick_ns ? p->tick_ns : dt_ns);
+	double steps = ((double)dt_ns < cap_ns ? (double)dt_ns : cap_ns) / AIMD_GAIN_PERIOD_NS;
 
-		s->peak_accept *= p->peak_decay;
+	/* Blind: without any delay signal the law would be an open-loop
+	 * ramp to max_rate. Hold the rate. */
+	if (!sig->have_sojourn && !sig->have_depth && !sig->have_latency) {
+		s->why = 0;
+		return s->rate;
+	}
+	if (sig->have_sojourn && dt_ns) {
+		double took = (double)sig->sojourn_count / dt_sec;
+
+		/* The decay is per 100 ms of measured time, whatever the tick. */
+		s->peak_accept *= pow(p->peak_decay, dt_sec / 0.1);
 		if (took > s->peak_accept)
 			s->peak_accept = took;
 	}
@@ -159,7 +204,7 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		else if (s->mode == AIMD_RECOVERING)
 			s->last_good = s->held_rate;
 		s->mode = AIMD_OVERLOAD;
-		s->rate = s->rate * p->beta;
+		s->rate = s->rate * pow(p->beta, steps);
 		/* Far above what the service takes, one step brings it close. */
 		if (p->good_cap > 0 && s->peak_accept > 0 && s->rate > p->good_cap * s->peak_accept)
 			s->rate = p->good_cap * s->peak_accept;
@@ -184,9 +229,10 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		enter_stage(p, s, now_ns, false);
 		break;
 	case AIMD_STEADY:
-		/* Grow only while the limit binds: demand at or above it. */
-		if (sig->demand >= s->rate)
-			s->rate = clamp(p, s->rate + alpha(p, s));
+		/* Grow only while the limit binds (demand at or above it)
+		 * and what it admits completes. */
+		if (sig->demand >= s->rate && completing(p, s, sig, dt_sec))
+			s->rate = clamp(p, s->rate + alpha(p, s) * steps);
 		break;
 	}
 	return s->rate;

@@ -11,6 +11,10 @@
 #include <linux/types.h>
 
 #define AIMD_MAX_STAGES 8
+/* alpha and beta are gains per this much time (100 ms, the default tick):
+ * a tick of length dt applies them dt / 100 ms times, so --tick-ms changes
+ * how often the law runs, not how fast it moves. */
+#define AIMD_GAIN_PERIOD_NS 100000000.0
 
 /**
  * struct aimd_params - the controller's knobs, with their units.
@@ -20,21 +24,29 @@
  *                   overload (CoDel's interval; default 100 ms)
  * @depth_frac:      accept-queue depth over backlog that is overload (0.7)
  * @latency_target_ns: service p99 above this is overload; 0 = not used
- * @alpha_per_sec:   additive increase per tick while the limit binds (SYN/s);
+ * @alpha_per_sec:   additive increase per 100 ms while the limit binds (SYN/s);
  *                   0 = 1 % of the larger of the last good rate and the
  *                   recent peak accept rate, at least 1
- * @beta:            multiplicative decrease on overload (0.9)
+ * @beta:            multiplicative decrease per 100 ms of overload (0.95)
  * @min_rate:        the limit never goes below this (SYN/s)
  * @max_rate:        ... nor above this (SYN/s)
  * @ramp:            recovery stages, fractions of the last good rate, the
  *                   last one 1.0 (default 0.1, 0.5, 1.0)
  * @nr_stages:       entries used in @ramp; 0 = no ramp
  * @stage_hold_ns:   how long each stage is held (default 1 s)
- * @tick_ns:         the tick, to turn a tick's accepts into a rate (100 ms)
+ * @tick_ns:         the nominal tick (--tick-ms); a tick whose measured
+ *                   length (aimd_signals.dt_ns) is unknown is taken as this
  * @good_cap:        an episode's last good rate is at most this many times
  *                   the service's recent peak accept rate (1.5)
- * @peak_decay:      per-tick decay of that peak (0.99: a half-life of ~7 s
- *                   at 100 ms ticks)
+ * @peak_decay:      decay of that peak per 100 ms of measured time (0.99: a
+ *                   half-life of ~7 s whatever the tick)
+ * @stall_ns:        how long the queue must hold connections with none
+ *                   leaving before it is a stall (300 ms): a slow service
+ *                   may take nothing in one tick and still be working
+ * @complete_frac:   the limit grows only while at least this fraction of
+ *                   the admitted SYNs complete their handshake (0.5): a limit
+ *                   that binds only on SYNs that never complete (a spoofed
+ *                   flood) must not climb
  */
 struct aimd_params {
 	__u64 target_delay_ns;
@@ -51,6 +63,8 @@ struct aimd_params {
 	__u64 tick_ns;
 	double good_cap;
 	double peak_decay;
+	double complete_frac;
+	__u64 stall_ns;
 };
 
 /**
@@ -66,6 +80,15 @@ struct aimd_params {
  * @have_latency:   service-latency samples arrived in the tick
  * @latency_p99_ns: their 99th percentile
  * @demand:         SYNs offered per second, all classes
+ * @dt_ns:          the measured length of the tick; 0 = params->tick_ns
+ * @have_queue_left: @queue_left is measured
+ * @queue_left:     connections that left the accept queue in the tick by
+ *                  any path (accept(), io_uring, a reset): queued minus the
+ *                  growth of the depth. A stall is judged only with it,
+ *                  and only while it is zero.
+ * @have_completed: @completed is measured
+ * @completed:      handshakes completed (SYN_RECV -> ESTABLISHED) in the tick
+ * @admitted_per_sec: SYNs the buckets admitted per second, all classes
  */
 struct aimd_signals {
 	bool have_sojourn;
@@ -78,6 +101,12 @@ struct aimd_signals {
 	bool have_latency;
 	__u64 latency_p99_ns;
 	double demand;
+	__u64 dt_ns;
+	bool have_queue_left;
+	__u64 queue_left;
+	bool have_completed;
+	__u64 completed;
+	double admitted_per_sec;
 };
 
 enum aimd_mode {
@@ -113,6 +142,9 @@ enum aimd_reason {
  * @prev_min_ns:   the last tick's minimum sojourn, to see a queue draining
  * @peak_accept:   the recent peak of the accept rate (conn/s), decaying:
  *                 what the service has shown it can take
+ * @stuck:         inside a run of ticks in which connections waited and
+ *                 none left the queue
+ * @stuck_since_ns: the start of that run
  */
 struct aimd_state {
 	double rate;
@@ -126,6 +158,8 @@ struct aimd_state {
 	__u64 above_since_ns;
 	__u64 prev_min_ns;
 	double peak_accept;
+	bool stuck;
+	__u64 stuck_since_ns;
 };
 
 void aimd_defaults(struct aimd_params *p);
@@ -158,8 +192,13 @@ unsigned int aimd_overloaded(const struct aimd_params *p, struct aimd_state *s,
  *               only the last is left the cut was shallow, and the additive
  *               climb takes over (the ramp is for a service that went down).
  *   otherwise:  rate = min(max_rate, rate + alpha) only while the limit
- *               binds (demand >= rate); unchanged when it does not, so the
- *               limit cannot creep up while nobody needs it.
+ *               binds (demand >= rate) and the admitted SYNs turn into
+ *               connections (completed/s >= complete_frac x min(admitted/s,
+ *               rate)); unchanged otherwise, so the limit cannot creep up
+ *               while nobody needs it, nor on a flood of SYNs that never
+ *               complete.
+ *   blind:      a tick with no delay signal at all (no sojourn, no depth, no
+ *               latency) holds the rate: no verdict, no growth.
  */
 double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		   const struct aimd_signals *sig, __u64 now_ns);

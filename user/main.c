@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* main.c - shedd, the daemon: load or adopt the XDP shedder on one interface,
- * then every tick: read signals -> controller -> allocator -> write the
- * per-class, per-CPU rates; a status line every second.
+ * then every tick: read signals -> controller -> allocator -> publish the
+ * per-class rates; a status line every second.
  */
 #include <errno.h>
 #include <signal.h>
@@ -13,13 +13,11 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
-#include "aimd.h"
-#include "alloc.h"
-#include "shedd.h"
 #include "loader.h"
 #include "options.h"
 #include "signals.h"
 #include "status.h"
+#include "tick.h"
 
 static volatile sig_atomic_t exiting;
 static int verbosity;
@@ -47,47 +45,6 @@ static double now_sec(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void sleep_until(struct timespec *deadline, __u32 tick_ms)
-{
-	deadline->tv_nsec += (long)tick_ms * 1000000L;
-	while (deadline->tv_nsec >= 1000000000L) {
-		deadline->tv_nsec -= 1000000000L;
-		deadline->tv_sec++;
-	}
-	/* EINTR from SIGTERM ends the wait early: the loop then sees exiting. */
-	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, deadline, NULL);
-}
-
-struct daemon {
-	struct loader l;
-	struct signals sig;
-	const struct shedd_options *o;
-	struct alloc_params ap;
-	struct aimd_params cp;
-	struct aimd_state cs;
-	double limit;                   /* the total rate being allocated */
-	struct signal_report second;    /* merged over the status interval */
-	__u64 second_overflows, second_drops;
-	struct shedd_stats *prev, *cur; /* per-CPU snapshots */
-	struct shedd_stats status_prev; /* summed, at the last status line */
-	double *demand;                 /* smoothed SYN/s, [class * ncpus + cpu] */
-	double *instant;
-	struct shedd_class_rate rates[SHEDD_NR_CLASSES];
-	double last_tick, last_status;
-};
-
-/* --burst is the depth for --rate; a controlled limit keeps the same depth
- * in time. Without --burst: rate / 10, 100 ms of traffic. */
-static double total_burst(const struct daemon *d)
-{
-	double b = d->limit / 10;
-
-	if (d->o->burst)
-		b = (double)d->o->burst * d->limit /
-		    (double)(d->o->rate_per_sec ? d->o->rate_per_sec : 1);
-	return b < 1 ? 1 : b;
-}
-
 static __u64 now_ns(void)
 {
 	struct timespec ts;
@@ -96,12 +53,38 @@ static __u64 now_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 }
 
-static int apply_rates(struct daemon *d)
+static void sleep_until(__u64 deadline_ns)
 {
-	int err;
+	struct timespec ts = {
+		.tv_sec = (time_t)(deadline_ns / 1000000000ULL),
+		.tv_nsec = (long)(deadline_ns % 1000000000ULL),
+	};
 
-	alloc_rates(&d->ap, d->limit, total_burst(d), d->demand, d->l.ncpus, d->rates);
-	err = loader_write_rates(&d->l, d->rates, now_ns());
+	/* EINTR from SIGTERM ends the wait early: the loop then sees exiting. */
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
+struct daemon {
+	struct loader l;
+	struct signals sig;
+	const struct shedd_options *o;
+	struct tick_params tp;
+	struct tick_state ts;
+	struct signal_report second;    /* merged over the status interval */
+	__u64 second_overflows, second_drops;
+	struct shedd_stats *prev, *cur; /* per-CPU snapshots */
+	struct shedd_stats status_prev; /* summed, at the last status line */
+	__u64 *syn;                     /* SYNs of the tick, [class * ncpus + cpu] */
+	struct shedd_class_rate rates[SHEDD_NR_CLASSES];
+	double last_status;
+	__u64 last_tick_ns;
+	__u64 skipped;                  /* ticks skipped after stalls */
+};
+
+static int write_rates(struct daemon *d)
+{
+	int err = loader_write_rates(&d->l, d->rates, now_ns());
+
 	if (err)
 		fprintf(stderr, "shedd: write rates: %s\n", strerror(-err));
 	return err;
@@ -116,8 +99,8 @@ static int save_controller(struct daemon *d)
 	/* A fixed rate leaves no controller state: an empty record, so a
 	 * later adoption starts from the program's rate, not an older one. */
 	memset(&st, 0, sizeof(st));
-	if (d->o->controller == CONTROLLER_AIMD)
-		aimd_export(&d->cs, now_ns(), &st);
+	if (d->tp.aimd)
+		aimd_export(&d->ts.cs, now_ns(), &st);
 	err = loader_write_ctl(&d->l, &st);
 	if (err)
 		fprintf(stderr, "shedd: write controller state: %s\n", strerror(-err));
@@ -142,48 +125,35 @@ static void merge_second(struct daemon *d, const struct signal_report *r)
 	s->have_latency |= r->have_latency;
 	agg_merge(&s->latency, &r->latency);
 	s->latency_bad += r->latency_bad;
+	s->latency_lost += r->latency_lost;
+	s->have_listen_drops |= r->have_listen_drops;
+	s->listen_drops += r->listen_drops;
 }
 
-/* signals -> controller: one tick of the AIMD law, and a line whenever the
- * controller changes mode or ramp stage, so the ramp can be followed. */
-static void control(struct daemon *d, const struct signal_report *r, double demand, __u64 now)
+/* A line whenever the controller changes mode or ramp stage, or finds a
+ * new reason for an overload, so the ramp can be followed. */
+static void tell_mode(const struct daemon *d, enum aimd_mode was, int stage, unsigned int why)
 {
-	struct aimd_signals in = {
-		.have_sojourn = r->have_sojourn,
-		.sojourn_count = r->sojourn.count,
-		.sojourn_min_ns = r->sojourn.min_ns,
-		.have_depth = r->have_depth,
-		.depth = r->depth,
-		.backlog = r->backlog,
-		.overflows = r->drops > r->overflows ? r->drops : r->overflows,
-		.have_latency = r->have_latency && r->latency.count > 0,
-		.latency_p99_ns = agg_quantile(&r->latency, 0.99),
-		.demand = demand,
-	};
-	enum aimd_mode was = d->cs.mode;
-	unsigned int why = d->cs.why;
-	int stage = d->cs.stage;
+	const struct aimd_state *cs = &d->ts.cs;
+	const struct aimd_params *cp = &d->tp.cp;
 
-	d->limit = aimd_update(&d->cp, &d->cs, &in, now);
-	/* A line at every change of mode, of ramp stage, or of the reasons
-	 * for an overload. */
-	if (d->cs.mode != was || (d->cs.mode == AIMD_RECOVERING && d->cs.stage != stage) ||
-	    (d->cs.mode == AIMD_OVERLOAD && (d->cs.why & ~why))) {
-		if (d->cs.mode == AIMD_RECOVERING)
-			fprintf(stderr, "shedd %s: mode=recovering stage=%d/%d limit=%.0f/s "
-					"(%.0f%% of last good %.0f/s)\n",
-				d->o->iface, d->cs.stage + 1, d->cp.nr_stages, d->limit,
-				100 * d->cp.ramp[d->cs.stage], d->cs.last_good);
-		else
-			fprintf(stderr, "shedd %s: mode=%s limit=%.0f/s last_good=%.0f/s "
-					"peak_accept=%.0f/s%s%s%s%s%s\n", d->o->iface,
-				aimd_mode_name(d->cs.mode), d->limit, d->cs.last_good, d->cs.peak_accept,
-				d->cs.why & AIMD_WHY_SOJOURN ? " why=sojourn" : "",
-				d->cs.why & AIMD_WHY_DEPTH ? " why=depth" : "",
-				d->cs.why & AIMD_WHY_OVERFLOW ? " why=overflow" : "",
-				d->cs.why & AIMD_WHY_LATENCY ? " why=latency" : "",
-				d->cs.why & AIMD_WHY_STALL ? " why=stall" : "");
-	}
+	if (!(cs->mode != was || (cs->mode == AIMD_RECOVERING && cs->stage != stage) ||
+	      (cs->mode == AIMD_OVERLOAD && (cs->why & ~why))))
+		return;
+	if (cs->mode == AIMD_RECOVERING)
+		fprintf(stderr, "shedd %s: mode=recovering stage=%d/%d limit=%.0f/s "
+				"(%.0f%% of last good %.0f/s)\n",
+			d->o->iface, cs->stage + 1, cp->nr_stages, d->ts.limit,
+			100 * cp->ramp[cs->stage], cs->last_good);
+	else
+		fprintf(stderr, "shedd %s: mode=%s limit=%.0f/s last_good=%.0f/s "
+				"peak_accept=%.0f/s%s%s%s%s%s\n", d->o->iface,
+			aimd_mode_name(cs->mode), d->ts.limit, cs->last_good, cs->peak_accept,
+			cs->why & AIMD_WHY_SOJOURN ? " why=sojourn" : "",
+			cs->why & AIMD_WHY_DEPTH ? " why=depth" : "",
+			cs->why & AIMD_WHY_OVERFLOW ? " why=overflow" : "",
+			cs->why & AIMD_WHY_LATENCY ? " why=latency" : "",
+			cs->why & AIMD_WHY_STALL ? " why=stall" : "");
 }
 
 /* The signal half of the status line; returns its length. */
@@ -193,7 +163,7 @@ static size_t signals_format(char *buf, size_t len, const struct daemon *d, doub
 	int off;
 
 	off = snprintf(buf, len, "mode=%s ",
-		       d->o->controller == CONTROLLER_AIMD ? aimd_mode_name(d->cs.mode) : "fixed");
+		       d->tp.aimd ? aimd_mode_name(d->ts.cs.mode) : "fixed");
 	if (s->have_sojourn)
 		off += snprintf(buf + off, len - (size_t)off,
 				"accepts=%.1f/s sojourn_ms=%.2f/%.2f/%.2f/%.2f ",
@@ -206,43 +176,61 @@ static size_t signals_format(char *buf, size_t len, const struct daemon *d, doub
 	if (s->have_netstat)
 		off += snprintf(buf + off, len - (size_t)off, "overflows=%llu drops=%llu ",
 				(unsigned long long)s->overflows, (unsigned long long)s->drops);
+	if (s->have_listen_drops)
+		off += snprintf(buf + off, len - (size_t)off, "listen_drops=%llu ",
+				(unsigned long long)s->listen_drops);
 	if (s->have_latency)
-		off += snprintf(buf + off, len - (size_t)off, "latency_n=%llu latency_p99_ms=%.2f bad=%llu ",
+		off += snprintf(buf + off, len - (size_t)off, "latency_n=%llu latency_p99_ms=%.2f bad=%llu lost=%llu ",
 				(unsigned long long)s->latency.count,
 				agg_quantile(&s->latency, 0.99) / 1e6,
-				(unsigned long long)s->latency_bad);
+				(unsigned long long)s->latency_bad,
+				(unsigned long long)s->latency_lost);
 	return off < 0 ? 0 : (size_t)off < len ? (size_t)off : len - 1;
 }
 
 static int tick(struct daemon *d)
 {
-	int n = d->l.ncpus, i, err;
-	double t = now_sec(), total_demand;
+	int n = d->l.ncpus, c, i, err;
+	__u64 now = now_ns(), admitted = 0;
+	double t = now_sec();
 	struct shedd_stats *swap;
 	struct signal_report r;
+	struct tick_input in;
+	enum aimd_mode was = d->ts.cs.mode;
+	unsigned int why = d->ts.cs.why;
+	int stage = d->ts.cs.stage;
 
 	err = loader_read_stats(&d->l, d->cur);
 	if (err) {
 		fprintf(stderr, "shedd: read stats: %s\n", strerror(-err));
 		return err;
 	}
-	stats_demand(d->prev, d->cur, n, t - d->last_tick, d->instant);
-	total_demand = 0;
-	for (i = 0; i < SHEDD_NR_CLASSES * n; i++) {
-		d->demand[i] = alloc_demand(d->demand[i], d->instant[i]);
-		total_demand += d->instant[i];
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		for (i = 0; i < n; i++) {
+			const struct shedd_class_stats *p = &d->prev[i].cls[c], *q = &d->cur[i].cls[c];
+
+			d->syn[c * n + i] = q->syn >= p->syn ? q->syn - p->syn : 0;
+			admitted += q->admitted >= p->admitted ? q->admitted - p->admitted : 0;
+		}
 	}
-	d->last_tick = t;
 	swap = d->prev;
 	d->prev = d->cur;
 	d->cur = swap;
 
 	signals_read(&d->sig, &r);
 	merge_second(d, &r);
-	if (d->o->controller == CONTROLLER_AIMD)
-		control(d, &r, total_demand, now_ns());
-
-	if ((err = apply_rates(d)) || (err = save_controller(d)))
+	in = (struct tick_input){
+		.now_ns = now,
+		.dt_ns = now - d->last_tick_ns,
+		.sig = &r,
+		.syn = d->syn,
+		.admitted = admitted,
+	};
+	d->last_tick_ns = now;
+	tick_step(&d->tp, &d->ts, &in, d->rates);
+	if (d->tp.aimd)
+		tell_mode(d, was, stage, why);
+	if ((err = write_rates(d)) || (err = save_controller(d)))
 		return err;
 
 	if (t - d->last_status >= 1.0) {
@@ -253,7 +241,7 @@ static int tick(struct daemon *d)
 		stats_sum(d->prev, n, &sum);
 		off = signals_format(line, sizeof(line), d, t - d->last_status);
 		status_format(line + off, sizeof(line) - off, &d->status_prev, &sum,
-			      t - d->last_status, d->limit);
+			      t - d->last_status, d->ts.limit);
 		fprintf(stderr, "shedd %s: %s\n", d->o->iface, line);
 		d->status_prev = sum;
 		d->last_status = t;
@@ -277,6 +265,7 @@ static void controller_params(const struct shedd_options *o, struct aimd_params 
 		p->max_rate = (double)o->max_rate;
 	if (p->min_rate > p->max_rate)
 		p->min_rate = p->max_rate;
+	p->tick_ns = (__u64)o->tick_ms * 1000000ULL;
 	if (o->step)
 		p->alpha_per_sec = (double)o->step;
 	if (o->depth_frac > 0)
@@ -291,34 +280,28 @@ static void controller_params(const struct shedd_options *o, struct aimd_params 
 	}
 }
 
-/* An adopting shedd's controller: without --rate, from the state the last
- * one pinned (mode, ramp stage, last good rate), or failing that from the
- * rate the program is shedding at; otherwise from --rate. */
-static void controller_start(struct daemon *d)
+/* An adopting shedd's controller, without --rate: the state the last one
+ * pinned (mode, ramp stage, last good rate), when it can be imported. */
+static void controller_resume(struct daemon *d)
 {
-	const struct shedd_options *o = d->o;
 	struct shedd_ctl_state st;
-	double adopted = 0;
 
-	aimd_init(&d->cs, &d->cp, (double)o->rate_per_sec);
-	if (!d->l.adopted || o->rate_set)
+	if (!d->l.adopted || d->o->rate_set || !d->tp.aimd)
 		return;
-	if (o->controller == CONTROLLER_AIMD && !loader_read_ctl(&d->l, &st) &&
-	    !aimd_import(&d->cp, &d->cs, &st, now_ns())) {
-		fprintf(stderr, "shedd: controller resumes: mode=%s stage=%d limit=%.0f/s "
-				"last_good=%.0f/s peak_accept=%.0f/s\n",
-			aimd_mode_name(d->cs.mode), d->cs.stage + 1, d->cs.rate, d->cs.last_good,
-			d->cs.peak_accept);
+	if (loader_read_ctl(&d->l, &st) || aimd_import(&d->tp.cp, &d->ts.cs, &st, now_ns()))
 		return;
-	}
-	if (!loader_read_total_rate(&d->l, &adopted) && adopted > 0)
-		aimd_init(&d->cs, &d->cp, adopted);
+	d->ts.limit = d->ts.cs.rate;
+	fprintf(stderr, "shedd: controller resumes: mode=%s stage=%d limit=%.0f/s "
+			"last_good=%.0f/s peak_accept=%.0f/s\n",
+		aimd_mode_name(d->ts.cs.mode), d->ts.cs.stage + 1, d->ts.cs.rate,
+		d->ts.cs.last_good, d->ts.cs.peak_accept);
 }
 
 static int run(struct shedd_options *o)
 {
 	struct daemon d = { .o = o };
-	struct timespec deadline;
+	double start, adopted = 0;
+	__u64 deadline;
 	int err, c, n;
 
 	err = loader_open(&d.l, o);
@@ -332,20 +315,40 @@ static int run(struct shedd_options *o)
 	n = d.l.ncpus;
 	d.prev = calloc((size_t)n, sizeof(*d.prev));
 	d.cur = calloc((size_t)n, sizeof(*d.cur));
-	d.demand = calloc((size_t)(SHEDD_NR_CLASSES * n), sizeof(*d.demand));
-	d.instant = calloc((size_t)(SHEDD_NR_CLASSES * n), sizeof(*d.instant));
-	if (!d.prev || !d.cur || !d.demand || !d.instant) {
+	d.ts.demand = calloc((size_t)(SHEDD_NR_CLASSES * n), sizeof(*d.ts.demand));
+	d.ts.instant = calloc((size_t)(SHEDD_NR_CLASSES * n), sizeof(*d.ts.instant));
+	d.syn = calloc((size_t)(SHEDD_NR_CLASSES * n), sizeof(*d.syn));
+	if (!d.prev || !d.cur || !d.ts.demand || !d.ts.instant || !d.syn) {
 		fprintf(stderr, "shedd: out of memory\n");
 		err = -ENOMEM;
 		goto out;
 	}
 	for (c = 0; c < SHEDD_NR_CLASSES; c++)
-		d.ap.floor[c] = o->floor[c];
-	d.ap.headroom = DEFAULT_HEADROOM;
-	controller_params(o, &d.cp);
-	controller_start(&d);
-	d.limit = o->controller == CONTROLLER_AIMD ? d.cs.rate : (double)o->rate_per_sec;
+		d.tp.ap.floor[c] = o->floor[c];
+	d.tp.ap.headroom = DEFAULT_HEADROOM;
+	controller_params(o, &d.tp.cp);
+	d.tp.ncpus = n;
+	d.tp.aimd = o->controller == CONTROLLER_AIMD;
+	/* --burst is the depth for --rate; a controlled limit keeps the same
+	 * depth in time. Without --burst: 100 ms of traffic. */
+	d.tp.burst_per_rate = o->burst ? (double)o->burst /
+			      (double)(o->rate_per_sec ? o->rate_per_sec : 1) : 0.1;
+	start = (double)o->rate_per_sec;
+	/* Adopting without --rate: carry on from the rate the program has,
+	 * so a restart does not forget what the controller had found (and
+	 * from the controller's pinned state, below, when there is one). */
+	if (d.l.adopted && !o->rate_set && !loader_read_total_rate(&d.l, &adopted) && adopted > 0)
+		start = adopted;
+	d.tp.fixed_rate = (double)o->rate_per_sec;
 	signals_open(&d.sig, o, n);
+	/* With no delay signal at all, the control law is an open-loop ramp
+	 * to --max-rate: run at a fixed rate instead, and say so. */
+	if (tick_blind_fallback(&d.tp, signals_have_delay(&d.sig), start))
+		fprintf(stderr, "shedd: no delay signal (no sojourn probes, no sock_diag depth, "
+				"no latency socket): the aimd controller cannot close its loop; "
+				"FALLING BACK to a fixed rate of %.0f SYN/s\n", start);
+	tick_init(&d.tp, &d.ts, start);
+	controller_resume(&d);
 
 	if ((err = loader_configure(&d.l, o)))
 		goto out;
@@ -356,8 +359,11 @@ static int run(struct shedd_options *o)
 	stats_sum(d.prev, n, &d.status_prev);
 	/* A fresh program starts with an even split; an adopted one keeps its
 	 * rates until the first tick has measured demand. */
-	if (!d.l.adopted && (err = apply_rates(&d)))
-		goto out;
+	if (!d.l.adopted) {
+		tick_allocate(&d.tp, &d.ts, d.rates);
+		if ((err = write_rates(&d)))
+			goto out;
+	}
 	if ((err = save_controller(&d)))
 		goto out;
 	/* Only now, with every map written, does the program see a packet. */
@@ -365,19 +371,28 @@ static int run(struct shedd_options *o)
 		goto out;
 	fprintf(stderr, "shedd: %s %s (ifindex %d, %d CPUs), %s rate %.0f SYN/s, pins in %s\n",
 		d.l.adopted ? "adopted the running shedd on" : "attached to", o->iface,
-		d.l.ifindex, n, o->controller == CONTROLLER_AIMD ? "aimd, start" : "fixed",
-		d.limit, d.l.pin_dir);
-	if (o->controller == CONTROLLER_AIMD)
+		d.l.ifindex, n, d.tp.aimd ? "aimd, start" : "fixed",
+		d.ts.limit, d.l.pin_dir);
+	if (d.tp.aimd)
 		fprintf(stderr, "shedd: aimd target_delay=%.1fms interval=%.0fms depth=%.0f%% "
 				"min=%.0f max=%.0f beta=%.2f ramp=%d stages x %.1fs latency_target=%s\n",
-			d.cp.target_delay_ns / 1e6, d.cp.interval_ns / 1e6, 100 * d.cp.depth_frac,
-			d.cp.min_rate, d.cp.max_rate, d.cp.beta, d.cp.nr_stages,
-			d.cp.stage_hold_ns / 1e9, o->latency_target_ns ? "on" : "off");
+			d.tp.cp.target_delay_ns / 1e6, d.tp.cp.interval_ns / 1e6,
+			100 * d.tp.cp.depth_frac, d.tp.cp.min_rate, d.tp.cp.max_rate, d.tp.cp.beta,
+			d.tp.cp.nr_stages, d.tp.cp.stage_hold_ns / 1e9,
+			o->latency_target_ns ? "on" : "off");
 
-	d.last_tick = d.last_status = now_sec();
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	d.last_status = now_sec();
+	d.last_tick_ns = deadline = now_ns();
 	while (!exiting) {
-		sleep_until(&deadline, o->tick_ms);
+		__u64 skipped = tick_next_deadline(&deadline, now_ns(), d.tp.cp.tick_ns);
+
+		if (skipped) {
+			d.skipped += skipped;
+			fprintf(stderr, "shedd %s: %llu tick(s) skipped after a stall of the "
+					"daemon (%llu in all)\n", o->iface,
+				(unsigned long long)skipped, (unsigned long long)d.skipped);
+		}
+		sleep_until(deadline);
 		if (exiting)
 			break;
 		if ((err = tick(&d)))
@@ -404,8 +419,9 @@ out:
 				"(remove it with: shedd --iface %s --remove)\n", o->iface, o->iface);
 	free(d.prev);
 	free(d.cur);
-	free(d.demand);
-	free(d.instant);
+	free(d.ts.demand);
+	free(d.ts.instant);
+	free(d.syn);
 	return err;
 }
 

@@ -38,7 +38,7 @@ static const char usage_text[] =
 	"      --interval DUR         how long above target is overload (100ms)\n"
 	"      --min-rate N           the controller's lower bound (default 10)\n"
 	"      --max-rate N           its upper bound (default 100000)\n"
-	"      --step N               additive increase per tick (default 1 % of\n"
+	"      --step N               additive increase per 100 ms (default 1 % of\n"
 	"                             the last good rate)\n"
 	"      --depth-frac F         queue depth over backlog that is overload (0.7)\n"
 	"      --ramp F,F,...|none    recovery stages of the last good rate\n"

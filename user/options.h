@@ -58,7 +58,7 @@ struct shedd_options {
 	__u64 ramp_hold_ns;
 	__u64 latency_target_ns;  /* 0 = latency is not a signal */
 	double depth_frac;        /* 0 = default */
-	__u64 step;               /* additive step, SYN/s per tick; 0 = default */
+	__u64 step;               /* additive step, SYN/s per 100 ms; 0 = default */
 	char latency_socket[108]; /* UNIX datagram socket for latency samples */
 	__u64 burst;              /* total bucket depth; 0 = rate / 10 */
 	struct prefix_rule *prefixes;

@@ -1,73 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* signal_parse.c - the pure parts of the signals: merging sojourn and
- * latency samples, reading /proc/net/netstat's text, decoding a latency
- * datagram. No I/O and no BPF skeleton, so they are unit-tested without
- * clang, bpftool or root.
+/* signal_parse.c - the pure parts of the signals: /proc/net/netstat text,
+ * latency datagrams, sock_diag drop attributes, per-listener drop deltas
+ * and the two-slot sojourn protocol. No BPF skeleton, no I/O: unit-tested
+ * without root, clang or bpftool.
  */
-#include <stdio.h>
 #include <string.h>
+#include <stdio.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
 
 #include "shedd_latency.h"
 #include "signals.h"
-
-void agg_add(struct sample_agg *a, __u64 ns)
-{
-	if (!a->count || ns < a->min_ns)
-		a->min_ns = ns;
-	if (ns > a->max_ns)
-		a->max_ns = ns;
-	a->count++;
-	a->sum_ns += ns;
-	a->hist[hist_bucket(ns)]++;
-}
-
-/* Fold a count, sum and exact extremes into @into (histogram aside). */
-static void agg_fold(struct sample_agg *into, __u64 count, __u64 sum, __u64 min, __u64 max)
-{
-	if (!count)
-		return;
-	if (!into->count || min < into->min_ns)
-		into->min_ns = min;
-	if (max > into->max_ns)
-		into->max_ns = max;
-	into->count += count;
-	into->sum_ns += sum;
-}
-
-void agg_merge(struct sample_agg *into, const struct sample_agg *from)
-{
-	int i;
-
-	agg_fold(into, from->count, from->sum_ns, from->min_ns, from->max_ns);
-	for (i = 0; i < HIST_BUCKETS && from->count; i++)
-		into->hist[i] += from->hist[i];
-}
-
-void agg_from_sojourn(struct sample_agg *a, const struct shedd_sojourn *percpu, int ncpus)
-{
-	int c, i;
-
-	memset(a, 0, sizeof(*a));
-	for (c = 0; c < ncpus; c++) {
-		const struct shedd_sojourn *p = &percpu[c];
-
-		agg_fold(a, p->count, p->sum_ns, p->min_ns, p->max_ns);
-		for (i = 0; i < HIST_BUCKETS && p->count; i++)
-			a->hist[i] += p->hist[i];
-	}
-}
-
-__u64 agg_quantile(const struct sample_agg *a, double q)
-{
-	__u64 v = hist_quantile(a->hist, HIST_BUCKETS, a->count, q);
-
-	/* The exact extremes beat a bucket's midpoint. */
-	if (a->count && v < a->min_ns)
-		v = a->min_ns;
-	if (a->count && v > a->max_ns)
-		v = a->max_ns;
-	return v;
-}
 
 int netstat_parse(const char *text, __u64 *overflows, __u64 *drops)
 {
@@ -104,15 +49,81 @@ int netstat_parse(const char *text, __u64 *overflows, __u64 *drops)
 	return found == 3 ? 0 : -1;
 }
 
-int latency_decode(const void *buf, size_t len, __u64 *ns)
+int latency_decode(const void *buf, size_t len, __u64 *ns, __u32 *unsent)
 {
-	struct shedd_latency_sample s;
+	struct shedd_latency_sample2 s;
 
-	if (len != sizeof(s))
+	if (len == sizeof(struct shedd_latency_sample)) {
+		memcpy(&s, buf, sizeof(struct shedd_latency_sample));
+		s.unsent = s.reserved = 0;
+		if (s.version != SHEDD_LATENCY_VERSION)
+			return -1;
+	} else if (len == sizeof(s)) {
+		memcpy(&s, buf, sizeof(s));
+		if (s.version != SHEDD_LATENCY_VERSION_2 || s.reserved)
+			return -1;
+	} else {
 		return -1;
-	memcpy(&s, buf, sizeof(s));
-	if (s.magic != SHEDD_LATENCY_MAGIC || s.version != SHEDD_LATENCY_VERSION || s.flags)
+	}
+	if (s.magic != SHEDD_LATENCY_MAGIC || s.flags)
 		return -1;
 	*ns = s.latency_ns;
+	*unsent = s.unsent;
 	return 0;
+}
+
+int diag_msg_drops(const struct inet_diag_msg *m, size_t len, __u32 *drops)
+{
+	const struct rtattr *a;
+	size_t left;
+
+	if (len < NLMSG_ALIGN(sizeof(*m)))
+		return -1;
+	a = (const struct rtattr *)((const char *)m + NLMSG_ALIGN(sizeof(*m)));
+	left = len - NLMSG_ALIGN(sizeof(*m));
+	for (; RTA_OK(a, left); a = RTA_NEXT(a, left)) {
+		__u32 mem[SK_MEMINFO_VARS];
+
+		if (a->rta_type != INET_DIAG_SKMEMINFO)
+			continue;
+		if (RTA_PAYLOAD(a) < (SK_MEMINFO_DROPS + 1) * sizeof(__u32))
+			return -1;
+		memcpy(mem, RTA_DATA(a), (SK_MEMINFO_DROPS + 1) * sizeof(__u32));
+		*drops = mem[SK_MEMINFO_DROPS];
+		return 0;
+	}
+	return -1;
+}
+
+__u64 listener_drops_delta(const struct listener_drops *prev, const struct listener_drops *cur)
+{
+	__u64 sum = 0;
+	int i, j;
+
+	/* A few listeners each: a linear search is cheaper than a hash. */
+	for (i = 0; i < cur->n; i++)
+		for (j = 0; j < prev->n; j++)
+			if (prev->ino[j] == cur->ino[i]) {
+				sum += (__u32)(cur->drops[i] - prev->drops[j]);
+				break;
+			}
+	return sum;
+}
+
+int sojourn_collect(__u32 *epoch, int (*read_slot)(void *ctx, __u32 slot),
+		    int (*clear_slot)(void *ctx, __u32 slot), void *ctx)
+{
+	/* The probes write slot (epoch & 1). The other one they left at the
+	 * last flip, a whole tick ago: a probe that loaded the epoch before
+	 * that flip has long finished, so nobody writes it while it is read
+	 * and cleared. Only then flip: the probes move to the cleared slot,
+	 * and one that loaded the epoch just before this flip still writes
+	 * the slot read at the next tick. */
+	__u32 slot = (__atomic_load_n(epoch, __ATOMIC_ACQUIRE) + 1) & 1;
+	int err = read_slot(ctx, slot);
+
+	if (!err)
+		err = clear_slot(ctx, slot);
+	__atomic_store_n(epoch, *epoch + 1, __ATOMIC_RELEASE);
+	return err;
 }

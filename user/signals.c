@@ -4,6 +4,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include <unistd.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -25,7 +28,6 @@
 #include "signals.h"
 #include "sojourn.skel.h"
 
-#define MAX_LATENCY_PER_TICK 200000 /* samples read per tick, at most */
 #define DIAG_BUF 32768
 
 static int read_netstat(__u64 *overflows, __u64 *drops)
@@ -72,6 +74,7 @@ static int diag_family(struct signals *s, __u8 family, __u64 *depth, __u64 *back
 		.req = {
 			.sdiag_family = family,
 			.sdiag_protocol = IPPROTO_TCP,
+			.idiag_ext = 1 << (INET_DIAG_SKMEMINFO - 1),
 			.idiag_states = 1 << TCP_LISTEN,
 		},
 	};
@@ -86,7 +89,9 @@ static int diag_family(struct signals *s, __u8 family, __u64 *depth, __u64 *back
 		if (len < 0)
 			return -errno;
 		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)len); h = NLMSG_NEXT(h, len)) {
+			struct listener_drops *ld = s->drops_cur;
 			struct inet_diag_msg *d;
+			__u32 drops;
 
 			if (h->nlmsg_type == NLMSG_DONE)
 				return 0;
@@ -97,8 +102,170 @@ static int diag_family(struct signals *s, __u8 family, __u64 *depth, __u64 *back
 				continue;
 			*depth += d->idiag_rqueue;
 			*backlog += d->idiag_wqueue;
+			if (ld && ld->n < MAX_LISTENERS &&
+			    !diag_msg_drops(d, h->nlmsg_len - NLMSG_LENGTH(0), &drops)) {
+				ld->ino[ld->n] = d->idiag_inode;
+				ld->drops[ld->n] = drops;
+				ld->n++;
+			}
 		}
 	}
+}
+
+/* The latency drain: a thread that sleeps in poll() on the socket and
+ * empties it in batches of recvmmsg() as soon as anything arrives, so the
+ * socket never holds more than a burst; signals_read() takes what it
+ * gathered under a lock. */
+#define LATENCY_BATCH 256
+#define LATENCY_DGRAM_MAX 64 /* larger than any valid datagram */
+
+static void latency_drain(struct signals *s)
+{
+	static __thread __u8 bufs[LATENCY_BATCH][LATENCY_DGRAM_MAX];
+	static __thread struct mmsghdr msgs[LATENCY_BATCH];
+	static __thread struct iovec iov[LATENCY_BATCH];
+	int i, n;
+
+	for (i = 0; i < LATENCY_BATCH; i++) {
+		iov[i] = (struct iovec){ .iov_base = bufs[i], .iov_len = sizeof(bufs[i]) };
+		msgs[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov[i], .msg_iovlen = 1 } };
+	}
+	for (;;) {
+		n = recvmmsg(s->lat_fd, msgs, LATENCY_BATCH, MSG_DONTWAIT, NULL);
+		if (n <= 0)
+			return;
+		pthread_mutex_lock(&s->lat_lock);
+		for (i = 0; i < n; i++) {
+			__u64 ns;
+			__u32 unsent;
+
+			if ((msgs[i].msg_hdr.msg_flags & MSG_TRUNC) ||
+			    latency_decode(bufs[i], msgs[i].msg_len, &ns, &unsent)) {
+				s->lat_bad++;
+				continue;
+			}
+			agg_add(&s->lat_agg, ns);
+			s->lat_lost += unsent;
+		}
+		pthread_mutex_unlock(&s->lat_lock);
+		for (i = 0; i < n; i++)
+			msgs[i].msg_hdr.msg_flags = 0;
+		if (n < LATENCY_BATCH)
+			return;
+	}
+}
+
+static void *latency_thread(void *arg)
+{
+	struct signals *s = arg;
+	struct pollfd p[2] = {
+		{ .fd = s->lat_fd, .events = POLLIN },
+		{ .fd = s->lat_stop[0], .events = POLLIN },
+	};
+
+	while (!__atomic_load_n(&s->lat_stopping, __ATOMIC_ACQUIRE)) {
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents)
+			break;
+		if (p[0].revents & POLLIN)
+			latency_drain(s);
+	}
+	return NULL;
+}
+
+static int latency_thread_start(struct signals *s)
+{
+	int err;
+
+	if (pipe2(s->lat_stop, O_CLOEXEC | O_NONBLOCK))
+		return -errno;
+	pthread_mutex_init(&s->lat_lock, NULL);
+	err = pthread_create(&s->lat_thread, NULL, latency_thread, s);
+	if (err) {
+		fprintf(stderr, "shedd: latency thread: %s; reading the latency socket "
+				"once a tick\n", strerror(err));
+		return 0;
+	}
+	s->lat_threaded = true;
+	return 0;
+}
+
+static void latency_thread_stop(struct signals *s)
+{
+	if (s->lat_threaded) {
+		__atomic_store_n(&s->lat_stopping, true, __ATOMIC_RELEASE);
+		if (write(s->lat_stop[1], "x", 1) < 0)
+			fprintf(stderr, "shedd: stop the latency thread: %s\n", strerror(errno));
+		pthread_join(s->lat_thread, NULL);
+		s->lat_threaded = false;
+	}
+	if (s->lat_stop[0] >= 0) {
+		close(s->lat_stop[0]);
+		close(s->lat_stop[1]);
+		pthread_mutex_destroy(&s->lat_lock);
+	}
+	s->lat_stop[0] = s->lat_stop[1] = -1;
+}
+
+/* A UNIX datagram socket takes net.unix.max_dgram_qlen (10 by default)
+ * from its namespace when it is made, and a sender finds it full past that
+ * many datagrams, whatever SO_RCVBUF says. Make ours with a deeper queue:
+ * raise the sysctl for the socket() call only, then put it back. */
+#define LATENCY_QLEN 16384
+#define LATENCY_RCVBUF (8 << 20)
+#define QLEN_PATH "/proc/sys/net/unix/max_dgram_qlen"
+
+static int read_int_file(const char *path, long *v)
+{
+	char buf[32];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	*v = strtol(buf, NULL, 10);
+	return 0;
+}
+
+static int write_int_file(const char *path, long v)
+{
+	char buf[32];
+	int fd = open(path, O_WRONLY | O_CLOEXEC), len, ok;
+
+	if (fd < 0)
+		return -1;
+	len = snprintf(buf, sizeof(buf), "%ld\n", v);
+	ok = write(fd, buf, (size_t)len) == len;
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+static int latency_socket_deep(void)
+{
+	long old = 0;
+	bool raised = false;
+	int fd, rcvbuf = LATENCY_RCVBUF;
+
+	if (!read_int_file(QLEN_PATH, &old) && old < LATENCY_QLEN) {
+		raised = !write_int_file(QLEN_PATH, LATENCY_QLEN);
+		if (!raised)
+			fprintf(stderr, "shedd: raise %s to %d: %s; the latency socket queues "
+					"only %ld samples\n", QLEN_PATH, LATENCY_QLEN,
+				strerror(errno), old);
+	}
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (raised && write_int_file(QLEN_PATH, old))
+		fprintf(stderr, "shedd: restore %s to %ld: %s\n", QLEN_PATH, old, strerror(errno));
+	/* Root may pass net.core.rmem_max; the queue length is the real bound. */
+	if (fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	return fd;
 }
 
 /* Only a stale socket may be unlinked to bind @path: never a file that is
@@ -148,7 +315,7 @@ static int open_latency_socket(struct signals *s, const char *path)
 	strcpy(sa.sun_path, path);
 	if (latency_path_taken(path, &sa))
 		return -EEXIST;
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = latency_socket_deep();
 	if (fd < 0)
 		return -errno;
 	unlink(path); /* a stale socket of an earlier shedd (checked above) */
@@ -162,7 +329,7 @@ static int open_latency_socket(struct signals *s, const char *path)
 	}
 	s->lat_fd = fd;
 	snprintf(s->lat_path, sizeof(s->lat_path), "%s", path);
-	return 0;
+	return latency_thread_start(s);
 }
 
 #ifndef TRACEFS_MAGIC
@@ -220,6 +387,7 @@ void signals_open(struct signals *s, const struct shedd_options *o, int ncpus)
 	s->ncpus = ncpus;
 	s->diag_fd = -1;
 	s->lat_fd = -1;
+	s->lat_stop[0] = s->lat_stop[1] = -1;
 	memcpy(s->ports, o->ports, sizeof(s->ports));
 	s->nr_ports = o->nr_ports;
 
@@ -231,6 +399,15 @@ void signals_open(struct signals *s, const struct shedd_options *o, int ncpus)
 		s->skel = NULL;
 	}
 
+	s->drops_prev = calloc(1, sizeof(*s->drops_prev));
+	s->drops_cur = calloc(1, sizeof(*s->drops_cur));
+	if (!s->drops_prev || !s->drops_cur) {
+		free(s->drops_prev);
+		free(s->drops_cur);
+		s->drops_prev = s->drops_cur = NULL;
+		fprintf(stderr, "shedd: out of memory for listener drops; running without "
+				"listen overflows\n");
+	}
 	s->diag_fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (s->diag_fd < 0)
 		fprintf(stderr, "shedd: sock_diag unavailable (%s); running without "
@@ -245,44 +422,96 @@ void signals_open(struct signals *s, const struct shedd_options *o, int ncpus)
 		open_latency_socket(s, o->latency_socket);
 }
 
+static int sojourn_read_slot(void *ctx, __u32 slot)
+{
+	struct signals *s = ctx;
+
+	return bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.sojourn), &slot, s->percpu);
+}
+
+static int sojourn_clear_slot(void *ctx, __u32 slot)
+{
+	struct signals *s = ctx;
+
+	return bpf_map_update_elem(bpf_map__fd(s->skel->maps.sojourn), &slot, s->zero, BPF_ANY);
+}
+
 static void read_sojourn(struct signals *s, struct signal_report *r)
 {
-	__u32 slot;
-	int fd;
+	__u64 established = 0;
+	int c;
 
 	if (!s->skel)
 		return;
-	/* Flip first: the probes move to the other slot, this one is ours. */
-	slot = s->skel->bss->epoch & 1;
-	__atomic_store_n(&s->skel->bss->epoch, s->skel->bss->epoch + 1, __ATOMIC_RELEASE);
-	fd = bpf_map__fd(s->skel->maps.sojourn);
-	if (bpf_map_lookup_elem(fd, &slot, s->percpu))
+	if (sojourn_collect(&s->skel->bss->epoch, sojourn_read_slot, sojourn_clear_slot, s))
 		return;
-	bpf_map_update_elem(fd, &slot, s->zero, BPF_ANY);
+	/* The first slot read holds no whole tick (it is the one nobody
+	 * wrote): no sojourn yet, rather than a tick without accepts. */
+	if (!s->collected++)
+		return;
 	agg_from_sojourn(&r->sojourn, s->percpu, s->ncpus);
+	for (c = 0; c < s->ncpus; c++)
+		established += s->percpu[c].established;
 	r->have_sojourn = true;
+	r->have_completed = true;
+	r->completed = established;
 }
 
 static void read_latency(struct signals *s, struct signal_report *r)
 {
-	__u8 buf[64];
-	int i;
-
 	if (s->lat_fd < 0)
 		return;
 	r->have_latency = true;
-	for (i = 0; i < MAX_LATENCY_PER_TICK; i++) {
-		ssize_t n = recv(s->lat_fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
-		__u64 ns;
+	/* Without the thread (it could not start), drain here. */
+	if (!s->lat_threaded)
+		latency_drain(s);
+	if (s->lat_stop[0] >= 0)
+		pthread_mutex_lock(&s->lat_lock);
+	r->latency = s->lat_agg;
+	r->latency_bad = s->lat_bad;
+	r->latency_lost = s->lat_lost;
+	memset(&s->lat_agg, 0, sizeof(s->lat_agg));
+	s->lat_bad = s->lat_lost = 0;
+	if (s->lat_stop[0] >= 0)
+		pthread_mutex_unlock(&s->lat_lock);
+}
 
-		if (n < 0)
-			break;
-		if (latency_decode(buf, (size_t)n, &ns)) {
-			r->latency_bad++;
-			continue;
-		}
-		agg_add(&r->latency, ns);
+/* Overflows and drops of the protected listeners only: the namespace's
+ * TcpExt counters also count every other listener's. */
+static void read_listen_drops(struct signals *s, struct signal_report *r)
+{
+	struct listener_drops *swap;
+
+	if (!r->have_depth || !s->drops_cur) {
+		s->have_drops_prev = false;
+		return;
 	}
+	if (s->have_drops_prev) {
+		r->have_listen_drops = true;
+		r->listen_drops = listener_drops_delta(s->drops_prev, s->drops_cur);
+	}
+	swap = s->drops_prev;
+	s->drops_prev = s->drops_cur;
+	s->drops_cur = swap;
+	s->have_drops_prev = true;
+}
+
+/* Connections that left the accept queues in the window of the sojourn
+ * slot just read (the previous tick): depth at its start + handshakes
+ * completed in it - depth at its end. Counts accepts the probes do not see
+ * (io_uring, connections queued before they attached). */
+static void queue_left(struct signals *s, struct signal_report *r)
+{
+	if (r->have_completed && s->have_depth_at[0] && s->have_depth_at[1]) {
+		__u64 in = s->depth_at[0] + r->completed;
+
+		r->have_queue_left = true;
+		r->queue_left = in > s->depth_at[1] ? in - s->depth_at[1] : 0;
+	}
+	s->have_depth_at[0] = s->have_depth_at[1];
+	s->depth_at[0] = s->depth_at[1];
+	s->have_depth_at[1] = r->have_depth;
+	s->depth_at[1] = r->depth;
 }
 
 void signals_read(struct signals *s, struct signal_report *r)
@@ -292,9 +521,13 @@ void signals_read(struct signals *s, struct signal_report *r)
 	memset(r, 0, sizeof(*r));
 	read_sojourn(s, r);
 	if (s->diag_fd >= 0) {
+		if (s->drops_cur)
+			s->drops_cur->n = 0;
 		r->have_depth = diag_family(s, AF_INET, &r->depth, &r->backlog) == 0 &&
 				diag_family(s, AF_INET6, &r->depth, &r->backlog) == 0;
 	}
+	read_listen_drops(s, r);
+	queue_left(s, r);
 	if (s->have_netstat && read_netstat(&ovf, &drops) == 0) {
 		r->have_netstat = true;
 		r->overflows = ovf >= s->last_overflows ? ovf - s->last_overflows : 0;
@@ -311,6 +544,7 @@ void signals_close(struct signals *s)
 	s->skel = NULL;
 	if (s->diag_fd >= 0)
 		close(s->diag_fd);
+	latency_thread_stop(s);
 	if (s->lat_fd >= 0) {
 		struct stat st;
 
@@ -322,4 +556,12 @@ void signals_close(struct signals *s)
 	free(s->percpu);
 	free(s->zero);
 	s->percpu = s->zero = NULL;
+	free(s->drops_prev);
+	free(s->drops_cur);
+	s->drops_prev = s->drops_cur = NULL;
+}
+
+bool signals_have_delay(const struct signals *s)
+{
+	return s->skel || s->diag_fd >= 0 || s->lat_fd >= 0;
 }

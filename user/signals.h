@@ -10,18 +10,23 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <linux/types.h>
-#include "histogram.h"
+#include <linux/inet_diag.h>
+#include "sample_agg.h"
 #include "options.h"
 #include "shedd.h"
 
-/* A tick's (or a second's) merged sojourn or latency samples. */
-struct sample_agg {
-	__u64 count;
-	__u64 sum_ns;
-	__u64 min_ns;
-	__u64 max_ns;
-	__u64 hist[HIST_BUCKETS];
+#ifndef MAX_LISTENERS
+#define MAX_LISTENERS 1024 /* protected listening sockets followed for drops */
+#endif
+
+/* Drop counters (sk_drops, SK_MEMINFO_DROPS) of the protected listeners in
+ * one sock_diag dump, by socket inode. */
+struct listener_drops {
+	int n;
+	__u64 ino[MAX_LISTENERS];
+	__u32 drops[MAX_LISTENERS];
 };
 
 struct signal_report {
@@ -36,6 +41,13 @@ struct signal_report {
 	bool have_latency;
 	struct sample_agg latency;
 	__u64 latency_bad; /* malformed samples in the tick */
+	__u64 latency_lost; /* samples senders could not send (socket full) */
+	bool have_completed;
+	__u64 completed;   /* handshakes completed on protected ports */
+	bool have_queue_left;
+	__u64 queue_left;  /* connections that left the accept queues, any path */
+	bool have_listen_drops;
+	__u64 listen_drops; /* drops and overflows of the protected listeners */
 };
 
 struct sojourn_bpf;
@@ -50,8 +62,23 @@ struct signals {
 	__u64 last_overflows, last_drops;
 	int lat_fd;
 	char lat_path[108];
+	/* the drain thread and what it gathered since the last tick */
+	pthread_t lat_thread;
+	bool lat_threaded;
+	bool lat_stopping;
+	int lat_stop[2];          /* a pipe that wakes the thread to stop */
+	pthread_mutex_t lat_lock; /* guards the three below */
+	struct sample_agg lat_agg;
+	__u64 lat_bad, lat_lost;
 	__u16 ports[MAX_PORTS];
 	int nr_ports;
+	/* depth at the last two ticks, to line up with the sojourn slot read
+	 * (the previous tick's samples) */
+	bool have_depth_at[2];
+	__u64 depth_at[2]; /* [0]: two ticks ago, [1]: one tick ago */
+	__u64 collected; /* sojourn slots read */
+	struct listener_drops *drops_prev, *drops_cur;
+	bool have_drops_prev;
 };
 
 /* Open every source; failures are reported on stderr and leave that source
@@ -60,15 +87,30 @@ void signals_open(struct signals *s, const struct shedd_options *o, int ncpus);
 /* Read and reset a tick's worth of samples. */
 void signals_read(struct signals *s, struct signal_report *r);
 void signals_close(struct signals *s);
+/* True when a source of delay (sojourn probes, sock_diag depth, the latency
+ * socket) is open: the controller has a loop to close. */
+bool signals_have_delay(const struct signals *s);
 
-/* Pure helpers (signal_parse.c), tested without root. */
-void agg_add(struct sample_agg *a, __u64 ns);
-void agg_merge(struct sample_agg *into, const struct sample_agg *from);
-void agg_from_sojourn(struct sample_agg *a, const struct shedd_sojourn *percpu, int ncpus);
-__u64 agg_quantile(const struct sample_agg *a, double q);
+/* Pure helpers, tested without root. */
+/* One tick of the two-slot sojourn protocol: read and clear the slot the
+ * probes left a tick ago, then flip *@epoch. The samples read are those of
+ * the previous tick: late by one tick, never lost to a probe still
+ * writing. */
+int sojourn_collect(__u32 *epoch, int (*read_slot)(void *ctx, __u32 slot),
+		    int (*clear_slot)(void *ctx, __u32 slot), void *ctx);
 /* ListenOverflows and ListenDrops from the text of /proc/net/netstat. */
 int netstat_parse(const char *text, __u64 *overflows, __u64 *drops);
-/* One latency datagram: 0 and the latency, or -1 if malformed. */
-int latency_decode(const void *buf, size_t len, __u64 *ns);
+/* The listener's drop counter (SK_MEMINFO_DROPS) from the attributes of a
+ * sock_diag message of @len bytes that asked for INET_DIAG_SKMEMINFO: 0, or
+ * -1 if the attribute is not there. */
+int diag_msg_drops(const struct inet_diag_msg *m, size_t len, __u32 *drops);
+/* Drops added between two dumps, listener by listener: a listener that was
+ * not in @prev (new, or the first dump) adds nothing, so neither a restart
+ * of shedd nor a new listener counts old drops; counters wrap at 32 bits. */
+__u64 listener_drops_delta(const struct listener_drops *prev, const struct listener_drops *cur);
+/* One latency datagram (version 1 or 2): 0, the latency and the sender's
+ * count of samples it could not send before it (0 for version 1), or -1 if
+ * malformed. */
+int latency_decode(const void *buf, size_t len, __u64 *ns, __u32 *unsent);
 
 #endif /* SHEDD_SIGNALS_H */

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # signals.bats - the signals shedd reads, against what the test arranges on
 # a real kernel: a listener that accepts at a fixed slow rate, real clients
-# that fill its accept queue.
+# that fill its accept queue; overflows of an unrelated listener; the
+# latency channel at 100 000 samples/s, and its loss count.
 
 load lib
 
@@ -79,4 +80,200 @@ check_sojourn() {
 	kill -TERM "$SHEDD_PID"
 	wait "$SHEDD_PID"
 	[ ! -e "$sock" ]
+}
+
+# An unrelated listener of the same namespace that overflows: 1 worker of
+# 200 ms behind a backlog of 4, 200 clients/s. The namespace's
+# TcpExtListenOverflows climbs; the protected listener's own drops do not,
+# and the protected limit must not be cut.
+OTHER_PORT=9090
+
+other_overflows() {
+	in_srv sysctl -qw net.ipv4.tcp_abort_on_overflow=1
+	ip netns exec "$NS_SRV" "$SLOWSERVER" --addr "$SRV_IP" --port "$OTHER_PORT" \
+		--workers 1 --service-ms 200 --dist fixed --backlog 4 --duration 30 \
+		>/dev/null 2>&1 &
+	PIDS+=($!)
+	wait_listening "unrelated listener" "$OTHER_PORT"
+	ip netns exec "$NS_CLI" "$LOADGEN" --dst "$SRV_IP" --port "$OTHER_PORT" --rate 200 \
+		--duration 4 --patience-ms 2000 >/dev/null 2>&1
+}
+
+@test "an unrelated listener's overflows do not cut the protected rate" {
+	# The protected service: idle, plenty of room. aimd from 1000/s.
+	slow_start --workers 4 --service-ms 1 --dist fixed --backlog 128 --duration 30
+	shedd_start --port "$PORT" --controller aimd --rate 1000
+	before=$(in_srv nstat -az TcpExtListenOverflows | awk '/ListenOverflows/ {print $2}')
+	other_overflows
+	after=$(in_srv nstat -az TcpExtListenOverflows | awk '/ListenOverflows/ {print $2}')
+	sleep 1.2
+	echo "namespace ListenOverflows +$((after - before));" \
+		"protected listen_drops: $(status_field listen_drops | tr '\n' ' ');" \
+		"limits: $(status_field limit | tr '\n' ' ')"
+	# The unrelated listener did overflow, many times...
+	[ $((after - before)) -gt 100 ]
+	# ...the protected listener saw none of it...
+	for d in $(status_field listen_drops); do [ "$d" -eq 0 ]; done
+	# ...and the controller never cut: no overload line, the limit held.
+	run grep -E 'mode=overload' "$TESTBED_TMP/shedd.log"
+	[ "$status" -ne 0 ]
+	for l in $(status_field limit); do [ "${l%/s}" -ge 1000 ]; done
+}
+
+@test "the protected listener's own overflows cut the rate" {
+	in_srv sysctl -qw net.ipv4.tcp_abort_on_overflow=1
+	shedd_start --port "$PORT" --controller aimd --rate 1000
+	slow_start --workers 1 --service-ms 10 --dist fixed --backlog 8 --duration 30
+	load fill 200 4 2000
+	sleep 1.2
+	total=0
+	for d in $(status_field listen_drops); do total=$((total + d)); done
+	echo "protected listen_drops $total; limits: $(status_field limit | tr '\n' ' ')"
+	grep 'mode=' "$TESTBED_TMP/shedd.log" | grep -v ' | critical_plus ' || true
+	# The controller cuts at the first drops, so there are few of them.
+	[ "$total" -gt 0 ]
+	grep -qE 'mode=overload.*why=overflow' "$TESTBED_TMP/shedd.log"
+}
+
+LATBENCH="$ROOT/.output/latbench"
+
+# latency_sum FIELD: FIELD=... summed over every status line.
+latency_sum() {
+	local t=0 v
+	for v in $(status_field "$1"); do t=$((t + v)); done
+	echo "$t"
+}
+
+@test "the latency channel takes 100 000 samples/s without loss" {
+	shedd_start --port "$PORT" --controller off --rate 100000
+	sock="/run/shedd/$IF_SRV.sock"
+	out=$(in_srv "$LATBENCH" --socket "$sock" --rate 100000 --duration 3)
+	# The status line of the last second.
+	sleep 1.2
+	sent=$(field sent "$out")
+	unsent=$(field unsent "$out")
+	got=$(latency_sum latency_n)
+	echo "latbench: $out; shedd: received $got, lost $(latency_sum lost), bad $(latency_sum bad)"
+	[ "$sent" -ge 300000 ]
+	[ "$unsent" -eq 0 ]
+	[ "$got" -eq "$sent" ]
+	[ "$(latency_sum lost)" -eq 0 ]
+	[ "$(latency_sum bad)" -eq 0 ]
+}
+
+@test "samples a sender could not send are counted as lost" {
+	shedd_start --port "$PORT" --controller off --rate 100000
+	sock="/run/shedd/$IF_SRV.sock"
+	# shedd stopped for a second: the socket fills and the sender counts
+	# what it could not send; the next datagrams tell shedd.
+	in_srv "$LATBENCH" --socket "$sock" --rate 50000 --duration 3 >"$TESTBED_TMP/lat.out" &
+	bench=$!
+	PIDS+=("$bench")
+	sleep 0.5
+	kill -STOP "$SHEDD_PID"
+	sleep 1
+	kill -CONT "$SHEDD_PID"
+	wait "$bench"
+	sleep 1.2
+	out=$(cat "$TESTBED_TMP/lat.out")
+	sent=$(field sent "$out")
+	unsent=$(field unsent "$out")
+	echo "latbench: $out; shedd: received $(latency_sum latency_n), lost $(latency_sum lost)"
+	[ "$unsent" -gt 1000 ]
+	[ "$(latency_sum latency_n)" -eq "$sent" ]
+	[ "$(latency_sum lost)" -eq "$unsent" ]
+	# The ticks missed while stopped were skipped, not replayed.
+	grep -E 'tick\(s\) skipped after a stall' "$TESTBED_TMP/shedd.log"
+}
+
+# A spoofed flood: SYNs from addresses nobody answers for, so no handshake
+# completes. The limit binds (offered far above it) but admits nothing that
+# becomes a connection: it must hold, not climb towards --max-rate.
+@test "a limit that binds only on SYNs that never complete does not climb" {
+	slow_start --workers 4 --service-ms 1 --dist fixed --backlog 128 --duration 30
+	shedd_start --port "$PORT" --controller aimd --rate 1000 --max-rate 50000
+	flood 198.19.128.0/17 5000 8 >"$TESTBED_TMP/flood"
+	sleep 1.2
+	limits=$(status_field limit | tr -d '/s' | tr '\n' ' ')
+	echo "flood: $(cat "$TESTBED_TMP/flood"); limits: $limits"
+	# The flood was offered and bound the limit...
+	ins=$(grep ' | critical_plus ' "$TESTBED_TMP/shedd.log" | grep -o 'sheddable in=[0-9]*' |
+		cut -d= -f2 | sort -n | tail -1)
+	[ "$ins" -gt 2000 ]
+	# ...and the limit never rose above its start.
+	for l in $limits; do [ "$l" -le 1000 ]; done
+}
+
+# A server that takes one connection every 100 ms from a queue that filled
+# before shedd attached: the connections it takes were queued before the
+# probes were, so they give no sojourn sample. The queue drains all the
+# same: that is not a stall.
+slow_acceptor() {
+	ip netns exec "$NS_SRV" python3 -c '
+import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(128)
+end = time.time() + 10
+s.settimeout(0.5)
+while time.time() < end:
+    try:
+        c, _ = s.accept()
+        c.close()
+    except socket.timeout:
+        continue
+    time.sleep(0.1)
+' "$SRV_IP" "$PORT" >/dev/null 2>&1 &
+	PIDS+=($!)
+	wait_listening "slow acceptor" "$PORT"
+}
+
+@test "connections queued before the probes attached are not a stall" {
+	slow_acceptor
+	# 60 clients in a second fill the accept queue, with patience to spare.
+	ip netns exec "$NS_CLI" "$LOADGEN" --dst "$SRV_IP" --port "$PORT" --rate 60 \
+		--duration 1 --patience-ms 15000 >/dev/null 2>&1 &
+	PIDS+=($!)
+	sleep 1.2
+	shedd_start --port "$PORT" --controller aimd --rate 1000
+	# About 50 left, taken at 10/s: 5 s.
+	sleep 6
+	depths=$(status_field depth | cut -d/ -f1 | tr '\n' ' ')
+	accepts=$(status_field accepts | cut -d/ -f1 | tr '\n' ' ')
+	echo "depth: $depths; accepts/s (with a sojourn sample): $accepts"
+	grep 'mode=' "$TESTBED_TMP/shedd.log" | grep -v ' | critical_plus ' || true
+	# The queue held connections the probes never stamped...
+	max=0
+	for d in $depths; do [ "$d" -gt "$max" ] && max=$d; done
+	[ "$max" -ge 15 ]
+	# ...and draining them was not taken for a stall.
+	run grep -E 'why=stall' "$TESTBED_TMP/shedd.log"
+	[ "$status" -ne 0 ]
+	[ "$(status_field depth 1 | cut -d/ -f1)" -eq 0 ]
+}
+
+# A server that accepts through io_uring: the accept tracepoints never see
+# its accepts, yet connections leave its queue. Not a stall.
+@test "a server that accepts through io_uring is not taken for stalled" {
+	ip netns exec "$NS_SRV" "$ROOT/.output/uringserver" --addr "$SRV_IP" --port "$PORT" \
+		--service-ms 20 --backlog 128 --duration 10 >"$TESTBED_TMP/uring.out" 2>&1 &
+	PIDS+=($!)
+	wait_listening uringserver "$PORT"
+	shedd_start --port "$PORT" --controller aimd --rate 1000
+	# 55 clients/s against 50/s: the queue is rarely empty.
+	load uring 55 6 5000
+	sleep 1.2
+	depths=$(status_field depth | cut -d/ -f1 | tr '\n' ' ')
+	accepts=$(status_field accepts | cut -d/ -f1 | tr '\n' ' ')
+	echo "depth: $depths; accepts/s seen by the probes: $accepts; load: $(cat "$TESTBED_TMP/uring")"
+	grep 'mode=' "$TESTBED_TMP/shedd.log" | grep -v ' | critical_plus ' || true
+	# The probes saw no accept, while connections waited...
+	for a in $accepts; do [ "${a%.*}" -eq 0 ]; done
+	max=0
+	for d in $depths; do [ "$d" -gt "$max" ] && max=$d; done
+	[ "$max" -gt 0 ]
+	# ...and the clients were served: no stall was declared.
+	run grep -E 'why=stall' "$TESTBED_TMP/shedd.log"
+	[ "$status" -ne 0 ]
 }

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* sample_agg.c - merged sojourn or latency samples: count, sum, exact
+ * extremes and a log-linear histogram. Pure.
+ */
+#include <string.h>
+#include "sample_agg.h"
+
+void agg_add(struct sample_agg *a, __u64 ns)
+{
+	if (!a->count || ns < a->min_ns)
+		a->min_ns = ns;
+	if (ns > a->max_ns)
+		a->max_ns = ns;
+	a->count++;
+	a->sum_ns += ns;
+	a->hist[hist_bucket(ns)]++;
+}
+
+/* Fold a count, sum and exact extremes into @into (histogram aside). */
+static void agg_fold(struct sample_agg *into, __u64 count, __u64 sum, __u64 min, __u64 max)
+{
+	if (!count)
+		return;
+	if (!into->count || min < into->min_ns)
+		into->min_ns = min;
+	if (max > into->max_ns)
+		into->max_ns = max;
+	into->count += count;
+	into->sum_ns += sum;
+}
+
+void agg_merge(struct sample_agg *into, const struct sample_agg *from)
+{
+	int i;
+
+	agg_fold(into, from->count, from->sum_ns, from->min_ns, from->max_ns);
+	for (i = 0; i < HIST_BUCKETS && from->count; i++)
+		into->hist[i] += from->hist[i];
+}
+
+void agg_from_sojourn(struct sample_agg *a, const struct shedd_sojourn *percpu, int ncpus)
+{
+	int c, i;
+
+	memset(a, 0, sizeof(*a));
+	for (c = 0; c < ncpus; c++) {
+		const struct shedd_sojourn *p = &percpu[c];
+
+		agg_fold(a, p->count, p->sum_ns, p->min_ns, p->max_ns);
+		for (i = 0; i < HIST_BUCKETS && p->count; i++)
+			a->hist[i] += p->hist[i];
+	}
+}
+
+__u64 agg_quantile(const struct sample_agg *a, double q)
+{
+	__u64 v = hist_quantile(a->hist, HIST_BUCKETS, a->count, q);
+
+	/* The exact extremes beat a bucket's midpoint. */
+	if (a->count && v < a->min_ns)
+		v = a->min_ns;
+	if (a->count && v > a->max_ns)
+		v = a->max_ns;
+	return v;
+}

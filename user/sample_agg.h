@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* sample_agg.h - a tick's (or a second's) merged sojourn or latency samples,
+ * and the arithmetic on them. Pure: shared by the signal readers, the tick
+ * pipeline and the simulation.
+ */
+#ifndef SHEDD_SAMPLE_AGG_H
+#define SHEDD_SAMPLE_AGG_H
+
+#include <linux/types.h>
+#include "histogram.h"
+#include "shedd.h"
+
+struct sample_agg {
+	__u64 count;
+	__u64 sum_ns;
+	__u64 min_ns;
+	__u64 max_ns;
+	__u64 hist[HIST_BUCKETS];
+};
+
+void agg_add(struct sample_agg *a, __u64 ns);
+void agg_merge(struct sample_agg *into, const struct sample_agg *from);
+void agg_from_sojourn(struct sample_agg *a, const struct shedd_sojourn *percpu, int ncpus);
+__u64 agg_quantile(const struct sample_agg *a, double q);
+
+#endif /* SHEDD_SAMPLE_AGG_H */

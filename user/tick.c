@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* tick.c - the tick pipeline: signals -> controller -> allocator. Pure: no
+ * I/O, no clock; the daemon and the simulation both call tick_step().
+ */
+#include "tick.h"
+
+void tick_init(const struct tick_params *p, struct tick_state *s, double start_rate)
+{
+	aimd_init(&s->cs, &p->cp, start_rate);
+	s->limit = p->aimd ? s->cs.rate : p->fixed_rate;
+}
+
+void tick_allocate(const struct tick_params *p, const struct tick_state *s,
+		   struct shedd_class_rate out[SHEDD_NR_CLASSES])
+{
+	double burst = s->limit * (p->burst_per_rate > 0 ? p->burst_per_rate : 0.1);
+
+	alloc_rates(&p->ap, s->limit, burst < 1 ? 1 : burst, s->demand, p->ncpus, out);
+}
+
+bool tick_blind_fallback(struct tick_params *p, bool have_delay_source, double start_rate)
+{
+	if (!p->aimd || have_delay_source)
+		return false;
+	p->aimd = false;
+	p->fixed_rate = start_rate;
+	return true;
+}
+
+bool tick_has_delay_signal(const struct signal_report *r)
+{
+	return r->have_sojourn || r->have_depth || r->have_latency;
+}
+
+void tick_controller_signals(const struct tick_input *in, double demand,
+			     struct aimd_signals *out)
+{
+	const struct signal_report *r = in->sig;
+	double dt_sec = (double)in->dt_ns / 1e9;
+
+	*out = (struct aimd_signals){
+		.have_sojourn = r->have_sojourn,
+		.sojourn_count = r->sojourn.count,
+		.sojourn_min_ns = r->sojourn.min_ns,
+		.have_depth = r->have_depth,
+		.depth = r->depth,
+		.backlog = r->backlog,
+		/* The protected listeners' own drops and overflows: the
+		 * namespace's TcpExt counters also move for any other
+		 * listener, and must not cut the protected service. */
+		.overflows = r->have_listen_drops ? r->listen_drops : 0,
+		.have_latency = r->have_latency && r->latency.count > 0,
+		.latency_p99_ns = agg_quantile(&r->latency, 0.99),
+		.demand = demand,
+		.dt_ns = in->dt_ns,
+		.have_queue_left = r->have_queue_left,
+		.queue_left = r->queue_left,
+		.have_completed = r->have_completed,
+		.completed = r->completed,
+		.admitted_per_sec = dt_sec > 0 ? (double)in->admitted / dt_sec : 0,
+	};
+}
+
+double tick_step(const struct tick_params *p, struct tick_state *s,
+		 const struct tick_input *in, struct shedd_class_rate out[SHEDD_NR_CLASSES])
+{
+	double dt_sec = (double)in->dt_ns / 1e9, total = 0;
+	int i, n = SHEDD_NR_CLASSES * p->ncpus;
+
+	for (i = 0; i < n; i++) {
+		s->instant[i] = dt_sec > 0 ? (double)in->syn[i] / dt_sec : 0;
+		s->demand[i] = alloc_demand(s->demand[i], s->instant[i]);
+		total += s->instant[i];
+	}
+	if (p->aimd) {
+		struct aimd_signals sig;
+
+		tick_controller_signals(in, total, &sig);
+		s->limit = aimd_update(&p->cp, &s->cs, &sig, in->now_ns);
+	}
+	tick_allocate(p, s, out);
+	return s->limit;
+}
+
+__u64 tick_next_deadline(__u64 *deadline_ns, __u64 now_ns, __u64 tick_ns)
+{
+	__u64 skipped = 0;
+
+	*deadline_ns += tick_ns;
+	if (now_ns > *deadline_ns && tick_ns) {
+		skipped = (now_ns - *deadline_ns) / tick_ns + 1;
+		*deadline_ns = now_ns + tick_ns;
+	}
+	return skipped;
+}
