@@ -56,16 +56,16 @@ static __always_inline __u32 classify(const struct pkt *p, void *data_end,
 	return cfg->default_class;
 }
 
-/* The slow half of charge(): borrow from the class's reserve. A function
- * of its own, so the verifier walks the locked section once, not once per
- * parse path. Without its map entries the program cannot judge: it fails
- * open and admits. */
-static __noinline int borrow(struct shedd_bucket *b, __u32 cls, __u64 now)
+/* The slow half of charge(): borrow from the class's reserve. A global
+ * function, so the verifier checks it once on its own instead of once for
+ * every path of the parser that reaches it. Without its map entries (or
+ * its cache) the program cannot judge: it fails open and admits. */
+__noinline int shedd_borrow(struct shedd_bucket *b, __u32 cls, __u64 now)
 {
 	struct shedd_rate *rate = bpf_map_lookup_elem(&rates, &cls);
 	struct shedd_reserve *res = bpf_map_lookup_elem(&reserve, &cls);
 
-	if (!rate || !res)
+	if (!b || !rate || !res)
 		return 1;
 	return tb_borrow(b, rate, res, now);
 }
@@ -84,7 +84,7 @@ static __always_inline int charge(__u32 cls)
 	v = tb_cached(b, now);
 	if (v >= 0)
 		return v;
-	return borrow(b, cls, now);
+	return shedd_borrow(b, cls, now);
 }
 
 /* Count a packet that is passed untouched, by the reason it is passed. */

@@ -155,10 +155,11 @@ static void class_rates_add_up(void **state)
 	assert_int_equal(out[CR].rate_per_sec, 200);
 	assert_int_equal(out[SH].rate_per_sec, 800);
 	assert_int_equal(out[CP].rate_per_sec, 0);
-	/* Bursts: the share of the total depth, at least the floor's share. */
+	/* Bursts: the share of the total depth, at least twice the floor's
+	 * share (20 of 100 here). */
 	assert_int_equal(out[SH].burst, 80);
 	assert_int_equal(out[CR].burst, 20);
-	assert_int_equal(out[CP].burst, 10);
+	assert_int_equal(out[CP].burst, 20);
 	for (c = 0; c < 4; c++) {
 		assert_true(out[c].batch >= 1);
 		assert_in_range(out[c].lease_ns, ALLOC_MIN_LEASE_NS, ALLOC_MAX_LEASE_NS);

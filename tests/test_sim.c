@@ -822,14 +822,12 @@ static void recovers_after_a_lull(void **state)
 	check_none(&f);
 }
 
-/* Checks of a variant that fail today and wait for other work: the per-CPU
- * split of a class rate (bucket and allocator redesign) starves critical
- * traffic a little on several CPUs and behind a small server; the
- * controller holds log-normal service (sigma 1.5) at 89 % of capacity.
- * Their figures are printed on every run; their checks run only with
- * SHEDD_SIM_STRICT=1. */
+/* A check of a variant that fails today: the controller holds log-normal
+ * service (sigma 1.5) at 89.8 % of capacity with its default 5 ms delay
+ * target, just under the 90 % the other variants reach. Its figures are
+ * printed on every run; its check runs only with SHEDD_SIM_STRICT=1. */
 static const bool PENDING_GOODPUT[NR_VARIANTS] = { [V_LOGNORMAL] = true };
-static const bool PENDING_CRITICAL[NR_VARIANTS] = { [V_4_CPUS] = true, [V_EXPERIMENT] = true };
+static const bool PENDING_CRITICAL[NR_VARIANTS] = { 0 };
 
 static void check_variants(struct failures *f, bool pending)
 {
@@ -928,8 +926,8 @@ int main(void)
 
 	if (!getenv("SHEDD_SIM_STRICT")) {
 		n--;
-		printf("# variants' checks pending other work are not run "
-		       "(SHEDD_SIM_STRICT=1 runs them)\n");
+		printf("# the log-normal goodput check (89.8 %%, pending) is not run "
+		       "(SHEDD_SIM_STRICT=1 runs it)\n");
 	}
 
 	return _cmocka_run_group_tests("sim", tests, n, run_scenarios, NULL);

@@ -64,7 +64,7 @@ double alloc_demand(double smoothed, double instant);
  * the per-class, per-CPU demand (demand[class * ncpus + cpu], SYN/s), rounded
  * by alloc_round(), and for each class:
  *   burst = @total_burst * class share of the total, at least
- *           @total_burst * floor and at least 1 token;
+ *           2 * @total_burst * floor and at least 1 token;
  *   lease = burst time / ALLOC_LEASE_DIV, within [ALLOC_MIN_LEASE_NS,
  *           ALLOC_MAX_LEASE_NS], so tokens cached on CPUs stay a small part
  *           of the burst;

@@ -186,8 +186,9 @@ too_many_prefixes() {
 
 @test "SYNs that arrive while shedd starts are admitted below the rate" {
 	# Critical clients at 2000 SYN/s, a tenth of the rate, already
-	# sending when shedd starts: none of their SYNs may be shed.
-	flood_bg "$BATS_TEST_TMPDIR/flood" 198.19.1.0/24 2000 3
+	# sending when shedd starts and for seconds after it attached: none of
+	# their SYNs may be shed.
+	flood_bg "$BATS_TEST_TMPDIR/flood" 198.19.1.0/24 2000 6
 	sleep 0.5 # the flood is under way before shedd loads
 	shedd_start --port "$PORT" --rate 20000 --prefix 198.19.1.0/24=critical
 	wait "$FLOOD_PID"

@@ -146,7 +146,7 @@ latency_sum() {
 
 @test "the latency channel takes 100 000 samples/s without loss" {
 	shedd_start --port "$PORT" --controller off --rate 100000
-	sock="/run/shedd/$IF_SRV.sock"
+	sock=$LATENCY_SOCK
 	out=$(in_srv "$LATBENCH" --socket "$sock" --rate 100000 --duration 3)
 	# The status line of the last second.
 	sleep 1.2
@@ -163,7 +163,7 @@ latency_sum() {
 
 @test "samples a sender could not send are counted as lost" {
 	shedd_start --port "$PORT" --controller off --rate 100000
-	sock="/run/shedd/$IF_SRV.sock"
+	sock=$LATENCY_SOCK
 	# shedd stopped for a second: the socket fills and the sender counts
 	# what it could not send; the next datagrams tell shedd.
 	in_srv "$LATBENCH" --socket "$sock" --rate 50000 --duration 3 >"$TESTBED_TMP/lat.out" &
