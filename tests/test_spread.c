@@ -251,6 +251,32 @@ static const struct scenario scenarios[] = {
 	  { 20, 0, 200, 20000 }, 0, 0, 10 },
 };
 
+/* A simulation of @n CPUs with the daemon's default floors and headroom. */
+static void sim_setup(struct sim *s, const struct scenario *sc, enum spread spread, int n,
+		      uint64_t seed)
+{
+	size_t cells = (size_t)(NCLS * n);
+	int c;
+
+	*s = (struct sim){ .sc = sc, .spread = spread, .n = n, .rng = seed };
+	for (c = 0; c < NCLS; c++)
+		s->ap.floor[c] = 0.10;
+	s->ap.headroom = 0.10;
+	s->cache = calloc(cells, sizeof(*s->cache));
+	s->syn = calloc(cells, sizeof(*s->syn));
+	s->demand = calloc(cells, sizeof(*s->demand));
+	s->instant = calloc(cells, sizeof(*s->instant));
+	assert_true(s->cache && s->syn && s->demand && s->instant);
+}
+
+static void sim_free(struct sim *s)
+{
+	free(s->cache);
+	free(s->syn);
+	free(s->demand);
+	free(s->instant);
+}
+
 /* The burst is what --burst makes it on any number of CPUs: a flood, a
  * pause long enough for every cache to go stale and the reserve to fill,
  * then a spike of SYNs over every CPU within 1 ms admits the class's burst
@@ -263,19 +289,11 @@ static void spike_after_pause(void **state)
 
 	(void)state;
 	for (k = 0; k < sizeof(cpus) / sizeof(cpus[0]); k++) {
-		int n = cpus[k], c, i;
-		size_t cells = (size_t)(NCLS * n);
-		struct sim s = { .sc = &sc, .spread = SPREAD_EVEN, .n = n, .rng = 7 };
+		int n = cpus[k], i;
 		__u64 admitted = 0, burst, rate, t;
+		struct sim s;
 
-		for (c = 0; c < NCLS; c++)
-			s.ap.floor[c] = 0.10;
-		s.ap.headroom = 0.10;
-		s.cache = calloc(cells, sizeof(*s.cache));
-		s.syn = calloc(cells, sizeof(*s.syn));
-		s.demand = calloc(cells, sizeof(*s.demand));
-		s.instant = calloc(cells, sizeof(*s.instant));
-		assert_true(s.cache && s.syn && s.demand && s.instant);
+		sim_setup(&s, &sc, SPREAD_EVEN, n, 7);
 
 		/* 3 s of flood at 20 000/s, evenly spaced, round robin. */
 		s.now = T0;
@@ -301,10 +319,7 @@ static void spike_after_pause(void **state)
 		print_message("# spike after a pause, %3d CPUs: admitted %llu, burst %llu, rate %llu/s\n",
 			      n, (unsigned long long)admitted, (unsigned long long)burst,
 			      (unsigned long long)rate);
-		free(s.cache);
-		free(s.syn);
-		free(s.demand);
-		free(s.instant);
+		sim_free(&s);
 		assert_in_range(admitted, burst, burst + rate / 1000 + 1);
 	}
 }
@@ -321,24 +336,11 @@ static void run_case(void **state)
 {
 	const struct tcase *tc = *state;
 	const struct scenario *sc = tc->sc;
-	struct sim s = { .sc = sc, .spread = tc->spread, .n = sc->ncpus,
-			 .rng = 0x5eedULL + (uint64_t)tc->spread };
-	size_t cells = (size_t)(NCLS * sc->ncpus);
-	int c;
+	struct sim s;
 
-	for (c = 0; c < NCLS; c++)
-		s.ap.floor[c] = 0.10;
-	s.ap.headroom = 0.10;
-	s.cache = calloc(cells, sizeof(*s.cache));
-	s.syn = calloc(cells, sizeof(*s.syn));
-	s.demand = calloc(cells, sizeof(*s.demand));
-	s.instant = calloc(cells, sizeof(*s.instant));
-	assert_true(s.cache && s.syn && s.demand && s.instant);
+	sim_setup(&s, sc, tc->spread, sc->ncpus, 0x5eedULL + (uint64_t)tc->spread);
 	sim_run(&s);
-	free(s.cache);
-	free(s.syn);
-	free(s.demand);
-	free(s.instant);
+	sim_free(&s);
 	check(&s, sc->name);
 }
 
