@@ -13,6 +13,7 @@ testbed_script experiments
 SECS=${SECS:-10}
 PATIENCE_MS=250
 LOADS=${LOADS:-"0.5 1 2 3 5"}
+# EXPERIMENT_SHEDD_ARGS: options added to every shedd run (e.g. "--interval 200ms")
 
 testbed_up
 slow_start --workers 4 --service-ms 10 --dist fixed --backlog 128 --duration 3600
@@ -41,7 +42,8 @@ for l in $LOADS; do
 	without=$(ok_per_sec "base$l" 4 "$SECS")
 	sleep 2 # the queue of the last run drains
 	: >"$TESTBED_TMP/shedd.log"
-	shedd_start --port "$PORT"
+	# shellcheck disable=SC2086 # EXPERIMENT_SHEDD_ARGS: extra shedd options, split on purpose
+	shedd_start --port "$PORT" ${EXPERIMENT_SHEDD_ARGS:-}
 	load "shed$l" "$rate" "$SECS" "$PATIENCE_MS"
 	with=$(ok_per_sec "shed$l" 4 "$SECS")
 	kill -TERM "$SHEDD_PID"

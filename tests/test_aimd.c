@@ -28,6 +28,7 @@ static struct aimd_params params(void)
 	p.max_rate = 10000;
 	p.alpha_per_sec = 50;
 	p.beta = 0.9; /* the law under test, whatever the default */
+	p.interval_ns = 100 * MS;
 	return p;
 }
 
