@@ -265,20 +265,21 @@ static void ramp_aims_no_higher_than_the_service_managed(void **state)
 	 * not to 9000. */
 	aimd_update(&p, &s, &over, t);
 	assert_float_equal(s.rate, 600, 1e-9);
-	for (i = 0; i < 9; i++) { /* then by beta: 600 * 0.9^9 = 232 */
+	for (i = 0; i < 19; i++) { /* then by beta: 600 * 0.9^19 = 81 */
 		t += TICK;
 		aimd_update(&p, &s, &over, t);
 	}
 	t += TICK;
 	aimd_update(&p, &s, &ok, t);
-	/* last good = min(10000, 1.5 * 400) = 600: stages 60 (skipped, below
-	 * 232), 300, then 600; not 1000, 5000, 10000. */
+	/* last good = min(10000, 1.0 * 400) = 400, what the service took:
+	 * stages 40 (skipped, below 81), 200, then 400; not 1000, 5000,
+	 * 10000, nor 1.5 x 400 (which overloads it a second time). */
 	assert_int_equal(s.mode, AIMD_RECOVERING);
-	assert_float_equal(s.last_good, 600, 1e-9);
-	assert_float_equal(s.rate, 300, 1e-9);
+	assert_float_equal(s.last_good, 400, 1e-9);
+	assert_float_equal(s.rate, 200, 1e-9);
 	t += 10 * TICK;
 	aimd_update(&p, &s, &ok, t);
-	assert_float_equal(s.rate, 600, 1e-9);
+	assert_float_equal(s.rate, 400, 1e-9);
 }
 
 static void a_draining_queue_is_not_cut_again(void **state)

@@ -25,6 +25,7 @@ void aimd_defaults(struct aimd_params *p)
 		.stage_hold_ns = 1000 * MS,
 		.tick_ns = 100 * MS,
 		.good_cap = 1.5,
+		.ramp_cap = 1.0,
 		.peak_decay = 0.99,
 		.complete_frac = 0.5,
 		.stall_ns = 300 * MS,
@@ -120,10 +121,10 @@ static double stage_rate(const struct aimd_params *p, const struct aimd_state *s
 /* Never aim far above what the service has recently shown it takes. */
 static void end_episode(const struct aimd_params *p, struct aimd_state *s)
 {
-	if (s->peak_accept <= 0 || p->good_cap <= 0)
+	if (s->peak_accept <= 0 || p->ramp_cap <= 0)
 		return;
-	if (s->last_good > p->good_cap * s->peak_accept)
-		s->last_good = p->good_cap * s->peak_accept;
+	if (s->last_good > p->ramp_cap * s->peak_accept)
+		s->last_good = p->ramp_cap * s->peak_accept;
 }
 
 /* Enter stage s->stage, skipping stages at or below the floor. When the
@@ -161,10 +162,13 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 	__u64 dt_ns = sig->dt_ns ? sig->dt_ns : p->tick_ns;
 	double dt_sec = (double)dt_ns / 1e9;
 	/* The gains are per 100 ms of time, whatever the tick. A long tick
-	 * (the daemon stalled) counts at most as two nominal ticks: one
-	 * reading is not a long history. */
+	 * (the daemon stalled, or was slow to be scheduled) counts at most as
+	 * two nominal ticks for the increase, and as one for the decrease:
+	 * one reading of overload is one decision, not a long history. */
 	double cap_ns = 2.0 * (double)(p->tick_ns ? p->tick_ns : dt_ns);
 	double steps = ((double)dt_ns < cap_ns ? (double)dt_ns : cap_ns) / AIMD_GAIN_PERIOD_NS;
+	double nominal = (double)(p->tick_ns ? p->tick_ns : dt_ns) / AIMD_GAIN_PERIOD_NS;
+	double cut_steps = steps < nominal ? steps : nominal;
 
 	/* Blind: without any delay signal the law would be an open-loop
 	 * ramp to max_rate. Hold the rate. */
@@ -204,7 +208,7 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		else if (s->mode == AIMD_RECOVERING)
 			s->last_good = s->held_rate;
 		s->mode = AIMD_OVERLOAD;
-		s->rate = s->rate * pow(p->beta, steps);
+		s->rate = s->rate * pow(p->beta, cut_steps);
 		/* Far above what the service takes, one step brings it close. */
 		if (p->good_cap > 0 && s->peak_accept > 0 && s->rate > p->good_cap * s->peak_accept)
 			s->rate = p->good_cap * s->peak_accept;

@@ -36,8 +36,13 @@
  * @stage_hold_ns:   how long each stage is held (default 1 s)
  * @tick_ns:         the nominal tick (--tick-ms); a tick whose measured
  *                   length (aimd_signals.dt_ns) is unknown is taken as this
- * @good_cap:        an episode's last good rate is at most this many times
- *                   the service's recent peak accept rate (1.5)
+ * @good_cap:        an overload far above the service's recent peak accept
+ *                   rate cuts the limit to this many times that peak in one
+ *                   step (1.5)
+ * @ramp_cap:        an episode's last good rate, which the ramp's last stage
+ *                   aims at, is at most this many times that peak (1.0):
+ *                   the peak accept rate of a saturated service is its
+ *                   capacity, and the additive climb probes above it
  * @peak_decay:      decay of that peak per 100 ms of measured time (0.99: a
  *                   half-life of ~7 s whatever the tick)
  * @stall_ns:        how long the queue must hold connections with none
@@ -62,6 +67,7 @@ struct aimd_params {
 	__u64 stage_hold_ns;
 	__u64 tick_ns;
 	double good_cap;
+	double ramp_cap;
 	double peak_decay;
 	double complete_frac;
 	__u64 stall_ns;
@@ -183,9 +189,11 @@ unsigned int aimd_overloaded(const struct aimd_params *p, struct aimd_state *s,
  *               and its minimum is falling, the queue is answering the last
  *               decrease or draining after a stall: the rate and the ramp
  *               stage are held, neither cut nor abandoned.
- *   episode end: last_good = min(last_good, good_cap * peak_accept): never
- *               aim far above what the service has recently shown it takes
- *               (a start far above capacity, a stall of the application).
+ *   episode end: last_good = min(last_good, ramp_cap * peak_accept): never
+ *               aim above what the service has recently shown it takes (a
+ *               start far above capacity, a stall of the application):
+ *               a ramp aimed at 1.5x the peak overloaded the server a
+ *               second time after every fresh start.
  *   after one:  rate = max(floor_rate, ramp[k] * last_good) for stage k,
  *               each held stage_hold_ns, abandoned at once on overload.
  *               Stages at or below where the episode ended are skipped; if
