@@ -469,6 +469,26 @@ static void import_checks_the_record(void **state)
 	assert_true(got.stage_end_ns == t + p.stage_hold_ns);
 }
 
+/* One reading of overload is one decision: a tick three times as long as
+ * the nominal one (a daemon slow to be scheduled) cuts by beta once, not
+ * beta^3; a tick of a tenth of it cuts by a tenth of the step. */
+static void a_long_tick_cuts_once(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct aimd_signals over = calm(5000);
+
+	over.overflows = 1;
+	over.sojourn_count = 10000; /* the service takes far more: no cap */
+	aimd_init(&s, &p, 1000);
+	over.dt_ns = 3 * TICK;
+	aimd_update(&p, &s, &over, 3 * TICK);
+	assert_float_equal(s.rate, 1000 * p.beta, 1e-6);
+	over.dt_ns = TICK / 10;
+	aimd_update(&p, &s, &over, 3 * TICK + TICK / 10);
+	assert_float_equal(s.rate, 1000 * p.beta * pow(p.beta, 0.1), 1e-6);
+}
+
 /* The accept rate is the tick's accepts over its measured length: with
  * 10 ms ticks (--tick-ms 10), 10 accepts a tick are 1000/s, and an overload
  * from far above comes down to good_cap x 1000/s, not x 100/s. */
@@ -596,6 +616,7 @@ int main(void)
 		cmocka_unit_test(restart_mid_ramp_carries_on),
 		cmocka_unit_test(import_checks_the_record),
 		cmocka_unit_test(accept_rate_uses_the_measured_tick),
+		cmocka_unit_test(a_long_tick_cuts_once),
 		cmocka_unit_test(no_wind_up_on_syns_that_never_complete),
 		cmocka_unit_test(blind_controller_holds),
 		cmocka_unit_test(queue_draining_without_accept_samples_is_not_a_stall),
