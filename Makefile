@@ -137,11 +137,11 @@ $(OUTPUT)/bench_xdp: tests/bench_xdp.c tests/packets.h $(SKEL)
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(LDFLAGS) $(LIBBPF_LIBS) -o $@
 
-$(OUTPUT)/test_xdp: tests/test_xdp.c tests/packets.h $(SKEL)
+$(OUTPUT)/test_xdp: tests/test_xdp.c tests/packets.h tests/xdp_harness.h $(SKEL)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(LDFLAGS) $(LIBBPF_LIBS) $(CMOCKA_LIBS) -o $@
 
-$(OUTPUT)/fuzz_xdp: tests/fuzz_xdp.c tests/packets.h tests/splitmix.h $(SKEL)
+$(OUTPUT)/fuzz_xdp: tests/fuzz_xdp.c tests/packets.h tests/xdp_harness.h tests/splitmix.h $(SKEL)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(LDFLAGS) $(LIBBPF_LIBS) $(CMOCKA_LIBS) -o $@
 

@@ -28,6 +28,7 @@
 
 #include "shedd.h"
 #include "shedd.skel.h"
+#include "xdp_harness.h"
 #include "packets.h"
 #include "splitmix.h"
 
@@ -74,8 +75,6 @@ static const struct {
 	{ AF_INET6, "2001:db8:1:5::", 64, SHEDD_CRITICAL_PLUS },
 };
 
-static struct shedd_bpf *skel;
-static int nr_cpus;
 
 /* ---- the reference model ------------------------------------------------- */
 
@@ -457,43 +456,6 @@ static int mutate(uint64_t *s, struct pkt *p)
 
 /* ---- running ------------------------------------------------------------ */
 
-static int update_percpu(struct bpf_map *map, __u32 key, const void *val,
-			 size_t size)
-{
-	char *vals = calloc(nr_cpus, size);
-	int err, i;
-
-	if (!vals)
-		return -ENOMEM;
-	for (i = 0; i < nr_cpus; i++)
-		memcpy(vals + i * size, val, size);
-	err = bpf_map__update_elem(map, &key, sizeof(key), vals, nr_cpus * size,
-				   BPF_ANY);
-	free(vals);
-	return err;
-}
-
-static void read_stats(struct shedd_stats *sum)
-{
-	struct shedd_stats vals[nr_cpus];
-	__u64 *acc = (__u64 *)sum;
-	__u32 zero = 0;
-	size_t w;
-	int i, err;
-
-	err = bpf_map__lookup_elem(skel->maps.stats, &zero, sizeof(zero), vals,
-				   sizeof(vals), 0);
-	if (err)
-		fail_msg("read stats: %s", strerror(-err));
-	memset(sum, 0, sizeof(*sum));
-	for (i = 0; i < nr_cpus; i++) {
-		const __u64 *in = (const __u64 *)&vals[i];
-
-		for (w = 0; w < sizeof(*sum) / sizeof(__u64); w++)
-			acc[w] += in[w];
-	}
-}
-
 #define D(f) (after->f - before->f)
 
 struct tally {
@@ -752,14 +714,6 @@ static int pin_cpu(void)
 	return sched_setaffinity(0, sizeof(set), &set);
 }
 
-static int libbpf_print_warn(enum libbpf_print_level level, const char *fmt,
-			     va_list args)
-{
-	if (level != LIBBPF_WARN)
-		return 0;
-	return vfprintf(stderr, fmt, args);
-}
-
 static int group_setup(void **state)
 {
 	const struct shedd_bucket fresh = { 0 };
@@ -836,14 +790,6 @@ fail:
 	shedd_bpf__destroy(skel);
 	skel = NULL;
 	return -1;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	shedd_bpf__destroy(skel);
-	skel = NULL;
-	return 0;
 }
 
 /* The reference model on hand-made frames, so a model that says "pass" to

@@ -21,6 +21,7 @@
 
 #include "shedd.h"
 #include "shedd.skel.h"
+#include "xdp_harness.h"
 #include "packets.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -39,8 +40,6 @@
 #define V6_CRIT "2001:db8:1::10" /* 2001:db8:1::/48 -> CRITICAL */
 #define V6_OTHER PKT_V6_CLIENT   /* no prefix -> default class */
 
-static struct shedd_bpf *skel;
-static int nr_cpus; /* possible CPUs: length of every per-CPU value array */
 static int test_cpu; /* the CPU this process is pinned to */
 
 /* Stop the current case with its name and what went wrong. */
@@ -118,31 +117,6 @@ static const char *verdict_name(__u32 v)
 	return "unknown verdict";
 }
 
-static int libbpf_print_warn(enum libbpf_print_level level, const char *fmt,
-			     va_list args)
-{
-	if (level != LIBBPF_WARN)
-		return 0;
-	return vfprintf(stderr, fmt, args);
-}
-
-/* Write the same value for every CPU of a per-CPU map. */
-static int update_percpu(struct bpf_map *map, __u32 key, const void *val,
-			 size_t size)
-{
-	char *vals = calloc(nr_cpus, size);
-	int err, i;
-
-	if (!vals)
-		return -ENOMEM;
-	for (i = 0; i < nr_cpus; i++)
-		memcpy(vals + i * size, val, size);
-	err = bpf_map__update_elem(map, &key, sizeof(key), vals, nr_cpus * size,
-				   BPF_ANY);
-	free(vals);
-	return err;
-}
-
 /* Publish @rate for every class. A record without a batch borrows one
  * token at a time and keeps none, so the reserve alone decides: the cases
  * below then read as one plain token bucket per class. */
@@ -200,33 +174,6 @@ static int reset_maps(const struct shedd_config *cfg,
 	}
 	skel->bss->test_clock_ns = T0_NS;
 	return 0;
-}
-
-/* Counters summed over the CPUs, as the daemon reads them. */
-static void read_stats(struct shedd_stats *sum)
-{
-	struct shedd_stats *vals = calloc(nr_cpus, sizeof(*vals));
-	__u64 *acc = (__u64 *)sum;
-	__u32 zero = 0;
-	size_t w;
-	int i, err;
-
-	assert_non_null(vals);
-	err = bpf_map__lookup_elem(skel->maps.stats, &zero, sizeof(zero), vals,
-				   nr_cpus * sizeof(*vals), 0);
-	if (err) {
-		free(vals);
-		fail_msg("read stats: %s", strerror(-err));
-	}
-	memset(sum, 0, sizeof(*sum));
-	for (i = 0; i < nr_cpus; i++) {
-		__u64 words[sizeof(*vals) / sizeof(__u64)];
-
-		memcpy(words, &vals[i], sizeof(words));
-		for (w = 0; w < ARRAY_SIZE(words); w++)
-			acc[w] += words[w];
-	}
-	free(vals);
 }
 
 static struct shedd_bucket read_bucket(__u32 cls)
@@ -1768,14 +1715,6 @@ fail:
 	shedd_bpf__destroy(skel);
 	skel = NULL;
 	return -1;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	shedd_bpf__destroy(skel);
-	skel = NULL;
-	return 0;
 }
 
 static const struct CMUnitTest fixed_tests[] = {

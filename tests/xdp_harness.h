@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* xdp_harness.h - what the XDP tests (test_xdp.c) and the packet fuzzer
+ * (fuzz_xdp.c) share: the loaded program, per-CPU map writes, counters
+ * summed over the CPUs as the daemon reads them, the group teardown. Each
+ * includes it once, after cmocka.h, libbpf and shedd.skel.h.
+ */
+#ifndef SHEDD_XDP_HARNESS_H
+#define SHEDD_XDP_HARNESS_H
+
+static struct shedd_bpf *skel;
+static int nr_cpus; /* possible CPUs: length of every per-CPU value array */
+
+static int libbpf_print_warn(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level != LIBBPF_WARN)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+/* Write the same value for every CPU of a per-CPU map. */
+static int update_percpu(struct bpf_map *map, __u32 key, const void *val, size_t size)
+{
+	char *vals = calloc((size_t)nr_cpus, size);
+	int err, i;
+
+	if (!vals)
+		return -ENOMEM;
+	for (i = 0; i < nr_cpus; i++)
+		memcpy(vals + (size_t)i * size, val, size);
+	err = bpf_map__update_elem(map, &key, sizeof(key), vals, (size_t)nr_cpus * size,
+				   BPF_ANY);
+	free(vals);
+	return err;
+}
+
+/* Counters summed over the CPUs, as the daemon reads them. */
+static void read_stats(struct shedd_stats *sum)
+{
+	struct shedd_stats *vals = calloc((size_t)nr_cpus, sizeof(*vals));
+	__u64 *acc = (__u64 *)sum;
+	__u32 zero = 0;
+	size_t w;
+	int i, err;
+
+	assert_non_null(vals);
+	err = bpf_map__lookup_elem(skel->maps.stats, &zero, sizeof(zero), vals,
+				   (size_t)nr_cpus * sizeof(*vals), 0);
+	if (err) {
+		free(vals);
+		fail_msg("read stats: %s", strerror(-err));
+	}
+	memset(sum, 0, sizeof(*sum));
+	for (i = 0; i < nr_cpus; i++) {
+		__u64 words[sizeof(*vals) / sizeof(__u64)];
+
+		memcpy(words, &vals[i], sizeof(words));
+		for (w = 0; w < sizeof(words) / sizeof(words[0]); w++)
+			acc[w] += words[w];
+	}
+	free(vals);
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	shedd_bpf__destroy(skel);
+	skel = NULL;
+	return 0;
+}
+
+#endif /* SHEDD_XDP_HARNESS_H */
