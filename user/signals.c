@@ -30,19 +30,28 @@
 
 #define DIAG_BUF 32768
 
-static int read_netstat(__u64 *overflows, __u64 *drops)
+/* A small /proc file into @buf as a string, in one read: 0, or -1. */
+static int read_proc_file(const char *path, char *buf, size_t len)
 {
-	char buf[16384];
 	ssize_t n;
-	int fd = open("/proc/net/netstat", O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, len - 1);
 	close(fd);
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
+	return 0;
+}
+
+static int read_netstat(__u64 *overflows, __u64 *drops)
+{
+	char buf[16384];
+
+	if (read_proc_file("/proc/net/netstat", buf, sizeof(buf)))
+		return -1;
 	return netstat_parse(buf, overflows, drops);
 }
 
@@ -219,16 +228,9 @@ static void latency_thread_stop(struct signals *s)
 static int read_int_file(const char *path, long *v)
 {
 	char buf[32];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
+	if (read_proc_file(path, buf, sizeof(buf)))
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	*v = strtol(buf, NULL, 10);
 	return 0;
 }
