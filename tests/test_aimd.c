@@ -312,6 +312,42 @@ static void a_draining_queue_is_not_cut_again(void **state)
 	assert_float_equal(s.rate, 729, 1e-9);
 }
 
+/* After a tick with no accepts (the application stalled), the first
+ * connections taken waited through the stall: their sojourn starts the
+ * drain. A ramp is held through it, not abandoned for a new episode. */
+static void the_drain_after_a_stall_holds_the_ramp(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct aimd_signals sig = standing(0), none = calm(0);
+	__u64 t = TICK;
+
+	aimd_init(&s, &p, 1000);
+	aimd_update(&p, &s, &sig, t); /* timer starts */
+	t += TICK;
+	aimd_update(&p, &s, &sig, t); /* overload: 900 */
+	assert_int_equal(s.mode, AIMD_OVERLOAD);
+	/* The application stops: nobody is accepted for a tick, and the
+	 * queue overflows: cut. */
+	none.sojourn_count = 0;
+	none.overflows = 3;
+	t += TICK;
+	aimd_update(&p, &s, &none, t);
+	assert_float_equal(s.rate, 810, 1e-9);
+	/* It resumes: what it takes waited 2 s, more than before the stall,
+	 * and the minimum is still above target: a drain, not a new cut. */
+	sig.sojourn_min_ns = 2000 * MS;
+	t += TICK;
+	aimd_update(&p, &s, &sig, t);
+	assert_int_equal(s.mode, AIMD_OVERLOAD);
+	assert_float_equal(s.rate, 810, 1e-9);
+	/* Falling further: still held. */
+	sig.sojourn_min_ns = 300 * MS;
+	t += TICK;
+	aimd_update(&p, &s, &sig, t);
+	assert_float_equal(s.rate, 810, 1e-9);
+}
+
 static void ramp_is_abandoned_on_overload(void **state)
 {
 	struct aimd_params p = params();
@@ -611,6 +647,7 @@ int main(void)
 		cmocka_unit_test(shallow_cut_climbs_without_a_ramp),
 		cmocka_unit_test(ramp_aims_no_higher_than_the_service_managed),
 		cmocka_unit_test(a_draining_queue_is_not_cut_again),
+		cmocka_unit_test(the_drain_after_a_stall_holds_the_ramp),
 		cmocka_unit_test(ramp_is_abandoned_on_overload),
 		cmocka_unit_test(no_ramp_means_straight_to_steady),
 		cmocka_unit_test(restart_mid_ramp_carries_on),

@@ -4,6 +4,7 @@
  * arguments.
  */
 #include <math.h>
+#include <stdint.h>
 #include "aimd.h"
 #include "shedd.h"
 
@@ -198,6 +199,11 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 	}
 	if (sig->have_sojourn && sig->sojourn_count)
 		s->prev_min_ns = sig->sojourn_min_ns;
+	/* A tick in which nobody was accepted (a stall) leaves no minimum to
+	 * compare with: the first connections taken after it waited through
+	 * it, and their sojourn starts the drain rather than a new overload. */
+	else if (sig->have_sojourn)
+		s->prev_min_ns = UINT64_MAX;
 
 	if (s->why) {
 		/* The first overloaded tick of an episode remembers where it

@@ -146,6 +146,7 @@ enum aimd_reason {
  * @above_since_ns: CoDel's first_above_time: when the minimum sojourn went
  *                 above target, plus interval; 0 while it is below
  * @prev_min_ns:   the last tick's minimum sojourn, to see a queue draining
+ *                 (unknown, UINT64_MAX, after a tick with no accepts)
  * @peak_accept:   the recent peak of the accept rate (conn/s), decaying:
  *                 what the service has shown it can take
  * @stuck:         inside a run of ticks in which connections waited and
