@@ -348,6 +348,31 @@ static void the_drain_after_a_stall_holds_the_ramp(void **state)
 	assert_float_equal(s.rate, 810, 1e-9);
 }
 
+/* An episode ends on evidence that the queue moves: a tick with
+ * connections waiting and none taken decides nothing. */
+static void no_accepts_with_a_queue_does_not_end_an_episode(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct aimd_signals over = calm(5000), waiting = calm(5000), ok = calm(5000);
+	__u64 t = TICK;
+
+	over.overflows = 1;
+	aimd_init(&s, &p, 1000);
+	aimd_update(&p, &s, &over, t);
+	assert_int_equal(s.mode, AIMD_OVERLOAD);
+	waiting.sojourn_count = 0;
+	waiting.depth = 40;
+	t += TICK;
+	aimd_update(&p, &s, &waiting, t);
+	assert_int_equal(s.mode, AIMD_OVERLOAD);
+	assert_float_equal(s.rate, 900, 1e-9);
+	/* Accepts seen, below target: the episode ends. */
+	t += TICK;
+	aimd_update(&p, &s, &ok, t);
+	assert_true(s.mode != AIMD_OVERLOAD);
+}
+
 static void ramp_is_abandoned_on_overload(void **state)
 {
 	struct aimd_params p = params();
@@ -648,6 +673,7 @@ int main(void)
 		cmocka_unit_test(ramp_aims_no_higher_than_the_service_managed),
 		cmocka_unit_test(a_draining_queue_is_not_cut_again),
 		cmocka_unit_test(the_drain_after_a_stall_holds_the_ramp),
+		cmocka_unit_test(no_accepts_with_a_queue_does_not_end_an_episode),
 		cmocka_unit_test(ramp_is_abandoned_on_overload),
 		cmocka_unit_test(no_ramp_means_straight_to_steady),
 		cmocka_unit_test(restart_mid_ramp_carries_on),

@@ -222,6 +222,14 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		return s->rate;
 	}
 
+	/* An episode ends on evidence that the queue moves again: accepts
+	 * seen, or an empty queue. A tick with connections waiting and none
+	 * taken yet (the first tick after a stall: its sojourn samples come a
+	 * tick late) decides nothing. */
+	if (s->mode == AIMD_OVERLOAD && sig->have_sojourn && !sig->sojourn_count &&
+	    sig->have_depth && sig->depth > 0)
+		return s->rate;
+
 	switch (s->mode) {
 	case AIMD_OVERLOAD:
 		end_episode(p, s);
