@@ -222,12 +222,13 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		return s->rate;
 	}
 
-	/* An episode ends on evidence that the queue moves again: accepts
-	 * seen, or an empty queue. A tick with connections waiting and none
-	 * taken yet (the first tick after a stall: its sojourn samples come a
-	 * tick late) decides nothing. */
-	if (s->mode == AIMD_OVERLOAD && sig->have_sojourn && !sig->sojourn_count &&
-	    sig->have_depth && sig->depth > 0)
+	/* With the sojourn probes, an episode ends only on a tick whose
+	 * accepts were seen, all below target: the samples come a tick late,
+	 * so after a stall an empty queue or a tick without accepts would end
+	 * it while the connections that waited through the stall are still
+	 * to be counted, and the ramp that followed would be abandoned. */
+	if (s->mode == AIMD_OVERLOAD && sig->have_sojourn &&
+	    (!sig->sojourn_count || sig->sojourn_min_ns >= p->target_delay_ns))
 		return s->rate;
 
 	switch (s->mode) {
