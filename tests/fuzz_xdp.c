@@ -734,17 +734,8 @@ static int group_setup(void **state)
 	nr_cpus = libbpf_num_possible_cpus();
 	if (nr_cpus <= 0)
 		return -1;
-	skel = shedd_bpf__open();
-	if (!skel) {
-		print_error("open shedd skeleton: %s\n", strerror(errno));
+	if (harness_load())
 		return -1;
-	}
-	skel->rodata->use_test_clock = 1;
-	err = shedd_bpf__load(skel);
-	if (err) {
-		print_error("load shedd program: %s (needs root)\n", strerror(-err));
-		goto fail;
-	}
 	skel->bss->test_clock_ns = T0_NS;
 	err = bpf_map__update_elem(skel->maps.settings, &zero, sizeof(zero), &fuzz_cfg,
 				   sizeof(fuzz_cfg), BPF_ANY);

@@ -1684,17 +1684,8 @@ static int group_setup(void **state)
 		return -1;
 	}
 
-	skel = shedd_bpf__open();
-	if (!skel) {
-		print_error("open shedd skeleton: %s\n", strerror(errno));
+	if (harness_load())
 		return -1;
-	}
-	skel->rodata->use_test_clock = 1;
-	err = shedd_bpf__load(skel);
-	if (err) {
-		print_error("load shedd program: %s (needs root)\n", strerror(-err));
-		goto fail;
-	}
 
 	/* What does not change between cases: one protected port, and
 	 * prefixes that nest so the longest match is seen to win. */

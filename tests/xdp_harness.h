@@ -60,6 +60,28 @@ static void read_stats(struct shedd_stats *sum)
 	free(vals);
 }
 
+/* Open and load the program with the test clock (use_test_clock): the
+ * verdicts of a case do not depend on when it runs. 0, or -1 said. */
+static int harness_load(void)
+{
+	int err;
+
+	skel = shedd_bpf__open();
+	if (!skel) {
+		print_error("open shedd skeleton: %s\n", strerror(errno));
+		return -1;
+	}
+	skel->rodata->use_test_clock = 1;
+	err = shedd_bpf__load(skel);
+	if (err) {
+		print_error("load shedd program: %s (needs root)\n", strerror(-err));
+		shedd_bpf__destroy(skel);
+		skel = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 static int group_teardown(void **state)
 {
 	(void)state;
