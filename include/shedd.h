@@ -22,6 +22,46 @@ enum shedd_class {
 	SHEDD_NR_CLASSES = 4,
 };
 
+/* How a class proves its clients' addresses before it spends a token on
+ * them (verified admission, bpf/syncookie.h). A verified SYN is answered at
+ * XDP with a SYN-ACK carrying a SYN cookie and costs no token; the ACK that
+ * returns a valid cookie is charged to the class instead. */
+enum shedd_verify {
+	SHEDD_VERIFY_OFF = 0,      /* every SYN is charged as it comes */
+	SHEDD_VERIFY_SHEDDING = 1, /* cookies on a CPU that shed the class within
+				    * verify_hold_ns; charged directly otherwise */
+	SHEDD_VERIFY_ALWAYS = 2,   /* every SYN is answered with a cookie */
+};
+
+/* How a proven connection reaches the listener. */
+enum shedd_handoff {
+	/* A tc ingress program checks the cookie again and gives the listener
+	 * a request socket with bpf_sk_assign_tcp_reqsk() (kernel >= 6.9).
+	 * The timestamp carries the MSS index in bits 6-7. */
+	SHEDD_HANDOFF_TC = 0,
+	/* The kernel checks the cookie itself: tcp_syncookies=2,
+	 * tcp_timestamps=2, the listener's overflow stamp refreshed by XDP,
+	 * the timestamp in the kernel's own layout (kernel 6.0-6.8). */
+	SHEDD_HANDOFF_KERNEL = 1,
+};
+
+/* The MSS values of the kernel's SYN cookie tables (msstab in
+ * net/ipv4/syncookies.c and net/ipv6/syncookies.c), index 0..3; the cookie
+ * helpers return one of them. Macros, not arrays: the BPF side must not
+ * hold static const arrays. */
+#define SHEDD_MSS4(i) ((i) == 0 ? 536 : (i) == 1 ? 1300 : (i) == 2 ? 1440 : 1460)
+#define SHEDD_MSS6(i) ((i) == 0 ? 1220 : (i) == 1 ? 1420 : (i) == 2 ? 1440 : 8940)
+
+/* The low bits of the timestamp value a cookie SYN-ACK sends, echoed by
+ * the client in its ACK (the kernel's layout, net/ipv4/syncookies.c, plus
+ * the MSS index for the tc hand-off). */
+#define SHEDD_TS_WSCALE_MASK 0x0fU /* the client's window scale; 0xf: none */
+#define SHEDD_TS_SACK 0x10U
+#define SHEDD_TS_ECN 0x20U
+#define SHEDD_TS_KERNEL_BITS 6     /* bits the kernel's own layout uses */
+#define SHEDD_TS_MSS_SHIFT 6       /* tc hand-off only: MSS index, 2 bits */
+#define SHEDD_TS_TC_BITS 8
+
 /* How a shed SYN is refused. */
 enum shedd_reject {
 	SHEDD_REJECT_DROP = 0, /* XDP_DROP: the client retransmits (1 s, 2 s, 4 s...) */
@@ -103,6 +143,8 @@ struct shedd_bucket {
 	__u64 retry_ns; /* the reserve was empty: do not ask it before then */
 	__u32 batch;    /* tokens this CPU borrowed last time (adapts) */
 	__u32 pad;
+	__u64 verify_until_ns; /* SHEDD_VERIFY_SHEDDING: this CPU answers the
+				* class with cookies until then */
 };
 
 /* Counters of one class on one CPU. */
@@ -111,6 +153,18 @@ struct shedd_class_stats {
 	__u64 admitted; /* passed to the stack */
 	__u64 dropped;  /* shed by XDP_DROP */
 	__u64 rst_sent; /* shed by an RST sent back with XDP_TX */
+	/* Verified admission. */
+	__u64 charged;        /* token requests: SYNs charged directly and
+			       * proven ACKs; the class's demand */
+	__u64 cookie_sent;    /* SYNs answered with a cookie SYN-ACK */
+	__u64 cookie_limited; /* SYNs over the cookie budget: shed as above */
+	__u64 ack_valid;      /* ACKs to a listener with a valid cookie: proven */
+	__u64 ack_invalid;    /* ACKs to a listener with a forged or stale
+			       * cookie: dropped */
+	__u64 ack_admitted;   /* proven and within the bucket: passed */
+	__u64 ack_refused;    /* proven, no token: refused with a RST (or
+			       * dropped when no RST may be sent, see
+			       * rst_refused and rst_limited) */
 };
 
 /* stats: written by the XDP program only. PERCPU_ARRAY with one entry. */
@@ -131,6 +185,11 @@ struct shedd_stats {
 	__u64 rst_refused;  /* shed SYNs not answered: multicast, broadcast or
 			     * unspecified address, or not sent to this host's MAC */
 	__u64 rst_limited;  /* shed SYNs not answered: over the RST budget */
+	__u64 cookie_failed; /* SYN-ACK not built (no helper, odd frame):
+			      * the SYN was shed instead */
+	__u64 ack_probed;    /* ACKs to a protected port of a verified class
+			      * looked up in the socket table */
+	__u64 refreshed;     /* SHEDD_HANDOFF_KERNEL: listener stamps refreshed */
 };
 
 /* settings: written by userspace only. ARRAY with one entry. */
@@ -143,6 +202,17 @@ struct shedd_config {
 	__u8 _pad[2];
 	__u32 rst_rate_per_sec; /* RST budget of each CPU: RSTs per second */
 	__u32 rst_burst;        /* and its depth, in RSTs */
+	/* Verified admission. */
+	__u8 verify[SHEDD_NR_CLASSES]; /* enum shedd_verify, per class */
+	__u8 handoff;  /* enum shedd_handoff */
+	__u8 wscale;   /* window scale the SYN-ACK offers: the kernel's own */
+	__u8 ecn;      /* 1: accept ECN as the kernel does (tcp_ecn 1 or 2) */
+	__u8 _pad3;
+	__u32 cookie_rate_per_sec; /* cookie SYN-ACKs of each CPU per second */
+	__u32 cookie_burst;        /* and its depth */
+	__u32 _pad4;
+	__u64 verify_hold_ns;      /* SHEDD_VERIFY_SHEDDING: how long a CPU
+				    * that shed keeps answering with cookies */
 };
 
 /* rst_budget: written by the XDP program only. PERCPU_ARRAY, one entry: the
@@ -153,6 +223,34 @@ struct shedd_rst_budget {
 };
 #define MAX_RST_RATE_PER_SEC 1000000U /* per CPU; keeps the refill in 64 bits */
 #define MAX_RST_BURST 100000U
+
+/* cookie_budget: written by the XDP program only. PERCPU_ARRAY, one entry,
+ * of struct shedd_rst_budget: the cookie SYN-ACKs' own budget on this CPU,
+ * so the program reflects at most that many SYN-ACKs per second. */
+#define MAX_COOKIE_RATE_PER_SEC 10000000U /* per CPU; 1000 s * 1e7 * 1e9 < 2^64 */
+#define MAX_COOKIE_BURST 1000000U
+
+/* refresh: written by the XDP program only, SHEDD_HANDOFF_KERNEL.
+ * PERCPU_ARRAY of REFRESH_SLOTS, key = port % REFRESH_SLOTS: when this CPU
+ * last refreshed the overflow stamp of the listener on that port. */
+#define REFRESH_SLOTS 64
+#define REFRESH_NS 1000000000ULL /* at most once a second per port and CPU */
+struct shedd_refresh {
+	__u64 ns;
+	__u16 port;
+	__u16 _pad[3];
+};
+
+/* handoff_stats: written by the tc program only. PERCPU_ARRAY, one entry. */
+struct shedd_handoff_stats {
+	__u64 acks;         /* ACKs to a protected port of a verified class */
+	__u64 assigned;     /* given to the listener as a request socket */
+	__u64 not_listener; /* the flow has a socket: established, passed */
+	__u64 no_socket;    /* no listener: left to the kernel (RST) */
+	__u64 invalid;      /* no valid cookie: left to the kernel */
+	__u64 failed;       /* bpf_sk_assign_tcp_reqsk() refused it */
+	__u64 malformed;    /* headers the program could not read: passed */
+};
 
 /* prefix_v4 / prefix_v6: LPM tries, source prefix -> class (__u32). */
 struct shedd_lpm_v4 {
@@ -208,9 +306,12 @@ struct shedd_ctl_state {
 _Static_assert(sizeof(struct shedd_class_rate) == 48, "shedd_class_rate is a map value");
 _Static_assert(sizeof(struct shedd_rate) == 56, "shedd_rate is a map value");
 _Static_assert(sizeof(struct shedd_reserve) == 24, "shedd_reserve is a map value");
-_Static_assert(sizeof(struct shedd_bucket) == 32, "shedd_bucket is a map value");
-_Static_assert(sizeof(struct shedd_stats) == 4 * 32 + 13 * 8, "shedd_stats is a map value");
-_Static_assert(sizeof(struct shedd_config) == 28, "shedd_config is a map value");
+_Static_assert(sizeof(struct shedd_bucket) == 40, "shedd_bucket is a map value");
+_Static_assert(sizeof(struct shedd_class_stats) == 11 * 8, "shedd_class_stats");
+_Static_assert(sizeof(struct shedd_stats) == 4 * 88 + 16 * 8, "shedd_stats is a map value");
+_Static_assert(sizeof(struct shedd_config) == 56, "shedd_config is a map value");
+_Static_assert(sizeof(struct shedd_refresh) == 16, "shedd_refresh is a map value");
+_Static_assert(sizeof(struct shedd_handoff_stats) == 7 * 8, "shedd_handoff_stats");
 _Static_assert(sizeof(struct shedd_rst_budget) == 16, "shedd_rst_budget is a map value");
 _Static_assert(sizeof(struct shedd_ctl_state) == 4 * 4 + 7 * 8, "shedd_ctl_state is a map value");
 _Static_assert(sizeof(struct shedd_lpm_v4) == 8, "LPM key");
