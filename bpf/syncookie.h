@@ -19,9 +19,9 @@
 #include "tcpopt.h"
 
 #define SYNACK_TTL 64
-/* The window of the SYN-ACK, unscaled (RFC 7323 2.2): what the kernel
- * offers a client on a 1460-byte MSS before it knows better. */
-#define SYNACK_WINDOW 64240
+/* The window of a SYN-ACK is never scaled (RFC 7323 2.2): the kernel
+ * offers 64 KiB less 1, rounded down to whole segments. */
+#define SYNACK_WINDOW 65535U
 /* Longest IP header with options or IPv6 chain we answer a SYN behind;
  * the reply drops them all. */
 #define MAX_L3_LEN 512
@@ -250,7 +250,6 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 	s.th.ack_seq = bpf_htonl(client_isn + 1);
 	s.th.syn = 1;
 	s.th.ack = 1;
-	s.th.window = bpf_htons(SYNACK_WINDOW);
 	s.opt[0] = TCPOPT_MSS;
 	s.opt[1] = 4;
 	s.opt[2] = (__u8)(mss >> 8);
@@ -297,6 +296,11 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 	/* Without a timestamp the cookie keeps only the MSS: no window
 	 * scaling, SACK or ECN, as the kernel's own cookies. */
 	s.th.doff = tcp_len / 4;
+	{
+		__u32 seg = mss - (w.o.ts ? 12 : 0);
+
+		s.th.window = bpf_htons((__u16)(SYNACK_WINDOW - SYNACK_WINDOW % (seg ? seg : 1)));
+	}
 
 	/* Reshape: IP options and extension headers go from the front, so
 	 * the headers are rewritten whole from the new start; the frame then
