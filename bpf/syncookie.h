@@ -56,35 +56,84 @@ static __always_inline int cookie_budget_take(const struct shedd_config *cfg, __
 	return tx_budget_take(b, rate, burst, now);
 }
 
-/* The kernel accepts a cookie only from a listener that issued cookies of
- * its own in the last two minutes (tcp_synq_no_recent_overflow()). Asking
- * it for one with bpf_tcp_gen_syncookie() stamps the listener; do it at
- * most once a second per port on this CPU. @iph and @th are copies of the
- * SYN's headers. */
-static __always_inline void listener_refresh(struct xdp_md *ctx, struct bpf_sock_tuple *t,
-					     __u32 tlen, void *iph, __u32 iph_len,
-					     __u8 *th, __u32 th_len, __u16 port, __u64 now)
+/**
+ * shedd_refresh() - keep the listener of the SYN in @ctx ready for cookies.
+ * @ctx, @l2_len, @l3_len, @flags: as for shedd_syncookie_reply()
+ *
+ * The kernel takes a cookie only from a listener that issued cookies of
+ * its own in the last two minutes (tcp_synq_no_recent_overflow()): the
+ * kernel hand-off, and an ACK without a timestamp on the tc hand-off, rely
+ * on that. Asking the kernel for a cookie with bpf_tcp_gen_syncookie()
+ * stamps the listener; this does it at most once a second per port on
+ * this CPU, before the SYN is rewritten.
+ *
+ * Return: 1 if the listener was stamped, else 0.
+ */
+__noinline int shedd_refresh(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u64 flags)
 {
-	__u32 slot = port % REFRESH_SLOTS, zero = 0;
-	struct shedd_refresh *r = bpf_map_lookup_elem(&refresh, &slot);
-	struct shedd_stats *st;
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	union {
+		struct iphdr v4;
+		struct ipv6hdr v6;
+	} ih = {};
+	struct bpf_sock_tuple t = {};
+	struct shedd_refresh *r;
+	struct tcphdr *pt;
 	struct bpf_sock *sk;
-	__s64 ret;
+	__u8 th[64] = {};
+	__u32 slot, th_len, tlen, ih_len;
+	__u16 port;
+	__u64 now;
+	int ok = 0;
 
+	if (l2_len > MAX_L2_LEN || l3_len > MAX_L3_LEN)
+		return 0;
+	pt = data + l2_len + l3_len;
+	if ((void *)(pt + 1) > data_end)
+		return 0;
+	port = bpf_ntohs(pt->dest);
+	th_len = pt->doff * 4;
+	slot = port % REFRESH_SLOTS;
+	r = bpf_map_lookup_elem(&refresh, &slot);
+	now = clock_ns();
 	if (!r || (r->port == port && r->ns && now - r->ns < REFRESH_NS))
-		return;
+		return 0;
 	r->port = port;
 	r->ns = now;
-	sk = bpf_skc_lookup_tcp(ctx, t, tlen, BPF_F_CURRENT_NETNS, 0);
-	if (!sk)
-		return;
-	if (sk->state == BPF_TCP_LISTEN) {
-		ret = bpf_tcp_gen_syncookie(sk, iph, iph_len, (struct tcphdr *)th, th_len);
-		st = bpf_map_lookup_elem(&stats, &zero);
-		if (ret >= 0 && st)
-			st->refreshed++;
+
+	if (th_len < sizeof(struct tcphdr) || th_len > TCP_MAX_HLEN ||
+	    bpf_xdp_load_bytes(ctx, l2_len + l3_len, th, th_len))
+		return 0;
+	if (flags & CK_V6) {
+		if (bpf_xdp_load_bytes(ctx, l2_len, &ih.v6, sizeof(ih.v6)))
+			return 0;
+		__builtin_memcpy(t.ipv6.saddr, &ih.v6.saddr, 16);
+		__builtin_memcpy(t.ipv6.daddr, &ih.v6.daddr, 16);
+		t.ipv6.sport = ((struct tcphdr *)th)->source;
+		t.ipv6.dport = ((struct tcphdr *)th)->dest;
+		tlen = sizeof(t.ipv6);
+		ih_len = sizeof(ih.v6);
+	} else {
+		if (bpf_xdp_load_bytes(ctx, l2_len, &ih.v4, sizeof(ih.v4)))
+			return 0;
+		/* The helper wants the IPv4 header without its options. */
+		ih.v4.ihl = 5;
+		t.ipv4.saddr = ih.v4.saddr;
+		t.ipv4.daddr = ih.v4.daddr;
+		t.ipv4.sport = ((struct tcphdr *)th)->source;
+		t.ipv4.dport = ((struct tcphdr *)th)->dest;
+		tlen = sizeof(t.ipv4);
+		ih_len = sizeof(ih.v4);
 	}
+	sk = bpf_skc_lookup_tcp(ctx, &t, tlen, BPF_F_CURRENT_NETNS, 0);
+	if (!sk)
+		return 0;
+	if (sk->state == BPF_TCP_LISTEN &&
+	    bpf_tcp_gen_syncookie(sk, &ih, ih_len, (struct tcphdr *)th, th_len) >= 0)
+		ok = 1;
 	bpf_sk_release(sk);
+	return ok;
 }
 
 /* The index of @mss in the cookie MSS table of the family. */
@@ -157,10 +206,11 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 	__u8 *th = w.th;
 	struct vlan_tag tags[MAX_VLAN_TAGS] = {};
 	__u8 mac_dst[ETH_ALEN], mac_src[ETH_ALEN];
-	struct bpf_sock_tuple t = {};
 	struct synack_tcp s = {};
-	struct iphdr ih4 = {};
-	struct ipv6hdr ih6 = {};
+	union {
+		struct iphdr v4;
+		struct ipv6hdr v6;
+	} ih = {};
 	struct shedd_config *cfg;
 	__be16 eth_proto;
 	__u32 client_isn;
@@ -191,55 +241,34 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 					       &tags[1], sizeof(tags[1])))
 		return -1;
 	if (v6) {
-		if (bpf_xdp_load_bytes(ctx, l2_len, &ih6, sizeof(ih6)))
+		if (bpf_xdp_load_bytes(ctx, l2_len, &ih.v6, sizeof(ih.v6)))
 			return -1;
 	} else {
-		if (bpf_xdp_load_bytes(ctx, l2_len, &ih4, sizeof(ih4)))
+		if (bpf_xdp_load_bytes(ctx, l2_len, &ih.v4, sizeof(ih.v4)))
 			return -1;
 	}
-	if (bpf_xdp_load_bytes(ctx, l2_len + l3_len, th, sizeof(struct tcphdr)))
-		return -1;
-	th_len = ((struct tcphdr *)th)->doff * 4;
-	if (th_len < sizeof(struct tcphdr) || th_len > TCP_MAX_HLEN)
-		return -1;
-	if (th_len > sizeof(struct tcphdr) &&
+	{
+		struct tcphdr *pt = data + l2_len + l3_len;
+
+		if ((void *)(pt + 1) > data_end)
+			return -1;
+		th_len = pt->doff * 4;
+	}
+	if (th_len < sizeof(struct tcphdr) || th_len > TCP_MAX_HLEN ||
 	    bpf_xdp_load_bytes(ctx, l2_len + l3_len, th, th_len))
 		return -1;
 	w.len = th_len;
-	opt_walk(&w);
+	if (!opt_linux_syn(&w))
+		opt_walk(&w);
 
 	if (v6)
-		ck = bpf_tcp_raw_gen_syncookie_ipv6(&ih6, (struct tcphdr *)th, th_len);
+		ck = bpf_tcp_raw_gen_syncookie_ipv6(&ih.v6, (struct tcphdr *)th, th_len);
 	else
-		ck = bpf_tcp_raw_gen_syncookie_ipv4(&ih4, (struct tcphdr *)th, th_len);
+		ck = bpf_tcp_raw_gen_syncookie_ipv4(&ih.v4, (struct tcphdr *)th, th_len);
 	if (ck < 0)
 		return -1;
 	mss = (__u32)(ck >> 32);
 	now = clock_ns();
-
-	/* The listener must take the kernel's own check (no timestamp, or
-	 * SHEDD_HANDOFF_KERNEL): keep its cookie stamp fresh. */
-	if (cfg->handoff == SHEDD_HANDOFF_KERNEL || !w.o.ts) {
-		struct tcphdr *sth = (struct tcphdr *)th;
-
-		if (v6) {
-			__builtin_memcpy(t.ipv6.saddr, &ih6.saddr, 16);
-			__builtin_memcpy(t.ipv6.daddr, &ih6.daddr, 16);
-			t.ipv6.sport = sth->source;
-			t.ipv6.dport = sth->dest;
-			listener_refresh(ctx, &t, sizeof(t.ipv6), &ih6, sizeof(ih6), th,
-					 th_len, bpf_ntohs(sth->dest), now);
-		} else {
-			t.ipv4.saddr = ih4.saddr;
-			t.ipv4.daddr = ih4.daddr;
-			t.ipv4.sport = sth->source;
-			t.ipv4.dport = sth->dest;
-			/* The helper wants the IPv4 header without options. */
-			ih4.ihl = 5;
-			listener_refresh(ctx, &t, sizeof(t.ipv4), &ih4, sizeof(ih4), th,
-					 th_len, bpf_ntohs(sth->dest), now);
-		}
-	}
 
 	/* The SYN-ACK's TCP header and options (RFC 793, RFC 7323, RFC 2018,
 	 * in tcp_options_write()'s order). */
@@ -362,8 +391,8 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 		r.payload_len = bpf_htons((__u16)tcp_len);
 		r.nexthdr = IPPROTO_TCP;
 		r.hop_limit = SYNACK_TTL;
-		r.saddr = ih6.daddr;
-		r.daddr = ih6.saddr;
+		r.saddr = ih.v6.daddr;
+		r.daddr = ih.v6.saddr;
 		s.th.check = synack_csum(&r.saddr, &r.daddr, 1, &s, tcp_len);
 		*ip6 = r;
 		pos = ip6 + 1;
@@ -380,8 +409,8 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 		r.frag_off = bpf_htons(0x4000); /* DF */
 		r.ttl = SYNACK_TTL;
 		r.protocol = IPPROTO_TCP;
-		r.saddr = ih4.daddr;
-		r.daddr = ih4.saddr;
+		r.saddr = ih.v4.daddr;
+		r.daddr = ih.v4.saddr;
 		r.check = csum_fold(csum_add_words(0, &r, sizeof(r)));
 		s.th.check = synack_csum(&r.saddr, &r.daddr, 0, &s, tcp_len);
 		*ip = r;
