@@ -88,4 +88,21 @@ struct {
 	__type(value, struct shedd_ctl_state);
 } ctl_state SEC(".maps");
 
+/* Verified admission (bpf/syncookie.h): the cookie SYN-ACKs' own budget on
+ * each CPU, and, with SHEDD_HANDOFF_KERNEL, when each CPU last refreshed a
+ * listener's overflow stamp. Written by the program only. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shedd_rst_budget);
+} cookie_budget SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, REFRESH_SLOTS);
+	__type(key, __u32);
+	__type(value, struct shedd_refresh);
+} refresh SEC(".maps");
+
 #endif /* SHEDD_MAPS_H */

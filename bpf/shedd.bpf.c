@@ -22,6 +22,11 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u8 use_test_clock = 0;
 __u64 test_clock_ns = 0;
 
+/* Set before load by the daemon when the kernel has the SYN cookie helpers
+ * (bpf_tcp_raw_gen_syncookie_ipv4/ipv6, kernel >= 6.0), so that the program
+ * still loads on older kernels. */
+const volatile __u8 verify_enabled = 0;
+
 static __always_inline __u64 clock_ns(void)
 {
 	if (use_test_clock)
@@ -168,6 +173,7 @@ int shedd_xdp(struct xdp_md *ctx)
 		cls = SHEDD_SHEDDABLE;
 	cs = &st->cls[cls];
 	cs->syn++;
+	cs->charged++; /* no verified admission yet: every SYN is charged */
 	st->frag_judged += p.first_frag;
 
 	if (charge(cls)) {
