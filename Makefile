@@ -45,7 +45,7 @@ BIN := $(OUTPUT)/shedd
 endif
 UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options \
 	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_signals $(OUTPUT)/test_spread \
-	$(OUTPUT)/test_kernel_features
+	$(OUTPUT)/test_kernel_features $(OUTPUT)/test_status
 XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/fuzz_xdp
 TOOLS := $(OUTPUT)/synflood $(OUTPUT)/tcpstream $(OUTPUT)/slowserver $(OUTPUT)/loadgen \
 	$(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/latbench $(OUTPUT)/uringserver
@@ -64,7 +64,7 @@ help:
 	@echo '                   T=tests/integration/rate.bats or T=tests/test_alloc.c'
 	@echo '  test-unit        unit tests: need neither root nor clang nor bpftool'
 	@echo '                   (bucket, allocator, options, aimd, simulation, signals,'
-	@echo '                   kernel features)'
+	@echo '                   kernel features, status counters)'
 	@echo '  demo             install deps, build, run shedd against a SYN flood on a namespace testbed'
 	@echo '  experiments      goodput against offered load, with and without shedd (root)'
 	@echo '  bench            XDP cost per packet, shedd against a pass-only program (root)'
@@ -137,6 +137,10 @@ $(OUTPUT)/test_options: tests/test_options.c $(OUTPUT)/options.o
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
 $(OUTPUT)/test_kernel_features: tests/test_kernel_features.c $(OUTPUT)/kernel_features.o $(OUTPUT)/options.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
+
+$(OUTPUT)/test_status: tests/test_status.c $(OUTPUT)/status.o $(OUTPUT)/options.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
