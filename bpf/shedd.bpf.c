@@ -159,6 +159,35 @@ __noinline int shedd_refuse(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len,
 		st->rst_limited++;
 		return XDP_DROP;
 	}
+	/* A refused proven client: its next segments, already on their way,
+	 * must not be admitted. Noted before the frame becomes the RST. */
+	if (flags & RF_FOR_ACK) {
+		struct bpf_sock_tuple t = {};
+		struct tcphdr *tcp = p.tcp;
+
+		if ((void *)(tcp + 1) > data_end)
+			return XDP_DROP;
+		if (flags & CK_V6) {
+			struct ipv6hdr *ip6 = p.l3;
+
+			if ((void *)(ip6 + 1) > data_end)
+				return XDP_DROP;
+			__builtin_memcpy(t.ipv6.saddr, &ip6->saddr, 16);
+			__builtin_memcpy(t.ipv6.daddr, &ip6->daddr, 16);
+			t.ipv6.sport = tcp->source;
+			t.ipv6.dport = tcp->dest;
+		} else {
+			struct iphdr *ip = p.l3;
+
+			if ((void *)(ip + 1) > data_end)
+				return XDP_DROP;
+			t.ipv4.saddr = ip->saddr;
+			t.ipv4.daddr = ip->daddr;
+			t.ipv4.sport = tcp->source;
+			t.ipv4.dport = tcp->dest;
+		}
+		refused_flow(&t, (flags & CK_V6) != 0, 1);
+	}
 	if (rst_reply(ctx, &p, (flags & RF_FOR_ACK) != 0))
 		return XDP_DROP;
 	return XDP_TX;
@@ -258,6 +287,11 @@ int shedd_xdp(struct xdp_md *ctx)
 		 * it again. */
 		if (ret == 2) {
 			st->ack_queue_full++;
+			return XDP_DROP;
+		}
+		/* Sent before our RST reached the client: it is gone. */
+		if (ret == 3) {
+			st->ack_after_rst++;
 			return XDP_DROP;
 		}
 		cs->charged++;

@@ -451,6 +451,31 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 	return 0;
 }
 
+/* The flow hash of the IPv4 or IPv6 segment in the tuple @t. */
+static __always_inline __u32 tuple_hash(const struct bpf_sock_tuple *t, int v6)
+{
+	if (v6)
+		return flow_hash(t->ipv6.saddr, t->ipv6.daddr, 4, t->ipv6.sport, t->ipv6.dport);
+	return flow_hash(&t->ipv4.saddr, &t->ipv4.daddr, 1, t->ipv4.sport, t->ipv4.dport);
+}
+
+/* Was the flow of @t refused with a RST in the last REFUSED_HOLD_UNITS?
+ * With @mark, record that it is refused now. */
+static __always_inline int refused_flow(const struct bpf_sock_tuple *t, int v6, int mark)
+{
+	__u32 h = tuple_hash(t, v6), slot = h % REFUSED_SLOTS;
+	__u32 now = (__u32)(clock_ns() >> 20);
+	__u64 *e = bpf_map_lookup_elem(&refused, &slot);
+
+	if (!e)
+		return 0;
+	if (mark) {
+		*e = ((__u64)h << 32) | now;
+		return 1;
+	}
+	return (__u32)(*e >> 32) == h && *e && now - (__u32)*e < REFUSED_HOLD_UNITS;
+}
+
 /* Would the listener @sk drop a connection now, its accept queue full
  * (sk_acceptq_is_full())? The ACK of a proven client is then dropped as
  * the kernel would drop it, and spends no token: the client sends it again
@@ -511,7 +536,8 @@ __noinline int shedd_cookie_check(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len
 		tcp = (void *)ip6 + l3_len;
 		if ((void *)(tcp + 1) > data_end)
 			goto out;
-		ret = bpf_tcp_raw_check_syncookie_ipv6(ip6, tcp) ? -1 : full ? 2 : 1;
+		ret = bpf_tcp_raw_check_syncookie_ipv6(ip6, tcp) ? -1 :
+		      refused_flow(&t, 1, 0) ? 3 : full ? 2 : 1;
 	} else {
 		struct iphdr *ip = data + l2_len;
 
@@ -536,7 +562,8 @@ __noinline int shedd_cookie_check(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len
 		tcp = (void *)ip + l3_len;
 		if ((void *)(tcp + 1) > data_end)
 			goto out;
-		ret = bpf_tcp_raw_check_syncookie_ipv4(ip, tcp) ? -1 : full ? 2 : 1;
+		ret = bpf_tcp_raw_check_syncookie_ipv4(ip, tcp) ? -1 :
+		      refused_flow(&t, 0, 0) ? 3 : full ? 2 : 1;
 	}
 out:
 	bpf_sk_release(sk);
