@@ -36,8 +36,6 @@ static __always_inline __u64 clock_ns(void)
  * program still loads on older kernels. */
 const volatile __u8 verify_enabled = 0;
 
-#include "syncookie.h"
-
 static __always_inline __u32 classify(const struct pkt *p, void *data_end,
 				      const struct shedd_config *cfg)
 {
@@ -83,6 +81,8 @@ static __always_inline int charge(struct shedd_bucket *b, __u32 cls, __u64 now)
 		return v;
 	return shedd_borrow(b, cls, now);
 }
+
+#include "syncookie.h"
 
 static __always_inline __u32 cookie_flags(const struct pkt *p)
 {
@@ -186,7 +186,7 @@ __noinline int shedd_refuse(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len,
 			t.ipv4.sport = tcp->source;
 			t.ipv4.dport = tcp->dest;
 		}
-		refused_flow(&t, (flags & CK_V6) != 0, 1);
+		proven_put(&t, (flags & CK_V6) != 0, FLOW_REFUSED);
 	}
 	if (rst_reply(ctx, &p, (flags & RF_FOR_ACK) != 0))
 		return XDP_DROP;
@@ -264,47 +264,51 @@ int shedd_xdp(struct xdp_md *ctx)
 		cls = SHEDD_SHEDDABLE;
 	cs = &st->cls[cls];
 	mode = verify_enabled ? cfg->verify[cls] : SHEDD_VERIFY_OFF;
-	b = bpf_map_lookup_elem(&buckets, &cls);
-	now = clock_ns();
-
 	if (is_ack) {
 		if (mode == SHEDD_VERIFY_OFF) {
 			st->non_syn++;
 			return XDP_PASS;
 		}
 		st->ack_probed++;
-		ret = shedd_cookie_check(ctx, p.l2_len, p.l3_len, cookie_flags(&p));
-		if (ret == 0) {
+		ret = shedd_cookie_ack(ctx, p.l2_len, p.l3_len, cookie_flags(&p), cls);
+		switch (ret) {
+		case ACK_NOT_OURS:
 			st->non_syn++;
 			return XDP_PASS;
-		}
-		if (ret < 0) {
+		case ACK_FORGED:
 			cs->ack_invalid++;
 			return XDP_DROP;
-		}
-		cs->ack_valid++;
-		/* The kernel would drop it: no token for it, the client sends
-		 * it again. */
-		if (ret == 2) {
+		case ACK_QUEUE_FULL:
+			/* The kernel would drop it: no token for it, the
+			 * client sends it again. */
+			cs->ack_valid++;
 			st->ack_queue_full++;
 			return XDP_DROP;
-		}
-		/* Sent before our RST reached the client: it is gone. */
-		if (ret == 3) {
+		case ACK_AFTER_RST:
+			/* Sent before our RST reached the client: gone. */
 			st->ack_after_rst++;
 			return XDP_DROP;
-		}
-		cs->charged++;
-		if (charge(b, cls, now)) {
+		case ACK_REPEAT:
+			/* The flow was admitted a moment ago; its socket is
+			 * not made yet. Its token is spent. */
+			st->ack_repeat++;
+			return XDP_PASS;
+		case ACK_ADMITTED:
+			cs->ack_valid++;
+			cs->charged++;
 			cs->ack_admitted++;
 			return XDP_PASS;
 		}
+		cs->ack_valid++;
+		cs->charged++;
 		cs->ack_refused++;
 		/* Never a silent drop: a client that speaks second would
 		 * wait for data that is not coming. */
 		return refuse(ctx, &p, 1);
 	}
 
+	b = bpf_map_lookup_elem(&buckets, &cls);
+	now = clock_ns();
 	cs->syn++;
 	st->frag_judged += p.first_frag;
 	if (mode == SHEDD_VERIFY_ALWAYS ||

@@ -459,21 +459,37 @@ static __always_inline __u32 tuple_hash(const struct bpf_sock_tuple *t, int v6)
 	return flow_hash(&t->ipv4.saddr, &t->ipv4.daddr, 1, t->ipv4.sport, t->ipv4.dport);
 }
 
-/* Was the flow of @t refused with a RST in the last REFUSED_HOLD_UNITS?
- * With @mark, record that it is refused now. */
-static __always_inline int refused_flow(const struct bpf_sock_tuple *t, int v6, int mark)
-{
-	__u32 h = tuple_hash(t, v6), slot = h % REFUSED_SLOTS;
-	__u32 now = (__u32)(clock_ns() >> 20);
-	__u64 *e = bpf_map_lookup_elem(&refused, &slot);
+/* What the last verdict on a proven flow was, kept in `proven`: the
+ * client's segments that follow its ACK closely still carry a valid cookie
+ * until the kernel has made the connection (or for good, after a RST). */
+#define FLOW_ADMITTED 1U
+#define FLOW_REFUSED 2U
 
-	if (!e)
+/* The verdict recorded for the flow of @t in the last PROVEN_HOLD_UNITS, or
+ * 0. */
+static __always_inline __u32 proven_get(const struct bpf_sock_tuple *t, int v6)
+{
+	__u32 h = tuple_hash(t, v6), slot = h % PROVEN_SLOTS;
+	__u32 now = (__u32)(clock_ns() >> 20);
+	__u64 *e = bpf_map_lookup_elem(&proven, &slot);
+	__u32 v;
+
+	if (!e || !*e || (__u32)(*e >> 32) != h)
 		return 0;
-	if (mark) {
-		*e = ((__u64)h << 32) | now;
-		return 1;
-	}
-	return (__u32)(*e >> 32) == h && *e && now - (__u32)*e < REFUSED_HOLD_UNITS;
+	v = (__u32)*e;
+	if (now - (v >> 2) >= PROVEN_HOLD_UNITS)
+		return 0;
+	return v & 3;
+}
+
+static __always_inline void proven_put(const struct bpf_sock_tuple *t, int v6, __u32 verdict)
+{
+	__u32 h = tuple_hash(t, v6), slot = h % PROVEN_SLOTS;
+	__u32 now = (__u32)(clock_ns() >> 20);
+	__u64 *e = bpf_map_lookup_elem(&proven, &slot);
+
+	if (e)
+		*e = ((__u64)h << 32) | (now << 2) | verdict;
 }
 
 /* Would the listener @sk drop a connection now, its accept queue full
@@ -490,84 +506,118 @@ static __always_inline int acceptq_full(struct bpf_sock *sk)
 	       tp->inet_conn.icsk_inet.sk.sk_max_ack_backlog;
 }
 
+/* Verdicts of shedd_cookie_ack(). */
+enum ack_verdict {
+	ACK_NOT_OURS = 0,   /* a socket of its own, or no listener: pass */
+	ACK_FORGED = 1,     /* to a listener, no valid cookie: drop */
+	ACK_QUEUE_FULL = 2, /* proven, the accept queue is full: drop, no token */
+	ACK_AFTER_RST = 3,  /* proven, the flow was just refused: drop */
+	ACK_REPEAT = 4,     /* proven, the flow was just admitted: pass */
+	ACK_ADMITTED = 5,   /* proven and charged: pass */
+	ACK_REFUSED = 6,    /* proven, no token: refuse with a RST */
+};
+
 /**
- * shedd_cookie_check() - is the ACK in @ctx the end of a cookie handshake?
+ * shedd_cookie_ack() - judge the ACK in @ctx that may end a cookie handshake.
  * @ctx, @l2_len, @l3_len, @flags: as for shedd_syncookie_reply()
+ * @cls:    the class of its source
  *
- * Return: 0 when the flow has a socket of its own (established, a request
- * socket, time-wait) or no listener at all: not ours to judge; 1 when it
- * goes to a listener with a valid cookie; 2 when the cookie is valid but
- * the listener's accept queue is full; -1 with a forged or stale cookie.
+ * A flow with a socket of its own (established, a request socket,
+ * time-wait) or without a listener is not ours to judge. At a listener the
+ * cookie must be valid. A proven ACK is charged to its class once: the
+ * segments right behind it (the request, sent before the kernel made the
+ * connection or before our RST reached the client) follow its verdict.
+ *
+ * Return: an enum ack_verdict.
  */
-__noinline int shedd_cookie_check(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len,
-				  __u64 flags)
+__noinline int shedd_cookie_ack(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len,
+				__u64 flags, __u64 cls)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	struct bpf_sock_tuple t = {};
+	struct shedd_bucket *b;
 	struct bpf_sock *sk;
 	struct tcphdr *tcp;
-	int ret = 0, full;
+	int v6 = (flags & CK_V6) != 0, full, valid;
+	__u32 c = (__u32)cls, seen;
 
-	if (l2_len > MAX_L2_LEN || l3_len > MAX_L3_LEN)
-		return 0;
-	if (flags & CK_V6) {
+	if (l2_len > MAX_L2_LEN || l3_len > MAX_L3_LEN || c >= SHEDD_NR_CLASSES)
+		return ACK_NOT_OURS;
+	if (v6) {
 		struct ipv6hdr *ip6 = data + l2_len;
 
 		if ((void *)(ip6 + 1) > data_end)
-			return 0;
+			return ACK_NOT_OURS;
 		tcp = (void *)ip6 + l3_len;
 		if ((void *)(tcp + 1) > data_end)
-			return 0;
+			return ACK_NOT_OURS;
 		__builtin_memcpy(t.ipv6.saddr, &ip6->saddr, 16);
 		__builtin_memcpy(t.ipv6.daddr, &ip6->daddr, 16);
 		t.ipv6.sport = tcp->source;
 		t.ipv6.dport = tcp->dest;
 		sk = bpf_skc_lookup_tcp(ctx, &t, sizeof(t.ipv6), BPF_F_CURRENT_NETNS, 0);
-		if (!sk)
-			return 0;
-		if (sk->state != BPF_TCP_LISTEN)
-			goto out;
-		full = acceptq_full(sk);
-		/* Bounds again: the verifier forgets them across the calls. */
-		ip6 = data + l2_len;
-		if ((void *)(ip6 + 1) > data_end)
-			goto out;
-		tcp = (void *)ip6 + l3_len;
-		if ((void *)(tcp + 1) > data_end)
-			goto out;
-		ret = bpf_tcp_raw_check_syncookie_ipv6(ip6, tcp) ? -1 :
-		      refused_flow(&t, 1, 0) ? 3 : full ? 2 : 1;
 	} else {
 		struct iphdr *ip = data + l2_len;
 
 		if ((void *)(ip + 1) > data_end)
-			return 0;
+			return ACK_NOT_OURS;
 		tcp = (void *)ip + l3_len;
 		if ((void *)(tcp + 1) > data_end)
-			return 0;
+			return ACK_NOT_OURS;
 		t.ipv4.saddr = ip->saddr;
 		t.ipv4.daddr = ip->daddr;
 		t.ipv4.sport = tcp->source;
 		t.ipv4.dport = tcp->dest;
 		sk = bpf_skc_lookup_tcp(ctx, &t, sizeof(t.ipv4), BPF_F_CURRENT_NETNS, 0);
-		if (!sk)
-			return 0;
-		if (sk->state != BPF_TCP_LISTEN)
-			goto out;
-		full = acceptq_full(sk);
-		ip = data + l2_len;
+	}
+	if (!sk)
+		return ACK_NOT_OURS;
+	if (sk->state != BPF_TCP_LISTEN) {
+		bpf_sk_release(sk);
+		return ACK_NOT_OURS;
+	}
+	full = acceptq_full(sk);
+	bpf_sk_release(sk);
+
+	/* Bounds again: the verifier forgets them across the calls. */
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	if (v6) {
+		struct ipv6hdr *ip6 = data + l2_len;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return ACK_NOT_OURS;
+		tcp = (void *)ip6 + l3_len;
+		if ((void *)(tcp + 1) > data_end)
+			return ACK_NOT_OURS;
+		valid = bpf_tcp_raw_check_syncookie_ipv6(ip6, tcp) == 0;
+	} else {
+		struct iphdr *ip = data + l2_len;
+
 		if ((void *)(ip + 1) > data_end)
-			goto out;
+			return ACK_NOT_OURS;
 		tcp = (void *)ip + l3_len;
 		if ((void *)(tcp + 1) > data_end)
-			goto out;
-		ret = bpf_tcp_raw_check_syncookie_ipv4(ip, tcp) ? -1 :
-		      refused_flow(&t, 0, 0) ? 3 : full ? 2 : 1;
+			return ACK_NOT_OURS;
+		valid = bpf_tcp_raw_check_syncookie_ipv4(ip, tcp) == 0;
 	}
-out:
-	bpf_sk_release(sk);
-	return ret;
+	if (!valid)
+		return ACK_FORGED;
+
+	seen = proven_get(&t, v6);
+	if (seen == FLOW_REFUSED)
+		return ACK_AFTER_RST;
+	if (seen == FLOW_ADMITTED)
+		return ACK_REPEAT;
+	if (full)
+		return ACK_QUEUE_FULL;
+	b = bpf_map_lookup_elem(&buckets, &c);
+	if (charge(b, c, clock_ns())) {
+		proven_put(&t, v6, FLOW_ADMITTED);
+		return ACK_ADMITTED;
+	}
+	return ACK_REFUSED;
 }
 
 #endif /* SHEDD_SYNCOOKIE_H */

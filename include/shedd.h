@@ -194,6 +194,8 @@ struct shedd_stats {
 			       * full: dropped as the kernel would, no token */
 	__u64 ack_after_rst;  /* proven segments of a flow just refused with a
 			       * RST: dropped, no token */
+	__u64 ack_repeat;     /* proven segments of a flow just admitted, its
+			       * connection not made yet: passed, no token */
 };
 
 /* settings: written by userspace only. ARRAY with one entry. */
@@ -255,13 +257,15 @@ struct shedd_refresh {
 #define MSS_CACHE_SLOTS 65536U
 #define MSS_CACHE_NONE 0xffU /* no entry: index byte of an empty slot */
 
-/* refused: flows whose proven ACK was refused with a RST. ARRAY, written
- * and read by the XDP program: key = flow hash % REFUSED_SLOTS, value =
- * flow hash << 32 | the time of the refusal in units of 2^20 ns. The
- * client's next segments, sent before the RST reached it, still carry a
- * valid cookie: they must not be admitted for a client that is gone. */
-#define REFUSED_SLOTS 65536U
-#define REFUSED_HOLD_UNITS 3000U /* about 3 s, in units of 2^20 ns */
+/* proven: the last verdict on a flow that proved its address. ARRAY,
+ * written and read by the XDP program: key = flow hash % PROVEN_SLOTS,
+ * value = flow hash << 32 | the time of the verdict in units of 2^20 ns << 2
+ * | 1 admitted or 2 refused with a RST. The segments that follow a proven
+ * ACK closely (the request, sent before the kernel made the connection or
+ * before the RST reached the client) still carry a valid cookie: they
+ * follow the ACK's verdict instead of being charged again. */
+#define PROVEN_SLOTS 65536U
+#define PROVEN_HOLD_UNITS 3000U /* about 3 s, in units of 2^20 ns */
 
 /* handoff_stats: written by the tc program only. PERCPU_ARRAY, one entry. */
 struct shedd_handoff_stats {
@@ -332,7 +336,7 @@ _Static_assert(sizeof(struct shedd_rate) == 56, "shedd_rate is a map value");
 _Static_assert(sizeof(struct shedd_reserve) == 24, "shedd_reserve is a map value");
 _Static_assert(sizeof(struct shedd_bucket) == 40, "shedd_bucket is a map value");
 _Static_assert(sizeof(struct shedd_class_stats) == 11 * 8, "shedd_class_stats");
-_Static_assert(sizeof(struct shedd_stats) == 4 * 88 + 18 * 8, "shedd_stats is a map value");
+_Static_assert(sizeof(struct shedd_stats) == 4 * 88 + 19 * 8, "shedd_stats is a map value");
 _Static_assert(sizeof(struct shedd_config) == 56, "shedd_config is a map value");
 _Static_assert(sizeof(struct shedd_refresh) == 16, "shedd_refresh is a map value");
 _Static_assert(sizeof(struct shedd_handoff_stats) == 8 * 8, "shedd_handoff_stats");

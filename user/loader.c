@@ -42,7 +42,7 @@
  * the tc hand-off's program (its filter, not a link, keeps it attached). */
 static const char *const pinned_names[] = {
 	"settings", "ports", "prefix_v4", "prefix_v6", "rates", "reserve", "buckets", "stats",
-	"rst_budget", "ctl_state", "cookie_budget", "refresh", "mss_cache", "refused",
+	"rst_budget", "ctl_state", "cookie_budget", "refresh", "mss_cache", "proven",
 	"handoff_stats", "handoff",
 };
 
