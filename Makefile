@@ -46,7 +46,10 @@ UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options 
 	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_signals $(OUTPUT)/test_spread
 XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/fuzz_xdp
 TOOLS := $(OUTPUT)/synflood $(OUTPUT)/tcpstream $(OUTPUT)/slowserver $(OUTPUT)/loadgen \
-	$(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/latbench $(OUTPUT)/uringserver
+	$(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/latbench $(OUTPUT)/uringserver \
+	$(OUTPUT)/floodgen $(OUTPUT)/xdprouter
+# Tools with a BPF side of their own: tests/tools/X.bpf.c, X.c, X.h.
+BPF_TOOLS := floodgen xdprouter
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJ)
@@ -86,6 +89,11 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/*.h include/*.h $(VMLINUX_H) | $(OUTPUT)
 $(OUTPUT)/xdp_pass.bpf.o: tests/tools/xdp_pass.bpf.c $(VMLINUX_H) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(patsubst %,$(OUTPUT)/%.bpf.o,$(BPF_TOOLS)): $(OUTPUT)/%.bpf.o: tests/tools/%.bpf.c \
+		tests/tools/%.h $(VMLINUX_H) | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -Itests/tools -c $< -o $@
 
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,SKEL,$@)
@@ -148,6 +156,11 @@ $(OUTPUT)/fuzz_xdp: tests/fuzz_xdp.c tests/packets.h tests/xdp_harness.h tests/s
 $(OUTPUT)/%: tests/tools/%.c tests/tools/*.h tests/splitmix.h include/*.h | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< $(LDFLAGS) -lpthread -lm -o $@
+
+$(patsubst %,$(OUTPUT)/%,$(BPF_TOOLS)): $(OUTPUT)/%: tests/tools/%.c tests/tools/%.h \
+		tests/tools/toolopts.h $(OUTPUT)/%.skel.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< $(LDFLAGS) $(LIBBPF_LIBS) -o $@
 
 deps:
 	$(Q)scripts/deps.sh
