@@ -1,0 +1,208 @@
+# shellcheck shell=bash
+# floodbed.sh - the flood testbed, sourced after scripts/testbed.sh by the
+# flood experiment and its test. Three namespaces: cli (legitimate clients),
+# rtr (a router all in XDP, tests/tools/xdprouter.bpf.c) and srv (the
+# server, shedd on its veth). The router redirects the clients' frames into
+# the veth on which the live-frames generator (tests/tools/floodgen) sends
+# its spoofed SYNs, so both reach the server through the same receive ring,
+# handled by the same NAPI thread pinned to one CPU ($SRV_CPU), as frames
+# from one NIC queue would be. Everything else (the generator, the router's
+# and the clients' receive work, the clients) runs on $WORLD_CPU.
+#
+#   cli 198.18.1.1/24 -- 198.18.1.254 rtr 198.18.2.254 -- 198.18.2.1/24 srv
+#   spoofed sources 198.19.0.0/16, routed by srv to rtr, answers dropped there
+#
+# floodbed_down (or testbed_down) removes it all, including the router.
+
+FLOODGEN="$ROOT/.output/floodgen"
+XDPROUTER="$ROOT/.output/xdprouter"
+XDP_PASS_OBJ="$ROOT/.output/xdp_pass.bpf.o"
+
+FB_CLI_NET=198.18.1.0/24
+FB_SRV_NET=198.18.2.0/24
+FB_SPOOF_NET=198.19.0.0/16
+FB_RTR_CLI_IP=198.18.1.254
+FB_RTR_SRV_IP=198.18.2.254
+SRV_CPU=${SRV_CPU:-0}
+WORLD_CPU=${WORLD_CPU:-$(( $(nproc) - 1 ))}
+
+in_rtr() { ip netns exec "$NS_RTR" "$@"; }
+
+# napi_thread IF: the pid of IF's threaded-NAPI kthread ("napi/IF-ID").
+# Interface names carry the testbed id, so the prefix is unique.
+napi_thread() {
+	local pid comm
+	# shellcheck disable=SC2009 # comm of kernel threads: ps is simplest
+	ps -e -o pid=,comm= | while read -r pid comm; do
+		case $comm in "napi/$1-"*) echo "$pid" ;; esac
+	done
+}
+
+# napi_pin NS IF CPU: IF's receive processing in a kthread of its own
+# (threaded NAPI), on CPU only. veth has NAPI only while an XDP program is
+# attached, so call it again after every attach; prints the kthread's pid.
+napi_pin() {
+	local ns=$1 ifc=$2 cpu=$3 pid
+	ip netns exec "$ns" sh -c "echo 1 >/sys/class/net/$ifc/threaded" || return 1
+	pid=$(napi_thread "$ifc")
+	if [ -z "$pid" ] || [ "$(echo "$pid" | wc -l)" -ne 1 ]; then
+		echo "floodbed: no single NAPI thread for $ifc ('$pid')" >&2
+		return 1
+	fi
+	taskset -pc "$cpu" "$pid" >/dev/null || return 1
+	# Receive work on a host runs in softirq, ahead of every process: a
+	# real-time thread comes closest (the kernel's RT throttling still
+	# leaves others 5 % of the CPU).
+	chrt -f -p 50 "$pid" || return 1
+	echo "$pid"
+}
+
+floodbed_up() {
+	testbed_names || return 1
+	NS_RTR="shd-rtr-$TESTBED_ID"
+	IF_RC="shdrc$TESTBED_ID"
+	IF_RS="shdrs$TESTBED_ID"
+	CLI_IP=198.18.1.1
+	SRV_IP=198.18.2.1
+	RTR_PIN="/sys/fs/bpf/shedd-rtr-$TESTBED_ID"
+	ip netns add "$NS_CLI"
+	ip netns add "$NS_RTR"
+	ip netns add "$NS_SRV"
+	NS_SRV_TAG="ns:$(stat -L -c %i "/run/netns/$NS_SRV")"
+	PIN_DIR="/sys/fs/bpf/shedd/$NS_SRV_TAG/$IF_SRV"
+	LATENCY_SOCK="/run/shedd/$NS_SRV_TAG/$IF_SRV.sock"
+	ip link add "$IF_CLI" netns "$NS_CLI" type veth peer name "$IF_RC" netns "$NS_RTR"
+	ip link add "$IF_RS" netns "$NS_RTR" type veth peer name "$IF_SRV" netns "$NS_SRV"
+	in_cli ip link set lo up
+	in_rtr ip link set lo up
+	in_srv ip link set lo up
+	in_cli ip addr add "$CLI_IP/24" dev "$IF_CLI"
+	in_rtr ip addr add "$FB_RTR_CLI_IP/24" dev "$IF_RC"
+	in_rtr ip addr add "$FB_RTR_SRV_IP/24" dev "$IF_RS"
+	in_srv ip addr add "$SRV_IP/24" dev "$IF_SRV"
+	# A frame redirected by XDP leaves its skb behind, and with it a
+	# checksum left to offload: the hosts compute theirs in software.
+	in_cli ethtool -K "$IF_CLI" tx off >/dev/null
+	in_srv ethtool -K "$IF_SRV" tx off >/dev/null
+	in_cli ip link set "$IF_CLI" up
+	in_rtr ip link set "$IF_RC" up
+	in_rtr ip link set "$IF_RS" up
+	in_srv ip link set "$IF_SRV" up
+	CLI_MAC=$(in_cli cat "/sys/class/net/$IF_CLI/address")
+	SRV_MAC=$(in_srv cat "/sys/class/net/$IF_SRV/address")
+	RC_MAC=$(in_rtr cat "/sys/class/net/$IF_RC/address")
+	RS_MAC=$(in_rtr cat "/sys/class/net/$IF_RS/address")
+	# Fixed neighbours: no ARP through the router under a flood.
+	in_cli ip neigh replace "$FB_RTR_CLI_IP" lladdr "$RC_MAC" dev "$IF_CLI" nud permanent
+	in_srv ip neigh replace "$FB_RTR_SRV_IP" lladdr "$RS_MAC" dev "$IF_SRV" nud permanent
+	in_cli ip route add "$FB_SRV_NET" via "$FB_RTR_CLI_IP"
+	in_srv ip route add "$FB_CLI_NET" via "$FB_RTR_SRV_IP"
+	in_srv ip route add "$FB_SPOOF_NET" via "$FB_RTR_SRV_IP"
+	in_cli sysctl -qw net.ipv4.ip_local_port_range="1024 65000"
+	# The server as a stock host: SYN cookies when the SYN queue is full.
+	in_srv sysctl -qw net.ipv4.tcp_syncookies=1 net.core.somaxconn=4096
+	# The router: XDP only; its own kernel forwards nothing.
+	in_rtr sysctl -qw net.ipv4.ip_forward=0
+	nsenter --net="/run/netns/$NS_RTR" "$XDPROUTER" --cli-if "$IF_RC" --srv-if "$IF_RS" \
+		--cli-mac "$CLI_MAC" --srv-mac "$SRV_MAC" --cli-net "$FB_CLI_NET" \
+		--srv-net "$FB_SRV_NET" --spoof-net "$FB_SPOOF_NET" --pin "$RTR_PIN" \
+		--duration 3600 >"$TESTBED_TMP/xdprouter.out" 2>"$TESTBED_TMP/xdprouter.err" &
+	RTR_PID=$!
+	PIDS+=("$RTR_PID")
+	wait_for "the XDP router" 10 grep -q attached "$TESTBED_TMP/xdprouter.err" || return 1
+	# veth hands redirected frames only to a peer with NAPI, which it has
+	# while an XDP program is attached: the clients' side gets a pass-only
+	# one, the server's side one too until shedd takes its place.
+	in_cli ip link set dev "$IF_CLI" xdpdrv obj "$XDP_PASS_OBJ" sec xdp
+	srv_xdp_pass on || return 1
+	napi_pin "$NS_CLI" "$IF_CLI" "$WORLD_CPU" >/dev/null || return 1
+	napi_pin "$NS_RTR" "$IF_RC" "$WORLD_CPU" >/dev/null || return 1
+	napi_pin "$NS_RTR" "$IF_RS" "$WORLD_CPU" >/dev/null || return 1
+}
+
+floodbed_down() {
+	testbed_down
+}
+
+# srv_xdp_pass on|off: the pass-only program on the server's veth (the
+# path every configuration receives through); SRV_NAPI_PID is then the
+# server's NAPI thread, pinned to $SRV_CPU.
+srv_xdp_pass() {
+	if [ "$1" = on ]; then
+		in_srv ip link set dev "$IF_SRV" xdpdrv obj "$XDP_PASS_OBJ" sec xdp || return 1
+		SRV_NAPI_PID=$(napi_pin "$NS_SRV" "$IF_SRV" "$SRV_CPU") || return 1
+	else
+		in_srv ip link set dev "$IF_SRV" xdpdrv off
+	fi
+}
+
+# srv_napi_repin: after shedd attached its program in place of xdp_pass.
+srv_napi_repin() {
+	SRV_NAPI_PID=$(napi_pin "$NS_SRV" "$IF_SRV" "$SRV_CPU")
+}
+
+# rtr_stats: the router's counters, one key=value line.
+rtr_stats() {
+	"$XDPROUTER" --stats "$RTR_PIN"
+}
+
+# flood_live RATE SECONDS [OUT]: the live-frames generator in rtr, on
+# $WORLD_CPU, sending SYNs to $SRV_IP:$PORT from 198.19.0.0/16 into the
+# server's veth; RATE in packets/s or "max". Its line goes to OUT (default
+# stdout); in the background when OUT is given (FLOOD_PID).
+flood_live_cmd() {
+	FLOOD_CMD=(ip netns exec "$NS_RTR" "$FLOODGEN" --iface "$IF_RS" --dst-mac "$SRV_MAC"
+		--dst "$SRV_IP" --dport "$PORT" --src "$FB_SPOOF_NET" --rate "$1"
+		--duration "$2" --cpu "$WORLD_CPU" ${FLOODGEN_ARGS:-})
+}
+
+flood_live() {
+	flood_live_cmd "$1" "$2"
+	if [ -n "${3:-}" ]; then
+		"${FLOOD_CMD[@]}" >"$3" 2>>"$TESTBED_TMP/floodgen.err" &
+		FLOOD_PID=$!
+		PIDS+=("$FLOOD_PID")
+	else
+		"${FLOOD_CMD[@]}" 2>>"$TESTBED_TMP/floodgen.err"
+	fi
+}
+
+# cpu_ns PID...: nanoseconds on CPU of the processes (every thread), from
+# /proc/PID/task/TID/schedstat; threads that ended are not counted.
+cpu_ns() {
+	local pid
+	for pid in "$@"; do
+		cat /proc/"$pid"/task/*/schedstat 2>/dev/null || true
+	done | awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
+
+# cpu_busy_ns CPU: time CPU spent not idle (user, nice, system, irq,
+# softirq, steal), in ns, from /proc/stat (USER_HZ ticks).
+cpu_busy_ns() {
+	awk -v c="cpu$1" -v hz="$(getconf CLK_TCK)" '$1 == c {
+		printf "%.0f\n", ($2 + $3 + $4 + $7 + $8 + $9) * 1e9 / hz }' /proc/stat
+}
+
+# veth_stat NS IF NAME: one of ethtool -S's counters of a veth.
+veth_stat() {
+	ip netns exec "$1" ethtool -S "$2" | awk -v n="$3:" '$1 == n { print $2 }'
+}
+
+# nft_syn_limit RATE: in srv, at the ingress hook of its veth, accept SYNs
+# to $PORT up to RATE/s (burst RATE/10) and drop the rest. nft_clear removes it.
+nft_syn_limit() {
+	local burst=$(( $1 / 10 > 5 ? $1 / 10 : 5 ))
+	in_srv nft -f - <<-EOF
+	table netdev shedd_flood {
+		chain syn {
+			type filter hook ingress device "$IF_SRV" priority 0; policy accept;
+			tcp dport $PORT tcp flags & (syn | ack | rst | fin) == syn limit rate $1/second burst $burst packets accept
+			tcp dport $PORT tcp flags & (syn | ack | rst | fin) == syn counter drop
+		}
+	}
+	EOF
+}
+
+nft_clear() {
+	in_srv nft delete table netdev shedd_flood 2>/dev/null || true
+}
