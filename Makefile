@@ -66,7 +66,9 @@ help:
 	@echo '  test-unit        unit tests: need neither root nor clang nor bpftool'
 	@echo '                   (bucket, allocator, options, aimd, simulation, signals)'
 	@echo '  demo             install deps, build, run shedd against a SYN flood on a namespace testbed'
-	@echo '  experiments      goodput against offered load, with and without shedd (root)'
+	@echo '  experiments      goodput against offered load, with and without shedd, and the'
+	@echo '                   SYN flood experiment (root; EXPERIMENT=goodput|flood, SECS=,'
+	@echo '                   LOADS=, FLOOD_RATES=)'
 	@echo '  bench            XDP cost per packet, shedd against a pass-only program (root)'
 	@echo '  fuzz             millions of random and mutated frames through the XDP program,'
 	@echo '                   invariants checked on each (root; FUZZ_FRAMES=, FUZZ_SEED=)'
@@ -186,9 +188,11 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo.sh
 
+# EXPERIMENT= names the experiments to run, in order.
+EXPERIMENT ?= goodput flood
 experiments: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)scripts/experiments.sh
+	$(Q)for e in $(EXPERIMENT); do scripts/experiments.sh $$e || exit 1; done
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/bench_xdp
