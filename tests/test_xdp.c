@@ -239,7 +239,14 @@ static void run_xdp(const char *name, const void *data, size_t len,
 	{ "cls[" #c "].syn", offsetof(struct shedd_stats, cls[c].syn) },     \
 	{ "cls[" #c "].admitted", offsetof(struct shedd_stats, cls[c].admitted) }, \
 	{ "cls[" #c "].dropped", offsetof(struct shedd_stats, cls[c].dropped) }, \
-	{ "cls[" #c "].rst_sent", offsetof(struct shedd_stats, cls[c].rst_sent) }
+	{ "cls[" #c "].rst_sent", offsetof(struct shedd_stats, cls[c].rst_sent) }, \
+	{ "cls[" #c "].charged", offsetof(struct shedd_stats, cls[c].charged) }, \
+	{ "cls[" #c "].cookie_sent", offsetof(struct shedd_stats, cls[c].cookie_sent) }, \
+	{ "cls[" #c "].cookie_limited", offsetof(struct shedd_stats, cls[c].cookie_limited) }, \
+	{ "cls[" #c "].ack_valid", offsetof(struct shedd_stats, cls[c].ack_valid) }, \
+	{ "cls[" #c "].ack_invalid", offsetof(struct shedd_stats, cls[c].ack_invalid) }, \
+	{ "cls[" #c "].ack_admitted", offsetof(struct shedd_stats, cls[c].ack_admitted) }, \
+	{ "cls[" #c "].ack_refused", offsetof(struct shedd_stats, cls[c].ack_refused) }
 #define FIELD(f) { #f, offsetof(struct shedd_stats, f) }
 
 static const struct {
@@ -251,7 +258,8 @@ static const struct {
 	FIELD(packets), FIELD(non_syn), FIELD(unprotected), FIELD(non_ip),
 	FIELD(non_tcp), FIELD(fragment), FIELD(malformed), FIELD(frag_judged),
 	FIELD(frag_refused), FIELD(deep_refused), FIELD(bad_syn),
-	FIELD(rst_refused), FIELD(rst_limited),
+	FIELD(rst_refused), FIELD(rst_limited), FIELD(cookie_failed),
+	FIELD(ack_probed), FIELD(refreshed),
 };
 _Static_assert(ARRAY_SIZE(stat_fields) * sizeof(__u64) ==
 	       sizeof(struct shedd_stats), "every counter is named");
@@ -387,9 +395,9 @@ struct xdp_case {
 	size_t reply_len;                /* XDP_TX: length of the RST */
 };
 
-#define ADMITTED(c) .delta = { .cls[c] = { .syn = 1, .admitted = 1 } }
-#define DROPPED(c) .delta = { .cls[c] = { .syn = 1, .dropped = 1 } }
-#define RST_SENT(c) .delta = { .cls[c] = { .syn = 1, .rst_sent = 1 } }
+#define ADMITTED(c) .delta = { .cls[c] = { .syn = 1, .charged = 1, .admitted = 1 } }
+#define DROPPED(c) .delta = { .cls[c] = { .syn = 1, .charged = 1, .dropped = 1 } }
+#define RST_SENT(c) .delta = { .cls[c] = { .syn = 1, .charged = 1, .rst_sent = 1 } }
 #define COUNTED(f) .delta = { .f = 1 }
 
 #define V4 .l3 = ETH_P_IP
@@ -569,9 +577,9 @@ static void mangle_src_mac_mcast(struct pkt *p)
 	set_mac(p->data + ETH_ALEN, 0x01, 0x00, 0x5e, 0x00, 0x00, 0x01);
 }
 
-#define FRAG_ADMITTED(c) .delta = { .cls[c] = { .syn = 1, .admitted = 1 }, .frag_judged = 1 }
-#define FRAG_DROPPED(c) .delta = { .cls[c] = { .syn = 1, .dropped = 1 }, .frag_judged = 1 }
-#define RST_REFUSED(c) .delta = { .cls[c] = { .syn = 1, .dropped = 1 }, .rst_refused = 1 }
+#define FRAG_ADMITTED(c) .delta = { .cls[c] = { .syn = 1, .charged = 1, .admitted = 1 }, .frag_judged = 1 }
+#define FRAG_DROPPED(c) .delta = { .cls[c] = { .syn = 1, .charged = 1, .dropped = 1 }, .frag_judged = 1 }
+#define RST_REFUSED(c) .delta = { .cls[c] = { .syn = 1, .charged = 1, .dropped = 1 }, .rst_refused = 1 }
 #define EXT7_DST .nr_ext = 7, .ext = { IPPROTO_DSTOPTS, IPPROTO_DSTOPTS, \
 	IPPROTO_DSTOPTS, IPPROTO_DSTOPTS, IPPROTO_DSTOPTS, IPPROTO_DSTOPTS, \
 	IPPROTO_DSTOPTS }
@@ -1126,27 +1134,27 @@ struct cut_case {
 
 static const struct cut_case cut_cases[] = {
 	{ "cuts: IPv4 SYN", .pkt = { V4, .flags = TCP_SYN },
-	  .full = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .admitted = 1 } } },
+	  .full = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .admitted = 1 } } },
 	{ "cuts: IPv4 SYN with IP options, TCP options and data",
 	  .pkt = { V4, .flags = TCP_SYN, .ip_opt_len = 12, .tcp_opts = 1,
 		   .payload_len = 4, .saddr = V4_CP },
-	  .full = { .cls[SHEDD_CRITICAL_PLUS] = { .syn = 1, .admitted = 1 } } },
+	  .full = { .cls[SHEDD_CRITICAL_PLUS] = { .syn = 1, .charged = 1, .admitted = 1 } } },
 	{ "cuts: 802.1ad+802.1Q IPv4 SYN with TCP options",
 	  .pkt = { V4, .flags = TCP_SYN, .vlans = 2, .tcp_opts = 1 },
-	  .full = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .admitted = 1 } } },
+	  .full = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .admitted = 1 } } },
 	{ "cuts: IPv4 ACK", .pkt = { V4, .flags = TCP_ACK },
 	  .full = { .non_syn = 1 } },
 	{ "cuts: IPv6 SYN", .pkt = { V6, .flags = TCP_SYN },
-	  .full = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .admitted = 1 } } },
+	  .full = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .admitted = 1 } } },
 	{ "cuts: IPv6 SYN with extension headers and TCP options",
 	  .pkt = { V6, .flags = TCP_SYN, EXT3, .tcp_opts = 1, .saddr = V6_CRIT },
-	  .full = { .cls[SHEDD_CRITICAL] = { .syn = 1, .admitted = 1 } } },
+	  .full = { .cls[SHEDD_CRITICAL] = { .syn = 1, .charged = 1, .admitted = 1 } } },
 	{ "cuts: IPv4 UDP with IP options",
 	  .pkt = { V4, .l4 = IPPROTO_UDP, .ip_opt_len = 8, .payload_len = 8 },
 	  .full = { .non_tcp = 1 } },
 	{ "cuts: IPv4 first fragment of a SYN with IP options",
 	  .pkt = { V4, .flags = TCP_SYN, .ip_opt_len = 8, .frag = PKT_IP_MF },
-	  .full = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .admitted = 1 },
+	  .full = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .admitted = 1 },
 		    .frag_judged = 1 } },
 	{ "cuts: IPv4 TCP fragment at offset 3",
 	  .pkt = { V4, .flags = TCP_ACK, .frag = PKT_IP_MF | 3 },
@@ -1157,7 +1165,7 @@ static const struct cut_case cut_cases[] = {
 	{ "cuts: IPv6 first fragment of a SYN after hop-by-hop and routing",
 	  .pkt = { V6, .flags = TCP_SYN, .nr_ext = 3, .frag = PKT_IP6_MF,
 		   .ext = { IPPROTO_HOPOPTS, IPPROTO_ROUTING, IPPROTO_FRAGMENT } },
-	  .full = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .admitted = 1 },
+	  .full = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .admitted = 1 },
 		    .frag_judged = 1 } },
 	{ "cuts: IPv6 TCP fragment at offset 8 after hop-by-hop",
 	  .pkt = { V6, .flags = TCP_ACK, .nr_ext = 2, .frag = 8 << 3,
@@ -1166,7 +1174,7 @@ static const struct cut_case cut_cases[] = {
 	{ "cuts: 802.1Q IPv6 SYN after AH",
 	  .pkt = { V6, .flags = TCP_SYN, .vlans = 1, .nr_ext = 1,
 		   .ext = { IPPROTO_AH } },
-	  .full = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .admitted = 1 } } },
+	  .full = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .admitted = 1 } } },
 };
 
 static int base_setup(void **state)
@@ -1352,6 +1360,7 @@ static void run_tb(void **state)
 		       passed, s->syns, s->admitted);
 		want.packets = s->syns;
 		want.cls[SHEDD_SHEDDABLE].syn = s->syns;
+		want.cls[SHEDD_SHEDDABLE].charged = s->syns;
 		want.cls[SHEDD_SHEDDABLE].admitted = s->admitted;
 		want.cls[SHEDD_SHEDDABLE].dropped = s->syns - s->admitted;
 		expect_delta(name, &before, &after, &want);
@@ -1590,6 +1599,7 @@ static void run_rst_budget(void **state)
 		       s->syns, s->answered);
 		want.packets = s->syns;
 		want.cls[SHEDD_SHEDDABLE].syn = s->syns;
+		want.cls[SHEDD_SHEDDABLE].charged = s->syns;
 		want.cls[SHEDD_SHEDDABLE].rst_sent = s->answered;
 		want.cls[SHEDD_SHEDDABLE].dropped = s->syns - s->answered;
 		want.rst_limited = s->syns - s->answered;

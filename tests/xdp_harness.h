@@ -72,6 +72,8 @@ static int harness_load(void)
 		return -1;
 	}
 	skel->rodata->use_test_clock = 1;
+	/* This kernel has the SYN cookie helpers: verify the whole program. */
+	skel->rodata->verify_enabled = 1;
 	err = shedd_bpf__load(skel);
 	if (err) {
 		print_error("load shedd program: %s (needs root)\n", strerror(-err));
