@@ -4,8 +4,8 @@
 # rate, on the flood testbed (scripts/floodbed.sh: clients and flood share
 # the server's receive ring and CPU) with four defences: the kernel alone
 # (tcp_syncookies=1), an nftables SYN limit, shedd dropping, shedd verifying.
-# For contrast, the kernel alone on the plain two-namespace testbed, where
-# the clients' packets do not share the flood's ring. Writes
+# For contrast, the kernel alone on the plain two-namespace testbed (the
+# flood sent on the clients' veth, no router). Writes
 # $FLOOD_OUT/flood.csv and flood.md; every run is bounded, everything is
 # removed at the end.
 #   FLOOD_RATES="100000 500000 1000000 2000000 max"  flood packets/s
@@ -56,7 +56,7 @@ has_config() {
 echo "flood experiment: server $FLOOD_WORKERS workers x $FLOOD_SERVICE_MS ms" \
 	"(capacity $FLOOD_CAPACITY req/s), clients $FLOOD_LEGIT_RATE/s," \
 	"patience $FLOOD_PATIENCE_MS ms, $SECS s per run; server CPU $SRV_CPU," \
-	"flood on CPU $WORLD_CPU, clients on CPU $FLOOD_LEGIT_CPU (plain: $WORLD_CPU)"
+	"flood on CPU $WORLD_CPU, clients on CPU $FLOOD_LEGIT_CPU, server processes on CPU $SRV_APP_CPU"
 SKIPPED=
 if has_config shedd-verified && ! shedd_has_verify; then
 	SKIPPED="shedd-verified (this shedd has no --verify)"

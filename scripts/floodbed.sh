@@ -7,8 +7,9 @@
 # its spoofed SYNs, so both reach the server through the same receive ring,
 # handled by the same NAPI thread pinned to one CPU ($SRV_CPU), as frames
 # from one NIC queue would be. The generator and the router's work on the
-# server's answers run on $WORLD_CPU; the clients and the router's work on
-# their frames on $SRV_CPU, ahead of the server (see FLOOD_LEGIT_CPU).
+# server's answers, the server's application and shedd's daemon run on
+# $WORLD_CPU (see SRV_APP_CPU); the clients and the router's work on their
+# frames on $SRV_CPU, ahead of the server (see FLOOD_LEGIT_CPU).
 #
 #   cli 198.18.1.1/24 -- 198.18.1.254 rtr 198.18.2.254 -- 198.18.2.1/24 srv
 #   spoofed sources 198.19.0.0/16, routed by srv to rtr, answers dropped there
@@ -31,6 +32,15 @@ WORLD_CPU=${WORLD_CPU:-$(( $(nproc) - 1 ))}
 # the generator is paused and the server drains its ring, so their frames
 # would meet a ring with room in it far more often than the flood's do.
 FLOOD_LEGIT_CPU=${FLOOD_LEGIT_CPU:-$SRV_CPU}
+# The server's application and shedd's daemon run on the other CPU, as a
+# server's processes run on other cores than the one its NIC queue
+# interrupts, at real-time priority 40: ahead of the generator, below the
+# router's NAPI threads, as on cores of their own. On the receive CPU,
+# below a saturated NAPI thread, or sharing a CPU with the generator, they
+# would wait for milliseconds, and shedd would read that as overload.
+# Their CPU time is measured apart.
+SRV_APP_CPU=${SRV_APP_CPU:-$WORLD_CPU}
+SRV_APP_PRIO=40
 
 in_rtr() { ip netns exec "$NS_RTR" "$@"; }
 
@@ -137,13 +147,14 @@ floodbed_down() {
 }
 
 # plainbed_up: for contrast, the plain two-namespace testbed (testbed_up) as
-# it stands, the flood sent from cli straight into the server's veth and
-# nothing pinned but the generator and the clients (as on the flood
-# testbed): the server's ring takes only the flood and is served in softirq
-# on the generator's CPU, which it slows down; the clients' packets (TSO,
-# so not taken into veth's NAPI) go through the backlog of the CPU that sent
-# them. No NAPI thread to measure (SRV_NAPI_PID is empty). flood_run works
-# on it.
+# it stands: the flood sent from cli straight into the server's veth, the
+# server's answers to spoofed sources routed back into cli, nothing pinned
+# but the generator and the clients (as on the flood testbed), the server's
+# receive work in stock softirq, wherever veth schedules it (no NAPI thread
+# to measure: SRV_NAPI_PID is empty). The clients' packets share the ring
+# with the flood here too: veth turns TSO off on the peer of a veth that
+# gets an XDP program, and a packet without TSO is taken into the ring.
+# flood_run works on it.
 plainbed_up() {
 	testbed_up || return 1
 	LEGIT_CPU=$FLOOD_LEGIT_CPU
@@ -263,7 +274,7 @@ shedd_has_verify() {
 	"$SHEDD" --help 2>&1 | grep -q -- '--verify'
 }
 
-# flood_server_restart: a fresh slowserver on $SRV_CPU.
+# flood_server_restart: a fresh slowserver on $SRV_APP_CPU.
 flood_server_restart() {
 	if [ -n "${SLOW_PID:-}" ]; then
 		kill "$SLOW_PID" 2>/dev/null || true
@@ -271,7 +282,8 @@ flood_server_restart() {
 	fi
 	slow_start --workers "$FLOOD_WORKERS" --service-ms "$FLOOD_SERVICE_MS" \
 		--dist fixed --backlog 1024 --duration 3600 || return 1
-	taskset -apc "$SRV_CPU" "$SLOW_PID" >/dev/null
+	taskset -apc "$SRV_APP_CPU" "$SLOW_PID" >/dev/null &&
+		chrt -a -f -p "$SRV_APP_PRIO" "$SLOW_PID"
 }
 
 # flood_config_start CONFIG: kernel | nft | shedd-drop | shedd-verified
@@ -293,7 +305,8 @@ flood_config_start() {
 		: >"$TESTBED_TMP/shedd.log"
 		# shellcheck disable=SC2086 # options, split on purpose
 		shedd_start --port "$PORT" $args || return 1
-		taskset -apc "$SRV_CPU" "$SHEDD_PID" >/dev/null
+		taskset -apc "$SRV_APP_CPU" "$SHEDD_PID" >/dev/null
+		chrt -a -f -p "$SRV_APP_PRIO" "$SHEDD_PID"
 		srv_napi_repin || return 1
 		;;
 	*) echo "flood: unknown configuration '$1'" >&2; return 1 ;;
