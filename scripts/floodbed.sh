@@ -196,6 +196,8 @@ rtr_stats() {
 # server's veth; RATE in packets/s or "max". Its line goes to OUT (default
 # stdout); in the background when OUT is given (FLOOD_PID).
 flood_live_cmd() {
+	# FLOODGEN_ARGS: more floodgen options (e.g. --batch 16), split on purpose.
+	# shellcheck disable=SC2206
 	FLOOD_CMD=(ip netns exec "${FLOOD_NS:-$NS_RTR}" "$FLOODGEN" --iface "${FLOOD_IF:-$IF_RS}"
 		--dst-mac "$SRV_MAC"
 		--dst "$SRV_IP" --dport "$PORT" --src "$FB_SPOOF_NET" --rate "$1"
