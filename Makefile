@@ -48,7 +48,10 @@ UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options 
 	$(OUTPUT)/test_kernel_features $(OUTPUT)/test_status
 XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/fuzz_xdp
 TOOLS := $(OUTPUT)/synflood $(OUTPUT)/tcpstream $(OUTPUT)/slowserver $(OUTPUT)/loadgen \
-	$(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/latbench $(OUTPUT)/uringserver
+	$(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/latbench $(OUTPUT)/uringserver \
+	$(OUTPUT)/floodgen $(OUTPUT)/xdprouter
+# Tools with a BPF side of their own: tests/tools/X.bpf.c, X.c, X.h.
+BPF_TOOLS := floodgen xdprouter
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJ)
@@ -66,7 +69,9 @@ help:
 	@echo '                   (bucket, allocator, options, aimd, simulation, signals,'
 	@echo '                   kernel features, status counters)'
 	@echo '  demo             install deps, build, run shedd against a SYN flood on a namespace testbed'
-	@echo '  experiments      goodput against offered load, with and without shedd (root)'
+	@echo '  experiments      goodput against offered load, with and without shedd, and the'
+	@echo '                   SYN flood experiment (root; EXPERIMENT=goodput|flood, SECS=,'
+	@echo '                   LOADS=, FLOOD_RATES=)'
 	@echo '  bench            XDP cost per packet, shedd against a pass-only program (root)'
 	@echo '  fuzz             millions of random and mutated frames through the XDP program,'
 	@echo '                   invariants checked on each (root; FUZZ_FRAMES=, FUZZ_SEED=)'
@@ -89,6 +94,11 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/*.h include/*.h $(VMLINUX_H) | $(OUTPUT)
 $(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/xdp_drop.bpf.o: $(OUTPUT)/%.bpf.o: tests/tools/%.bpf.c $(VMLINUX_H) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(patsubst %,$(OUTPUT)/%.bpf.o,$(BPF_TOOLS)): $(OUTPUT)/%.bpf.o: tests/tools/%.bpf.c \
+		tests/tools/%.h $(VMLINUX_H) | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -Itests/tools -c $< -o $@
 
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,SKEL,$@)
@@ -160,6 +170,11 @@ $(OUTPUT)/%: tests/tools/%.c tests/tools/*.h tests/splitmix.h include/*.h | $(OU
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< $(LDFLAGS) -lpthread -lm -o $@
 
+$(patsubst %,$(OUTPUT)/%,$(BPF_TOOLS)): $(OUTPUT)/%: tests/tools/%.c tests/tools/%.h \
+		tests/tools/toolopts.h $(OUTPUT)/%.skel.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< $(LDFLAGS) $(LIBBPF_LIBS) -o $@
+
 deps:
 	$(Q)scripts/deps.sh
 
@@ -184,9 +199,11 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo.sh
 
+# EXPERIMENT= names the experiments to run, in order.
+EXPERIMENT ?= goodput flood
 experiments: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)scripts/experiments.sh
+	$(Q)for e in $(EXPERIMENT); do scripts/experiments.sh $$e || exit 1; done
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/bench_xdp $(OUTPUT)/xdp_drop.bpf.o

@@ -14,8 +14,10 @@ set -eu
 #   iproute2         network namespaces and veth pairs for the testbed
 #   perl             prove, which runs every test and prints the summary
 #   jq ethtool       read bpftool's JSON; turn on GRO on the testbed veth
+#   nftables         the flood experiment's SYN limit rule, shedd's rival
+#   procps util-linux  ps and taskset: pin the flood testbed's NAPI threads
 PKGS="clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev gcc make pkg-config \
-libcmocka-dev bats iproute2 perl jq ethtool"
+libcmocka-dev bats iproute2 perl jq ethtool nftables procps util-linux"
 
 missing=""
 for p in $PKGS; do

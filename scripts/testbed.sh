@@ -37,14 +37,14 @@ proc_start() {
 # latency socket of the testbed ID. Only names with the testbed's prefix.
 testbed_remove() {
 	local id=$1 ns pid
-	for ns in "shd-cli-$id" "shd-srv-$id"; do
+	for ns in "shd-cli-$id" "shd-rtr-$id" "shd-srv-$id"; do
 		[ -e "/run/netns/$ns" ] || continue
 		for pid in $(ip netns pids "$ns" 2>/dev/null); do
 			kill -KILL "$pid" 2>/dev/null || true
 		done
 		ip netns del "$ns" 2>/dev/null || true
 	done
-	rm -rf "/sys/fs/bpf/shedd/shds$id"
+	rm -rf "/sys/fs/bpf/shedd/shds$id" "/sys/fs/bpf/shedd-rtr-$id"
 	rm -f "/sys/fs/bpf/shedd-test-foreign-shds$id" "/run/shedd/shds$id.sock"
 }
 
@@ -69,7 +69,8 @@ testbed_sweep() {
 # testbed_free ID: nothing of the testbed ID exists yet.
 testbed_free() {
 	[ ! -e "$TESTBED_RUN/$1" ] && [ ! -e "/run/netns/shd-cli-$1" ] &&
-		[ ! -e "/run/netns/shd-srv-$1" ] && [ ! -e "/sys/fs/bpf/shedd/shds$1" ]
+		[ ! -e "/run/netns/shd-rtr-$1" ] && [ ! -e "/run/netns/shd-srv-$1" ] &&
+		[ ! -e "/sys/fs/bpf/shedd/shds$1" ] && [ ! -e "/sys/fs/bpf/shedd-rtr-$1" ]
 }
 
 # Names unique to this testbed, short enough for IFNAMSIZ: an id that no
@@ -161,6 +162,9 @@ testbed_down() {
 	rmdir "$(dirname "$PIN_DIR")" /sys/fs/bpf/shedd 2>/dev/null || true
 	ip netns del "$NS_CLI" 2>/dev/null || true
 	ip netns del "$NS_SRV" 2>/dev/null || true
+	# The flood testbed's router (scripts/floodbed.sh).
+	ip netns del "shd-rtr-$TESTBED_ID" 2>/dev/null || true
+	rm -f "/sys/fs/bpf/shedd-rtr-$TESTBED_ID"
 	# Last, so the id is not handed out while anything of it is left.
 	rm -f "$TESTBED_RUN/$TESTBED_ID"
 	TESTBED_ID=

@@ -875,7 +875,12 @@ int main(int argc, char **argv)
 		if (dl_head != NIL)
 			until = min_u64(until, conns[dl_head].start_ns +
 					       patience_ns);
-		if (reported < nseconds && offering)
+		/* A second is reported once it is over and none of its
+		 * connections is pending: wake at its end, but not again and
+		 * again while connections of it are still pending (they end
+		 * by an event or a deadline, both waited for here). */
+		if (reported < nseconds && offering &&
+		    start + (reported + 1) * NSEC_PER_SEC > now)
 			until = min_u64(until, start + (reported + 1) *
 						       NSEC_PER_SEC);
 		if (until == UINT64_MAX) /* only finished seconds left */

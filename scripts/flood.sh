@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# flood.sh - the flood experiment: legitimate clients (default class, half
+# the server's capacity, patience 3 s) under a spoofed SYN flood of rising
+# rate, on the flood testbed (scripts/floodbed.sh: clients and flood share
+# the server's receive ring and CPU) with four defences: the kernel alone
+# (tcp_syncookies=1), an nftables SYN limit, shedd dropping, shedd verifying.
+# For contrast, the kernel alone on the plain two-namespace testbed (the
+# flood sent on the clients' veth, no router). Writes
+# $FLOOD_OUT/flood.csv and flood.md; every run is bounded, everything is
+# removed at the end.
+#   FLOOD_RATES="100000 500000 1000000 2000000 max"  flood packets/s
+#   SECS=6            seconds of clients per run (the flood lasts 3 s more)
+#   FLOOD_CONFIGS="plain kernel nft shedd-drop shedd-verified"
+#   FLOOD_OUT=docs/results
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# shellcheck source=scripts/testbed.sh
+source scripts/testbed.sh
+# shellcheck source=scripts/floodbed.sh
+source scripts/floodbed.sh
+testbed_script flood
+
+SECS=${SECS:-6}
+FLOOD_RATES=${FLOOD_RATES:-"100000 500000 1000000 2000000 max"}
+FLOOD_CONFIGS=${FLOOD_CONFIGS:-"plain kernel nft shedd-drop shedd-verified"}
+FLOOD_OUT=${FLOOD_OUT:-docs/results}
+COMMAND="make experiments EXPERIMENT=flood SECS=$SECS FLOOD_RATES=\"$FLOOD_RATES\""
+FIELDS="flood_target flood_pps legit_offered legit_ok success_pct srv_rx_pps ring_drop_pps
+	synack_spoof_pps srv_out_pps napi_cpu_pct napi_ns_per_pkt proc_cpu_pct shedd_limit_max
+	shedd_syn shedd_cookie_sent shedd_ack_admitted"
+
+mkdir -p "$FLOOD_OUT"
+CSV=$TESTBED_TMP/flood.csv
+{
+	printf 'testbed,config'
+	for f in $FIELDS; do printf ',%s' "$f"; done
+	echo
+} >"$CSV"
+
+# record TESTBED CONFIG: FR_LINE as a CSV row and a line on stdout.
+record() {
+	local f
+	{
+		printf '%s,%s' "$1" "$2"
+		for f in $FIELDS; do printf ',%s' "$(field "$f" "$FR_LINE")"; done
+		echo
+	} >>"$CSV"
+	printf '%-8s %-15s %s\n' "$1" "$2" "$FR_LINE"
+}
+
+has_config() {
+	[[ " $FLOOD_CONFIGS " == *" $1 "* ]]
+}
+
+echo "flood experiment: server $FLOOD_WORKERS workers x $FLOOD_SERVICE_MS ms" \
+	"(capacity $FLOOD_CAPACITY req/s), clients $FLOOD_LEGIT_RATE/s," \
+	"patience $FLOOD_PATIENCE_MS ms, $SECS s per run; server CPU $SRV_CPU," \
+	"flood on CPU $WORLD_CPU, clients on CPU $FLOOD_LEGIT_CPU, server processes on CPU $SRV_APP_CPU"
+SKIPPED=
+if has_config shedd-verified && ! shedd_has_verify; then
+	SKIPPED="shedd-verified (this shedd has no --verify)"
+	echo "flood: skipping $SKIPPED" >&2
+fi
+
+if has_config plain; then
+	# The plain testbed: the flood from cli straight into the server's
+	# veth; the clients' packets take the veth's other path.
+	plainbed_up
+	for r in $FLOOD_RATES; do
+		flood_run "$r" "$SECS"
+		record plain kernel
+	done
+	testbed_down
+	unset FLOOD_NS FLOOD_IF
+	SLOW_PID=
+fi
+
+floodbed_up
+for c in kernel nft shedd-drop shedd-verified; do
+	has_config "$c" || continue
+	[ "$c" = shedd-verified ] && [ -n "$SKIPPED" ] && continue
+	flood_config_start "$c"
+	for r in $FLOOD_RATES; do
+		flood_run "$r" "$SECS"
+		record floodbed "$c"
+	done
+	flood_config_stop "$c"
+done
+
+cp "$CSV" "$FLOOD_OUT/flood.csv"
+
+# The Markdown report: the table, then the cost of the SYN-ACK paths.
+{
+	echo "# Flood experiment"
+	echo
+	echo "Made by \`$COMMAND\` on $(date -u +%Y-%m-%d), Linux $(uname -r)," \
+		"$(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo))."
+	echo
+	echo "Server: $FLOOD_WORKERS workers x $FLOOD_SERVICE_MS ms (capacity" \
+		"$FLOOD_CAPACITY req/s), tcp_syncookies=1, backlog 1024. Clients:" \
+		"$FLOOD_LEGIT_RATE connections/s in the default class, patience" \
+		"$FLOOD_PATIENCE_MS ms (one SYN retransmission), $SECS s per run; the" \
+		"flood runs from the clients' start to the end of their patience." \
+		"nftables: SYNs to the port limited to $FLOOD_NFT_RATE/s at the ingress hook." \
+		"shedd drop: \`${FLOOD_DROP_ARGS:-(no options)}\`; verified:" \
+		"\`$FLOOD_VERIFY_ARGS\`."
+	[ -z "$SKIPPED" ] || { echo; echo "Not run: $SKIPPED."; }
+	echo
+	echo "Columns: flood sent (packets/s), legitimate connections served" \
+		"within their patience, what the server's veth received and what its" \
+		"ring refused, SYN-ACKs to spoofed sources (counted and dropped by the" \
+		"router), the TCP segments the server's kernel sent (answers" \
+		"of XDP_TX not included), the server NAPI thread's CPU and" \
+		"its cost per received packet, the server processes' CPU (slowserver" \
+		"and shedd), shedd's highest limit."
+	echo
+	echo "| testbed | config | flood target | flood sent/s | legit ok | rx/s | ring drops/s | SYN-ACK spoofed/s | srv TCP out/s | NAPI CPU | ns/pkt | procs CPU | shedd limit |"
+	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+	# The plain testbed has no NAPI thread to measure, no router to count.
+	tail -n +2 "$CSV" | awk -F, '{
+		napi = $1 == "plain" ? "-" : $12 " %"
+		ns = $1 == "plain" ? "-" : sprintf("%d", $13)
+		syn = $1 == "plain" ? "-" : sprintf("%d", $10)
+		printf "| %s | %s | %s | %d | %s %% (%d/%d) | %d | %d | %s | %d | %s | %s | %s %% | %s |\n",
+			$1, $2, $3, $4, $7, $6, $5, $8, $9, syn, $11, napi, ns, $14, $15
+	}'
+	echo
+	echo "The server's CPU at the highest flood rate of each configuration on" \
+		"the flood testbed, side by side: packets it received and SYN-ACKs" \
+		"it sent to spoofed sources, per second and per second of its NAPI" \
+		"thread's CPU."
+	echo
+	echo "| testbed | config | received/s | SYN-ACK spoofed/s | NAPI CPU | received per CPU-second | SYN-ACK per CPU-second | ns per received packet |"
+	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+	tail -n +2 "$CSV" | awk -F, '$1 != "plain" { last[$1 "," $2] = $0; order[$1 "," $2] = NR }
+		END {
+			for (k in last) print order[k] "\t" last[k]
+		}' | sort -n | cut -f2 | awk -F, '{
+		cps = $12 > 0 ? $10 / ($12 / 100) : 0
+		rps = $12 > 0 ? $8 / ($12 / 100) : 0
+		printf "| %s | %s | %d | %d | %s %% | %d | %d | %d |\n", $1, $2, $8, $10, $12, rps, cps, $13
+	}'
+} >"$FLOOD_OUT/flood.md"
+echo
+echo "wrote $FLOOD_OUT/flood.csv and $FLOOD_OUT/flood.md"
