@@ -84,7 +84,7 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/*.h include/*.h $(VMLINUX_H) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/xdp_pass.bpf.o: tests/tools/xdp_pass.bpf.c $(VMLINUX_H) | $(OUTPUT)
+$(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/xdp_drop.bpf.o: $(OUTPUT)/%.bpf.o: tests/tools/%.bpf.c $(VMLINUX_H) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -179,8 +179,8 @@ experiments: deps
 	$(Q)scripts/experiments.sh
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/bench_xdp
-	$(Q)$(OUTPUT)/bench_xdp $(OUTPUT)/xdp_pass.bpf.o
+	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/bench_xdp $(OUTPUT)/xdp_drop.bpf.o
+	$(Q)$(OUTPUT)/bench_xdp $(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/xdp_drop.bpf.o
 
 # The long fuzz run; `make test` runs the same binary on a short run.
 FUZZ_FRAMES ?= 5000000

@@ -1,41 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* maps.h - the maps of the XDP program. Layouts come from include/shedd.h.
  * Userspace writes settings, ports, prefix_v4, prefix_v6, rates and
- * ctl_state; the program writes reserve, buckets, stats and rst_budget. The
- * daemon pins every map by name.
+ * ctl_state; the program writes reserve, buckets, stats, rst_budget,
+ * cookie_budget and refresh. The daemon pins every map by name.
  */
 #ifndef SHEDD_MAPS_H
 #define SHEDD_MAPS_H
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct shedd_config);
-} settings SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_PORTS);
-	__type(key, __u16);
-	__type(value, __u8);
-} ports SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, MAX_PREFIXES);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct shedd_lpm_v4);
-	__type(value, __u32);
-} prefix_v4 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, MAX_PREFIXES);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct shedd_lpm_v6);
-	__type(value, __u32);
-} prefix_v6 SEC(".maps");
+#include "config_maps.h"
 
 /* One rate record and one reserve per class, shared by every CPU and each
  * guarded by its own spin lock; a CPU takes them only to borrow a batch of
@@ -78,6 +50,23 @@ struct {
 	__type(key, __u32);
 	__type(value, struct shedd_rst_budget);
 } rst_budget SEC(".maps");
+
+/* The cookie SYN-ACKs' own budget, per CPU (verified admission): a
+ * spoofed flood is reflected at most this fast. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shedd_rst_budget);
+} cookie_budget SEC(".maps");
+
+/* When this CPU last refreshed a listener's cookie stamp, by port. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, REFRESH_SLOTS);
+	__type(key, __u32);
+	__type(value, struct shedd_refresh);
+} refresh SEC(".maps");
 
 /* The controller's state, for a restarted daemon; the program never reads
  * it, it lives here to be pinned with the rest and with BTF. */

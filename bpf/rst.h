@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* rst.h - turn a SYN into the RST+ACK that refuses it, in place, for XDP_TX.
+/* rst.h - turn a SYN into the RST+ACK that refuses it, or the ACK of a
+ * cookie handshake into the RST that refuses it, in place, for XDP_TX.
  * The reply keeps the VLAN tags, drops IP options, IPv6 extension headers,
  * TCP options and payload, and carries correct IPv4 and TCP checksums
- * (RFC 793: <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>). A RST is sent only
- * where the kernel would answer one, and within a per-CPU budget.
+ * (RFC 793: <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK> for a SYN,
+ * <SEQ=SEG.ACK><CTL=RST> for an ACK). A RST is sent only where the kernel
+ * would answer one, and within a per-CPU budget.
  */
 #ifndef SHEDD_RST_H
 #define SHEDD_RST_H
@@ -24,6 +26,7 @@ struct rst_src {
 	__be16 sport;
 	__be16 dport;
 	__u32 ack_seq;  /* host order: SEG.SEQ + SEG.LEN */
+	__u32 seq;      /* host order: SEG.ACK */
 };
 
 static __always_inline __u16 csum_fold(__u64 sum)
@@ -106,6 +109,7 @@ static __always_inline int rst_save(const struct pkt *p, void *data_end,
 	/* The SYN occupies one sequence number (a SYN with FIN is never
 	 * answered: the listener discards it). */
 	s->ack_seq = bpf_ntohl(tcp->seq) + payload + 1;
+	s->seq = bpf_ntohl(tcp->ack_seq);
 	return 0;
 }
 
@@ -170,30 +174,21 @@ static __always_inline int rst_answerable(const struct pkt *p, void *data_end,
 	return 1;
 }
 
-/* Take one RST from this CPU's budget: a token bucket of rate
- * cfg->rst_rate_per_sec and depth cfg->rst_burst (at least one), in
- * 1/NSEC_PER_SEC units as the class buckets. A fresh budget (last_ns 0)
- * starts full. Without its map entry the program cannot count: no RST.
- * Return: 1 if the RST may be sent. */
-static __always_inline int rst_budget_take(const struct shedd_config *cfg,
-					   __u64 now)
+/* Take one from a per-CPU transmit budget @b: a token bucket of @rate
+ * per second and depth @burst (at least one), in 1/NSEC_PER_SEC units as
+ * the class buckets. A fresh budget (last_ns 0) starts full: 1000 s of
+ * refill, at most 1e7/s, is 1e19 units and fits in 64 bits.
+ * Return: 1 if one may be sent. */
+static __always_inline int tx_budget_take(struct shedd_rst_budget *b, __u64 rate,
+					  __u64 burst, __u64 now)
 {
-	__u32 zero = 0;
-	struct shedd_rst_budget *b = bpf_map_lookup_elem(&rst_budget, &zero);
-	__u64 rate = cfg->rst_rate_per_sec, burst = cfg->rst_burst, cap, elapsed;
+	__u64 cap, elapsed;
 
-	if (!b)
-		return 0;
-	if (rate > MAX_RST_RATE_PER_SEC)
-		rate = MAX_RST_RATE_PER_SEC;
-	if (burst > MAX_RST_BURST)
-		burst = MAX_RST_BURST;
 	if (burst == 0)
 		burst = 1;
 	cap = burst * SHEDD_NSEC_PER_SEC;
 	if (now > b->last_ns) {
 		elapsed = now - b->last_ns;
-		/* 1000 s at 1e6/s is 1e18 units: no overflow. */
 		if (elapsed > MAX_REFILL_NS)
 			elapsed = MAX_REFILL_NS;
 		b->tokens += elapsed * rate;
@@ -207,10 +202,29 @@ static __always_inline int rst_budget_take(const struct shedd_config *cfg,
 	return 1;
 }
 
-/* Rewrite the packet in @ctx, described by @p, into a RST+ACK to its sender.
+/* Take one RST from this CPU's budget (rate cfg->rst_rate_per_sec, depth
+ * cfg->rst_burst). Without its map entry the program cannot count: no RST.
+ * Return: 1 if the RST may be sent. */
+static __always_inline int rst_budget_take(const struct shedd_config *cfg, __u64 now)
+{
+	__u32 zero = 0;
+	struct shedd_rst_budget *b = bpf_map_lookup_elem(&rst_budget, &zero);
+	__u64 rate = cfg->rst_rate_per_sec, burst = cfg->rst_burst;
+
+	if (!b)
+		return 0;
+	if (rate > MAX_RST_RATE_PER_SEC)
+		rate = MAX_RST_RATE_PER_SEC;
+	if (burst > MAX_RST_BURST)
+		burst = MAX_RST_BURST;
+	return tx_budget_take(b, rate, burst, now);
+}
+
+/* Rewrite the packet in @ctx, described by @p, into the RST that refuses
+ * it: RST+ACK for a SYN, a bare RST for an ACK (@for_ack).
  * Return: 0 when the packet is ready for XDP_TX, -1 if it could not be
- * reshaped (the caller then drops the SYN instead). */
-static __always_inline int rst_reply(struct xdp_md *ctx, const struct pkt *p)
+ * reshaped (the caller then drops it instead). */
+static __always_inline int rst_reply(struct xdp_md *ctx, const struct pkt *p, int for_ack)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -266,11 +280,14 @@ static __always_inline int rst_reply(struct xdp_md *ctx, const struct pkt *p)
 
 	th.source = s.dport;
 	th.dest = s.sport;
-	th.seq = 0;
-	th.ack_seq = bpf_htonl(s.ack_seq);
+	if (for_ack) {
+		th.seq = bpf_htonl(s.seq);
+	} else {
+		th.ack_seq = bpf_htonl(s.ack_seq);
+		th.ack = 1;
+	}
 	th.doff = TCP_HLEN / 4;
 	th.rst = 1;
-	th.ack = 1;
 
 	if (is_v4) {
 		struct iphdr ih = {};

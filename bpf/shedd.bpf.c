@@ -4,6 +4,8 @@
  * carry one included; fragments and header chains that could hide one from
  * us are refused; every other packet passes, counted by kind. A shed SYN is
  * dropped, or answered with a RST where the kernel itself would answer.
+ * In a verified class a SYN is answered with a SYN cookie instead and the
+ * ACK that returns a valid one is charged (syncookie.h).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -29,31 +31,29 @@ static __always_inline __u64 clock_ns(void)
 	return bpf_ktime_get_ns();
 }
 
+/* Set before load by the daemon when the kernel has the SYN cookie helpers
+ * (6.0): without them the verifier prunes verified admission whole, so the
+ * program still loads on older kernels. */
+const volatile __u8 verify_enabled = 0;
+
+#include "syncookie.h"
+
 static __always_inline __u32 classify(const struct pkt *p, void *data_end,
 				      const struct shedd_config *cfg)
 {
-	__u32 *cls = NULL;
-
 	if (p->l3_proto == ETH_P_IP) {
 		struct iphdr *ip = p->l3;
-		struct shedd_lpm_v4 key = { .prefixlen = 32 };
 
 		if ((void *)(ip + 1) > data_end)
-			return cfg->default_class;
-		__builtin_memcpy(key.addr, &ip->saddr, 4);
-		cls = bpf_map_lookup_elem(&prefix_v4, &key);
+			return class_of(cfg, NULL);
+		return class_v4(cfg, ip->saddr);
 	} else {
 		struct ipv6hdr *ip6 = p->l3;
-		struct shedd_lpm_v6 key = { .prefixlen = 128 };
 
 		if ((void *)(ip6 + 1) > data_end)
-			return cfg->default_class;
-		__builtin_memcpy(key.addr, &ip6->saddr, 16);
-		cls = bpf_map_lookup_elem(&prefix_v6, &key);
+			return class_of(cfg, NULL);
+		return class_v6(cfg, &ip6->saddr);
 	}
-	if (cls && *cls < SHEDD_NR_CLASSES)
-		return *cls;
-	return cfg->default_class;
 }
 
 /* The slow half of charge(): borrow from the class's reserve. A global
@@ -70,21 +70,24 @@ __noinline int shedd_borrow(struct shedd_bucket *b, __u32 cls, __u64 now)
 	return tb_borrow(b, rate, res, now);
 }
 
-/* Return 1 to admit, 0 to shed. The CPU's cache answers most SYNs; the
+/* Return 1 to admit, 0 to shed. The CPU's cache @b answers most SYNs; the
  * shared rate record and reserve are looked up only to borrow. */
-static __always_inline int charge(__u32 cls)
+static __always_inline int charge(struct shedd_bucket *b, __u32 cls, __u64 now)
 {
-	struct shedd_bucket *b = bpf_map_lookup_elem(&buckets, &cls);
-	__u64 now;
 	int v;
 
 	if (!b)
 		return 1;
-	now = clock_ns();
 	v = tb_cached(b, now);
 	if (v >= 0)
 		return v;
 	return shedd_borrow(b, cls, now);
+}
+
+static __always_inline __u32 cookie_flags(const struct pkt *p)
+{
+	return (p->l3_proto == ETH_P_IPV6 ? CK_V6 : 0) |
+	       ((__u32)p->nr_vlans << CK_VLANS_SHIFT);
 }
 
 /* Count a packet that is passed untouched, by the reason it is passed. */
@@ -117,6 +120,60 @@ static __always_inline int refuse_counted(struct shedd_stats *st, int reason)
 	return XDP_DROP;
 }
 
+#define RF_FOR_ACK (1U << 3) /* refuse an ACK: a bare RST */
+
+/* Refuse the packet the parser described: a RST sent back where the kernel
+ * would answer one and the budget allows, else a drop. A global function,
+ * so the reply is checked once; it finds the headers again from the
+ * offsets. @flags: CK_V6, VLAN tags << CK_VLANS_SHIFT, RF_FOR_ACK.
+ * Return: XDP_TX or XDP_DROP. */
+__noinline int shedd_refuse(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len,
+			    __u64 l4_len, __u64 flags)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct shedd_config *cfg;
+	struct shedd_stats *st;
+	struct pkt p = {};
+	__u32 zero = 0;
+
+	cfg = bpf_map_lookup_elem(&settings, &zero);
+	st = bpf_map_lookup_elem(&stats, &zero);
+	if (!cfg || !st || l2_len > MAX_L2_LEN || l3_len > MAX_L3_LEN || l4_len > 0xffff)
+		return XDP_DROP;
+	p.eth = data;
+	if ((void *)(p.eth + 1) > data_end)
+		return XDP_DROP;
+	p.l3 = data + l2_len;
+	p.tcp = data + l2_len + l3_len;
+	p.l3_proto = (flags & CK_V6) ? ETH_P_IPV6 : ETH_P_IP;
+	p.l2_len = (__u16)l2_len;
+	p.l3_len = (__u16)l3_len;
+	p.l4_len = (__u16)l4_len;
+	p.nr_vlans = (flags >> CK_VLANS_SHIFT) & 3;
+	if (!rst_answerable(&p, data_end, cfg)) {
+		st->rst_refused++;
+		return XDP_DROP;
+	}
+	if (!rst_budget_take(cfg, clock_ns())) {
+		st->rst_limited++;
+		return XDP_DROP;
+	}
+	if (rst_reply(ctx, &p, (flags & RF_FOR_ACK) != 0))
+		return XDP_DROP;
+	return XDP_TX;
+}
+
+static __always_inline int refuse(struct xdp_md *ctx, const struct pkt *p, int for_ack)
+{
+	/* A fragment is never answered: its SYN is only whole after
+	 * reassembly, and the RST would be built from a part of it. */
+	if (p->first_frag)
+		return XDP_DROP;
+	return shedd_refuse(ctx, p->l2_len, p->l3_len, p->l4_len,
+			    cookie_flags(p) | (for_ack ? RF_FOR_ACK : 0));
+}
+
 SEC("xdp")
 int shedd_xdp(struct xdp_md *ctx)
 {
@@ -124,11 +181,13 @@ int shedd_xdp(struct xdp_md *ctx)
 	struct cursor c = { .pos = (void *)(long)ctx->data, .end = data_end };
 	struct shedd_class_stats *cs;
 	struct shedd_config *cfg;
+	struct shedd_bucket *b;
 	struct shedd_stats *st;
 	struct pkt p = {};
-	__u32 zero = 0, cls;
+	__u32 zero = 0, cls, mode;
+	int ret, is_ack, cookie = 0;
+	__u64 now;
 	__u16 dport;
-	int ret;
 
 	/* Without its counters the program fails open: pass everything. */
 	st = bpf_map_lookup_elem(&stats, &zero);
@@ -142,24 +201,32 @@ int shedd_xdp(struct xdp_md *ctx)
 	if (ret != PARSE_OK)
 		return pass_counted(st, ret);
 
-	/* Established traffic always passes: only a pure SYN opens work. */
-	if (!p.tcp->syn || p.tcp->ack) {
+	/* Established traffic always passes: only a pure SYN opens work, and
+	 * in a verified class the ACK that ends a cookie handshake. */
+	is_ack = verify_enabled && p.tcp->ack && !p.tcp->syn && !p.tcp->rst &&
+		 !p.first_frag;
+	if (!is_ack && (!p.tcp->syn || p.tcp->ack)) {
 		st->non_syn++;
 		return XDP_PASS;
 	}
 	/* A listener discards a SYN with RST or FIN (RFC 793 and Linux's
 	 * tcp_rcv_state_process): no token for it, and no answer. */
-	if (p.tcp->rst || p.tcp->fin) {
+	if (!is_ack && (p.tcp->rst || p.tcp->fin)) {
 		st->bad_syn++;
 		return XDP_PASS;
 	}
 
 	cfg = bpf_map_lookup_elem(&settings, &zero);
-	if (!cfg)
+	if (!cfg) {
+		st->non_syn += is_ack;
 		return XDP_PASS; /* not configured yet: fail open */
+	}
 	dport = bpf_ntohs(p.tcp->dest);
 	if (!cfg->all_ports && !bpf_map_lookup_elem(&ports, &dport)) {
-		st->unprotected++;
+		if (is_ack)
+			st->non_syn++;
+		else
+			st->unprotected++;
 		return XDP_PASS;
 	}
 
@@ -167,25 +234,77 @@ int shedd_xdp(struct xdp_md *ctx)
 	if (cls >= SHEDD_NR_CLASSES)
 		cls = SHEDD_SHEDDABLE;
 	cs = &st->cls[cls];
+	mode = verify_enabled ? cfg->verify[cls] : SHEDD_VERIFY_OFF;
+	b = bpf_map_lookup_elem(&buckets, &cls);
+	now = clock_ns();
+
+	if (is_ack) {
+		if (mode == SHEDD_VERIFY_OFF) {
+			st->non_syn++;
+			return XDP_PASS;
+		}
+		st->ack_probed++;
+		ret = shedd_cookie_check(ctx, p.l2_len, p.l3_len, cookie_flags(&p));
+		if (ret == 0) {
+			st->non_syn++;
+			return XDP_PASS;
+		}
+		if (ret < 0) {
+			cs->ack_invalid++;
+			return XDP_DROP;
+		}
+		cs->ack_valid++;
+		cs->charged++;
+		if (charge(b, cls, now)) {
+			cs->ack_admitted++;
+			return XDP_PASS;
+		}
+		cs->ack_refused++;
+		/* Never a silent drop: a client that speaks second would
+		 * wait for data that is not coming. */
+		return refuse(ctx, &p, 1);
+	}
+
 	cs->syn++;
 	st->frag_judged += p.first_frag;
-
-	if (charge(cls)) {
-		cs->admitted++;
-		return XDP_PASS;
-	}
-	/* A fragment is never answered: its SYN is only whole after
-	 * reassembly, and the RST would be built from a part of it. */
-	if (cfg->reject[cls] == SHEDD_REJECT_RST && !p.first_frag) {
-		if (!rst_answerable(&p, data_end, cfg))
-			st->rst_refused++;
-		else if (!rst_budget_take(cfg, clock_ns()))
-			st->rst_limited++;
-		else if (rst_reply(ctx, &p) == 0) {
-			cs->rst_sent++;
-			return XDP_TX;
+	if (mode == SHEDD_VERIFY_ALWAYS ||
+	    (mode == SHEDD_VERIFY_SHEDDING && b && now < b->verify_until_ns)) {
+		cookie = 1;
+	} else {
+		cs->charged++;
+		if (charge(b, cls, now)) {
+			cs->admitted++;
+			return XDP_PASS;
+		}
+		/* The class sheds on this CPU: prove addresses from now on. */
+		if (mode == SHEDD_VERIFY_SHEDDING && b) {
+			b->verify_until_ns = now + cfg->verify_hold_ns;
+			cookie = 1;
 		}
 	}
-	cs->dropped++;
-	return XDP_DROP;
+	/* A first fragment cannot be answered with a cookie: shed. */
+	if (cookie && !p.first_frag) {
+		if (!cookie_budget_take(cfg, now)) {
+			cs->cookie_limited++;
+		} else {
+			/* Before the SYN is rewritten: it needs the SYN. */
+			st->refreshed += shedd_refresh(ctx, p.l2_len, p.l3_len, cookie_flags(&p));
+			if (shedd_syncookie_reply(ctx, p.l2_len, p.l3_len, cookie_flags(&p)) == 0) {
+				cs->cookie_sent++;
+				return XDP_TX;
+			}
+			/* The frame may be half reshaped: drop it. */
+			st->cookie_failed++;
+			cs->dropped++;
+			return XDP_DROP;
+		}
+	}
+	ret = XDP_DROP;
+	if (cfg->reject[cls] == SHEDD_REJECT_RST)
+		ret = refuse(ctx, &p, 0);
+	if (ret == XDP_TX)
+		cs->rst_sent++;
+	else
+		cs->dropped++;
+	return ret;
 }

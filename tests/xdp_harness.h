@@ -72,8 +72,7 @@ static int harness_load(void)
 		return -1;
 	}
 	skel->rodata->use_test_clock = 1;
-	/* The SYN cookie helpers are there (kernel >= 6.0): the tests run
-	 * the verified path too. */
+	/* This kernel has the SYN cookie helpers: verify the whole program. */
 	skel->rodata->verify_enabled = 1;
 	err = shedd_bpf__load(skel);
 	if (err) {

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* config_maps.h - the maps userspace configures, shared by the XDP program
+ * and the tc hand-off program (the daemon gives both the same maps), and
+ * the classification of a source address by them.
+ */
+#ifndef SHEDD_CONFIG_MAPS_H
+#define SHEDD_CONFIG_MAPS_H
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shedd_config);
+} settings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_PORTS);
+	__type(key, __u16);
+	__type(value, __u8);
+} ports SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, MAX_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct shedd_lpm_v4);
+	__type(value, __u32);
+} prefix_v4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, MAX_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct shedd_lpm_v6);
+	__type(value, __u32);
+} prefix_v6 SEC(".maps");
+
+/* The class of an IPv4 source (network order) or of an IPv6 source (16
+ * bytes): the longest matching prefix, else the default class. */
+static __always_inline __u32 class_of(const struct shedd_config *cfg, __u32 *found)
+{
+	if (found && *found < SHEDD_NR_CLASSES)
+		return *found;
+	if (cfg->default_class < SHEDD_NR_CLASSES)
+		return cfg->default_class;
+	return SHEDD_SHEDDABLE;
+}
+
+static __always_inline __u32 class_v4(const struct shedd_config *cfg, __be32 saddr)
+{
+	struct shedd_lpm_v4 key = { .prefixlen = 32 };
+
+	__builtin_memcpy(key.addr, &saddr, 4);
+	return class_of(cfg, bpf_map_lookup_elem(&prefix_v4, &key));
+}
+
+static __always_inline __u32 class_v6(const struct shedd_config *cfg, const void *saddr)
+{
+	struct shedd_lpm_v6 key = { .prefixlen = 128 };
+
+	__builtin_memcpy(key.addr, saddr, 16);
+	return class_of(cfg, bpf_map_lookup_elem(&prefix_v6, &key));
+}
+
+#endif /* SHEDD_CONFIG_MAPS_H */

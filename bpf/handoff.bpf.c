@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* handoff.bpf.c - the tc ingress half of verified admission (kernel 6.9).
+ * The XDP program has checked the cookie of an ACK and charged its class;
+ * the kernel's listener would still refuse it, since it sent no cookie of
+ * its own. Here the cookie is checked again and the listener is given a
+ * request socket built from the options the timestamp carries, with the
+ * bpf_sk_assign_tcp_reqsk() kfunc; the kernel then completes the
+ * handshake as for one of its own cookies. An ACK without a timestamp is
+ * left to the kernel, which checks its own cookie format itself (the XDP
+ * program keeps the listener ready for that). Everything else passes
+ * untouched. It shares settings, ports and prefixes with the XDP program.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "shedd.h"
+#include "config_maps.h"
+#include "tcpopt.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define TC_ACT_OK 0
+#define ETH_P_IP_ 0x0800
+#define ETH_P_IPV6_ 0x86DD
+#define ETH_P_8021Q_ 0x8100
+#define ETH_P_8021AD_ 0x88A8
+#define IP_MF_OFFSET 0x3FFF
+
+extern int bpf_sk_assign_tcp_reqsk(struct __sk_buff *skb, struct sock *sk,
+				   struct bpf_tcp_req_attrs *attrs, int attrs__sz) __ksym;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shedd_handoff_stats);
+} handoff_stats SEC(".maps");
+
+/* 802.1Q / 802.1ad tag left in the frame (the first one is usually taken
+ * into skb->vlan_tci before tc sees the frame). */
+struct tag {
+	__be16 tci;
+	__be16 proto;
+};
+
+/* The request socket's attributes from the options the ACK echoes in its
+ * timestamp (SHEDD_TS_* in shedd.h). */
+static __always_inline void attrs_from_ts(struct bpf_tcp_req_attrs *a, const struct syn_opts *o,
+					  const struct shedd_config *cfg, int v6)
+{
+	__u32 opts = o->tsecr, ws = opts & SHEDD_TS_WSCALE_MASK;
+	__u32 idx = (opts >> SHEDD_TS_MSS_SHIFT) & 3;
+
+	a->rcv_tsval = o->tsval;
+	a->rcv_tsecr = o->tsecr;
+	a->tstamp_ok = 1;
+	a->mss = v6 ? SHEDD_MSS6(idx) : SHEDD_MSS4(idx);
+	if (ws != SHEDD_TS_WSCALE_MASK) {
+		a->wscale_ok = 1;
+		a->snd_wscale = ws > TCP_MAX_WSCALE ? TCP_MAX_WSCALE : ws;
+		a->rcv_wscale = cfg->wscale > TCP_MAX_WSCALE ? TCP_MAX_WSCALE : cfg->wscale;
+	}
+	a->sack_ok = (opts & SHEDD_TS_SACK) ? 1 : 0;
+	a->ecn_ok = (cfg->ecn && (opts & SHEDD_TS_ECN)) ? 1 : 0;
+}
+
+SEC("tc")
+int shedd_handoff(struct __sk_buff *skb)
+{
+	void *data = (void *)(long)skb->data;
+	void *data_end = (void *)(long)skb->data_end;
+	struct bpf_tcp_req_attrs attrs = {};
+	struct shedd_handoff_stats *hs;
+	struct bpf_sock_tuple t = {};
+	struct opt_walk w = {};
+	struct shedd_config *cfg;
+	struct ethhdr *eth = data;
+	struct bpf_sock *sk;
+	struct tcp_sock *tp;
+	struct tcphdr *tcp;
+	__u32 zero = 0, off, cls, tlen, th_len;
+	__u16 proto, dport;
+	int v6 = 0, i, ok;
+
+	hs = bpf_map_lookup_elem(&handoff_stats, &zero);
+	cfg = bpf_map_lookup_elem(&settings, &zero);
+	if (!hs || !cfg)
+		return TC_ACT_OK;
+	if ((void *)(eth + 1) > data_end)
+		return TC_ACT_OK;
+	proto = bpf_ntohs(eth->h_proto);
+	off = sizeof(*eth);
+#pragma unroll
+	for (i = 0; i < MAX_VLAN_TAGS; i++) {
+		struct tag *tg = data + off;
+
+		if (proto != ETH_P_8021Q_ && proto != ETH_P_8021AD_)
+			break;
+		if ((void *)(tg + 1) > data_end)
+			return TC_ACT_OK;
+		proto = bpf_ntohs(tg->proto);
+		off += sizeof(*tg);
+	}
+
+	if (proto == ETH_P_IP_) {
+		struct iphdr *ip = data + off;
+
+		if ((void *)(ip + 1) > data_end || ip->version != 4 || ip->ihl < 5 ||
+		    ip->protocol != IPPROTO_TCP || (ip->frag_off & bpf_htons(IP_MF_OFFSET)))
+			return TC_ACT_OK;
+		tcp = (void *)ip + ip->ihl * 4;
+		if ((void *)(tcp + 1) > data_end)
+			return TC_ACT_OK;
+		if (!tcp->ack || tcp->syn || tcp->rst)
+			return TC_ACT_OK;
+		t.ipv4.saddr = ip->saddr;
+		t.ipv4.daddr = ip->daddr;
+		t.ipv4.sport = tcp->source;
+		t.ipv4.dport = tcp->dest;
+		tlen = sizeof(t.ipv4);
+		cls = class_v4(cfg, ip->saddr);
+	} else if (proto == ETH_P_IPV6_) {
+		struct ipv6hdr *ip6 = data + off;
+
+		/* A handshake's ACK carries no extension headers. */
+		if ((void *)(ip6 + 1) > data_end || ip6->version != 6 ||
+		    ip6->nexthdr != IPPROTO_TCP)
+			return TC_ACT_OK;
+		tcp = (void *)(ip6 + 1);
+		if ((void *)(tcp + 1) > data_end)
+			return TC_ACT_OK;
+		if (!tcp->ack || tcp->syn || tcp->rst)
+			return TC_ACT_OK;
+		__builtin_memcpy(t.ipv6.saddr, &ip6->saddr, 16);
+		__builtin_memcpy(t.ipv6.daddr, &ip6->daddr, 16);
+		t.ipv6.sport = tcp->source;
+		t.ipv6.dport = tcp->dest;
+		tlen = sizeof(t.ipv6);
+		cls = class_v6(cfg, &ip6->saddr);
+		v6 = 1;
+	} else {
+		return TC_ACT_OK;
+	}
+
+	dport = bpf_ntohs(tcp->dest);
+	if (!cfg->all_ports && !bpf_map_lookup_elem(&ports, &dport))
+		return TC_ACT_OK;
+	if (cfg->verify[cls] == SHEDD_VERIFY_OFF)
+		return TC_ACT_OK;
+	hs->acks++;
+
+	th_len = tcp->doff * 4;
+	if (th_len < sizeof(*tcp) || th_len > TCP_MAX_HLEN) {
+		hs->malformed++;
+		return TC_ACT_OK;
+	}
+	if (bpf_skb_load_bytes(skb, (void *)tcp - data, w.th, th_len)) {
+		hs->malformed++;
+		return TC_ACT_OK;
+	}
+	w.len = th_len;
+	opt_walk(&w);
+	/* Without a timestamp the kernel takes it on its own. */
+	if (!w.o.ts)
+		return TC_ACT_OK;
+
+	sk = bpf_skc_lookup_tcp(skb, &t, tlen, BPF_F_CURRENT_NETNS, 0);
+	if (!sk) {
+		hs->no_socket++;
+		return TC_ACT_OK;
+	}
+	if (sk->state != BPF_TCP_LISTEN) {
+		hs->not_listener++;
+		goto release;
+	}
+
+	/* The packet again: bounds are lost across the helper calls. */
+	data = (void *)(long)skb->data;
+	data_end = (void *)(long)skb->data_end;
+	if (v6) {
+		struct ipv6hdr *ip6 = data + (off & 0xff);
+		struct tcphdr *th = (void *)(ip6 + 1);
+
+		if ((void *)(th + 1) > data_end)
+			goto bad;
+		ok = bpf_tcp_raw_check_syncookie_ipv6(ip6, th) == 0;
+	} else {
+		struct iphdr *ip = data + (off & 0xff);
+		struct tcphdr *th;
+
+		if ((void *)(ip + 1) > data_end)
+			goto bad;
+		th = (void *)ip + ip->ihl * 4;
+		if ((void *)(th + 1) > data_end)
+			goto bad;
+		ok = bpf_tcp_raw_check_syncookie_ipv4(ip, th) == 0;
+	}
+	if (!ok) {
+		hs->invalid++;
+		goto release;
+	}
+	tp = bpf_skc_to_tcp_sock(sk);
+	if (!tp) {
+		hs->failed++;
+		goto release;
+	}
+	attrs_from_ts(&attrs, &w.o, cfg, v6);
+	if (bpf_sk_assign_tcp_reqsk(skb, (struct sock *)tp, &attrs, sizeof(attrs)) < 0)
+		hs->failed++;
+	else
+		hs->assigned++;
+release:
+	bpf_sk_release(sk);
+	return TC_ACT_OK;
+bad:
+	hs->malformed++;
+	goto release;
+}

@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* syncookie.h - verified admission at XDP. A SYN of a verified class is
+ * turned in place into the SYN-ACK that carries a SYN cookie, for XDP_TX;
+ * an ACK to a listener is checked against the cookies. The cookies are the
+ * kernel's own (bpf_tcp_raw_gen_syncookie_*), so the kernel's secret and
+ * its two-minute validity apply. The client's options travel in the
+ * timestamp, as in the kernel's cookies (net/ipv4/syncookies.c): window
+ * scale, SACK and ECN in the low 6 bits and, for the tc hand-off, the MSS
+ * index in bits 6-7. Without a timestamp only the MSS survives, in the
+ * cookie itself, and the kernel takes the connection on its own.
+ *
+ * Both halves are global functions: the verifier checks each once, with
+ * its own packet bounds, instead of once for every path of the parser.
+ * They read the packet again from offsets the parser found.
+ */
+#ifndef SHEDD_SYNCOOKIE_H
+#define SHEDD_SYNCOOKIE_H
+
+#include "tcpopt.h"
+
+#define SYNACK_TTL 64
+/* The window of a SYN-ACK is never scaled (RFC 7323 2.2): the kernel
+ * offers 64 KiB less 1, rounded down to whole segments. */
+#define SYNACK_WINDOW 65535U
+/* Longest IP header with options or IPv6 chain we answer a SYN behind;
+ * the reply drops them all. */
+#define MAX_L3_LEN 512
+#define MAX_L2_LEN (14 + 4 * MAX_VLAN_TAGS)
+
+_Static_assert(MAX_VLAN_TAGS == 2, "the reply copies two VLAN tags at most");
+
+/* flags of shedd_syncookie_reply() and shedd_cookie_check(). */
+#define CK_V6 1U
+#define CK_VLANS_SHIFT 1 /* bits 1-2: VLAN tags before the IP header */
+
+/* The SYN-ACK's TCP header with the longest option set we send:
+ * MSS, SACK_PERM + TS (or NOP NOP TS), NOP WS. */
+struct synack_tcp {
+	struct tcphdr th;
+	__u8 opt[20];
+};
+
+/* Take one cookie SYN-ACK from this CPU's budget. */
+static __always_inline int cookie_budget_take(const struct shedd_config *cfg, __u64 now)
+{
+	__u32 zero = 0;
+	struct shedd_rst_budget *b = bpf_map_lookup_elem(&cookie_budget, &zero);
+	__u64 rate = cfg->cookie_rate_per_sec, burst = cfg->cookie_burst;
+
+	if (!b)
+		return 0;
+	if (rate > MAX_COOKIE_RATE_PER_SEC)
+		rate = MAX_COOKIE_RATE_PER_SEC;
+	if (burst > MAX_COOKIE_BURST)
+		burst = MAX_COOKIE_BURST;
+	return tx_budget_take(b, rate, burst, now);
+}
+
+/**
+ * shedd_refresh() - keep the listener of the SYN in @ctx ready for cookies.
+ * @ctx, @l2_len, @l3_len, @flags: as for shedd_syncookie_reply()
+ *
+ * The kernel takes a cookie only from a listener that issued cookies of
+ * its own in the last two minutes (tcp_synq_no_recent_overflow()): the
+ * kernel hand-off, and an ACK without a timestamp on the tc hand-off, rely
+ * on that. Asking the kernel for a cookie with bpf_tcp_gen_syncookie()
+ * stamps the listener; this does it at most once a second per port on
+ * this CPU, before the SYN is rewritten.
+ *
+ * Return: 1 if the listener was stamped, else 0.
+ */
+__noinline int shedd_refresh(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u64 flags)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	union {
+		struct iphdr v4;
+		struct ipv6hdr v6;
+	} ih = {};
+	struct bpf_sock_tuple t = {};
+	struct shedd_refresh *r;
+	struct tcphdr *pt;
+	struct bpf_sock *sk;
+	__u8 th[64] = {};
+	__u32 slot, th_len, tlen, ih_len;
+	__u16 port;
+	__u64 now;
+	int ok = 0;
+
+	if (l2_len > MAX_L2_LEN || l3_len > MAX_L3_LEN)
+		return 0;
+	pt = data + l2_len + l3_len;
+	if ((void *)(pt + 1) > data_end)
+		return 0;
+	port = bpf_ntohs(pt->dest);
+	th_len = pt->doff * 4;
+	slot = port % REFRESH_SLOTS;
+	r = bpf_map_lookup_elem(&refresh, &slot);
+	now = clock_ns();
+	if (!r || (r->port == port && r->ns && now - r->ns < REFRESH_NS))
+		return 0;
+	r->port = port;
+	r->ns = now;
+
+	if (th_len < sizeof(struct tcphdr) || th_len > TCP_MAX_HLEN ||
+	    bpf_xdp_load_bytes(ctx, l2_len + l3_len, th, th_len))
+		return 0;
+	if (flags & CK_V6) {
+		if (bpf_xdp_load_bytes(ctx, l2_len, &ih.v6, sizeof(ih.v6)))
+			return 0;
+		__builtin_memcpy(t.ipv6.saddr, &ih.v6.saddr, 16);
+		__builtin_memcpy(t.ipv6.daddr, &ih.v6.daddr, 16);
+		t.ipv6.sport = ((struct tcphdr *)th)->source;
+		t.ipv6.dport = ((struct tcphdr *)th)->dest;
+		tlen = sizeof(t.ipv6);
+		ih_len = sizeof(ih.v6);
+	} else {
+		if (bpf_xdp_load_bytes(ctx, l2_len, &ih.v4, sizeof(ih.v4)))
+			return 0;
+		/* The helper wants the IPv4 header without its options. */
+		ih.v4.ihl = 5;
+		t.ipv4.saddr = ih.v4.saddr;
+		t.ipv4.daddr = ih.v4.daddr;
+		t.ipv4.sport = ((struct tcphdr *)th)->source;
+		t.ipv4.dport = ((struct tcphdr *)th)->dest;
+		tlen = sizeof(t.ipv4);
+		ih_len = sizeof(ih.v4);
+	}
+	sk = bpf_skc_lookup_tcp(ctx, &t, tlen, BPF_F_CURRENT_NETNS, 0);
+	if (!sk)
+		return 0;
+	if (sk->state == BPF_TCP_LISTEN &&
+	    bpf_tcp_gen_syncookie(sk, &ih, ih_len, (struct tcphdr *)th, th_len) >= 0)
+		ok = 1;
+	bpf_sk_release(sk);
+	return ok;
+}
+
+/* The index of @mss in the cookie MSS table of the family. */
+static __always_inline __u32 mss_index(__u32 mss, int v6)
+{
+	__u32 i;
+
+#pragma unroll
+	for (i = 0; i < 3; i++) {
+		if (v6 ? mss == SHEDD_MSS6(i) : mss == SHEDD_MSS4(i))
+			return i;
+	}
+	return 3;
+}
+
+/* The timestamp of a cookie SYN-ACK: the clock in ms with its low bits
+ * replaced by @opts, never ahead of the clock (net/ipv4/syncookies.c does
+ * the same, and the kernel's later timestamps must not go backwards). */
+static __always_inline __u32 cookie_tsval(__u64 now_ns, __u32 opts, __u32 bits)
+{
+	__u32 now_ms = (__u32)(now_ns / 1000000), mask = (1U << bits) - 1, ts;
+
+	ts = (now_ms & ~mask) | (opts & mask);
+	if ((__s32)(ts - now_ms) > 0)
+		ts -= mask + 1;
+	return ts;
+}
+
+/* Sum of the pseudo-header and the TCP segment in @s (@tcp_len bytes, the
+ * rest of @s zero). */
+static __always_inline __u16 synack_csum(const void *saddr, const void *daddr,
+					 int v6, const struct synack_tcp *s,
+					 __u32 tcp_len)
+{
+	__u64 sum;
+
+	if (v6)
+		sum = csum_add_words(0, saddr, 16) + csum_add_words(0, daddr, 16);
+	else
+		sum = csum_add_words(0, saddr, 4) + csum_add_words(0, daddr, 4);
+	sum += bpf_htons(IPPROTO_TCP) + bpf_htons((__u16)tcp_len);
+	sum = csum_add_words(sum, s, sizeof(*s));
+	return csum_fold(sum);
+}
+
+/**
+ * shedd_syncookie_reply() - rewrite the SYN in @ctx into its cookie SYN-ACK.
+ * @ctx:    the frame; the parser found the IP header at @l2_len and the TCP
+ *          header @l3_len bytes after it
+ * @l2_len: Ethernet header and VLAN tags
+ * @l3_len: IP header with options, or IPv6 header with its chain
+ * @flags:  CK_V6, and the number of VLAN tags << CK_VLANS_SHIFT
+ *
+ * The reply keeps the MACs (swapped) and the VLAN tags, drops IP options
+ * and extension headers and answers the options the SYN offered in the
+ * kernel's order. For SHEDD_HANDOFF_KERNEL the listener's cookie stamp is
+ * refreshed first.
+ *
+ * Return: 0 when the frame is ready for XDP_TX, negative if not (the
+ * caller sheds the SYN).
+ */
+__noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len,
+				     __u64 flags)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u32 zero = 0, nr_vlans = (flags >> CK_VLANS_SHIFT) & 3, v6 = flags & CK_V6;
+	__u32 th_len, tcp_len, new_l3, new_len, cur_len, ip_len, mss, opts, ts_bits;
+	struct opt_walk w = {};
+	__u8 *th = w.th;
+	struct vlan_tag tags[MAX_VLAN_TAGS] = {};
+	__u8 mac_dst[ETH_ALEN], mac_src[ETH_ALEN];
+	struct synack_tcp s = {};
+	union {
+		struct iphdr v4;
+		struct ipv6hdr v6;
+	} ih = {};
+	struct shedd_config *cfg;
+	__be16 eth_proto;
+	__u32 client_isn;
+	__s64 ck;
+	__u64 now;
+	int head, tail;
+	void *pos;
+
+	cfg = bpf_map_lookup_elem(&settings, &zero);
+	if (!cfg || l2_len > MAX_L2_LEN || l3_len > MAX_L3_LEN || nr_vlans > MAX_VLAN_TAGS)
+		return -1;
+
+	/* Copies of what the reply needs: the frame is reshaped below. */
+	{
+		struct ethhdr *eth = data;
+
+		if ((void *)(eth + 1) > data_end)
+			return -1;
+		__builtin_memcpy(mac_dst, eth->h_dest, ETH_ALEN);
+		__builtin_memcpy(mac_src, eth->h_source, ETH_ALEN);
+		eth_proto = eth->h_proto;
+	}
+	/* MAX_VLAN_TAGS is 2. */
+	if (nr_vlans > 0 && bpf_xdp_load_bytes(ctx, sizeof(struct ethhdr), &tags[0],
+					       sizeof(tags[0])))
+		return -1;
+	if (nr_vlans > 1 && bpf_xdp_load_bytes(ctx, sizeof(struct ethhdr) + sizeof(tags[0]),
+					       &tags[1], sizeof(tags[1])))
+		return -1;
+	if (v6) {
+		if (bpf_xdp_load_bytes(ctx, l2_len, &ih.v6, sizeof(ih.v6)))
+			return -1;
+	} else {
+		if (bpf_xdp_load_bytes(ctx, l2_len, &ih.v4, sizeof(ih.v4)))
+			return -1;
+	}
+	{
+		struct tcphdr *pt = data + l2_len + l3_len;
+
+		if ((void *)(pt + 1) > data_end)
+			return -1;
+		th_len = pt->doff * 4;
+	}
+	if (th_len < sizeof(struct tcphdr) || th_len > TCP_MAX_HLEN ||
+	    bpf_xdp_load_bytes(ctx, l2_len + l3_len, th, th_len))
+		return -1;
+	w.len = th_len;
+	if (!opt_linux_syn(&w))
+		opt_walk(&w);
+
+	if (v6)
+		ck = bpf_tcp_raw_gen_syncookie_ipv6(&ih.v6, (struct tcphdr *)th, th_len);
+	else
+		ck = bpf_tcp_raw_gen_syncookie_ipv4(&ih.v4, (struct tcphdr *)th, th_len);
+	if (ck < 0)
+		return -1;
+	mss = (__u32)(ck >> 32);
+	now = clock_ns();
+
+	/* The SYN-ACK's TCP header and options (RFC 793, RFC 7323, RFC 2018,
+	 * in tcp_options_write()'s order). */
+	client_isn = bpf_ntohl(((struct tcphdr *)th)->seq);
+	s.th.source = ((struct tcphdr *)th)->dest;
+	s.th.dest = ((struct tcphdr *)th)->source;
+	s.th.seq = bpf_htonl((__u32)ck);
+	s.th.ack_seq = bpf_htonl(client_isn + 1);
+	s.th.syn = 1;
+	s.th.ack = 1;
+	s.opt[0] = TCPOPT_MSS;
+	s.opt[1] = 4;
+	s.opt[2] = (__u8)(mss >> 8);
+	s.opt[3] = (__u8)mss;
+	tcp_len = sizeof(struct tcphdr) + 4;
+	if (w.o.ts) {
+		__u32 tsval;
+
+		/* ECN setup (RFC 3168 6.1.1) is a SYN with ECE and CWR. */
+		opts = w.o.ws ? w.o.wscale : SHEDD_TS_WSCALE_MASK;
+		if (w.o.sack)
+			opts |= SHEDD_TS_SACK;
+		if (cfg->ecn && ((struct tcphdr *)th)->ece && ((struct tcphdr *)th)->cwr) {
+			opts |= SHEDD_TS_ECN;
+			s.th.ece = 1;
+		}
+		ts_bits = SHEDD_TS_KERNEL_BITS;
+		if (cfg->handoff == SHEDD_HANDOFF_TC) {
+			opts |= mss_index(mss, v6) << SHEDD_TS_MSS_SHIFT;
+			ts_bits = SHEDD_TS_TC_BITS;
+		}
+		tsval = bpf_htonl(cookie_tsval(now, opts, ts_bits));
+		if (w.o.sack) {
+			s.opt[4] = TCPOPT_SACK_PERM;
+			s.opt[5] = 2;
+		} else {
+			s.opt[4] = TCPOPT_NOP;
+			s.opt[5] = TCPOPT_NOP;
+		}
+		s.opt[6] = TCPOPT_TIMESTAMP;
+		s.opt[7] = 10;
+		__builtin_memcpy(&s.opt[8], &tsval, 4);
+		w.o.tsval = bpf_htonl(w.o.tsval);
+		__builtin_memcpy(&s.opt[12], &w.o.tsval, 4);
+		tcp_len += 12;
+		if (w.o.ws) {
+			s.opt[16] = TCPOPT_NOP;
+			s.opt[17] = TCPOPT_WINDOW;
+			s.opt[18] = 3;
+			s.opt[19] = cfg->wscale > TCP_MAX_WSCALE ? TCP_MAX_WSCALE : cfg->wscale;
+			tcp_len += 4;
+		}
+	}
+	/* Without a timestamp the cookie keeps only the MSS: no window
+	 * scaling, SACK or ECN, as the kernel's own cookies. */
+	s.th.doff = tcp_len / 4;
+	{
+		__u32 seg = mss - (w.o.ts ? 12 : 0);
+
+		s.th.window = bpf_htons((__u16)(SYNACK_WINDOW - SYNACK_WINDOW % (seg ? seg : 1)));
+	}
+
+	/* Reshape: IP options and extension headers go from the front, so
+	 * the headers are rewritten whole from the new start; the frame then
+	 * grows at the front (headroom is always there, tailroom is not on
+	 * every driver) or shrinks at the end. */
+	new_l3 = v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+	if (l3_len < new_l3)
+		return -1;
+	new_len = l2_len + new_l3 + tcp_len;
+	cur_len = (__u32)(data_end - data) - (l3_len - new_l3);
+	head = (int)(l3_len - new_l3);
+	tail = 0;
+	if (new_len > cur_len)
+		head -= (int)(new_len - cur_len);
+	else
+		tail = (int)new_len - (int)cur_len;
+	if (head && bpf_xdp_adjust_head(ctx, head))
+		return -1;
+	if (tail && bpf_xdp_adjust_tail(ctx, tail))
+		return -1;
+	reload_bounds(ctx, &data, &data_end);
+	if (data + new_len != data_end)
+		return -1;
+
+	{
+		struct ethhdr *eth = data;
+
+		if ((void *)(eth + 1) > data_end)
+			return -1;
+		__builtin_memcpy(eth->h_dest, mac_src, ETH_ALEN);
+		__builtin_memcpy(eth->h_source, mac_dst, ETH_ALEN);
+		eth->h_proto = eth_proto;
+		pos = eth + 1;
+	}
+	if (nr_vlans > 0) {
+		struct vlan_tag *tag = pos;
+
+		if ((void *)(tag + 1) > data_end)
+			return -1;
+		*tag = tags[0];
+		pos = tag + 1;
+	}
+	if (nr_vlans > 1) {
+		struct vlan_tag *tag = pos;
+
+		if ((void *)(tag + 1) > data_end)
+			return -1;
+		*tag = tags[1];
+		pos = tag + 1;
+	}
+
+	if (v6) {
+		struct ipv6hdr *ip6 = pos;
+		struct ipv6hdr r = {};
+
+		if ((void *)(ip6 + 1) > data_end)
+			return -1;
+		r.version = 6;
+		r.payload_len = bpf_htons((__u16)tcp_len);
+		r.nexthdr = IPPROTO_TCP;
+		r.hop_limit = SYNACK_TTL;
+		r.saddr = ih.v6.daddr;
+		r.daddr = ih.v6.saddr;
+		s.th.check = synack_csum(&r.saddr, &r.daddr, 1, &s, tcp_len);
+		*ip6 = r;
+		pos = ip6 + 1;
+	} else {
+		struct iphdr *ip = pos;
+		struct iphdr r = {};
+
+		if ((void *)(ip + 1) > data_end)
+			return -1;
+		ip_len = sizeof(r) + tcp_len;
+		r.version = 4;
+		r.ihl = 5;
+		r.tot_len = bpf_htons((__u16)ip_len);
+		r.frag_off = bpf_htons(0x4000); /* DF */
+		r.ttl = SYNACK_TTL;
+		r.protocol = IPPROTO_TCP;
+		r.saddr = ih.v4.daddr;
+		r.daddr = ih.v4.saddr;
+		r.check = csum_fold(csum_add_words(0, &r, sizeof(r)));
+		s.th.check = synack_csum(&r.saddr, &r.daddr, 0, &s, tcp_len);
+		*ip = r;
+		pos = ip + 1;
+	}
+
+	/* Exactly tcp_len bytes are left: copy that many. */
+	if (tcp_len == sizeof(struct tcphdr) + 20) {
+		if (pos + sizeof(struct tcphdr) + 20 > data_end)
+			return -1;
+		__builtin_memcpy(pos, &s, sizeof(struct tcphdr) + 20);
+	} else if (tcp_len == sizeof(struct tcphdr) + 16) {
+		if (pos + sizeof(struct tcphdr) + 16 > data_end)
+			return -1;
+		__builtin_memcpy(pos, &s, sizeof(struct tcphdr) + 16);
+	} else {
+		if (pos + sizeof(struct tcphdr) + 4 > data_end)
+			return -1;
+		__builtin_memcpy(pos, &s, sizeof(struct tcphdr) + 4);
+	}
+	return 0;
+}
+
+/**
+ * shedd_cookie_check() - is the ACK in @ctx the end of a cookie handshake?
+ * @ctx, @l2_len, @l3_len, @flags: as for shedd_syncookie_reply()
+ *
+ * Return: 0 when the flow has a socket of its own (established, a request
+ * socket, time-wait) or no listener at all: not ours to judge; 1 when it
+ * goes to a listener with a valid cookie; -1 with a forged or stale one.
+ */
+__noinline int shedd_cookie_check(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len,
+				  __u64 flags)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct bpf_sock_tuple t = {};
+	struct bpf_sock *sk;
+	struct tcphdr *tcp;
+	__u32 state;
+
+	if (l2_len > MAX_L2_LEN || l3_len > MAX_L3_LEN)
+		return 0;
+	if (flags & CK_V6) {
+		struct ipv6hdr *ip6 = data + l2_len;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return 0;
+		tcp = (void *)ip6 + l3_len;
+		if ((void *)(tcp + 1) > data_end)
+			return 0;
+		__builtin_memcpy(t.ipv6.saddr, &ip6->saddr, 16);
+		__builtin_memcpy(t.ipv6.daddr, &ip6->daddr, 16);
+		t.ipv6.sport = tcp->source;
+		t.ipv6.dport = tcp->dest;
+		sk = bpf_skc_lookup_tcp(ctx, &t, sizeof(t.ipv6), BPF_F_CURRENT_NETNS, 0);
+		if (!sk)
+			return 0;
+		state = sk->state;
+		bpf_sk_release(sk);
+		if (state != BPF_TCP_LISTEN)
+			return 0;
+		/* Bounds again: the verifier forgets them across the calls. */
+		ip6 = data + l2_len;
+		if ((void *)(ip6 + 1) > data_end)
+			return 0;
+		tcp = (void *)ip6 + l3_len;
+		if ((void *)(tcp + 1) > data_end)
+			return 0;
+		return bpf_tcp_raw_check_syncookie_ipv6(ip6, tcp) ? -1 : 1;
+	} else {
+		struct iphdr *ip = data + l2_len;
+
+		if ((void *)(ip + 1) > data_end)
+			return 0;
+		tcp = (void *)ip + l3_len;
+		if ((void *)(tcp + 1) > data_end)
+			return 0;
+		t.ipv4.saddr = ip->saddr;
+		t.ipv4.daddr = ip->daddr;
+		t.ipv4.sport = tcp->source;
+		t.ipv4.dport = tcp->dest;
+		sk = bpf_skc_lookup_tcp(ctx, &t, sizeof(t.ipv4), BPF_F_CURRENT_NETNS, 0);
+		if (!sk)
+			return 0;
+		state = sk->state;
+		bpf_sk_release(sk);
+		if (state != BPF_TCP_LISTEN)
+			return 0;
+		ip = data + l2_len;
+		if ((void *)(ip + 1) > data_end)
+			return 0;
+		tcp = (void *)ip + l3_len;
+		if ((void *)(tcp + 1) > data_end)
+			return 0;
+		return bpf_tcp_raw_check_syncookie_ipv4(ip, tcp) ? -1 : 1;
+	}
+}
+
+#endif /* SHEDD_SYNCOOKIE_H */
