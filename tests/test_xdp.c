@@ -2583,18 +2583,21 @@ static void test_cookie_budget(void **state)
 }
 
 /* SHEDDING: a class is answered with cookies on a CPU only from the SYN
- * its bucket could not pay for, and for verify_hold_ns after it. */
+ * its bucket could not pay for, and for verify_hold_ns after it. That SYN
+ * asked for a token (charged, the class's demand) and got none; the SYNs
+ * in the hold ask for nothing. */
 static void test_verify_while_shedding(void **state)
 {
 	static const struct {
 		__s64 at_ns;
 		__u32 verdict;
+		__u64 charged;
 		const char *why;
 	} steps[] = {
-		{ MS(0), XDP_PASS, "a token: charged and admitted" },
-		{ MS(0), XDP_TX, "no token: a cookie, the hold starts" },
-		{ MS(500), XDP_TX, "in the hold, a token refilled: still a cookie" },
-		{ VERIFY_HOLD_NS + MS(1), XDP_PASS, "the hold is over: charged and admitted" },
+		{ MS(0), XDP_PASS, 1, "a token: charged and admitted" },
+		{ MS(0), XDP_TX, 1, "no token: a cookie, the hold starts" },
+		{ MS(500), XDP_TX, 0, "in the hold, a token refilled: still a cookie" },
+		{ VERIFY_HOLD_NS + MS(1), XDP_PASS, 1, "the hold is over: charged and admitted" },
 	};
 	const struct shedd_class_rate r10 = { .rate_per_sec = 10, .burst = 1 };
 	const __u32 cls = SHEDD_SHEDDABLE_PLUS;
@@ -2623,11 +2626,11 @@ static void test_verify_while_shedding(void **state)
 		expect_verdict(name, r.verdict, steps[i].verdict);
 		want.packets = 1;
 		want.cls[cls].syn = 1;
+		want.cls[cls].charged = steps[i].charged;
 		if (steps[i].verdict == XDP_TX) {
 			expect_synack(name, &syn, &r, &cfg_vtc, &w, &info);
 			want.cls[cls].cookie_sent = 1;
 		} else {
-			want.cls[cls].charged = 1;
 			want.cls[cls].admitted = 1;
 		}
 		expect_delta(name, &before, &after, &want);
