@@ -33,17 +33,19 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-BPF_OBJ := $(OUTPUT)/shedd.bpf.o $(OUTPUT)/sojourn.bpf.o
-SKEL := $(OUTPUT)/shedd.skel.h $(OUTPUT)/sojourn.skel.h
+BPF_OBJ := $(OUTPUT)/shedd.bpf.o $(OUTPUT)/sojourn.bpf.o $(OUTPUT)/handoff.bpf.o
+SKEL := $(OUTPUT)/shedd.skel.h $(OUTPUT)/sojourn.skel.h $(OUTPUT)/handoff.skel.h
 USER_SRCS := user/alloc.c user/options.c user/loader.c user/status.c user/aimd.c \
-	user/signals.c user/signal_parse.c user/sample_agg.c user/tick.c
+	user/signals.c user/signal_parse.c user/sample_agg.c user/tick.c \
+	user/kernel_features.c user/probe.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
 BIN := shedd
 ifeq ($(SAN),1)
 BIN := $(OUTPUT)/shedd
 endif
 UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options \
-	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_signals $(OUTPUT)/test_spread
+	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_signals $(OUTPUT)/test_spread \
+	$(OUTPUT)/test_kernel_features $(OUTPUT)/test_status
 XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/fuzz_xdp
 TOOLS := $(OUTPUT)/synflood $(OUTPUT)/tcpstream $(OUTPUT)/slowserver $(OUTPUT)/loadgen \
 	$(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/latbench $(OUTPUT)/uringserver \
@@ -62,7 +64,8 @@ help:
 	@echo '  test T=FILE...   build what FILE needs and run only it, e.g.'
 	@echo '                   T=tests/integration/rate.bats or T=tests/test_alloc.c'
 	@echo '  test-unit        unit tests: need neither root nor clang nor bpftool'
-	@echo '                   (bucket, allocator, options, aimd, simulation, signals)'
+	@echo '                   (bucket, allocator, options, aimd, simulation, signals,'
+	@echo '                   kernel features, status counters)'
 	@echo '  demo             install deps, build, run shedd against a SYN flood on a namespace testbed'
 	@echo '  experiments      goodput against offered load, with and without shedd (root)'
 	@echo '  bench            XDP cost per packet, shedd against a pass-only program (root)'
@@ -98,7 +101,7 @@ $(OUTPUT)/%.o: user/%.c user/*.h include/*.h | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/loader.o: $(OUTPUT)/shedd.skel.h
+$(OUTPUT)/loader.o: $(OUTPUT)/shedd.skel.h $(OUTPUT)/handoff.skel.h
 $(OUTPUT)/signals.o: $(OUTPUT)/sojourn.skel.h
 
 $(BIN): $(OUTPUT)/main.o $(USER_OBJS)
@@ -131,6 +134,14 @@ $(OUTPUT)/test_spread: tests/test_spread.c tests/splitmix.h include/*.h $(OUTPUT
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
 $(OUTPUT)/test_options: tests/test_options.c $(OUTPUT)/options.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
+
+$(OUTPUT)/test_kernel_features: tests/test_kernel_features.c $(OUTPUT)/kernel_features.o $(OUTPUT)/options.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
+
+$(OUTPUT)/test_status: tests/test_status.c $(OUTPUT)/status.o $(OUTPUT)/options.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
@@ -190,12 +201,14 @@ fuzz: $(OUTPUT)/fuzz_xdp
 		SHEDD_FUZZ_SECONDS=3600 $(OUTPUT)/fuzz_xdp
 
 # The sanitized daemon also runs the lifecycle integration tests (load,
-# adopt, remove), where a leak or an overflow fails the test.
+# adopt, remove; the tc hand-off's too), where a leak or an overflow fails
+# the test.
 san: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory SAN=1 all $(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS))
 	$(Q)SHEDD=$(CURDIR)/.output-san/shedd prove -v --exec tests/exec.sh \
-		$(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS)) tests/integration/lifecycle.bats
+		$(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS)) tests/integration/lifecycle.bats \
+		tests/integration/verify.bats
 
 clean:
 	$(call msg,CLEAN,)

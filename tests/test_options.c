@@ -40,6 +40,15 @@ static void defaults(void **state)
 	assert_int_equal(o.tick_ms, DEFAULT_TICK_MS);
 	assert_float_equal(o.floor[SHEDD_SHEDDABLE], DEFAULT_FLOOR, 1e-12);
 	assert_false(o.keep_on_exit);
+	/* Verified admission: the sheddable classes while shedding. */
+	assert_int_equal(o.verify[SHEDD_CRITICAL_PLUS], SHEDD_VERIFY_OFF);
+	assert_int_equal(o.verify[SHEDD_CRITICAL], SHEDD_VERIFY_OFF);
+	assert_int_equal(o.verify[SHEDD_SHEDDABLE_PLUS], SHEDD_VERIFY_SHEDDING);
+	assert_int_equal(o.verify[SHEDD_SHEDDABLE], SHEDD_VERIFY_SHEDDING);
+	assert_false(o.verify_explicit);
+	assert_int_equal(o.handoff, HANDOFF_AUTO);
+	assert_int_equal(o.cookie_rate_per_sec, DEFAULT_COOKIE_RATE_PER_SEC);
+	assert_int_equal(o.verify_hold_ns, 10000000000ULL);
 	options_free(&o);
 }
 
@@ -131,6 +140,10 @@ static void help_and_version(void **state)
 
 	assert_int_equal(PARSE(&o, "--help"), OPTIONS_EXIT);
 	assert_non_null(strstr(out, "--iface IFACE"));
+	assert_non_null(strstr(out, "--verify CLASS=MODE"));
+	assert_non_null(strstr(out, "--handoff auto|tc|kernel"));
+	assert_non_null(strstr(out, "--cookie-rate N"));
+	assert_non_null(strstr(out, "--verify-hold DUR"));
 	options_free(&o);
 	assert_int_equal(PARSE(&o, "--version"), OPTIONS_EXIT);
 	assert_non_null(strstr(out, SHEDD_VERSION));
@@ -185,6 +198,25 @@ static const struct {
 	{ { "--iface", "et h0" }, "not an interface name" },
 	{ { "--iface", "" }, "not an interface name" },
 	{ { "--iface", "sixteen-chars-xx" }, "not an interface name" },
+	{ { "-i", "e", "--verify", "sometimes" }, "MODE off, shedding or always" },
+	{ { "-i", "e", "--verify", "critical" }, "'critical': expected MODE" },
+	{ { "-i", "e", "--verify", "critical=on" }, "'critical=on'" },
+	{ { "-i", "e", "--verify", "gold=always" }, "'gold=always'" },
+	{ { "-i", "e", "--verify", "critical=off,,sheddable=always" }, "'': expected MODE" },
+	{ { "-i", "e", "--verify", "critical=off," }, "'': expected MODE" },
+	{ { "-i", "e", "--verify", "" }, "'': expected MODE" },
+	{ { "-i", "e", "--verify", "=always" }, "'=always'" },
+	{ { "-i", "e", "--verify", "Always" }, "expected MODE" },
+	{ { "-i", "e", "--verify" }, "needs a value" },
+	{ { "-i", "e", "--handoff", "xdp" }, "'xdp' is not auto, tc or kernel" },
+	{ { "-i", "e", "--handoff", "" }, "is not auto, tc or kernel" },
+	{ { "-i", "e", "--cookie-rate", "10000001" }, "--cookie-rate: 10000001 is out of range" },
+	{ { "-i", "e", "--cookie-rate", "-1" }, "--cookie-rate: '-1' is not a whole number" },
+	{ { "-i", "e", "--cookie-rate", "4e6" }, "not a whole number" },
+	{ { "-i", "e", "--verify-hold", "0" }, "--verify-hold: must be more than 0" },
+	{ { "-i", "e", "--verify-hold", "10 s" }, "--verify-hold: '10 s' is not a duration" },
+	{ { "-i", "e", "--verify-hold", "2h" }, "--verify-hold" },
+	{ { "-i", "e", "--verify-hold", "3601s" }, "longer than an hour" },
 };
 
 /* --rst-rate: the RST budget of the host, default 10000/s, 0 allowed (never
@@ -203,6 +235,73 @@ static void rst_rate_option(void **state)
 	assert_int_equal(PARSE(&o, "-i", "e", "--rst-rate", "0"), OPTIONS_RUN);
 	assert_int_equal(o.rst_rate_per_sec, 0);
 	options_free(&o);
+}
+
+/* --verify, --handoff, --cookie-rate, --verify-hold: command lines and the
+ * verify modes, hand-off and numbers they give. */
+static const struct {
+	const char *args[6];
+	__u8 verify[SHEDD_NR_CLASSES];
+	bool explicit_;
+	enum handoff_choice handoff;
+	__u64 cookie_rate, hold_ns;
+} good_verify[] = {
+	{ { "--verify", "critical=always" }, { 0, 2, 1, 1 }, true, HANDOFF_AUTO,
+	  DEFAULT_COOKIE_RATE_PER_SEC, DEFAULT_VERIFY_HOLD_NS },
+	{ { "--verify", "critical_plus=shedding,sheddable=off" }, { 1, 0, 1, 0 }, true,
+	  HANDOFF_AUTO, DEFAULT_COOKIE_RATE_PER_SEC, DEFAULT_VERIFY_HOLD_NS },
+	{ { "--verify", "Sheddable-Plus=always", "--verify", "critical=shedding" }, { 0, 1, 2, 1 },
+	  true, HANDOFF_AUTO, DEFAULT_COOKIE_RATE_PER_SEC, DEFAULT_VERIFY_HOLD_NS },
+	{ { "--verify", "always" }, { 2, 2, 2, 2 }, true, HANDOFF_AUTO,
+	  DEFAULT_COOKIE_RATE_PER_SEC, DEFAULT_VERIFY_HOLD_NS },
+	{ { "--verify", "off" }, { 0, 0, 0, 0 }, false, HANDOFF_AUTO,
+	  DEFAULT_COOKIE_RATE_PER_SEC, DEFAULT_VERIFY_HOLD_NS },
+	/* Only off named: the defaults stay, and nothing was asked for. */
+	{ { "--verify", "critical=off,sheddable=shedding" }, { 0, 0, 1, 1 }, true, HANDOFF_AUTO,
+	  DEFAULT_COOKIE_RATE_PER_SEC, DEFAULT_VERIFY_HOLD_NS },
+	{ { "--verify", "critical=off" }, { 0, 0, 1, 1 }, false, HANDOFF_AUTO,
+	  DEFAULT_COOKIE_RATE_PER_SEC, DEFAULT_VERIFY_HOLD_NS },
+	/* Asked, then taken back. */
+	{ { "--verify", "critical=always", "--verify", "critical=off" }, { 0, 0, 1, 1 }, false,
+	  HANDOFF_AUTO, DEFAULT_COOKIE_RATE_PER_SEC, DEFAULT_VERIFY_HOLD_NS },
+	{ { "--handoff", "tc" }, { 0, 0, 1, 1 }, false, HANDOFF_TC,
+	  DEFAULT_COOKIE_RATE_PER_SEC, DEFAULT_VERIFY_HOLD_NS },
+	{ { "--handoff", "kernel", "--handoff", "auto" }, { 0, 0, 1, 1 }, false, HANDOFF_AUTO,
+	  DEFAULT_COOKIE_RATE_PER_SEC, DEFAULT_VERIFY_HOLD_NS },
+	{ { "--handoff", "kernel", "--cookie-rate", "0" }, { 0, 0, 1, 1 }, false, HANDOFF_KERNEL,
+	  0, DEFAULT_VERIFY_HOLD_NS },
+	{ { "--cookie-rate", "10000000", "--verify-hold", "250ms" }, { 0, 0, 1, 1 }, false,
+	  HANDOFF_AUTO, MAX_COOKIE_RATE_PER_SEC, 250000000 },
+};
+
+static void verify_options(void **state)
+{
+	size_t i;
+	int c;
+
+	for (i = 0; i < sizeof(good_verify) / sizeof(good_verify[0]); i++) {
+		const char *argv[10] = { "shedd", "-i", "e" };
+		struct shedd_options o;
+		int argc = 3;
+
+		while (argc - 3 < 6 && good_verify[i].args[argc - 3])
+			argv[argc] = good_verify[i].args[argc - 3], argc++;
+		if (parse(&o, argc, argv) != OPTIONS_RUN)
+			fail_msg("case %zu (%s %s): refused: %s", i, argv[3], argv[4], err);
+		for (c = 0; c < SHEDD_NR_CLASSES; c++)
+			if (o.verify[c] != good_verify[i].verify[c])
+				fail_msg("case %zu (%s %s): class %d verify %u, wanted %u", i,
+					 argv[3], argv[4], c, o.verify[c], good_verify[i].verify[c]);
+		if (o.verify_explicit != good_verify[i].explicit_ ||
+		    o.handoff != good_verify[i].handoff ||
+		    o.cookie_rate_per_sec != good_verify[i].cookie_rate ||
+		    o.verify_hold_ns != good_verify[i].hold_ns)
+			fail_msg("case %zu (%s %s): explicit %d handoff %d cookie rate %llu hold %llu",
+				 i, argv[3], argv[4], o.verify_explicit, o.handoff,
+				 (unsigned long long)o.cookie_rate_per_sec,
+				 (unsigned long long)o.verify_hold_ns);
+		options_free(&o);
+	}
 }
 
 static void bad_input_is_refused(void **state)
@@ -275,6 +374,7 @@ int main(void)
 		cmocka_unit_test(help_and_version),
 		cmocka_unit_test(rst_rate_option),
 		cmocka_unit_test(bad_input_is_refused),
+		cmocka_unit_test(verify_options),
 		cmocka_unit_test(floors_must_not_pass_one),
 		cmocka_unit_test(iface_names),
 	};

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* loader.c - load, configure, then attach or adopt, and remove shedd's XDP
- * program. Everything lives under /sys/fs/bpf/shedd/IFACE/ (another network
+ * program and, with verified admission's tc hand-off, its tc program.
+ * Everything lives under /sys/fs/bpf/shedd/IFACE/ (another network
  * namespace: /sys/fs/bpf/shedd/ns:INODE/IFACE/): the link (whose pin keeps
  * the program attached when shedd is gone) and every map, with BTF. The
  * folder is also the lock that makes one shedd the owner of the interface.
@@ -24,7 +25,9 @@
 #include <bpf/libbpf.h>
 
 #include "alloc.h"
+#include "handoff.skel.h"
 #include "loader.h"
+#include "probe.h"
 #include "shedd.skel.h"
 
 /* The inode number recent kernels give the initial network namespace
@@ -35,10 +38,11 @@
 #define BPF_FS_MAGIC 0xcafe4a11
 #endif
 
-/* The maps shedd pins, by name; the program's .bss/.rodata are not pinned. */
-static const char *const pinned_maps[] = {
+/* What shedd pins, by name: the maps (not the programs' .bss/.rodata), and
+ * the tc hand-off's program (its filter, not a link, keeps it attached). */
+static const char *const pinned_names[] = {
 	"settings", "ports", "prefix_v4", "prefix_v6", "rates", "reserve", "buckets", "stats",
-	"rst_budget", "ctl_state",
+	"rst_budget", "ctl_state", "cookie_budget", "refresh", "handoff_stats", "handoff",
 };
 
 static int enter_netns(const char *name)
@@ -125,8 +129,8 @@ static void unpin_all(const char *dir)
 
 	pin_path(path, sizeof(path), dir, "link");
 	unlink(path);
-	for (i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++) {
-		pin_path(path, sizeof(path), dir, pinned_maps[i]);
+	for (i = 0; i < sizeof(pinned_names) / sizeof(pinned_names[0]); i++) {
+		pin_path(path, sizeof(path), dir, pinned_names[i]);
 		unlink(path);
 	}
 	rmdir(dir);
@@ -256,6 +260,140 @@ static int lock_pin_dir(const char *dir)
 	return -EAGAIN;
 }
 
+/* Quiet libbpf while asking tc what may not be there: a missing filter or
+ * an existing qdisc is an answer, not a warning for the operator. */
+static int print_nothing(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	return 0;
+}
+
+/* The tc filter of the hand-off on @ifindex, whoever attached it. */
+static void tc_hook_of(struct bpf_tc_hook *hook, int ifindex)
+{
+	memset(hook, 0, sizeof(*hook));
+	hook->sz = sizeof(*hook);
+	hook->ifindex = ifindex;
+	hook->attach_point = BPF_TC_INGRESS;
+}
+
+/* The program id at shedd's handle and priority: 0 if none, and whether it
+ * is a shedd hand-off (by its name). <0 on error. */
+static int tc_query(int ifindex, bool *ours)
+{
+	LIBBPF_OPTS(bpf_tc_opts, q, .handle = SHEDD_TC_HANDLE, .priority = SHEDD_TC_PRIORITY);
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	libbpf_print_fn_t print;
+	struct bpf_tc_hook hook;
+	int fd, err;
+
+	*ours = false;
+	tc_hook_of(&hook, ifindex);
+	print = libbpf_set_print(print_nothing);
+	err = bpf_tc_query(&hook, &q);
+	libbpf_set_print(print);
+	if (err == -ENOENT || err == -EINVAL) /* no filter, or no clsact qdisc */
+		return 0;
+	if (err)
+		return err;
+	fd = bpf_prog_get_fd_by_id(q.prog_id);
+	if (fd < 0)
+		return -errno;
+	memset(&info, 0, sizeof(info));
+	err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	*ours = !strcmp(info.name, SHEDD_TC_PROG_NAME);
+	return (int)q.prog_id;
+}
+
+/* Detach a shedd hand-off from @ifindex; a foreign filter is left alone.
+ * The clsact qdisc stays: other programs may hang on it. */
+static int tc_detach_ours(int ifindex)
+{
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = SHEDD_TC_HANDLE, .priority = SHEDD_TC_PRIORITY);
+	struct bpf_tc_hook hook;
+	bool ours;
+	int id = tc_query(ifindex, &ours), err;
+
+	if (id <= 0 || !ours)
+		return id < 0 ? id : 0;
+	tc_hook_of(&hook, ifindex);
+	err = bpf_tc_detach(&hook, &opts);
+	if (err && err != -ENOENT)
+		return err;
+	return 0;
+}
+
+/* Attach our hand-off at tc ingress: the clsact qdisc is made if missing,
+ * and a filter of an earlier shedd is replaced in one step. */
+static int tc_attach(struct loader *l, const struct shedd_options *o)
+{
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = SHEDD_TC_HANDLE, .priority = SHEDD_TC_PRIORITY,
+		    .flags = BPF_TC_F_REPLACE);
+	char path[PATH_MAX + 32];
+	libbpf_print_fn_t print;
+	struct bpf_tc_hook hook;
+	bool ours;
+	int id, err;
+
+	tc_hook_of(&hook, l->ifindex);
+	print = libbpf_set_print(print_nothing);
+	err = bpf_tc_hook_create(&hook);
+	libbpf_set_print(print);
+	if (err && err != -EEXIST) {
+		fprintf(stderr, "shedd: create the clsact qdisc of %s: %s\n", o->iface,
+			strerror(-err));
+		return err;
+	}
+	id = tc_query(l->ifindex, &ours);
+	if (id < 0) {
+		fprintf(stderr, "shedd: query tc ingress of %s: %s\n", o->iface, strerror(-id));
+		return id;
+	}
+	if (id > 0 && !ours) {
+		if (!o->force) {
+			fprintf(stderr, "shedd: %s has a tc ingress filter of another program (id %d) "
+					"at handle 0x%x priority %d; shedd will not replace it without "
+					"--force\n", o->iface, id, SHEDD_TC_HANDLE, SHEDD_TC_PRIORITY);
+			return -EBUSY;
+		}
+		fprintf(stderr, "shedd: --force: replacing tc program %d on %s\n", id, o->iface);
+	}
+	opts.prog_fd = bpf_program__fd(l->handoff->progs.shedd_handoff);
+	err = bpf_tc_attach(&hook, &opts);
+	if (err) {
+		fprintf(stderr, "shedd: attach the tc hand-off to %s ingress: %s\n", o->iface,
+			strerror(-err));
+		return err;
+	}
+	/* The pin is for bpftool: the filter holds the program. */
+	pin_path(path, sizeof(path), l->pin_dir, "handoff");
+	unlink(path);
+	if (bpf_program__pin(l->handoff->progs.shedd_handoff, path)) {
+		err = -errno;
+		fprintf(stderr, "shedd: pin the tc hand-off at %s: %s\n", path, strerror(errno));
+		return err;
+	}
+	return 0;
+}
+
+/* No tc hand-off in this shedd: take away one an earlier shedd left. */
+static void tc_drop_stale(struct loader *l, const struct shedd_options *o)
+{
+	char path[PATH_MAX + 32];
+	int err = tc_detach_ours(l->ifindex);
+
+	if (err)
+		fprintf(stderr, "shedd: detach the tc hand-off from %s: %s\n", o->iface,
+			strerror(-err));
+	pin_path(path, sizeof(path), l->pin_dir, "handoff");
+	unlink(path);
+	pin_path(path, sizeof(path), l->pin_dir, "handoff_stats");
+	unlink(path);
+}
+
 static int attach_new(struct loader *l, const struct shedd_options *o)
 {
 	LIBBPF_OPTS(bpf_link_create_opts, lopts);
@@ -319,11 +457,19 @@ static int adopt(struct loader *l, const struct shedd_options *o)
 
 int loader_attach(struct loader *l, const struct shedd_options *o)
 {
-	int err = l->adopted ? adopt(l, o) : attach_new(l, o);
+	int err = 0;
 
-	if (!err)
-		l->attached = true;
-	return err;
+	/* The hand-off first: our XDP program may answer SYNs with cookies as
+	 * soon as it runs, and their ACKs need the hand-off. */
+	if (l->handoff && (err = tc_attach(l, o)))
+		return err;
+	err = l->adopted ? adopt(l, o) : attach_new(l, o);
+	if (err)
+		return err;
+	l->attached = true;
+	if (!l->handoff)
+		tc_drop_stale(l, o);
+	return 0;
 }
 
 static int print_libbpf_error(const char *step, int err)
@@ -332,6 +478,54 @@ static int print_libbpf_error(const char *step, int err)
 
 	libbpf_strerror(err, buf, sizeof(buf));
 	fprintf(stderr, "shedd: %s: %s\n", step, buf);
+	return err;
+}
+
+/* Verified admission: what the kernel can do, what the options ask, one
+ * line about it; refuse what cannot be done. */
+static int verify_setup(struct loader *l, const struct shedd_options *o)
+{
+	char msg[512];
+
+	probe_features(&l->features);
+	if (verify_decide(&l->features, o, &l->plan, msg, sizeof(msg))) {
+		fprintf(stderr, "shedd: %s\n", msg);
+		return -EOPNOTSUPP;
+	}
+	fprintf(stderr, "shedd: %s\n", msg);
+	return 0;
+}
+
+/* The tc hand-off reads the XDP program's settings, ports and prefixes:
+ * the very same maps, not copies; its counters are pinned beside them. */
+static int handoff_load(struct loader *l, const struct shedd_options *o)
+{
+	struct {
+		struct bpf_map *mine, *xdp;
+	} shared[4];
+	char path[PATH_MAX + 32];
+	size_t i;
+	int err;
+
+	l->handoff = handoff_bpf__open();
+	if (!l->handoff)
+		return print_libbpf_error("open the tc hand-off", -errno);
+	shared[0].mine = l->handoff->maps.settings, shared[0].xdp = l->skel->maps.settings;
+	shared[1].mine = l->handoff->maps.ports, shared[1].xdp = l->skel->maps.ports;
+	shared[2].mine = l->handoff->maps.prefix_v4, shared[2].xdp = l->skel->maps.prefix_v4;
+	shared[3].mine = l->handoff->maps.prefix_v6, shared[3].xdp = l->skel->maps.prefix_v6;
+	for (i = 0; i < sizeof(shared) / sizeof(shared[0]); i++)
+		if ((err = bpf_map__reuse_fd(shared[i].mine, bpf_map__fd(shared[i].xdp))))
+			return print_libbpf_error("share the maps with the tc hand-off", err);
+	pin_path(path, sizeof(path), l->pin_dir, "handoff_stats");
+	if ((err = bpf_map__set_pin_path(l->handoff->maps.handoff_stats, path)))
+		return print_libbpf_error("set pin path", err);
+	err = handoff_bpf__load(l->handoff);
+	if (err) {
+		print_libbpf_error("load the tc hand-off", err);
+		if (!o->verbose)
+			fprintf(stderr, "shedd: run with -v for the verifier log\n");
+	}
 	return err;
 }
 
@@ -390,12 +584,18 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 		l->adopted = true;
 	}
 
+	if ((err = verify_setup(l, o)))
+		goto fail;
+
 	l->skel = shedd_bpf__open();
 	if (!l->skel) {
 		err = -errno;
 		print_libbpf_error("open BPF object", err);
 		goto fail;
 	}
+	/* The cookie helpers in the program's code only where the kernel
+	 * has them: without them the program loads and charges every SYN. */
+	l->skel->rodata->verify_enabled = l->features.cookie_helpers;
 	/* Reuse the maps of a running shedd (libbpf checks their layout), or
 	 * pin new ones there. */
 	bpf_object__for_each_map(map, l->skel->obj) {
@@ -419,6 +619,8 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 			fprintf(stderr, "shedd: run with -v for the verifier log\n");
 		goto fail;
 	}
+	if (l->plan.enabled && l->plan.handoff == SHEDD_HANDOFF_TC && (err = handoff_load(l, o)))
+		goto fail;
 	return 0;
 fail:
 	loader_close(l, l->adopted);
@@ -560,6 +762,18 @@ int loader_configure(struct loader *l, const struct shedd_options *o)
 	rst_per_cpu = (o->rst_rate_per_sec + (__u64)l->ncpus - 1) / (__u64)l->ncpus;
 	cfg.rst_rate_per_sec = (__u32)rst_per_cpu;
 	cfg.rst_burst = rst_per_cpu / 10 ? (__u32)(rst_per_cpu / 10) : 1;
+	/* Verified admission: with the plan off every class is charged
+	 * directly, whatever --verify says. */
+	cfg.cookie_rate_per_sec = (__u32)o->cookie_rate_per_sec;
+	cfg.cookie_burst = cookie_burst_for(o->cookie_rate_per_sec);
+	cfg.verify_hold_ns = o->verify_hold_ns;
+	if (l->plan.enabled) {
+		memcpy(cfg.verify, o->verify, sizeof(cfg.verify));
+		cfg.handoff = l->plan.handoff;
+		if ((err = probe_apply_sysctls(l->plan.handoff)) ||
+		    (err = probe_syn_options(&cfg.wscale, &cfg.ecn)))
+			return err;
+	}
 	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.settings), &zero, &cfg, BPF_ANY)) {
 		err = -errno;
 		fprintf(stderr, "shedd: write settings: %s\n", strerror(errno));
@@ -628,6 +842,14 @@ void loader_close(struct loader *l, bool keep)
 	if (l->link_fd >= 0)
 		close(l->link_fd);
 	l->link_fd = -1;
+	if (!keep && l->pin_dir[0] && l->ifindex) {
+		int err = tc_detach_ours(l->ifindex);
+
+		if (err)
+			fprintf(stderr, "shedd: detach the tc hand-off: %s\n", strerror(-err));
+	}
+	handoff_bpf__destroy(l->handoff);
+	l->handoff = NULL;
 	shedd_bpf__destroy(l->skel);
 	l->skel = NULL;
 	if (!keep && l->pin_dir[0])
@@ -659,7 +881,7 @@ int loader_write_ctl(struct loader *l, const struct shedd_ctl_state *st)
 int loader_remove(const struct shedd_options *o)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 32], tag[32];
-	int fd, lock_fd, err;
+	int fd, lock_fd, err, ifindex;
 
 	if (o->netns[0] && (err = enter_netns(o->netns)))
 		return err;
@@ -692,6 +914,11 @@ int loader_remove(const struct shedd_options *o)
 			fprintf(stderr, "shedd: detach %s: %s\n", path, strerror(errno));
 		close(fd);
 	}
+	/* The tc hand-off, if the interface is still there. */
+	ifindex = (int)if_nametoindex(o->iface);
+	if (ifindex && (err = tc_detach_ours(ifindex)))
+		fprintf(stderr, "shedd: detach the tc hand-off from %s: %s\n", o->iface,
+			strerror(-err));
 	unpin_all(dir);
 	close(lock_fd);
 	fprintf(stderr, "shedd: removed from %s\n", o->iface);

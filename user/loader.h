@@ -8,11 +8,19 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include "kernel_features.h"
 #include "options.h"
 
 #define SHEDD_PIN_ROOT "/sys/fs/bpf/shedd"
 
+/* The tc filter of the hand-off: fixed, so a restarted shedd replaces its
+ * predecessor's filter in place (BPF_TC_F_REPLACE) and --remove finds it. */
+#define SHEDD_TC_HANDLE 0x5edd
+#define SHEDD_TC_PRIORITY 1
+#define SHEDD_TC_PROG_NAME "shedd_handoff"
+
 struct shedd_bpf;
+struct handoff_bpf;
 
 struct loader {
 	struct shedd_bpf *skel;
@@ -24,16 +32,24 @@ struct loader {
 	int lock_fd;         /* flock on pin_dir: this shedd owns the interface */
 	bool attached;       /* loader_attach() succeeded: our program sheds */
 	char ns_tag[32];     /* "" in the initial network namespace, else ns:INODE */
+	struct shedd_features features; /* what the kernel offers */
+	struct verify_plan plan;        /* verified admission: on? which hand-off? */
+	struct handoff_bpf *handoff;    /* the tc hand-off, with SHEDD_HANDOFF_TC */
 };
 
 /* Enter --netns, check root, take the interface (a second shedd on it, in
- * this network namespace, gets -EBUSY), load the program and its maps
- * (reusing a running shedd's), but attach nothing yet. Prints what failed
- * and why; returns 0 or a negative errno. */
+ * this network namespace, gets -EBUSY), decide about verified admission
+ * (one line on stderr; -EOPNOTSUPP when --verify or --handoff asks what the
+ * kernel cannot do), load the program and its maps (reusing a running
+ * shedd's) and, for the tc hand-off, the tc program, but attach nothing
+ * yet. Prints what failed and why; returns 0 or a negative errno. */
 int loader_open(struct loader *l, const struct shedd_options *o);
 
 /* After every map is written: attach afresh, or swap our program into the
- * running shedd's link (adoption). */
+ * running shedd's link (adoption). The tc hand-off is attached first (or
+ * replaces its predecessor's), so no cookie ACK arrives before it; a
+ * hand-off left by an earlier shedd that this one does not use is detached
+ * once our XDP program runs. */
 int loader_attach(struct loader *l, const struct shedd_options *o);
 
 /* "" in the initial network namespace, "ns:INODE" in another (INODE as
@@ -45,7 +61,8 @@ int loader_read_ctl(struct loader *l, struct shedd_ctl_state *st);
 int loader_write_ctl(struct loader *l, const struct shedd_ctl_state *st);
 
 /* Write settings, ports and prefixes. New entries go in before stale ones
- * are deleted, so an adopted program never sees a half-written set. */
+ * are deleted, so an adopted program never sees a half-written set. With
+ * verified admission, first the sysctls its hand-off needs (probe.h). */
 int loader_configure(struct loader *l, const struct shedd_options *o);
 
 /* Publish every class's rate record (alloc_publish() at @now_ns). */
@@ -63,8 +80,8 @@ int loader_read_stats(struct loader *l, struct shedd_stats *percpu);
  * let go of the interface. */
 void loader_close(struct loader *l, bool keep);
 
-/* --remove: detach a shedd left on the interface and remove its pins;
- * refused (-EBUSY) while a shedd runs there. */
+/* --remove: detach a shedd left on the interface (XDP and the tc hand-off)
+ * and remove its pins; refused (-EBUSY) while a shedd runs there. */
 int loader_remove(const struct shedd_options *o);
 
 

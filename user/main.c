@@ -74,7 +74,8 @@ struct daemon {
 	__u64 second_overflows, second_drops;
 	struct shedd_stats *prev, *cur; /* per-CPU snapshots */
 	struct shedd_stats status_prev; /* summed, at the last status line */
-	__u64 *syn;                     /* SYNs of the tick, [class * ncpus + cpu] */
+	__u64 *syn;                     /* token requests of the tick (charged),
+					 * [class * ncpus + cpu] */
 	struct shedd_class_rate rates[SHEDD_NR_CLASSES];
 	double last_status;
 	__u64 last_tick_ns;
@@ -209,8 +210,13 @@ static int tick(struct daemon *d)
 		for (i = 0; i < n; i++) {
 			const struct shedd_class_stats *p = &d->prev[i].cls[c], *q = &d->cur[i].cls[c];
 
-			d->syn[c * n + i] = q->syn >= p->syn ? q->syn - p->syn : 0;
+			/* Demand is what asked for a token: SYNs charged
+			 * directly and ACKs that proved their address, not
+			 * SYNs answered with a cookie (a spoofed flood). */
+			d->syn[c * n + i] = q->charged >= p->charged ? q->charged - p->charged : 0;
 			admitted += q->admitted >= p->admitted ? q->admitted - p->admitted : 0;
+			admitted += q->ack_admitted >= p->ack_admitted ?
+					    q->ack_admitted - p->ack_admitted : 0;
 		}
 	}
 	swap = d->prev;

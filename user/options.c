@@ -55,6 +55,17 @@ static const char usage_text[] =
 	"                             how shed SYNs are refused (default drop)\n"
 	"      --rst-rate N           RSTs sent per second at most, over all CPUs\n"
 	"                             (default 10000; 0: shed SYNs are only dropped)\n"
+	"      --verify CLASS=MODE[,CLASS=MODE...]  verified admission per class\n"
+	"                             (repeatable; MODE off|shedding|always, or a bare\n"
+	"                             MODE for every class; default: sheddable_plus and\n"
+	"                             sheddable shedding, critical_plus and critical off)\n"
+	"      --handoff auto|tc|kernel  how a proven connection reaches the listener\n"
+	"                             (default auto: tc on kernels >= 6.9, else off;\n"
+	"                             kernel sets tcp_syncookies=2 and tcp_timestamps=2)\n"
+	"      --cookie-rate N        cookie SYN-ACKs per second per CPU (default\n"
+	"                             4000000; 0: none, SYNs to verify are shed)\n"
+	"      --verify-hold DUR      how long a CPU that shed a class keeps answering\n"
+	"                             it with cookies (shedding mode; default 10s)\n"
 	"  -m, --xdp-mode native|generic  XDP attach mode (default native)\n"
 	"  -t, --tick-ms MS           control tick (default 100)\n"
 	"  -n, --netns NAME           run in network namespace /run/netns/NAME\n"
@@ -83,6 +94,19 @@ static void errf(char *err, size_t errlen, const char *fmt, ...)
 const char *class_name(__u32 cls)
 {
 	return cls < SHEDD_NR_CLASSES ? class_names[cls] : "?";
+}
+
+const char *verify_name(__u8 mode)
+{
+	switch (mode) {
+	case SHEDD_VERIFY_OFF:
+		return "off";
+	case SHEDD_VERIFY_SHEDDING:
+		return "shedding";
+	case SHEDD_VERIFY_ALWAYS:
+		return "always";
+	}
+	return "?";
 }
 
 int parse_u64(const char *s, __u64 min, __u64 max, __u64 *v, char *err, size_t errlen)
@@ -265,6 +289,51 @@ static int parse_reject_mode(const char *s, __u8 *mode)
 	return 0;
 }
 
+static int parse_verify_mode(const char *s, __u8 *mode)
+{
+	if (!strcmp(s, "off"))
+		*mode = SHEDD_VERIFY_OFF;
+	else if (!strcmp(s, "shedding"))
+		*mode = SHEDD_VERIFY_SHEDDING;
+	else if (!strcmp(s, "always"))
+		*mode = SHEDD_VERIFY_ALWAYS;
+	else
+		return -1;
+	return 0;
+}
+
+/* --verify MODE, or CLASS=MODE[,CLASS=MODE...]. @given collects the
+ * classes the command line named (bit per class). */
+static int set_verify(struct shedd_options *o, char *list, unsigned int *given,
+		      char *err, size_t errlen)
+{
+	char *rest = list, *tok, *name, *val;
+	__u8 mode;
+	__u32 c;
+
+	if (!parse_verify_mode(list, &mode)) {
+		for (c = 0; c < SHEDD_NR_CLASSES; c++)
+			o->verify[c] = mode;
+		*given = (1U << SHEDD_NR_CLASSES) - 1;
+		return 0;
+	}
+	/* strsep, not strtok: an empty item ("a,,b", "a,") is an error. */
+	while ((tok = strsep(&rest, ","))) {
+		char item[128];
+
+		snprintf(item, sizeof(item), "%s", tok); /* split_eq cuts tok */
+		if (split_eq(tok, &name, &val) || parse_class(name, &c, err, errlen) ||
+		    parse_verify_mode(val, &mode)) {
+			errf(err, errlen, "--verify: '%s': expected MODE or "
+			     "CLASS=MODE[,CLASS=MODE...] with MODE off, shedding or always", item);
+			return -1;
+		}
+		o->verify[c] = mode;
+		*given |= 1U << c;
+	}
+	return 0;
+}
+
 static int add_ports(struct shedd_options *o, char *list, char *err, size_t errlen)
 {
 	char *save = NULL, *tok;
@@ -386,6 +455,12 @@ static void options_init(struct shedd_options *o)
 	o->rst_rate_per_sec = DEFAULT_RST_RATE_PER_SEC;
 	for (c = 0; c < SHEDD_NR_CLASSES; c++)
 		o->floor[c] = DEFAULT_FLOOR;
+	/* Spoofed floods hit the classes of unknown sources: verify those
+	 * while they are shed; known, critical sources are charged directly. */
+	o->verify[SHEDD_SHEDDABLE_PLUS] = SHEDD_VERIFY_SHEDDING;
+	o->verify[SHEDD_SHEDDABLE] = SHEDD_VERIFY_SHEDDING;
+	o->cookie_rate_per_sec = DEFAULT_COOKIE_RATE_PER_SEC;
+	o->verify_hold_ns = DEFAULT_VERIFY_HOLD_NS;
 }
 
 void options_free(struct shedd_options *o)
@@ -408,6 +483,10 @@ enum {
 	OPT_RAMP_HOLD,
 	OPT_LATENCY_TARGET,
 	OPT_RST_RATE,
+	OPT_VERIFY,
+	OPT_HANDOFF,
+	OPT_COOKIE_RATE,
+	OPT_VERIFY_HOLD,
 };
 
 static const struct option long_opts[] = {
@@ -431,6 +510,10 @@ static const struct option long_opts[] = {
 	{ "floor", required_argument, NULL, 'f' },
 	{ "reject", required_argument, NULL, 'R' },
 	{ "rst-rate", required_argument, NULL, OPT_RST_RATE },
+	{ "verify", required_argument, NULL, OPT_VERIFY },
+	{ "handoff", required_argument, NULL, OPT_HANDOFF },
+	{ "cookie-rate", required_argument, NULL, OPT_COOKIE_RATE },
+	{ "verify-hold", required_argument, NULL, OPT_VERIFY_HOLD },
 	{ "xdp-mode", required_argument, NULL, 'm' },
 	{ "tick-ms", required_argument, NULL, 't' },
 	{ "netns", required_argument, NULL, 'n' },
@@ -458,6 +541,7 @@ int options_parse(int argc, char **argv, struct shedd_options *o,
 {
 	char why[200], arg[512];
 	bool controller_set = false;
+	unsigned int verify_given = 0;
 	double floors = 0;
 	__u64 v;
 	int opt, c;
@@ -509,10 +593,12 @@ int options_parse(int argc, char **argv, struct shedd_options *o,
 		case OPT_TARGET_DELAY:
 		case OPT_INTERVAL:
 		case OPT_RAMP_HOLD:
+		case OPT_VERIFY_HOLD:
 		case OPT_LATENCY_TARGET: {
 			__u64 *dst = opt == OPT_TARGET_DELAY ? &o->target_delay_ns :
 				     opt == OPT_INTERVAL     ? &o->interval_ns :
 				     opt == OPT_RAMP_HOLD    ? &o->ramp_hold_ns :
+				     opt == OPT_VERIFY_HOLD  ? &o->verify_hold_ns :
 							       &o->latency_target_ns;
 
 			why[0] = '\0';
@@ -584,6 +670,29 @@ int options_parse(int argc, char **argv, struct shedd_options *o,
 				return OPTIONS_ERROR;
 			}
 			break;
+		case OPT_VERIFY:
+			if (set_verify(o, arg, &verify_given, err, errlen))
+				return OPTIONS_ERROR;
+			break;
+		case OPT_HANDOFF:
+			if (!strcmp(optarg, "auto")) {
+				o->handoff = HANDOFF_AUTO;
+			} else if (!strcmp(optarg, "tc")) {
+				o->handoff = HANDOFF_TC;
+			} else if (!strcmp(optarg, "kernel")) {
+				o->handoff = HANDOFF_KERNEL;
+			} else {
+				errf(err, errlen, "--handoff: '%s' is not auto, tc or kernel", optarg);
+				return OPTIONS_ERROR;
+			}
+			break;
+		case OPT_COOKIE_RATE:
+			if (parse_u64(optarg, 0, MAX_COOKIE_RATE_PER_SEC, &o->cookie_rate_per_sec,
+				      why, sizeof(why))) {
+				errf(err, errlen, "--cookie-rate: %s", why);
+				return OPTIONS_ERROR;
+			}
+			break;
 		case 'm':
 			if (!strcmp(optarg, "native")) {
 				o->xdp_mode = XDP_MODE_NATIVE;
@@ -650,6 +759,11 @@ int options_parse(int argc, char **argv, struct shedd_options *o,
 		     (unsigned long long)o->min_rate, (unsigned long long)o->max_rate);
 		return OPTIONS_ERROR;
 	}
+	/* Asked for, not only the default: a kernel that cannot verify then
+	 * refuses to start rather than run without it. */
+	for (c = 0; c < SHEDD_NR_CLASSES; c++)
+		if ((verify_given & (1U << c)) && o->verify[c] != SHEDD_VERIFY_OFF)
+			o->verify_explicit = true;
 	if (!o->latency_socket[0])
 		snprintf(o->latency_socket, sizeof(o->latency_socket), "/run/shedd/%s.sock", o->iface);
 	for (c = 0; c < SHEDD_NR_CLASSES; c++)

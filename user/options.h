@@ -20,6 +20,8 @@
 #define MAX_TICK_MS 10000
 #define MAX_TOTAL_RATE_PER_SEC 100000000ULL
 #define DEFAULT_RST_RATE_PER_SEC 10000 /* RSTs per second, all CPUs together */
+#define DEFAULT_COOKIE_RATE_PER_SEC 4000000 /* cookie SYN-ACKs per second, per CPU */
+#define DEFAULT_VERIFY_HOLD_NS 10000000000ULL /* 10 s */
 
 #define MAX_RAMP_STAGES 8
 
@@ -31,6 +33,14 @@ enum controller_kind {
 enum xdp_mode {
 	XDP_MODE_NATIVE = 0,
 	XDP_MODE_GENERIC = 1,
+};
+
+/* --handoff: how a proven connection reaches the listener. */
+enum handoff_choice {
+	HANDOFF_AUTO = 0,   /* tc where the kernel has the kfunc, else off */
+	HANDOFF_TC = 1,     /* SHEDD_HANDOFF_TC, or refuse to start */
+	HANDOFF_KERNEL = 2, /* SHEDD_HANDOFF_KERNEL: sets tcp_syncookies=2 and
+			     * tcp_timestamps=2 in shedd's network namespace */
 };
 
 /* One --prefix CIDR=CLASS. */
@@ -74,6 +84,12 @@ struct shedd_options {
 	int verbose;
 	__u64 rst_rate_per_sec;   /* --rst-rate: RST budget of the host */
 	bool latency_socket_set;  /* --latency-socket given (else the default) */
+	/* Verified admission. */
+	__u8 verify[SHEDD_NR_CLASSES]; /* enum shedd_verify, per class */
+	bool verify_explicit;     /* --verify asked a class for a mode other than off */
+	enum handoff_choice handoff;
+	__u64 cookie_rate_per_sec; /* --cookie-rate: per CPU */
+	__u64 verify_hold_ns;     /* --verify-hold */
 };
 
 enum options_result {
@@ -96,6 +112,7 @@ int parse_duration(const char *s, __u64 *ns, char *err, size_t errlen);
 int parse_cidr(const char *s, struct prefix_rule *r, char *err, size_t errlen);
 int parse_class(const char *s, __u32 *cls, char *err, size_t errlen);
 const char *class_name(__u32 cls);
+const char *verify_name(__u8 mode);
 /* An interface name as the kernel accepts one: 1..IF_NAMESIZE-1 printable
  * characters, no '/', ':' or space, not "." or "..". */
 bool iface_name_valid(const char *name);

@@ -38,8 +38,8 @@ void stats_demand(const struct shedd_stats *prev, const struct shedd_stats *cur,
 
 	for (c = 0; c < SHEDD_NR_CLASSES; c++)
 		for (i = 0; i < ncpus; i++)
-			demand[c * ncpus + i] = per_sec(prev[i].cls[c].syn,
-							cur[i].cls[c].syn, dt_sec);
+			demand[c * ncpus + i] = per_sec(prev[i].cls[c].charged,
+							cur[i].cls[c].charged, dt_sec);
 }
 
 void status_format(char *buf, size_t len, const struct shedd_stats *prev,
@@ -51,6 +51,8 @@ void status_format(char *buf, size_t len, const struct shedd_stats *prev,
 	off = (size_t)snprintf(buf, len, "limit=%.0f/s", limit_per_sec);
 	for (c = 0; c < SHEDD_NR_CLASSES && off < len; c++) {
 		const struct shedd_class_stats *p = &prev->cls[c], *n = &cur->cls[c];
+		double cookies = per_sec(p->cookie_sent, n->cookie_sent, dt_sec);
+		double proven = per_sec(p->ack_valid, n->ack_valid, dt_sec);
 
 		off += (size_t)snprintf(buf + off, len - off,
 					" | %s in=%.0f adm=%.0f drop=%.0f rst=%.0f",
@@ -58,5 +60,10 @@ void status_format(char *buf, size_t len, const struct shedd_stats *prev,
 					per_sec(p->admitted, n->admitted, dt_sec),
 					per_sec(p->dropped, n->dropped, dt_sec),
 					per_sec(p->rst_sent, n->rst_sent, dt_sec));
+		/* Verified admission, only where it happens: the line stays
+		 * short for classes charged directly. */
+		if ((cookies > 0 || proven > 0) && off < len)
+			off += (size_t)snprintf(buf + off, len - off, " cookies=%.0f proven=%.0f",
+						cookies, proven);
 	}
 }

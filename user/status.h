@@ -12,13 +12,15 @@
 /* Sum of the per-CPU values. */
 void stats_sum(const struct shedd_stats *percpu, int ncpus, struct shedd_stats *sum);
 
-/* Offered SYN/s of each class on each CPU between two snapshots taken
- * @dt_sec apart, into demand[class * ncpus + cpu]. */
+/* Demand of each class on each CPU, token requests per second (charged:
+ * SYNs charged directly and proven ACKs, not cookie SYN-ACKs) between two
+ * snapshots taken @dt_sec apart, into demand[class * ncpus + cpu]. */
 void stats_demand(const struct shedd_stats *prev, const struct shedd_stats *cur,
 		  int ncpus, double dt_sec, double *demand);
 
-/* One status line: per class offered/s, admitted/s, dropped/s (and RST/s),
- * from two summed snapshots @dt_sec apart. */
+/* One status line: per class offered/s, admitted/s, dropped/s, RST/s, and
+ * where nonzero cookie SYN-ACKs/s and proven ACKs/s, from two summed
+ * snapshots @dt_sec apart. */
 void status_format(char *buf, size_t len, const struct shedd_stats *prev,
 		   const struct shedd_stats *cur, double dt_sec, double limit_per_sec);
 

@@ -1,0 +1,150 @@
+#!/usr/bin/env bats
+# verify.bats - the daemon's side of verified admission on this kernel: the
+# hand-off it reports, the tc filter of the tc hand-off (attached, replaced
+# by a restarted shedd, detached by SIGTERM and --remove, kept by an error
+# exit), the sysctls it sets in the server's namespace only, the settings it
+# writes. Cookie traffic itself is tested elsewhere.
+
+load lib
+
+setup() {
+	testbed_up
+	listener_start
+	HOST_SYNCOOKIES=$(cat /proc/sys/net/ipv4/tcp_syncookies)
+	HOST_TIMESTAMPS=$(cat /proc/sys/net/ipv4/tcp_timestamps)
+}
+teardown() { testbed_down; }
+
+# The shedd hand-off filters at tc ingress of the server veth, one a line.
+tc_handoff() {
+	in_srv tc filter show dev "$IF_SRV" ingress | grep 'shedd_handoff' || true
+}
+
+# The id of the one shedd hand-off filter; fails unless there is exactly one.
+tc_handoff_id() {
+	local lines
+	lines=$(tc_handoff)
+	if [ "$(printf '%s' "$lines" | grep -c .)" -ne 1 ]; then
+		echo "expected one shedd_handoff filter, got: '$lines'" >&2
+		return 1
+	fi
+	printf '%s\n' "$lines" | grep -o ' id [0-9]*' | cut -d' ' -f3
+}
+
+no_tc_handoff() {
+	local lines
+	lines=$(tc_handoff)
+	if [ -n "$lines" ]; then
+		echo "a shedd hand-off is still attached: $lines" >&2
+		return 1
+	fi
+}
+
+# settings FIELD: a field of the pinned settings map (jq path).
+settings() {
+	bpftool map dump pinned "$PIN_DIR/settings" | jq -c ".[0].value$1"
+}
+
+host_sysctls_unchanged() {
+	[ "$(cat /proc/sys/net/ipv4/tcp_syncookies)" = "$HOST_SYNCOOKIES" ]
+	[ "$(cat /proc/sys/net/ipv4/tcp_timestamps)" = "$HOST_TIMESTAMPS" ]
+}
+
+@test "--handoff tc: reports it, attaches the tc hand-off, writes the settings; SIGTERM detaches" {
+	shedd_start --port "$PORT" --rate 100 --handoff tc --verify critical=always
+	run grep -c 'shedd: verified admission: tc hand-off (bpf_sk_assign_tcp_reqsk)' \
+		"$TESTBED_TMP/shedd.log"
+	[ "$output" = 1 ]
+	tc_handoff_id
+	in_srv tc filter show dev "$IF_SRV" ingress | grep -q 'handle 0x5edd shedd_handoff'
+	for pin in handoff handoff_stats cookie_budget refresh; do
+		[ -e "$PIN_DIR/$pin" ] || { echo "no pin $pin" >&2; false; }
+	done
+	bpftool map dump pinned "$PIN_DIR/handoff_stats" | grep -q '"assigned":'
+	[ "$(settings .verify)" = '[0,2,1,1]' ]
+	[ "$(settings .handoff)" = 0 ]
+	# The window scale of the kernel's own SYN-ACKs in this namespace.
+	rmem=$(in_srv cat /proc/sys/net/ipv4/tcp_rmem | awk '{print $3}')
+	rmax=$(in_srv cat /proc/sys/net/core/rmem_max)
+	space=$(( rmem > rmax ? rmem : rmax )); log=-1
+	while [ "$space" -gt 0 ]; do space=$((space >> 1)); log=$((log + 1)); done
+	want=$(( log - 15 < 0 ? 0 : log - 15 > 14 ? 14 : log - 15 ))
+	[ "$(settings .wscale)" = "$want" ]
+	[ "$(settings .cookie_rate_per_sec)" = 4000000 ]
+	[ "$(settings .cookie_burst)" = 40000 ]
+	[ "$(settings .verify_hold_ns)" = 10000000000 ]
+	host_sysctls_unchanged
+
+	kill -TERM "$SHEDD_PID"
+	wait "$SHEDD_PID"
+	no_tc_handoff
+	[ ! -e "$PIN_DIR" ]
+}
+
+@test "an error exit keeps the tc hand-off; a restarted shedd replaces it in place; --remove detaches it" {
+	shedd_start --port "$PORT" --rate 100 --handoff tc
+	first=$(tc_handoff_id)
+	kill -KILL "$SHEDD_PID"
+	wait "$SHEDD_PID" || true
+	[ "$(tc_handoff_id)" = "$first" ]
+
+	shedd_start --port "$PORT" --rate 100 --handoff tc
+	grep -q 'adopted the running shedd' "$TESTBED_TMP/shedd.log"
+	second=$(tc_handoff_id)
+	[ "$second" != "$first" ]
+	# The pin names the program the filter runs.
+	[ "$(bpftool -j prog show pinned "$PIN_DIR/handoff" | jq .id)" = "$second" ]
+	kill -KILL "$SHEDD_PID"
+	wait "$SHEDD_PID" || true
+
+	run "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --remove
+	echo "$output"
+	[ "$status" -eq 0 ]
+	no_tc_handoff
+	! xdp_attached || { echo "XDP is still attached" >&2; false; }
+	[ ! -e "$PIN_DIR" ]
+}
+
+@test "a restart without the tc hand-off detaches the one left behind" {
+	shedd_start --port "$PORT" --rate 100 --handoff tc
+	tc_handoff_id
+	kill -KILL "$SHEDD_PID"
+	wait "$SHEDD_PID" || true
+	shedd_start --port "$PORT" --rate 100 --verify off
+	grep -q 'verified admission: off (--verify off for every class)' "$TESTBED_TMP/shedd.log"
+	no_tc_handoff
+	[ ! -e "$PIN_DIR/handoff" ]
+	[ "$(settings .verify)" = '[0,0,0,0]' ]
+}
+
+@test "--handoff tc sets tcp_syncookies=1 in the server's namespace only, when it is 0" {
+	in_srv sysctl -qw net.ipv4.tcp_syncookies=0
+	shedd_start --port "$PORT" --rate 100 --handoff tc
+	grep -q 'shedd: set net.ipv4.tcp_syncookies=1 (was 0)' "$TESTBED_TMP/shedd.log"
+	[ "$(in_srv cat /proc/sys/net/ipv4/tcp_syncookies)" = 1 ]
+	host_sysctls_unchanged
+}
+
+@test "--handoff kernel: reports it, sets tcp_syncookies=2 and tcp_timestamps=2 in the server's namespace only, no tc program" {
+	in_srv sysctl -qw net.ipv4.tcp_syncookies=1 net.ipv4.tcp_timestamps=1
+	shedd_start --port "$PORT" --rate 100 --handoff kernel
+	log="$TESTBED_TMP/shedd.log"
+	grep -q 'shedd: verified admission: kernel hand-off (tcp_syncookies=2)' "$log"
+	grep -q 'shedd: set net.ipv4.tcp_syncookies=2 (was 1)' "$log"
+	grep -q 'shedd: set net.ipv4.tcp_timestamps=2 (was 1)' "$log"
+	[ "$(in_srv cat /proc/sys/net/ipv4/tcp_syncookies)" = 2 ]
+	[ "$(in_srv cat /proc/sys/net/ipv4/tcp_timestamps)" = 2 ]
+	host_sysctls_unchanged
+	[ "$(settings .handoff)" = 1 ]
+	[ "$(settings .verify)" = '[0,0,1,1]' ]
+	no_tc_handoff
+	[ ! -e "$PIN_DIR/handoff" ]
+
+	# Values that already fit are left alone, and not reported.
+	kill -TERM "$SHEDD_PID"
+	wait "$SHEDD_PID"
+	: >"$log"
+	shedd_start --port "$PORT" --rate 100 --handoff kernel
+	run grep -c 'shedd: set ' "$log"
+	[ "$output" = 0 ]
+}

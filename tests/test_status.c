@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* test_status.c - the counters the daemon turns into demand and into the
+ * status line: demand is what asked for a token (charged), not the SYNs
+ * offered; cookies and proven ACKs show only where there are any.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "status.h"
+
+/* Two CPUs; sheddable on CPU 1 is flooded: 1000 SYNs answered with
+ * cookies, 30 proven, plus 20 charged directly. */
+static void demand_is_charged(void **state)
+{
+	struct shedd_stats prev[2], cur[2];
+	double demand[SHEDD_NR_CLASSES * 2];
+
+	memset(prev, 0, sizeof(prev));
+	memset(cur, 0, sizeof(cur));
+	cur[1].cls[SHEDD_SHEDDABLE].syn = 1020;
+	cur[1].cls[SHEDD_SHEDDABLE].cookie_sent = 1000;
+	cur[1].cls[SHEDD_SHEDDABLE].ack_valid = 30;
+	cur[1].cls[SHEDD_SHEDDABLE].charged = 50;
+	cur[0].cls[SHEDD_CRITICAL].syn = 8;
+	cur[0].cls[SHEDD_CRITICAL].charged = 8;
+	stats_demand(prev, cur, 2, 0.5, demand);
+	assert_float_equal(demand[SHEDD_SHEDDABLE * 2 + 1], 100.0, 1e-9);
+	assert_float_equal(demand[SHEDD_SHEDDABLE * 2 + 0], 0.0, 1e-9);
+	assert_float_equal(demand[SHEDD_CRITICAL * 2 + 0], 16.0, 1e-9);
+}
+
+static void status_line_shows_cookies_where_there_are(void **state)
+{
+	struct shedd_stats prev, cur;
+	char line[1024];
+
+	memset(&prev, 0, sizeof(prev));
+	memset(&cur, 0, sizeof(cur));
+	cur.cls[SHEDD_CRITICAL].syn = 10;
+	cur.cls[SHEDD_CRITICAL].admitted = 10;
+	cur.cls[SHEDD_SHEDDABLE].syn = 1020;
+	cur.cls[SHEDD_SHEDDABLE].cookie_sent = 1000;
+	cur.cls[SHEDD_SHEDDABLE].ack_valid = 30;
+	status_format(line, sizeof(line), &prev, &cur, 2.0, 100);
+	assert_non_null(strstr(line, "| critical in=5 adm=5 drop=0 rst=0 |"));
+	assert_non_null(strstr(line, "| sheddable in=510 adm=0 drop=0 rst=0 cookies=500 proven=15"));
+	/* Once in the line: only the class that has them. */
+	assert_null(strstr(strstr(line, "cookies=") + 1, "cookies="));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(demand_is_charged),
+		cmocka_unit_test(status_line_shows_cookies_where_there_are),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

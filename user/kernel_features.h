@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* kernel_features.h - what verified admission needs from the kernel and
+ * from the network namespace's sysctls, and the decisions taken from it:
+ * whether to verify, which hand-off, which sysctls to set, the SYN-ACK's
+ * window scale. The decisions are pure (kernel_features.c); reading the
+ * kernel is probe.c's. (Not features.h: that name is glibc's.)
+ */
+#ifndef SHEDD_KERNEL_FEATURES_H
+#define SHEDD_KERNEL_FEATURES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "options.h"
+
+/* What the running kernel offers. */
+struct shedd_features {
+	bool cookie_helpers; /* bpf_tcp_raw_{gen,check}_syncookie_ipv{4,6} in XDP */
+	bool reqsk_kfunc;    /* bpf_sk_assign_tcp_reqsk in vmlinux BTF */
+	char release[65];    /* uname -r, for the messages */
+};
+
+/* What the daemon does about verified admission. */
+struct verify_plan {
+	bool enabled;  /* verify_enabled of the XDP program; false: every
+			* class is charged directly, whatever --verify says */
+	__u8 handoff;  /* enum shedd_handoff, when enabled */
+};
+
+/* Decide from the kernel's features and the options. Returns 0 with the
+ * report line (after "shedd: ") in @msg, or -1 with the reason to refuse
+ * to start in @msg: an explicit --verify or --handoff the kernel cannot do. */
+int verify_decide(const struct shedd_features *f, const struct shedd_options *o,
+		  struct verify_plan *plan, char *msg, size_t len);
+
+/* A sysctl a hand-off needs: a value at least @min and at most @max, else
+ * shedd writes @set. */
+struct sysctl_need {
+	const char *name; /* dotted, as sysctl(8) names it */
+	__u64 min, max, set;
+};
+
+/* The sysctls the hand-off @handoff needs (enum shedd_handoff); returns how
+ * many, *needs points at a static table. */
+int verify_sysctl_needs(__u8 handoff, const struct sysctl_need **needs);
+
+/* /proc/sys/net/ipv4/tcp_syncookies for net.ipv4.tcp_syncookies. 0, or -1
+ * if @name is not a plain dotted name or @path is too short. */
+int sysctl_path(const char *name, char *path, size_t len);
+
+/* The third field of net.ipv4.tcp_rmem ("min default max"). 0 or -1. */
+int parse_tcp_rmem_max(const char *text, __u64 *max);
+
+/* A whole number as /proc/sys prints it (one line). 0 or -1. */
+int parse_sysctl_u64(const char *text, __u64 *v);
+
+/* The window scale the kernel offers in a SYN-ACK of a listener without
+ * SO_RCVBUF (tcp_select_initial_window()): the largest receive space,
+ * max(tcp_rmem[2], net.core.rmem_max), as a power of two above 64 KB,
+ * clamped to 0..14. */
+__u8 syn_wscale(__u64 tcp_rmem_max, __u64 rmem_max);
+
+/* 1 when the kernel accepts ECN on incoming connections (tcp_ecn 1 or 2). */
+__u8 syn_ecn(__u64 tcp_ecn);
+
+/* The depth of each CPU's cookie budget for @rate_per_sec cookies per
+ * second on that CPU: 10 ms of it, at least 1, at most MAX_COOKIE_BURST;
+ * 0 when the rate is 0 (no cookie at all). */
+__u32 cookie_burst_for(__u64 rate_per_sec);
+
+#endif /* SHEDD_KERNEL_FEATURES_H */
