@@ -25,6 +25,7 @@
 
 #include "shedd.h"
 #include "shedd.skel.h"
+#include "handoff.skel.h"
 #include "xdp_harness.h"
 #include "packets.h"
 
@@ -2650,6 +2651,203 @@ static int vtc_setup(void **state)
 	return reset_maps(&cfg_vtc, NULL);
 }
 
+/* ---- the tc hand-off ------------------------------------------------------ */
+
+/* The tc program under BPF_PROG_TEST_RUN, sharing settings, ports and
+ * prefixes with the XDP program as the daemon makes it. NULL when it did
+ * not load (a kernel without bpf_sk_assign_tcp_reqsk): its tests skip. */
+static struct handoff_bpf *hskel;
+
+static int handoff_load(void)
+{
+	struct {
+		struct bpf_map *mine, *xdp;
+	} shared[] = {
+		{ NULL, skel->maps.settings }, { NULL, skel->maps.ports },
+		{ NULL, skel->maps.prefix_v4 }, { NULL, skel->maps.prefix_v6 },
+	};
+	size_t i;
+	int err;
+
+	hskel = handoff_bpf__open();
+	if (!hskel)
+		return -errno;
+	shared[0].mine = hskel->maps.settings;
+	shared[1].mine = hskel->maps.ports;
+	shared[2].mine = hskel->maps.prefix_v4;
+	shared[3].mine = hskel->maps.prefix_v6;
+	for (i = 0; i < ARRAY_SIZE(shared); i++) {
+		err = bpf_map__reuse_fd(shared[i].mine, bpf_map__fd(shared[i].xdp));
+		if (err)
+			goto fail;
+	}
+	err = handoff_bpf__load(hskel);
+	if (!err)
+		return 0;
+fail:
+	handoff_bpf__destroy(hskel);
+	hskel = NULL;
+	return err;
+}
+
+static struct shedd_handoff_stats read_hstats(void)
+{
+	struct shedd_handoff_stats *vals = calloc(nr_cpus, sizeof(*vals)), sum = {};
+	__u64 *acc = (__u64 *)&sum;
+	__u32 zero = 0;
+	size_t w;
+	int i, err;
+
+	assert_non_null(vals);
+	err = bpf_map__lookup_elem(hskel->maps.handoff_stats, &zero, sizeof(zero), vals,
+				   nr_cpus * sizeof(*vals), 0);
+	for (i = 0; !err && i < nr_cpus; i++) {
+		__u64 words[sizeof(*vals) / sizeof(__u64)];
+
+		memcpy(words, &vals[i], sizeof(words));
+		for (w = 0; w < ARRAY_SIZE(words); w++)
+			acc[w] += words[w];
+	}
+	free(vals);
+	if (err)
+		fail_msg("read handoff_stats: %s", strerror(-err));
+	return sum;
+}
+
+/* Run the tc program on @ack; it always lets the frame go on. */
+static struct shedd_handoff_stats run_tc(const char *name, const struct pkt *ack)
+{
+	struct shedd_handoff_stats before = read_hstats(), after, d;
+	__u8 out[PKT_MAX];
+	LIBBPF_OPTS(bpf_test_run_opts, opts,
+		.data_in = ack->data,
+		.data_size_in = ack->len,
+		.data_out = out,
+		.data_size_out = sizeof(out),
+		.repeat = 1,
+	);
+	int err;
+
+	err = bpf_prog_test_run_opts(bpf_program__fd(hskel->progs.shedd_handoff), &opts);
+	expect(err == 0, name, "BPF_PROG_TEST_RUN of the tc program: %s", strerror(-err));
+	expect(opts.retval == 0, name, "tc verdict %u, expected TC_ACT_OK (0)", opts.retval);
+	expect(opts.data_size_out == ack->len && memcmp(out, ack->data, ack->len) == 0, name,
+	       "the tc program changed the frame");
+	after = read_hstats();
+	d.acks = after.acks - before.acks;
+	d.assigned = after.assigned - before.assigned;
+	d.not_listener = after.not_listener - before.not_listener;
+	d.no_socket = after.no_socket - before.no_socket;
+	d.invalid = after.invalid - before.invalid;
+	d.failed = after.failed - before.failed;
+	d.malformed = after.malformed - before.malformed;
+	return d;
+}
+
+static void expect_hdelta(const char *name, const struct shedd_handoff_stats *got,
+			  const struct shedd_handoff_stats *want)
+{
+	expect(memcmp(got, want, sizeof(*got)) == 0, name,
+	       "handoff_stats moved by acks %llu assigned %llu not_listener %llu "
+	       "no_socket %llu invalid %llu failed %llu malformed %llu, expected "
+	       "%llu %llu %llu %llu %llu %llu %llu",
+	       (unsigned long long)got->acks, (unsigned long long)got->assigned,
+	       (unsigned long long)got->not_listener, (unsigned long long)got->no_socket,
+	       (unsigned long long)got->invalid, (unsigned long long)got->failed,
+	       (unsigned long long)got->malformed, (unsigned long long)want->acks,
+	       (unsigned long long)want->assigned, (unsigned long long)want->not_listener,
+	       (unsigned long long)want->no_socket, (unsigned long long)want->invalid,
+	       (unsigned long long)want->failed, (unsigned long long)want->malformed);
+}
+
+/* The tc program checks the cookie again and sorts the ACKs of verified
+ * classes: genuine, forged, established, no listener, no timestamp (left
+ * to the kernel); others it does not count. A genuine one passes the
+ * check, but bpf_sk_assign_tcp_reqsk() takes only a frame at tc ingress,
+ * which BPF_PROG_TEST_RUN does not make: here it is assigned or failed,
+ * and verified.bats sees it assigned for real. */
+static void test_handoff_sorts_acks(void **state)
+{
+	static const struct {
+		const char *what;
+		__u32 ack_xor;
+		__u16 dport;
+		const char *saddr;
+		int no_ts, established, genuine;
+		struct shedd_handoff_stats want;
+	} steps[] = {
+		{ "genuine cookie: passes the check", .genuine = 1, .want = { .acks = 1 } },
+		{ "forged cookie: invalid", .ack_xor = 1U << 8,
+		  .want = { .acks = 1, .invalid = 1 } },
+		{ "established flow: not a listener's", .established = 1,
+		  .want = { .acks = 1, .not_listener = 1 } },
+		{ "nobody listens: no socket", .dport = NOLISTEN_PORT,
+		  .want = { .acks = 1, .no_socket = 1 } },
+		{ "no timestamp: left to the kernel", .no_ts = 1, .want = { .acks = 1 } },
+		{ "class without verification: not counted", .saddr = V4_CP, .want = {} },
+		{ "unprotected port: not counted", .dport = OTHER_PORT, .want = {} },
+	};
+	const struct synack_want w4 = FULL4;
+	size_t i;
+	int v6;
+
+	(void)state;
+	if (!hskel)
+		skip();
+	for (v6 = 0; v6 <= 1; v6++) {
+		const struct synack_want w6 = FULL6;
+		struct pkt_spec spec = { .l3 = v6 ? ETH_P_IPV6 : ETH_P_IP, .flags = TCP_SYN };
+		struct synack_info info;
+
+		if (v6) {
+			spec.opt_bytes = opt_linux6;
+			spec.opt_len = sizeof(opt_linux6);
+		} else {
+			spec.opt_bytes = opt_linux;
+			spec.opt_len = sizeof(opt_linux);
+		}
+		get_synack("tc hand-off: the SYN", &spec, &cfg_vtc, v6 ? &w6 : &w4, &info);
+		for (i = 0; i < ARRAY_SIZE(steps); i++) {
+			struct shedd_handoff_stats got;
+			struct pkt_spec as = spec;
+			struct synack_info fi = info;
+			int cfd = -1, sfd = -1;
+			char name[160];
+			struct pkt ack;
+
+			snprintf(name, sizeof(name), "tc hand-off, IPv%d: %s", v6 ? 6 : 4,
+				 steps[i].what);
+			fi.cookie ^= steps[i].ack_xor;
+			fi.ts = !steps[i].no_ts;
+			if (steps[i].dport)
+				as.dport = steps[i].dport;
+			if (steps[i].saddr && !v6)
+				as.saddr = steps[i].saddr;
+			if (steps[i].saddr && v6)
+				as.saddr = V6_CRIT;
+			if (steps[i].established) {
+				as.sport = PKT_SPORT + 9;
+				cfd = connect_from_client(name, v6, as.sport, &sfd);
+			}
+			build_cookie_ack(&ack, &as, &fi);
+			got = run_tc(name, &ack);
+			if (cfd >= 0) {
+				close(cfd);
+				close(sfd);
+			}
+			if (steps[i].genuine) {
+				expect(got.assigned + got.failed == 1, name,
+				       "assigned %llu + failed %llu, expected 1",
+				       (unsigned long long)got.assigned,
+				       (unsigned long long)got.failed);
+				got.assigned = got.failed = 0;
+			}
+			expect_hdelta(name, &got, &steps[i].want);
+		}
+	}
+}
+
+
 /* ---- group ---------------------------------------------------------------- */
 
 /* Pin to one CPU: BPF_PROG_TEST_RUN runs on the caller's CPU, and a bucket
@@ -2732,6 +2930,10 @@ static int group_setup(void **state)
 		print_error("fill ports and prefixes: %s\n", strerror(-err));
 		goto fail;
 	}
+	err = handoff_load();
+	if (err)
+		print_message("tc hand-off program not loaded (%s): its tests skip\n",
+			      strerror(-err));
 	return 0;
 fail:
 	shedd_bpf__destroy(skel);
@@ -2765,6 +2967,8 @@ static const struct CMUnitTest fixed_tests[] = {
 	{ "cookie budget per CPU", test_cookie_budget, NULL, NULL, NULL },
 	{ "verify while shedding, for the hold", test_verify_while_shedding, NULL, NULL,
 	  NULL },
+	{ "tc hand-off sorts the ACKs of verified classes", test_handoff_sorts_acks,
+	  vtc_setup, NULL, NULL },
 };
 
 static int xdp_group_teardown(void **state)
@@ -2774,6 +2978,8 @@ static int xdp_group_teardown(void **state)
 	for (i = 0; i < 2; i++)
 		if (listen_fds[i] >= 0)
 			close(listen_fds[i]);
+	handoff_bpf__destroy(hskel);
+	hskel = NULL;
 	return group_teardown(state);
 }
 
