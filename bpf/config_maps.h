@@ -36,6 +36,38 @@ struct {
 	__type(value, __u32);
 } prefix_v6 SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MSS_CACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} mss_cache SEC(".maps");
+
+/* A hash of a flow's addresses and ports for mss_cache (not keyed: a
+ * collision, made on purpose or not, only costs a flow its MSS). */
+static __always_inline __u32 flow_mix(__u32 h, __u32 v)
+{
+	h ^= v;
+	h *= 0x9e3779b1U;
+	return h ^ (h >> 15);
+}
+
+static __always_inline __u32 flow_hash(const __u32 *saddr, const __u32 *daddr, int words,
+				       __be16 sport, __be16 dport)
+{
+	__u32 h = 0x5edd;
+	int i;
+
+#pragma unroll
+	for (i = 0; i < 4; i++) {
+		if (i >= words)
+			break;
+		h = flow_mix(h, saddr[i]);
+		h = flow_mix(h, daddr[i]);
+	}
+	return flow_mix(h, ((__u32)sport << 16) | dport);
+}
+
 /* The class of an IPv4 source (network order) or of an IPv6 source (16
  * bytes): the longest matching prefix, else the default class. */
 static __always_inline __u32 class_of(const struct shedd_config *cfg, __u32 *found)

@@ -5,10 +5,11 @@
  * its own. Here the cookie is checked again and the listener is given a
  * request socket built from the options the timestamp carries, with the
  * bpf_sk_assign_tcp_reqsk() kfunc; the kernel then completes the
- * handshake as for one of its own cookies. An ACK without a timestamp is
- * left to the kernel, which checks its own cookie format itself (the XDP
- * program keeps the listener ready for that). Everything else passes
- * untouched. It shares settings, ports and prefixes with the XDP program.
+ * handshake as for one of its own cookies. An ACK without a timestamp
+ * carries no options: its MSS comes from the cache the XDP program fills
+ * when it answers such a SYN (mss_cache). Everything else passes
+ * untouched. It shares settings, ports, prefixes and that cache with the
+ * XDP program.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -161,9 +162,6 @@ int shedd_handoff(struct __sk_buff *skb)
 	}
 	w.len = th_len;
 	opt_walk(&w);
-	/* Without a timestamp the kernel takes it on its own. */
-	if (!w.o.ts)
-		return TC_ACT_OK;
 
 	sk = bpf_skc_lookup_tcp(skb, &t, tlen, BPF_F_CURRENT_NETNS, 0);
 	if (!sk) {
@@ -205,7 +203,26 @@ int shedd_handoff(struct __sk_buff *skb)
 		hs->failed++;
 		goto release;
 	}
-	attrs_from_ts(&attrs, &w.o, cfg, v6);
+	if (w.o.ts) {
+		attrs_from_ts(&attrs, &w.o, cfg, v6);
+	} else {
+		/* No timestamp: the cookie kept only the MSS, which the XDP
+		 * program left in the cache; no window scaling, no SACK. */
+		__u32 h, slot, *e, idx = 0;
+
+		if (v6)
+			h = flow_hash(t.ipv6.saddr, t.ipv6.daddr, 4, t.ipv6.sport, t.ipv6.dport);
+		else
+			h = flow_hash(&t.ipv4.saddr, &t.ipv4.daddr, 1, t.ipv4.sport,
+				      t.ipv4.dport);
+		slot = h % MSS_CACHE_SLOTS;
+		e = bpf_map_lookup_elem(&mss_cache, &slot);
+		if (e && (*e & 0xffffff00U) == (h & 0xffffff00U))
+			idx = *e & 3;
+		else
+			hs->mss_missed++;
+		attrs.mss = v6 ? SHEDD_MSS6(idx) : SHEDD_MSS4(idx);
+	}
 	if (bpf_sk_assign_tcp_reqsk(skb, (struct sock *)tp, &attrs, sizeof(attrs)) < 0)
 		hs->failed++;
 	else

@@ -287,8 +287,11 @@ int shedd_xdp(struct xdp_md *ctx)
 		if (!cookie_budget_take(cfg, now)) {
 			cs->cookie_limited++;
 		} else {
-			/* Before the SYN is rewritten: it needs the SYN. */
-			st->refreshed += shedd_refresh(ctx, p.l2_len, p.l3_len, cookie_flags(&p));
+			/* The kernel hand-off needs the listener's cookie
+			 * stamp; before the SYN is rewritten: it needs the SYN. */
+			if (cfg->handoff == SHEDD_HANDOFF_KERNEL)
+				st->refreshed += shedd_refresh(ctx, p.l2_len, p.l3_len,
+							       cookie_flags(&p));
 			if (shedd_syncookie_reply(ctx, p.l2_len, p.l3_len, cookie_flags(&p)) == 0) {
 				cs->cookie_sent++;
 				return XDP_TX;

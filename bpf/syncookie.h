@@ -270,6 +270,23 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 	mss = (__u32)(ck >> 32);
 	now = clock_ns();
 
+	/* The tc hand-off learns the MSS of a client without timestamps
+	 * from the cache: its ACK carries no options. */
+	if (!w.o.ts && cfg->handoff == SHEDD_HANDOFF_TC) {
+		struct tcphdr *sth = (struct tcphdr *)th;
+		__u32 h, slot, *e;
+
+		if (v6)
+			h = flow_hash((__u32 *)&ih.v6.saddr, (__u32 *)&ih.v6.daddr, 4,
+				      sth->source, sth->dest);
+		else
+			h = flow_hash(&ih.v4.saddr, &ih.v4.daddr, 1, sth->source, sth->dest);
+		slot = h % MSS_CACHE_SLOTS;
+		e = bpf_map_lookup_elem(&mss_cache, &slot);
+		if (e)
+			*e = (h & 0xffffff00U) | mss_index(mss, v6);
+	}
+
 	/* The SYN-ACK's TCP header and options (RFC 793, RFC 7323, RFC 2018,
 	 * in tcp_options_write()'s order). */
 	client_isn = bpf_ntohl(((struct tcphdr *)th)->seq);

@@ -241,6 +241,16 @@ struct shedd_refresh {
 	__u16 _pad[3];
 };
 
+/* mss_cache: the MSS of a client without timestamps, for the tc hand-off
+ * (its ACK echoes no options). ARRAY, shared by the XDP program, which
+ * writes it when it answers such a SYN, and the tc program, which reads it
+ * for the ACK: key = flow hash % MSS_CACHE_SLOTS, value = the upper 24 bits
+ * of the flow hash << 8 | the MSS index. A direct-mapped cache: a flow
+ * another flow evicted gets the table's smallest MSS, still a working
+ * connection. */
+#define MSS_CACHE_SLOTS 65536U
+#define MSS_CACHE_NONE 0xffU /* no entry: index byte of an empty slot */
+
 /* handoff_stats: written by the tc program only. PERCPU_ARRAY, one entry. */
 struct shedd_handoff_stats {
 	__u64 acks;         /* ACKs to a protected port of a verified class */
@@ -250,6 +260,8 @@ struct shedd_handoff_stats {
 	__u64 invalid;      /* no valid cookie: left to the kernel */
 	__u64 failed;       /* bpf_sk_assign_tcp_reqsk() refused it */
 	__u64 malformed;    /* headers the program could not read: passed */
+	__u64 mss_missed;   /* no timestamp and the MSS cache had no entry:
+			     * handed off with the smallest MSS */
 };
 
 /* prefix_v4 / prefix_v6: LPM tries, source prefix -> class (__u32). */
@@ -311,7 +323,7 @@ _Static_assert(sizeof(struct shedd_class_stats) == 11 * 8, "shedd_class_stats");
 _Static_assert(sizeof(struct shedd_stats) == 4 * 88 + 16 * 8, "shedd_stats is a map value");
 _Static_assert(sizeof(struct shedd_config) == 56, "shedd_config is a map value");
 _Static_assert(sizeof(struct shedd_refresh) == 16, "shedd_refresh is a map value");
-_Static_assert(sizeof(struct shedd_handoff_stats) == 7 * 8, "shedd_handoff_stats");
+_Static_assert(sizeof(struct shedd_handoff_stats) == 8 * 8, "shedd_handoff_stats");
 _Static_assert(sizeof(struct shedd_rst_budget) == 16, "shedd_rst_budget is a map value");
 _Static_assert(sizeof(struct shedd_ctl_state) == 4 * 4 + 7 * 8, "shedd_ctl_state is a map value");
 _Static_assert(sizeof(struct shedd_lpm_v4) == 8, "LPM key");

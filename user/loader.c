@@ -42,7 +42,8 @@
  * the tc hand-off's program (its filter, not a link, keeps it attached). */
 static const char *const pinned_names[] = {
 	"settings", "ports", "prefix_v4", "prefix_v6", "rates", "reserve", "buckets", "stats",
-	"rst_budget", "ctl_state", "cookie_budget", "refresh", "handoff_stats", "handoff",
+	"rst_budget", "ctl_state", "cookie_budget", "refresh", "mss_cache", "handoff_stats",
+	"handoff",
 };
 
 static int enter_netns(const char *name)
@@ -496,13 +497,13 @@ static int verify_setup(struct loader *l, const struct shedd_options *o)
 	return 0;
 }
 
-/* The tc hand-off reads the XDP program's settings, ports and prefixes:
+/* The tc hand-off reads the XDP program's settings, ports, prefixes and MSS cache:
  * the very same maps, not copies; its counters are pinned beside them. */
 static int handoff_load(struct loader *l, const struct shedd_options *o)
 {
 	struct {
 		struct bpf_map *mine, *xdp;
-	} shared[4];
+	} shared[5];
 	char path[PATH_MAX + 32];
 	size_t i;
 	int err;
@@ -514,6 +515,7 @@ static int handoff_load(struct loader *l, const struct shedd_options *o)
 	shared[1].mine = l->handoff->maps.ports, shared[1].xdp = l->skel->maps.ports;
 	shared[2].mine = l->handoff->maps.prefix_v4, shared[2].xdp = l->skel->maps.prefix_v4;
 	shared[3].mine = l->handoff->maps.prefix_v6, shared[3].xdp = l->skel->maps.prefix_v6;
+	shared[4].mine = l->handoff->maps.mss_cache, shared[4].xdp = l->skel->maps.mss_cache;
 	for (i = 0; i < sizeof(shared) / sizeof(shared[0]); i++)
 		if ((err = bpf_map__reuse_fd(shared[i].mine, bpf_map__fd(shared[i].xdp))))
 			return print_libbpf_error("share the maps with the tc hand-off", err);

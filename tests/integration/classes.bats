@@ -2,6 +2,10 @@
 # classes.bats - priority with floors on the wire: a higher class keeps what
 # it asks for while a lower one is shed, and the lower one keeps its floor.
 
+# The flood here is spoofed and sheds: verified admission would answer it
+# with cookies instead of charging it. These tests measure the token bucket
+# itself, so shedd runs with --verify off; verified.bats tests cookies.
+
 load lib
 
 setup() { testbed_up; listener_start; }
@@ -27,7 +31,7 @@ rates() {
 }
 
 @test "critical_plus keeps its share, sheddable is shed to what is left, not below its floor" {
-	shedd_start --port "$PORT" --rate 1000 --burst 100 \
+	shedd_start --verify off --port "$PORT" --rate 1000 --burst 100 \
 		--prefix 198.19.1.0/24=critical_plus --floor sheddable=0.1
 	FLOOD_CPU=0 flood_bg "$BATS_TEST_TMPDIR/cp" 198.19.1.0/24 700 5
 	flood 198.19.128.0/17 5000 5 >"$BATS_TEST_TMPDIR/sh"
@@ -43,7 +47,7 @@ rates() {
 }
 
 @test "a flood of the highest class leaves the lowest its floor" {
-	shedd_start --port "$PORT" --rate 1000 --burst 100 \
+	shedd_start --verify off --port "$PORT" --rate 1000 --burst 100 \
 		--prefix 198.19.1.0/24=critical_plus --floor sheddable=0.2
 	FLOOD_CPU=0 flood_bg "$BATS_TEST_TMPDIR/cp" 198.19.1.0/24 5000 5
 	flood 198.19.128.0/17 1000 5 >"$BATS_TEST_TMPDIR/sh"

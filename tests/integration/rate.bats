@@ -2,6 +2,10 @@
 # rate.bats - shedd admits SYNs at the configured --rate, measured at the
 # sender by the distinct SYN-ACKs the server's kernel sent back.
 
+# The flood here is spoofed and sheds: verified admission would answer it
+# with cookies instead of charging it. These tests measure the token bucket
+# itself, so shedd runs with --verify off; verified.bats tests cookies.
+
 load lib
 
 setup() { testbed_up; listener_start; listener_start "$SRV_IP6"; }
@@ -24,7 +28,7 @@ measure_rate() {
 }
 
 @test "IPv4 SYNs at 4x the rate pass at --rate (within 10 %)" {
-	shedd_start --port "$PORT" --rate 500 --burst 50
+	shedd_start --verify off --port "$PORT" --rate 500 --burst 50
 	measure_rate 198.19.0.0/16 "$SRV_IP"
 	echo "admitted ${RATE}/s against --rate 500"
 	within "$RATE" 450 550
@@ -36,7 +40,7 @@ measure_rate() {
 }
 
 @test "IPv6 SYNs at 4x the rate pass at --rate (within 10 %)" {
-	shedd_start --port "$PORT" --rate 500 --burst 50
+	shedd_start --verify off --port "$PORT" --rate 500 --burst 50
 	measure_rate 2001:db8:ff00::/64 "$SRV_IP6"
 	echo "admitted ${RATE}/s against --rate 500"
 	within "$RATE" 450 550
@@ -45,14 +49,14 @@ measure_rate() {
 # A real NIC spreads SYNs over CPUs, and a sender that is not pinned moves
 # between them: the class rate must hold whichever CPUs the SYNs arrive on.
 @test "SYNs from a sender the scheduler moves between CPUs pass at --rate (within 5 %)" {
-	shedd_start --port "$PORT" --rate 500 --burst 50
+	shedd_start --verify off --port "$PORT" --rate 500 --burst 50
 	FLOOD_CPU=any measure_rate 198.19.0.0/16 "$SRV_IP"
 	echo "admitted ${RATE}/s against --rate 500 (sender not pinned)"
 	within "$RATE" 475 525
 }
 
 @test "SYNs below the rate all pass; other ports are not touched" {
-	shedd_start --port "$PORT" --rate 1000
+	shedd_start --verify off --port "$PORT" --rate 1000
 	# The first tick splits the rate before any demand is seen: warm up.
 	flood 198.19.0.0/16 300 1 >/dev/null
 	line=$(flood 198.19.0.0/16 300 3)
@@ -76,7 +80,7 @@ measure_rate() {
 }
 
 @test "--reject rst answers shed SYNs with a RST the client's kernel accepts" {
-	shedd_start --port "$PORT" --rate 100 --burst 10 --reject rst
+	shedd_start --verify off --port "$PORT" --rate 100 --burst 10 --reject rst
 	line=$(flood 198.19.0.0/16 1000 2)
 	echo "$line"
 	sent=$(field sent "$line")
