@@ -2653,8 +2653,8 @@ static int vtc_setup(void **state)
 
 /* ---- the tc hand-off ------------------------------------------------------ */
 
-/* The tc program under BPF_PROG_TEST_RUN, sharing settings, ports and
- * prefixes with the XDP program as the daemon makes it. NULL when it did
+/* The tc program under BPF_PROG_TEST_RUN, sharing settings, ports,
+ * prefixes and the MSS cache with the XDP program as the daemon makes it. NULL when it did
  * not load (a kernel without bpf_sk_assign_tcp_reqsk): its tests skip. */
 static struct handoff_bpf *hskel;
 
@@ -2665,6 +2665,7 @@ static int handoff_load(void)
 	} shared[] = {
 		{ NULL, skel->maps.settings }, { NULL, skel->maps.ports },
 		{ NULL, skel->maps.prefix_v4 }, { NULL, skel->maps.prefix_v6 },
+		{ NULL, skel->maps.mss_cache },
 	};
 	size_t i;
 	int err;
@@ -2676,6 +2677,7 @@ static int handoff_load(void)
 	shared[1].mine = hskel->maps.ports;
 	shared[2].mine = hskel->maps.prefix_v4;
 	shared[3].mine = hskel->maps.prefix_v6;
+	shared[4].mine = hskel->maps.mss_cache;
 	for (i = 0; i < ARRAY_SIZE(shared); i++) {
 		err = bpf_map__reuse_fd(shared[i].mine, bpf_map__fd(shared[i].xdp));
 		if (err)
@@ -2690,34 +2692,50 @@ fail:
 	return err;
 }
 
-static struct shedd_handoff_stats read_hstats(void)
+/* The hand-off counters, in the order of struct shedd_handoff_stats. */
+enum { H_ACKS, H_ASSIGNED, H_NOT_LISTENER, H_NO_SOCKET, H_INVALID, H_FAILED, H_MALFORMED,
+       H_MSS_MISSED };
+#define HFIELD(f) { #f, offsetof(struct shedd_handoff_stats, f) }
+static const struct {
+	const char *name;
+	size_t off;
+} hstat_fields[] = {
+	HFIELD(acks), HFIELD(assigned), HFIELD(not_listener), HFIELD(no_socket),
+	HFIELD(invalid), HFIELD(failed), HFIELD(malformed), HFIELD(mss_missed),
+};
+_Static_assert(ARRAY_SIZE(hstat_fields) * sizeof(__u64) ==
+	       sizeof(struct shedd_handoff_stats), "every hand-off counter is named");
+_Static_assert(H_MSS_MISSED + 1 == ARRAY_SIZE(hstat_fields), "one index per counter");
+
+/* handoff_stats summed over the CPUs, into @sum (as __u64 words). */
+static void read_hstats(__u64 *sum)
 {
-	struct shedd_handoff_stats *vals = calloc(nr_cpus, sizeof(*vals)), sum = {};
-	__u64 *acc = (__u64 *)&sum;
+	struct shedd_handoff_stats *vals = calloc(nr_cpus, sizeof(*vals));
 	__u32 zero = 0;
-	size_t w;
+	size_t f;
 	int i, err;
 
 	assert_non_null(vals);
 	err = bpf_map__lookup_elem(hskel->maps.handoff_stats, &zero, sizeof(zero), vals,
 				   nr_cpus * sizeof(*vals), 0);
-	for (i = 0; !err && i < nr_cpus; i++) {
-		__u64 words[sizeof(*vals) / sizeof(__u64)];
+	memset(sum, 0, sizeof(*vals));
+	for (i = 0; !err && i < nr_cpus; i++)
+		for (f = 0; f < ARRAY_SIZE(hstat_fields); f++) {
+			__u64 v;
 
-		memcpy(words, &vals[i], sizeof(words));
-		for (w = 0; w < ARRAY_SIZE(words); w++)
-			acc[w] += words[w];
-	}
+			memcpy(&v, (const char *)&vals[i] + hstat_fields[f].off, sizeof(v));
+			sum[f] += v;
+		}
 	free(vals);
 	if (err)
 		fail_msg("read handoff_stats: %s", strerror(-err));
-	return sum;
 }
 
-/* Run the tc program on @ack; it always lets the frame go on. */
-static struct shedd_handoff_stats run_tc(const char *name, const struct pkt *ack)
+/* Run the tc program on @ack, which it must let go on untouched; @delta
+ * gets how far each counter moved, in the order of hstat_fields. */
+static void run_tc(const char *name, const struct pkt *ack, __u64 *delta)
 {
-	struct shedd_handoff_stats before = read_hstats(), after, d;
+	__u64 before[ARRAY_SIZE(hstat_fields)], after[ARRAY_SIZE(hstat_fields)];
 	__u8 out[PKT_MAX];
 	LIBBPF_OPTS(bpf_test_run_opts, opts,
 		.data_in = ack->data,
@@ -2726,68 +2744,51 @@ static struct shedd_handoff_stats run_tc(const char *name, const struct pkt *ack
 		.data_size_out = sizeof(out),
 		.repeat = 1,
 	);
+	size_t f;
 	int err;
 
+	read_hstats(before);
 	err = bpf_prog_test_run_opts(bpf_program__fd(hskel->progs.shedd_handoff), &opts);
 	expect(err == 0, name, "BPF_PROG_TEST_RUN of the tc program: %s", strerror(-err));
 	expect(opts.retval == 0, name, "tc verdict %u, expected TC_ACT_OK (0)", opts.retval);
 	expect(opts.data_size_out == ack->len && memcmp(out, ack->data, ack->len) == 0, name,
 	       "the tc program changed the frame");
-	after = read_hstats();
-	d.acks = after.acks - before.acks;
-	d.assigned = after.assigned - before.assigned;
-	d.not_listener = after.not_listener - before.not_listener;
-	d.no_socket = after.no_socket - before.no_socket;
-	d.invalid = after.invalid - before.invalid;
-	d.failed = after.failed - before.failed;
-	d.malformed = after.malformed - before.malformed;
-	return d;
-}
-
-static void expect_hdelta(const char *name, const struct shedd_handoff_stats *got,
-			  const struct shedd_handoff_stats *want)
-{
-	expect(memcmp(got, want, sizeof(*got)) == 0, name,
-	       "handoff_stats moved by acks %llu assigned %llu not_listener %llu "
-	       "no_socket %llu invalid %llu failed %llu malformed %llu, expected "
-	       "%llu %llu %llu %llu %llu %llu %llu",
-	       (unsigned long long)got->acks, (unsigned long long)got->assigned,
-	       (unsigned long long)got->not_listener, (unsigned long long)got->no_socket,
-	       (unsigned long long)got->invalid, (unsigned long long)got->failed,
-	       (unsigned long long)got->malformed, (unsigned long long)want->acks,
-	       (unsigned long long)want->assigned, (unsigned long long)want->not_listener,
-	       (unsigned long long)want->no_socket, (unsigned long long)want->invalid,
-	       (unsigned long long)want->failed, (unsigned long long)want->malformed);
+	read_hstats(after);
+	for (f = 0; f < ARRAY_SIZE(hstat_fields); f++)
+		delta[f] = after[f] - before[f];
 }
 
 /* The tc program checks the cookie again and sorts the ACKs of verified
- * classes: genuine, forged, established, no listener, no timestamp (left
- * to the kernel); others it does not count. A genuine one passes the
- * check, but bpf_sk_assign_tcp_reqsk() takes only a frame at tc ingress,
- * which BPF_PROG_TEST_RUN does not make: here it is assigned or failed,
- * and verified.bats sees it assigned for real. */
+ * classes: genuine (with timestamps, or without: the MSS from the cache
+ * the XDP program filled, else the smallest), forged, established, no
+ * listener; others it does not count. A genuine one passes the check, but
+ * bpf_sk_assign_tcp_reqsk() takes only a frame at tc ingress, which
+ * BPF_PROG_TEST_RUN does not make: here it is assigned or failed, and
+ * verified.bats sees it assigned for real. */
 static void test_handoff_sorts_acks(void **state)
 {
+	/* Counters by name; "handed" is assigned + failed. */
 	static const struct {
 		const char *what;
+		int syn_no_ts;   /* the SYN without timestamps: MSS 1400 only */
+		int ack_no_ts;   /* the ACK without a timestamp */
 		__u32 ack_xor;
 		__u16 dport;
-		const char *saddr;
-		int no_ts, established, genuine;
-		struct shedd_handoff_stats want;
+		int other_class, established;
+		__u64 acks, handed, invalid, not_listener, no_socket, mss_missed;
 	} steps[] = {
-		{ "genuine cookie: passes the check", .genuine = 1, .want = { .acks = 1 } },
-		{ "forged cookie: invalid", .ack_xor = 1U << 8,
-		  .want = { .acks = 1, .invalid = 1 } },
-		{ "established flow: not a listener's", .established = 1,
-		  .want = { .acks = 1, .not_listener = 1 } },
-		{ "nobody listens: no socket", .dport = NOLISTEN_PORT,
-		  .want = { .acks = 1, .no_socket = 1 } },
-		{ "no timestamp: left to the kernel", .no_ts = 1, .want = { .acks = 1 } },
-		{ "class without verification: not counted", .saddr = V4_CP, .want = {} },
-		{ "unprotected port: not counted", .dport = OTHER_PORT, .want = {} },
+		{ "genuine cookie, timestamps: handed to the listener", .acks = 1, .handed = 1 },
+		{ "genuine cookie, no timestamps: the MSS from the cache", .syn_no_ts = 1,
+		  .ack_no_ts = 1, .acks = 1, .handed = 1 },
+		{ "genuine cookie, no timestamp in the ACK alone: not cached, smallest MSS",
+		  .ack_no_ts = 1, .acks = 1, .handed = 1, .mss_missed = 1 },
+		{ "forged cookie: invalid", .ack_xor = 1U << 8, .acks = 1, .invalid = 1 },
+		{ "established flow: not a listener's", .established = 1, .acks = 1,
+		  .not_listener = 1 },
+		{ "nobody listens: no socket", .dport = NOLISTEN_PORT, .acks = 1, .no_socket = 1 },
+		{ "class without verification: not counted", .other_class = 1 },
+		{ "unprotected port: not counted", .dport = OTHER_PORT },
 	};
-	const struct synack_want w4 = FULL4;
 	size_t i;
 	int v6;
 
@@ -2795,54 +2796,65 @@ static void test_handoff_sorts_acks(void **state)
 	if (!hskel)
 		skip();
 	for (v6 = 0; v6 <= 1; v6++) {
-		const struct synack_want w6 = FULL6;
-		struct pkt_spec spec = { .l3 = v6 ? ETH_P_IPV6 : ETH_P_IP, .flags = TCP_SYN };
-		struct synack_info info;
-
-		if (v6) {
-			spec.opt_bytes = opt_linux6;
-			spec.opt_len = sizeof(opt_linux6);
-		} else {
-			spec.opt_bytes = opt_linux;
-			spec.opt_len = sizeof(opt_linux);
-		}
-		get_synack("tc hand-off: the SYN", &spec, &cfg_vtc, v6 ? &w6 : &w4, &info);
 		for (i = 0; i < ARRAY_SIZE(steps); i++) {
-			struct shedd_handoff_stats got;
-			struct pkt_spec as = spec;
-			struct synack_info fi = info;
+			const struct synack_want full = FULL4, full6 = FULL6;
+			const struct synack_want mss_only = { .mss = v6 ? 1220 : 1300,
+							      .mss_idx = v6 ? 0 : 1 };
+			struct pkt_spec spec = { .l3 = v6 ? ETH_P_IPV6 : ETH_P_IP,
+						 .flags = TCP_SYN,
+						 .sport = (__u16)(PKT_SPORT + 20 + i) };
+			__u64 d[ARRAY_SIZE(hstat_fields)], handed;
 			int cfd = -1, sfd = -1;
-			char name[160];
+			struct synack_info info;
+			char name[200];
 			struct pkt ack;
 
 			snprintf(name, sizeof(name), "tc hand-off, IPv%d: %s", v6 ? 6 : 4,
 				 steps[i].what);
-			fi.cookie ^= steps[i].ack_xor;
-			fi.ts = !steps[i].no_ts;
-			if (steps[i].dport)
-				as.dport = steps[i].dport;
-			if (steps[i].saddr && !v6)
-				as.saddr = steps[i].saddr;
-			if (steps[i].saddr && v6)
-				as.saddr = V6_CRIT;
-			if (steps[i].established) {
-				as.sport = PKT_SPORT + 9;
-				cfd = connect_from_client(name, v6, as.sport, &sfd);
+			if (steps[i].syn_no_ts) {
+				spec.opt_bytes = opt_mss1400;
+				spec.opt_len = sizeof(opt_mss1400);
+			} else if (v6) {
+				spec.opt_bytes = opt_linux6;
+				spec.opt_len = sizeof(opt_linux6);
+			} else {
+				spec.opt_bytes = opt_linux;
+				spec.opt_len = sizeof(opt_linux);
 			}
-			build_cookie_ack(&ack, &as, &fi);
-			got = run_tc(name, &ack);
+			if (steps[i].other_class)
+				spec.saddr = v6 ? V6_CRIT : V4_CP;
+			if (!steps[i].other_class && steps[i].dport != OTHER_PORT)
+				get_synack(name, &spec, &cfg_vtc,
+					   steps[i].syn_no_ts ? &mss_only : v6 ? &full6 : &full,
+					   &info);
+			else
+				info = (struct synack_info){ .cookie = 0x1234567, .ts = 1 };
+			info.cookie ^= steps[i].ack_xor;
+			if (steps[i].ack_no_ts)
+				info.ts = 0;
+			if (steps[i].dport)
+				spec.dport = steps[i].dport;
+			if (steps[i].established)
+				cfd = connect_from_client(name, v6, spec.sport, &sfd);
+			build_cookie_ack(&ack, &spec, &info);
+			run_tc(name, &ack, d);
 			if (cfd >= 0) {
 				close(cfd);
 				close(sfd);
 			}
-			if (steps[i].genuine) {
-				expect(got.assigned + got.failed == 1, name,
-				       "assigned %llu + failed %llu, expected 1",
-				       (unsigned long long)got.assigned,
-				       (unsigned long long)got.failed);
-				got.assigned = got.failed = 0;
-			}
-			expect_hdelta(name, &got, &steps[i].want);
+			handed = d[H_ASSIGNED] + d[H_FAILED];
+			expect(d[H_ACKS] == steps[i].acks && handed == steps[i].handed &&
+			       d[H_NOT_LISTENER] == steps[i].not_listener &&
+			       d[H_NO_SOCKET] == steps[i].no_socket &&
+			       d[H_INVALID] == steps[i].invalid && d[H_MALFORMED] == 0 &&
+			       d[H_MSS_MISSED] == steps[i].mss_missed, name,
+			       "acks %llu, assigned + failed %llu, not_listener %llu, no_socket "
+			       "%llu, invalid %llu, malformed %llu, mss_missed %llu",
+			       (unsigned long long)d[H_ACKS], (unsigned long long)handed,
+			       (unsigned long long)d[H_NOT_LISTENER],
+			       (unsigned long long)d[H_NO_SOCKET], (unsigned long long)d[H_INVALID],
+			       (unsigned long long)d[H_MALFORMED],
+			       (unsigned long long)d[H_MSS_MISSED]);
 		}
 	}
 }
