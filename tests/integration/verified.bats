@@ -153,13 +153,14 @@ verified_counters() {
 }
 
 # A client without timestamps (Windows by default): a cookie then carries
-# its MSS alone, and both hand-offs leave the ACK to the kernel, which
-# checks the cookie itself. The options must be those the kernel's own
-# cookies give (tcp_syncookies=2, no shedd): no window scaling, no SACK.
-# The kernel takes a cookie only on a listener that sent one of its own
-# lately (tcp_synq_no_recent_overflow): the reference runs on a listener
-# of its own, so the one shedd protects has sent none, and the XDP program
-# must keep it ready.
+# its MSS alone. The kernel hand-off leaves its ACK to the kernel's own
+# check; the tc hand-off gives the listener a request socket with the MSS
+# the XDP program kept for the flow. Either way the options must be those
+# the kernel's own cookies give (tcp_syncookies=2, no shedd): the MSS, no
+# window scaling, no SACK. The kernel takes a cookie only on a listener
+# that sent one of its own lately (tcp_synq_no_recent_overflow): the
+# reference runs on a listener of its own, so the one shedd protects has
+# sent none.
 no_timestamps() {
 	in_cli sysctl -qw net.ipv4.tcp_timestamps=0
 	in_srv sysctl -qw net.ipv4.tcp_syncookies=2
