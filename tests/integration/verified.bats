@@ -161,24 +161,35 @@ verified_counters() {
 # that sent one of its own lately (tcp_synq_no_recent_overflow): the
 # reference runs on a listener of its own, so the one shedd protects has
 # sent none.
+# no_timestamps HANDOFF ADDR SS_ADDR: that, to the server's ADDR (ss writes
+# it SS_ADDR with the port).
 no_timestamps() {
+	local port=$((PORT + 1))
 	in_cli sysctl -qw net.ipv4.tcp_timestamps=0
 	in_srv sysctl -qw net.ipv4.tcp_syncookies=2
-	echo_start "$SRV_IP" "$SRV_IP:$((PORT + 1))" $((PORT + 1))
-	exchange base "$SRV_IP" $((PORT + 1))
+	echo_start "$2" "$3:$port" "$port"
+	exchange base "$2" "$port"
 	in_srv sysctl -qw net.ipv4.tcp_syncookies=1
 	shedd_start --port "$PORT" --rate 1000 --verify sheddable=always --handoff "$1"
-	exchange verified "$SRV_IP"
+	exchange verified "$2"
 	same_opts verified base
 	verified_counters 1
 }
 
-@test "tc hand-off: a client without timestamps gets what the kernel's own cookies give" {
-	no_timestamps tc
+@test "tc hand-off: an IPv4 client without timestamps gets what the kernel's own cookies give" {
+	no_timestamps tc "$SRV_IP" "$SRV_IP"
 }
 
-@test "kernel hand-off: a client without timestamps gets what the kernel's own cookies give" {
-	no_timestamps kernel
+@test "tc hand-off: an IPv6 client without timestamps gets what the kernel's own cookies give" {
+	no_timestamps tc "$SRV_IP6" "[$SRV_IP6]"
+}
+
+@test "kernel hand-off: an IPv4 client without timestamps gets what the kernel's own cookies give" {
+	no_timestamps kernel "$SRV_IP" "$SRV_IP"
+}
+
+@test "kernel hand-off: an IPv6 client without timestamps gets what the kernel's own cookies give" {
+	no_timestamps kernel "$SRV_IP6" "[$SRV_IP6]"
 }
 
 # A proven client without a token: its ACK gets a RST, so the client fails
