@@ -254,6 +254,12 @@ int shedd_xdp(struct xdp_md *ctx)
 			return XDP_DROP;
 		}
 		cs->ack_valid++;
+		/* The kernel would drop it: no token for it, the client sends
+		 * it again. */
+		if (ret == 2) {
+			st->ack_queue_full++;
+			return XDP_DROP;
+		}
 		cs->charged++;
 		if (charge(b, cls, now)) {
 			cs->ack_admitted++;

@@ -451,13 +451,28 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 	return 0;
 }
 
+/* Would the listener @sk drop a connection now, its accept queue full
+ * (sk_acceptq_is_full())? The ACK of a proven client is then dropped as
+ * the kernel would drop it, and spends no token: the client sends it again
+ * and is judged then. */
+static __always_inline int acceptq_full(struct bpf_sock *sk)
+{
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+
+	if (!tp)
+		return 0;
+	return tp->inet_conn.icsk_inet.sk.sk_ack_backlog >
+	       tp->inet_conn.icsk_inet.sk.sk_max_ack_backlog;
+}
+
 /**
  * shedd_cookie_check() - is the ACK in @ctx the end of a cookie handshake?
  * @ctx, @l2_len, @l3_len, @flags: as for shedd_syncookie_reply()
  *
  * Return: 0 when the flow has a socket of its own (established, a request
  * socket, time-wait) or no listener at all: not ours to judge; 1 when it
- * goes to a listener with a valid cookie; -1 with a forged or stale one.
+ * goes to a listener with a valid cookie; 2 when the cookie is valid but
+ * the listener's accept queue is full; -1 with a forged or stale cookie.
  */
 __noinline int shedd_cookie_check(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len,
 				  __u64 flags)
@@ -467,7 +482,7 @@ __noinline int shedd_cookie_check(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len
 	struct bpf_sock_tuple t = {};
 	struct bpf_sock *sk;
 	struct tcphdr *tcp;
-	__u32 state;
+	int ret = 0, full;
 
 	if (l2_len > MAX_L2_LEN || l3_len > MAX_L3_LEN)
 		return 0;
@@ -486,18 +501,17 @@ __noinline int shedd_cookie_check(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len
 		sk = bpf_skc_lookup_tcp(ctx, &t, sizeof(t.ipv6), BPF_F_CURRENT_NETNS, 0);
 		if (!sk)
 			return 0;
-		state = sk->state;
-		bpf_sk_release(sk);
-		if (state != BPF_TCP_LISTEN)
-			return 0;
+		if (sk->state != BPF_TCP_LISTEN)
+			goto out;
+		full = acceptq_full(sk);
 		/* Bounds again: the verifier forgets them across the calls. */
 		ip6 = data + l2_len;
 		if ((void *)(ip6 + 1) > data_end)
-			return 0;
+			goto out;
 		tcp = (void *)ip6 + l3_len;
 		if ((void *)(tcp + 1) > data_end)
-			return 0;
-		return bpf_tcp_raw_check_syncookie_ipv6(ip6, tcp) ? -1 : 1;
+			goto out;
+		ret = bpf_tcp_raw_check_syncookie_ipv6(ip6, tcp) ? -1 : full ? 2 : 1;
 	} else {
 		struct iphdr *ip = data + l2_len;
 
@@ -513,18 +527,20 @@ __noinline int shedd_cookie_check(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len
 		sk = bpf_skc_lookup_tcp(ctx, &t, sizeof(t.ipv4), BPF_F_CURRENT_NETNS, 0);
 		if (!sk)
 			return 0;
-		state = sk->state;
-		bpf_sk_release(sk);
-		if (state != BPF_TCP_LISTEN)
-			return 0;
+		if (sk->state != BPF_TCP_LISTEN)
+			goto out;
+		full = acceptq_full(sk);
 		ip = data + l2_len;
 		if ((void *)(ip + 1) > data_end)
-			return 0;
+			goto out;
 		tcp = (void *)ip + l3_len;
 		if ((void *)(tcp + 1) > data_end)
-			return 0;
-		return bpf_tcp_raw_check_syncookie_ipv4(ip, tcp) ? -1 : 1;
+			goto out;
+		ret = bpf_tcp_raw_check_syncookie_ipv4(ip, tcp) ? -1 : full ? 2 : 1;
 	}
+out:
+	bpf_sk_release(sk);
+	return ret;
 }
 
 #endif /* SHEDD_SYNCOOKIE_H */

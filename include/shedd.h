@@ -190,6 +190,8 @@ struct shedd_stats {
 	__u64 ack_probed;    /* ACKs to a protected port of a verified class
 			      * looked up in the socket table */
 	__u64 refreshed;     /* SHEDD_HANDOFF_KERNEL: listener stamps refreshed */
+	__u64 ack_queue_full; /* proven ACKs to a listener whose accept queue is
+			       * full: dropped as the kernel would, no token */
 };
 
 /* settings: written by userspace only. ARRAY with one entry. */
@@ -320,7 +322,7 @@ _Static_assert(sizeof(struct shedd_rate) == 56, "shedd_rate is a map value");
 _Static_assert(sizeof(struct shedd_reserve) == 24, "shedd_reserve is a map value");
 _Static_assert(sizeof(struct shedd_bucket) == 40, "shedd_bucket is a map value");
 _Static_assert(sizeof(struct shedd_class_stats) == 11 * 8, "shedd_class_stats");
-_Static_assert(sizeof(struct shedd_stats) == 4 * 88 + 16 * 8, "shedd_stats is a map value");
+_Static_assert(sizeof(struct shedd_stats) == 4 * 88 + 17 * 8, "shedd_stats is a map value");
 _Static_assert(sizeof(struct shedd_config) == 56, "shedd_config is a map value");
 _Static_assert(sizeof(struct shedd_refresh) == 16, "shedd_refresh is a map value");
 _Static_assert(sizeof(struct shedd_handoff_stats) == 8 * 8, "shedd_handoff_stats");

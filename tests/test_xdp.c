@@ -286,7 +286,7 @@ static const struct {
 	FIELD(non_tcp), FIELD(fragment), FIELD(malformed), FIELD(frag_judged),
 	FIELD(frag_refused), FIELD(deep_refused), FIELD(bad_syn),
 	FIELD(rst_refused), FIELD(rst_limited), FIELD(cookie_failed),
-	FIELD(ack_probed), FIELD(refreshed),
+	FIELD(ack_probed), FIELD(refreshed), FIELD(ack_queue_full),
 };
 _Static_assert(ARRAY_SIZE(stat_fields) * sizeof(__u64) ==
 	       sizeof(struct shedd_stats), "every counter is named");
