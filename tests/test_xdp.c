@@ -35,6 +35,7 @@
 #define PROTECTED_PORT PKT_DPORT
 #define OTHER_PORT 9090
 #define NOLISTEN_PORT 8081 /* protected; nobody listens on it */
+#define FULLQ_PORT 8082    /* protected; a listener of backlog 0 (test_ack_to_full_queue) */
 /* Far from 0, so scripts can also step back in time. A fresh bucket
  * (last_ns 0) holds exactly its burst at any non-zero time. */
 #define T0_NS (10000ULL * SHEDD_NSEC_PER_SEC)
@@ -1780,17 +1781,17 @@ static socklen_t sockaddr_of(union sockaddr_inx *a, int v6, const char *addr, __
 	return sizeof(a->v4);
 }
 
-static int listen_on(int v6)
+static int listen_on(int v6, __u16 port, int backlog)
 {
 	union sockaddr_inx a;
-	socklen_t len = sockaddr_of(&a, v6, NULL, PROTECTED_PORT);
+	socklen_t len = sockaddr_of(&a, v6, NULL, port);
 	int one = 1, fd;
 
 	fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
 	if ((v6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one))) ||
-	    bind(fd, &a.sa, len) || listen(fd, 16)) {
+	    bind(fd, &a.sa, len) || listen(fd, backlog)) {
 		close(fd);
 		return -1;
 	}
@@ -1819,8 +1820,8 @@ static int netns_setup(void)
 	    lo_addr4(fd4, "lo:2", PKT_V4_CLIENT) || lo_addr6(fd6, PKT_V6_SERVER) ||
 	    lo_addr6(fd6, PKT_V6_CLIENT))
 		goto out;
-	listen_fds[0] = listen_on(0);
-	listen_fds[1] = listen_on(1);
+	listen_fds[0] = listen_on(0, PROTECTED_PORT, 16);
+	listen_fds[1] = listen_on(1, PROTECTED_PORT, 16);
 	if (listen_fds[0] >= 0 && listen_fds[1] >= 0)
 		err = 0;
 out:
@@ -1833,21 +1834,30 @@ out:
 	return err;
 }
 
-/* A real connection from the client address and @sport to the listener;
- * returns the client's socket, the server's in @sfd. */
-static int connect_from_client(const char *name, int v6, __u16 sport, int *sfd)
+/* A real connection from the client address and @sport to @dport; the
+ * client's socket. */
+static int connect_to(const char *name, int v6, __u16 sport, __u16 dport)
 {
 	union sockaddr_inx src, dst;
 	socklen_t len = sockaddr_of(&src, v6, v6 ? PKT_V6_CLIENT : PKT_V4_CLIENT, sport);
 	int one = 1, fd;
 
-	sockaddr_of(&dst, v6, v6 ? PKT_V6_SERVER : PKT_V4_SERVER, PROTECTED_PORT);
+	sockaddr_of(&dst, v6, v6 ? PKT_V6_SERVER : PKT_V4_SERVER, dport);
 	fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	expect(fd >= 0, name, "socket: %s", strerror(errno));
 	expect(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0, name,
 	       "SO_REUSEADDR: %s", strerror(errno));
 	expect(bind(fd, &src.sa, len) == 0, name, "bind the client: %s", strerror(errno));
 	expect(connect(fd, &dst.sa, len) == 0, name, "connect: %s", strerror(errno));
+	return fd;
+}
+
+/* A real connection from the client address and @sport to the listener;
+ * returns the client's socket, the server's in @sfd. */
+static int connect_from_client(const char *name, int v6, __u16 sport, int *sfd)
+{
+	int fd = connect_to(name, v6, sport, PROTECTED_PORT);
+
 	*sfd = accept4(listen_fds[v6], NULL, NULL, SOCK_CLOEXEC);
 	expect(*sfd >= 0, name, "accept: %s", strerror(errno));
 	return fd;
@@ -2509,6 +2519,69 @@ static void test_established_flow(void **state)
 	}
 }
 
+/* A proven ACK to a listener whose accept queue is full is dropped, as
+ * the kernel would drop it, and spends no token; once the application has
+ * taken a connection, the same ACK is admitted. */
+static void test_ack_to_full_queue(void **state)
+{
+	const __u32 cls = SHEDD_SHEDDABLE;
+	int v6;
+
+	(void)state;
+	for (v6 = 0; v6 <= 1; v6++) {
+		const struct synack_want w4 = FULL4, w6 = FULL6;
+		struct pkt_spec spec = { .l3 = v6 ? ETH_P_IPV6 : ETH_P_IP, .flags = TCP_SYN,
+					 .dport = FULLQ_PORT };
+		struct shedd_stats before, after, want = {}, any = { .non_syn = 1 };
+		int lfd, cfd, sfd;
+		struct synack_info info;
+		struct xdp_run r;
+		char name[160];
+		struct pkt ack;
+
+		snprintf(name, sizeof(name), "proven ACK, IPv%d, accept queue full: dropped, no token",
+			 v6 ? 6 : 4);
+		if (v6) {
+			spec.opt_bytes = opt_linux6;
+			spec.opt_len = sizeof(opt_linux6);
+		} else {
+			spec.opt_bytes = opt_linux;
+			spec.opt_len = sizeof(opt_linux);
+		}
+		/* Backlog 0 holds one connection: the second finds it full. */
+		lfd = listen_on(v6, FULLQ_PORT, 0);
+		expect(lfd >= 0, name, "listen on port %u: %s", FULLQ_PORT, strerror(errno));
+		cfd = connect_to(name, v6, PKT_SPORT + 40, FULLQ_PORT);
+		get_synack(name, &spec, &cfg_vtc, v6 ? &w6 : &w4, &info);
+		build_cookie_ack(&ack, &spec, &info);
+		read_stats(&before);
+		run_xdp(name, ack.data, ack.len, &r);
+		read_stats(&after);
+		expect_verdict(name, r.verdict, XDP_DROP);
+		want.packets = 1;
+		want.ack_probed = 1;
+		want.ack_queue_full = 1;
+		want.cls[cls].ack_valid = 1;
+		expect_delta_but(name, &before, &after, &want, &any);
+
+		snprintf(name, sizeof(name), "proven ACK, IPv%d, the queue taken: admitted",
+			 v6 ? 6 : 4);
+		sfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		expect(sfd >= 0, name, "accept: %s", strerror(errno));
+		read_stats(&before);
+		run_xdp(name, ack.data, ack.len, &r);
+		read_stats(&after);
+		close(sfd);
+		close(cfd);
+		close(lfd);
+		expect_verdict(name, r.verdict, XDP_PASS);
+		want.ack_queue_full = 0;
+		want.cls[cls].charged = 1;
+		want.cls[cls].ack_admitted = 1;
+		expect_delta_but(name, &before, &after, &want, &any);
+	}
+}
+
 /* The cookie budget of a CPU: a fresh one holds its depth and refills at
  * its rate; a SYN over it is shed as a class without verification would
  * shed it, with no token asked for (a flood above the budget must not
@@ -2908,7 +2981,7 @@ static int add_prefix_v6(const char *addr, __u32 len, __u32 cls)
 
 static int group_setup(void **state)
 {
-	__u16 port = PROTECTED_PORT, nolisten = NOLISTEN_PORT;
+	__u16 port = PROTECTED_PORT, nolisten = NOLISTEN_PORT, fullq = FULLQ_PORT;
 	__u8 one = 1;
 	int err;
 
@@ -2931,6 +3004,9 @@ static int group_setup(void **state)
 				   sizeof(one), BPF_ANY);
 	if (!err)
 		err = bpf_map__update_elem(skel->maps.ports, &nolisten, sizeof(nolisten),
+					   &one, sizeof(one), BPF_ANY);
+	if (!err)
+		err = bpf_map__update_elem(skel->maps.ports, &fullq, sizeof(fullq),
 					   &one, sizeof(one), BPF_ANY);
 	if (!err)
 		err = add_prefix_v4("198.18.1.0", 24, SHEDD_CRITICAL_PLUS);
@@ -2976,6 +3052,8 @@ static const struct CMUnitTest fixed_tests[] = {
 	  NULL, NULL, NULL },
 	{ "an established flow passes unchecked", test_established_flow, vtc_setup,
 	  NULL, NULL },
+	{ "a proven ACK to a full accept queue spends no token", test_ack_to_full_queue,
+	  vtc_setup, NULL, NULL },
 	{ "cookie budget per CPU", test_cookie_budget, NULL, NULL, NULL },
 	{ "verify while shedding, for the hold", test_verify_while_shedding, NULL, NULL,
 	  NULL },
