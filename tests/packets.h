@@ -169,6 +169,11 @@ struct pkt_spec {
 	unsigned int payload_len; /* bytes after the L4 header */
 	unsigned int pad_to; /* zero-pad the frame to this length, outside the
 			      * IP lengths, as Ethernet pads below 60 bytes */
+	/* TCP options given byte by byte (a multiple of 4, at most 40), in
+	 * place of tcp_opts; ack_seq replaces PKT_ACK_SEQ when ACK is set. */
+	const __u8 *opt_bytes;
+	unsigned int opt_len;
+	__u32 ack_seq;
 };
 
 /* Where one header starts, to name a cut. */
@@ -419,16 +424,21 @@ static inline void pkt_put_ipv6(struct pkt *p, const struct pkt_spec *s,
 static inline void pkt_put_tcp(struct pkt *p, const struct pkt_spec *s)
 {
 	struct pkt_tcp *tcp = pkt_put(p, sizeof(*tcp), "TCP header");
-	size_t opt_len = s->tcp_opts ? 20 : 0;
+	size_t opt_len = s->opt_len ? s->opt_len : s->tcp_opts ? 20 : 0;
 
+	if (opt_len % 4 || opt_len > 40)
+		pkt_bug("TCP options must be a multiple of 4, at most 40 bytes");
 	tcp->sport = htons(p->sport);
 	tcp->dport = htons(p->dport);
 	tcp->seq = htonl(p->seq);
-	tcp->ack_seq = htonl(s->flags & TCP_ACK ? PKT_ACK_SEQ : 0);
+	tcp->ack_seq = htonl(!(s->flags & TCP_ACK) ? 0 :
+			     s->ack_seq ? s->ack_seq : PKT_ACK_SEQ);
 	tcp->doff_res = (__u8)((sizeof(*tcp) + opt_len) / 4 << 4);
 	tcp->flags = s->flags;
 	tcp->window = htons(64240);
-	if (opt_len) {
+	if (s->opt_len) {
+		memcpy(pkt_put(p, opt_len, "TCP options"), s->opt_bytes, opt_len);
+	} else if (opt_len) {
 		static const __u8 opts[20] = {
 			2, 4, 0x05, 0xb4,             /* MSS 1460 */
 			4, 2,                         /* SACK permitted */

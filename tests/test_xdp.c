@@ -5,6 +5,7 @@
  * CAP_NET_ADMIN). One cmocka group, so `prove` reads it as TAP.
  */
 #include <errno.h>
+#include <net/if.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <linux/types.h>
@@ -21,6 +25,7 @@
 
 #include "shedd.h"
 #include "shedd.skel.h"
+#include "handoff.skel.h"
 #include "xdp_harness.h"
 #include "packets.h"
 
@@ -29,6 +34,8 @@
 
 #define PROTECTED_PORT PKT_DPORT
 #define OTHER_PORT 9090
+#define NOLISTEN_PORT 8081 /* protected; nobody listens on it */
+#define FULLQ_PORT 8082    /* protected; a listener of backlog 0 (test_ack_to_full_queue) */
 /* Far from 0, so scripts can also step back in time. A fresh bucket
  * (last_ns 0) holds exactly its burst at any non-zero time. */
 #define T0_NS (10000ULL * SHEDD_NSEC_PER_SEC)
@@ -87,6 +94,24 @@ static const struct shedd_config cfg_default_invalid = {
 	.default_class = SHEDD_NR_CLASSES + 3,
 };
 
+/* Verified admission. The default class (SHEDDABLE) is always verified,
+ * SHEDDABLE_PLUS (V4_SP) while it sheds, CRITICAL_PLUS (V4_CP) and CRITICAL
+ * (V6_CRIT) are not. The SYN-ACK's window scale is not the clients' 7, so
+ * the two cannot be mistaken for each other. */
+#define VERIFY_WSCALE 9
+#define VERIFY_HOLD_NS MS(1000)
+#define VERIFY_CFG(handoff_, ecn_)                                           \
+	.default_class = SHEDD_SHEDDABLE,                                    \
+	.verify = { [SHEDD_SHEDDABLE_PLUS] = SHEDD_VERIFY_SHEDDING,          \
+		    [SHEDD_SHEDDABLE] = SHEDD_VERIFY_ALWAYS },               \
+	.handoff = (handoff_), .wscale = VERIFY_WSCALE, .ecn = (ecn_),       \
+	.cookie_rate_per_sec = 1000, .cookie_burst = 100,                    \
+	.verify_hold_ns = VERIFY_HOLD_NS,                                    \
+	.mac = SERVER_MAC, .rst_rate_per_sec = 1000, .rst_burst = 100
+static const struct shedd_config cfg_vtc = { VERIFY_CFG(SHEDD_HANDOFF_TC, 1) };
+static const struct shedd_config cfg_vkernel = { VERIFY_CFG(SHEDD_HANDOFF_KERNEL, 1) };
+static const struct shedd_config cfg_vtc_noecn = { VERIFY_CFG(SHEDD_HANDOFF_TC, 0) };
+
 static const struct shedd_class_rate rate_plenty = { .rate_per_sec = 1000, .burst = 100 };
 /* At rate 0 a fresh bucket gets nothing: every SYN is shed. */
 static const struct shedd_class_rate rate_empty = { .rate_per_sec = 0, .burst = 5 };
@@ -140,13 +165,28 @@ static int set_rates(const struct shedd_class_rate *rate)
 
 /* Every case starts from the same state: @cfg, @rate on every class and
  * CPU, fresh buckets, zero counters, the clock at T0. */
+/* Forget every verdict on proven flows: each case starts with none, at the
+ * same test clock. One batch update of the whole array. */
+static int clear_proven(void)
+{
+	static __u32 keys[PROVEN_SLOTS];
+	static const __u64 none[PROVEN_SLOTS];
+	__u32 i, count = PROVEN_SLOTS;
+
+	for (i = 0; i < PROVEN_SLOTS; i++)
+		keys[i] = i;
+	if (bpf_map_update_batch(bpf_map__fd(skel->maps.proven), keys, none, &count, NULL))
+		return -errno;
+	return 0;
+}
+
 static int reset_maps(const struct shedd_config *cfg,
 		      const struct shedd_class_rate *rate)
 {
 	const struct shedd_bucket fresh = {};
 	const struct shedd_rst_budget fresh_rst = {};
 	const struct shedd_stats zero_stats = {};
-	__u32 zero = 0, cls;
+	__u32 zero = 0, cls, slot;
 	int err;
 
 	err = bpf_map__update_elem(skel->maps.settings, &zero, sizeof(zero),
@@ -168,6 +208,16 @@ static int reset_maps(const struct shedd_config *cfg,
 	if (!err)
 		err = update_percpu(skel->maps.rst_budget, 0, &fresh_rst,
 				    sizeof(fresh_rst));
+	if (!err)
+		err = update_percpu(skel->maps.cookie_budget, 0, &fresh_rst,
+				    sizeof(fresh_rst));
+	for (slot = 0; !err && slot < REFRESH_SLOTS; slot++) {
+		const struct shedd_refresh never = {};
+
+		err = update_percpu(skel->maps.refresh, slot, &never, sizeof(never));
+	}
+	if (!err)
+		err = clear_proven();
 	if (err) {
 		print_error("reset maps: %s\n", strerror(-err));
 		return -1;
@@ -235,18 +285,13 @@ static void run_xdp(const char *name, const void *data, size_t len,
 }
 
 /* Names of the counters, for messages. */
+#define CLS_FIELD(c, f) { "cls[" #c "]." #f, offsetof(struct shedd_stats, cls[c].f) }
 #define CLS_FIELDS(c)                                                        \
-	{ "cls[" #c "].syn", offsetof(struct shedd_stats, cls[c].syn) },     \
-	{ "cls[" #c "].admitted", offsetof(struct shedd_stats, cls[c].admitted) }, \
-	{ "cls[" #c "].dropped", offsetof(struct shedd_stats, cls[c].dropped) }, \
-	{ "cls[" #c "].rst_sent", offsetof(struct shedd_stats, cls[c].rst_sent) }, \
-	{ "cls[" #c "].charged", offsetof(struct shedd_stats, cls[c].charged) }, \
-	{ "cls[" #c "].cookie_sent", offsetof(struct shedd_stats, cls[c].cookie_sent) }, \
-	{ "cls[" #c "].cookie_limited", offsetof(struct shedd_stats, cls[c].cookie_limited) }, \
-	{ "cls[" #c "].ack_valid", offsetof(struct shedd_stats, cls[c].ack_valid) }, \
-	{ "cls[" #c "].ack_invalid", offsetof(struct shedd_stats, cls[c].ack_invalid) }, \
-	{ "cls[" #c "].ack_admitted", offsetof(struct shedd_stats, cls[c].ack_admitted) }, \
-	{ "cls[" #c "].ack_refused", offsetof(struct shedd_stats, cls[c].ack_refused) }
+	CLS_FIELD(c, syn), CLS_FIELD(c, admitted), CLS_FIELD(c, dropped),    \
+	CLS_FIELD(c, rst_sent), CLS_FIELD(c, charged),                       \
+	CLS_FIELD(c, cookie_sent), CLS_FIELD(c, cookie_limited),             \
+	CLS_FIELD(c, ack_valid), CLS_FIELD(c, ack_invalid),                  \
+	CLS_FIELD(c, ack_admitted), CLS_FIELD(c, ack_refused)
 #define FIELD(f) { #f, offsetof(struct shedd_stats, f) }
 
 static const struct {
@@ -273,10 +318,13 @@ static __u64 stat_word(const struct shedd_stats *st, size_t off)
 	return v;
 }
 
-/* Every counter moved by exactly @want between @before and @after. */
-static void expect_delta(const char *name, const struct shedd_stats *before,
-			 const struct shedd_stats *after,
-			 const struct shedd_stats *want)
+/* Every counter moved by exactly @want between @before and @after, but
+ * those that are non-zero in @any (NULL: none), which the specification
+ * leaves open. */
+static void expect_delta_but(const char *name, const struct shedd_stats *before,
+			     const struct shedd_stats *after,
+			     const struct shedd_stats *want,
+			     const struct shedd_stats *any)
 {
 	size_t i;
 
@@ -285,10 +333,20 @@ static void expect_delta(const char *name, const struct shedd_stats *before,
 		__u64 got = stat_word(after, off) - stat_word(before, off);
 		__u64 exp = stat_word(want, off);
 
+		if (any && stat_word(any, off))
+			continue;
+
 		expect(got == exp, name, "counter %s moved by %llu, expected %llu",
 		       stat_fields[i].name, (unsigned long long)got,
 		       (unsigned long long)exp);
 	}
+}
+
+static void expect_delta(const char *name, const struct shedd_stats *before,
+			 const struct shedd_stats *after,
+			 const struct shedd_stats *want)
+{
+	expect_delta_but(name, before, after, want, NULL);
 }
 
 static void expect_verdict(const char *name, __u32 got, __u32 want)
@@ -393,6 +451,7 @@ struct xdp_case {
 	const struct shedd_class_rate *rate;   /* NULL: rate_plenty */
 	__u32 verdict;
 	struct shedd_stats delta;        /* besides packets, which is always +1 */
+	struct shedd_stats any;          /* non-zero: counters left open */
 	size_t reply_len;                /* XDP_TX: length of the RST */
 };
 
@@ -1088,6 +1147,57 @@ static const struct xdp_case cases[] = {
 	{ "RST configured: an ACK still passes untouched",
 	  .pkt = { V4, .flags = TCP_ACK }, .cfg = &cfg_rst, .rate = &rate_empty,
 	  .verdict = XDP_PASS, COUNTED(non_syn) },
+
+	/* Verified admission: a class without it is judged as before, and
+	 * only a plain ACK to a protected port of a verified class is looked
+	 * up in the socket table. */
+	{ "verify on elsewhere: CRITICAL_PLUS SYN charged and admitted as before",
+	  .pkt = { V4, .flags = TCP_SYN, .saddr = V4_CP, .tcp_opts = 1 },
+	  .cfg = &cfg_vtc, .verdict = XDP_PASS, ADMITTED(SHEDD_CRITICAL_PLUS) },
+	{ "verify on elsewhere: CRITICAL_PLUS SYN, empty bucket: dropped as before",
+	  .pkt = { V4, .flags = TCP_SYN, .saddr = V4_CP, .tcp_opts = 1 },
+	  .cfg = &cfg_vtc, .rate = &rate_empty,
+	  .verdict = XDP_DROP, DROPPED(SHEDD_CRITICAL_PLUS) },
+	{ "verify on elsewhere: IPv6 CRITICAL SYN, empty bucket: dropped as before",
+	  .pkt = { V6, .flags = TCP_SYN, .saddr = V6_CRIT, .tcp_opts = 1 },
+	  .cfg = &cfg_vkernel, .rate = &rate_empty,
+	  .verdict = XDP_DROP, DROPPED(SHEDD_CRITICAL) },
+	{ "verify shedding, not shedding: SHEDDABLE_PLUS SYN charged and admitted",
+	  .pkt = { V4, .flags = TCP_SYN, .saddr = V4_SP, .tcp_opts = 1 },
+	  .cfg = &cfg_vtc, .verdict = XDP_PASS, ADMITTED(SHEDD_SHEDDABLE_PLUS) },
+	{ "verify: SYN+FIN in a verified class passes uncharged, unanswered",
+	  .pkt = { V4, .flags = TCP_SYN | TCP_FIN }, .cfg = &cfg_vtc,
+	  .verdict = XDP_PASS, COUNTED(bad_syn) },
+	{ "verify: ACK to an unprotected port is not looked up",
+	  .pkt = { V4, .flags = TCP_ACK, .dport = OTHER_PORT }, .cfg = &cfg_vtc,
+	  .verdict = XDP_PASS, COUNTED(non_syn) },
+	{ "verify: IPv6 ACK to an unprotected port is not looked up",
+	  .pkt = { V6, .flags = TCP_ACK, .dport = OTHER_PORT }, .cfg = &cfg_vtc,
+	  .verdict = XDP_PASS, COUNTED(non_syn) },
+	{ "verify: ACK from a class without verification is not looked up",
+	  .pkt = { V4, .flags = TCP_ACK, .saddr = V4_CP }, .cfg = &cfg_vtc,
+	  .verdict = XDP_PASS, COUNTED(non_syn) },
+	{ "verify: IPv6 ACK from a class without verification is not looked up",
+	  .pkt = { V6, .flags = TCP_ACK, .saddr = V6_CRIT }, .cfg = &cfg_vkernel,
+	  .verdict = XDP_PASS, COUNTED(non_syn) },
+	{ "verify: RST+ACK is not looked up",
+	  .pkt = { V4, .flags = TCP_RST | TCP_ACK }, .cfg = &cfg_vtc,
+	  .verdict = XDP_PASS, COUNTED(non_syn) },
+	{ "verify: SYN+ACK is not looked up",
+	  .pkt = { V4, .flags = TCP_SYN | TCP_ACK }, .cfg = &cfg_vtc,
+	  .verdict = XDP_PASS, COUNTED(non_syn) },
+	{ "verify: IPv4 ACK to a protected port nobody listens on: passed",
+	  .pkt = { V4, .flags = TCP_ACK, .dport = NOLISTEN_PORT }, .cfg = &cfg_vtc,
+	  .verdict = XDP_PASS, .delta = { .ack_probed = 1 }, .any = { .non_syn = 1 } },
+	{ "verify: IPv6 ACK to a protected port nobody listens on: passed",
+	  .pkt = { V6, .flags = TCP_ACK, .dport = NOLISTEN_PORT, .tcp_opts = 1 },
+	  .cfg = &cfg_vtc,
+	  .verdict = XDP_PASS, .delta = { .ack_probed = 1 }, .any = { .non_syn = 1 } },
+	{ "verify: 802.1Q IPv4 data ACK to a protected port nobody listens on: passed",
+	  .pkt = { V4, .flags = TCP_ACK | TCP_PSH, .vlans = 1, .payload_len = 100,
+		   .dport = NOLISTEN_PORT },
+	  .cfg = &cfg_vtc, .rate = &rate_empty,
+	  .verdict = XDP_PASS, .delta = { .ack_probed = 1 }, .any = { .non_syn = 1 } },
 };
 
 static int case_setup(void **state)
@@ -1113,7 +1223,7 @@ static void run_case(void **state)
 
 	expect_verdict(c->name, r.verdict, c->verdict);
 	want.packets = 1;
-	expect_delta(c->name, &before, &after, &want);
+	expect_delta_but(c->name, &before, &after, &want, &c->any);
 	if (c->verdict == XDP_TX)
 		expect_rst(c->name, &p, &r, c->reply_len);
 	else
@@ -1633,6 +1743,1245 @@ static void test_bad_syn_spends_no_token(void **state)
 	expect(b.last_ns == T0_NS, name, "a pure SYN refills the bucket at T0");
 }
 
+/* ---- a network namespace of the test's own ------------------------------- */
+
+/* Listeners on PROTECTED_PORT, IPv4 and IPv6, in the namespace of the test
+ * process; the client and server addresses of packets.h are on its lo. */
+static int listen_fds[2] = { -1, -1 };
+
+/* struct in6_ifreq of <linux/ipv6.h>, which clashes with <netinet/in.h>. */
+struct lo_in6_ifreq {
+	struct in6_addr addr;
+	__u32 prefixlen;
+	int ifindex;
+};
+
+union sockaddr_inx {
+	struct sockaddr sa;
+	struct sockaddr_in v4;
+	struct sockaddr_in6 v6;
+};
+
+static int lo_addr4(int fd, const char *label, const char *text)
+{
+	struct ifreq ifr = {};
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", label);
+	pkt_addr(AF_INET, text, (__u8 *)&sin.sin_addr);
+	memcpy(&ifr.ifr_addr, &sin, sizeof(sin));
+	return ioctl(fd, SIOCSIFADDR, &ifr);
+}
+
+static int lo_addr6(int fd, const char *text)
+{
+	struct lo_in6_ifreq r = { .prefixlen = 128, .ifindex = (int)if_nametoindex("lo") };
+
+	pkt_addr(AF_INET6, text, (__u8 *)&r.addr);
+	return ioctl(fd, SIOCSIFADDR, &r);
+}
+
+/* @addr (NULL: any) and @port of family @v6 into @a; its length. */
+static socklen_t sockaddr_of(union sockaddr_inx *a, int v6, const char *addr, __u16 port)
+{
+	memset(a, 0, sizeof(*a));
+	if (v6) {
+		a->v6.sin6_family = AF_INET6;
+		a->v6.sin6_port = htons(port);
+		if (addr)
+			pkt_addr(AF_INET6, addr, (__u8 *)&a->v6.sin6_addr);
+		return sizeof(a->v6);
+	}
+	a->v4.sin_family = AF_INET;
+	a->v4.sin_port = htons(port);
+	if (addr)
+		pkt_addr(AF_INET, addr, (__u8 *)&a->v4.sin_addr);
+	return sizeof(a->v4);
+}
+
+static int listen_on(int v6, __u16 port, int backlog)
+{
+	union sockaddr_inx a;
+	socklen_t len = sockaddr_of(&a, v6, NULL, port);
+	int one = 1, fd;
+
+	fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if ((v6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one))) ||
+	    bind(fd, &a.sa, len) || listen(fd, backlog)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A namespace of this process's own: BPF_PROG_TEST_RUN hands the program
+ * the loopback device of the caller's namespace, so the socket lookups of
+ * the verified path see what is made here, and nothing of the host's. */
+static int netns_setup(void)
+{
+	struct ifreq ifr = {};
+	int fd4 = -1, fd6 = -1, err = -1;
+
+	if (unshare(CLONE_NEWNET)) {
+		print_error("unshare(CLONE_NEWNET): %s\n", strerror(errno));
+		return -1;
+	}
+	fd4 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	fd6 = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (fd4 < 0 || fd6 < 0 || ioctl(fd4, SIOCGIFFLAGS, &ifr))
+		goto out;
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(fd4, SIOCSIFFLAGS, &ifr) || lo_addr4(fd4, "lo:1", PKT_V4_SERVER) ||
+	    lo_addr4(fd4, "lo:2", PKT_V4_CLIENT) || lo_addr6(fd6, PKT_V6_SERVER) ||
+	    lo_addr6(fd6, PKT_V6_CLIENT))
+		goto out;
+	listen_fds[0] = listen_on(0, PROTECTED_PORT, 16);
+	listen_fds[1] = listen_on(1, PROTECTED_PORT, 16);
+	if (listen_fds[0] >= 0 && listen_fds[1] >= 0)
+		err = 0;
+out:
+	if (err)
+		print_error("set up the test's network namespace: %s\n", strerror(errno));
+	if (fd4 >= 0)
+		close(fd4);
+	if (fd6 >= 0)
+		close(fd6);
+	return err;
+}
+
+/* A real connection from the client address and @sport to @dport; the
+ * client's socket. */
+static int connect_to(const char *name, int v6, __u16 sport, __u16 dport)
+{
+	union sockaddr_inx src, dst;
+	socklen_t len = sockaddr_of(&src, v6, v6 ? PKT_V6_CLIENT : PKT_V4_CLIENT, sport);
+	int one = 1, fd;
+
+	sockaddr_of(&dst, v6, v6 ? PKT_V6_SERVER : PKT_V4_SERVER, dport);
+	fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	expect(fd >= 0, name, "socket: %s", strerror(errno));
+	expect(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0, name,
+	       "SO_REUSEADDR: %s", strerror(errno));
+	expect(bind(fd, &src.sa, len) == 0, name, "bind the client: %s", strerror(errno));
+	expect(connect(fd, &dst.sa, len) == 0, name, "connect: %s", strerror(errno));
+	return fd;
+}
+
+/* A real connection from the client address and @sport to the listener;
+ * returns the client's socket, the server's in @sfd. */
+static int connect_from_client(const char *name, int v6, __u16 sport, int *sfd)
+{
+	int fd = connect_to(name, v6, sport, PROTECTED_PORT);
+
+	*sfd = accept4(listen_fds[v6], NULL, NULL, SOCK_CLOEXEC);
+	expect(*sfd >= 0, name, "accept: %s", strerror(errno));
+	return fd;
+}
+
+/* ---- verified admission: SYN cookies ------------------------------------- */
+
+/* Runs in a network namespace of its own (netns_setup()): BPF_PROG_TEST_RUN
+ * gives the program the loopback device of the caller's namespace, so
+ * bpf_skc_lookup_tcp() sees the listeners and connections made here. */
+
+#define TSVAL 0xa1b2c3d4u /* the timestamp value of every client below */
+#define TS_OPT(val, ecr) 8, 10, (__u8)((val) >> 24), (__u8)((val) >> 16),      \
+	(__u8)((val) >> 8), (__u8)(val), (__u8)((ecr) >> 24),                  \
+	(__u8)((ecr) >> 16), (__u8)((ecr) >> 8), (__u8)(ecr)
+#define OPTS(a) .opt_bytes = (a), .opt_len = sizeof(a)
+
+/* TCP options of SYNs, as stacks send them. */
+/* Linux: MSS 1460, SACK permitted, timestamps, NOP, window scale 7. */
+static const __u8 opt_linux[] = { 2, 4, 0x05, 0xb4, 4, 2, TS_OPT(TSVAL, 0), 1, 3, 3, 7 };
+/* The same with the MSS of an IPv6 path, 1440. */
+static const __u8 opt_linux6[] = { 2, 4, 0x05, 0xa0, 4, 2, TS_OPT(TSVAL, 0), 1, 3, 3, 7 };
+/* BSD and macOS order: MSS, NOP, WS 6, NOP, NOP, TS, SACK permitted, EOL. */
+static const __u8 opt_bsd[] = { 2, 4, 0x05, 0xb4, 1, 3, 3, 6, 1, 1, TS_OPT(TSVAL, 0),
+				4, 2, 0, 0 };
+static const __u8 opt_mss1400[] = { 2, 4, 0x05, 0x78 };
+static const __u8 opt_mss500[] = { 2, 4, 0x01, 0xf4 };
+/* A jumbo path: MSS 9000 with the Linux set. */
+static const __u8 opt_jumbo[] = { 2, 4, 0x23, 0x28, 4, 2, TS_OPT(TSVAL, 0), 1, 3, 3, 7 };
+/* Timestamps without SACK or window scaling. */
+static const __u8 opt_mss_ts[] = { 2, 4, 0x05, 0xb4, 1, 1, TS_OPT(TSVAL, 0) };
+/* SACK and timestamps, no window scaling. */
+static const __u8 opt_sack_ts[] = { 2, 4, 0x05, 0xa0, 4, 2, TS_OPT(TSVAL, 0) };
+/* Timestamps and window scale 0, no SACK; MSS 1300. */
+static const __u8 opt_ts_ws0[] = { 2, 4, 0x05, 0x14, 1, 1, TS_OPT(TSVAL, 0), 1, 3, 3, 0 };
+/* Window scale and SACK permitted, but no timestamps to carry them. */
+static const __u8 opt_no_ts[] = { 2, 4, 0x05, 0xb4, 1, 3, 3, 7, 4, 2, 1, 1 };
+/* Window scale 15, above RFC 7323's limit of 14. */
+static const __u8 opt_ws15[] = { 2, 4, 0x05, 0xb4, 4, 2, TS_OPT(TSVAL, 0), 1, 3, 3, 15 };
+
+/* What the SYN-ACK must carry. */
+struct synack_want {
+	__u16 mss;      /* MSS option: the cookie helper's, from its table */
+	__u8 mss_idx;   /* its index in SHEDD_MSS4 / SHEDD_MSS6 */
+	__u8 ts;        /* timestamps (the SYN had them), echoing TSVAL */
+	__u8 sack;      /* SACK permitted */
+	__u8 ws;        /* a window scale option, VERIFY_WSCALE */
+	__u8 client_ws; /* timestamp bits 0-3: the client's scale, 0xf none */
+	__u8 ecn;       /* ECE in the SYN-ACK and SHEDD_TS_ECN */
+};
+
+#define FULL4 { .mss = 1460, .mss_idx = 3, .ts = 1, .sack = 1, .ws = 1, .client_ws = 7 }
+#define FULL6 { .mss = 1440, .mss_idx = 2, .ts = 1, .sack = 1, .ws = 1, .client_ws = 7 }
+
+/* What a test keeps of a SYN-ACK to answer it. */
+struct synack_info {
+	__u32 cookie; /* its seq */
+	__u32 tsval;  /* its timestamp value (0: none) */
+	int ts;
+};
+
+/* Check @r, the answer to the SYN @in, byte by byte; the SYN's options are
+ * described by @w. The options are those the kernel's tcp_options_write()
+ * puts in a SYN-ACK, in its order; the timestamp value is checked in the
+ * bits that carry the client's options, the rest is the sender's clock. */
+static void expect_synack(const char *name, const struct pkt *in,
+			  const struct xdp_run *r, const struct shedd_config *cfg,
+			  const struct synack_want *w, struct synack_info *info)
+{
+	const struct pkt_eth *ie = (const void *)in->data;
+	const struct pkt_eth *oe = (const void *)r->out;
+	int v6 = in->l3_proto == ETH_P_IPV6;
+	size_t l2 = in->l3_off;
+	size_t l3 = v6 ? sizeof(struct pkt_ipv6) : sizeof(struct pkt_ipv4);
+	size_t olen = 0, ts_off = 0, tcp_len, i;
+	int tc = cfg->handoff == SHEDD_HANDOFF_TC;
+	__u32 tsval, bits, mask;
+	const struct pkt_tcp *ot;
+	const __u8 *oo;
+	__u8 opts[40];
+	__u16 sum;
+
+	expect(w->mss == (v6 ? SHEDD_MSS6(w->mss_idx) : SHEDD_MSS4(w->mss_idx)), name,
+	       "test table: MSS %u is not entry %u of the table", w->mss, w->mss_idx);
+	opts[olen++] = 2;
+	opts[olen++] = 4;
+	opts[olen++] = (__u8)(w->mss >> 8);
+	opts[olen++] = (__u8)w->mss;
+	if (w->ts) {
+		opts[olen++] = w->sack ? 4 : 1; /* SACK permitted, or NOP NOP */
+		opts[olen++] = w->sack ? 2 : 1;
+		opts[olen++] = 8;
+		opts[olen++] = 10;
+		ts_off = olen;
+		memset(opts + olen, 0, 4); /* the value: checked below */
+		olen += 4;
+		opts[olen++] = (__u8)(TSVAL >> 24);
+		opts[olen++] = (__u8)(TSVAL >> 16);
+		opts[olen++] = (__u8)(TSVAL >> 8);
+		opts[olen++] = (__u8)TSVAL;
+	}
+	if (w->ws) {
+		opts[olen++] = 1;
+		opts[olen++] = 3;
+		opts[olen++] = 3;
+		opts[olen++] = cfg->wscale;
+	}
+	tcp_len = sizeof(struct pkt_tcp) + olen;
+
+	expect(r->out_len == l2 + l3 + tcp_len, name,
+	       "SYN-ACK is %zu bytes, expected %zu (%zu of TCP header)", r->out_len,
+	       l2 + l3 + tcp_len, tcp_len);
+	expect(memcmp(oe->dst, ie->src, ETH_ALEN) == 0, name,
+	       "destination MAC is not the SYN's source");
+	expect(memcmp(oe->src, ie->dst, ETH_ALEN) == 0, name,
+	       "source MAC is not the SYN's destination");
+	expect(oe->proto == ie->proto, name, "ethertype 0x%04x, expected 0x%04x",
+	       ntohs(oe->proto), ntohs(ie->proto));
+	expect(memcmp(r->out + sizeof(*oe), in->data + sizeof(*ie),
+		      l2 - sizeof(*ie)) == 0, name, "VLAN tags were not kept");
+
+	if (!v6) {
+		const struct pkt_ipv4 *ip = (const void *)(r->out + l2);
+
+		expect(ip->ver_ihl == 0x45, name, "IPv4 version/ihl 0x%02x, expected 0x45",
+		       ip->ver_ihl);
+		expect(ntohs(ip->tot_len) == l3 + tcp_len, name,
+		       "IPv4 tot_len %u, expected %zu", ntohs(ip->tot_len), l3 + tcp_len);
+		expect(ntohs(ip->frag_off) == PKT_IP_DF, name,
+		       "IPv4 frag_off 0x%04x, expected DF alone (0x4000)",
+		       ntohs(ip->frag_off));
+		expect(ip->ttl == 64, name, "TTL %u, expected 64", ip->ttl);
+		expect(ip->protocol == IPPROTO_TCP, name, "IPv4 protocol %u, expected 6",
+		       ip->protocol);
+		expect(memcmp(ip->saddr, in->daddr, 4) == 0, name,
+		       "IPv4 source is not the SYN's destination");
+		expect(memcmp(ip->daddr, in->saddr, 4) == 0, name,
+		       "IPv4 destination is not the SYN's source");
+		sum = pkt_ipv4_csum(ip, sizeof(*ip));
+		expect(ntohs(ip->check) == sum, name,
+		       "IPv4 header checksum 0x%04x, expected 0x%04x",
+		       ntohs(ip->check), sum);
+	} else {
+		const struct pkt_ipv6 *ip6 = (const void *)(r->out + l2);
+
+		expect(ntohl(ip6->ver_tc_flow) >> 28 == 6, name, "IPv6 version %u",
+		       ntohl(ip6->ver_tc_flow) >> 28);
+		expect(ntohs(ip6->payload_len) == tcp_len, name,
+		       "IPv6 payload_len %u, expected %zu", ntohs(ip6->payload_len),
+		       tcp_len);
+		expect(ip6->nexthdr == IPPROTO_TCP, name,
+		       "IPv6 nexthdr %u, expected 6", ip6->nexthdr);
+		expect(ip6->hop_limit == 64, name, "hop limit %u, expected 64",
+		       ip6->hop_limit);
+		expect(memcmp(ip6->saddr, in->daddr, 16) == 0, name,
+		       "IPv6 source is not the SYN's destination");
+		expect(memcmp(ip6->daddr, in->saddr, 16) == 0, name,
+		       "IPv6 destination is not the SYN's source");
+	}
+
+	ot = (const void *)(r->out + l2 + l3);
+	oo = (const __u8 *)(ot + 1);
+	expect(ntohs(ot->sport) == in->dport, name, "TCP source port %u, expected %u",
+	       ntohs(ot->sport), in->dport);
+	expect(ntohs(ot->dport) == in->sport, name,
+	       "TCP destination port %u, expected %u", ntohs(ot->dport), in->sport);
+	expect(ntohl(ot->ack_seq) == in->seq + 1, name, "ack %u, expected ISN + 1 = %u",
+	       ntohl(ot->ack_seq), in->seq + 1);
+	expect(ot->doff_res == (__u8)(tcp_len / 4 << 4), name,
+	       "data offset/reserved byte 0x%02x, expected 0x%02x", ot->doff_res,
+	       (unsigned int)(tcp_len / 4 << 4));
+	expect(ot->flags == (TCP_SYN | TCP_ACK | (w->ecn ? TCP_ECE : 0)), name,
+	       "TCP flags 0x%02x, expected 0x%02x", ot->flags,
+	       TCP_SYN | TCP_ACK | (w->ecn ? TCP_ECE : 0));
+	expect(ot->window != 0, name, "window 0");
+	expect(ot->urg_ptr == 0, name, "urgent pointer %u", ntohs(ot->urg_ptr));
+	sum = pkt_l4_csum(v6, in->daddr, in->saddr, IPPROTO_TCP, ot, tcp_len,
+			  offsetof(struct pkt_tcp, check));
+	expect(ntohs(ot->check) == sum, name, "TCP checksum 0x%04x, expected 0x%04x",
+	       ntohs(ot->check), sum);
+	for (i = 0; i < olen; i++) {
+		if (w->ts && i >= ts_off && i < ts_off + 4)
+			continue;
+		expect(oo[i] == opts[i], name,
+		       "TCP option byte %zu is %u, expected %u (options %02x %02x %02x %02x ...)",
+		       i, oo[i], opts[i], oo[0], oo[1], oo[2], oo[3]);
+	}
+
+	info->cookie = ntohl(ot->seq);
+	info->ts = w->ts;
+	info->tsval = 0;
+	if (!w->ts)
+		return;
+	memcpy(&tsval, oo + ts_off, 4);
+	tsval = ntohl(tsval);
+	info->tsval = tsval;
+	bits = (w->client_ws & SHEDD_TS_WSCALE_MASK) | (w->sack ? SHEDD_TS_SACK : 0) |
+	       (w->ecn ? SHEDD_TS_ECN : 0);
+	mask = (1U << SHEDD_TS_KERNEL_BITS) - 1;
+	if (tc) {
+		bits |= (__u32)w->mss_idx << SHEDD_TS_MSS_SHIFT;
+		mask = (1U << SHEDD_TS_TC_BITS) - 1;
+	}
+	expect((tsval & mask) == bits, name,
+	       "timestamp value 0x%08x: low bits 0x%02x, expected 0x%02x (%s hand-off)",
+	       tsval, tsval & mask, bits, tc ? "tc" : "kernel");
+}
+
+/* Send the SYN of @spec, expect a SYN-ACK as @w says, return what the ACK
+ * needs. */
+static void get_synack(const char *name, const struct pkt_spec *spec,
+		       const struct shedd_config *cfg, const struct synack_want *w,
+		       struct synack_info *info)
+{
+	struct xdp_run r;
+	struct pkt syn;
+
+	pkt_build(&syn, spec);
+	run_xdp(name, syn.data, syn.len, &r);
+	expect_verdict(name, r.verdict, XDP_TX);
+	expect_synack(name, &syn, &r, cfg, w, info);
+}
+
+/* The ACK a client sends for the SYN-ACK @info to the SYN of @syn: seq
+ * ISN + 1, ack cookie + 1, a timestamp echo if there were timestamps. */
+static void build_cookie_ack(struct pkt *ack, const struct pkt_spec *syn,
+			     const struct synack_info *info)
+{
+	const __u8 ts[12] = { 1, 1, TS_OPT(TSVAL + 1, info->tsval) };
+	struct pkt_spec s = *syn;
+
+	s.flags = TCP_ACK;
+	s.seq = (syn->seq ? syn->seq : PKT_SEQ) + 1;
+	s.ack_seq = info->cookie + 1;
+	s.payload_len = 0;
+	s.tcp_opts = 0;
+	s.opt_bytes = info->ts ? ts : NULL;
+	s.opt_len = info->ts ? sizeof(ts) : 0;
+	pkt_build(ack, &s);
+}
+
+struct synack_case {
+	const char *name;
+	struct pkt_spec pkt;
+	const struct shedd_config *cfg; /* NULL: cfg_vtc */
+	struct synack_want want;
+};
+
+static const struct synack_case synack_cases[] = {
+	{ "cookie: IPv4 Linux SYN, tc hand-off: MSS, SACK, TS, WS",
+	  .pkt = { V4, .flags = TCP_SYN, OPTS(opt_linux) }, .want = FULL4 },
+	{ "cookie: IPv4 Linux SYN, kernel hand-off: MSS, SACK, TS, WS",
+	  .pkt = { V4, .flags = TCP_SYN, OPTS(opt_linux) }, .cfg = &cfg_vkernel,
+	  .want = FULL4 },
+	{ "cookie: IPv6 Linux SYN, tc hand-off",
+	  .pkt = { V6, .flags = TCP_SYN, OPTS(opt_linux6) }, .want = FULL6 },
+	{ "cookie: IPv6 Linux SYN, kernel hand-off",
+	  .pkt = { V6, .flags = TCP_SYN, OPTS(opt_linux6) }, .cfg = &cfg_vkernel,
+	  .want = FULL6 },
+	{ "cookie: 802.1Q IPv4 SYN: tag kept",
+	  .pkt = { V4, .flags = TCP_SYN, .vlans = 1, OPTS(opt_linux) }, .want = FULL4 },
+	{ "cookie: 802.1ad+802.1Q IPv4 SYN: both tags kept",
+	  .pkt = { V4, .flags = TCP_SYN, .vlans = 2, OPTS(opt_linux) }, .want = FULL4 },
+	{ "cookie: 802.1ad+802.1Q IPv6 SYN, kernel hand-off: both tags kept",
+	  .pkt = { V6, .flags = TCP_SYN, .vlans = 2, OPTS(opt_linux6) },
+	  .cfg = &cfg_vkernel, .want = FULL6 },
+	{ "cookie: IPv4 SYN with 12 bytes of IP options: ihl 5 in the SYN-ACK",
+	  .pkt = { V4, .flags = TCP_SYN, .ip_opt_len = 12, OPTS(opt_linux) },
+	  .want = FULL4 },
+	{ "cookie: IPv6 SYN after hop-by-hop, routing, dest-options: headers dropped",
+	  .pkt = { V6, .flags = TCP_SYN, EXT3, OPTS(opt_linux6) }, .want = FULL6 },
+	{ "cookie: IPv4 SYN with 10 bytes of data: none in the SYN-ACK, not acked",
+	  .pkt = { V4, .flags = TCP_SYN, .payload_len = 10, OPTS(opt_linux) },
+	  .want = FULL4 },
+	{ "cookie: IPv4 SYN without options grows to a 24-byte TCP header, MSS 536",
+	  .pkt = { V4, .flags = TCP_SYN }, .want = { .mss = 536, .mss_idx = 0 } },
+	{ "cookie: IPv6 SYN without options: MSS 1220",
+	  .pkt = { V6, .flags = TCP_SYN }, .want = { .mss = 1220, .mss_idx = 0 } },
+	{ "cookie: 802.1ad+802.1Q IPv4 SYN without options, kernel hand-off",
+	  .pkt = { V4, .flags = TCP_SYN, .vlans = 2 }, .cfg = &cfg_vkernel,
+	  .want = { .mss = 536, .mss_idx = 0 } },
+	{ "cookie: IPv4 SYN with only MSS 1400: MSS 1300",
+	  .pkt = { V4, .flags = TCP_SYN, OPTS(opt_mss1400) },
+	  .want = { .mss = 1300, .mss_idx = 1 } },
+	{ "cookie: IPv6 SYN with only MSS 1400: MSS 1220",
+	  .pkt = { V6, .flags = TCP_SYN, OPTS(opt_mss1400) },
+	  .want = { .mss = 1220, .mss_idx = 0 } },
+	{ "cookie: IPv4 SYN with MSS 500, below the table: MSS 536",
+	  .pkt = { V4, .flags = TCP_SYN, OPTS(opt_mss500) },
+	  .want = { .mss = 536, .mss_idx = 0 } },
+	{ "cookie: IPv6 SYN with MSS 9000: MSS 8940",
+	  .pkt = { V6, .flags = TCP_SYN, OPTS(opt_jumbo) },
+	  .want = { .mss = 8940, .mss_idx = 3, .ts = 1, .sack = 1, .ws = 1, .client_ws = 7 } },
+	{ "cookie: IPv4 SYN with timestamps only: NOP NOP TS, no SACK, no WS",
+	  .pkt = { V4, .flags = TCP_SYN, OPTS(opt_mss_ts) },
+	  .want = { .mss = 1460, .mss_idx = 3, .ts = 1, .client_ws = 0xf } },
+	{ "cookie: IPv6 SYN with SACK and timestamps, no window scaling",
+	  .pkt = { V6, .flags = TCP_SYN, OPTS(opt_sack_ts) },
+	  .want = { .mss = 1440, .mss_idx = 2, .ts = 1, .sack = 1, .client_ws = 0xf } },
+	{ "cookie: IPv4 SYN with timestamps and window scale 0, no SACK, MSS 1300",
+	  .pkt = { V4, .flags = TCP_SYN, OPTS(opt_ts_ws0) },
+	  .want = { .mss = 1300, .mss_idx = 1, .ts = 1, .ws = 1, .client_ws = 0 } },
+	{ "cookie: IPv4 SYN with SACK and WS but no timestamps: MSS only",
+	  .pkt = { V4, .flags = TCP_SYN, OPTS(opt_no_ts) },
+	  .want = { .mss = 1460, .mss_idx = 3 } },
+	{ "cookie: IPv4 SYN in BSD option order: the kernel's order back",
+	  .pkt = { V4, .flags = TCP_SYN, OPTS(opt_bsd) },
+	  .want = { .mss = 1460, .mss_idx = 3, .ts = 1, .sack = 1, .ws = 1, .client_ws = 6 } },
+	/* RFC 7323: a shift above 14 is used as 14 (the kernel's
+	 * tcp_parse_options); 15 would read as "no window scaling". */
+	{ "cookie: IPv4 SYN with window scale 15: carried as 14",
+	  .pkt = { V4, .flags = TCP_SYN, OPTS(opt_ws15) },
+	  .want = { .mss = 1460, .mss_idx = 3, .ts = 1, .sack = 1, .ws = 1, .client_ws = 14 } },
+	{ "cookie: IPv4 ECN SYN (ECE, CWR), ECN on: ECE and the ECN bit",
+	  .pkt = { V4, .flags = TCP_SYN | TCP_ECE | TCP_CWR, OPTS(opt_linux) },
+	  .want = { .mss = 1460, .mss_idx = 3, .ts = 1, .sack = 1, .ws = 1, .client_ws = 7,
+		    .ecn = 1 } },
+	{ "cookie: IPv6 ECN SYN, ECN on, kernel hand-off",
+	  .pkt = { V6, .flags = TCP_SYN | TCP_ECE | TCP_CWR, OPTS(opt_linux6) },
+	  .cfg = &cfg_vkernel,
+	  .want = { .mss = 1440, .mss_idx = 2, .ts = 1, .sack = 1, .ws = 1, .client_ws = 7,
+		    .ecn = 1 } },
+	{ "cookie: IPv4 ECN SYN, ECN off: no ECE",
+	  .pkt = { V4, .flags = TCP_SYN | TCP_ECE | TCP_CWR, OPTS(opt_linux) },
+	  .cfg = &cfg_vtc_noecn, .want = FULL4 },
+	{ "cookie: IPv4 SYN with ECE alone is no ECN setup: no ECE",
+	  .pkt = { V4, .flags = TCP_SYN | TCP_ECE, OPTS(opt_linux) }, .want = FULL4 },
+	/* Without a timestamp the ACK cannot carry ECN back: the kernel's
+	 * cookie SYN-ACK then offers none (tcp_conn_request clears ecn_ok). */
+	{ "cookie: IPv4 ECN SYN without timestamps: no ECE",
+	  .pkt = { V4, .flags = TCP_SYN | TCP_ECE | TCP_CWR, OPTS(opt_mss1400) },
+	  .want = { .mss = 1300, .mss_idx = 1 } },
+};
+
+static int synack_setup(void **state)
+{
+	const struct synack_case *c = *state;
+
+	return reset_maps(c->cfg ? c->cfg : &cfg_vtc, NULL);
+}
+
+/* A SYN answered with a cookie: the SYN-ACK byte by byte, no token spent;
+ * the same SYN again gets the same cookie; the client's ACK back proves it
+ * and is charged and admitted. */
+static void run_synack(void **state)
+{
+	const struct synack_case *c = *state;
+	const struct shedd_config *cfg = c->cfg ? c->cfg : &cfg_vtc;
+	const __u32 cls = SHEDD_SHEDDABLE;
+	struct shedd_stats before, after, want = {}, any = {};
+	struct synack_info info, again, third;
+	char name[256];
+	struct xdp_run r;
+	struct pkt syn, ack;
+
+	/* The kernel hand-off's stamp refresh is left open. */
+	any.refreshed = cfg->handoff == SHEDD_HANDOFF_KERNEL;
+
+	pkt_build(&syn, &c->pkt);
+	read_stats(&before);
+	run_xdp(c->name, syn.data, syn.len, &r);
+	read_stats(&after);
+	expect_verdict(c->name, r.verdict, XDP_TX);
+	want.packets = 1;
+	want.cls[cls].syn = 1;
+	want.cls[cls].cookie_sent = 1;
+	expect_delta_but(c->name, &before, &after, &want, &any);
+	expect_synack(c->name, &syn, &r, cfg, &c->want, &info);
+
+	/* The cookie's counter moves once a minute (tcp_cookie_time()): if
+	 * two answers straddle the tick, a third must match the second. */
+	snprintf(name, sizeof(name), "%s, sent again", c->name);
+	get_synack(name, &c->pkt, cfg, &c->want, &again);
+	if (again.cookie != info.cookie) {
+		get_synack(name, &c->pkt, cfg, &c->want, &third);
+		expect(third.cookie == again.cookie, name,
+		       "the same SYN got cookies 0x%08x, 0x%08x, 0x%08x", info.cookie,
+		       again.cookie, third.cookie);
+		info = third;
+	}
+
+	snprintf(name, sizeof(name), "%s, then the client's ACK", c->name);
+	build_cookie_ack(&ack, &c->pkt, &info);
+	read_stats(&before);
+	run_xdp(name, ack.data, ack.len, &r);
+	read_stats(&after);
+	expect_verdict(name, r.verdict, XDP_PASS);
+	expect(r.out_len == ack.len && memcmp(r.out, ack.data, ack.len) == 0, name,
+	       "an admitted ACK must be left as it was");
+	memset(&want, 0, sizeof(want));
+	want.packets = 1;
+	want.ack_probed = 1;
+	want.cls[cls].ack_valid = 1;
+	want.cls[cls].charged = 1;
+	want.cls[cls].ack_admitted = 1;
+	any.non_syn = 1;
+	expect_delta_but(name, &before, &after, &want, &any);
+}
+
+/* The cookie is a function of the flow: another source port, another
+ * cookie. */
+static void test_cookie_per_flow(void **state)
+{
+	const char *name = "cookie: another flow gets another cookie";
+	const struct synack_want w = FULL4;
+	struct pkt_spec spec = { V4, .flags = TCP_SYN, OPTS(opt_linux) };
+	struct synack_info a, b;
+
+	(void)state;
+	get_synack(name, &spec, &cfg_vtc, &w, &a);
+	spec.sport = PKT_SPORT + 1;
+	get_synack(name, &spec, &cfg_vtc, &w, &b);
+	expect(a.cookie != b.cookie, name, "ports %u and %u got the same cookie 0x%08x",
+	       PKT_SPORT, PKT_SPORT + 1, a.cookie);
+}
+
+/* An ACK that does not return this host's cookie for its flow is dropped
+ * at the door and counted; the genuine one still passes afterwards. */
+static void test_forged_cookies(void **state)
+{
+	static const struct {
+		const char *what;
+		__u32 seq_add, ack_xor;
+		__u16 sport_add;
+		const char *saddr;
+	} forged[] = {
+		/* The sequence number is added into the cookie: seq + 1 only
+		 * moves the MSS index down by one, and is still a valid
+		 * cookie (for every index but 0); seq + 256 is not. */
+		{ "seq + 256", .seq_add = 256 },
+		/* Bits below the counter's (24-31): the MSS index and hash. */
+		{ "cookie bit 8 flipped", .ack_xor = 1U << 8 },
+		{ "cookie bit 16 flipped", .ack_xor = 1U << 16 },
+		{ "cookie bit 2 flipped", .ack_xor = 1U << 2 },
+		{ "another source port", .sport_add = 1 },
+		{ "another source address", .saddr = "" },
+	};
+	const __u32 cls = SHEDD_SHEDDABLE;
+	int v6;
+
+	(void)state;
+	for (v6 = 0; v6 <= 1; v6++) {
+		const struct synack_want w4 = FULL4, w6 = FULL6;
+		struct pkt_spec spec = { .l3 = v6 ? ETH_P_IPV6 : ETH_P_IP, .flags = TCP_SYN };
+		struct shedd_stats before, after, want = {}, any = { .non_syn = 1 };
+		struct synack_info info;
+		struct xdp_run r;
+		char name[256];
+		struct pkt ack;
+		size_t i;
+
+		if (v6) {
+			spec.opt_bytes = opt_linux6;
+			spec.opt_len = sizeof(opt_linux6);
+		} else {
+			spec.opt_bytes = opt_linux;
+			spec.opt_len = sizeof(opt_linux);
+		}
+		get_synack("forged cookies: the SYN", &spec, &cfg_vtc, v6 ? &w6 : &w4, &info);
+		for (i = 0; i < ARRAY_SIZE(forged); i++) {
+			struct pkt_spec as = spec;
+			struct synack_info fi = info;
+
+			snprintf(name, sizeof(name), "forged cookie, IPv%d: %s", v6 ? 6 : 4,
+				 forged[i].what);
+			as.seq = (spec.seq ? spec.seq : PKT_SEQ) + forged[i].seq_add;
+			fi.cookie ^= forged[i].ack_xor;
+			as.sport = (__u16)((spec.sport ? spec.sport : PKT_SPORT) +
+					   forged[i].sport_add);
+			if (forged[i].saddr)
+				as.saddr = v6 ? "2001:db8:ffff::11" : "198.18.0.11";
+			build_cookie_ack(&ack, &as, &fi);
+			read_stats(&before);
+			run_xdp(name, ack.data, ack.len, &r);
+			read_stats(&after);
+			expect_verdict(name, r.verdict, XDP_DROP);
+			want.packets = 1;
+			want.ack_probed = 1;
+			want.cls[cls].ack_invalid = 1;
+			expect_delta_but(name, &before, &after, &want, &any);
+		}
+
+		snprintf(name, sizeof(name), "forged cookies, IPv%d: the genuine ACK after them",
+			 v6 ? 6 : 4);
+		build_cookie_ack(&ack, &spec, &info);
+		run_xdp(name, ack.data, ack.len, &r);
+		expect_verdict(name, r.verdict, XDP_PASS);
+	}
+}
+
+/* Check @r, the RST that refuses the proven ACK @ack: RFC 793's
+ * <SEQ=SEG.ACK><CTL=RST> for an ACK that reaches no connection. */
+static void expect_ack_rst(const char *name, const struct pkt *ack, __u32 ack_seq,
+			   const struct xdp_run *r)
+{
+	const struct pkt_eth *ie = (const void *)ack->data;
+	const struct pkt_eth *oe = (const void *)r->out;
+	int v6 = ack->l3_proto == ETH_P_IPV6;
+	size_t l2 = ack->l3_off;
+	size_t l3 = v6 ? sizeof(struct pkt_ipv6) : sizeof(struct pkt_ipv4);
+	const struct pkt_tcp *ot;
+	__u16 sum;
+
+	expect(r->out_len == l2 + l3 + sizeof(*ot), name, "RST is %zu bytes, expected %zu",
+	       r->out_len, l2 + l3 + sizeof(*ot));
+	expect(memcmp(oe->dst, ie->src, ETH_ALEN) == 0 &&
+	       memcmp(oe->src, ie->dst, ETH_ALEN) == 0, name, "MACs not swapped");
+	expect(memcmp(r->out + sizeof(*oe), ack->data + sizeof(*ie),
+		      l2 - sizeof(*ie)) == 0 && oe->proto == ie->proto, name,
+	       "ethertype or VLAN tags were not kept");
+	if (!v6) {
+		const struct pkt_ipv4 *ip = (const void *)(r->out + l2);
+
+		expect(ip->ver_ihl == 0x45 && ntohs(ip->tot_len) == 40 &&
+		       ip->protocol == IPPROTO_TCP && ip->ttl == 64 &&
+		       (ntohs(ip->frag_off) & (PKT_IP_MF | 0x1fff)) == 0, name,
+		       "IPv4 header: ver_ihl 0x%02x tot_len %u protocol %u ttl %u frag_off 0x%04x",
+		       ip->ver_ihl, ntohs(ip->tot_len), ip->protocol, ip->ttl,
+		       ntohs(ip->frag_off));
+		expect(memcmp(ip->saddr, ack->daddr, 4) == 0 &&
+		       memcmp(ip->daddr, ack->saddr, 4) == 0, name,
+		       "IPv4 addresses not swapped");
+		sum = pkt_ipv4_csum(ip, sizeof(*ip));
+		expect(ntohs(ip->check) == sum, name,
+		       "IPv4 header checksum 0x%04x, expected 0x%04x", ntohs(ip->check), sum);
+	} else {
+		const struct pkt_ipv6 *ip6 = (const void *)(r->out + l2);
+
+		expect(ntohl(ip6->ver_tc_flow) >> 28 == 6 && ntohs(ip6->payload_len) == 20 &&
+		       ip6->nexthdr == IPPROTO_TCP && ip6->hop_limit == 64, name,
+		       "IPv6 header: payload_len %u nexthdr %u hop limit %u",
+		       ntohs(ip6->payload_len), ip6->nexthdr, ip6->hop_limit);
+		expect(memcmp(ip6->saddr, ack->daddr, 16) == 0 &&
+		       memcmp(ip6->daddr, ack->saddr, 16) == 0, name,
+		       "IPv6 addresses not swapped");
+	}
+	ot = (const void *)(r->out + l2 + l3);
+	expect(ntohs(ot->sport) == ack->dport && ntohs(ot->dport) == ack->sport, name,
+	       "ports %u -> %u, expected %u -> %u", ntohs(ot->sport), ntohs(ot->dport),
+	       ack->dport, ack->sport);
+	expect(ntohl(ot->seq) == ack_seq, name, "seq 0x%08x, expected the ACK's ack 0x%08x",
+	       ntohl(ot->seq), ack_seq);
+	expect(ot->flags == TCP_RST, name, "TCP flags 0x%02x, expected RST alone (0x04)",
+	       ot->flags);
+	expect(ot->doff_res == 0x50, name, "data offset/reserved byte 0x%02x, expected 0x50",
+	       ot->doff_res);
+	sum = pkt_l4_csum(v6, ack->daddr, ack->saddr, IPPROTO_TCP, ot, sizeof(*ot),
+			  offsetof(struct pkt_tcp, check));
+	expect(ntohs(ot->check) == sum, name, "TCP checksum 0x%04x, expected 0x%04x",
+	       ntohs(ot->check), sum);
+}
+
+/* A proven ACK takes a token: with one, it passes; without, it is
+ * refused with a RST, or dropped when the RST budget is spent. */
+static void test_ack_needs_a_token(void **state)
+{
+	const struct shedd_class_rate one = { .rate_per_sec = 1, .burst = 1 };
+	const __u32 cls = SHEDD_SHEDDABLE;
+	int v6;
+
+	(void)state;
+	for (v6 = 0; v6 <= 1; v6++) {
+		const struct synack_want w4 = FULL4, w6 = FULL6;
+		/* IPv6 behind two VLAN tags: the RST keeps them. */
+		struct pkt_spec spec = { .l3 = v6 ? ETH_P_IPV6 : ETH_P_IP, .flags = TCP_SYN,
+					 .vlans = v6 ? 2 : 0 };
+		struct shedd_stats before, after, want = {};
+		struct shedd_stats any = { .non_syn = 1, .cls[cls].rst_sent = 1,
+					   .cls[cls].dropped = 1 };
+		struct shedd_config no_rst = cfg_vtc;
+		struct synack_info info;
+		struct xdp_run r;
+		char name[256];
+		struct pkt ack;
+
+		if (v6) {
+			spec.opt_bytes = opt_linux6;
+			spec.opt_len = sizeof(opt_linux6);
+		} else {
+			spec.opt_bytes = opt_linux;
+			spec.opt_len = sizeof(opt_linux);
+		}
+		if (reset_maps(&cfg_vtc, &one))
+			fail_msg("reset maps");
+		snprintf(name, sizeof(name), "proven ACK, IPv%d, one token: admitted", v6 ? 6 : 4);
+		get_synack(name, &spec, &cfg_vtc, v6 ? &w6 : &w4, &info);
+		build_cookie_ack(&ack, &spec, &info);
+		read_stats(&before);
+		run_xdp(name, ack.data, ack.len, &r);
+		read_stats(&after);
+		expect_verdict(name, r.verdict, XDP_PASS);
+		want.packets = 1;
+		want.ack_probed = 1;
+		want.cls[cls].ack_valid = 1;
+		want.cls[cls].charged = 1;
+		want.cls[cls].ack_admitted = 1;
+		expect_delta_but(name, &before, &after, &want, &any);
+
+		/* The same ACK again (the client's next segment looks alike
+		 * to the program) before the kernel made the connection: it
+		 * follows the admission, with no second token. */
+		snprintf(name, sizeof(name), "proven ACK, IPv%d, again: passed, no token",
+			 v6 ? 6 : 4);
+		{
+			struct shedd_stats rep = { .packets = 1, .ack_probed = 1, .ack_repeat = 1 };
+
+			read_stats(&before);
+			run_xdp(name, ack.data, ack.len, &r);
+			read_stats(&after);
+			expect_verdict(name, r.verdict, XDP_PASS);
+			expect_delta_but(name, &before, &after, &rep, &any);
+		}
+
+		/* A fresh start, no token: refused with a RST. */
+		snprintf(name, sizeof(name), "proven ACK, IPv%d, no token: RST", v6 ? 6 : 4);
+		if (reset_maps(&cfg_vtc, &rate_empty))
+			fail_msg("reset maps");
+		read_stats(&before);
+		run_xdp(name, ack.data, ack.len, &r);
+		read_stats(&after);
+		expect_verdict(name, r.verdict, XDP_TX);
+		want.cls[cls].ack_admitted = 0;
+		want.cls[cls].ack_refused = 1;
+		expect_delta_but(name, &before, &after, &want, &any);
+		expect_ack_rst(name, &ack, info.cookie + 1, &r);
+
+		/* Its next segment, sent before the RST arrived: dropped,
+		 * never charged nor answered again. */
+		snprintf(name, sizeof(name), "proven ACK, IPv%d, after its RST: dropped",
+			 v6 ? 6 : 4);
+		{
+			struct shedd_stats gone = { .packets = 1, .ack_probed = 1,
+						    .ack_after_rst = 1 };
+
+			read_stats(&before);
+			run_xdp(name, ack.data, ack.len, &r);
+			read_stats(&after);
+			expect_verdict(name, r.verdict, XDP_DROP);
+			expect_delta_but(name, &before, &after, &gone, &any);
+		}
+
+		/* No RST budget left: dropped, counted. */
+		snprintf(name, sizeof(name), "proven ACK, IPv%d, no token, no RST budget: dropped",
+			 v6 ? 6 : 4);
+		no_rst.rst_rate_per_sec = 0;
+		if (reset_maps(&no_rst, &rate_empty))
+			fail_msg("reset maps");
+		read_stats(&before);
+		run_xdp(name, ack.data, ack.len, &r);
+		read_stats(&after);
+		expect_verdict(name, r.verdict, XDP_DROP);
+		want.rst_limited = 1;
+		expect_delta_but(name, &before, &after, &want, &any);
+		want.rst_limited = 0;
+	}
+}
+
+/* A connection that exists is never judged again: the lookup finds it, no
+ * cookie is checked, whatever the ACK's numbers. */
+static void test_established_flow(void **state)
+{
+	int v6;
+
+	(void)state;
+	for (v6 = 0; v6 <= 1; v6++) {
+		struct pkt_spec spec = { .l3 = v6 ? ETH_P_IPV6 : ETH_P_IP,
+					 .flags = TCP_ACK | TCP_PSH, .payload_len = 20,
+					 .sport = PKT_SPORT + 7 };
+		struct shedd_stats before, after, want = {}, any = { .non_syn = 1 };
+		char name[128];
+		struct xdp_run r;
+		struct pkt ack;
+		int cfd, sfd;
+
+		snprintf(name, sizeof(name), "verify: IPv%d established flow passes unchecked",
+			 v6 ? 6 : 4);
+		cfd = connect_from_client(name, v6, spec.sport, &sfd);
+		pkt_build(&ack, &spec);
+		read_stats(&before);
+		run_xdp(name, ack.data, ack.len, &r);
+		read_stats(&after);
+		close(cfd);
+		close(sfd);
+		expect_verdict(name, r.verdict, XDP_PASS);
+		expect(r.out_len == ack.len && memcmp(r.out, ack.data, ack.len) == 0, name,
+		       "the frame was changed");
+		want.packets = 1;
+		want.ack_probed = 1;
+		expect_delta_but(name, &before, &after, &want, &any);
+	}
+}
+
+/* A proven ACK to a listener whose accept queue is full is dropped, as
+ * the kernel would drop it, and spends no token; once the application has
+ * taken a connection, the same ACK is admitted. */
+static void test_ack_to_full_queue(void **state)
+{
+	const __u32 cls = SHEDD_SHEDDABLE;
+	int v6;
+
+	(void)state;
+	for (v6 = 0; v6 <= 1; v6++) {
+		const struct synack_want w4 = FULL4, w6 = FULL6;
+		struct pkt_spec spec = { .l3 = v6 ? ETH_P_IPV6 : ETH_P_IP, .flags = TCP_SYN,
+					 .dport = FULLQ_PORT };
+		struct shedd_stats before, after, want = {}, any = { .non_syn = 1 };
+		int lfd, cfd, sfd;
+		struct synack_info info;
+		struct xdp_run r;
+		char name[160];
+		struct pkt ack;
+
+		snprintf(name, sizeof(name), "proven ACK, IPv%d, accept queue full: dropped, no token",
+			 v6 ? 6 : 4);
+		if (v6) {
+			spec.opt_bytes = opt_linux6;
+			spec.opt_len = sizeof(opt_linux6);
+		} else {
+			spec.opt_bytes = opt_linux;
+			spec.opt_len = sizeof(opt_linux);
+		}
+		/* Backlog 0 holds one connection: the second finds it full. */
+		lfd = listen_on(v6, FULLQ_PORT, 0);
+		expect(lfd >= 0, name, "listen on port %u: %s", FULLQ_PORT, strerror(errno));
+		cfd = connect_to(name, v6, PKT_SPORT + 40, FULLQ_PORT);
+		get_synack(name, &spec, &cfg_vtc, v6 ? &w6 : &w4, &info);
+		build_cookie_ack(&ack, &spec, &info);
+		read_stats(&before);
+		run_xdp(name, ack.data, ack.len, &r);
+		read_stats(&after);
+		expect_verdict(name, r.verdict, XDP_DROP);
+		want.packets = 1;
+		want.ack_probed = 1;
+		want.ack_queue_full = 1;
+		want.cls[cls].ack_valid = 1;
+		expect_delta_but(name, &before, &after, &want, &any);
+
+		snprintf(name, sizeof(name), "proven ACK, IPv%d, the queue taken: admitted",
+			 v6 ? 6 : 4);
+		sfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		expect(sfd >= 0, name, "accept: %s", strerror(errno));
+		read_stats(&before);
+		run_xdp(name, ack.data, ack.len, &r);
+		read_stats(&after);
+		close(sfd);
+		close(cfd);
+		close(lfd);
+		expect_verdict(name, r.verdict, XDP_PASS);
+		want.ack_queue_full = 0;
+		want.cls[cls].charged = 1;
+		want.cls[cls].ack_admitted = 1;
+		expect_delta_but(name, &before, &after, &want, &any);
+	}
+}
+
+/* The cookie budget of a CPU: a fresh one holds its depth and refills at
+ * its rate; a SYN over it is shed as a class without verification would
+ * shed it, with no token asked for (a flood above the budget must not
+ * take the class's tokens again). */
+static void test_cookie_budget(void **state)
+{
+	static const struct {
+		__s64 at_ns;
+		unsigned int syns, answered;
+	} steps[] = {
+		{ MS(0), 5, 3 },   /* depth 3 */
+		{ MS(100), 2, 1 }, /* 10/s: one per 100 ms */
+		{ MS(150), 1, 0 },
+		{ MS(200), 1, 1 },
+	};
+	const __u32 cls = SHEDD_SHEDDABLE;
+	struct shedd_config cfg = cfg_vtc;
+	struct pkt_spec spec = { V4, .flags = TCP_SYN, OPTS(opt_linux) };
+	const struct synack_want w = FULL4;
+	char name[160];
+	size_t i;
+	int rst;
+
+	(void)state;
+	cfg.cookie_rate_per_sec = 10;
+	cfg.cookie_burst = 3;
+	for (rst = 0; rst <= 1; rst++) {
+		cfg.reject[cls] = rst ? SHEDD_REJECT_RST : SHEDD_REJECT_DROP;
+		if (reset_maps(&cfg, NULL))
+			fail_msg("reset maps");
+		for (i = 0; i < ARRAY_SIZE(steps); i++) {
+			struct shedd_stats before, after, want = {};
+			unsigned int n, answered = 0, refused = 0;
+			struct synack_info info;
+			struct xdp_run r;
+			struct pkt syn;
+
+			snprintf(name, sizeof(name), "cookie budget 10/s depth 3, %s over it, at T0%+.3f s",
+				 rst ? "RST" : "drop", steps[i].at_ns / 1e9);
+			skel->bss->test_clock_ns = T0_NS + steps[i].at_ns;
+			pkt_build(&syn, &spec);
+			read_stats(&before);
+			for (n = 0; n < steps[i].syns; n++) {
+				run_xdp(name, syn.data, syn.len, &r);
+				if (r.verdict == XDP_TX && r.out_len > syn.l4_off + 13 &&
+				    (r.out[syn.l4_off + 13] & TCP_SYN)) {
+					expect_synack(name, &syn, &r, &cfg, &w, &info);
+					answered++;
+				} else if (rst) {
+					expect_verdict(name, r.verdict, XDP_TX);
+					expect_rst(name, &syn, &r, syn.l3_off + 20 + 20);
+					refused++;
+				} else {
+					expect_verdict(name, r.verdict, XDP_DROP);
+					refused++;
+				}
+			}
+			read_stats(&after);
+			expect(answered == steps[i].answered, name,
+			       "%u of %u SYNs answered with a cookie, expected %u", answered,
+			       steps[i].syns, steps[i].answered);
+			want.packets = steps[i].syns;
+			want.cls[cls].syn = steps[i].syns;
+			want.cls[cls].cookie_sent = answered;
+			want.cls[cls].cookie_limited = refused;
+			if (rst)
+				want.cls[cls].rst_sent = refused;
+			else
+				want.cls[cls].dropped = refused;
+			expect_delta(name, &before, &after, &want);
+		}
+	}
+}
+
+/* SHEDDING: a class is answered with cookies on a CPU only from the SYN
+ * its bucket could not pay for, and for verify_hold_ns after it. That SYN
+ * asked for a token (charged, the class's demand) and got none; the SYNs
+ * in the hold ask for nothing. */
+static void test_verify_while_shedding(void **state)
+{
+	static const struct {
+		__s64 at_ns;
+		__u32 verdict;
+		__u64 charged;
+		const char *why;
+	} steps[] = {
+		{ MS(0), XDP_PASS, 1, "a token: charged and admitted" },
+		{ MS(0), XDP_TX, 1, "no token: a cookie, the hold starts" },
+		{ MS(500), XDP_TX, 0, "in the hold, a token refilled: still a cookie" },
+		{ VERIFY_HOLD_NS + MS(1), XDP_PASS, 1, "the hold is over: charged and admitted" },
+	};
+	const struct shedd_class_rate r10 = { .rate_per_sec = 10, .burst = 1 };
+	const __u32 cls = SHEDD_SHEDDABLE_PLUS;
+	struct pkt_spec spec = { V4, .flags = TCP_SYN, .saddr = V4_SP, OPTS(opt_linux) };
+	const struct synack_want w = FULL4;
+	struct shedd_bucket b;
+	char name[160];
+	size_t i;
+
+	(void)state;
+	if (reset_maps(&cfg_vtc, &r10))
+		fail_msg("reset maps");
+	for (i = 0; i < ARRAY_SIZE(steps); i++) {
+		struct shedd_stats before, after, want = {};
+		struct synack_info info;
+		struct xdp_run r;
+		struct pkt syn;
+
+		snprintf(name, sizeof(name), "verify while shedding, at T0%+.3f s: %s",
+			 steps[i].at_ns / 1e9, steps[i].why);
+		skel->bss->test_clock_ns = T0_NS + steps[i].at_ns;
+		pkt_build(&syn, &spec);
+		read_stats(&before);
+		run_xdp(name, syn.data, syn.len, &r);
+		read_stats(&after);
+		expect_verdict(name, r.verdict, steps[i].verdict);
+		want.packets = 1;
+		want.cls[cls].syn = 1;
+		want.cls[cls].charged = steps[i].charged;
+		if (steps[i].verdict == XDP_TX) {
+			expect_synack(name, &syn, &r, &cfg_vtc, &w, &info);
+			want.cls[cls].cookie_sent = 1;
+		} else {
+			want.cls[cls].admitted = 1;
+		}
+		expect_delta(name, &before, &after, &want);
+		if (i == 1) {
+			b = read_bucket(cls);
+			expect(b.verify_until_ns == T0_NS + VERIFY_HOLD_NS, name,
+			       "verify_until_ns %llu, expected T0 + hold = %llu",
+			       (unsigned long long)b.verify_until_ns,
+			       (unsigned long long)(T0_NS + VERIFY_HOLD_NS));
+		}
+	}
+}
+
+static int vtc_setup(void **state)
+{
+	(void)state;
+	return reset_maps(&cfg_vtc, NULL);
+}
+
+/* ---- the tc hand-off ------------------------------------------------------ */
+
+/* The tc program under BPF_PROG_TEST_RUN, sharing settings, ports,
+ * prefixes and the MSS cache with the XDP program as the daemon makes it. NULL when it did
+ * not load (a kernel without bpf_sk_assign_tcp_reqsk): its tests skip. */
+static struct handoff_bpf *hskel;
+
+static int handoff_load(void)
+{
+	struct {
+		struct bpf_map *mine, *xdp;
+	} shared[] = {
+		{ NULL, skel->maps.settings }, { NULL, skel->maps.ports },
+		{ NULL, skel->maps.prefix_v4 }, { NULL, skel->maps.prefix_v6 },
+		{ NULL, skel->maps.mss_cache },
+	};
+	size_t i;
+	int err;
+
+	hskel = handoff_bpf__open();
+	if (!hskel)
+		return -errno;
+	shared[0].mine = hskel->maps.settings;
+	shared[1].mine = hskel->maps.ports;
+	shared[2].mine = hskel->maps.prefix_v4;
+	shared[3].mine = hskel->maps.prefix_v6;
+	shared[4].mine = hskel->maps.mss_cache;
+	for (i = 0; i < ARRAY_SIZE(shared); i++) {
+		err = bpf_map__reuse_fd(shared[i].mine, bpf_map__fd(shared[i].xdp));
+		if (err)
+			goto fail;
+	}
+	err = handoff_bpf__load(hskel);
+	if (!err)
+		return 0;
+fail:
+	handoff_bpf__destroy(hskel);
+	hskel = NULL;
+	return err;
+}
+
+/* The hand-off counters, in the order of struct shedd_handoff_stats. */
+enum { H_ACKS, H_ASSIGNED, H_NOT_LISTENER, H_NO_SOCKET, H_INVALID, H_FAILED, H_MALFORMED,
+       H_MSS_MISSED };
+#define HFIELD(f) { #f, offsetof(struct shedd_handoff_stats, f) }
+static const struct {
+	const char *name;
+	size_t off;
+} hstat_fields[] = {
+	HFIELD(acks), HFIELD(assigned), HFIELD(not_listener), HFIELD(no_socket),
+	HFIELD(invalid), HFIELD(failed), HFIELD(malformed), HFIELD(mss_missed),
+};
+_Static_assert(ARRAY_SIZE(hstat_fields) * sizeof(__u64) ==
+	       sizeof(struct shedd_handoff_stats), "every hand-off counter is named");
+_Static_assert(H_MSS_MISSED + 1 == ARRAY_SIZE(hstat_fields), "one index per counter");
+
+/* handoff_stats summed over the CPUs, into @sum (as __u64 words). */
+static void read_hstats(__u64 *sum)
+{
+	struct shedd_handoff_stats *vals = calloc(nr_cpus, sizeof(*vals));
+	__u32 zero = 0;
+	size_t f;
+	int i, err;
+
+	assert_non_null(vals);
+	err = bpf_map__lookup_elem(hskel->maps.handoff_stats, &zero, sizeof(zero), vals,
+				   nr_cpus * sizeof(*vals), 0);
+	memset(sum, 0, sizeof(*vals));
+	for (i = 0; !err && i < nr_cpus; i++)
+		for (f = 0; f < ARRAY_SIZE(hstat_fields); f++) {
+			__u64 v;
+
+			memcpy(&v, (const char *)&vals[i] + hstat_fields[f].off, sizeof(v));
+			sum[f] += v;
+		}
+	free(vals);
+	if (err)
+		fail_msg("read handoff_stats: %s", strerror(-err));
+}
+
+/* Run the tc program on @ack, which it must let go on untouched; @delta
+ * gets how far each counter moved, in the order of hstat_fields. */
+static void run_tc(const char *name, const struct pkt *ack, __u64 *delta)
+{
+	__u64 before[ARRAY_SIZE(hstat_fields)], after[ARRAY_SIZE(hstat_fields)];
+	__u8 out[PKT_MAX];
+	LIBBPF_OPTS(bpf_test_run_opts, opts,
+		.data_in = ack->data,
+		.data_size_in = ack->len,
+		.data_out = out,
+		.data_size_out = sizeof(out),
+		.repeat = 1,
+	);
+	size_t f;
+	int err;
+
+	read_hstats(before);
+	err = bpf_prog_test_run_opts(bpf_program__fd(hskel->progs.shedd_handoff), &opts);
+	expect(err == 0, name, "BPF_PROG_TEST_RUN of the tc program: %s", strerror(-err));
+	expect(opts.retval == 0, name, "tc verdict %u, expected TC_ACT_OK (0)", opts.retval);
+	expect(opts.data_size_out == ack->len && memcmp(out, ack->data, ack->len) == 0, name,
+	       "the tc program changed the frame");
+	read_hstats(after);
+	for (f = 0; f < ARRAY_SIZE(hstat_fields); f++)
+		delta[f] = after[f] - before[f];
+}
+
+/* The tc program checks the cookie again and sorts the ACKs of verified
+ * classes: genuine (with timestamps, or without: the MSS from the cache
+ * the XDP program filled, else the smallest), forged, established, no
+ * listener; others it does not count. A genuine one passes the check, but
+ * bpf_sk_assign_tcp_reqsk() takes only a frame at tc ingress, which
+ * BPF_PROG_TEST_RUN does not make: here it is assigned or failed, and
+ * verified.bats sees it assigned for real. */
+static void test_handoff_sorts_acks(void **state)
+{
+	/* Counters by name; "handed" is assigned + failed. */
+	static const struct {
+		const char *what;
+		int syn_no_ts;   /* the SYN without timestamps: MSS 1400 only */
+		int ack_no_ts;   /* the ACK without a timestamp */
+		__u32 ack_xor;
+		__u16 dport;
+		int other_class, established;
+		__u64 acks, handed, invalid, not_listener, no_socket, mss_missed;
+	} steps[] = {
+		{ "genuine cookie, timestamps: handed to the listener", .acks = 1, .handed = 1 },
+		{ "genuine cookie, no timestamps: the MSS from the cache", .syn_no_ts = 1,
+		  .ack_no_ts = 1, .acks = 1, .handed = 1 },
+		{ "genuine cookie, no timestamp in the ACK alone: not cached, smallest MSS",
+		  .ack_no_ts = 1, .acks = 1, .handed = 1, .mss_missed = 1 },
+		{ "forged cookie: invalid", .ack_xor = 1U << 8, .acks = 1, .invalid = 1 },
+		{ "established flow: not a listener's", .established = 1, .acks = 1,
+		  .not_listener = 1 },
+		{ "nobody listens: no socket", .dport = NOLISTEN_PORT, .acks = 1, .no_socket = 1 },
+		{ "class without verification: not counted", .other_class = 1 },
+		{ "unprotected port: not counted", .dport = OTHER_PORT },
+	};
+	size_t i;
+	int v6;
+
+	(void)state;
+	if (!hskel)
+		skip();
+	for (v6 = 0; v6 <= 1; v6++) {
+		for (i = 0; i < ARRAY_SIZE(steps); i++) {
+			const struct synack_want full = FULL4, full6 = FULL6;
+			const struct synack_want mss_only = { .mss = v6 ? 1220 : 1300,
+							      .mss_idx = v6 ? 0 : 1 };
+			struct pkt_spec spec = { .l3 = v6 ? ETH_P_IPV6 : ETH_P_IP,
+						 .flags = TCP_SYN,
+						 .sport = (__u16)(PKT_SPORT + 20 + i) };
+			__u64 d[ARRAY_SIZE(hstat_fields)], handed;
+			int cfd = -1, sfd = -1;
+			struct synack_info info;
+			char name[200];
+			struct pkt ack;
+
+			snprintf(name, sizeof(name), "tc hand-off, IPv%d: %s", v6 ? 6 : 4,
+				 steps[i].what);
+			if (steps[i].syn_no_ts) {
+				spec.opt_bytes = opt_mss1400;
+				spec.opt_len = sizeof(opt_mss1400);
+			} else if (v6) {
+				spec.opt_bytes = opt_linux6;
+				spec.opt_len = sizeof(opt_linux6);
+			} else {
+				spec.opt_bytes = opt_linux;
+				spec.opt_len = sizeof(opt_linux);
+			}
+			if (steps[i].other_class)
+				spec.saddr = v6 ? V6_CRIT : V4_CP;
+			if (!steps[i].other_class && steps[i].dport != OTHER_PORT)
+				get_synack(name, &spec, &cfg_vtc,
+					   steps[i].syn_no_ts ? &mss_only : v6 ? &full6 : &full,
+					   &info);
+			else
+				info = (struct synack_info){ .cookie = 0x1234567, .ts = 1 };
+			info.cookie ^= steps[i].ack_xor;
+			if (steps[i].ack_no_ts)
+				info.ts = 0;
+			if (steps[i].dport)
+				spec.dport = steps[i].dport;
+			if (steps[i].established)
+				cfd = connect_from_client(name, v6, spec.sport, &sfd);
+			build_cookie_ack(&ack, &spec, &info);
+			run_tc(name, &ack, d);
+			if (cfd >= 0) {
+				close(cfd);
+				close(sfd);
+			}
+			handed = d[H_ASSIGNED] + d[H_FAILED];
+			expect(d[H_ACKS] == steps[i].acks && handed == steps[i].handed &&
+			       d[H_NOT_LISTENER] == steps[i].not_listener &&
+			       d[H_NO_SOCKET] == steps[i].no_socket &&
+			       d[H_INVALID] == steps[i].invalid && d[H_MALFORMED] == 0 &&
+			       d[H_MSS_MISSED] == steps[i].mss_missed, name,
+			       "acks %llu, assigned + failed %llu, not_listener %llu, no_socket "
+			       "%llu, invalid %llu, malformed %llu, mss_missed %llu",
+			       (unsigned long long)d[H_ACKS], (unsigned long long)handed,
+			       (unsigned long long)d[H_NOT_LISTENER],
+			       (unsigned long long)d[H_NO_SOCKET], (unsigned long long)d[H_INVALID],
+			       (unsigned long long)d[H_MALFORMED],
+			       (unsigned long long)d[H_MSS_MISSED]);
+		}
+	}
+}
+
+
 /* ---- group ---------------------------------------------------------------- */
 
 /* Pin to one CPU: BPF_PROG_TEST_RUN runs on the caller's CPU, and a bucket
@@ -1681,7 +3030,7 @@ static int add_prefix_v6(const char *addr, __u32 len, __u32 cls)
 
 static int group_setup(void **state)
 {
-	__u16 port = PROTECTED_PORT;
+	__u16 port = PROTECTED_PORT, nolisten = NOLISTEN_PORT, fullq = FULLQ_PORT;
 	__u8 one = 1;
 	int err;
 
@@ -1695,13 +3044,19 @@ static int group_setup(void **state)
 		return -1;
 	}
 
-	if (harness_load())
+	if (netns_setup() || harness_load())
 		return -1;
 
 	/* What does not change between cases: one protected port, and
 	 * prefixes that nest so the longest match is seen to win. */
 	err = bpf_map__update_elem(skel->maps.ports, &port, sizeof(port), &one,
 				   sizeof(one), BPF_ANY);
+	if (!err)
+		err = bpf_map__update_elem(skel->maps.ports, &nolisten, sizeof(nolisten),
+					   &one, sizeof(one), BPF_ANY);
+	if (!err)
+		err = bpf_map__update_elem(skel->maps.ports, &fullq, sizeof(fullq),
+					   &one, sizeof(one), BPF_ANY);
 	if (!err)
 		err = add_prefix_v4("198.18.1.0", 24, SHEDD_CRITICAL_PLUS);
 	if (!err)
@@ -1712,6 +3067,10 @@ static int group_setup(void **state)
 		print_error("fill ports and prefixes: %s\n", strerror(-err));
 		goto fail;
 	}
+	err = handoff_load();
+	if (err)
+		print_message("tc hand-off program not loaded (%s): its tests skip\n",
+			      strerror(-err));
 	return 0;
 fail:
 	shedd_bpf__destroy(skel);
@@ -1734,11 +3093,38 @@ static const struct CMUnitTest fixed_tests[] = {
 	  NULL },
 	{ "SYN+FIN and SYN+RST spend no token", test_bad_syn_spends_no_token,
 	  base_setup, NULL, NULL },
+	{ "cookie: another flow gets another cookie", test_cookie_per_flow, vtc_setup,
+	  NULL, NULL },
+	{ "forged cookies are dropped and counted", test_forged_cookies, vtc_setup,
+	  NULL, NULL },
+	{ "a proven ACK takes a token, or is refused with a RST", test_ack_needs_a_token,
+	  NULL, NULL, NULL },
+	{ "an established flow passes unchecked", test_established_flow, vtc_setup,
+	  NULL, NULL },
+	{ "a proven ACK to a full accept queue spends no token", test_ack_to_full_queue,
+	  vtc_setup, NULL, NULL },
+	{ "cookie budget per CPU", test_cookie_budget, NULL, NULL, NULL },
+	{ "verify while shedding, for the hold", test_verify_while_shedding, NULL, NULL,
+	  NULL },
+	{ "tc hand-off sorts the ACKs of verified classes", test_handoff_sorts_acks,
+	  vtc_setup, NULL, NULL },
 };
+
+static int xdp_group_teardown(void **state)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (listen_fds[i] >= 0)
+			close(listen_fds[i]);
+	handoff_bpf__destroy(hskel);
+	hskel = NULL;
+	return group_teardown(state);
+}
 
 static struct CMUnitTest tests[ARRAY_SIZE(cases) + ARRAY_SIZE(cut_cases) +
 			       ARRAY_SIZE(tb_cases) + ARRAY_SIZE(rst_budget_cases) +
-			       ARRAY_SIZE(fixed_tests)];
+			       ARRAY_SIZE(synack_cases) + ARRAY_SIZE(fixed_tests)];
 
 int main(void)
 {
@@ -1758,9 +3144,12 @@ int main(void)
 	for (i = 0; i < ARRAY_SIZE(rst_budget_cases); i++)
 		tests[n++] = (struct CMUnitTest){ rst_budget_cases[i].name,
 			run_rst_budget, NULL, NULL, (void *)&rst_budget_cases[i] };
+	for (i = 0; i < ARRAY_SIZE(synack_cases); i++)
+		tests[n++] = (struct CMUnitTest){ synack_cases[i].name, run_synack,
+			synack_setup, NULL, (void *)&synack_cases[i] };
 	for (i = 0; i < ARRAY_SIZE(fixed_tests); i++)
 		tests[n++] = fixed_tests[i];
 
 	return cmocka_run_group_tests_name("xdp", tests, group_setup,
-					   group_teardown);
+					   xdp_group_teardown);
 }
