@@ -708,7 +708,7 @@ static void answer_cookie(uint64_t *s, const struct ring_entry *e, struct pkt *p
 	spec.daddr = server;
 	spec.sport = e->cport;
 	spec.dport = PORT_A;
-	spec.flags = TCP_ACK | (rnd(s, 4) ? 0 : TCP_PSH);
+	spec.flags = TCP_ACK | (rnd(s, 4) ? 0 : rnd(s, 2) ? TCP_PSH : TCP_FIN);
 	spec.vlans = rnd(s, 4) ? 0 : 1 + rnd(s, 2);
 	if (!e->v6 && rnd(s, 4) == 0)
 		spec.ip_opt_len = 4 * rnd(s, 11);
@@ -1408,7 +1408,7 @@ static void fuzz_frames(void **state)
 		struct pkt p;
 		__u64 step = rng_next(&rng) % 2000000; /* up to 2 ms */
 		unsigned int k;
-		int err;
+		int err, synack;
 
 		skel->bss->test_clock_ns += step;
 		elapsed_ns += step;
@@ -1456,9 +1456,13 @@ static void fuzz_frames(void **state)
 		if (bad) {
 			t.violations++;
 			report(&t, seed, i, &fc, "%s", bad);
-		} else if (fc.verdict == XDP_TX && r.kind == REF_JUDGE &&
-			   out[r.l2 + (r.v6 ? 40 : 20) + 13] & TCP_SYN) {
-			pc.cookies++;
+		}
+		/* Every SYN-ACK sent counts against the phase's budget. */
+		synack = fc.verdict == XDP_TX && r.kind == REF_JUDGE &&
+			 fc.out_len >= r.l2 + (r.v6 ? 40 : 20) + 20 &&
+			 (out[r.l2 + (r.v6 ? 40 : 20) + 13] & TCP_SYN);
+		pc.cookies += synack;
+		if (synack && !bad) {
 			/* Keep it to answer if a listener would take the ACK. */
 			if (ref_lookup(&r) == SOCK_LISTENER) {
 				struct ring_entry *e = &ring[nring < RING ? nring++ : (int)(k % RING)];
