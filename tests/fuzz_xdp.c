@@ -1598,6 +1598,7 @@ static int listen_and_connect(int family, const char *server, const char *client
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
+	int tries;
 
 	fds[0] = tcp_socket(family);
 	fds[1] = tcp_socket(family);
@@ -1610,8 +1611,16 @@ static int listen_and_connect(int family, const char *server, const char *client
 	if (bind(fds[1], (struct sockaddr *)&ss, len))
 		return -1;
 	len = sockaddr_of(family, server, PORT_A, &ss);
-	if (connect(fds[1], (struct sockaddr *)&ss, len))
-		return -1;
+	/* IPv6 installs the route of a new address from a work queue, even
+	 * without DAD: until then connect() fails with ENETUNREACH. Wait for
+	 * it, a second at most. */
+	for (tries = 0; connect(fds[1], (struct sockaddr *)&ss, len); tries++) {
+		const struct timespec ms10 = { .tv_nsec = 10000000 };
+
+		if (errno != ENETUNREACH || tries == 100)
+			return -1;
+		nanosleep(&ms10, NULL);
+	}
 	fds[2] = accept(fds[0], NULL, NULL);
 	if (fds[2] < 0)
 		return -1;
@@ -1645,10 +1654,13 @@ static int private_netns(void)
 		return -1;
 	}
 	if (listen_and_connect(AF_INET, PKT_V4_SERVER, PKT_V4_CLIENT, &sockets.port4,
-			       &sockets.fds[0]) ||
-	    listen_and_connect(AF_INET6, PKT_V6_SERVER, PKT_V6_CLIENT, &sockets.port6,
+			       &sockets.fds[0])) {
+		print_error("IPv4 listener and connection on lo: %s\n", strerror(errno));
+		return -1;
+	}
+	if (listen_and_connect(AF_INET6, PKT_V6_SERVER, PKT_V6_CLIENT, &sockets.port6,
 			       &sockets.fds[3])) {
-		print_error("listener and connection on lo: %s\n", strerror(errno));
+		print_error("IPv6 listener and connection on lo: %s\n", strerror(errno));
 		return -1;
 	}
 	return 0;
