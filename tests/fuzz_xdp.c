@@ -732,7 +732,7 @@ static int mutate(uint64_t *s, struct pkt *p)
 	for (i = 0; i < n; i++) {
 		size_t hdr = p->l4_off + 20 < p->len ? p->l4_off + 20 : p->len;
 
-		switch (rnd(s, 9)) {
+		switch (rnd(s, 10)) {
 		case 0: /* a bit in the headers */
 			p->data[rnd(s, (unsigned int)hdr)] ^= (__u8)(1 << rnd(s, 8));
 			break;
@@ -774,6 +774,18 @@ static int mutate(uint64_t *s, struct pkt *p)
 		case 8: /* trailing bytes past the datagram */
 			while (p->len < PKT_MAX && rnd(s, 8))
 				p->data[p->len++] = (__u8)rnd(s, 256);
+			break;
+		case 9: /* a byte in the TCP options, if any */
+			if (p->l4_proto == IPPROTO_TCP && p->l4_off + 21 <= p->len) {
+				size_t end = p->l4_off + (p->data[p->l4_off + 12] >> 4) * 4u;
+
+				if (end > p->len)
+					end = p->len;
+				if (end > p->l4_off + 20)
+					p->data[p->l4_off + 20 +
+						rnd(s, (unsigned int)(end - p->l4_off - 20))] =
+						(__u8)rnd(s, 256);
+			}
 			break;
 		}
 	}
