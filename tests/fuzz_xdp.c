@@ -1,14 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* fuzz_xdp.c - random and mutated frames through the XDP program under
  * BPF_PROG_TEST_RUN, each checked against invariants and against a small
- * reference model written apart from bpf/parsing.h: a non-SYN is never
- * dropped, every class sees seen = admitted + shed, a RST only answers a
- * judged pure SYN that may be answered, within the RST budget, and every
- * SYN the kernel would deliver to a protected port is judged.
+ * reference model written apart from bpf/parsing.h and bpf/tcpopt.h: a
+ * non-SYN is never dropped, every counter that moves is the one the model
+ * expects, a RST only answers a judged pure SYN (or a proven ACK) that may
+ * be answered, within the RST budget, and every SYN the kernel would
+ * deliver to a protected port is judged.
+ * Verified admission is fuzzed in phases of random settings (verify modes
+ * per class, hand-off, ECN, window scale, small cookie budgets): a cookie
+ * SYN-ACK only answers a judged SYN of a verifying class within the cookie
+ * budget and is checked byte by byte; ACKs are checked against a listener
+ * and an established connection in a network namespace of our own, forged
+ * cookies dropped, the program's own cookies fed back and charged.
  * SHEDD_FUZZ_FRAMES, SHEDD_FUZZ_SECONDS and SHEDD_FUZZ_SEED set the run
  * (defaults: a short run for `make test`; `make fuzz` runs millions).
  * Needs root, as test_xdp.
  */
+
 #include <errno.h>
 #include <inttypes.h>
 #include <sched.h>
@@ -19,7 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <linux/types.h>
@@ -38,9 +48,12 @@
 #define DEFAULT_SECONDS 120.0
 #define DEFAULT_SEED 0x5eedULL
 #define MAX_REPORTS 8 /* violations printed in full; all are counted */
+#define PHASE_FRAMES 2000 /* frames between two draws of the settings */
+#define RING 8            /* cookie SYN-ACKs kept to answer */
+#define RING_MAX_AGE 60.0 /* s: well inside the cookies' two minutes */
 
-#define PORT_A PKT_DPORT /* protected */
-#define PORT_B 443       /* protected */
+#define PORT_A PKT_DPORT /* protected, a listener behind it */
+#define PORT_B 443       /* protected, no listener */
 #define PORT_OPEN 9090   /* not protected */
 #define T0_NS (10000ULL * SHEDD_NSEC_PER_SEC)
 
@@ -50,6 +63,7 @@ static const struct shedd_rate fuzz_rate = {
 	.r = { .rate_per_sec = 30, .burst = 4, .batch = 4, .lease_ns = 1000000,
 	       .flags = SHEDD_RATE_SET }
 };
+/* The first phase: nothing verified, as before verified admission. */
 static const struct shedd_config fuzz_cfg = {
 	.default_class = SHEDD_SHEDDABLE,
 	.reject = { SHEDD_REJECT_DROP, SHEDD_REJECT_RST, SHEDD_REJECT_RST,
@@ -57,6 +71,8 @@ static const struct shedd_config fuzz_cfg = {
 	.mac = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x05 }, /* pkt_server_mac */
 	.rst_rate_per_sec = 10,
 	.rst_burst = 3,
+	.cookie_rate_per_sec = 20,
+	.cookie_burst = 3,
 };
 
 /* The source prefixes; the program gets them in its tries, the reference
@@ -75,6 +91,14 @@ static const struct {
 	{ AF_INET6, "2001:db8:1:5::", 64, SHEDD_CRITICAL_PLUS },
 };
 
+/* The sockets of our network namespace (setup): a listener on PORT_A at
+ * the server's addresses, and one established connection per family from
+ * the default client to it. */
+static struct {
+	__u16 port4, port6; /* the clients' ports */
+	int fds[6];
+} sockets = { .fds = { -1, -1, -1, -1, -1, -1 } };
+
 
 /* ---- the reference model ------------------------------------------------- */
 
@@ -83,6 +107,16 @@ enum ref_kind {
 	REF_PASS,   /* pass it untouched, judge nothing */
 	REF_REFUSE, /* drop it, judge nothing: a fragment or chain we cannot judge */
 	REF_JUDGE,  /* a pure SYN to a protected port the kernel would deliver */
+	REF_ACK,    /* an ACK to a protected port: a cookie handshake may end */
+};
+
+/* The options of a SYN as the kernel reads them (tcp_parse_options(), and
+ * tcp_parse_mss_option() for the cookie's MSS). */
+struct ref_opts {
+	unsigned int mss; /* 0: none */
+	int ws, sack, ts;
+	unsigned int wscale;
+	__u32 tsval;
 };
 
 struct ref {
@@ -93,11 +127,28 @@ struct ref {
 	__u8 saddr[16], daddr[16];
 	__u16 sport, dport;
 	__u32 cls;
+	/* The TCP header, when the program can read it. */
+	size_t tcp_off, l4_len; /* l4_len from the IP lengths */
+	__u32 seq, ack_seq;
+	struct ref_opts opts;
 };
 
 static unsigned int be16(const __u8 *b)
 {
 	return (unsigned int)b[0] << 8 | b[1];
+}
+
+static __u32 be32(const __u8 *b)
+{
+	return (__u32)b[0] << 24 | (__u32)b[1] << 16 | (__u32)b[2] << 8 | b[3];
+}
+
+static void put_be32(__u8 *b, __u32 v)
+{
+	b[0] = (__u8)(v >> 24);
+	b[1] = (__u8)(v >> 16);
+	b[2] = (__u8)(v >> 8);
+	b[3] = (__u8)v;
 }
 
 static int ref_is_ext6(__u8 nh)
@@ -140,12 +191,50 @@ static __u32 ref_class(int v6, const __u8 *saddr)
 	return cls;
 }
 
+/* The options of the TCP header at @th, @hlen bytes, read as the kernel
+ * does: an end-of-list, a length under 2 or past the header ends the walk;
+ * a later option of a kind overrides an earlier one. */
+static void ref_options(const __u8 *th, size_t hlen, struct ref_opts *o)
+{
+	size_t i = 20;
+
+	memset(o, 0, sizeof(*o));
+	while (i < hlen) {
+		unsigned int kind = th[i], len;
+
+		if (kind == 0)
+			break;
+		if (kind == 1) {
+			i++;
+			continue;
+		}
+		if (i + 2 > hlen)
+			break;
+		len = th[i + 1];
+		if (len < 2 || i + len > hlen)
+			break;
+		if (kind == 2 && len == 4 && be16(th + i + 2)) {
+			o->mss = be16(th + i + 2);
+		} else if (kind == 3 && len == 3) {
+			o->ws = 1;
+			o->wscale = th[i + 2] > 14 ? 14 : th[i + 2];
+		} else if (kind == 4 && len == 2) {
+			o->sack = 1;
+		} else if (kind == 8 && len == 10) {
+			o->ts = 1;
+			o->tsval = be32(th + i + 2);
+		}
+		i += len;
+	}
+}
+
 /* The TCP segment at @seg, @seglen bytes by the IP lengths. A datagram
  * must hold the whole header with options; a first fragment only the
  * fixed header (its options may be in the next fragment). */
 static void ref_tcp(const __u8 *f, size_t seg, size_t seglen, struct ref *r)
 {
 	unsigned int doff, flags;
+	int protected;
 
 	if (seglen < 20)
 		return; /* kernel: no TCP header, dropped */
@@ -153,15 +242,26 @@ static void ref_tcp(const __u8 *f, size_t seg, size_t seglen, struct ref *r)
 	if (doff < 5 || (!r->first_frag && doff * 4 > seglen))
 		return;
 	flags = f[seg + 13];
-	/* A listener takes a SYN without ACK; it discards one with RST or
-	 * FIN. Anything else is not a new connection. */
-	if (!(flags & TCP_SYN) || (flags & (TCP_ACK | TCP_RST | TCP_FIN)))
-		return;
 	r->sport = be16(f + seg);
 	r->dport = be16(f + seg + 2);
-	if (r->dport != PORT_A && r->dport != PORT_B)
-		return;
+	r->seq = be32(f + seg + 4);
+	r->ack_seq = be32(f + seg + 8);
+	r->tcp_off = seg;
+	r->l4_len = seglen;
+	protected = r->dport == PORT_A || r->dport == PORT_B;
 	r->cls = ref_class(r->v6, r->saddr);
+	/* An ACK that is no SYN, RST or fragment may end a cookie handshake. */
+	if ((flags & TCP_ACK) && !(flags & (TCP_SYN | TCP_RST)) && !r->first_frag &&
+	    protected) {
+		r->kind = REF_ACK;
+		return;
+	}
+	/* A listener takes a SYN without ACK; it discards one with RST or
+	 * FIN. Anything else is not a new connection. */
+	if (!(flags & TCP_SYN) || (flags & (TCP_ACK | TCP_RST | TCP_FIN)) || !protected)
+		return;
+	if (doff * 4 <= seglen)
+		ref_options(f + seg, doff * 4, &r->opts);
 	r->kind = REF_JUDGE;
 }
 
@@ -311,6 +411,75 @@ static int ref_answerable(const __u8 *f, const struct ref *r)
 	       memcmp(r->saddr, mapped, 12);
 }
 
+/* What a socket lookup of the frame's flow finds in our namespace. */
+enum ref_sock { SOCK_NONE, SOCK_LISTENER, SOCK_ESTABLISHED };
+
+static enum ref_sock ref_lookup(const struct ref *r)
+{
+	__u8 server[16], client[16];
+	int family = r->v6 ? AF_INET6 : AF_INET;
+	size_t alen = r->v6 ? 16 : 4;
+
+	pkt_addr(family, r->v6 ? PKT_V6_SERVER : PKT_V4_SERVER, server);
+	pkt_addr(family, r->v6 ? PKT_V6_CLIENT : PKT_V4_CLIENT, client);
+	if (memcmp(r->daddr, server, alen) || r->dport != PORT_A)
+		return SOCK_NONE;
+	if (!memcmp(r->saddr, client, alen) &&
+	    r->sport == (r->v6 ? sockets.port6 : sockets.port4))
+		return SOCK_ESTABLISHED;
+	return SOCK_LISTENER;
+}
+
+/* The MSS a cookie carries (net/ipv4/syncookies.c): the largest entry of
+ * the family's table at or below the client's MSS (536 without one), else
+ * the smallest. */
+static unsigned int ref_cookie_mss(int v6, unsigned int client_mss, unsigned int *idx)
+{
+	unsigned int mss = client_mss ? client_mss : 536;
+	unsigned int i = 3;
+
+	while (i > 0 && mss < (unsigned int)(v6 ? SHEDD_MSS6(i) : SHEDD_MSS4(i)))
+		i--;
+	*idx = i;
+	return v6 ? SHEDD_MSS6(i) : SHEDD_MSS4(i);
+}
+
+/* A transmit budget as README and rst.h describe it: @rate a second,
+ * @burst deep (at least one), full when fresh, refilled at each take for
+ * the time since the last one (at most 1000 s), in 1e-9 units. */
+struct ref_budget {
+	__u64 units, last_ns;
+};
+
+static int ref_budget_take(struct ref_budget *b, __u64 rate, __u64 burst, __u64 now)
+{
+	__u64 one = SHEDD_NSEC_PER_SEC, cap = (burst ? burst : 1) * one;
+
+	if (now > b->last_ns) {
+		__u64 dt = now - b->last_ns;
+
+		if (dt > MAX_REFILL_NS)
+			dt = MAX_REFILL_NS;
+		b->units += dt * rate;
+		if (b->units > cap)
+			b->units = cap;
+		b->last_ns = now;
+	}
+	if (b->units < one)
+		return 0;
+	b->units -= one;
+	return 1;
+}
+
+/* The state the program keeps between frames, as the model sees it (one
+ * CPU: the process is pinned). */
+struct ref_state {
+	struct shedd_config cfg;
+	__u64 verify_until[SHEDD_NR_CLASSES]; /* SHEDD_VERIFY_SHEDDING */
+	struct ref_budget cookies, rsts;
+	__u64 refreshed_ns[2]; /* PORT_A, PORT_B */
+};
+
 /* ---- frames ------------------------------------------------------------- */
 
 static unsigned int rnd(uint64_t *s, unsigned int n)
@@ -336,6 +505,65 @@ static const __u8 ext_types[] = {
 	IPPROTO_HOPOPTS, IPPROTO_ROUTING, IPPROTO_DSTOPTS, IPPROTO_AH,
 	IPPROTO_FRAGMENT,
 };
+
+/* The TCP checksum again, after the segment was edited (the program does
+ * not check it; the frame should still look right). */
+static void fix_tcp_csum(struct pkt *p, size_t seglen)
+{
+	__u8 *th = p->data + p->l4_off;
+	__u16 sum = pkt_l4_csum(p->l3_proto == ETH_P_IPV6, p->saddr, p->daddr,
+				IPPROTO_TCP, th, seglen, 16);
+
+	th[16] = (__u8)(sum >> 8);
+	th[17] = (__u8)sum;
+}
+
+/* Random TCP options for a frame built with the 20 option bytes of a
+ * Linux SYN and @extra bytes after them: a new data offset (5..15, as the
+ * bytes allow) and options of every kind the SYN-ACK answers, in any
+ * order, with wrong lengths, duplicates, an early end. */
+static void random_options(uint64_t *s, struct pkt *p, size_t extra)
+{
+	static const unsigned int msses[] = { 0, 1, 88, 535, 536, 1219, 1220, 1300, 1399,
+					      1440, 1460, 8940, 9000, 65535 };
+	__u8 *th = p->data + p->l4_off;
+	size_t max = 40 + extra > 60 ? 60 : 40 + extra, hlen, i = 20;
+
+	hlen = 20 + 4 * rnd(s, (unsigned int)(max - 20) / 4 + 1);
+	while (i < hlen) {
+		size_t room = hlen - i;
+		unsigned int k = rnd(s, 16), mss;
+
+		if (k < 3 && room >= 4) { /* MSS */
+			mss = rnd(s, 3) ? msses[rnd(s, ARRAY_SIZE(msses))] : rnd(s, 0x10000);
+			th[i] = 2, th[i + 1] = 4, th[i + 2] = (__u8)(mss >> 8), th[i + 3] = (__u8)mss;
+			i += 4;
+		} else if (k < 5 && room >= 2) { /* SACK permitted */
+			th[i] = 4, th[i + 1] = 2;
+			i += 2;
+		} else if (k < 8 && room >= 10) { /* timestamps */
+			th[i] = 8, th[i + 1] = 10;
+			put_be32(th + i + 2, rnd(s, 4) ? (__u32)rng_next(s) : 0);
+			put_be32(th + i + 6, rnd(s, 2) ? 0 : (__u32)rng_next(s));
+			i += 10;
+		} else if (k < 10 && room >= 3) { /* window scale, at times > 14 */
+			th[i] = 3, th[i + 1] = 3, th[i + 2] = (__u8)rnd(s, 18);
+			i += 3;
+		} else if (k < 13) { /* NOP */
+			th[i++] = 1;
+		} else if (k == 13) { /* end of list, then junk */
+			th[i++] = 0;
+			while (i < hlen)
+				th[i++] = (__u8)rnd(s, 256);
+		} else { /* a known kind with a wrong length, or any kind */
+			th[i] = (__u8)(k == 14 ? 2 + rnd(s, 7) : rnd(s, 256));
+			if (i + 1 < hlen)
+				th[i + 1] = (__u8)rnd(s, 12);
+			i += 2;
+		}
+	}
+	th[12] = (__u8)(hlen / 4 << 4);
+}
 
 /* A frame built from a random spec: mostly IPv4/IPv6 TCP, SYNs often,
  * fragments, options, extension chains and odd addresses. */
@@ -395,6 +623,104 @@ static void random_frame(uint64_t *s, struct pkt *p)
 	spec.payload_len = rnd(s, 3) ? 0 : rnd(s, 48);
 	spec.pad_to = rnd(s, 5) ? 0 : 60 + rnd(s, 8);
 	pkt_build(p, &spec);
+	if (p->l4_proto == IPPROTO_TCP && spec.tcp_opts && rnd(s, 2)) {
+		random_options(s, p, spec.payload_len);
+		fix_tcp_csum(p, 40 + spec.payload_len);
+	}
+}
+
+/* An ACK to a protected port: a client ending a handshake with a cookie
+ * it guessed (a random acknowledgement number), from anywhere, at times
+ * with data or FIN. */
+static void forged_ack(uint64_t *s, struct pkt *p)
+{
+	struct pkt_spec spec = { 0 };
+	unsigned int k = rnd(s, 100);
+
+	if (k < 50) {
+		spec.l3 = ETH_P_IP;
+		spec.saddr = v4_sources[rnd(s, ARRAY_SIZE(v4_sources))];
+		spec.daddr = rnd(s, 4) ? PKT_V4_SERVER : v4_dests[rnd(s, ARRAY_SIZE(v4_dests))];
+		if (rnd(s, 4) == 0)
+			spec.ip_opt_len = 4 * rnd(s, 11);
+	} else {
+		spec.l3 = ETH_P_IPV6;
+		spec.saddr = v6_sources[rnd(s, ARRAY_SIZE(v6_sources))];
+		spec.daddr = rnd(s, 4) ? PKT_V6_SERVER : v6_dests[rnd(s, ARRAY_SIZE(v6_dests))];
+		if (rnd(s, 4) == 0) {
+			spec.nr_ext = 1;
+			spec.ext[0] = ext_types[rnd(s, 3)];
+		}
+	}
+	spec.vlans = rnd(s, 4) ? 0 : 1 + rnd(s, 2);
+	k = rnd(s, 100);
+	spec.flags = TCP_ACK | (k < 60 ? 0 : k < 80 ? TCP_PSH : k < 90 ? TCP_FIN :
+				(__u8)(rnd(s, 256) & ~(TCP_SYN | TCP_RST)));
+	spec.dport = rnd(s, 4) ? PORT_A : PORT_B;
+	spec.sport = (__u16)(1 + rnd(s, 65535));
+	spec.seq = (__u32)rng_next(s) | 1;
+	spec.tcp_opts = rnd(s, 4) == 0;
+	spec.payload_len = rnd(s, 3) ? 0 : rnd(s, 48);
+	pkt_build(p, &spec);
+	put_be32(p->data + p->l4_off + 8, (__u32)rng_next(s));
+	fix_tcp_csum(p, (spec.tcp_opts ? 40 : 20) + spec.payload_len);
+}
+
+/* An ACK of the established connection: a socket of its own, passed. */
+static void established_ack(uint64_t *s, struct pkt *p)
+{
+	struct pkt_spec spec = { 0 };
+	int v6 = rnd(s, 2);
+
+	spec.l3 = v6 ? ETH_P_IPV6 : ETH_P_IP;
+	spec.sport = v6 ? sockets.port6 : sockets.port4;
+	spec.dport = PORT_A;
+	spec.flags = TCP_ACK | (rnd(s, 2) ? TCP_PSH : 0);
+	spec.seq = (__u32)rng_next(s) | 1;
+	spec.vlans = rnd(s, 4) ? 0 : 1;
+	spec.payload_len = rnd(s, 2) ? 0 : rnd(s, 64);
+	pkt_build(p, &spec);
+	put_be32(p->data + p->l4_off + 8, (__u32)rng_next(s));
+	fix_tcp_csum(p, 20 + spec.payload_len);
+}
+
+/* A cookie SYN-ACK the program sent to a SYN that has a listener. */
+struct ring_entry {
+	int v6;
+	__u8 client[16], server[16];
+	__u16 cport;
+	__u32 seq, ack_seq; /* of the ACK that answers it */
+	double sent;        /* wall clock: the kernel's cookies age in it */
+};
+
+/* The ACK that ends the handshake of @e, as its client sends it, with
+ * tags, IP options or extension headers of its own. */
+static void answer_cookie(uint64_t *s, const struct ring_entry *e, struct pkt *p)
+{
+	struct pkt_spec spec = { 0 };
+	char client[INET6_ADDRSTRLEN], server[INET6_ADDRSTRLEN];
+	int family = e->v6 ? AF_INET6 : AF_INET;
+
+	inet_ntop(family, e->client, client, sizeof(client));
+	inet_ntop(family, e->server, server, sizeof(server));
+	spec.l3 = e->v6 ? ETH_P_IPV6 : ETH_P_IP;
+	spec.saddr = client;
+	spec.daddr = server;
+	spec.sport = e->cport;
+	spec.dport = PORT_A;
+	spec.flags = TCP_ACK | (rnd(s, 4) ? 0 : rnd(s, 2) ? TCP_PSH : TCP_FIN);
+	spec.vlans = rnd(s, 4) ? 0 : 1 + rnd(s, 2);
+	if (!e->v6 && rnd(s, 4) == 0)
+		spec.ip_opt_len = 4 * rnd(s, 11);
+	if (e->v6 && rnd(s, 4) == 0) {
+		spec.nr_ext = 1;
+		spec.ext[0] = ext_types[rnd(s, 3)];
+	}
+	spec.payload_len = rnd(s, 2) ? 0 : rnd(s, 48);
+	pkt_build(p, &spec);
+	put_be32(p->data + p->l4_off + 4, e->seq);
+	put_be32(p->data + p->l4_off + 8, e->ack_seq);
+	fix_tcp_csum(p, 20 + spec.payload_len);
 }
 
 /* Break what the parser looks at: bits, lengths, flags, offsets, MACs,
@@ -406,7 +732,7 @@ static int mutate(uint64_t *s, struct pkt *p)
 	for (i = 0; i < n; i++) {
 		size_t hdr = p->l4_off + 20 < p->len ? p->l4_off + 20 : p->len;
 
-		switch (rnd(s, 9)) {
+		switch (rnd(s, 10)) {
 		case 0: /* a bit in the headers */
 			p->data[rnd(s, (unsigned int)hdr)] ^= (__u8)(1 << rnd(s, 8));
 			break;
@@ -449,25 +775,515 @@ static int mutate(uint64_t *s, struct pkt *p)
 			while (p->len < PKT_MAX && rnd(s, 8))
 				p->data[p->len++] = (__u8)rnd(s, 256);
 			break;
+		case 9: /* a byte in the TCP options, if any */
+			if (p->l4_proto == IPPROTO_TCP && p->l4_off + 21 <= p->len) {
+				size_t end = p->l4_off + (p->data[p->l4_off + 12] >> 4) * 4u;
+
+				if (end > p->len)
+					end = p->len;
+				if (end > p->l4_off + 20)
+					p->data[p->l4_off + 20 +
+						rnd(s, (unsigned int)(end - p->l4_off - 20))] =
+						(__u8)rnd(s, 256);
+			}
+			break;
 		}
 	}
 	return n;
 }
 
-/* ---- running ------------------------------------------------------------ */
+/* What a cookie may survive: the MACs and bytes past the datagram, which
+ * the cookie does not cover. */
+static int mutate_outside_cookie(uint64_t *s, struct pkt *p)
+{
+	switch (rnd(s, 6)) {
+	case 0:
+		p->data[rnd(s, ETH_ALEN)] ^= (__u8)(1 << rnd(s, 8));
+		return 1;
+	case 1:
+		p->data[ETH_ALEN] |= 1;
+		return 1;
+	case 2:
+		while (p->len < PKT_MAX && rnd(s, 8))
+			p->data[p->len++] = (__u8)rnd(s, 256);
+		return 1;
+	}
+	return 0;
+}
 
-#define D(f) (after->f - before->f)
+/* ---- checking ----------------------------------------------------------- */
 
 struct tally {
 	uint64_t frames, mutated, judged, refused, passed, admitted, shed,
 		 rst, rst_limited, rst_refused, frag_judged, violations;
+	/* Verified admission. */
+	uint64_t phases, cookies, cookies_v6, cookies_vlan, cookies_ts, cookies_ws,
+		 cookies_ecn, cookies_shedding, cookie_limited, refreshed,
+		 acks, acks_unverified, acks_no_listener, acks_established,
+		 ack_invalid, ack_valid, ack_admitted, ack_refused, ack_rst,
+		 answered; /* cookie ACKs fed back */
 };
 
-static void report(const struct tally *t, uint64_t seed, uint64_t idx,
-		   const struct pkt *p, const char *fmt, ...)
+/* The names of the counters, in the order of struct shedd_stats. */
+static const char *const class_counter[] = {
+	"syn", "admitted", "dropped", "rst_sent", "charged", "cookie_sent",
+	"cookie_limited", "ack_valid", "ack_invalid", "ack_admitted", "ack_refused",
+};
+static const char *const global_counter[] = {
+	"packets", "non_syn", "unprotected", "non_ip", "non_tcp", "fragment",
+	"malformed", "frag_judged", "frag_refused", "deep_refused", "bad_syn",
+	"rst_refused", "rst_limited", "cookie_failed", "ack_probed", "refreshed",
+};
+_Static_assert(sizeof(class_counter) / sizeof(char *) * 8 ==
+	       sizeof(struct shedd_class_stats), "a class counter without a name");
+_Static_assert(offsetof(struct shedd_stats, packets) + sizeof(global_counter) /
+	       sizeof(char *) * 8 == sizeof(struct shedd_stats),
+	       "a counter without a name");
+
+#define NR_COUNTERS (sizeof(struct shedd_stats) / 8)
+
+static void counter_name(size_t w, char *buf, size_t size)
+{
+	size_t per = ARRAY_SIZE(class_counter);
+
+	if (w < SHEDD_NR_CLASSES * per)
+		snprintf(buf, size, "cls[%zu].%s", w / per, class_counter[w % per]);
+	else
+		snprintf(buf, size, "%s", global_counter[w - SHEDD_NR_CLASSES * per]);
+}
+
+static void stats_delta(const struct shedd_stats *before, const struct shedd_stats *after,
+			__u64 *d)
+{
+	__u64 a[NR_COUNTERS], b[NR_COUNTERS];
+	size_t w;
+
+	memcpy(a, after, sizeof(a));
+	memcpy(b, before, sizeof(b));
+	for (w = 0; w < NR_COUNTERS; w++)
+		d[w] = a[w] - b[w];
+}
+
+#define W(f) (offsetof(struct shedd_stats, f) / 8)
+
+/* The counters that say why a packet passed; one of them moves for it. */
+static const size_t pass_counters[] = {
+	W(non_syn), W(unprotected), W(non_ip), W(non_tcp), W(fragment), W(malformed),
+	W(bad_syn),
+};
+
+/* What the program must send. */
+enum expect_out {
+	OUT_PASS,    /* XDP_PASS, the frame untouched */
+	OUT_DROP,    /* XDP_DROP, untouched */
+	OUT_RST_SYN, /* XDP_TX, RST+ACK of the SYN */
+	OUT_RST_ACK, /* XDP_TX, bare RST of the ACK */
+	OUT_SYNACK,  /* XDP_TX, the cookie SYN-ACK */
+};
+
+/* What the model knows of one frame beyond its bytes. */
+enum ack_cookie {
+	COOKIE_FORGED, /* a random acknowledgement number */
+	COOKIE_VALID,  /* the program's own cookie, answered */
+};
+
+struct frame_ctx {
+	const struct pkt *p;
+	const struct ref *r;
+	enum ack_cookie cookie;
+	__u64 now;
+	__u32 verdict;
+	const __u8 *out;
+	size_t out_len;
+};
+
+static char why[512];
+
+static const char *explain(const char *fmt, ...)
 {
 	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return why;
+}
+
+/* Ethernet and IP of a reply: MACs swapped, tags and ethertype kept,
+ * addresses swapped, a fresh IP header of @tcp_len TCP bytes with correct
+ * checksums; and the TCP header's ports swapped. */
+static const char *check_reply_headers(const struct frame_ctx *fc, size_t tcp_len)
+{
+	const struct ref *r = fc->r;
+	const __u8 *in = fc->p->data, *out = fc->out;
+	size_t l3 = r->v6 ? 40 : 20, alen = r->v6 ? 16 : 4;
+	const __u8 *ip = out + r->l2, *th = ip + l3;
+
+	if (fc->out_len != r->l2 + l3 + tcp_len)
+		return explain("reply of %zu bytes, expected %zu (headers + %zu TCP bytes)",
+			    fc->out_len, r->l2 + l3 + tcp_len, tcp_len);
+	if (memcmp(out, in + ETH_ALEN, ETH_ALEN) || memcmp(out + ETH_ALEN, in, ETH_ALEN))
+		return "reply: MAC addresses not swapped";
+	if (memcmp(out + 12, in + 12, r->l2 - 12))
+		return "reply: VLAN tags or ethertype not copied";
+	if (r->v6) {
+		if (ip[0] >> 4 != 6 || be16(ip + 4) != tcp_len || ip[6] != IPPROTO_TCP ||
+		    ip[7] != 64)
+			return explain("reply: IPv6 header version %u payload_len %u next %u hop %u",
+				    ip[0] >> 4, be16(ip + 4), ip[6], ip[7]);
+		if (memcmp(ip + 8, r->daddr, 16) || memcmp(ip + 24, r->saddr, 16))
+			return "reply: IPv6 addresses not swapped";
+	} else {
+		if (ip[0] != 0x45 || be16(ip + 2) != 20 + tcp_len || be16(ip + 6) != 0x4000 ||
+		    ip[8] != 64 || ip[9] != IPPROTO_TCP)
+			return explain("reply: IPv4 header %02x tot_len %u frag_off %04x ttl %u proto %u",
+				    ip[0], be16(ip + 2), be16(ip + 6), ip[8], ip[9]);
+		if (pkt_ipv4_csum(ip, 20) != be16(ip + 10))
+			return explain("reply: IPv4 checksum %04x, expected %04x", be16(ip + 10),
+				    pkt_ipv4_csum(ip, 20));
+		if (memcmp(ip + 12, r->daddr, 4) || memcmp(ip + 16, r->saddr, 4))
+			return "reply: IPv4 addresses not swapped";
+	}
+	if (be16(th) != r->dport || be16(th + 2) != r->sport)
+		return "reply: TCP ports not swapped";
+	if ((th[12] >> 4) * 4u != tcp_len || (th[12] & 15))
+		return explain("reply: data offset byte %02x for %zu TCP bytes", th[12], tcp_len);
+	if (pkt_l4_csum(r->v6, ip + (r->v6 ? 8 : 12), ip + (r->v6 ? 8 : 12) + alen, IPPROTO_TCP,
+			th, tcp_len, 16) != be16(th + 16))
+		return explain("reply: TCP checksum %04x, expected %04x", be16(th + 16),
+			    pkt_l4_csum(r->v6, ip + (r->v6 ? 8 : 12), ip + (r->v6 ? 8 : 12) + alen,
+					IPPROTO_TCP, th, tcp_len, 16));
+	return NULL;
+}
+
+static const char *check_rst(const struct frame_ctx *fc, int for_ack)
+{
+	const struct ref *r = fc->r;
+	const __u8 *th = fc->out + r->l2 + (r->v6 ? 40 : 20);
+	const char *bad = check_reply_headers(fc, 20);
+	size_t doff;
+
+	if (bad)
+		return bad;
+	if (for_ack) {
+		/* RFC 793: <SEQ=SEG.ACK><CTL=RST> */
+		if (th[13] != TCP_RST || be32(th + 4) != r->ack_seq || be32(th + 8))
+			return explain("the RST of an ACK: flags %02x seq %08x ack %08x, expected"
+				    " RST seq %08x", th[13], be32(th + 4), be32(th + 8), r->ack_seq);
+		return NULL;
+	}
+	/* <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>; the SYN counts one. */
+	doff = (fc->p->data[r->tcp_off + 12] >> 4) * 4u;
+	if (th[13] != (TCP_RST | TCP_ACK) || be32(th + 4) ||
+	    be32(th + 8) != (__u32)(r->seq + 1 + (r->l4_len - doff)))
+		return explain("the RST of a SYN: flags %02x seq %08x ack %08x, expected RST+ACK"
+			    " ack %08x", th[13], be32(th + 4), be32(th + 8),
+			    (__u32)(r->seq + 1 + (r->l4_len - doff)));
+	return NULL;
+}
+
+/* The cookie SYN-ACK, byte by byte, against the SYN's options read by
+ * ref_options() and the settings. */
+static const char *check_synack(const struct frame_ctx *fc, const struct shedd_config *cfg,
+				struct tally *t)
+{
+	const struct ref *r = fc->r;
+	const struct ref_opts *o = &r->opts;
+	const __u8 *in_th = fc->p->data + r->tcp_off;
+	int ecn = o->ts && cfg->ecn && (in_th[13] & TCP_ECE) && (in_th[13] & TCP_CWR);
+	size_t tcp_len = o->ts ? (o->ws ? 40 : 36) : 24;
+	const __u8 *th = fc->out + r->l2 + (r->v6 ? 40 : 20), *opt = th + 20;
+	unsigned int idx, mss = ref_cookie_mss(r->v6, o->mss, &idx), seg, window;
+	const char *bad = check_reply_headers(fc, tcp_len);
+
+	if (bad)
+		return bad;
+	if (th[13] != (TCP_SYN | TCP_ACK | (ecn ? TCP_ECE : 0)))
+		return explain("SYN-ACK flags %02x, expected %02x", th[13],
+			    TCP_SYN | TCP_ACK | (ecn ? TCP_ECE : 0));
+	if (be32(th + 8) != r->seq + 1)
+		return explain("SYN-ACK ack_seq %08x, expected the SYN's seq + 1 = %08x",
+			    be32(th + 8), r->seq + 1);
+	if (be16(th + 18))
+		return "SYN-ACK with an urgent pointer";
+	seg = mss - (o->ts ? 12 : 0);
+	window = 65535 - 65535 % seg;
+	if (be16(th + 14) != window)
+		return explain("SYN-ACK window %u, expected %u", be16(th + 14), window);
+	if (opt[0] != 2 || opt[1] != 4 || be16(opt + 2) != mss)
+		return explain("SYN-ACK MSS option %02x %02x %u, expected MSS %u (client's %u)",
+			    opt[0], opt[1], be16(opt + 2), mss, o->mss);
+	/* Below the table's smallest entry the cookie keeps that entry, as
+	 * the kernel's own cookies do. */
+	if (o->mss >= (unsigned int)(r->v6 ? SHEDD_MSS6(0) : SHEDD_MSS4(0)) && mss > o->mss)
+		return explain("SYN-ACK MSS %u above the client's %u", mss, o->mss);
+	if (o->ts) {
+		unsigned int bits = cfg->handoff == SHEDD_HANDOFF_TC ? SHEDD_TS_TC_BITS :
+				    SHEDD_TS_KERNEL_BITS;
+		__u32 mask = (1U << bits) - 1, tsval = be32(opt + 8), want;
+		__u32 now_ms = (__u32)(fc->now / 1000000);
+
+		if (o->sack ? opt[4] != 4 || opt[5] != 2 : opt[4] != 1 || opt[5] != 1)
+			return explain("SYN-ACK: %02x %02x before the timestamp, SACK %soffered",
+				    opt[4], opt[5], o->sack ? "" : "not ");
+		if (opt[6] != 8 || opt[7] != 10)
+			return "SYN-ACK: no timestamp option where the SYN had one";
+		if (be32(opt + 12) != o->tsval)
+			return explain("SYN-ACK echoes %08x, the SYN's tsval is %08x",
+				    be32(opt + 12), o->tsval);
+		want = (o->ws ? o->wscale : SHEDD_TS_WSCALE_MASK) |
+		       (o->sack ? SHEDD_TS_SACK : 0) | (ecn ? SHEDD_TS_ECN : 0);
+		if (cfg->handoff == SHEDD_HANDOFF_TC)
+			want |= idx << SHEDD_TS_MSS_SHIFT;
+		if ((tsval & mask) != want)
+			return explain("SYN-ACK tsval %08x: low %u bits %02x, expected %02x",
+				    tsval, bits, tsval & mask, want);
+		if ((__s32)(now_ms - tsval) < 0 || now_ms - tsval > mask)
+			return explain("SYN-ACK tsval %08x not within %u ms before the clock %08x",
+				    tsval, mask, now_ms);
+		if (o->ws && (opt[16] != 1 || opt[17] != 3 || opt[18] != 3 ||
+			      opt[19] != (cfg->wscale > 14 ? 14 : cfg->wscale)))
+			return explain("SYN-ACK window scale option %02x %02x %02x %02x, expected"
+				    " NOP WS %u", opt[16], opt[17], opt[18], opt[19],
+				    cfg->wscale > 14 ? 14 : cfg->wscale);
+	}
+	t->cookies++;
+	t->cookies_v6 += r->v6;
+	t->cookies_vlan += r->l2 > 14;
+	t->cookies_ts += o->ts;
+	t->cookies_ws += o->ws && o->ts;
+	t->cookies_ecn += ecn;
+	return NULL;
+}
+
+/* A shed SYN, or an ACK refused: a RST if it may be answered within the
+ * budget (a fragment is never answered), else a drop, counted. */
+static enum expect_out expect_refusal(const struct frame_ctx *fc, struct ref_state *m,
+				      __u64 *e, int for_ack, struct tally *t)
+{
+	const struct ref *r = fc->r;
+
+	if (r->first_frag)
+		return OUT_DROP;
+	if (!ref_answerable(fc->p->data, r)) {
+		e[W(rst_refused)] = 1;
+		t->rst_refused++;
+		return OUT_DROP;
+	}
+	if (!ref_budget_take(&m->rsts, m->cfg.rst_rate_per_sec, m->cfg.rst_burst, fc->now)) {
+		e[W(rst_limited)] = 1;
+		t->rst_limited++;
+		return OUT_DROP;
+	}
+	t->rst++;
+	return for_ack ? OUT_RST_ACK : OUT_RST_SYN;
+}
+
+#define C(c, f) (W(cls[0].f) + (size_t)(c) * (sizeof(struct shedd_class_stats) / 8))
+
+/* A judged SYN: charged and admitted, shed, or answered with a cookie. */
+static const char *expect_syn(const struct frame_ctx *fc, struct ref_state *m,
+			      const __u64 *d, __u64 *e, enum expect_out *out,
+			      struct tally *t)
+{
+	const struct ref *r = fc->r;
+	__u32 c = r->cls, mode = m->cfg.verify[c];
+	int cookie = 0, port = r->dport == PORT_B;
+
+	e[C(c, syn)] = 1;
+	e[W(frag_judged)] = r->first_frag;
+	t->judged++;
+	t->frag_judged += r->first_frag;
+	if (mode == SHEDD_VERIFY_ALWAYS ||
+	    (mode == SHEDD_VERIFY_SHEDDING && fc->now < m->verify_until[c])) {
+		cookie = 1;
+	} else {
+		e[C(c, charged)] = 1;
+		/* The bucket is not modelled: the counter says if it had a token. */
+		if (d[C(c, admitted)]) {
+			e[C(c, admitted)] = 1;
+			t->admitted++;
+			*out = OUT_PASS;
+			return NULL;
+		}
+		if (mode == SHEDD_VERIFY_SHEDDING) {
+			m->verify_until[c] = fc->now + m->cfg.verify_hold_ns;
+			cookie = 1;
+		}
+	}
+	t->shed++;
+	if (cookie && !r->first_frag) {
+		if (ref_budget_take(&m->cookies, m->cfg.cookie_rate_per_sec,
+				    m->cfg.cookie_burst, fc->now)) {
+			/* The listener's stamp: once a second per port. */
+			if (!m->refreshed_ns[port] ||
+			    fc->now - m->refreshed_ns[port] >= REFRESH_NS) {
+				m->refreshed_ns[port] = fc->now;
+				e[W(refreshed)] = ref_lookup(r) == SOCK_LISTENER;
+				t->refreshed += e[W(refreshed)];
+			}
+			e[C(c, cookie_sent)] = 1;
+			t->cookies_shedding += mode == SHEDD_VERIFY_SHEDDING;
+			*out = OUT_SYNACK;
+			return NULL;
+		}
+		e[C(c, cookie_limited)] = 1;
+		t->cookie_limited++;
+	}
+	*out = m->cfg.reject[c] == SHEDD_REJECT_RST ? expect_refusal(fc, m, e, 0, t) : OUT_DROP;
+	e[*out == OUT_RST_SYN ? C(c, rst_sent) : C(c, dropped)] = 1;
+	return NULL;
+}
+
+/* An ACK to a protected port: looked up in a verifying class; at the
+ * listener its cookie decides. */
+static const char *expect_ack(const struct frame_ctx *fc, struct ref_state *m,
+			      const __u64 *d, __u64 *e, enum expect_out *out,
+			      struct tally *t)
+{
+	const struct ref *r = fc->r;
+	__u32 c = r->cls;
+
+	t->acks++;
+	*out = OUT_PASS;
+	if (m->cfg.verify[c] == SHEDD_VERIFY_OFF) {
+		e[W(non_syn)] = 1;
+		t->acks_unverified++;
+		return NULL;
+	}
+	e[W(ack_probed)] = 1;
+	switch (ref_lookup(r)) {
+	case SOCK_NONE:
+		e[W(non_syn)] = 1;
+		t->acks_no_listener++;
+		return NULL;
+	case SOCK_ESTABLISHED:
+		e[W(non_syn)] = 1;
+		t->acks_established++;
+		return NULL;
+	case SOCK_LISTENER:
+		break;
+	}
+	/* A random acknowledgement number is a valid cookie with a chance
+	 * of about 1e-9 (a 24-bit check and two minutes of 256). */
+	if (d[C(c, ack_invalid)]) {
+		if (fc->cookie == COOKIE_VALID)
+			return "the program's own cookie was taken for a forged one";
+		e[C(c, ack_invalid)] = 1;
+		t->ack_invalid++;
+		*out = OUT_DROP;
+		return NULL;
+	}
+	if (fc->cookie == COOKIE_FORGED)
+		return "a forged cookie was not counted ack_invalid";
+	e[C(c, ack_valid)] = 1;
+	e[C(c, charged)] = 1;
+	t->ack_valid++;
+	if (d[C(c, ack_admitted)]) {
+		e[C(c, ack_admitted)] = 1;
+		t->ack_admitted++;
+		return NULL;
+	}
+	e[C(c, ack_refused)] = 1;
+	t->ack_refused++;
+	*out = expect_refusal(fc, m, e, 1, t);
+	t->ack_rst += *out == OUT_RST_ACK;
+	return NULL;
+}
+
+/* Every counter the frame moved against the model's; then the verdict and
+ * the frame sent. */
+static const char *check_frame(const struct frame_ctx *fc, struct ref_state *m,
+			       const struct shedd_stats *before,
+			       const struct shedd_stats *after, struct tally *t)
+{
+	const struct ref *r = fc->r;
+	int unchanged = fc->out_len == fc->p->len && !memcmp(fc->out, fc->p->data, fc->p->len);
+	__u64 d[NR_COUNTERS], e[NR_COUNTERS] = { 0 };
+	enum expect_out out = OUT_PASS;
+	const char *bad = NULL;
+	size_t w, i;
+	__u64 n;
+
+	stats_delta(before, after, d);
+	e[W(packets)] = 1;
+	switch (r->kind) {
+	case REF_PASS:
+		/* Passed for one reason, whichever the parser saw first. */
+		for (i = 0, n = 0; i < ARRAY_SIZE(pass_counters); i++)
+			n += d[pass_counters[i]];
+		if (n != 1)
+			return "a frame that is not a deliverable SYN or ACK moved no pass"
+			       " counter, or several";
+		for (i = 0; i < ARRAY_SIZE(pass_counters); i++)
+			e[pass_counters[i]] = d[pass_counters[i]];
+		t->passed++;
+		break;
+	case REF_REFUSE:
+		if (d[W(frag_refused)] + d[W(deep_refused)] != 1)
+			return "a refusal was not counted once";
+		e[W(frag_refused)] = d[W(frag_refused)];
+		e[W(deep_refused)] = d[W(deep_refused)];
+		t->refused++;
+		out = OUT_DROP;
+		break;
+	case REF_JUDGE:
+		bad = expect_syn(fc, m, d, e, &out, t);
+		break;
+	case REF_ACK:
+		bad = expect_ack(fc, m, d, e, &out, t);
+		break;
+	}
+	if (bad)
+		return bad;
+	for (w = 0; w < NR_COUNTERS; w++) {
+		if (d[w] != e[w]) {
+			char name[40];
+
+			counter_name(w, name, sizeof(name));
+			return explain("counter %s moved by %llu, expected %llu", name,
+				    (unsigned long long)d[w], (unsigned long long)e[w]);
+		}
+	}
+
+	switch (out) {
+	case OUT_PASS:
+		if (fc->verdict != XDP_PASS || !unchanged)
+			return explain("expected XDP_PASS untouched, got verdict %u (%s)",
+				    fc->verdict, unchanged ? "untouched" : "changed");
+		return NULL;
+	case OUT_DROP:
+		if (fc->verdict != XDP_DROP || !unchanged)
+			return explain("expected XDP_DROP untouched, got verdict %u (%s)",
+				    fc->verdict, unchanged ? "untouched" : "changed");
+		return NULL;
+	default:
+		break;
+	}
+	if (fc->verdict != XDP_TX)
+		return explain("expected XDP_TX of a %s, got verdict %u",
+			    out == OUT_SYNACK ? "SYN-ACK" : "RST", fc->verdict);
+	if (out == OUT_SYNACK)
+		return check_synack(fc, &m->cfg, t);
+	return check_rst(fc, out == OUT_RST_ACK);
+}
+
+static void hexdump(const char *what, const __u8 *b, size_t len)
+{
 	size_t i;
+
+	fprintf(stderr, "  %s (%zu bytes):", what, len);
+	for (i = 0; i < len; i++)
+		fprintf(stderr, "%s%02x", i % 32 ? " " : "\n   ", b[i]);
+	fprintf(stderr, "\n");
+}
+
+static void report(const struct tally *t, uint64_t seed, uint64_t idx,
+		   const struct frame_ctx *fc, const char *fmt, ...)
+{
+	static const char *const kinds[] = { "pass", "refuse", "judge", "ack" };
+	char cfgs[160];
+	va_list ap;
 
 	if (t->violations > MAX_REPORTS)
 		return;
@@ -475,114 +1291,15 @@ static void report(const struct tally *t, uint64_t seed, uint64_t idx,
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n  frame (%zu bytes):", p->len);
-	for (i = 0; i < p->len; i++)
-		fprintf(stderr, "%s%02x", i % 32 ? " " : "\n   ", p->data[i]);
-	fprintf(stderr, "\n");
+	snprintf(cfgs, sizeof(cfgs), "reference %s, class %u, verdict %u",
+		 kinds[fc->r->kind], fc->r->cls, fc->verdict);
+	fprintf(stderr, " (%s)\n", cfgs);
+	hexdump("frame", fc->p->data, fc->p->len);
+	if (fc->verdict == XDP_TX)
+		hexdump("sent", fc->out, fc->out_len);
 }
 
-/* The invariants on one frame; returns a description of the first one
- * broken, or NULL. */
-static const char *check_frame(const struct pkt *p, const struct ref *r,
-			       __u32 verdict, const __u8 *out, size_t out_len,
-			       const struct shedd_stats *before,
-			       const struct shedd_stats *after,
-			       struct tally *t)
-{
-	static char why[256];
-	int unchanged = out_len == p->len && !memcmp(out, p->data, p->len);
-	__u64 judged = 0, refused = D(frag_refused) + D(deep_refused);
-	int c;
-
-	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
-		__u64 seen = D(cls[c].syn);
-		__u64 shed = D(cls[c].admitted) + D(cls[c].dropped) + D(cls[c].rst_sent);
-
-		if (seen != shed) {
-			snprintf(why, sizeof(why), "class %d: seen %llu != admitted + shed %llu",
-				 c, (unsigned long long)seen, (unsigned long long)shed);
-			return why;
-		}
-		judged += seen;
-	}
-	if (D(packets) != 1)
-		return "packets did not move by exactly 1";
-
-	switch (r->kind) {
-	case REF_PASS:
-		if (verdict != XDP_PASS)
-			return "a frame that is not a deliverable SYN was not passed";
-		if (!unchanged)
-			return "a passed frame was changed";
-		if (judged || refused || D(rst_limited) || D(rst_refused) || D(frag_judged))
-			return "a frame that is not a deliverable SYN was judged or refused";
-		t->passed++;
-		return NULL;
-	case REF_REFUSE:
-		if (verdict != XDP_DROP || !unchanged)
-			return "a fragment or chain that cannot be judged was not refused";
-		if (judged || refused != 1)
-			return "a refusal was not counted once, or was judged";
-		t->refused++;
-		return NULL;
-	case REF_JUDGE:
-		break;
-	}
-
-	if (judged != 1 || D(cls[r->cls].syn) != 1) {
-		snprintf(why, sizeof(why), "a deliverable SYN (class %u) was not judged in its class",
-			 r->cls);
-		return why;
-	}
-	if (refused || D(frag_judged) != (__u64)r->first_frag)
-		return "a judged SYN moved the wrong fragment counters";
-	t->judged++;
-	t->frag_judged += r->first_frag;
-	if (D(cls[r->cls].admitted)) {
-		if (verdict != XDP_PASS || !unchanged)
-			return "an admitted SYN was not passed untouched";
-		if (D(rst_limited) || D(rst_refused))
-			return "an admitted SYN moved RST counters";
-		t->admitted++;
-		return NULL;
-	}
-	t->shed++;
-	if (D(cls[r->cls].rst_sent)) {
-		const struct pkt_tcp *tcp;
-		size_t l3 = r->v6 ? 40 : 20;
-
-		if (verdict != XDP_TX)
-			return "rst_sent moved without XDP_TX";
-		if (r->first_frag || fuzz_cfg.reject[r->cls] != SHEDD_REJECT_RST ||
-		    !ref_answerable(p->data, r))
-			return "a RST answered what must not be answered";
-		if (out_len != r->l2 + l3 + 20)
-			return "the RST has the wrong length";
-		tcp = (const void *)(out + r->l2 + l3);
-		if (tcp->flags != (TCP_RST | TCP_ACK) || ntohs(tcp->sport) != r->dport ||
-		    ntohs(tcp->dport) != r->sport)
-			return "the RST is not a RST+ACK to the SYN's ports";
-		if (memcmp(out, p->data + ETH_ALEN, ETH_ALEN) ||
-		    memcmp(out + r->l2 + (r->v6 ? 24 : 16), r->saddr, r->v6 ? 16 : 4))
-			return "the RST does not go back to the SYN's sender";
-		t->rst++;
-		return NULL;
-	}
-	if (verdict != XDP_DROP || !unchanged)
-		return "a shed SYN that was not answered was not dropped untouched";
-	if (fuzz_cfg.reject[r->cls] == SHEDD_REJECT_RST && !r->first_frag) {
-		int answerable = ref_answerable(p->data, r);
-
-		if (D(rst_refused) != (__u64)!answerable ||
-		    D(rst_limited) != (__u64)answerable)
-			return "an unanswered SYN of a RST class was not counted as refused or limited";
-		t->rst_limited += answerable;
-		t->rst_refused += !answerable;
-	} else if (D(rst_refused) || D(rst_limited)) {
-		return "a SYN of a drop class moved RST counters";
-	}
-	return NULL;
-}
+/* ---- running ------------------------------------------------------------ */
 
 static uint64_t env_u64(const char *name, uint64_t def)
 {
@@ -609,17 +1326,86 @@ static double now_sec(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Fresh class buckets and reserves: each phase starts unshed. */
+static void reset_buckets(struct ref_state *m)
+{
+	const struct shedd_bucket fresh = { 0 };
+	const struct shedd_reserve empty = { 0 };
+	__u32 c;
+
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		if (bpf_map__update_elem(skel->maps.reserve, &c, sizeof(c), &empty,
+					 sizeof(empty), BPF_ANY) ||
+		    update_percpu(skel->maps.buckets, c, &fresh, sizeof(fresh)))
+			fail_msg("reset class %u: %s", c, strerror(errno));
+		m->verify_until[c] = 0;
+	}
+}
+
+/* The settings of phase @k: the first verifies nothing; the others draw
+ * verify modes, hand-off, ECN, window scale and a cookie budget small
+ * enough to run out at the fuzzer's SYN rate (about 200 a second). */
+static void next_phase(uint64_t *s, uint64_t k, struct ref_state *m)
+{
+	static const __u32 rates[] = { 1, 5, 20, 100, 1000 };
+	static const __u64 holds[] = { 0, 1000000, 10000000, 100000000, 1000000000 };
+	struct shedd_config cfg = fuzz_cfg;
+	__u32 zero = 0, c;
+	int err;
+
+	if (k) {
+		for (c = 0; c < SHEDD_NR_CLASSES; c++)
+			cfg.verify[c] = (__u8)rnd(s, 3);
+		cfg.handoff = (__u8)rnd(s, 2);
+		cfg.ecn = (__u8)rnd(s, 2);
+		cfg.wscale = (__u8)rnd(s, 16);
+		cfg.cookie_rate_per_sec = rates[rnd(s, ARRAY_SIZE(rates))];
+		cfg.cookie_burst = rnd(s, 6);
+		cfg.verify_hold_ns = holds[rnd(s, ARRAY_SIZE(holds))];
+	}
+	err = bpf_map__update_elem(skel->maps.settings, &zero, sizeof(zero), &cfg,
+				   sizeof(cfg), BPF_ANY);
+	if (err)
+		fail_msg("settings of phase %" PRIu64 ": %s", k, strerror(-err));
+	m->cfg = cfg;
+	reset_buckets(m);
+}
+
+/* Cookies in one phase: at most its budget, whatever the model says. */
+struct phase_count {
+	__u64 start_ns, cookies, burst;
+};
+
+static int phase_within_budget(const struct phase_count *pc, const struct ref_state *m,
+			       __u64 now)
+{
+	__u64 burst = pc->burst > m->cfg.cookie_burst ? pc->burst : m->cfg.cookie_burst;
+	__u64 max = (burst ? burst : 1) +
+		    (now - pc->start_ns) * m->cfg.cookie_rate_per_sec / SHEDD_NSEC_PER_SEC + 1;
+
+	if (pc->cookies <= max)
+		return 1;
+	fprintf(stderr, "VIOLATION: %llu cookie SYN-ACKs in a phase of %.3f s, the budget"
+		" (%u/s, %u deep) allows %llu\n", (unsigned long long)pc->cookies,
+		(now - pc->start_ns) / 1e9, m->cfg.cookie_rate_per_sec, m->cfg.cookie_burst,
+		(unsigned long long)max);
+	return 0;
+}
+
 static void fuzz_frames(void **state)
 {
 	uint64_t frames = env_u64("SHEDD_FUZZ_FRAMES", DEFAULT_FRAMES);
 	uint64_t seed = env_u64("SHEDD_FUZZ_SEED", DEFAULT_SEED);
 	double limit = (double)env_u64("SHEDD_FUZZ_SECONDS", (uint64_t)DEFAULT_SECONDS);
 	struct shedd_stats before, after, first, last;
+	struct ring_entry ring[RING];
+	struct ref_state m = { 0 };
+	struct phase_count pc = { 0 };
 	struct tally t = { 0 };
 	uint64_t rng = seed, i;
 	__u64 elapsed_ns = 0, max_rst;
 	double start = now_sec(), secs;
-	int fd = bpf_program__fd(skel->progs.shedd_xdp), c;
+	int fd = bpf_program__fd(skel->progs.shedd_xdp), c, nring = 0;
 
 	(void)state;
 	read_stats(&before);
@@ -628,16 +1414,42 @@ static void fuzz_frames(void **state)
 		__u8 out[PKT_MAX];
 		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_out = out,
 			    .data_size_out = sizeof(out), .repeat = 1);
-		const char *why;
+		struct frame_ctx fc = { .cookie = COOKIE_FORGED };
+		const char *bad;
 		struct ref r;
 		struct pkt p;
 		__u64 step = rng_next(&rng) % 2000000; /* up to 2 ms */
-		int err;
+		unsigned int k;
+		int err, synack;
 
 		skel->bss->test_clock_ns += step;
 		elapsed_ns += step;
-		random_frame(&rng, &p);
-		t.mutated += mutate(&rng, &p) > 0;
+		if (i % PHASE_FRAMES == 0) {
+			if (i && !phase_within_budget(&pc, &m, skel->bss->test_clock_ns))
+				t.violations++;
+			next_phase(&rng, i / PHASE_FRAMES, &m);
+			pc.start_ns = skel->bss->test_clock_ns;
+			pc.burst = m.cfg.cookie_burst;
+			pc.cookies = 0;
+			t.phases++;
+		}
+		k = rnd(&rng, 100);
+		if (k < 75) {
+			random_frame(&rng, &p);
+			t.mutated += mutate(&rng, &p) > 0;
+		} else if (k < 88) {
+			forged_ack(&rng, &p);
+			t.mutated += mutate(&rng, &p) > 0;
+		} else if (k < 92) {
+			established_ack(&rng, &p);
+		} else if (nring && now_sec() - ring[k % nring].sent < RING_MAX_AGE) {
+			answer_cookie(&rng, &ring[k % nring], &p);
+			t.mutated += mutate_outside_cookie(&rng, &p);
+			fc.cookie = COOKIE_VALID;
+			t.answered++;
+		} else {
+			random_frame(&rng, &p);
+		}
 		ref_model(p.data, p.len, &r);
 		opts.data_in = p.data;
 		opts.data_size_in = p.len;
@@ -646,27 +1458,53 @@ static void fuzz_frames(void **state)
 			fail_msg("BPF_PROG_TEST_RUN on frame %" PRIu64 " (%zu bytes): %s",
 				 i, p.len, strerror(-err));
 		read_stats(&after);
-		why = check_frame(&p, &r, opts.retval, out, opts.data_size_out,
-				  &before, &after, &t);
-		if (why) {
+		fc.p = &p;
+		fc.r = &r;
+		fc.now = skel->bss->test_clock_ns;
+		fc.verdict = opts.retval;
+		fc.out = out;
+		fc.out_len = opts.data_size_out;
+		bad = check_frame(&fc, &m, &before, &after, &t);
+		if (bad) {
 			t.violations++;
-			report(&t, seed, i, &p, "%s (reference: %s, verdict %u)", why,
-			       r.kind == REF_JUDGE ? "judge" :
-			       r.kind == REF_REFUSE ? "refuse" : "pass", opts.retval);
+			report(&t, seed, i, &fc, "%s", bad);
+		}
+		/* Every SYN-ACK sent counts against the phase's budget. */
+		synack = fc.verdict == XDP_TX && r.kind == REF_JUDGE &&
+			 fc.out_len >= r.l2 + (r.v6 ? 40 : 20) + 20 &&
+			 (out[r.l2 + (r.v6 ? 40 : 20) + 13] & TCP_SYN);
+		pc.cookies += synack;
+		if (synack && !bad) {
+			/* Keep it to answer if a listener would take the ACK. */
+			if (ref_lookup(&r) == SOCK_LISTENER) {
+				struct ring_entry *e = &ring[nring < RING ? nring++ : (int)(k % RING)];
+
+				e->v6 = r.v6;
+				memcpy(e->client, r.saddr, 16);
+				memcpy(e->server, r.daddr, 16);
+				e->cport = r.sport;
+				e->seq = r.seq + 1;
+				e->ack_seq = be32(out + r.l2 + (r.v6 ? 40 : 20) + 4) + 1;
+				e->sent = now_sec();
+			}
 		}
 		before = after;
 	}
 	t.frames = i;
 	secs = now_sec() - start;
 	last = after;
+	if (!phase_within_budget(&pc, &m, skel->bss->test_clock_ns))
+		t.violations++;
 
-	/* Over the whole run: every class adds up, and the RSTs stay within
-	 * the budget of the one CPU this process runs on. */
+	/* Over the whole run: every class adds up, and the RSTs (of SYNs and
+	 * of ACKs) stay within the budget of the one CPU this process runs on. */
 	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
 		const struct shedd_class_stats *a = &first.cls[c], *b = &last.cls[c];
 
-		if (b->syn - a->syn != (b->admitted - a->admitted) +
-		    (b->dropped - a->dropped) + (b->rst_sent - a->rst_sent)) {
+		if (b->syn - a->syn != (b->admitted - a->admitted) + (b->dropped - a->dropped) +
+		    (b->rst_sent - a->rst_sent) + (b->cookie_sent - a->cookie_sent) ||
+		    b->ack_valid - a->ack_valid != (b->ack_admitted - a->ack_admitted) +
+		    (b->ack_refused - a->ack_refused)) {
 			t.violations++;
 			fprintf(stderr, "VIOLATION: class %d does not add up over the run\n", c);
 		}
@@ -680,12 +1518,23 @@ static void fuzz_frames(void **state)
 	}
 
 	printf("# fuzz seed=0x%" PRIx64 ": %" PRIu64 " frames (%" PRIu64 " mutated) in %.2f s,"
-	       " %.0f frames/s\n", seed, t.frames, t.mutated, secs, t.frames / secs);
+	       " %.0f frames/s, %" PRIu64 " phases\n", seed, t.frames, t.mutated, secs,
+	       t.frames / secs, t.phases);
 	printf("# judged %" PRIu64 " (first fragments %" PRIu64 "): admitted %" PRIu64
 	       ", shed %" PRIu64 " (RST %" PRIu64 ", RST over budget %" PRIu64
 	       ", RST not answerable %" PRIu64 "); refused %" PRIu64 "; passed %" PRIu64 "\n",
 	       t.judged, t.frag_judged, t.admitted, t.shed, t.rst, t.rst_limited,
 	       t.rst_refused, t.refused, t.passed);
+	printf("# cookies %" PRIu64 " (IPv6 %" PRIu64 ", VLAN %" PRIu64 ", TS %" PRIu64
+	       ", WS %" PRIu64 ", ECN %" PRIu64 ", shedding %" PRIu64 "), over budget %" PRIu64
+	       ", listener stamps %" PRIu64 "\n", t.cookies, t.cookies_v6, t.cookies_vlan,
+	       t.cookies_ts, t.cookies_ws, t.cookies_ecn, t.cookies_shedding, t.cookie_limited,
+	       t.refreshed);
+	printf("# ACKs %" PRIu64 " (unverified %" PRIu64 ", no listener %" PRIu64
+	       ", established %" PRIu64 "): forged %" PRIu64 ", valid %" PRIu64 " of %" PRIu64
+	       " answered (admitted %" PRIu64 ", refused %" PRIu64 ", RST %" PRIu64 ")\n",
+	       t.acks, t.acks_unverified, t.acks_no_listener, t.acks_established,
+	       t.ack_invalid, t.ack_valid, t.answered, t.ack_admitted, t.ack_refused, t.ack_rst);
 	printf("# invariant violations: %" PRIu64 "\n", t.violations);
 	if (t.violations)
 		fail_msg("%" PRIu64 " invariant violations (seed 0x%" PRIx64 ")",
@@ -694,6 +1543,12 @@ static void fuzz_frames(void **state)
 	if (t.frames >= 10000 && (!t.admitted || !t.shed || !t.rst || !t.rst_limited ||
 				  !t.rst_refused || !t.refused || !t.frag_judged))
 		fail_msg("the run did not reach every verdict: widen the generator");
+	if (t.frames >= 50000 && (!t.cookies || !t.cookies_v6 || !t.cookies_vlan ||
+				  !t.cookies_ts || !t.cookies_ws || !t.cookies_ecn ||
+				  !t.cookies_shedding || !t.cookie_limited || !t.refreshed ||
+				  !t.acks_no_listener || !t.acks_established ||
+				  !t.ack_invalid || !t.ack_admitted || !t.ack_refused || !t.ack_rst))
+		fail_msg("the run did not reach every verified path: widen the generator");
 }
 
 /* ---- setup ----------------------------------------------------------------- */
@@ -714,6 +1569,115 @@ static int pin_cpu(void)
 	return sched_setaffinity(0, sizeof(set), &set);
 }
 
+static int tcp_socket(int family)
+{
+	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+	if (fd >= 0 && family == AF_INET6 &&
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static socklen_t sockaddr_of(int family, const char *addr, __u16 port,
+			     struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET) {
+		struct sockaddr_in *sa = (void *)ss;
+
+		sa->sin_family = AF_INET;
+		sa->sin_port = htons(port);
+		pkt_addr(AF_INET, addr, (__u8 *)&sa->sin_addr);
+		return sizeof(*sa);
+	}
+	{
+		struct sockaddr_in6 *sa = (void *)ss;
+
+		sa->sin6_family = AF_INET6;
+		sa->sin6_port = htons(port);
+		pkt_addr(AF_INET6, addr, (__u8 *)&sa->sin6_addr);
+		return sizeof(*sa);
+	}
+}
+
+/* A listener at the server's address on PORT_A and a connection to it from
+ * the default client, both on lo. @fds gets the three sockets. */
+static int listen_and_connect(int family, const char *server, const char *client,
+			      __u16 *client_port, int *fds)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int tries;
+
+	fds[0] = tcp_socket(family);
+	fds[1] = tcp_socket(family);
+	if (fds[0] < 0 || fds[1] < 0)
+		return -1;
+	len = sockaddr_of(family, server, PORT_A, &ss);
+	if (bind(fds[0], (struct sockaddr *)&ss, len) || listen(fds[0], 16))
+		return -1;
+	len = sockaddr_of(family, client, 0, &ss);
+	if (bind(fds[1], (struct sockaddr *)&ss, len))
+		return -1;
+	len = sockaddr_of(family, server, PORT_A, &ss);
+	/* IPv6 installs the route of a new address from a work queue, even
+	 * without DAD: until then connect() fails with ENETUNREACH. Wait for
+	 * it, a second at most. */
+	for (tries = 0; connect(fds[1], (struct sockaddr *)&ss, len); tries++) {
+		const struct timespec ms10 = { .tv_nsec = 10000000 };
+
+		if (errno != ENETUNREACH || tries == 100)
+			return -1;
+		nanosleep(&ms10, NULL);
+	}
+	fds[2] = accept(fds[0], NULL, NULL);
+	if (fds[2] < 0)
+		return -1;
+	len = sizeof(ss);
+	if (getsockname(fds[1], (struct sockaddr *)&ss, &len))
+		return -1;
+	*client_port = ntohs(family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port :
+			     ((struct sockaddr_in6 *)&ss)->sin6_port);
+	return 0;
+}
+
+/* A network namespace of our own, so the program's socket lookups see
+ * our listener and connection and nothing of the host's. It vanishes
+ * with the process. */
+static int private_netns(void)
+{
+	if (unshare(CLONE_NEWNET)) {
+		print_error("unshare(CLONE_NEWNET): %s\n", strerror(errno));
+		return -1;
+	}
+	/* tcp_syncookies=2: bpf_tcp_gen_syncookie() stamps a listener only
+	 * then (or with its SYN queue full), so the program's refresh of the
+	 * stamp is seen to work. */
+	if (system("ip link set lo up && "
+		   "echo 2 > /proc/sys/net/ipv4/tcp_syncookies && "
+		   "ip addr add " PKT_V4_SERVER "/32 dev lo && "
+		   "ip addr add " PKT_V4_CLIENT "/32 dev lo && "
+		   "ip -6 addr add " PKT_V6_SERVER "/128 dev lo nodad && "
+		   "ip -6 addr add " PKT_V6_CLIENT "/128 dev lo nodad")) {
+		print_error("addresses on lo in the fuzzer's namespace\n");
+		return -1;
+	}
+	if (listen_and_connect(AF_INET, PKT_V4_SERVER, PKT_V4_CLIENT, &sockets.port4,
+			       &sockets.fds[0])) {
+		print_error("IPv4 listener and connection on lo: %s\n", strerror(errno));
+		return -1;
+	}
+	if (listen_and_connect(AF_INET6, PKT_V6_SERVER, PKT_V6_CLIENT, &sockets.port6,
+			       &sockets.fds[3])) {
+		print_error("IPv6 listener and connection on lo: %s\n", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int group_setup(void **state)
 {
 	const struct shedd_bucket fresh = { 0 };
@@ -731,6 +1695,8 @@ static int group_setup(void **state)
 		print_error("pin to one CPU: %s\n", strerror(errno));
 		return -1;
 	}
+	if (private_netns())
+		return -1;
 	nr_cpus = libbpf_num_possible_cpus();
 	if (nr_cpus <= 0)
 		return -1;
@@ -772,6 +1738,8 @@ static int group_setup(void **state)
 	}
 	if (!err)
 		err = update_percpu(skel->maps.rst_budget, 0, &fresh_rst, sizeof(fresh_rst));
+	if (!err)
+		err = update_percpu(skel->maps.cookie_budget, 0, &fresh_rst, sizeof(fresh_rst));
 	if (err) {
 		print_error("configure maps: %s\n", strerror(-err));
 		goto fail;
@@ -781,6 +1749,18 @@ fail:
 	shedd_bpf__destroy(skel);
 	skel = NULL;
 	return -1;
+}
+
+static int fuzz_teardown(void **state)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(sockets.fds); i++) {
+		if (sockets.fds[i] >= 0)
+			close(sockets.fds[i]);
+		sockets.fds[i] = -1;
+	}
+	return group_teardown(state);
 }
 
 /* The reference model on hand-made frames, so a model that says "pass" to
@@ -793,13 +1773,19 @@ static void reference_model_knows_the_cases(void **state)
 		enum ref_kind kind;
 	} cases[] = {
 		{ "IPv4 SYN", { .flags = TCP_SYN }, REF_JUDGE },
-		{ "IPv4 ACK", { .flags = TCP_ACK }, REF_PASS },
+		{ "IPv4 ACK", { .flags = TCP_ACK }, REF_ACK },
+		{ "IPv4 ACK to an open port", { .flags = TCP_ACK, .dport = PORT_OPEN }, REF_PASS },
+		{ "IPv4 FIN+ACK", { .flags = TCP_ACK | TCP_FIN }, REF_ACK },
+		{ "IPv4 RST+ACK", { .flags = TCP_ACK | TCP_RST }, REF_PASS },
+		{ "IPv4 SYN+ACK", { .flags = TCP_SYN | TCP_ACK }, REF_PASS },
+		{ "IPv4 first fragment ACK", { .flags = TCP_ACK, .frag = PKT_IP_MF }, REF_PASS },
 		{ "IPv4 SYN+FIN", { .flags = TCP_SYN | TCP_FIN }, REF_PASS },
 		{ "IPv4 SYN to an open port", { .flags = TCP_SYN, .dport = PORT_OPEN }, REF_PASS },
 		{ "IPv4 first fragment SYN", { .flags = TCP_SYN, .frag = PKT_IP_MF }, REF_JUDGE },
 		{ "IPv4 offset 1", { .flags = TCP_SYN, .frag = PKT_IP_MF | 1 }, REF_REFUSE },
 		{ "IPv4 offset 2", { .flags = TCP_SYN, .frag = 2 }, REF_PASS },
 		{ "IPv6 SYN", { .l3 = ETH_P_IPV6, .flags = TCP_SYN }, REF_JUDGE },
+		{ "IPv6 ACK", { .l3 = ETH_P_IPV6, .flags = TCP_ACK }, REF_ACK },
 		{ "IPv6 first fragment SYN",
 		  { .l3 = ETH_P_IPV6, .flags = TCP_SYN, .nr_ext = 1,
 		    .ext = { IPPROTO_FRAGMENT }, .frag = PKT_IP6_MF }, REF_JUDGE },
@@ -814,6 +1800,7 @@ static void reference_model_knows_the_cases(void **state)
 	};
 	struct ref r;
 	struct pkt p;
+	unsigned int idx;
 	size_t i;
 
 	(void)state;
@@ -831,6 +1818,35 @@ static void reference_model_knows_the_cases(void **state)
 					  .saddr = "2001:db8:1:5::9" });
 	ref_model(p.data, p.len, &r);
 	assert_int_equal(r.cls, SHEDD_CRITICAL_PLUS);
+
+	/* The options of a Linux SYN, and the cookie MSS they lead to. */
+	pkt_build(&p, &(struct pkt_spec){ .flags = TCP_SYN, .tcp_opts = 1 });
+	ref_model(p.data, p.len, &r);
+	assert_int_equal(r.opts.mss, 1460);
+	assert_true(r.opts.sack && r.opts.ts && r.opts.ws);
+	assert_int_equal(r.opts.wscale, 7);
+	assert_int_equal(r.opts.tsval, 0x1234);
+	assert_int_equal(ref_cookie_mss(0, 1460, &idx), 1460);
+	assert_int_equal(idx, 3);
+	assert_int_equal(ref_cookie_mss(0, 1439, &idx), 1300);
+	assert_int_equal(ref_cookie_mss(0, 0, &idx), 536);
+	assert_int_equal(ref_cookie_mss(1, 1460, &idx), 1440);
+	assert_int_equal(ref_cookie_mss(1, 0, &idx), 1220);
+	/* An option cut by the end of the header ends the walk. */
+	p.data[p.l4_off + 20 + 18] = 4; /* window scale length past the header */
+	ref_model(p.data, p.len, &r);
+	assert_true(r.opts.ts && !r.opts.ws);
+
+	/* The sockets of the namespace. */
+	pkt_build(&p, &(struct pkt_spec){ .flags = TCP_ACK, .sport = sockets.port4 });
+	ref_model(p.data, p.len, &r);
+	assert_int_equal(ref_lookup(&r), SOCK_ESTABLISHED);
+	pkt_build(&p, &(struct pkt_spec){ .flags = TCP_ACK, .sport = 1 });
+	ref_model(p.data, p.len, &r);
+	assert_int_equal(ref_lookup(&r), SOCK_LISTENER);
+	pkt_build(&p, &(struct pkt_spec){ .flags = TCP_ACK, .dport = PORT_B });
+	ref_model(p.data, p.len, &r);
+	assert_int_equal(ref_lookup(&r), SOCK_NONE);
 }
 
 int main(void)
@@ -841,5 +1857,5 @@ int main(void)
 	};
 
 	return cmocka_run_group_tests_name("fuzz_xdp", tests, group_setup,
-					   group_teardown);
+					   fuzz_teardown);
 }
