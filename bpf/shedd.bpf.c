@@ -326,8 +326,10 @@ int shedd_xdp(struct xdp_md *ctx)
 			cookie = 1;
 		}
 	}
-	/* A first fragment cannot be answered with a cookie: shed. */
-	if (cookie && !p.first_frag) {
+	/* A first fragment cannot be answered with a cookie, nor a SYN the
+	 * kernel would not answer (rst_answerable()): a SYN-ACK would be
+	 * reflected to a group or martian address. Shed them. */
+	if (cookie && !p.first_frag && rst_answerable(&p, data_end, cfg)) {
 		if (!cookie_budget_take(cfg, now)) {
 			cs->cookie_limited++;
 		} else {

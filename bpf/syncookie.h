@@ -296,10 +296,19 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 	s.th.ack_seq = bpf_htonl(client_isn + 1);
 	s.th.syn = 1;
 	s.th.ack = 1;
-	s.opt[0] = TCPOPT_MSS;
-	s.opt[1] = 4;
-	s.opt[2] = (__u8)(mss >> 8);
-	s.opt[3] = (__u8)mss;
+	/* The MSS option offers what this host can receive: the cookie's
+	 * MSS (the client's, rounded down to the table) says what the client
+	 * can, and the interface caps it, as the kernel's advmss does. */
+	{
+		__u32 adv = mss, cap = cfg->mtu - (v6 ? 60 : 40);
+
+		if (cfg->mtu > 60 && adv > cap)
+			adv = cap;
+		s.opt[0] = TCPOPT_MSS;
+		s.opt[1] = 4;
+		s.opt[2] = (__u8)(adv >> 8);
+		s.opt[3] = (__u8)adv;
+	}
 	tcp_len = sizeof(struct tcphdr) + 4;
 	if (w.o.ts) {
 		__u32 tsval;
@@ -477,7 +486,8 @@ static __always_inline __u32 proven_get(const struct bpf_sock_tuple *t, int v6)
 	if (!e || !*e || (__u32)(*e >> 32) != h)
 		return 0;
 	v = (__u32)*e;
-	if (now - (v >> 2) >= PROVEN_HOLD_UNITS)
+	/* The time is kept in 30 bits: its age is taken modulo 2^30. */
+	if (((now - (v >> 2)) & PROVEN_TIME_MASK) >= PROVEN_HOLD_UNITS)
 		return 0;
 	return v & 3;
 }
@@ -489,7 +499,7 @@ static __always_inline void proven_put(const struct bpf_sock_tuple *t, int v6, _
 	__u64 *e = bpf_map_lookup_elem(&proven, &slot);
 
 	if (e)
-		*e = ((__u64)h << 32) | (now << 2) | verdict;
+		*e = ((__u64)h << 32) | ((now & PROVEN_TIME_MASK) << 2) | verdict;
 }
 
 /* Would the listener @sk drop a connection now, its accept queue full

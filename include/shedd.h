@@ -216,7 +216,9 @@ struct shedd_config {
 	__u8 _pad3;
 	__u32 cookie_rate_per_sec; /* cookie SYN-ACKs of each CPU per second */
 	__u32 cookie_burst;        /* and its depth */
-	__u32 _pad4;
+	__u32 mtu;                 /* the interface's: the SYN-ACK's MSS is at
+				    * most mtu - 40 (IPv4) or - 60 (IPv6), the
+				    * kernel's own advertised MSS; 0: no cap */
 	__u64 verify_hold_ns;      /* SHEDD_VERIFY_SHEDDING: how long a CPU
 				    * that shed keeps answering with cookies */
 };
@@ -259,13 +261,14 @@ struct shedd_refresh {
 
 /* proven: the last verdict on a flow that proved its address. ARRAY,
  * written and read by the XDP program: key = flow hash % PROVEN_SLOTS,
- * value = flow hash << 32 | the time of the verdict in units of 2^20 ns << 2
- * | 1 admitted or 2 refused with a RST. The segments that follow a proven
+ * value = flow hash << 32 | the time of the verdict in units of 2^20 ns,
+ * modulo 2^30, << 2 | 1 admitted or 2 refused with a RST. The segments that follow a proven
  * ACK closely (the request, sent before the kernel made the connection or
  * before the RST reached the client) still carry a valid cookie: they
  * follow the ACK's verdict instead of being charged again. */
 #define PROVEN_SLOTS 65536U
 #define PROVEN_HOLD_UNITS 3000U /* about 3 s, in units of 2^20 ns */
+#define PROVEN_TIME_MASK 0x3fffffffU /* the time's 30 bits */
 
 /* handoff_stats: written by the tc program only. PERCPU_ARRAY, one entry. */
 struct shedd_handoff_stats {

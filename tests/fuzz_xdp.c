@@ -414,6 +414,56 @@ static int ref_answerable(const __u8 *f, const struct ref *r)
 /* What a socket lookup of the frame's flow finds in our namespace. */
 enum ref_sock { SOCK_NONE, SOCK_LISTENER, SOCK_ESTABLISHED };
 
+/* The program's memory of the last verdict on proven flows
+ * (bpf/syncookie.h), mirrored slot for slot with the same hash, so that
+ * the model forgets what the program's direct-mapped cache forgets. */
+#define FLOW_ADMITTED 1U
+#define FLOW_REFUSED 2U
+static __u64 ref_proven[PROVEN_SLOTS];
+
+static __u32 ref_mix(__u32 h, __u32 v)
+{
+	h ^= v;
+	h *= 0x9e3779b1U;
+	return h ^ (h >> 15);
+}
+
+/* The flow hash as the program computes it: addresses and ports as they
+ * lie in the packet, read as host words. */
+static __u32 ref_flow_hash(const struct ref *r)
+{
+	__u32 h = 0x5edd, s, d;
+	int i;
+
+	for (i = 0; i < (r->v6 ? 4 : 1); i++) {
+		memcpy(&s, r->saddr + 4 * i, 4);
+		memcpy(&d, r->daddr + 4 * i, 4);
+		h = ref_mix(h, s);
+		h = ref_mix(h, d);
+	}
+	return ref_mix(h, ((__u32)htons(r->sport) << 16) | htons(r->dport));
+}
+
+static __u32 ref_proven_get(const struct ref *r, __u64 now_ns)
+{
+	__u32 h = ref_flow_hash(r), now = (__u32)(now_ns >> 20), v;
+	__u64 e = ref_proven[h % PROVEN_SLOTS];
+
+	if (!e || (__u32)(e >> 32) != h)
+		return 0;
+	v = (__u32)e;
+	if (((now - (v >> 2)) & PROVEN_TIME_MASK) >= PROVEN_HOLD_UNITS)
+		return 0;
+	return v & 3;
+}
+
+static void ref_proven_put(const struct ref *r, __u64 now_ns, __u32 verdict)
+{
+	__u32 h = ref_flow_hash(r), now = (__u32)(now_ns >> 20);
+
+	ref_proven[h % PROVEN_SLOTS] = ((__u64)h << 32) | ((now & PROVEN_TIME_MASK) << 2) | verdict;
+}
+
 static enum ref_sock ref_lookup(const struct ref *r)
 {
 	__u8 server[16], client[16];
@@ -833,6 +883,7 @@ static const char *const global_counter[] = {
 	"packets", "non_syn", "unprotected", "non_ip", "non_tcp", "fragment",
 	"malformed", "frag_judged", "frag_refused", "deep_refused", "bad_syn",
 	"rst_refused", "rst_limited", "cookie_failed", "ack_probed", "refreshed",
+	"ack_queue_full", "ack_after_rst", "ack_repeat",
 };
 _Static_assert(sizeof(class_counter) / sizeof(char *) * 8 ==
 	       sizeof(struct shedd_class_stats), "a class counter without a name");
@@ -998,6 +1049,8 @@ static const char *check_synack(const struct frame_ctx *fc, const struct shedd_c
 
 	if (bad)
 		return bad;
+	if (!ref_answerable(fc->p->data, r))
+		return "a SYN-ACK answered a SYN the kernel would not answer";
 	if (th[13] != (TCP_SYN | TCP_ACK | (ecn ? TCP_ECE : 0)))
 		return explain("SYN-ACK flags %02x, expected %02x", th[13],
 			    TCP_SYN | TCP_ACK | (ecn ? TCP_ECE : 0));
@@ -1112,12 +1165,20 @@ static const char *expect_syn(const struct frame_ctx *fc, struct ref_state *m,
 		}
 	}
 	t->shed++;
-	if (cookie && !r->first_frag) {
+	/* The kernel answers no SYN from or to a group or martian address,
+	 * nor one not sent to this host's MAC: a SYN-ACK there would be
+	 * reflected to many hosts or to nobody. Such a SYN is shed. */
+	if (cookie && !r->first_frag && !ref_answerable(fc->p->data, r) &&
+	    d[C(c, cookie_sent)])
+		return "a cookie SYN-ACK answered a SYN the kernel would not answer";
+	if (cookie && !r->first_frag && ref_answerable(fc->p->data, r)) {
 		if (ref_budget_take(&m->cookies, m->cfg.cookie_rate_per_sec,
 				    m->cfg.cookie_burst, fc->now)) {
-			/* The listener's stamp: once a second per port. */
-			if (!m->refreshed_ns[port] ||
-			    fc->now - m->refreshed_ns[port] >= REFRESH_NS) {
+			/* The kernel hand-off's listener stamp: once a
+			 * second per port. */
+			if (m->cfg.handoff == SHEDD_HANDOFF_KERNEL &&
+			    (!m->refreshed_ns[port] ||
+			     fc->now - m->refreshed_ns[port] >= REFRESH_NS)) {
 				m->refreshed_ns[port] = fc->now;
 				e[W(refreshed)] = ref_lookup(r) == SOCK_LISTENER;
 				t->refreshed += e[W(refreshed)];
@@ -1176,18 +1237,32 @@ static const char *expect_ack(const struct frame_ctx *fc, struct ref_state *m,
 	}
 	if (fc->cookie == COOKIE_FORGED)
 		return "a forged cookie was not counted ack_invalid";
+	/* A flow judged in the last 3 s follows that verdict, uncharged:
+	 * dropped after a RST, passed after an admission. */
+	switch (ref_proven_get(r, fc->now)) {
+	case FLOW_REFUSED:
+		e[W(ack_after_rst)] = 1;
+		*out = OUT_DROP;
+		return NULL;
+	case FLOW_ADMITTED:
+		e[W(ack_repeat)] = 1;
+		return NULL;
+	}
 	e[C(c, ack_valid)] = 1;
 	e[C(c, charged)] = 1;
 	t->ack_valid++;
 	if (d[C(c, ack_admitted)]) {
 		e[C(c, ack_admitted)] = 1;
 		t->ack_admitted++;
+		ref_proven_put(r, fc->now, FLOW_ADMITTED);
 		return NULL;
 	}
 	e[C(c, ack_refused)] = 1;
 	t->ack_refused++;
 	*out = expect_refusal(fc, m, e, 1, t);
 	t->ack_rst += *out == OUT_RST_ACK;
+	if (*out == OUT_RST_ACK)
+		ref_proven_put(r, fc->now, FLOW_REFUSED);
 	return NULL;
 }
 

@@ -111,6 +111,8 @@ static const struct shedd_config cfg_default_invalid = {
 static const struct shedd_config cfg_vtc = { VERIFY_CFG(SHEDD_HANDOFF_TC, 1) };
 static const struct shedd_config cfg_vkernel = { VERIFY_CFG(SHEDD_HANDOFF_KERNEL, 1) };
 static const struct shedd_config cfg_vtc_noecn = { VERIFY_CFG(SHEDD_HANDOFF_TC, 0) };
+/* An interface of MTU 1280: the SYN-ACK offers at most 1240 / 1220. */
+static const struct shedd_config cfg_vtc_mtu = { VERIFY_CFG(SHEDD_HANDOFF_TC, 1), .mtu = 1280 };
 
 static const struct shedd_class_rate rate_plenty = { .rate_per_sec = 1000, .burst = 100 };
 /* At rate 0 a fresh bucket gets nothing: every SYN is shed. */
@@ -1925,6 +1927,7 @@ struct synack_want {
 	__u8 ws;        /* a window scale option, VERIFY_WSCALE */
 	__u8 client_ws; /* timestamp bits 0-3: the client's scale, 0xf none */
 	__u8 ecn;       /* ECE in the SYN-ACK and SHEDD_TS_ECN */
+	__u16 adv_mss;  /* the MSS option when the interface caps it (0: mss) */
 };
 
 #define FULL4 { .mss = 1460, .mss_idx = 3, .ts = 1, .sack = 1, .ws = 1, .client_ws = 7 }
@@ -1962,8 +1965,8 @@ static void expect_synack(const char *name, const struct pkt *in,
 	       "test table: MSS %u is not entry %u of the table", w->mss, w->mss_idx);
 	opts[olen++] = 2;
 	opts[olen++] = 4;
-	opts[olen++] = (__u8)(w->mss >> 8);
-	opts[olen++] = (__u8)w->mss;
+	opts[olen++] = (__u8)((w->adv_mss ? w->adv_mss : w->mss) >> 8);
+	opts[olen++] = (__u8)(w->adv_mss ? w->adv_mss : w->mss);
 	if (w->ts) {
 		opts[olen++] = w->sack ? 4 : 1; /* SACK permitted, or NOP NOP */
 		opts[olen++] = w->sack ? 2 : 1;
@@ -2130,6 +2133,14 @@ static const struct synack_case synack_cases[] = {
 	{ "cookie: IPv4 Linux SYN, kernel hand-off: MSS, SACK, TS, WS",
 	  .pkt = { V4, .flags = TCP_SYN, OPTS(opt_linux) }, .cfg = &cfg_vkernel,
 	  .want = FULL4 },
+	{ "cookie: IPv4 Linux SYN on an MTU 1280 interface: MSS option 1240, cookie 1460",
+	  .pkt = { V4, .flags = TCP_SYN, OPTS(opt_linux) }, .cfg = &cfg_vtc_mtu,
+	  .want = { .mss = 1460, .mss_idx = 3, .ts = 1, .sack = 1, .ws = 1, .client_ws = 7,
+		    .adv_mss = 1240 } },
+	{ "cookie: IPv6 Linux SYN on an MTU 1280 interface: MSS option 1220, cookie 1440",
+	  .pkt = { V6, .flags = TCP_SYN, OPTS(opt_linux6) }, .cfg = &cfg_vtc_mtu,
+	  .want = { .mss = 1440, .mss_idx = 2, .ts = 1, .sack = 1, .ws = 1, .client_ws = 7,
+		    .adv_mss = 1220 } },
 	{ "cookie: IPv6 Linux SYN, tc hand-off",
 	  .pkt = { V6, .flags = TCP_SYN, OPTS(opt_linux6) }, .want = FULL6 },
 	{ "cookie: IPv6 Linux SYN, kernel hand-off",

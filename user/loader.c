@@ -721,8 +721,9 @@ static int sync_prefixes(struct loader *l, const struct shedd_options *o, int fa
 }
 
 /* The unicast MAC of @iface, which a SYN must be sent to for the program
- * to answer it with a RST. An interface without one (all zero) gets no RST. */
-static int iface_mac(const char *iface, __u8 mac[6])
+ * to answer it with a RST (an interface without one, all zero, gets no
+ * RST), and its MTU, which caps the MSS a cookie SYN-ACK offers. */
+static int iface_mac_mtu(const char *iface, __u8 mac[6], __u32 *mtu)
 {
 	struct ifreq ifr;
 	int fd, err = 0;
@@ -736,6 +737,12 @@ static int iface_mac(const char *iface, __u8 mac[6])
 			strerror(errno));
 	} else {
 		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+		if (ioctl(fd, SIOCGIFMTU, &ifr)) {
+			err = -errno;
+			fprintf(stderr, "shedd: read the MTU of %s: %s\n", iface, strerror(errno));
+		} else {
+			*mtu = ifr.ifr_mtu > 0 ? (__u32)ifr.ifr_mtu : 0;
+		}
 	}
 	if (fd >= 0)
 		close(fd);
@@ -757,7 +764,7 @@ int loader_configure(struct loader *l, const struct shedd_options *o)
 	cfg.all_ports = o->nr_ports == 0;
 	cfg.default_class = o->default_class;
 	memcpy(cfg.reject, o->reject, sizeof(cfg.reject));
-	if ((err = iface_mac(o->iface, cfg.mac)))
+	if ((err = iface_mac_mtu(o->iface, cfg.mac, &cfg.mtu)))
 		return err;
 	/* The RST budget is per CPU: each gets its share, rounded up, and a
 	 * tenth of a second of it as depth. */
