@@ -68,6 +68,58 @@ static __always_inline __u32 flow_hash(const __u32 *saddr, const __u32 *daddr, i
 	return flow_mix(h, ((__u32)sport << 16) | dport);
 }
 
+/* The last verdict on each flow that proved its address: written by the
+ * XDP program (admitted, refused) and the tc hand-off (assigned). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PROVEN_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} proven SEC(".maps");
+
+/* The flow hash of the IPv4 or IPv6 segment in the tuple @t. */
+static __always_inline __u32 tuple_hash(const struct bpf_sock_tuple *t, int v6)
+{
+	if (v6)
+		return flow_hash(t->ipv6.saddr, t->ipv6.daddr, 4, t->ipv6.sport, t->ipv6.dport);
+	return flow_hash(&t->ipv4.saddr, &t->ipv4.daddr, 1, t->ipv4.sport, t->ipv4.dport);
+}
+
+/* Verdicts on a proven flow (the value's low 2 bits). The segments that
+ * follow its ACK closely still carry a valid cookie until the kernel has
+ * made the connection (or for good, after a RST). */
+#define FLOW_ADMITTED 1U /* charged and passed by XDP */
+#define FLOW_REFUSED 2U  /* refused with a RST by XDP */
+#define FLOW_ASSIGNED 3U /* given its request socket by the tc hand-off */
+
+/* The verdict recorded for the flow of @t in the last PROVEN_HOLD_UNITS
+ * before @now_ns, or 0. The time is kept in 30 bits: its age is taken
+ * modulo 2^30. */
+static __always_inline __u32 proven_get(const struct bpf_sock_tuple *t, int v6, __u64 now_ns)
+{
+	__u32 h = tuple_hash(t, v6), slot = h % PROVEN_SLOTS;
+	__u32 now = (__u32)(now_ns >> 20), v;
+	__u64 *e = bpf_map_lookup_elem(&proven, &slot);
+
+	if (!e || !*e || (__u32)(*e >> 32) != h)
+		return 0;
+	v = (__u32)*e;
+	if (((now - (v >> 2)) & PROVEN_TIME_MASK) >= PROVEN_HOLD_UNITS)
+		return 0;
+	return v & 3;
+}
+
+static __always_inline void proven_put(const struct bpf_sock_tuple *t, int v6, __u32 verdict,
+				       __u64 now_ns)
+{
+	__u32 h = tuple_hash(t, v6), slot = h % PROVEN_SLOTS;
+	__u32 now = (__u32)(now_ns >> 20);
+	__u64 *e = bpf_map_lookup_elem(&proven, &slot);
+
+	if (e)
+		*e = ((__u64)h << 32) | ((now & PROVEN_TIME_MASK) << 2) | verdict;
+}
+
 /* The class of an IPv4 source (network order) or of an IPv6 source (16
  * bytes): the longest matching prefix, else the default class. */
 static __always_inline __u32 class_of(const struct shedd_config *cfg, __u32 *found)

@@ -198,6 +198,14 @@ int shedd_handoff(struct __sk_buff *skb)
 		hs->invalid++;
 		goto release;
 	}
+	/* A segment right behind the ACK that got the flow its request
+	 * socket (the request, in the same batch) reaches us before the
+	 * kernel made the connection: a second request socket would lose it.
+	 * It follows the first one to the connection instead. */
+	if (proven_get(&t, v6, bpf_ktime_get_ns()) == FLOW_ASSIGNED) {
+		hs->repeat++;
+		goto release;
+	}
 	tp = bpf_skc_to_tcp_sock(sk);
 	if (!tp) {
 		hs->failed++;
@@ -223,10 +231,12 @@ int shedd_handoff(struct __sk_buff *skb)
 			hs->mss_missed++;
 		attrs.mss = v6 ? SHEDD_MSS6(idx) : SHEDD_MSS4(idx);
 	}
-	if (bpf_sk_assign_tcp_reqsk(skb, (struct sock *)tp, &attrs, sizeof(attrs)) < 0)
+	if (bpf_sk_assign_tcp_reqsk(skb, (struct sock *)tp, &attrs, sizeof(attrs)) < 0) {
 		hs->failed++;
-	else
+	} else {
 		hs->assigned++;
+		proven_put(&t, v6, FLOW_ASSIGNED, bpf_ktime_get_ns());
+	}
 release:
 	bpf_sk_release(sk);
 	return TC_ACT_OK;

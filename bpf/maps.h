@@ -68,13 +68,6 @@ struct {
 	__type(value, struct shedd_refresh);
 } refresh SEC(".maps");
 
-/* The last verdict on each flow that proved its address (syncookie.h). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, PROVEN_SLOTS);
-	__type(key, __u32);
-	__type(value, __u64);
-} proven SEC(".maps");
 
 /* The controller's state, for a restarted daemon; the program never reads
  * it, it lives here to be pinned with the rest and with BTF. */

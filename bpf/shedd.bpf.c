@@ -186,7 +186,7 @@ __noinline int shedd_refuse(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len,
 			t.ipv4.sport = tcp->source;
 			t.ipv4.dport = tcp->dest;
 		}
-		proven_put(&t, (flags & CK_V6) != 0, FLOW_REFUSED);
+		proven_put(&t, (flags & CK_V6) != 0, FLOW_REFUSED, clock_ns());
 	}
 	if (rst_reply(ctx, &p, (flags & RF_FOR_ACK) != 0))
 		return XDP_DROP;

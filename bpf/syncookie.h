@@ -460,48 +460,6 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 	return 0;
 }
 
-/* The flow hash of the IPv4 or IPv6 segment in the tuple @t. */
-static __always_inline __u32 tuple_hash(const struct bpf_sock_tuple *t, int v6)
-{
-	if (v6)
-		return flow_hash(t->ipv6.saddr, t->ipv6.daddr, 4, t->ipv6.sport, t->ipv6.dport);
-	return flow_hash(&t->ipv4.saddr, &t->ipv4.daddr, 1, t->ipv4.sport, t->ipv4.dport);
-}
-
-/* What the last verdict on a proven flow was, kept in `proven`: the
- * client's segments that follow its ACK closely still carry a valid cookie
- * until the kernel has made the connection (or for good, after a RST). */
-#define FLOW_ADMITTED 1U
-#define FLOW_REFUSED 2U
-
-/* The verdict recorded for the flow of @t in the last PROVEN_HOLD_UNITS, or
- * 0. */
-static __always_inline __u32 proven_get(const struct bpf_sock_tuple *t, int v6)
-{
-	__u32 h = tuple_hash(t, v6), slot = h % PROVEN_SLOTS;
-	__u32 now = (__u32)(clock_ns() >> 20);
-	__u64 *e = bpf_map_lookup_elem(&proven, &slot);
-	__u32 v;
-
-	if (!e || !*e || (__u32)(*e >> 32) != h)
-		return 0;
-	v = (__u32)*e;
-	/* The time is kept in 30 bits: its age is taken modulo 2^30. */
-	if (((now - (v >> 2)) & PROVEN_TIME_MASK) >= PROVEN_HOLD_UNITS)
-		return 0;
-	return v & 3;
-}
-
-static __always_inline void proven_put(const struct bpf_sock_tuple *t, int v6, __u32 verdict)
-{
-	__u32 h = tuple_hash(t, v6), slot = h % PROVEN_SLOTS;
-	__u32 now = (__u32)(clock_ns() >> 20);
-	__u64 *e = bpf_map_lookup_elem(&proven, &slot);
-
-	if (e)
-		*e = ((__u64)h << 32) | ((now & PROVEN_TIME_MASK) << 2) | verdict;
-}
-
 /* Would the listener @sk drop a connection now, its accept queue full
  * (sk_acceptq_is_full())? The ACK of a proven client is then dropped as
  * the kernel would drop it, and spends no token: the client sends it again
@@ -615,16 +573,16 @@ __noinline int shedd_cookie_ack(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len,
 	if (!valid)
 		return ACK_FORGED;
 
-	seen = proven_get(&t, v6);
+	seen = proven_get(&t, v6, clock_ns());
 	if (seen == FLOW_REFUSED)
 		return ACK_AFTER_RST;
-	if (seen == FLOW_ADMITTED)
+	if (seen == FLOW_ADMITTED || seen == FLOW_ASSIGNED)
 		return ACK_REPEAT;
 	if (full)
 		return ACK_QUEUE_FULL;
 	b = bpf_map_lookup_elem(&buckets, &c);
 	if (charge(b, c, clock_ns())) {
-		proven_put(&t, v6, FLOW_ADMITTED);
+		proven_put(&t, v6, FLOW_ADMITTED, clock_ns());
 		return ACK_ADMITTED;
 	}
 	return ACK_REFUSED;

@@ -260,9 +260,10 @@ struct shedd_refresh {
 #define MSS_CACHE_NONE 0xffU /* no entry: index byte of an empty slot */
 
 /* proven: the last verdict on a flow that proved its address. ARRAY,
- * written and read by the XDP program: key = flow hash % PROVEN_SLOTS,
+ * shared by the XDP program and the tc hand-off: key = flow hash % PROVEN_SLOTS,
  * value = flow hash << 32 | the time of the verdict in units of 2^20 ns,
- * modulo 2^30, << 2 | 1 admitted or 2 refused with a RST. The segments that follow a proven
+ * modulo 2^30, << 2 | 1 admitted or 2 refused with a RST (XDP), 3 given its
+ * request socket (the tc hand-off). The segments that follow a proven
  * ACK closely (the request, sent before the kernel made the connection or
  * before the RST reached the client) still carry a valid cookie: they
  * follow the ACK's verdict instead of being charged again. */
@@ -281,6 +282,8 @@ struct shedd_handoff_stats {
 	__u64 malformed;    /* headers the program could not read: passed */
 	__u64 mss_missed;   /* no timestamp and the MSS cache had no entry:
 			     * handed off with the smallest MSS */
+	__u64 repeat;       /* a segment of a flow just given its request
+			     * socket: passed to the connection being made */
 };
 
 /* prefix_v4 / prefix_v6: LPM tries, source prefix -> class (__u32). */
@@ -342,7 +345,7 @@ _Static_assert(sizeof(struct shedd_class_stats) == 11 * 8, "shedd_class_stats");
 _Static_assert(sizeof(struct shedd_stats) == 4 * 88 + 19 * 8, "shedd_stats is a map value");
 _Static_assert(sizeof(struct shedd_config) == 56, "shedd_config is a map value");
 _Static_assert(sizeof(struct shedd_refresh) == 16, "shedd_refresh is a map value");
-_Static_assert(sizeof(struct shedd_handoff_stats) == 8 * 8, "shedd_handoff_stats");
+_Static_assert(sizeof(struct shedd_handoff_stats) == 9 * 8, "shedd_handoff_stats");
 _Static_assert(sizeof(struct shedd_rst_budget) == 16, "shedd_rst_budget is a map value");
 _Static_assert(sizeof(struct shedd_ctl_state) == 4 * 4 + 7 * 8, "shedd_ctl_state is a map value");
 _Static_assert(sizeof(struct shedd_lpm_v4) == 8, "LPM key");

@@ -2799,6 +2799,7 @@ static int handoff_load(void)
 		{ NULL, skel->maps.settings }, { NULL, skel->maps.ports },
 		{ NULL, skel->maps.prefix_v4 }, { NULL, skel->maps.prefix_v6 },
 		{ NULL, skel->maps.mss_cache },
+		{ NULL, skel->maps.proven },
 	};
 	size_t i;
 	int err;
@@ -2811,6 +2812,7 @@ static int handoff_load(void)
 	shared[2].mine = hskel->maps.prefix_v4;
 	shared[3].mine = hskel->maps.prefix_v6;
 	shared[4].mine = hskel->maps.mss_cache;
+	shared[5].mine = hskel->maps.proven;
 	for (i = 0; i < ARRAY_SIZE(shared); i++) {
 		err = bpf_map__reuse_fd(shared[i].mine, bpf_map__fd(shared[i].xdp));
 		if (err)
@@ -2827,7 +2829,7 @@ fail:
 
 /* The hand-off counters, in the order of struct shedd_handoff_stats. */
 enum { H_ACKS, H_ASSIGNED, H_NOT_LISTENER, H_NO_SOCKET, H_INVALID, H_FAILED, H_MALFORMED,
-       H_MSS_MISSED };
+       H_MSS_MISSED, H_REPEAT };
 #define HFIELD(f) { #f, offsetof(struct shedd_handoff_stats, f) }
 static const struct {
 	const char *name;
@@ -2835,10 +2837,11 @@ static const struct {
 } hstat_fields[] = {
 	HFIELD(acks), HFIELD(assigned), HFIELD(not_listener), HFIELD(no_socket),
 	HFIELD(invalid), HFIELD(failed), HFIELD(malformed), HFIELD(mss_missed),
+	HFIELD(repeat),
 };
 _Static_assert(ARRAY_SIZE(hstat_fields) * sizeof(__u64) ==
 	       sizeof(struct shedd_handoff_stats), "every hand-off counter is named");
-_Static_assert(H_MSS_MISSED + 1 == ARRAY_SIZE(hstat_fields), "one index per counter");
+_Static_assert(H_REPEAT + 1 == ARRAY_SIZE(hstat_fields), "one index per counter");
 
 /* handoff_stats summed over the CPUs, into @sum (as __u64 words). */
 static void read_hstats(__u64 *sum)

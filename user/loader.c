@@ -497,13 +497,14 @@ static int verify_setup(struct loader *l, const struct shedd_options *o)
 	return 0;
 }
 
-/* The tc hand-off reads the XDP program's settings, ports, prefixes and MSS cache:
- * the very same maps, not copies; its counters are pinned beside them. */
+/* The tc hand-off shares the XDP program's settings, ports, prefixes, MSS
+ * cache and proven flows: the very same maps, not copies; its counters are
+ * pinned beside them. */
 static int handoff_load(struct loader *l, const struct shedd_options *o)
 {
 	struct {
 		struct bpf_map *mine, *xdp;
-	} shared[5];
+	} shared[6];
 	char path[PATH_MAX + 32];
 	size_t i;
 	int err;
@@ -516,6 +517,7 @@ static int handoff_load(struct loader *l, const struct shedd_options *o)
 	shared[2].mine = l->handoff->maps.prefix_v4, shared[2].xdp = l->skel->maps.prefix_v4;
 	shared[3].mine = l->handoff->maps.prefix_v6, shared[3].xdp = l->skel->maps.prefix_v6;
 	shared[4].mine = l->handoff->maps.mss_cache, shared[4].xdp = l->skel->maps.mss_cache;
+	shared[5].mine = l->handoff->maps.proven, shared[5].xdp = l->skel->maps.proven;
 	for (i = 0; i < sizeof(shared) / sizeof(shared[0]); i++)
 		if ((err = bpf_map__reuse_fd(shared[i].mine, bpf_map__fd(shared[i].xdp))))
 			return print_libbpf_error("share the maps with the tc hand-off", err);
