@@ -16,6 +16,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <arpa/inet.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -2894,6 +2896,44 @@ static void run_tc(const char *name, const struct pkt *ack, __u64 *delta)
 		delta[f] = after[f] - before[f];
 }
 
+/* Mark the flow @spec as given its request socket by the tc program just
+ * now, as the program itself does (bpf/config_maps.h: the same hash and
+ * slot, the time of bpf_ktime_get_ns()). */
+static __u32 t_mix(__u32 h, __u32 v)
+{
+	h ^= v;
+	h *= 0x9e3779b1U;
+	return h ^ (h >> 15);
+}
+
+static void mark_assigned(const char *name, const struct pkt_spec *spec, int v6)
+{
+	__u8 sa[16] = { 0 }, da[16] = { 0 };
+	__u32 h = 0x5edd, w1, w2, now, slot;
+	struct timespec ts;
+	__u64 v;
+	int i;
+
+	inet_pton(v6 ? AF_INET6 : AF_INET,
+		  spec->saddr ? spec->saddr : v6 ? PKT_V6_CLIENT : PKT_V4_CLIENT, sa);
+	inet_pton(v6 ? AF_INET6 : AF_INET,
+		  spec->daddr ? spec->daddr : v6 ? PKT_V6_SERVER : PKT_V4_SERVER, da);
+	for (i = 0; i < (v6 ? 4 : 1); i++) {
+		memcpy(&w1, sa + 4 * i, 4);
+		memcpy(&w2, da + 4 * i, 4);
+		h = t_mix(h, w1);
+		h = t_mix(h, w2);
+	}
+	h = t_mix(h, ((__u32)htons(spec->sport ? spec->sport : PKT_SPORT) << 16) |
+			     htons(spec->dport ? spec->dport : PKT_DPORT));
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (__u32)(((__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec) >> 20);
+	v = ((__u64)h << 32) | ((now & PROVEN_TIME_MASK) << 2) | 3 /* FLOW_ASSIGNED */;
+	slot = h % PROVEN_SLOTS;
+	expect(bpf_map__update_elem(skel->maps.proven, &slot, sizeof(slot), &v, sizeof(v),
+				    BPF_ANY) == 0, name, "mark the flow assigned");
+}
+
 /* The tc program checks the cookie again and sorts the ACKs of verified
  * classes: genuine (with timestamps, or without: the MSS from the cache
  * the XDP program filled, else the smallest), forged, established, no
@@ -2910,10 +2950,12 @@ static void test_handoff_sorts_acks(void **state)
 		int ack_no_ts;   /* the ACK without a timestamp */
 		__u32 ack_xor;
 		__u16 dport;
-		int other_class, established;
-		__u64 acks, handed, invalid, not_listener, no_socket, mss_missed;
+		int other_class, established, assigned;
+		__u64 acks, handed, invalid, not_listener, no_socket, mss_missed, repeat;
 	} steps[] = {
 		{ "genuine cookie, timestamps: handed to the listener", .acks = 1, .handed = 1 },
+		{ "genuine cookie, the flow just given its request socket: no second one",
+		  .assigned = 1, .acks = 1, .repeat = 1 },
 		{ "genuine cookie, no timestamps: the MSS from the cache", .syn_no_ts = 1,
 		  .ack_no_ts = 1, .acks = 1, .handed = 1 },
 		{ "genuine cookie, no timestamp in the ACK alone: not cached, smallest MSS",
@@ -2972,6 +3014,8 @@ static void test_handoff_sorts_acks(void **state)
 				spec.dport = steps[i].dport;
 			if (steps[i].established)
 				cfd = connect_from_client(name, v6, spec.sport, &sfd);
+			if (steps[i].assigned)
+				mark_assigned(name, &spec, v6);
 			build_cookie_ack(&ack, &spec, &info);
 			run_tc(name, &ack, d);
 			if (cfd >= 0) {
@@ -2983,14 +3027,16 @@ static void test_handoff_sorts_acks(void **state)
 			       d[H_NOT_LISTENER] == steps[i].not_listener &&
 			       d[H_NO_SOCKET] == steps[i].no_socket &&
 			       d[H_INVALID] == steps[i].invalid && d[H_MALFORMED] == 0 &&
-			       d[H_MSS_MISSED] == steps[i].mss_missed, name,
+			       d[H_MSS_MISSED] == steps[i].mss_missed &&
+			       d[H_REPEAT] == steps[i].repeat, name,
 			       "acks %llu, assigned + failed %llu, not_listener %llu, no_socket "
-			       "%llu, invalid %llu, malformed %llu, mss_missed %llu",
+			       "%llu, invalid %llu, malformed %llu, mss_missed %llu, repeat %llu",
 			       (unsigned long long)d[H_ACKS], (unsigned long long)handed,
 			       (unsigned long long)d[H_NOT_LISTENER],
 			       (unsigned long long)d[H_NO_SOCKET], (unsigned long long)d[H_INVALID],
 			       (unsigned long long)d[H_MALFORMED],
-			       (unsigned long long)d[H_MSS_MISSED]);
+			       (unsigned long long)d[H_MSS_MISSED],
+			       (unsigned long long)d[H_REPEAT]);
 		}
 	}
 }
