@@ -154,6 +154,8 @@ static int bench_verified(struct shedd_bpf *skel, const char *drop_path, const s
 		goto out;
 	}
 	cfg.verify[SHEDD_SHEDDABLE] = SHEDD_VERIFY_ALWAYS;
+	/* A cookie answers only a SYN sent to this host's MAC. */
+	memcpy(cfg.mac, pkt_server_mac, sizeof(cfg.mac));
 	/* Tokens for every proven ACK, from the CPU's cache. */
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.settings), &zero, &cfg, BPF_ANY) ||
 	    set_rate(skel, libbpf_num_possible_cpus(), MAX_RATE_PER_SEC, 64, 1000000))
