@@ -105,7 +105,7 @@ cp "$CSV" "$FLOOD_OUT/flood.csv"
 		"nftables: SYNs to the port limited to $FLOOD_NFT_RATE/s at the ingress hook." \
 		"shedd drop: \`${FLOOD_DROP_ARGS:-(no options)}\`; verified:" \
 		"\`$FLOOD_VERIFY_ARGS\`; both start their controller at the server's" \
-		"capacity (\`--rate $FLOOD_CAPACITY\`) and move it on evidence."
+		"capacity (\`--controller aimd --rate $FLOOD_CAPACITY\`) and move it on evidence."
 	[ -z "$SKIPPED" ] || { echo; echo "Not run: $SKIPPED."; }
 	echo
 	echo "Columns: flood sent (packets/s), legitimate connections served" \

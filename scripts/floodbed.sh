@@ -308,7 +308,7 @@ flood_config_start() {
 		# shellcheck disable=SC2086 # options, split on purpose
 		# The controller starts at the server's capacity, as an operator
 		# who knows the server would start it, and moves on evidence.
-		shedd_start --port "$PORT" --rate "$FLOOD_CAPACITY" $args || return 1
+		shedd_start --port "$PORT" --controller aimd --rate "$FLOOD_CAPACITY" $args || return 1
 		taskset -apc "$SRV_APP_CPU" "$SHEDD_PID" >/dev/null
 		chrt -a -f -p "$SRV_APP_PRIO" "$SHEDD_PID"
 		srv_napi_repin || return 1
