@@ -24,6 +24,9 @@ testbed_script flood
 SECS=${SECS:-6}
 FLOOD_RATES=${FLOOD_RATES:-"100000 500000 1000000 2000000 max"}
 FLOOD_CONFIGS=${FLOOD_CONFIGS:-"plain kernel nft shedd-drop shedd-verified"}
+# shedd's controller starts at the server's capacity, as an operator who
+# knows the server would start it, and moves on evidence.
+FLOOD_SHEDD_START=${FLOOD_SHEDD_START-"--controller aimd --rate $FLOOD_CAPACITY"}
 FLOOD_OUT=${FLOOD_OUT:-docs/results}
 COMMAND="make experiments EXPERIMENT=flood SECS=$SECS FLOOD_RATES=\"$FLOOD_RATES\""
 FIELDS="flood_target flood_pps legit_offered legit_ok success_pct srv_rx_pps ring_drop_pps

@@ -306,9 +306,9 @@ flood_config_start() {
 		srv_xdp_pass off || return 1
 		: >"$TESTBED_TMP/shedd.log"
 		# shellcheck disable=SC2086 # options, split on purpose
-		# The controller starts at the server's capacity, as an operator
-		# who knows the server would start it, and moves on evidence.
-		shedd_start --port "$PORT" --controller aimd --rate "$FLOOD_CAPACITY" $args || return 1
+		# FLOOD_SHEDD_START: how the controller starts (the experiment
+		# starts it at the server's capacity); by default shedd's own.
+		shedd_start --port "$PORT" ${FLOOD_SHEDD_START:-} $args || return 1
 		taskset -apc "$SRV_APP_CPU" "$SHEDD_PID" >/dev/null
 		chrt -a -f -p "$SRV_APP_PRIO" "$SHEDD_PID"
 		srv_napi_repin || return 1
