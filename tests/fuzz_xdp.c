@@ -415,33 +415,15 @@ static int ref_answerable(const __u8 *f, const struct ref *r)
 enum ref_sock { SOCK_NONE, SOCK_LISTENER, SOCK_ESTABLISHED };
 
 /* The program's memory of the last verdict on proven flows
- * (bpf/syncookie.h), mirrored slot for slot with the same hash, so that
+ * (bpf/config_maps.h), mirrored slot for slot with the same hash, so that
  * the model forgets what the program's direct-mapped cache forgets. */
 #define FLOW_ADMITTED 1U
 #define FLOW_REFUSED 2U
 static __u64 ref_proven[PROVEN_SLOTS];
 
-static __u32 ref_mix(__u32 h, __u32 v)
-{
-	h ^= v;
-	h *= 0x9e3779b1U;
-	return h ^ (h >> 15);
-}
-
-/* The flow hash as the program computes it: addresses and ports as they
- * lie in the packet, read as host words. */
 static __u32 ref_flow_hash(const struct ref *r)
 {
-	__u32 h = 0x5edd, s, d;
-	int i;
-
-	for (i = 0; i < (r->v6 ? 4 : 1); i++) {
-		memcpy(&s, r->saddr + 4 * i, 4);
-		memcpy(&d, r->daddr + 4 * i, 4);
-		h = ref_mix(h, s);
-		h = ref_mix(h, d);
-	}
-	return ref_mix(h, ((__u32)htons(r->sport) << 16) | htons(r->dport));
+	return flow_hash_of(r->saddr, r->daddr, r->v6 ? 4 : 1, r->sport, r->dport);
 }
 
 static __u32 ref_proven_get(const struct ref *r, __u64 now_ns)

@@ -2899,33 +2899,19 @@ static void run_tc(const char *name, const struct pkt *ack, __u64 *delta)
 /* Mark the flow @spec as given its request socket by the tc program just
  * now, as the program itself does (bpf/config_maps.h: the same hash and
  * slot, the time of bpf_ktime_get_ns()). */
-static __u32 t_mix(__u32 h, __u32 v)
-{
-	h ^= v;
-	h *= 0x9e3779b1U;
-	return h ^ (h >> 15);
-}
-
 static void mark_assigned(const char *name, const struct pkt_spec *spec, int v6)
 {
 	__u8 sa[16] = { 0 }, da[16] = { 0 };
-	__u32 h = 0x5edd, w1, w2, now, slot;
+	__u32 h, now, slot;
 	struct timespec ts;
 	__u64 v;
-	int i;
 
 	inet_pton(v6 ? AF_INET6 : AF_INET,
 		  spec->saddr ? spec->saddr : v6 ? PKT_V6_CLIENT : PKT_V4_CLIENT, sa);
 	inet_pton(v6 ? AF_INET6 : AF_INET,
 		  spec->daddr ? spec->daddr : v6 ? PKT_V6_SERVER : PKT_V4_SERVER, da);
-	for (i = 0; i < (v6 ? 4 : 1); i++) {
-		memcpy(&w1, sa + 4 * i, 4);
-		memcpy(&w2, da + 4 * i, 4);
-		h = t_mix(h, w1);
-		h = t_mix(h, w2);
-	}
-	h = t_mix(h, ((__u32)htons(spec->sport ? spec->sport : PKT_SPORT) << 16) |
-			     htons(spec->dport ? spec->dport : PKT_DPORT));
+	h = flow_hash_of(sa, da, v6 ? 4 : 1, spec->sport ? spec->sport : PKT_SPORT,
+			 spec->dport ? spec->dport : PKT_DPORT);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (__u32)(((__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec) >> 20);
 	v = ((__u64)h << 32) | ((now & PROVEN_TIME_MASK) << 2) | 3 /* FLOW_ASSIGNED */;

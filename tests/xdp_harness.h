@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* xdp_harness.h - what the XDP tests (test_xdp.c) and the packet fuzzer
  * (fuzz_xdp.c) share: the loaded program, per-CPU map writes, counters
- * summed over the CPUs as the daemon reads them, the group teardown. Each
+ * summed over the CPUs as the daemon reads them, the group teardown, the
+ * flow hash of the proven-flow cache. Each
  * includes it once, after cmocka.h, libbpf and shedd.skel.h.
  */
 #ifndef SHEDD_XDP_HARNESS_H
 #define SHEDD_XDP_HARNESS_H
+
+#include <arpa/inet.h>
 
 static struct shedd_bpf *skel;
 static int nr_cpus; /* possible CPUs: length of every per-CPU value array */
@@ -15,6 +18,31 @@ static int libbpf_print_warn(enum libbpf_print_level level, const char *fmt, va_
 	if (level != LIBBPF_WARN)
 		return 0;
 	return vfprintf(stderr, fmt, args);
+}
+
+/* The flow hash the programs key `proven` and `mss_cache` with
+ * (bpf/config_maps.h), on host words read from the packet's bytes:
+ * @saddr and @daddr of @words 32-bit words, ports in host order. */
+static __u32 flow_mix(__u32 h, __u32 v)
+{
+	h ^= v;
+	h *= 0x9e3779b1U;
+	return h ^ (h >> 15);
+}
+
+static __u32 flow_hash_of(const __u8 *saddr, const __u8 *daddr, int words, __u16 sport,
+			  __u16 dport)
+{
+	__u32 h = 0x5edd, s, d;
+	int i;
+
+	for (i = 0; i < words; i++) {
+		memcpy(&s, saddr + 4 * i, 4);
+		memcpy(&d, daddr + 4 * i, 4);
+		h = flow_mix(h, s);
+		h = flow_mix(h, d);
+	}
+	return flow_mix(h, ((__u32)htons(sport) << 16) | htons(dport));
 }
 
 /* Write the same value for every CPU of a per-CPU map. */
