@@ -63,3 +63,30 @@ __u64 agg_quantile(const struct sample_agg *a, double q)
 		v = a->max_ns;
 	return v;
 }
+
+/* The mean of the samples between ranks n/4 and 3n/4 (ranks are a
+ * continuum: a bucket of c samples covers [seen, seen + c)), each read at
+ * its bucket's middle, kept within the exact extremes. */
+__u64 agg_mid_mean(const struct sample_agg *a)
+{
+	double lo = (double)a->count / 4, hi = 3 * (double)a->count / 4;
+	double seen = 0, sum = 0;
+	__u32 i;
+
+	if (!a->count)
+		return 0;
+	for (i = 0; i < HIST_BUCKETS && seen < hi; i++) {
+		double from = seen, to = seen + (double)a->hist[i];
+		double v = (double)(hist_lower_ns(i) + hist_lower_ns(i + 1)) / 2;
+
+		seen = to;
+		if (to <= lo)
+			continue;
+		if (v < (double)a->min_ns)
+			v = (double)a->min_ns;
+		if (v > (double)a->max_ns)
+			v = (double)a->max_ns;
+		sum += v * ((to < hi ? to : hi) - (from > lo ? from : lo));
+	}
+	return (__u64)(sum / (hi - lo) + 0.5);
+}
