@@ -45,7 +45,7 @@ BIN := $(OUTPUT)/shedd
 endif
 UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options \
 	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_signals $(OUTPUT)/test_spread \
-	$(OUTPUT)/test_kernel_features $(OUTPUT)/test_status
+	$(OUTPUT)/test_kernel_features $(OUTPUT)/test_status $(OUTPUT)/test_auto_target
 XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/fuzz_xdp
 TOOLS := $(OUTPUT)/synflood $(OUTPUT)/tcpstream $(OUTPUT)/slowserver $(OUTPUT)/loadgen \
 	$(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/latbench $(OUTPUT)/uringserver \
@@ -128,6 +128,11 @@ $(OUTPUT)/test_alloc: tests/test_alloc.c $(OUTPUT)/alloc.o
 $(OUTPUT)/test_aimd: tests/test_aimd.c $(OUTPUT)/aimd.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
+
+$(OUTPUT)/test_auto_target: tests/test_auto_target.c tests/splitmix.h $(OUTPUT)/aimd.o \
+		$(OUTPUT)/sample_agg.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
 $(OUTPUT)/test_signals: tests/test_signals.c $(OUTPUT)/signal_parse.o $(OUTPUT)/sample_agg.o
 	$(call msg,TEST,$@)

@@ -17,6 +17,17 @@ void aimd_defaults(struct aimd_params *p)
 		.interval_ns = 100 * MS,
 		.depth_frac = 0.7,
 		.latency_target_ns = 0,
+		.latency_auto = true,
+		.auto_k = 2.0,
+		.auto_margin_ns = 5 * MS,
+		.auto_min_ns = 10 * MS,
+		.auto_max_ns = 5000 * MS,
+		.auto_window_ns = 300000 * MS,
+		.auto_point_ns = 1000 * MS,
+		.auto_point_samples = 100,
+		.auto_verdict_samples = 10,
+		.auto_stale_ns = 1000 * MS,
+		.auto_interval_ns = 500 * MS,
 		.alpha_per_sec = 0, /* 0: 1 % of the last good rate, see alpha() */
 		.beta = 0.95,
 		.min_rate = 10,
@@ -44,6 +55,124 @@ void aimd_init(struct aimd_state *s, const struct aimd_params *p, double start_r
 	s->last_good = start_rate;
 }
 
+/* The baseline: the smallest point of the slots still inside the window
+ * (0 = none), and the target derived from it (0 = none). */
+static void auto_refresh(const struct aimd_params *p, struct aimd_auto *a, __u64 now_ns)
+{
+	__u64 slot_ns = p->auto_window_ns / AIMD_AUTO_SLOTS, epoch, base = 0;
+	double t;
+	int i;
+
+	epoch = 1 + now_ns / (slot_ns ? slot_ns : 1);
+	for (i = 0; i < AIMD_AUTO_SLOTS; i++) {
+		if (!a->slot_epoch[i] || epoch - a->slot_epoch[i] >= AIMD_AUTO_SLOTS)
+			continue;
+		if (!base || a->slot_min_ns[i] < base)
+			base = a->slot_min_ns[i];
+	}
+	a->baseline_ns = base;
+	a->target_ns = 0;
+	if (!base)
+		return;
+	t = p->auto_k * (double)base + (double)p->auto_margin_ns;
+	if (t < (double)p->auto_min_ns)
+		t = (double)p->auto_min_ns;
+	if (t > (double)p->auto_max_ns)
+		t = (double)p->auto_max_ns;
+	a->target_ns = (__u64)t;
+}
+
+static void auto_add_point(const struct aimd_params *p, struct aimd_auto *a, __u64 now_ns,
+			   __u64 point_ns)
+{
+	__u64 slot_ns = p->auto_window_ns / AIMD_AUTO_SLOTS;
+	__u64 epoch = 1 + now_ns / (slot_ns ? slot_ns : 1);
+	int i = (int)(epoch % AIMD_AUTO_SLOTS);
+
+	if (!point_ns)
+		point_ns = 1; /* 0 means empty */
+	if (a->slot_epoch[i] != epoch) {
+		a->slot_epoch[i] = epoch;
+		a->slot_min_ns[i] = point_ns;
+	} else if (point_ns < a->slot_min_ns[i]) {
+		a->slot_min_ns[i] = point_ns;
+	}
+}
+
+/* The derived latency target (see aimd.h): learn the baseline from the
+ * tick's samples, then judge them. Returns true while latency says
+ * overload. */
+static bool auto_latency(const struct aimd_params *p, struct aimd_auto *a,
+			 const struct aimd_signals *sig, __u64 now_ns)
+{
+	__u64 dt = sig->dt_ns ? sig->dt_ns : p->tick_ns;
+	__u64 start = now_ns > dt ? now_ns - dt : 0;
+	double w, v;
+
+	/* Samples stopped (or never came): no verdict for a while means no
+	 * signal, not the last one stuck. */
+	if (a->last_verdict_ns && now_ns - a->last_verdict_ns > p->auto_stale_ns) {
+		a->over = false;
+		a->above_since_ns = 0;
+		a->last_verdict_ns = 0;
+	}
+	if (!sig->have_latency || !sig->latency_count) {
+		auto_refresh(p, a, now_ns);
+		return a->over;
+	}
+	w = (double)sig->latency_count;
+	v = (double)sig->latency_mid_ns;
+
+	/* A baseline point: enough time and enough samples. */
+	if (!a->point_n)
+		a->point_start_ns = start;
+	a->point_sum += w * v;
+	a->point_n += sig->latency_count;
+	if (now_ns - a->point_start_ns >= p->auto_point_ns &&
+	    a->point_n >= p->auto_point_samples) {
+		auto_add_point(p, a, now_ns, (__u64)(a->point_sum / (double)a->point_n));
+		a->point_sum = 0;
+		a->point_n = 0;
+	}
+	auto_refresh(p, a, now_ns);
+
+	/* A verdict: enough samples, all recent; a trickle too thin to give
+	 * one within auto_stale_ns starts over. */
+	if (a->verdict_n && now_ns - a->verdict_start_ns > p->auto_stale_ns) {
+		a->verdict_sum = 0;
+		a->verdict_n = 0;
+	}
+	if (!a->verdict_n)
+		a->verdict_start_ns = start;
+	a->verdict_sum += w * v;
+	a->verdict_n += sig->latency_count;
+	if (a->verdict_n < p->auto_verdict_samples)
+		return a->over;
+	v = a->verdict_sum / (double)a->verdict_n;
+	a->verdict_sum = 0;
+	a->verdict_n = 0;
+	a->last_verdict_ns = now_ns;
+	if (!a->target_ns || v <= (double)a->target_ns) {
+		a->above_since_ns = 0;
+		a->over = false;
+	} else if (!a->above_since_ns) {
+		a->above_since_ns = now_ns + p->auto_interval_ns;
+	} else if (now_ns >= a->above_since_ns) {
+		a->over = true;
+	}
+	return a->over;
+}
+
+__u64 aimd_latency_target(const struct aimd_params *p, const struct aimd_state *s,
+			  bool *derived)
+{
+	if (derived)
+		*derived = !p->latency_target_ns && p->latency_auto;
+	if (p->latency_target_ns)
+		return p->latency_target_ns;
+	return p->latency_auto ? s->lat.target_ns : 0;
+}
+
 unsigned int aimd_overloaded(const struct aimd_params *p, struct aimd_state *s,
 			     const struct aimd_signals *sig, __u64 now_ns)
 {
@@ -66,9 +195,14 @@ unsigned int aimd_overloaded(const struct aimd_params *p, struct aimd_state *s,
 		why |= AIMD_WHY_DEPTH;
 	if (sig->overflows > 0)
 		why |= AIMD_WHY_OVERFLOW;
-	if (p->latency_target_ns && sig->have_latency &&
-	    sig->latency_p99_ns > p->latency_target_ns)
+	/* An explicit target is the operator's word on p99; without one, the
+	 * derived target judges the middle of the distribution. */
+	if (p->latency_target_ns) {
+		if (sig->have_latency && sig->latency_p99_ns > p->latency_target_ns)
+			why |= AIMD_WHY_LATENCY;
+	} else if (p->latency_auto && auto_latency(p, &s->lat, sig, now_ns)) {
 		why |= AIMD_WHY_LATENCY;
+	}
 	/* Stall guard: a queue that holds connections while nobody takes
 	 * any means the application stopped: overload, not calm. The accept
 	 * probes miss io_uring and connections queued before they attached:

@@ -15,6 +15,9 @@
  * a tick of length dt applies them dt / 100 ms times, so --tick-ms changes
  * how often the law runs, not how fast it moves. */
 #define AIMD_GAIN_PERIOD_NS 100000000.0
+/* The derived latency target's window is kept as this many slots, each the
+ * minimum of the baseline points that ended in it. */
+#define AIMD_AUTO_SLOTS 10
 
 /**
  * struct aimd_params - the controller's knobs, with their units.
@@ -23,7 +26,27 @@
  * @interval_ns:     how long the minimum must stay above target before it is
  *                   overload (CoDel's interval; default 100 ms)
  * @depth_frac:      accept-queue depth over backlog that is overload (0.7)
- * @latency_target_ns: service p99 above this is overload; 0 = not used
+ * @latency_target_ns: service p99 above this is overload; 0 = no explicit
+ *                   target (then @latency_auto decides)
+ * @latency_auto:    without @latency_target_ns, derive a target from the
+ *                   latency the service shows when calm (the law is under
+ *                   "Derived latency target" below); false: latency is not a
+ *                   signal
+ * @auto_k:          the derived target is @auto_k x baseline ... (2)
+ * @auto_margin_ns:  ... + this (5 ms) ...
+ * @auto_min_ns:     ... but at least this (10 ms) ...
+ * @auto_max_ns:     ... and at most this (5 s)
+ * @auto_window_ns:  the baseline is the minimum of the points of this much
+ *                   time (5 min), kept in AIMD_AUTO_SLOTS slots, so a point
+ *                   expires 4.5 to 5 min after it was taken
+ * @auto_point_ns:   a baseline point spans at least this long (1 s) ...
+ * @auto_point_samples: ... and at least this many samples (100)
+ * @auto_verdict_samples: a verdict on the derived target needs this many
+ *                   samples (10), gathered over ticks if need be ...
+ * @auto_stale_ns:   ... within this long (1 s); and without a verdict for
+ *                   this long, latency drops out as a signal
+ * @auto_interval_ns: the tick statistic must stay above the derived target
+ *                   this long (500 ms) before it is overload
  * @alpha_per_sec:   additive increase per 100 ms while the limit binds (SYN/s);
  *                   0 = 1 % of the larger of the last good rate and the
  *                   recent peak accept rate, at least 1
@@ -58,6 +81,17 @@ struct aimd_params {
 	__u64 interval_ns;
 	double depth_frac;
 	__u64 latency_target_ns;
+	bool latency_auto;
+	double auto_k;
+	__u64 auto_margin_ns;
+	__u64 auto_min_ns;
+	__u64 auto_max_ns;
+	__u64 auto_window_ns;
+	__u64 auto_point_ns;
+	__u64 auto_point_samples;
+	__u64 auto_verdict_samples;
+	__u64 auto_stale_ns;
+	__u64 auto_interval_ns;
 	double alpha_per_sec;
 	double beta;
 	double min_rate;
@@ -85,6 +119,9 @@ struct aimd_params {
  * @overflows:      ListenOverflows + ListenDrops added in the tick
  * @have_latency:   service-latency samples arrived in the tick
  * @latency_p99_ns: their 99th percentile
+ * @latency_count:  how many samples arrived in the tick
+ * @latency_mid_ns: their interquartile mean (the mean of the middle half),
+ *                  the statistic of the derived target
  * @demand:         SYNs offered per second, all classes
  * @dt_ns:          the measured length of the tick; 0 = params->tick_ns
  * @have_queue_left: @queue_left is measured
@@ -106,6 +143,8 @@ struct aimd_signals {
 	__u64 overflows;
 	bool have_latency;
 	__u64 latency_p99_ns;
+	__u64 latency_count;
+	__u64 latency_mid_ns;
 	double demand;
 	__u64 dt_ns;
 	bool have_queue_left;
@@ -130,6 +169,94 @@ enum aimd_reason {
 	AIMD_WHY_STALL = 1 << 4,
 };
 
+/*
+ * Derived latency target (params->latency_auto, no latency_target_ns): the
+ * service's calm latency is learned, and a latency well above it is overload.
+ * As Envoy's gradient controller compares its samples with a measured
+ * minimum RTT plus a buffer, and Netflix's gradient limit with a long-term
+ * RTT times a tolerance:
+ *
+ *   mid(tick)   = interquartile mean of the tick's samples (signals)
+ *   point       = the sample-weighted mean of mid over >= auto_point_ns and
+ *                 >= auto_point_samples samples
+ *   baseline    = min(points of the last auto_window_ns)
+ *   target      = clamp(auto_k x baseline + auto_margin_ns,
+ *                       auto_min_ns, auto_max_ns); none (latency is
+ *                 silent) until the first point
+ *   verdict     = the weighted mean of mid over >= auto_verdict_samples
+ *                 samples, taken within auto_stale_ns, above target
+ *   overload    = verdicts above target for auto_interval_ns (CoDel's
+ *                 first_above_time), held until the next verdict
+ *
+ * Why these choices:
+ * - The interquartile mean, not a quantile: any quantile of a bimodal
+ *   service (cache hits and misses) jumps from one mode to the other when
+ *   the mix sits near it, and the baseline (a minimum) would then learn
+ *   the fast mode while the verdicts see the slow one. The middle half's
+ *   mean moves continuously with the mix, and ignores up to a quarter of
+ *   outliers (long polls, downloads) that a mean would follow. A queue
+ *   delays every request, so it raises the middle half as surely as p99.
+ * - A minimum, because a queue only adds delay: while shedd started into a
+ *   growing queue, each point is higher than the one before, and the first
+ *   one stays the baseline until a cut lowers it further.
+ * - Points of >= 100 samples and >= 1 s: the minimum of many noisy points
+ *   is biased low (the luckiest one wins); with 100 samples a point's noise
+ *   is small against auto_k = 2. Verdicts need only 10 samples, as they
+ *   must stay above target for auto_interval_ns (six 100 ms ticks in a row
+ *   at 100 samples/s and more) before it is overload.
+ * - auto_k = 2 and 5 ms: within Netflix's tolerance (1.5-2) and above
+ *   Envoy's 25 % buffer, as a tick's mid is noisier than their averages;
+ *   the margin and auto_min_ns keep a sub-millisecond service from being
+ *   cut by scheduling noise; auto_max_ns (5 s) bounds a target learned from
+ *   a service already overloaded, whose latency is the clients' patience.
+ * - A window of 5 min: the baseline rises only when every point of the
+ *   window is higher, so a service that got slower for good is relearned
+ *   within 5 min (cut as overloaded meanwhile), and an overload is forgotten
+ *   as calm only if shedd could not bring one second of calm in 5 min.
+ *
+ * Known limits: a service that is overloaded from the first sample with a
+ * latency that does not grow (clients give up at their patience P, so
+ * latency sits near P) teaches a baseline near P: the target is useless
+ * until another signal cuts the rate and a calm point lowers it. A client
+ * that gives up after P is lost whatever the target, so when P is known,
+ * give --latency-target below it. The baseline is not pinned: a restarted
+ * daemon learns it again (one calm second).
+ */
+
+/**
+ * struct aimd_auto - the state of the derived latency target.
+ * @point_sum:      sum of mid x count over the baseline point being taken
+ * @point_n:        samples in it
+ * @point_start_ns: when it began
+ * @slot_min_ns:    per slot, the smallest point that ended in it
+ * @slot_epoch:     per slot, 1 + its index in time (now / slot length);
+ *                  0 = empty
+ * @verdict_sum:    sum of mid x count over the verdict being gathered
+ * @verdict_n:      samples in it
+ * @verdict_start_ns: when it began
+ * @last_verdict_ns: when the last verdict was made (0 = none)
+ * @above_since_ns: when verdicts above target began, plus auto_interval_ns;
+ *                  0 while they are below
+ * @over:           the last verdict found overload
+ * @baseline_ns:    the baseline in force (0 = none yet)
+ * @target_ns:      the derived target in force (0 = none: still learning)
+ */
+struct aimd_auto {
+	double point_sum;
+	__u64 point_n;
+	__u64 point_start_ns;
+	__u64 slot_min_ns[AIMD_AUTO_SLOTS];
+	__u64 slot_epoch[AIMD_AUTO_SLOTS];
+	double verdict_sum;
+	__u64 verdict_n;
+	__u64 verdict_start_ns;
+	__u64 last_verdict_ns;
+	__u64 above_since_ns;
+	bool over;
+	__u64 baseline_ns;
+	__u64 target_ns;
+};
+
 /**
  * struct aimd_state - the controller's memory between ticks.
  * @rate:          the current limit (SYN/s)
@@ -152,6 +279,7 @@ enum aimd_reason {
  * @stuck:         inside a run of ticks in which connections waited and
  *                 none left the queue
  * @stuck_since_ns: the start of that run
+ * @lat:           the derived latency target (not pinned: relearned)
  */
 struct aimd_state {
 	double rate;
@@ -167,6 +295,7 @@ struct aimd_state {
 	double peak_accept;
 	bool stuck;
 	__u64 stuck_since_ns;
+	struct aimd_auto lat;
 };
 
 void aimd_defaults(struct aimd_params *p);
@@ -213,6 +342,14 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		   const struct aimd_signals *sig, __u64 now_ns);
 
 const char *aimd_mode_name(enum aimd_mode m);
+
+/*
+ * aimd_latency_target() - the latency target in force: the explicit one, or
+ * the derived one; 0 when latency is not a signal (off, or still learning).
+ * *@derived tells which (may be NULL).
+ */
+__u64 aimd_latency_target(const struct aimd_params *p, const struct aimd_state *s,
+			  bool *derived);
 
 struct shedd_ctl_state;
 

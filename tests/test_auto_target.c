@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* test_auto_target.c - the derived latency target (user/aimd.c) in
+ * simulated time, in front of a service that accepts every connection at
+ * once (nginx, HAProxy): the accept queue stays empty, requests queue inside
+ * it, and only their latency tells. SHEDD_AUTO_TRACE=N in the environment
+ * prints the controller every N ticks. Each tick draws real samples into the
+ * daemon's own aggregate (sample_agg.c), so the statistic the controller
+ * gets is the one the daemon computes. Deterministic (splitmix64).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <math.h>
+
+#include "aimd.h"
+#include "sample_agg.h"
+#include "splitmix.h"
+
+#define MS 1000000ULL
+#define SEC 1000000000ULL
+#define TICK (100 * MS)
+
+/*
+ * A service of @capacity requests/s that takes every connection at once:
+ * what it cannot serve in a tick waits inside it (@queue), and every request
+ * served waits queue / capacity on top of its own time. Its own time is
+ * @fast_ms, or @slow_ms for a share @slow_frac (cache misses), each within
+ * +-@noise of itself. A share @logged of the requests sends a sample.
+ */
+struct svc {
+	double capacity;
+	double queue;
+	double fast_ms, slow_ms, slow_frac;
+	double noise;
+	double logged;
+	uint64_t rng;
+};
+
+/* What a run saw. */
+struct run {
+	__u64 now_ns;
+	int latency_ticks;   /* ticks judged overloaded on latency */
+	int first_latency;   /* the first of them (tick index in the run), -1 */
+	double max_wait_ms;  /* the longest queueing delay */
+	double min_rate;
+	double rate_sum;     /* to average the limit */
+	int ticks;
+};
+
+static double unit(uint64_t *s)
+{
+	return (double)(rng_next(s) >> 11) * 0x1.0p-53;
+}
+
+static struct svc service(double capacity, double fast_ms)
+{
+	return (struct svc){ .capacity = capacity, .fast_ms = fast_ms, .slow_ms = fast_ms,
+			     .noise = 0.2, .logged = 1, .rng = 0x5eed };
+}
+
+/* One tick of @v under @demand with the limit @rate: the controller's
+ * signals, samples drawn into @agg. */
+static struct aimd_signals svc_tick(struct svc *v, double demand, double rate)
+{
+	static struct sample_agg agg;
+	double dt = (double)TICK / SEC, adm = demand < rate ? demand : rate;
+	double work = v->queue + adm * dt, can = v->capacity * dt;
+	double served = work < can ? work : can, wait_ms;
+	__u64 i, n = 0;
+
+	v->queue = work - served;
+	wait_ms = v->queue / v->capacity * 1000;
+	memset(&agg, 0, sizeof(agg));
+	for (i = 0; i < (__u64)(served + 0.5); i++) {
+		double ms;
+
+		if (unit(&v->rng) >= v->logged)
+			continue;
+		ms = unit(&v->rng) < v->slow_frac ? v->slow_ms : v->fast_ms;
+		ms *= 1 + v->noise * (2 * unit(&v->rng) - 1);
+		agg_add(&agg, (__u64)((ms + wait_ms) * 1e6));
+		n++;
+	}
+	return (struct aimd_signals){
+		/* Accepted at once: the sojourn is tiny, the queue empty. */
+		.have_sojourn = true, .sojourn_count = (__u64)(adm * dt + 0.5),
+		.sojourn_min_ns = 10000, .have_depth = true, .depth = 0, .backlog = 511,
+		.have_latency = n > 0, .latency_p99_ns = agg_quantile(&agg, 0.99),
+		.latency_count = n, .latency_mid_ns = agg_mid_mean(&agg),
+		.demand = demand, .dt_ns = TICK, .have_completed = true,
+		.completed = (__u64)(adm * dt + 0.5), .admitted_per_sec = adm,
+	};
+}
+
+/* @secs of @demand against @v, the controller in the loop. */
+static void run_for(const struct aimd_params *p, struct aimd_state *s, struct svc *v,
+		    struct run *r, double demand, double secs)
+{
+	int i, n = (int)(secs * SEC / TICK + 0.5);
+	const char *env = getenv("SHEDD_AUTO_TRACE");
+	long trace = env ? strtol(env, NULL, 10) : 0;
+
+	r->latency_ticks = 0;
+	r->first_latency = -1;
+	r->max_wait_ms = 0;
+	r->min_rate = s->rate;
+	r->rate_sum = 0;
+	r->ticks = n;
+	for (i = 0; i < n; i++) {
+		struct aimd_signals sig = svc_tick(v, demand, s->rate);
+		double wait_ms = v->queue / v->capacity * 1000;
+
+		r->now_ns += TICK;
+		aimd_update(p, s, &sig, r->now_ns);
+		if (s->why & AIMD_WHY_LATENCY) {
+			if (r->first_latency < 0)
+				r->first_latency = i;
+			r->latency_ticks++;
+		}
+		if (wait_ms > r->max_wait_ms)
+			r->max_wait_ms = wait_ms;
+		if (s->rate < r->min_rate)
+			r->min_rate = s->rate;
+		r->rate_sum += s->rate;
+		if (trace && (r->now_ns / TICK) % trace == 0)
+			fprintf(stderr, "t=%6.1fs demand=%5.0f limit=%6.0f mode=%-10s why=%2u "
+					"wait=%7.1fms mid=%7.1fms n=%3llu target=%5.1fms\n",
+				(double)r->now_ns / SEC, demand, s->rate, aimd_mode_name(s->mode),
+				s->why, wait_ms, sig.latency_mid_ns / 1e6,
+				(unsigned long long)sig.latency_count, s->lat.target_ns / 1e6);
+	}
+}
+
+static struct aimd_params params(void)
+{
+	struct aimd_params p;
+
+	aimd_defaults(&p);
+	p.max_rate = 100000;
+	return p;
+}
+
+static __u64 target(const struct aimd_params *p, const struct aimd_state *s)
+{
+	bool derived;
+	__u64 t = aimd_latency_target(p, s, &derived);
+
+	assert_true(derived);
+	return t;
+}
+
+/* On a calm service (20 ms, half its capacity) the target settles at
+ * k x baseline + margin = 45 ms (the baseline is a minimum of noisy points,
+ * so a little lower), and nothing is cut. Before the first point there is
+ * no target. */
+static void converges_to_k_times_baseline(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct svc v = service(1000, 20);
+	struct run r = { 0 };
+	double want = p.auto_k * 20e6 + (double)p.auto_margin_ns;
+
+	aimd_init(&s, &p, 2000);
+	run_for(&p, &s, &v, &r, 500, 0.5);
+	assert_int_equal(target(&p, &s), 0);
+	run_for(&p, &s, &v, &r, 500, 60);
+	assert_in_range(target(&p, &s), (__u64)(0.9 * want), (__u64)want);
+	assert_in_range(s.lat.baseline_ns, 18 * MS, 20 * MS);
+	assert_int_equal(r.latency_ticks, 0);
+	assert_float_equal(r.min_rate, 2000, 1e-9);
+	assert_int_equal(s.mode, AIMD_STEADY);
+}
+
+/* Demand jumps to twice the capacity: requests queue inside the service,
+ * latency climbs, and the limit is cut until the queue stops growing; the
+ * baseline holds the calm level through the overload; when it is over, the
+ * limit climbs back and latency is calm. */
+static void overload_is_cut_and_the_limit_recovers(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct svc v = service(1000, 20);
+	struct run r = { 0 };
+	__u64 calm_target;
+
+	aimd_init(&s, &p, 3000);
+	run_for(&p, &s, &v, &r, 500, 30);
+	calm_target = target(&p, &s);
+	assert_int_equal(r.latency_ticks, 0);
+
+	run_for(&p, &s, &v, &r, 2000, 10);
+	/* Seen within a second: 45 ms is 25 ms of queue, reached in 0.25 s,
+	 * then 500 ms above target. */
+	assert_in_range(r.first_latency, 1, 10);
+	/* The limit was 3000/s and not binding: by beta (0.95 per 100 ms) it
+	 * takes 2 s to come under the capacity, and the queue grows
+	 * meanwhile. Without shedd it would grow by 1000 requests a second
+	 * for as long as the surge lasts. */
+	assert_true(r.max_wait_ms < 2500);
+	run_for(&p, &s, &v, &r, 2000, 50);
+	/* Then the queue stays within a few targets... */
+	assert_true(r.latency_ticks > 0);
+	assert_true(r.max_wait_ms < 200);
+	/* ... and the limit hovers around the capacity. */
+	assert_in_range((__u64)(r.rate_sum / r.ticks), 800, 1200);
+	assert_true(s.rate < 1500);
+	/* The baseline did not creep up with the overload. */
+	assert_in_range(target(&p, &s), calm_target * 9 / 10, calm_target * 11 / 10);
+
+	/* Over: demand just under capacity. The limit comes back above it,
+	 * and nothing is cut any more. */
+	run_for(&p, &s, &v, &r, 900, 10);
+	run_for(&p, &s, &v, &r, 900, 20);
+	assert_int_equal(r.latency_ticks, 0);
+	assert_true(s.rate >= 900);
+	assert_true(r.max_wait_ms < 1);
+	assert_int_equal(s.mode, AIMD_STEADY);
+}
+
+/* Half the requests are cache hits of 1 ms, half misses of 50 ms: the
+ * middle-half mean sits between the modes and moves little, so a calm
+ * bimodal service is not cut. (A median would jump between 1 and 50 ms
+ * from tick to tick: the baseline learns 1 ms, the verdicts see 50.) */
+static void bimodal_service_is_not_cut_in_calm(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct svc v = service(2000, 1);
+	struct run r = { 0 };
+	double share[] = { 0.3, 0.5, 0.7 };
+	size_t i;
+
+	for (i = 0; i < sizeof(share) / sizeof(share[0]); i++) {
+		v.slow_ms = 50;
+		v.slow_frac = share[i];
+		aimd_init(&s, &p, 2000);
+		run_for(&p, &s, &v, &r, 500, 120);
+		if (r.latency_ticks || s.rate < 2000)
+			fail_msg("%.0f %% misses: %d ticks cut on latency, limit %.0f, target %.1f ms",
+				 100 * share[i], r.latency_ticks, s.rate, target(&p, &s) / 1e6);
+	}
+}
+
+/* Overloaded on latency, then the samples stop (the log feed died): the
+ * verdict must not stick; with the other signals calm the episode ends. */
+static void samples_stopping_drop_latency_as_a_signal(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct svc v = service(1000, 20);
+	struct run r = { 0 };
+	int i;
+
+	aimd_init(&s, &p, 3000);
+	run_for(&p, &s, &v, &r, 500, 10);
+	run_for(&p, &s, &v, &r, 2000, 2);
+	assert_true(s.why & AIMD_WHY_LATENCY);
+	v.logged = 0;
+	for (i = 0; i < 20; i++) {
+		struct aimd_signals sig = svc_tick(&v, 2000, s.rate);
+
+		r.now_ns += TICK;
+		aimd_update(&p, &s, &sig, r.now_ns);
+		assert_false(sig.have_latency);
+		/* Held at most auto_stale_ns, then dropped. */
+		if ((__u64)(i + 1) * TICK > p.auto_stale_ns)
+			assert_false(s.why & AIMD_WHY_LATENCY);
+	}
+	assert_int_not_equal(s.mode, AIMD_OVERLOAD);
+}
+
+/* A trickle of samples too thin for a verdict (fewer than 10 a second)
+ * says nothing, however slow; 20 a second do. */
+static void too_few_samples_say_nothing(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct svc v = service(1000, 20);
+	struct run r = { 0 };
+
+	aimd_init(&s, &p, 3000);
+	run_for(&p, &s, &v, &r, 500, 10);
+	v.fast_ms = 400;
+	v.logged = 0.01; /* 5 samples/s */
+	run_for(&p, &s, &v, &r, 500, 10);
+	assert_int_equal(r.latency_ticks, 0);
+	v.logged = 0.04; /* 20 samples/s */
+	run_for(&p, &s, &v, &r, 500, 10);
+	assert_true(r.latency_ticks > 0);
+}
+
+/* A service that got slower for good (a deploy: 20 -> 60 ms, no queue) is
+ * cut while the old baseline lasts, and relearned within the window. */
+static void slower_for_good_is_relearned_within_the_window(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct svc v = service(1000, 20);
+	struct run r = { 0 };
+
+	aimd_init(&s, &p, 3000);
+	run_for(&p, &s, &v, &r, 500, 30);
+	v.fast_ms = 60;
+	run_for(&p, &s, &v, &r, 500, 10);
+	assert_true(r.latency_ticks > 0);
+	run_for(&p, &s, &v, &r, 500, (double)p.auto_window_ns / SEC);
+	assert_in_range(s.lat.baseline_ns, 54 * MS, 60 * MS);
+	run_for(&p, &s, &v, &r, 500, 30);
+	assert_int_equal(r.latency_ticks, 0);
+}
+
+/* An explicit target wins: it judges p99 against itself, whatever was
+ * learned; off means latency is no signal at all. */
+static void explicit_target_wins(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct svc v = service(1000, 20);
+	struct run r = { 0 };
+	bool derived = true;
+
+	p.latency_target_ns = 500 * MS;
+	aimd_init(&s, &p, 3000);
+	run_for(&p, &s, &v, &r, 500, 10);
+	assert_int_equal(aimd_latency_target(&p, &s, &derived), 500 * MS);
+	assert_false(derived);
+	v.fast_ms = 200; /* 10x the calm level, p99 240 ms: under 500 ms */
+	run_for(&p, &s, &v, &r, 500, 10);
+	assert_int_equal(r.latency_ticks, 0);
+	v.fast_ms = 500;
+	run_for(&p, &s, &v, &r, 500, 1);
+	assert_true(r.latency_ticks > 0);
+
+	p.latency_target_ns = 0;
+	p.latency_auto = false;
+	aimd_init(&s, &p, 3000);
+	v = service(1000, 20);
+	run_for(&p, &s, &v, &r, 500, 10);
+	v.fast_ms = 2000;
+	run_for(&p, &s, &v, &r, 500, 10);
+	assert_int_equal(r.latency_ticks, 0);
+	assert_int_equal(aimd_latency_target(&p, &s, &derived), 0);
+	assert_false(derived);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(converges_to_k_times_baseline),
+		cmocka_unit_test(overload_is_cut_and_the_limit_recovers),
+		cmocka_unit_test(bimodal_service_is_not_cut_in_calm),
+		cmocka_unit_test(samples_stopping_drop_latency_as_a_signal),
+		cmocka_unit_test(too_few_samples_say_nothing),
+		cmocka_unit_test(slower_for_good_is_relearned_within_the_window),
+		cmocka_unit_test(explicit_target_wins),
+	};
+
+	return cmocka_run_group_tests_name("auto_target", tests, NULL, NULL);
+}
