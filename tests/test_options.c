@@ -101,6 +101,24 @@ static void controller_options(void **state)
 	assert_int_equal(o.controller, CONTROLLER_AIMD);
 	assert_string_equal(o.latency_socket, "/run/shedd/e.sock");
 	assert_int_equal(o.nr_ramp, -1);
+	/* No --latency-target: derived (neither a target nor off). */
+	assert_int_equal(o.latency_target_ns, 0);
+	assert_false(o.latency_target_off);
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--latency-target", "off"), OPTIONS_RUN);
+	assert_int_equal(o.latency_target_ns, 0);
+	assert_true(o.latency_target_off);
+	options_free(&o);
+	/* The last one given wins. */
+	assert_int_equal(PARSE(&o, "-i", "e", "--latency-target", "off", "--latency-target",
+			       "auto"), OPTIONS_RUN);
+	assert_int_equal(o.latency_target_ns, 0);
+	assert_false(o.latency_target_off);
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--latency-target", "off", "--latency-target",
+			       "40ms"), OPTIONS_RUN);
+	assert_int_equal(o.latency_target_ns, 40000000);
+	assert_false(o.latency_target_off);
 	options_free(&o);
 	assert_int_equal(PARSE(&o, "-i", "e", "--rate", "500"), OPTIONS_RUN);
 	assert_int_equal(o.controller, CONTROLLER_OFF);
@@ -157,6 +175,10 @@ static const struct {
 } bad[] = {
 	{ { "--rate", "1000" }, "--iface is required" },
 	{ { "-i", "e", "--rate", "12x" }, "not a whole number" },
+	{ { "-i", "e", "--latency-target", "0" }, "--latency-target: '0' is not a target (a duration such as 200ms, auto or off)" },
+	{ { "-i", "e", "--latency-target", "fast" }, "--latency-target: 'fast' is not a target" },
+	{ { "-i", "e", "--latency-target", "5parsecs" }, "--latency-target: '5parsecs' is not a target" },
+	{ { "-i", "e", "--latency-target", "" }, "--latency-target: '' is not a target" },
 	{ { "-i", "e", "--rate", "-5" }, "not a whole number" },
 	{ { "-i", "e", "--rate", "99999999999999999999" }, "not a whole number" },
 	{ { "-i", "e", "--rate", "100000001" }, "out of range" },

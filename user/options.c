@@ -44,7 +44,9 @@ static const char usage_text[] =
 	"      --ramp F,F,...|none    recovery stages of the last good rate\n"
 	"                             (default 0.1,0.5,1)\n"
 	"      --ramp-hold DUR        how long each stage is held (default 1s)\n"
-	"      --latency-target DUR   service p99 above this is overload (off)\n"
+	"      --latency-target DUR|auto|off  service p99 above DUR is overload;\n"
+	"                             auto (default): derived from the service's\n"
+	"                             calm latency; off: latency is no signal\n"
 	"  -L, --latency-socket PATH  UNIX datagram socket for service latency\n"
 	"                             samples (default /run/shedd/IFACE.sock)\n"
 	"  -b, --burst N              total bucket depth in SYNs (default rate/10)\n"
@@ -593,23 +595,32 @@ int options_parse(int argc, char **argv, struct shedd_options *o,
 		case OPT_TARGET_DELAY:
 		case OPT_INTERVAL:
 		case OPT_RAMP_HOLD:
-		case OPT_VERIFY_HOLD:
-		case OPT_LATENCY_TARGET: {
+		case OPT_VERIFY_HOLD: {
 			__u64 *dst = opt == OPT_TARGET_DELAY ? &o->target_delay_ns :
 				     opt == OPT_INTERVAL     ? &o->interval_ns :
 				     opt == OPT_RAMP_HOLD    ? &o->ramp_hold_ns :
-				     opt == OPT_VERIFY_HOLD  ? &o->verify_hold_ns :
-							       &o->latency_target_ns;
+							       &o->verify_hold_ns;
 
 			why[0] = '\0';
-			if (parse_duration(optarg, dst, why, sizeof(why)) ||
-			    (opt != OPT_LATENCY_TARGET && *dst == 0)) {
+			if (parse_duration(optarg, dst, why, sizeof(why)) || *dst == 0) {
 				errf(err, errlen, "--%s: %s", long_opt_name(opt),
 				     *why ? why : "must be more than 0");
 				return OPTIONS_ERROR;
 			}
 			break;
 		}
+		case OPT_LATENCY_TARGET:
+			o->latency_target_ns = 0;
+			o->latency_target_off = !strcmp(optarg, "off");
+			if (o->latency_target_off || !strcmp(optarg, "auto"))
+				break;
+			if (parse_duration(optarg, &o->latency_target_ns, why, sizeof(why)) ||
+			    !o->latency_target_ns) {
+				errf(err, errlen, "--latency-target: '%s' is not a target "
+				     "(a duration such as 200ms, auto or off)", optarg);
+				return OPTIONS_ERROR;
+			}
+			break;
 		case OPT_MIN_RATE:
 		case OPT_MAX_RATE:
 		case OPT_STEP:

@@ -66,7 +66,7 @@ struct shedd_options {
 	double ramp[MAX_RAMP_STAGES];
 	int nr_ramp;              /* -1 = default stages; 0 = --ramp none */
 	__u64 ramp_hold_ns;
-	__u64 latency_target_ns;  /* 0 = latency is not a signal */
+	__u64 latency_target_ns;  /* 0 = none given: derived, unless off */
 	double depth_frac;        /* 0 = default */
 	__u64 step;               /* additive step, SYN/s per 100 ms; 0 = default */
 	char latency_socket[108]; /* UNIX datagram socket for latency samples */
@@ -84,6 +84,7 @@ struct shedd_options {
 	int verbose;
 	__u64 rst_rate_per_sec;   /* --rst-rate: RST budget of the host */
 	bool latency_socket_set;  /* --latency-socket given (else the default) */
+	bool latency_target_off;  /* --latency-target off: latency is no signal */
 	/* Verified admission. */
 	__u8 verify[SHEDD_NR_CLASSES]; /* enum shedd_verify, per class */
 	bool verify_explicit;     /* --verify asked a class for a mode other than off */
