@@ -52,11 +52,31 @@ static void status_line_shows_cookies_where_there_are(void **state)
 	assert_null(strstr(strstr(line, "cookies=") + 1, "cookies="));
 }
 
+/* The latency target in force, and where it comes from. */
+static void latency_target_says_where_it_comes_from(void **state)
+{
+	char buf[64];
+
+	status_latency_target(buf, sizeof(buf), true, false, 0);
+	assert_string_equal(buf, "latency_target=off");
+	status_latency_target(buf, sizeof(buf), false, true, 0);
+	assert_string_equal(buf, "latency_target=auto:learning");
+	status_latency_target(buf, sizeof(buf), false, true, 42400000);
+	assert_string_equal(buf, "latency_target=auto:42ms");
+	status_latency_target(buf, sizeof(buf), false, false, 50000000);
+	assert_string_equal(buf, "latency_target=50ms");
+	status_latency_target(buf, sizeof(buf), false, false, 250000);
+	assert_string_equal(buf, "latency_target=0.25ms");
+	status_latency_target(buf, sizeof(buf), false, true, 7500000);
+	assert_string_equal(buf, "latency_target=auto:7.5ms");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(demand_is_charged),
 		cmocka_unit_test(status_line_shows_cookies_where_there_are),
+		cmocka_unit_test(latency_target_says_where_it_comes_from),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -165,6 +165,14 @@ static size_t signals_format(char *buf, size_t len, const struct daemon *d, doub
 
 	off = snprintf(buf, len, "mode=%s ",
 		       d->tp.aimd ? aimd_mode_name(d->ts.cs.mode) : "fixed");
+	if (d->tp.aimd) {
+		bool derived;
+		__u64 target = aimd_latency_target(&d->tp.cp, &d->ts.cs, &derived);
+
+		off += status_latency_target(buf + off, len - (size_t)off,
+					     !target && !derived, derived, target);
+		off += snprintf(buf + off, len - (size_t)off, " ");
+	}
 	if (s->have_sojourn)
 		off += snprintf(buf + off, len - (size_t)off,
 				"accepts=%.1f/s sojourn_ms=%.2f/%.2f/%.2f/%.2f ",
@@ -279,6 +287,7 @@ static void controller_params(const struct shedd_options *o, struct aimd_params 
 	if (o->ramp_hold_ns)
 		p->stage_hold_ns = o->ramp_hold_ns;
 	p->latency_target_ns = o->latency_target_ns;
+	p->latency_auto = !o->latency_target_off;
 	if (o->nr_ramp >= 0) {
 		p->nr_stages = o->nr_ramp;
 		for (i = 0; i < o->nr_ramp; i++)
@@ -379,13 +388,18 @@ static int run(struct shedd_options *o)
 		d.l.adopted ? "adopted the running shedd on" : "attached to", o->iface,
 		d.l.ifindex, n, d.tp.aimd ? "aimd, start" : "fixed",
 		d.ts.limit, d.l.pin_dir);
-	if (d.tp.aimd)
+	if (d.tp.aimd) {
+		char lt[64];
+		bool derived;
+		__u64 target = aimd_latency_target(&d.tp.cp, &d.ts.cs, &derived);
+
+		status_latency_target(lt, sizeof(lt), !target && !derived, derived, target);
 		fprintf(stderr, "shedd: aimd target_delay=%.1fms interval=%.0fms depth=%.0f%% "
-				"min=%.0f max=%.0f beta=%.2f ramp=%d stages x %.1fs latency_target=%s\n",
+				"min=%.0f max=%.0f beta=%.2f ramp=%d stages x %.1fs %s\n",
 			d.tp.cp.target_delay_ns / 1e6, d.tp.cp.interval_ns / 1e6,
 			100 * d.tp.cp.depth_frac, d.tp.cp.min_rate, d.tp.cp.max_rate, d.tp.cp.beta,
-			d.tp.cp.nr_stages, d.tp.cp.stage_hold_ns / 1e9,
-			o->latency_target_ns ? "on" : "off");
+			d.tp.cp.nr_stages, d.tp.cp.stage_hold_ns / 1e9, lt);
+	}
 
 	d.last_status = now_sec();
 	d.last_tick_ns = deadline = now_ns();

@@ -67,3 +67,18 @@ void status_format(char *buf, size_t len, const struct shedd_stats *prev,
 						cookies, proven);
 	}
 }
+
+int status_latency_target(char *buf, size_t len, bool off, bool derived, __u64 target_ns)
+{
+	double ms = (double)target_ns / 1e6;
+	const char *how = derived ? "auto:" : "";
+
+	if (off)
+		return snprintf(buf, len, "latency_target=off");
+	if (derived && !target_ns)
+		return snprintf(buf, len, "latency_target=auto:learning");
+	/* Whole milliseconds from 10 ms up; three digits below. */
+	if (ms >= 10)
+		return snprintf(buf, len, "latency_target=%s%.0fms", how, ms);
+	return snprintf(buf, len, "latency_target=%s%.3gms", how, ms);
+}

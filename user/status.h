@@ -5,6 +5,7 @@
 #ifndef SHEDD_STATUS_H
 #define SHEDD_STATUS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 #include "shedd.h"
@@ -23,5 +24,11 @@ void stats_demand(const struct shedd_stats *prev, const struct shedd_stats *cur,
  * snapshots @dt_sec apart. */
 void status_format(char *buf, size_t len, const struct shedd_stats *prev,
 		   const struct shedd_stats *cur, double dt_sec, double limit_per_sec);
+
+/* The latency target in force, for the status line and the start-up
+ * message: "latency_target=off" (@off), "latency_target=auto:learning"
+ * (@derived, no baseline yet), "latency_target=auto:42ms" (@derived) or
+ * "latency_target=50ms" (given). Returns what snprintf() returns. */
+int status_latency_target(char *buf, size_t len, bool off, bool derived, __u64 target_ns);
 
 #endif /* SHEDD_STATUS_H */
