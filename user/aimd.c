@@ -123,13 +123,16 @@ static bool auto_latency(const struct aimd_params *p, struct aimd_auto *a,
 	w = (double)sig->latency_count;
 	v = (double)sig->latency_mid_ns;
 
-	/* A baseline point: enough time and enough samples. */
+	/* A baseline point: enough samples, and enough time to average out
+	 * a tick's noise; but the first point as soon as it has the samples:
+	 * shedd started into a growing queue must not average a second of
+	 * growth into its baseline. */
 	if (!a->point_n)
 		a->point_start_ns = start;
 	a->point_sum += w * v;
 	a->point_n += sig->latency_count;
-	if (now_ns - a->point_start_ns >= p->auto_point_ns &&
-	    a->point_n >= p->auto_point_samples) {
+	if (a->point_n >= p->auto_point_samples &&
+	    (now_ns - a->point_start_ns >= p->auto_point_ns || !a->baseline_ns)) {
 		auto_add_point(p, a, now_ns, (__u64)(a->point_sum / (double)a->point_n));
 		a->point_sum = 0;
 		a->point_n = 0;

@@ -120,8 +120,8 @@ struct aimd_params {
  * @have_latency:   service-latency samples arrived in the tick
  * @latency_p99_ns: their 99th percentile
  * @latency_count:  how many samples arrived in the tick
- * @latency_mid_ns: their interquartile mean (the mean of the middle half),
- *                  the statistic of the derived target
+ * @latency_mid_ns: the mean of their middle 80 % (a trimmed mean), the
+ *                  statistic of the derived target
  * @demand:         SYNs offered per second, all classes
  * @dt_ns:          the measured length of the tick; 0 = params->tick_ns
  * @have_queue_left: @queue_left is measured
@@ -176,9 +176,10 @@ enum aimd_reason {
  * minimum RTT plus a buffer, and Netflix's gradient limit with a long-term
  * RTT times a tolerance:
  *
- *   mid(tick)   = interquartile mean of the tick's samples (signals)
- *   point       = the sample-weighted mean of mid over >= auto_point_ns and
- *                 >= auto_point_samples samples
+ *   mid(tick)   = mean of the middle 80 % of the tick's samples (signals)
+ *   point       = the sample-weighted mean of mid over >= auto_point_samples
+ *                 samples and >= auto_point_ns (the first point as soon as
+ *                 it has the samples)
  *   baseline    = min(points of the last auto_window_ns)
  *   target      = clamp(auto_k x baseline + auto_margin_ns,
  *                       auto_min_ns, auto_max_ns); none (latency is
@@ -189,19 +190,25 @@ enum aimd_reason {
  *                 first_above_time), held until the next verdict
  *
  * Why these choices:
- * - The interquartile mean, not a quantile: any quantile of a bimodal
- *   service (cache hits and misses) jumps from one mode to the other when
- *   the mix sits near it, and the baseline (a minimum) would then learn
- *   the fast mode while the verdicts see the slow one. The middle half's
- *   mean moves continuously with the mix, and ignores up to a quarter of
- *   outliers (long polls, downloads) that a mean would follow. A queue
- *   delays every request, so it raises the middle half as surely as p99.
+ * - A trimmed mean, not a quantile: any quantile of a bimodal service
+ *   (cache hits and misses) jumps from one mode to the other when the mix
+ *   sits near it, and the baseline (a minimum) would then learn the fast
+ *   mode while the verdicts see the slow one. The middle 80 %'s mean moves
+ *   with the mix, and ignores up to a tenth of outliers on either side
+ *   (long polls, downloads) that a plain mean would follow. (Trimming a
+ *   quarter, the interquartile mean, cut calm services with 30-40 % of
+ *   misses in simulation: near its edge a tick's statistic still jumps.)
+ *   A queue delays every request, so it raises the middle as surely as
+ *   p99.
  * - A minimum, because a queue only adds delay: while shedd started into a
  *   growing queue, each point is higher than the one before, and the first
  *   one stays the baseline until a cut lowers it further.
  * - Points of >= 100 samples and >= 1 s: the minimum of many noisy points
- *   is biased low (the luckiest one wins); with 100 samples a point's noise
- *   is small against auto_k = 2. Verdicts need only 10 samples, as they
+ *   is biased low (the luckiest one wins), so each point averages a second.
+ *   The first one does not wait for the second: started into a growing
+ *   queue, a point that averaged a second of growth made a baseline of
+ *   half a second, and shedd then held a standing queue near twice that
+ *   (simulated). Verdicts need only 10 samples, as they
  *   must stay above target for auto_interval_ns (six 100 ms ticks in a row
  *   at 100 samples/s and more) before it is overload.
  * - auto_k = 2 and 5 ms: within Netflix's tolerance (1.5-2) and above

@@ -64,12 +64,12 @@ __u64 agg_quantile(const struct sample_agg *a, double q)
 	return v;
 }
 
-/* The mean of the samples between ranks n/4 and 3n/4 (ranks are a
+/* The mean of the samples between ranks n/10 and 9n/10 (ranks are a
  * continuum: a bucket of c samples covers [seen, seen + c)), each read at
  * its bucket's middle, kept within the exact extremes. */
 __u64 agg_mid_mean(const struct sample_agg *a)
 {
-	double lo = (double)a->count / 4, hi = 3 * (double)a->count / 4;
+	double lo = (double)a->count / 10, hi = 9 * (double)a->count / 10;
 	double seen = 0, sum = 0;
 	__u32 i;
 

@@ -22,9 +22,9 @@ void agg_add(struct sample_agg *a, __u64 ns);
 void agg_merge(struct sample_agg *into, const struct sample_agg *from);
 void agg_from_sojourn(struct sample_agg *a, const struct shedd_sojourn *percpu, int ncpus);
 __u64 agg_quantile(const struct sample_agg *a, double q);
-/* The interquartile mean: the mean of the middle half of the samples (0
- * when empty). Robust to a quarter of outliers on either side, and, unlike
- * a quantile, continuous in the mix of a bimodal distribution. */
+/* The trimmed mean of the middle 80 % of the samples (0 when empty):
+ * deaf to up to a tenth of outliers on either side, and, unlike a quantile,
+ * continuous in the mix of a bimodal distribution. */
 __u64 agg_mid_mean(const struct sample_agg *a);
 
 #endif /* SHEDD_SAMPLE_AGG_H */
