@@ -2,7 +2,8 @@
 # signals.bats - the signals shedd reads, against what the test arranges on
 # a real kernel: a listener that accepts at a fixed slow rate, real clients
 # that fill its accept queue; overflows of an unrelated listener; the
-# latency channel at 100 000 samples/s, and its loss count.
+# latency channel at 100 000 samples/s, and its loss count; the latency
+# target derived from the samples.
 
 load lib
 
@@ -80,6 +81,23 @@ check_sojourn() {
 	kill -TERM "$SHEDD_PID"
 	wait "$SHEDD_PID"
 	[ ! -e "$sock" ]
+}
+
+# The controller's own default: no --latency-target, samples of a calm
+# 20 ms service flow, and the target in force becomes 2 x 20 + 5 ms.
+@test "the latency target is derived from the service's calm latency" {
+	shedd_start --port "$PORT"
+	grep -q 'latency_target=auto:learning' "$TESTBED_TMP/shedd.log"
+	slow_start --workers 4 --service-ms 20 --dist fixed --latency-socket "$LATENCY_SOCK"
+	load lat 100 4 2000
+	sleep 1.2
+	t=$(status_field latency_target 1)
+	echo "latency_target: $t; p99: $(status_field latency_p99_ms 4 | tr '\n' ' ')"
+	[[ "$t" =~ ^auto:([0-9]+)ms$ ]] || false
+	# 20 ms of service (plus this VM's scheduling) x 2 + 5 ms.
+	within "${BASH_REMATCH[1]}" 44 60
+	# A calm service is not cut on latency.
+	! grep -q 'why=latency' "$TESTBED_TMP/shedd.log" || false
 }
 
 # An unrelated listener of the same namespace that overflows: 1 worker of
