@@ -371,7 +371,8 @@ void aimd_export(const struct aimd_state *s, __u64 now_ns, struct shedd_ctl_stat
  * today's @p: the limit is clamped to [min_rate, max_rate], a ramp stage
  * that today's ramp no longer has ends the ramp (steady), and a stage end
  * further away than one stage_hold_ns from @now_ns is brought back to it.
- * The CoDel timer starts afresh. Returns 0, or -1 (and leaves @s alone) if
+ * The CoDel timer starts afresh, and the derived latency target is learned
+ * again (it is not in the record). Returns 0, or -1 (and leaves @s alone) if
  * the record was never written, has another version or makes no sense.
  */
 int aimd_import(const struct aimd_params *p, struct aimd_state *s,

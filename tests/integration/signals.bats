@@ -87,7 +87,7 @@ check_sojourn() {
 # 20 ms service flow, and the target in force becomes 2 x 20 + 5 ms.
 @test "the latency target is derived from the service's calm latency" {
 	shedd_start --port "$PORT"
-	grep -q 'latency_target=auto:learning' "$TESTBED_TMP/shedd.log"
+	wait_for "the start-up message" 2 grep -q 'latency_target=auto:learning' "$TESTBED_TMP/shedd.log"
 	slow_start --workers 4 --service-ms 20 --dist fixed --latency-socket "$LATENCY_SOCK"
 	load lat 100 4 2000
 	sleep 1.2
