@@ -63,3 +63,10 @@ __u64 agg_quantile(const struct sample_agg *a, double q)
 		v = a->max_ns;
 	return v;
 }
+
+__u64 agg_worst_min(const struct sample_agg *a, const struct sample_agg *b)
+{
+	__u64 am = a->count ? a->min_ns : 0, bm = b->count ? b->min_ns : 0;
+
+	return am > bm ? am : bm;
+}

@@ -22,5 +22,8 @@ void agg_add(struct sample_agg *a, __u64 ns);
 void agg_merge(struct sample_agg *into, const struct sample_agg *from);
 void agg_from_sojourn(struct sample_agg *a, const struct shedd_sojourn *percpu, int ncpus);
 __u64 agg_quantile(const struct sample_agg *a, double q);
+/* The larger of the two minimums, of those aggregates that hold samples (0
+ * when neither does): the worst standing queue of two listener groups. */
+__u64 agg_worst_min(const struct sample_agg *a, const struct sample_agg *b);
 
 #endif /* SHEDD_SAMPLE_AGG_H */
