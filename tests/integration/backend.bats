@@ -18,6 +18,7 @@ PATIENCE_MS=250
 # Offered: 1200 clients/s, three times what it can serve.
 OFFERED=1200
 LOAD_S=10
+RELAY=${RELAY:-"$ROOT/.output/relay"}
 
 # front_and_backend SECONDS: the relay on $PORT (backlog 4096) in front of
 # the slowserver on $BACKEND_PORT, both on the server's address.
@@ -63,7 +64,6 @@ run_phase() {
 }
 
 @test "a backend's full queue: ignored without --backend-port, shed on with it" {
-	RELAY="$ROOT/.output/relay"
 	front_and_backend 60
 
 	# Not named: the front's queue is empty, the backend's is not shedd's
@@ -88,7 +88,6 @@ run_phase() {
 }
 
 @test "a backend port is never in the XDP port map, and is not shed" {
-	RELAY="$ROOT/.output/relay"
 	front_and_backend 20
 	# A fixed rate of 1 SYN/s sheds nearly every SYN to the protected port.
 	shedd_start --port "$PORT" --backend-port "$BACKEND_PORT" --controller off --rate 1 \
