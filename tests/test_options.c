@@ -13,7 +13,7 @@
 
 #include "options.h"
 
-static char out[4096], err[512];
+static char out[8192], err[512];
 
 static int parse(struct shedd_options *o, int argc, const char **argv)
 {
@@ -145,6 +145,9 @@ static void help_and_version(void **state)
 	assert_non_null(strstr(out, "--handoff auto|tc|kernel"));
 	assert_non_null(strstr(out, "--cookie-rate N"));
 	assert_non_null(strstr(out, "--verify-hold DUR"));
+	assert_non_null(strstr(out, "--backend-port PORT[,PORT...]"));
+	/* Whole: its last line is there (a short buffer cuts it). */
+	assert_non_null(strstr(out, "(a bare number is ms).\n"));
 	options_free(&o);
 	assert_int_equal(PARSE(&o, "--version"), OPTIONS_EXIT);
 	assert_non_null(strstr(out, SHEDD_VERSION));
