@@ -147,7 +147,7 @@ static __always_inline int on_accept(long ret)
 		return 0;
 	stamp = bpf_map_lookup_elem(&queued, &key);
 	if (!stamp)
-		return 0; /* not a protected listener's child */
+		return 0; /* not the child of a protected or backend listener */
 	now = bpf_ktime_get_ns();
 	record(stamp->group, now > stamp->ns ? now - stamp->ns : 0);
 	bpf_map_delete_elem(&queued, &key);
