@@ -23,28 +23,35 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Tracepoints are global: only sockets of this network namespace count. */
 const volatile __u32 netns_ino = 0;
-/* 1: every port; else the ports in sj_ports. */
+/* 1: every port, in the protected group; else the ports in sj_ports. */
 const volatile __u8 all_ports = 1;
 /* Flipped by userspace every tick: which slot of `sojourn` to fill. */
 __u32 epoch = 0;
 
+/* A queued child: when, and which listener group it counts in. */
+struct sj_stamp {
+	__u64 ns;
+	__u32 group;
+	__u32 pad;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, MAX_QUEUED);
-	__type(key, __u64);   /* the child socket's address */
-	__type(value, __u64); /* when it was queued, ns */
+	__type(key, __u64); /* the child socket's address */
+	__type(value, struct sj_stamp);
 } queued SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_PORTS);
+	__uint(max_entries, MAX_PORTS + MAX_BACKEND_PORTS);
 	__type(key, __u16);
-	__type(value, __u8);
+	__type(value, __u8); /* enum shedd_sojourn_group */
 } sj_ports SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, 2 * SHEDD_SJ_GROUPS);
 	__type(key, __u32);
 	__type(value, struct shedd_sojourn);
 } sojourn SEC(".maps");
@@ -52,9 +59,9 @@ struct {
 /* A handshake completed: the admitted SYN became a queued connection. The
  * controller grows the limit only on this evidence, and counts the
  * connections that left the queue by any path against it. */
-static __always_inline void count_established(void)
+static __always_inline void count_established(__u32 group)
 {
-	__u32 slot = epoch & 1;
+	__u32 slot = group * 2 + (epoch & 1);
 	struct shedd_sojourn *agg = bpf_map_lookup_elem(&sojourn, &slot);
 
 	if (agg)
@@ -64,25 +71,31 @@ static __always_inline void count_established(void)
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(on_set_state, const struct sock *sk, const int oldstate, const int newstate)
 {
-	__u64 key = (__u64)(unsigned long)sk, now;
+	__u64 key = (__u64)(unsigned long)sk;
+	struct sj_stamp st = { .group = SHEDD_SJ_PROTECTED };
 	__u16 port;
+	__u8 *group;
 
 	if (oldstate != TCP_SYN_RECV_ || newstate != TCP_ESTABLISHED_)
 		return 0;
 	if (sk->__sk_common.skc_net.net->ns.inum != netns_ino)
 		return 0;
 	port = sk->__sk_common.skc_num;
-	if (!all_ports && !bpf_map_lookup_elem(&sj_ports, &port))
-		return 0;
-	now = bpf_ktime_get_ns();
-	bpf_map_update_elem(&queued, &key, &now, BPF_ANY);
-	count_established();
+	if (!all_ports) {
+		group = bpf_map_lookup_elem(&sj_ports, &port);
+		if (!group || *group >= SHEDD_SJ_GROUPS)
+			return 0;
+		st.group = *group;
+	}
+	st.ns = bpf_ktime_get_ns();
+	bpf_map_update_elem(&queued, &key, &st, BPF_ANY);
+	count_established(st.group);
 	return 0;
 }
 
-static __always_inline void record(__u64 ns)
+static __always_inline void record(__u32 group, __u64 ns)
 {
-	__u32 slot = epoch & 1, b = hist_bucket(ns);
+	__u32 slot = group * 2 + (epoch & 1), b = hist_bucket(ns);
 	struct shedd_sojourn *agg = bpf_map_lookup_elem(&sojourn, &slot);
 
 	if (!agg)
@@ -124,7 +137,8 @@ static __always_inline __u64 sock_of_fd(long fd)
 
 static __always_inline int on_accept(long ret)
 {
-	__u64 key, *stamp, now;
+	struct sj_stamp *stamp;
+	__u64 key, now;
 
 	if (ret < 0)
 		return 0;
@@ -133,9 +147,9 @@ static __always_inline int on_accept(long ret)
 		return 0;
 	stamp = bpf_map_lookup_elem(&queued, &key);
 	if (!stamp)
-		return 0; /* not a protected listener's child */
+		return 0; /* not the child of a protected or backend listener */
 	now = bpf_ktime_get_ns();
-	record(now > *stamp ? now - *stamp : 0);
+	record(stamp->group, now > stamp->ns ? now - stamp->ns : 0);
 	bpf_map_delete_elem(&queued, &key);
 	return 0;
 }

@@ -71,6 +71,9 @@ enum shedd_reject {
 #ifndef MAX_PORTS
 #define MAX_PORTS 64 /* protected destination ports */
 #endif
+#ifndef MAX_BACKEND_PORTS
+#define MAX_BACKEND_PORTS 16 /* --backend-port: signals only, never shed */
+#endif
 #ifndef MAX_PREFIXES
 #define MAX_PREFIXES 16384 /* entries in each LPM trie */
 #endif
@@ -300,10 +303,20 @@ struct shedd_lpm_v6 {
 /* ports: HASH, destination port in host byte order -> __u8 (1). */
 
 /* Accept-queue sojourn aggregate of one tick on one CPU. sojourn: a
- * PERCPU_ARRAY of two slots; the probes write slot (epoch & 1). Every tick
- * the daemon reads and clears the other slot, which the probes left at the
- * previous flip, a whole tick ago, then flips epoch: a probe that loaded
- * the epoch just before the flip still writes a slot nobody is clearing. */
+ * PERCPU_ARRAY of two slots per listener group; the probes write slot
+ * (epoch & 1) of the connection's group, at index group * 2 + slot. Every
+ * tick the daemon reads and clears the other slot, which the probes left
+ * at the previous flip, a whole tick ago, then flips epoch: a probe that
+ * loaded the epoch just before the flip still writes a slot nobody is
+ * clearing. The groups are kept apart because the controller judges the
+ * worst of them: an eager front-end's near-zero sojourn must not hide its
+ * backend's standing queue in a shared minimum. sj_ports: HASH, port in
+ * host byte order -> __u8 group. */
+enum shedd_sojourn_group {
+	SHEDD_SJ_PROTECTED = 0, /* --port, or every port without it */
+	SHEDD_SJ_BACKEND = 1,   /* --backend-port */
+	SHEDD_SJ_GROUPS = 2,
+};
 #ifndef SOJOURN_HIST_BUCKETS
 #define SOJOURN_HIST_BUCKETS 224 /* = HIST_BUCKETS of histogram.h */
 #endif

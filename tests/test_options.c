@@ -6,13 +6,14 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <cmocka.h>
 
 #include "options.h"
 
-static char out[4096], err[512];
+static char out[8192], err[512];
 
 static int parse(struct shedd_options *o, int argc, const char **argv)
 {
@@ -162,10 +163,59 @@ static void help_and_version(void **state)
 	assert_non_null(strstr(out, "--handoff auto|tc|kernel"));
 	assert_non_null(strstr(out, "--cookie-rate N"));
 	assert_non_null(strstr(out, "--verify-hold DUR"));
+	assert_non_null(strstr(out, "--backend-port PORT[,PORT...]"));
+	/* Whole: its last line is there (a short buffer cuts it). */
+	assert_non_null(strstr(out, "(a bare number is ms).\n"));
 	options_free(&o);
 	assert_int_equal(PARSE(&o, "--version"), OPTIONS_EXIT);
 	assert_non_null(strstr(out, SHEDD_VERSION));
 	options_free(&o);
+}
+
+/* --backend-port: parsed like --port, kept apart from it, and refused
+ * where it would be protected too. */
+static void backend_ports(void **state)
+{
+	char list[400];
+	int i, off = 0;
+	struct shedd_options o;
+
+	assert_int_equal(PARSE(&o, "-i", "e", "-p", "80", "--backend-port", "8080,8081",
+			       "--backend-port", "8080"), OPTIONS_RUN);
+	assert_int_equal(o.nr_ports, 1);
+	assert_int_equal(o.ports[0], 80);
+	assert_int_equal(o.nr_backend_ports, 2); /* 8080 given twice counts once */
+	assert_int_equal(o.backend_ports[0], 8080);
+	assert_int_equal(o.backend_ports[1], 8081);
+	options_free(&o);
+
+	assert_int_equal(PARSE(&o, "-i", "e", "--port", "80,8080", "--backend-port", "8080"),
+			 OPTIONS_ERROR);
+	assert_non_null(strstr(err, "port 8080 is also given to --port"));
+	/* In either order. */
+	assert_int_equal(PARSE(&o, "-i", "e", "--backend-port", "443", "-p", "443"),
+			 OPTIONS_ERROR);
+	assert_non_null(strstr(err, "port 443 is also given to --port"));
+	assert_int_equal(PARSE(&o, "-i", "e", "--backend-port", "8080"), OPTIONS_ERROR);
+	assert_non_null(strstr(err, "--backend-port needs --port"));
+	assert_int_equal(PARSE(&o, "-i", "e", "-p", "80", "--backend-port", "0"), OPTIONS_ERROR);
+	assert_non_null(strstr(err, "--backend-port: '0' is not a port"));
+	assert_int_equal(PARSE(&o, "-i", "e", "-p", "80", "--backend-port", "65536"),
+			 OPTIONS_ERROR);
+	assert_non_null(strstr(err, "--backend-port: '65536' is not a port"));
+	assert_int_equal(PARSE(&o, "-i", "e", "-p", "80", "--backend-port", "x"), OPTIONS_ERROR);
+	assert_non_null(strstr(err, "not a port"));
+
+	/* MAX_BACKEND_PORTS is the limit, one more is refused. */
+	for (i = 0; i < MAX_BACKEND_PORTS; i++)
+		off += snprintf(list + off, sizeof(list) - (size_t)off, "%s%d", i ? "," : "",
+				9000 + i);
+	assert_int_equal(PARSE(&o, "-i", "e", "-p", "80", "--backend-port", list), OPTIONS_RUN);
+	assert_int_equal(o.nr_backend_ports, MAX_BACKEND_PORTS);
+	options_free(&o);
+	snprintf(list + off, sizeof(list) - (size_t)off, ",%d", 9000 + i);
+	assert_int_equal(PARSE(&o, "-i", "e", "-p", "80", "--backend-port", list), OPTIONS_ERROR);
+	assert_non_null(strstr(err, "--backend-port: at most"));
 }
 
 /* Each bad command line, and a word its error must contain. */
@@ -398,6 +448,7 @@ int main(void)
 		cmocka_unit_test(bad_input_is_refused),
 		cmocka_unit_test(verify_options),
 		cmocka_unit_test(floors_must_not_pass_one),
+		cmocka_unit_test(backend_ports),
 		cmocka_unit_test(iface_names),
 	};
 

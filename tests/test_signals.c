@@ -281,6 +281,62 @@ static void sojourn_slots_lose_no_sample(void **state)
 	assert_int_equal(r.read_total, written);
 }
 
+/* The depth judgement: each listener group against its own backlog. */
+static void fullest_group_is_judged_on_its_own_backlog(void **state)
+{
+	/* An eager front-end with a large, empty backlog and a backend whose
+	 * small backlog is full: a sum (16 of 4112) would be 0.4 %. */
+	struct queue_group front_full_backend[] = { { 0, 4096 }, { 16, 16 } };
+	struct queue_group calm[] = { { 3, 4096 }, { 1, 128 } };
+	struct queue_group two_backends[] = { { 10, 100 }, { 5, 128 }, { 60, 64 } };
+	struct queue_group none_yet[] = { { 0, 0 }, { 0, 16 } };
+	/* listen(fd, 0) has a backlog of 0 and still queues one connection. */
+	struct queue_group zero_backlog[] = { { 5, 10 }, { 1, 0 } };
+	struct queue_group tie[] = { { 1, 2 }, { 8, 16 } };
+	struct queue_group g;
+
+	g = queue_fullest(front_full_backend, 2);
+	assert_int_equal(g.depth, 16);
+	assert_int_equal(g.backlog, 16);
+	g = queue_fullest(calm, 2); /* 1 of 128 is fuller than 3 of 4096 */
+	assert_int_equal(g.depth, 1);
+	assert_int_equal(g.backlog, 128);
+	g = queue_fullest(two_backends, 3);
+	assert_int_equal(g.depth, 60);
+	assert_int_equal(g.backlog, 64);
+	g = queue_fullest(none_yet, 2);
+	assert_int_equal(g.depth, 0);
+	g = queue_fullest(zero_backlog, 2);
+	assert_int_equal(g.depth, 1);
+	assert_int_equal(g.backlog, 0);
+	g = queue_fullest(tie, 2);
+	assert_int_equal(g.depth, 8);
+	/* One group (no backends) is today's sum over the protected ports. */
+	g = queue_fullest(calm, 1);
+	assert_int_equal(g.depth, 3);
+	assert_int_equal(g.backlog, 4096);
+}
+
+/* The standing queue of the worse group counts: a front-end that takes at
+ * once must not hide its backend's sojourn in a shared minimum. */
+static void worst_minimum_of_two_groups(void **state)
+{
+	struct sample_agg front = { 0 }, backend = { 0 };
+
+	assert_int_equal(agg_worst_min(&front, &backend), 0);
+	agg_add(&front, 20000);  /* 20 us */
+	agg_add(&front, 50000);
+	assert_int_equal(agg_worst_min(&front, &backend), 20000);
+	agg_add(&backend, 80000000); /* 80 ms */
+	agg_add(&backend, 90000000);
+	assert_int_equal(agg_worst_min(&front, &backend), 80000000);
+	assert_int_equal(agg_worst_min(&backend, &front), 80000000);
+	/* A group without samples has no minimum, not a zero one. */
+	memset(&front, 0, sizeof(front));
+	front.min_ns = 123456789012ULL; /* stale, count 0: ignored */
+	assert_int_equal(agg_worst_min(&front, &backend), 80000000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,6 +350,8 @@ int main(void)
 		cmocka_unit_test(sojourn_slots_lose_no_sample),
 		cmocka_unit_test(listener_drops_from_a_diag_message),
 		cmocka_unit_test(listener_drops_count_only_increases_of_known_listeners),
+		cmocka_unit_test(fullest_group_is_judged_on_its_own_backlog),
+		cmocka_unit_test(worst_minimum_of_two_groups),
 	};
 
 	return cmocka_run_group_tests_name("signals", tests, NULL, NULL);

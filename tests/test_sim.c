@@ -865,6 +865,61 @@ static void a_stall_skips_missed_ticks(void **state)
 	assert_int_equal(deadline, 10 * SEC + TICK_NS);
 }
 
+/* Backend listeners reach the controller as the protected ones do: the
+ * worse group's minimum sojourn against the target (an eager front-end's
+ * near-zero one does not hide it), the accepts of both, and the stall
+ * guard when a backend's queue holds connections and nobody takes any. */
+static void backend_signals_reach_the_controller(void **state)
+{
+	struct signal_report r = {
+		.have_sojourn = true,
+		.have_depth = true,
+		.depth = 0, .backlog = 4096,
+		.have_queue_left = true, .queue_left = 30,
+		.have_completed = true, .completed = 30,
+	};
+	struct tick_input in = { .dt_ns = TICK_NS, .sig = &r };
+	struct aimd_params p;
+	struct aimd_state cs;
+	struct aimd_signals sig;
+	unsigned int why = 0;
+	int i;
+
+	aimd_defaults(&p);
+	aimd_init(&cs, &p, 1000);
+	/* The front takes at once (20 us); the backend's queue stands (80 ms). */
+	for (i = 0; i < 30; i++)
+		agg_add(&r.sojourn, 20000);
+	for (i = 0; i < 20; i++)
+		agg_add(&r.backend_sojourn, 80 * MS);
+	tick_controller_signals(&in, 100, &sig);
+	assert_int_equal(sig.sojourn_count, 50);
+	assert_int_equal(sig.sojourn_min_ns, 80 * MS);
+	for (i = 1; i <= 3; i++)
+		why |= aimd_overloaded(&p, &cs, &sig, (__u64)i * TICK_NS);
+	assert_true(why & AIMD_WHY_SOJOURN);
+	/* Without the backend's samples the same tick is calm. */
+	memset(&r.backend_sojourn, 0, sizeof(r.backend_sojourn));
+	tick_controller_signals(&in, 100, &sig);
+	aimd_init(&cs, &p, 1000);
+	for (i = 1, why = 0; i <= 3; i++)
+		why |= aimd_overloaded(&p, &cs, &sig, (__u64)i * TICK_NS);
+	assert_int_equal(why, 0);
+
+	/* The backend stopped, and so did the front: its queue (the fullest
+	 * group, 10 of 16) holds connections, nobody accepts, none left. */
+	memset(&r.sojourn, 0, sizeof(r.sojourn));
+	r.depth = 10;
+	r.backlog = 16;
+	r.queue_left = 0;
+	r.completed = 0;
+	tick_controller_signals(&in, 100, &sig);
+	aimd_init(&cs, &p, 1000);
+	for (i = 1, why = 0; i <= 4; i++)
+		why |= aimd_overloaded(&p, &cs, &sig, (__u64)i * TICK_NS);
+	assert_true(why & AIMD_WHY_STALL);
+}
+
 /* No delay source at all: aimd falls back to the fixed start rate, and a
  * tick then neither ramps nor moves the limit, whatever the demand. */
 static void blind_aimd_falls_back_to_a_fixed_rate(void **state)
@@ -903,6 +958,7 @@ int main(void)
 		cmocka_unit_test(variants_keep_goodput),
 		cmocka_unit_test(a_stall_skips_missed_ticks),
 		cmocka_unit_test(blind_aimd_falls_back_to_a_fixed_rate),
+		cmocka_unit_test(backend_signals_reach_the_controller),
 	};
 
 	return cmocka_run_group_tests_name("sim", tests, run_scenarios, NULL);

@@ -448,7 +448,7 @@ out:
 int main(int argc, char **argv)
 {
 	struct shedd_options o;
-	char out[4096], err_msg[512];
+	char out[8192], err_msg[512];
 	struct sigaction sa;
 	int ret;
 

@@ -30,6 +30,11 @@ static const char usage_text[] =
 	"  -i, --iface IFACE          interface to protect (required)\n"
 	"  -p, --port PORT[,PORT...]  protected destination ports (repeatable;\n"
 	"                             default: every port)\n"
+	"      --backend-port PORT[,PORT...]  listeners of the service behind the\n"
+	"                             protected ports (an upstream on this host):\n"
+	"                             their accept queues and drops are overload\n"
+	"                             signals; their SYNs are never shed (repeatable;\n"
+	"                             needs --port)\n"
 	"  -r, --rate SYN_PER_SEC     total admitted SYN rate: fixed with --controller\n"
 	"                             off, the start with aimd (default 10000)\n"
 	"  -c, --controller off|aimd  find the rate from queue delay (default: aimd\n"
@@ -336,7 +341,9 @@ static int set_verify(struct shedd_options *o, char *list, unsigned int *given,
 	return 0;
 }
 
-static int add_ports(struct shedd_options *o, char *list, char *err, size_t errlen)
+/* A comma-separated port list into @ports (duplicates once), for --@opt. */
+static int add_ports(const char *opt, __u16 *ports, int *nr, int max, char *list,
+		     char *err, size_t errlen)
 {
 	char *save = NULL, *tok;
 	__u64 port;
@@ -344,20 +351,42 @@ static int add_ports(struct shedd_options *o, char *list, char *err, size_t errl
 
 	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (parse_u64(tok, 1, 65535, &port, err, errlen)) {
-			errf(err, errlen, "--port: '%s' is not a port (1..65535)", tok);
+			errf(err, errlen, "--%s: '%s' is not a port (1..65535)", opt, tok);
 			return -1;
 		}
-		for (i = 0; i < o->nr_ports; i++)
-			if (o->ports[i] == port)
+		for (i = 0; i < *nr; i++)
+			if (ports[i] == port)
 				break;
-		if (i < o->nr_ports)
+		if (i < *nr)
 			continue;
-		if (o->nr_ports >= MAX_PORTS) {
-			errf(err, errlen, "--port: at most %d ports", MAX_PORTS);
+		if (*nr >= max) {
+			errf(err, errlen, "--%s: at most %d ports", opt, max);
 			return -1;
 		}
-		o->ports[o->nr_ports++] = (__u16)port;
+		ports[(*nr)++] = (__u16)port;
 	}
+	return 0;
+}
+
+/* A backend port is a signal, never a door: it must not be protected too,
+ * and it needs protected ports, since without --port XDP judges them all. */
+static int check_backend_ports(const struct shedd_options *o, char *err, size_t errlen)
+{
+	int i, j;
+
+	if (o->nr_backend_ports && !o->nr_ports) {
+		errf(err, errlen, "--backend-port needs --port: without it every port is "
+		     "protected, the backend's too");
+		return -1;
+	}
+	for (i = 0; i < o->nr_backend_ports; i++)
+		for (j = 0; j < o->nr_ports; j++)
+			if (o->backend_ports[i] == o->ports[j]) {
+				errf(err, errlen, "--backend-port: port %u is also given to "
+				     "--port; a port is protected or a backend, not both",
+				     o->backend_ports[i]);
+				return -1;
+			}
 	return 0;
 }
 
@@ -489,11 +518,13 @@ enum {
 	OPT_HANDOFF,
 	OPT_COOKIE_RATE,
 	OPT_VERIFY_HOLD,
+	OPT_BACKEND_PORT,
 };
 
 static const struct option long_opts[] = {
 	{ "iface", required_argument, NULL, 'i' },
 	{ "port", required_argument, NULL, 'p' },
+	{ "backend-port", required_argument, NULL, OPT_BACKEND_PORT },
 	{ "rate", required_argument, NULL, 'r' },
 	{ "controller", required_argument, NULL, 'c' },
 	{ "target-delay", required_argument, NULL, OPT_TARGET_DELAY },
@@ -571,7 +602,12 @@ int options_parse(int argc, char **argv, struct shedd_options *o,
 			strcpy(o->iface, optarg);
 			break;
 		case 'p':
-			if (add_ports(o, arg, err, errlen))
+			if (add_ports("port", o->ports, &o->nr_ports, MAX_PORTS, arg, err, errlen))
+				return OPTIONS_ERROR;
+			break;
+		case OPT_BACKEND_PORT:
+			if (add_ports("backend-port", o->backend_ports, &o->nr_backend_ports,
+				      MAX_BACKEND_PORTS, arg, err, errlen))
 				return OPTIONS_ERROR;
 			break;
 		case 'r':
@@ -765,6 +801,8 @@ int options_parse(int argc, char **argv, struct shedd_options *o,
 	/* A fixed --rate means no controller, unless one is asked for. */
 	if (!controller_set)
 		o->controller = o->rate_set ? CONTROLLER_OFF : CONTROLLER_AIMD;
+	if (check_backend_ports(o, err, errlen))
+		return OPTIONS_ERROR;
 	if (o->min_rate && o->max_rate && o->min_rate > o->max_rate) {
 		errf(err, errlen, "--min-rate %llu is above --max-rate %llu",
 		     (unsigned long long)o->min_rate, (unsigned long long)o->max_rate);

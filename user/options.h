@@ -56,6 +56,11 @@ struct shedd_options {
 	char netns[256];          /* --netns NAME: setns() into /run/netns/NAME */
 	__u16 ports[MAX_PORTS];   /* host order; none = every port */
 	int nr_ports;
+	/* --backend-port: listeners of the service behind the protected
+	 * ports (an upstream in shedd's namespace); their queues count as
+	 * overload, their SYNs are not judged by XDP */
+	__u16 backend_ports[MAX_BACKEND_PORTS];
+	int nr_backend_ports;
 	__u64 rate_per_sec;       /* total admitted SYNs per second (start, with aimd) */
 	bool rate_set;            /* --rate given */
 	enum controller_kind controller;

@@ -90,3 +90,10 @@ __u64 agg_mid_mean(const struct sample_agg *a)
 	}
 	return (__u64)(sum / (hi - lo) + 0.5);
 }
+
+__u64 agg_worst_min(const struct sample_agg *a, const struct sample_agg *b)
+{
+	__u64 am = a->count ? a->min_ns : 0, bm = b->count ? b->min_ns : 0;
+
+	return am > bm ? am : bm;
+}

@@ -26,5 +26,8 @@ __u64 agg_quantile(const struct sample_agg *a, double q);
  * deaf to up to a tenth of outliers on either side, and, unlike a quantile,
  * continuous in the mix of a bimodal distribution. */
 __u64 agg_mid_mean(const struct sample_agg *a);
+/* The larger of the two minimums, of those aggregates that hold samples (0
+ * when neither does): the worst standing queue of two listener groups. */
+__u64 agg_worst_min(const struct sample_agg *a, const struct sample_agg *b);
 
 #endif /* SHEDD_SAMPLE_AGG_H */

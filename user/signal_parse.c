@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* signal_parse.c - the pure parts of the signals: /proc/net/netstat text,
- * latency datagrams, sock_diag drop attributes, per-listener drop deltas
- * and the two-slot sojourn protocol. No BPF skeleton, no I/O: unit-tested
+ * latency datagrams, sock_diag drop attributes, per-listener drop deltas,
+ * the fullest listener group and the two-slot sojourn protocol. No BPF skeleton, no I/O: unit-tested
  * without root, clang or bpftool.
  */
 #include <string.h>
@@ -108,6 +108,22 @@ __u64 listener_drops_delta(const struct listener_drops *prev, const struct liste
 				break;
 			}
 	return sum;
+}
+
+struct queue_group queue_fullest(const struct queue_group *g, int n)
+{
+	struct queue_group best = g[0];
+	int i;
+
+	/* depth_i / backlog_i > depth_b / backlog_b, without a division:
+	 * both are socket counters far below 2^32, so the products fit. */
+	for (i = 1; i < n; i++) {
+		__u64 mine = g[i].depth * best.backlog, theirs = best.depth * g[i].backlog;
+
+		if (mine > theirs || (mine == theirs && g[i].depth > best.depth))
+			best = g[i];
+	}
+	return best;
 }
 
 int sojourn_collect(__u32 *epoch, int (*read_slot)(void *ctx, __u32 slot),

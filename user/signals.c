@@ -55,21 +55,27 @@ static int read_netstat(__u64 *overflows, __u64 *drops)
 	return netstat_parse(buf, overflows, drops);
 }
 
-static bool port_protected(const struct signals *s, __u16 port)
+/* The queue group of a listener on @port: 0 for a protected port (any
+ * port without --port), 1 + i for backend port i, -1 for a listener that
+ * is neither, which never counts. */
+static int port_group(const struct signals *s, __u16 port)
 {
 	int i;
 
 	if (!s->nr_ports)
-		return true;
+		return 0;
 	for (i = 0; i < s->nr_ports; i++)
 		if (s->ports[i] == port)
-			return true;
-	return false;
+			return 0;
+	for (i = 0; i < s->nr_backend_ports; i++)
+		if (s->backend_ports[i] == port)
+			return 1 + i;
+	return -1;
 }
 
-/* Sum accept-queue depth (idiag_rqueue) and backlog (idiag_wqueue) of the
- * protected listeners of one address family. */
-static int diag_family(struct signals *s, __u8 family, __u64 *depth, __u64 *backlog)
+/* Add accept-queue depth (idiag_rqueue) and backlog (idiag_wqueue) of the
+ * protected and backend listeners of one address family to their groups. */
+static int diag_family(struct signals *s, __u8 family)
 {
 	struct {
 		struct nlmsghdr nlh;
@@ -101,16 +107,18 @@ static int diag_family(struct signals *s, __u8 family, __u64 *depth, __u64 *back
 			struct listener_drops *ld = s->drops_cur;
 			struct inet_diag_msg *d;
 			__u32 drops;
+			int g;
 
 			if (h->nlmsg_type == NLMSG_DONE)
 				return 0;
 			if (h->nlmsg_type == NLMSG_ERROR)
 				return -EIO;
 			d = NLMSG_DATA(h);
-			if (!port_protected(s, ntohs(d->id.idiag_sport)))
+			g = port_group(s, ntohs(d->id.idiag_sport));
+			if (g < 0)
 				continue;
-			*depth += d->idiag_rqueue;
-			*backlog += d->idiag_wqueue;
+			s->groups[g].depth += d->idiag_rqueue;
+			s->groups[g].backlog += d->idiag_wqueue;
 			if (ld && ld->n < MAX_LISTENERS &&
 			    !diag_msg_drops(d, h->nlmsg_len - NLMSG_LENGTH(0), &drops)) {
 				ld->ino[ld->n] = d->idiag_inode;
@@ -354,7 +362,7 @@ static void ensure_tracefs(void)
 static int open_sojourn(struct signals *s, const struct shedd_options *o)
 {
 	struct stat st;
-	__u8 one = 1;
+	__u8 prot = SHEDD_SJ_PROTECTED, backend = SHEDD_SJ_BACKEND;
 	int i, err;
 
 	if (stat("/proc/self/ns/net", &st))
@@ -371,14 +379,20 @@ static int open_sojourn(struct signals *s, const struct shedd_options *o)
 	for (i = 0; i < o->nr_ports; i++) {
 		__u16 port = o->ports[i];
 
-		bpf_map_update_elem(bpf_map__fd(s->skel->maps.sj_ports), &port, &one, BPF_ANY);
+		bpf_map_update_elem(bpf_map__fd(s->skel->maps.sj_ports), &port, &prot, BPF_ANY);
+	}
+	for (i = 0; i < o->nr_backend_ports; i++) {
+		__u16 port = o->backend_ports[i];
+
+		bpf_map_update_elem(bpf_map__fd(s->skel->maps.sj_ports), &port, &backend, BPF_ANY);
 	}
 	err = sojourn_bpf__attach(s->skel);
 	if (err)
 		return err;
 	s->percpu = calloc((size_t)s->ncpus, sizeof(*s->percpu));
+	s->percpu_bk = calloc((size_t)s->ncpus, sizeof(*s->percpu_bk));
 	s->zero = calloc((size_t)s->ncpus, sizeof(*s->zero));
-	return s->percpu && s->zero ? 0 : -ENOMEM;
+	return s->percpu && s->percpu_bk && s->zero ? 0 : -ENOMEM;
 }
 
 void signals_open(struct signals *s, const struct shedd_options *o, int ncpus)
@@ -392,6 +406,8 @@ void signals_open(struct signals *s, const struct shedd_options *o, int ncpus)
 	s->lat_stop[0] = s->lat_stop[1] = -1;
 	memcpy(s->ports, o->ports, sizeof(s->ports));
 	s->nr_ports = o->nr_ports;
+	memcpy(s->backend_ports, o->backend_ports, sizeof(s->backend_ports));
+	s->nr_backend_ports = o->nr_backend_ports;
 
 	err = open_sojourn(s, o);
 	if (err) {
@@ -424,23 +440,30 @@ void signals_open(struct signals *s, const struct shedd_options *o, int ncpus)
 		open_latency_socket(s, o->latency_socket);
 }
 
+/* A slot is read and cleared in every group at once. */
 static int sojourn_read_slot(void *ctx, __u32 slot)
 {
 	struct signals *s = ctx;
+	int fd = bpf_map__fd(s->skel->maps.sojourn);
+	__u32 bk = SHEDD_SJ_BACKEND * 2 + slot;
 
-	return bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.sojourn), &slot, s->percpu);
+	return bpf_map_lookup_elem(fd, &slot, s->percpu) ?:
+	       bpf_map_lookup_elem(fd, &bk, s->percpu_bk);
 }
 
 static int sojourn_clear_slot(void *ctx, __u32 slot)
 {
 	struct signals *s = ctx;
+	int fd = bpf_map__fd(s->skel->maps.sojourn);
+	__u32 bk = SHEDD_SJ_BACKEND * 2 + slot;
 
-	return bpf_map_update_elem(bpf_map__fd(s->skel->maps.sojourn), &slot, s->zero, BPF_ANY);
+	return bpf_map_update_elem(fd, &slot, s->zero, BPF_ANY) ?:
+	       bpf_map_update_elem(fd, &bk, s->zero, BPF_ANY);
 }
 
 static void read_sojourn(struct signals *s, struct signal_report *r)
 {
-	__u64 established = 0;
+	__u64 established = 0, bk_established = 0;
 	int c;
 
 	if (!s->skel)
@@ -452,11 +475,15 @@ static void read_sojourn(struct signals *s, struct signal_report *r)
 	if (!s->collected++)
 		return;
 	agg_from_sojourn(&r->sojourn, s->percpu, s->ncpus);
-	for (c = 0; c < s->ncpus; c++)
+	agg_from_sojourn(&r->backend_sojourn, s->percpu_bk, s->ncpus);
+	for (c = 0; c < s->ncpus; c++) {
 		established += s->percpu[c].established;
+		bk_established += s->percpu_bk[c].established;
+	}
 	r->have_sojourn = true;
 	r->have_completed = true;
 	r->completed = established;
+	r->backend_completed = bk_established;
 }
 
 static void read_latency(struct signals *s, struct signal_report *r)
@@ -478,8 +505,8 @@ static void read_latency(struct signals *s, struct signal_report *r)
 		pthread_mutex_unlock(&s->lat_lock);
 }
 
-/* Overflows and drops of the protected listeners only: the namespace's
- * TcpExt counters also count every other listener's. */
+/* Overflows and drops of the protected and backend listeners only: the
+ * namespace's TcpExt counters also count every other listener's. */
 static void read_listen_drops(struct signals *s, struct signal_report *r)
 {
 	struct listener_drops *swap;
@@ -500,12 +527,13 @@ static void read_listen_drops(struct signals *s, struct signal_report *r)
 
 /* Connections that left the accept queues in the window of the sojourn
  * slot just read (the previous tick): depth at its start + handshakes
- * completed in it - depth at its end. Counts accepts the probes do not see
- * (io_uring, connections queued before they attached). */
-static void queue_left(struct signals *s, struct signal_report *r)
+ * completed in it - depth at its end, over the protected and backend
+ * listeners. Counts accepts the probes do not see (io_uring, connections
+ * queued before they attached). */
+static void queue_left(struct signals *s, struct signal_report *r, __u64 depth)
 {
 	if (r->have_completed && s->have_depth_at[0] && s->have_depth_at[1]) {
-		__u64 in = s->depth_at[0] + r->completed;
+		__u64 in = s->depth_at[0] + r->completed + r->backend_completed;
 
 		r->have_queue_left = true;
 		r->queue_left = in > s->depth_at[1] ? in - s->depth_at[1] : 0;
@@ -513,23 +541,31 @@ static void queue_left(struct signals *s, struct signal_report *r)
 	s->have_depth_at[0] = s->have_depth_at[1];
 	s->depth_at[0] = s->depth_at[1];
 	s->have_depth_at[1] = r->have_depth;
-	s->depth_at[1] = r->depth;
+	s->depth_at[1] = depth;
 }
 
 void signals_read(struct signals *s, struct signal_report *r)
 {
-	__u64 ovf, drops;
+	__u64 ovf, drops, depth = 0;
 
 	memset(r, 0, sizeof(*r));
 	read_sojourn(s, r);
 	if (s->diag_fd >= 0) {
+		int g, n = 1 + s->nr_backend_ports;
+		struct queue_group full;
+
 		if (s->drops_cur)
 			s->drops_cur->n = 0;
-		r->have_depth = diag_family(s, AF_INET, &r->depth, &r->backlog) == 0 &&
-				diag_family(s, AF_INET6, &r->depth, &r->backlog) == 0;
+		memset(s->groups, 0, sizeof(s->groups));
+		r->have_depth = diag_family(s, AF_INET) == 0 && diag_family(s, AF_INET6) == 0;
+		for (g = 0; g < n; g++)
+			depth += s->groups[g].depth;
+		full = queue_fullest(s->groups, n);
+		r->depth = full.depth;
+		r->backlog = full.backlog;
 	}
 	read_listen_drops(s, r);
-	queue_left(s, r);
+	queue_left(s, r, depth);
 	if (s->have_netstat && read_netstat(&ovf, &drops) == 0) {
 		r->have_netstat = true;
 		r->overflows = ovf >= s->last_overflows ? ovf - s->last_overflows : 0;
@@ -556,8 +592,9 @@ void signals_close(struct signals *s)
 	}
 	s->diag_fd = s->lat_fd = -1;
 	free(s->percpu);
+	free(s->percpu_bk);
 	free(s->zero);
-	s->percpu = s->zero = NULL;
+	s->percpu = s->percpu_bk = s->zero = NULL;
 	free(s->drops_prev);
 	free(s->drops_cur);
 	s->drops_prev = s->drops_cur = NULL;

@@ -29,12 +29,22 @@ struct listener_drops {
 	__u32 drops[MAX_LISTENERS];
 };
 
-struct signal_report {
-	bool have_sojourn;
-	struct sample_agg sojourn;
-	bool have_depth;
+/* Accept-queue depth and backlog of one group of listeners: the
+ * protected ports' together, or one backend port's. */
+struct queue_group {
 	__u64 depth;
 	__u64 backlog;
+};
+
+#define QUEUE_GROUPS (1 + MAX_BACKEND_PORTS) /* [0] protected, then backends */
+
+struct signal_report {
+	bool have_sojourn;
+	struct sample_agg sojourn; /* of the protected listeners */
+	struct sample_agg backend_sojourn; /* of the backend listeners */
+	bool have_depth;
+	__u64 depth;   /* of the listener group nearest its backlog, see */
+	__u64 backlog; /* queue_fullest() */
 	bool have_netstat;
 	__u64 overflows; /* ListenOverflows added in the tick */
 	__u64 drops;     /* ListenDrops added in the tick (includes overflows) */
@@ -44,10 +54,12 @@ struct signal_report {
 	__u64 latency_lost; /* samples senders could not send (socket full) */
 	bool have_completed;
 	__u64 completed;   /* handshakes completed on protected ports */
+	__u64 backend_completed; /* and on backend ports */
 	bool have_queue_left;
 	__u64 queue_left;  /* connections that left the accept queues, any path */
 	bool have_listen_drops;
-	__u64 listen_drops; /* drops and overflows of the protected listeners */
+	__u64 listen_drops; /* drops and overflows of the protected and backend
+			     * listeners */
 };
 
 struct sojourn_bpf;
@@ -55,7 +67,8 @@ struct sojourn_bpf;
 struct signals {
 	struct sojourn_bpf *skel;
 	int ncpus;
-	struct shedd_sojourn *percpu; /* ncpus entries */
+	struct shedd_sojourn *percpu; /* ncpus entries, protected group */
+	struct shedd_sojourn *percpu_bk; /* ncpus entries, backend group */
 	struct shedd_sojourn *zero;
 	int diag_fd;
 	bool have_netstat;
@@ -72,6 +85,9 @@ struct signals {
 	__u64 lat_bad, lat_lost;
 	__u16 ports[MAX_PORTS];
 	int nr_ports;
+	__u16 backend_ports[MAX_BACKEND_PORTS];
+	int nr_backend_ports;
+	struct queue_group groups[QUEUE_GROUPS]; /* this tick's dump */
 	/* depth at the last two ticks, to line up with the sojourn slot read
 	 * (the previous tick's samples) */
 	bool have_depth_at[2];
@@ -108,6 +124,12 @@ int diag_msg_drops(const struct inet_diag_msg *m, size_t len, __u32 *drops);
  * not in @prev (new, or the first dump) adds nothing, so neither a restart
  * of shedd nor a new listener counts old drops; counters wrap at 32 bits. */
 __u64 listener_drops_delta(const struct listener_drops *prev, const struct listener_drops *cur);
+/* The group whose accept queue is fullest against its backlog (depth /
+ * backlog; a queue with no backlog and a connection in it is full). Each
+ * group is judged on its own, so a front-end's large, empty backlog does
+ * not hide a backend's small, full one, as a sum would. Ties go to the
+ * deeper queue, then to the first group. @n > 0. */
+struct queue_group queue_fullest(const struct queue_group *g, int n);
 /* One latency datagram (version 1 or 2): 0, the latency and the sender's
  * count of samples it could not send before it (0 for version 1), or -1 if
  * malformed. */

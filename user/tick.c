@@ -39,15 +39,19 @@ void tick_controller_signals(const struct tick_input *in, double demand,
 	double dt_sec = (double)in->dt_ns / 1e9;
 
 	*out = (struct aimd_signals){
+		/* The protected and backend listeners are judged group by
+		 * group, the worst one counts: an eager front-end's empty
+		 * queue must not hide its backend's full one. */
 		.have_sojourn = r->have_sojourn,
-		.sojourn_count = r->sojourn.count,
-		.sojourn_min_ns = r->sojourn.min_ns,
+		.sojourn_count = r->sojourn.count + r->backend_sojourn.count,
+		.sojourn_min_ns = agg_worst_min(&r->sojourn, &r->backend_sojourn),
 		.have_depth = r->have_depth,
 		.depth = r->depth,
 		.backlog = r->backlog,
-		/* The protected listeners' own drops and overflows: the
-		 * namespace's TcpExt counters also move for any other
-		 * listener, and must not cut the protected service. */
+		/* The protected and backend listeners' own drops and
+		 * overflows: the namespace's TcpExt counters also move for
+		 * any other listener, and must not cut the protected
+		 * service. */
 		.overflows = r->have_listen_drops ? r->listen_drops : 0,
 		.have_latency = r->have_latency && r->latency.count > 0,
 		.latency_p99_ns = agg_quantile(&r->latency, 0.99),
