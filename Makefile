@@ -250,7 +250,7 @@ san: deps
 		$(XDP_TESTS) $(FUZZ_TESTS))
 	$(Q)SHEDD=$(CURDIR)/.output-san/shedd prove -v --exec tests/exec.sh \
 		$(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS)) \
-		tests/integration/lifecycle.bats \
+		tests/integration/lifecycle.bats tests/integration/logfeed.bats \
 		tests/integration/verify.bats
 
 clean:
