@@ -129,6 +129,17 @@ bad_why() {
 	echo "$t"
 }
 
+# shedd_stop: SIGTERM; shedd exits 0 (under `make san`, a leak or an
+# overflow ASan or UBSan found makes it exit otherwise) and removes its socket.
+shedd_stop() {
+	local rc=0
+	kill -TERM "$SHEDD_PID"
+	wait "$SHEDD_PID" || rc=$?
+	grep -E 'Sanitizer|runtime error' "$TESTBED_TMP/shedd.log" && return 1
+	[ "$rc" -eq 0 ]
+	[ ! -e "$LATENCY_SOCK" ]
+}
+
 # logger_send ARGS...: one datagram to shedd's socket through util-linux
 # logger, as any syslog client would send it.
 logger_send() {
@@ -160,6 +171,7 @@ logger_send() {
 	wait_for "one more log sample" 5 at_least log_n $((REQUESTS + 1))
 	[ "$(sum bad)" -eq 2 ]
 	grep ' | critical_plus ' "$TESTBED_TMP/shedd.log" | grep -o 'latency_n=.*lost=[0-9]*' | tail -3
+	shedd_stop
 }
 
 @test "HAProxy's log lines arrive as samples" {
@@ -174,6 +186,7 @@ logger_send() {
 	status_field upstream_p99_ms | grep -q .
 	[ "$(sum bad)" -eq 0 ]
 	grep ' | critical_plus ' "$TESTBED_TMP/shedd.log" | grep -o 'latency_n=.*lost=[0-9]*' | tail -3
+	shedd_stop
 }
 
 @test "without the group, nginx's workers cannot write to the socket" {
