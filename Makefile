@@ -71,7 +71,7 @@ help:
 	@echo '                   T=tests/integration/rate.bats or T=tests/test_alloc.c'
 	@echo '  test-unit        unit tests: need neither root nor clang nor bpftool'
 	@echo '                   (bucket, allocator, options, aimd, simulation, signals,'
-	@echo '                   kernel features, status counters)'
+	@echo '                   kernel features, status counters, log lines)'
 	@echo '  demo             install deps, build, run shedd against a SYN flood on a namespace testbed'
 	@echo '  experiments      goodput against offered load, with and without shedd, and the'
 	@echo '                   SYN flood experiment (root; EXPERIMENT=goodput|flood, SECS=,'
