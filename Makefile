@@ -37,7 +37,7 @@ BPF_OBJ := $(OUTPUT)/shedd.bpf.o $(OUTPUT)/sojourn.bpf.o $(OUTPUT)/handoff.bpf.o
 SKEL := $(OUTPUT)/shedd.skel.h $(OUTPUT)/sojourn.skel.h $(OUTPUT)/handoff.skel.h
 USER_SRCS := user/alloc.c user/options.c user/loader.c user/status.c user/aimd.c \
 	user/signals.c user/signal_parse.c user/sample_agg.c user/tick.c \
-	user/kernel_features.c user/probe.c
+	user/kernel_features.c user/probe.c user/logline.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
 BIN := shedd
 ifeq ($(SAN),1)
@@ -45,8 +45,13 @@ BIN := $(OUTPUT)/shedd
 endif
 UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options \
 	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_signals $(OUTPUT)/test_spread \
-	$(OUTPUT)/test_kernel_features $(OUTPUT)/test_status $(OUTPUT)/test_auto_target
+	$(OUTPUT)/test_kernel_features $(OUTPUT)/test_status $(OUTPUT)/test_auto_target \
+	$(OUTPUT)/test_logline
 XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/fuzz_xdp
+# libFuzzer targets (clang): `make test` gives each a few seconds.
+FUZZ_TESTS := $(OUTPUT)/fuzz_logline
+FUZZ_CFLAGS := -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TOOLS := $(OUTPUT)/synflood $(OUTPUT)/tcpstream $(OUTPUT)/slowserver $(OUTPUT)/loadgen \
 	$(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/latbench $(OUTPUT)/uringserver \
 	$(OUTPUT)/floodgen $(OUTPUT)/xdprouter $(OUTPUT)/tcpecho $(OUTPUT)/cookieack \
@@ -56,7 +61,7 @@ BPF_TOOLS := floodgen xdprouter
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJ)
-.PHONY: all help clean deps test test-unit demo san experiments bench fuzz
+.PHONY: all help clean deps test test-unit demo san experiments bench fuzz fuzz-logline
 
 all: $(BIN) $(TOOLS)
 
@@ -68,14 +73,17 @@ help:
 	@echo '                   T=tests/integration/rate.bats or T=tests/test_alloc.c'
 	@echo '  test-unit        unit tests: need neither root nor clang nor bpftool'
 	@echo '                   (bucket, allocator, options, aimd, simulation, signals,'
-	@echo '                   kernel features, status counters)'
+	@echo '                   kernel features, status counters, log lines)'
 	@echo '  demo             install deps, build, run shedd against a SYN flood on a namespace testbed'
 	@echo '  experiments      goodput against offered load, with and without shedd, and the'
 	@echo '                   SYN flood experiment (root; EXPERIMENT=goodput|flood, SECS=,'
 	@echo '                   LOADS=, FLOOD_RATES=)'
 	@echo '  bench            XDP cost per packet, shedd against a pass-only program (root)'
 	@echo '  fuzz             millions of random and mutated frames through the XDP program,'
-	@echo '                   invariants checked on each (root; FUZZ_FRAMES=, FUZZ_SEED=)'
+	@echo '                   invariants checked on each (root; FUZZ_FRAMES=, FUZZ_SEED=),'
+	@echo '                   after fuzz-logline'
+	@echo '  fuzz-logline     libFuzzer on the latency socket parsers (log lines, binary'
+	@echo '                   samples) with ASan+UBSan, FUZZ_SECONDS= (default 300)'
 	@echo '  deps             install the Debian packages the build, tests and demo need'
 	@echo '  san              ASan+UBSan build; unit, XDP and lifecycle tests with it'
 	@echo '  clean            remove build output'
@@ -135,9 +143,14 @@ $(OUTPUT)/test_auto_target: tests/test_auto_target.c tests/splitmix.h $(OUTPUT)/
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_signals: tests/test_signals.c $(OUTPUT)/signal_parse.o $(OUTPUT)/sample_agg.o
+$(OUTPUT)/test_signals: tests/test_signals.c $(OUTPUT)/signal_parse.o $(OUTPUT)/sample_agg.o \
+		$(OUTPUT)/logline.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
+
+$(OUTPUT)/test_logline: tests/test_logline.c $(OUTPUT)/logline.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -o $@
 
 $(OUTPUT)/test_sim: tests/test_sim.c tests/splitmix.h include/*.h $(OUTPUT)/tick.o $(OUTPUT)/aimd.o \
 		$(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o
@@ -156,7 +169,8 @@ $(OUTPUT)/test_kernel_features: tests/test_kernel_features.c $(OUTPUT)/kernel_fe
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_status: tests/test_status.c $(OUTPUT)/status.o $(OUTPUT)/options.o
+$(OUTPUT)/test_status: tests/test_status.c $(OUTPUT)/status.o $(OUTPUT)/options.o \
+		$(OUTPUT)/sample_agg.o $(OUTPUT)/logline.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
@@ -171,6 +185,13 @@ $(OUTPUT)/test_xdp: tests/test_xdp.c tests/packets.h tests/xdp_harness.h $(SKEL)
 $(OUTPUT)/fuzz_xdp: tests/fuzz_xdp.c tests/packets.h tests/xdp_harness.h tests/splitmix.h $(SKEL)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(LDFLAGS) $(LIBBPF_LIBS) $(CMOCKA_LIBS) -o $@
+
+# The latency socket's parsers under libFuzzer, ASan and UBSan; built from
+# the sources, not the gcc objects, so every line is instrumented.
+$(OUTPUT)/fuzz_logline: tests/fuzz_logline.c user/logline.c user/signal_parse.c user/*.h \
+		include/*.h | $(OUTPUT)
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
 
 $(OUTPUT)/%: tests/tools/%.c tests/tools/*.h tests/splitmix.h include/*.h | $(OUTPUT)
 	$(call msg,CC,$@)
@@ -191,8 +212,8 @@ test_run = $(patsubst tests/%.c,$(OUTPUT)/%,$(1))
 
 test: deps
 ifeq ($(strip $(T)),)
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(XDP_TESTS)
-	$(Q)tests/run.sh $(UNIT_TESTS) $(XDP_TESTS) tests/integration/*.bats
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS)
+	$(Q)tests/run.sh $(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS) tests/integration/*.bats
 else
 	$(Q)$(MAKE) --no-print-directory $(sort $(foreach t,$(T),$(call test_bin,$(t))))
 	$(Q)tests/run.sh $(call test_run,$(T))
@@ -218,7 +239,12 @@ bench: deps
 # The long fuzz run; `make test` runs the same binary on a short run.
 FUZZ_FRAMES ?= 5000000
 FUZZ_SEED ?= $(shell date +%s)
-fuzz: $(OUTPUT)/fuzz_xdp
+# fuzz-logline: the latency socket's parsers for FUZZ_SECONDS (default 300).
+FUZZ_SECONDS ?= 300
+fuzz-logline: $(OUTPUT)/fuzz_logline
+	$(Q)tests/fuzz.sh $(OUTPUT)/fuzz_logline $(FUZZ_SECONDS)
+
+fuzz: $(OUTPUT)/fuzz_xdp fuzz-logline
 	$(Q)SHEDD_FUZZ_FRAMES=$(FUZZ_FRAMES) SHEDD_FUZZ_SEED=$(FUZZ_SEED) \
 		SHEDD_FUZZ_SECONDS=3600 $(OUTPUT)/fuzz_xdp
 
@@ -227,9 +253,11 @@ fuzz: $(OUTPUT)/fuzz_xdp
 # the test.
 san: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)$(MAKE) --no-print-directory SAN=1 all $(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS))
+	$(Q)$(MAKE) --no-print-directory SAN=1 all $(subst .output,.output-san,$(UNIT_TESTS) \
+		$(XDP_TESTS) $(FUZZ_TESTS))
 	$(Q)SHEDD=$(CURDIR)/.output-san/shedd prove -v --exec tests/exec.sh \
-		$(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS)) tests/integration/lifecycle.bats \
+		$(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS)) \
+		tests/integration/lifecycle.bats tests/integration/logfeed.bats \
 		tests/integration/verify.bats
 
 clean:

@@ -421,6 +421,33 @@ static void iface_names(void **state)
 	options_free(&o);
 }
 
+/* The latency socket's group: a name from the group database, or a
+ * number; an unknown name is refused with its name in the message. */
+static void latency_group(void **state)
+{
+	struct shedd_options o;
+
+	assert_int_equal(PARSE(&o, "-i", "e"), OPTIONS_RUN);
+	assert_false(o.latency_group_set);
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--latency-group", "root"), OPTIONS_RUN);
+	assert_true(o.latency_group_set);
+	assert_int_equal(o.latency_gid, 0);
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--latency-group", "33"), OPTIONS_RUN);
+	assert_int_equal(o.latency_gid, 33);
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--latency-group", "no-such-group-shedd"),
+			 OPTIONS_ERROR);
+	assert_non_null(strstr(err, "--latency-group: no group 'no-such-group-shedd'"));
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--latency-group", "12x"), OPTIONS_ERROR);
+	assert_non_null(strstr(err, "--latency-group"));
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--latency-group", ""), OPTIONS_ERROR);
+	options_free(&o);
+}
+
 static void floors_must_not_pass_one(void **state)
 {
 	struct shedd_options o;
@@ -449,6 +476,7 @@ int main(void)
 		cmocka_unit_test(verify_options),
 		cmocka_unit_test(floors_must_not_pass_one),
 		cmocka_unit_test(backend_ports),
+		cmocka_unit_test(latency_group),
 		cmocka_unit_test(iface_names),
 	};
 

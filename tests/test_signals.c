@@ -92,6 +92,46 @@ static void latency_wire_format_2_counts_losses(void **state)
 	assert_int_equal(latency_decode(buf, 24, &ns, &unsent), -1);
 }
 
+/* Both formats on one socket: the binary magic picks the decoder; anything
+ * else is a log line; a truncated datagram is refused whatever it holds. */
+static void latency_datagram_either_format(void **state)
+{
+	struct shedd_latency_sample2 b = {
+		.magic = SHEDD_LATENCY_MAGIC, .version = SHEDD_LATENCY_VERSION_2,
+		.latency_ns = 777, .unsent = 3,
+	};
+	const char *nginx = "<190>Nov 30 14:51:02 shedd: shedd rt=0.004 urt=0.003 st=200";
+	const char *haproxy = "shedd rt_ms=9 urt_ms=-1 st=200";
+	struct latency_datagram d;
+
+	assert_int_equal(latency_datagram_decode(&b, sizeof(b), false, &d), LOGLINE_OK);
+	assert_false(d.log);
+	assert_int_equal(d.ns, 777);
+	assert_int_equal(d.unsent, 3);
+	assert_false(d.have_upstream);
+	/* a binary sample cut short is a malformed binary one */
+	assert_int_equal(latency_datagram_decode(&b, 20, false, &d), LOGLINE_REJ_BINARY);
+	assert_int_equal(latency_datagram_decode(&b, sizeof(b), true, &d), LOGLINE_REJ_TRUNCATED);
+
+	assert_int_equal(latency_datagram_decode(nginx, strlen(nginx), false, &d), LOGLINE_OK);
+	assert_true(d.log);
+	assert_int_equal(d.ns, 4000000);
+	assert_true(d.have_upstream);
+	assert_int_equal(d.upstream_ns, 3000000);
+	assert_int_equal(d.unsent, 0);
+	assert_int_equal(latency_datagram_decode(nginx, strlen(nginx), true, &d),
+			 LOGLINE_REJ_TRUNCATED);
+
+	assert_int_equal(latency_datagram_decode(haproxy, strlen(haproxy), false, &d), LOGLINE_OK);
+	assert_true(d.log);
+	assert_int_equal(d.ns, 9000000);
+	assert_false(d.have_upstream);
+
+	assert_int_equal(latency_datagram_decode("garbage", 7, false, &d), LOGLINE_REJ_NO_MARKER);
+	assert_int_equal(latency_datagram_decode("", 0, false, &d), LOGLINE_REJ_NO_MARKER);
+	assert_int_equal(latency_datagram_decode("SHD", 3, false, &d), LOGLINE_REJ_NO_MARKER);
+}
+
 static void percentiles_within_the_bucket_error(void **state)
 {
 	static struct sample_agg a;
@@ -344,6 +384,7 @@ int main(void)
 		cmocka_unit_test(netstat_without_the_fields_is_an_error),
 		cmocka_unit_test(latency_wire_format),
 		cmocka_unit_test(latency_wire_format_2_counts_losses),
+		cmocka_unit_test(latency_datagram_either_format),
 		cmocka_unit_test(percentiles_within_the_bucket_error),
 		cmocka_unit_test(mid_mean_of_the_middle_80_percent),
 		cmocka_unit_test(merge_keeps_exact_extremes),

@@ -71,12 +71,48 @@ static void latency_target_says_where_it_comes_from(void **state)
 	assert_string_equal(buf, "latency_target=auto:7.5ms");
 }
 
+/* The latency part: log samples and the upstream p99 only when log lines
+ * came, refusals by reason only when there were any. */
+static void status_line_latency_by_source(void **state)
+{
+	struct signal_report r;
+	char line[512];
+	int i;
+
+	memset(&r, 0, sizeof(r));
+	r.have_latency = true;
+	for (i = 0; i < 100; i++)
+		agg_add(&r.latency, 2000000); /* 2 ms, binary */
+	status_latency_format(line, sizeof(line), &r);
+	assert_string_equal(line, "latency_n=100 latency_p99_ms=2.00 bad=0 lost=0 ");
+
+	for (i = 0; i < 50; i++) {
+		agg_add(&r.latency, 8000000); /* 8 ms, from log lines */
+		agg_add(&r.upstream, 5000000);
+	}
+	r.latency_log = 50;
+	r.latency_why[LOGLINE_REJ_TRUNCATED] = 2;
+	r.latency_why[LOGLINE_REJ_NO_MARKER] = 1;
+	r.latency_bad = 3;
+	r.latency_lost = 4;
+	status_latency_format(line, sizeof(line), &r);
+	assert_string_equal(line, "latency_n=150 log_n=50 latency_p99_ms=8.00 "
+				  "upstream_p99_ms=5.00 bad=3 bad_why=no_marker:1,truncated:2 "
+				  "lost=4 ");
+	/* A short buffer: cut, terminated, never past it. */
+	memset(line, 'z', sizeof(line));
+	assert_int_equal(status_latency_format(line, 20, &r), 19);
+	assert_int_equal(line[19], '\0');
+	assert_int_equal(line[20], 'z');
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(demand_is_charged),
 		cmocka_unit_test(status_line_shows_cookies_where_there_are),
 		cmocka_unit_test(latency_target_says_where_it_comes_from),
+		cmocka_unit_test(status_line_latency_by_source),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

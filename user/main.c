@@ -112,6 +112,7 @@ static int save_controller(struct daemon *d)
 static void merge_second(struct daemon *d, const struct signal_report *r)
 {
 	struct signal_report *s = &d->second;
+	int i;
 
 	s->have_sojourn |= r->have_sojourn;
 	agg_merge(&s->sojourn, &r->sojourn);
@@ -125,7 +126,11 @@ static void merge_second(struct daemon *d, const struct signal_report *r)
 	s->drops += r->drops;
 	s->have_latency |= r->have_latency;
 	agg_merge(&s->latency, &r->latency);
+	s->latency_log += r->latency_log;
+	agg_merge(&s->upstream, &r->upstream);
 	s->latency_bad += r->latency_bad;
+	for (i = 0; i < LOGLINE_NR_REJECTS; i++)
+		s->latency_why[i] += r->latency_why[i];
 	s->latency_lost += r->latency_lost;
 	s->have_listen_drops |= r->have_listen_drops;
 	s->listen_drops += r->listen_drops;
@@ -188,12 +193,8 @@ static size_t signals_format(char *buf, size_t len, const struct daemon *d, doub
 	if (s->have_listen_drops)
 		off += snprintf(buf + off, len - (size_t)off, "listen_drops=%llu ",
 				(unsigned long long)s->listen_drops);
-	if (s->have_latency)
-		off += snprintf(buf + off, len - (size_t)off, "latency_n=%llu latency_p99_ms=%.2f bad=%llu lost=%llu ",
-				(unsigned long long)s->latency.count,
-				agg_quantile(&s->latency, 0.99) / 1e6,
-				(unsigned long long)s->latency_bad,
-				(unsigned long long)s->latency_lost);
+	if (s->have_latency && off >= 0 && (size_t)off < len)
+		off += (int)status_latency_format(buf + off, len - (size_t)off, s);
 	return off < 0 ? 0 : (size_t)off < len ? (size_t)off : len - 1;
 }
 

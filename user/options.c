@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +54,11 @@ static const char usage_text[] =
 	"                             auto (default): derived from the service's\n"
 	"                             calm latency; off: latency is no signal\n"
 	"  -L, --latency-socket PATH  UNIX datagram socket for service latency\n"
-	"                             samples (default /run/shedd/IFACE.sock)\n"
+	"                             samples or log lines of nginx and HAProxy\n"
+	"                             (default /run/shedd/IFACE.sock)\n"
+	"      --latency-group GROUP  group of the latency socket (mode 0660), so a\n"
+	"                             server's workers can write to it (www-data,\n"
+	"                             haproxy); a name or a number (default root's)\n"
 	"  -b, --burst N              total bucket depth in SYNs (default rate/10)\n"
 	"  -P, --prefix CIDR=CLASS    source prefix to class (repeatable)\n"
 	"  -d, --default-class CLASS  class of unmatched sources (default sheddable)\n"
@@ -96,6 +101,31 @@ static void errf(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+}
+
+int parse_group(const char *s, __u32 *gid, char *err, size_t errlen)
+{
+	struct group gr, *found = NULL;
+	char buf[4096], why[128];
+	__u64 v;
+	int e;
+
+	if (*s >= '0' && *s <= '9') {
+		if (parse_u64(s, 0, (__u32)-2, &v, why, sizeof(why))) {
+			errf(err, errlen, "--latency-group: %s", why);
+			return -1;
+		}
+		*gid = (__u32)v;
+		return 0;
+	}
+	e = getgrnam_r(s, &gr, buf, sizeof(buf), &found);
+	if (!found) {
+		errf(err, errlen, "--latency-group: no group '%s'%s%s", s, e ? ": " : "",
+		     e ? strerror(e) : " (see /etc/group; a number is taken as a gid)");
+		return -1;
+	}
+	*gid = (__u32)gr.gr_gid;
+	return 0;
 }
 
 const char *class_name(__u32 cls)
@@ -519,6 +549,7 @@ enum {
 	OPT_COOKIE_RATE,
 	OPT_VERIFY_HOLD,
 	OPT_BACKEND_PORT,
+	OPT_LATENCY_GROUP,
 };
 
 static const struct option long_opts[] = {
@@ -537,6 +568,7 @@ static const struct option long_opts[] = {
 	{ "ramp-hold", required_argument, NULL, OPT_RAMP_HOLD },
 	{ "latency-target", required_argument, NULL, OPT_LATENCY_TARGET },
 	{ "latency-socket", required_argument, NULL, 'L' },
+	{ "latency-group", required_argument, NULL, OPT_LATENCY_GROUP },
 	{ "burst", required_argument, NULL, 'b' },
 	{ "prefix", required_argument, NULL, 'P' },
 	{ "default-class", required_argument, NULL, 'd' },
@@ -685,6 +717,11 @@ int options_parse(int argc, char **argv, struct shedd_options *o,
 			}
 			strcpy(o->latency_socket, optarg);
 			o->latency_socket_set = true;
+			break;
+		case OPT_LATENCY_GROUP:
+			if (parse_group(optarg, &o->latency_gid, err, errlen))
+				return OPTIONS_ERROR;
+			o->latency_group_set = true;
 			break;
 		case 'b':
 			if (parse_u64(optarg, 1, MAX_BURST, &o->burst, why, sizeof(why))) {

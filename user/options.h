@@ -90,6 +90,8 @@ struct shedd_options {
 	__u64 rst_rate_per_sec;   /* --rst-rate: RST budget of the host */
 	bool latency_socket_set;  /* --latency-socket given (else the default) */
 	bool latency_target_off;  /* --latency-target off: latency is no signal */
+	bool latency_group_set;   /* --latency-group given */
+	__u32 latency_gid;        /* the latency socket's group (mode 0660) */
 	/* Verified admission. */
 	__u8 verify[SHEDD_NR_CLASSES]; /* enum shedd_verify, per class */
 	bool verify_explicit;     /* --verify asked a class for a mode other than off */
@@ -117,6 +119,8 @@ int parse_fraction(const char *s, double *v, char *err, size_t errlen);
 int parse_duration(const char *s, __u64 *ns, char *err, size_t errlen);
 int parse_cidr(const char *s, struct prefix_rule *r, char *err, size_t errlen);
 int parse_class(const char *s, __u32 *cls, char *err, size_t errlen);
+/* A group name (looked up) or number, as --latency-group takes it. */
+int parse_group(const char *s, __u32 *gid, char *err, size_t errlen);
 const char *class_name(__u32 cls);
 const char *verify_name(__u8 mode);
 /* An interface name as the kernel accepts one: 1..IF_NAMESIZE-1 printable

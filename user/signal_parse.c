@@ -72,6 +72,29 @@ int latency_decode(const void *buf, size_t len, __u64 *ns, __u32 *unsent)
 	return 0;
 }
 
+enum logline_reject latency_datagram_decode(const void *buf, size_t len, bool truncated,
+					    struct latency_datagram *d)
+{
+	const __u32 magic = SHEDD_LATENCY_MAGIC;
+	struct logline_sample ls;
+	enum logline_reject r;
+
+	memset(d, 0, sizeof(*d));
+	if (truncated)
+		return LOGLINE_REJ_TRUNCATED;
+	if (len >= sizeof(magic) && !memcmp(buf, &magic, sizeof(magic)))
+		return latency_decode(buf, len, &d->ns, &d->unsent) ? LOGLINE_REJ_BINARY
+								    : LOGLINE_OK;
+	r = logline_parse(buf, len, &ls);
+	if (r != LOGLINE_OK)
+		return r;
+	d->log = true;
+	d->ns = ls.rt_ns;
+	d->have_upstream = ls.have_urt;
+	d->upstream_ns = ls.urt_ns;
+	return LOGLINE_OK;
+}
+
 int diag_msg_drops(const struct inet_diag_msg *m, size_t len, __u32 *drops)
 {
 	const struct rtattr *a;

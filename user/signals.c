@@ -132,41 +132,57 @@ static int diag_family(struct signals *s, __u8 family)
 /* The latency drain: a thread that sleeps in poll() on the socket and
  * empties it in batches of recvmmsg() as soon as anything arrives, so the
  * socket never holds more than a burst; signals_read() takes what it
- * gathered under a lock. */
+ * gathered under a lock. A datagram is a binary sample or a log line
+ * (nginx, HAProxy): the buffers hold the longest line accepted and one byte
+ * more, so a longer one comes back with MSG_TRUNC and is counted. */
 #define LATENCY_BATCH 256
-#define LATENCY_DGRAM_MAX 64 /* larger than any valid datagram */
+#define LATENCY_DGRAM_MAX (LOGLINE_MAX_LEN + 1)
+
+/* 1 MiB: on the heap, drained by one thread at a time (the drain thread,
+ * or signals_read() when it could not start). */
+struct latency_bufs {
+	__u8 buf[LATENCY_BATCH][LATENCY_DGRAM_MAX];
+	struct mmsghdr msgs[LATENCY_BATCH];
+	struct iovec iov[LATENCY_BATCH];
+};
+
+static void latency_take(struct signals *s, const __u8 *buf, size_t len, bool truncated)
+{
+	struct latency_datagram d;
+	enum logline_reject r = latency_datagram_decode(buf, len, truncated, &d);
+
+	if (r != LOGLINE_OK) {
+		s->lat_why[r]++;
+		return;
+	}
+	agg_add(&s->lat_agg, d.ns);
+	s->lat_lost += d.unsent;
+	if (d.log)
+		s->lat_log++;
+	if (d.have_upstream)
+		agg_add(&s->lat_upstream, d.upstream_ns);
+}
 
 static void latency_drain(struct signals *s)
 {
-	static __thread __u8 bufs[LATENCY_BATCH][LATENCY_DGRAM_MAX];
-	static __thread struct mmsghdr msgs[LATENCY_BATCH];
-	static __thread struct iovec iov[LATENCY_BATCH];
+	struct latency_bufs *b = s->lat_bufs;
 	int i, n;
 
-	for (i = 0; i < LATENCY_BATCH; i++) {
-		iov[i] = (struct iovec){ .iov_base = bufs[i], .iov_len = sizeof(bufs[i]) };
-		msgs[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov[i], .msg_iovlen = 1 } };
-	}
 	for (;;) {
-		n = recvmmsg(s->lat_fd, msgs, LATENCY_BATCH, MSG_DONTWAIT, NULL);
+		for (i = 0; i < LATENCY_BATCH; i++) {
+			b->iov[i] = (struct iovec){ .iov_base = b->buf[i],
+						    .iov_len = sizeof(b->buf[i]) };
+			b->msgs[i] = (struct mmsghdr){
+				.msg_hdr = { .msg_iov = &b->iov[i], .msg_iovlen = 1 } };
+		}
+		n = recvmmsg(s->lat_fd, b->msgs, LATENCY_BATCH, MSG_DONTWAIT, NULL);
 		if (n <= 0)
 			return;
 		pthread_mutex_lock(&s->lat_lock);
-		for (i = 0; i < n; i++) {
-			__u64 ns;
-			__u32 unsent;
-
-			if ((msgs[i].msg_hdr.msg_flags & MSG_TRUNC) ||
-			    latency_decode(bufs[i], msgs[i].msg_len, &ns, &unsent)) {
-				s->lat_bad++;
-				continue;
-			}
-			agg_add(&s->lat_agg, ns);
-			s->lat_lost += unsent;
-		}
-		pthread_mutex_unlock(&s->lat_lock);
 		for (i = 0; i < n; i++)
-			msgs[i].msg_hdr.msg_flags = 0;
+			latency_take(s, b->buf[i], b->msgs[i].msg_len,
+				     b->msgs[i].msg_hdr.msg_flags & MSG_TRUNC);
+		pthread_mutex_unlock(&s->lat_lock);
 		if (n < LATENCY_BATCH)
 			return;
 	}
@@ -304,7 +320,8 @@ static bool latency_path_taken(const char *path, const struct sockaddr_un *sa)
 	return live;
 }
 
-static int open_latency_socket(struct signals *s, const char *path)
+static int open_latency_socket(struct signals *s, const char *path,
+			       const struct shedd_options *o)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char dir[sizeof(sa.sun_path)];
@@ -329,7 +346,9 @@ static int open_latency_socket(struct signals *s, const char *path)
 	if (fd < 0)
 		return -errno;
 	unlink(path); /* a stale socket of an earlier shedd (checked above) */
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(path, 0660)) {
+	/* The group first, then the mode: a server's workers (www-data,
+	 * haproxy) write to it through the group. */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		int err = -errno;
 
 		fprintf(stderr, "shedd: latency socket %s: %s; running without service latency\n",
@@ -337,8 +356,33 @@ static int open_latency_socket(struct signals *s, const char *path)
 		close(fd);
 		return err;
 	}
+	if ((o->latency_group_set && chown(path, (uid_t)-1, (gid_t)o->latency_gid)) ||
+	    chmod(path, 0660)) {
+		int err = -errno;
+
+		fprintf(stderr, "shedd: latency socket %s: %s %s: %s; running without service "
+				"latency\n", path, o->latency_group_set ? "group and mode" : "mode",
+			"0660", strerror(errno));
+		close(fd);
+		unlink(path);
+		return err;
+	}
+	s->lat_bufs = calloc(1, sizeof(*s->lat_bufs));
+	if (!s->lat_bufs) {
+		fprintf(stderr, "shedd: latency socket %s: out of memory; running without "
+				"service latency\n", path);
+		close(fd);
+		unlink(path);
+		return -ENOMEM;
+	}
 	s->lat_fd = fd;
 	snprintf(s->lat_path, sizeof(s->lat_path), "%s", path);
+	if (o->latency_group_set)
+		fprintf(stderr, "shedd: latency socket %s (group %u, mode 0660): binary samples "
+				"and nginx/HAProxy log lines\n", path, o->latency_gid);
+	else
+		fprintf(stderr, "shedd: latency socket %s (mode 0660): binary samples and "
+				"nginx/HAProxy log lines\n", path);
 	return latency_thread_start(s);
 }
 
@@ -437,7 +481,7 @@ void signals_open(struct signals *s, const struct shedd_options *o, int ncpus)
 				"listen overflows\n");
 
 	if (o->latency_socket[0])
-		open_latency_socket(s, o->latency_socket);
+		open_latency_socket(s, o->latency_socket, o);
 }
 
 /* A slot is read and cleared in every group at once. */
@@ -488,6 +532,8 @@ static void read_sojourn(struct signals *s, struct signal_report *r)
 
 static void read_latency(struct signals *s, struct signal_report *r)
 {
+	int i;
+
 	if (s->lat_fd < 0)
 		return;
 	r->have_latency = true;
@@ -497,10 +543,17 @@ static void read_latency(struct signals *s, struct signal_report *r)
 	if (s->lat_stop[0] >= 0)
 		pthread_mutex_lock(&s->lat_lock);
 	r->latency = s->lat_agg;
-	r->latency_bad = s->lat_bad;
+	r->latency_log = s->lat_log;
+	r->upstream = s->lat_upstream;
 	r->latency_lost = s->lat_lost;
+	for (i = 0; i < LOGLINE_NR_REJECTS; i++) {
+		r->latency_why[i] = s->lat_why[i];
+		r->latency_bad += s->lat_why[i];
+	}
 	memset(&s->lat_agg, 0, sizeof(s->lat_agg));
-	s->lat_bad = s->lat_lost = 0;
+	memset(&s->lat_upstream, 0, sizeof(s->lat_upstream));
+	memset(s->lat_why, 0, sizeof(s->lat_why));
+	s->lat_log = s->lat_lost = 0;
 	if (s->lat_stop[0] >= 0)
 		pthread_mutex_unlock(&s->lat_lock);
 }
@@ -591,6 +644,8 @@ void signals_close(struct signals *s)
 			unlink(s->lat_path);
 	}
 	s->diag_fd = s->lat_fd = -1;
+	free(s->lat_bufs);
+	s->lat_bufs = NULL;
 	free(s->percpu);
 	free(s->percpu_bk);
 	free(s->zero);

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <linux/types.h>
 #include <linux/inet_diag.h>
+#include "logline.h"
 #include "sample_agg.h"
 #include "options.h"
 #include "shedd.h"
@@ -49,8 +50,11 @@ struct signal_report {
 	__u64 overflows; /* ListenOverflows added in the tick */
 	__u64 drops;     /* ListenDrops added in the tick (includes overflows) */
 	bool have_latency;
-	struct sample_agg latency;
-	__u64 latency_bad; /* malformed samples in the tick */
+	struct sample_agg latency; /* request latency, both formats */
+	__u64 latency_log;  /* of which from log lines (the rest binary) */
+	struct sample_agg upstream; /* upstream times of log lines that carry one */
+	__u64 latency_bad; /* refused datagrams in the tick (the sum of below) */
+	__u64 latency_why[LOGLINE_NR_REJECTS]; /* refused, by reason */
 	__u64 latency_lost; /* samples senders could not send (socket full) */
 	bool have_completed;
 	__u64 completed;   /* handshakes completed on protected ports */
@@ -80,9 +84,11 @@ struct signals {
 	bool lat_threaded;
 	bool lat_stopping;
 	int lat_stop[2];          /* a pipe that wakes the thread to stop */
-	pthread_mutex_t lat_lock; /* guards the three below */
-	struct sample_agg lat_agg;
-	__u64 lat_bad, lat_lost;
+	struct latency_bufs *lat_bufs; /* the drain's receive buffers */
+	pthread_mutex_t lat_lock; /* guards the five below */
+	struct sample_agg lat_agg, lat_upstream;
+	__u64 lat_log, lat_lost;
+	__u64 lat_why[LOGLINE_NR_REJECTS];
 	__u16 ports[MAX_PORTS];
 	int nr_ports;
 	__u16 backend_ports[MAX_BACKEND_PORTS];
@@ -134,5 +140,21 @@ struct queue_group queue_fullest(const struct queue_group *g, int n);
  * count of samples it could not send before it (0 for version 1), or -1 if
  * malformed. */
 int latency_decode(const void *buf, size_t len, __u64 *ns, __u32 *unsent);
+
+/* One datagram on the latency socket, in either format. */
+struct latency_datagram {
+	bool log;          /* a log line (else the binary format) */
+	__u64 ns;          /* request latency */
+	__u32 unsent;      /* binary version 2: the sender's losses before it */
+	bool have_upstream;
+	__u64 upstream_ns; /* log lines: the upstream time */
+};
+
+/* A datagram of @len bytes (@truncated: longer than the buffer that
+ * received it): one that begins with the binary format's magic is decoded
+ * as that, any other is parsed as a log line. LOGLINE_OK and @d filled, or
+ * why it is refused. */
+enum logline_reject latency_datagram_decode(const void *buf, size_t len, bool truncated,
+					    struct latency_datagram *d);
 
 #endif /* SHEDD_SIGNALS_H */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* status.c - sums and rates of the stats map, and the status line. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -81,4 +82,55 @@ int status_latency_target(char *buf, size_t len, bool off, bool derived, __u64 t
 	if (ms >= 10)
 		return snprintf(buf, len, "latency_target=%s%.0fms", how, ms);
 	return snprintf(buf, len, "latency_target=%s%.3gms", how, ms);
+}
+
+/* snprintf at @off, never past @len: the offset it returns stays < len. */
+static size_t append(char *buf, size_t len, size_t off, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static size_t append(char *buf, size_t len, size_t off, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (off + 1 >= len)
+		return off;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + off, len - off, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return off;
+	return off + (size_t)n < len ? off + (size_t)n : len - 1;
+}
+
+size_t status_latency_format(char *buf, size_t len, const struct signal_report *s)
+{
+	size_t off = 0;
+	const char *sep = "";
+	int r;
+
+	if (!len)
+		return 0;
+	buf[0] = '\0';
+	off = append(buf, len, off, "latency_n=%llu ", (unsigned long long)s->latency.count);
+	if (s->latency_log)
+		off = append(buf, len, off, "log_n=%llu ", (unsigned long long)s->latency_log);
+	off = append(buf, len, off, "latency_p99_ms=%.2f ", agg_quantile(&s->latency, 0.99) / 1e6);
+	if (s->upstream.count)
+		off = append(buf, len, off, "upstream_p99_ms=%.2f ",
+			     agg_quantile(&s->upstream, 0.99) / 1e6);
+	off = append(buf, len, off, "bad=%llu ", (unsigned long long)s->latency_bad);
+	if (s->latency_bad) {
+		off = append(buf, len, off, "bad_why=");
+		for (r = 1; r < LOGLINE_NR_REJECTS; r++) {
+			if (!s->latency_why[r])
+				continue;
+			off = append(buf, len, off, "%s%s:%llu", sep,
+				     logline_reject_name((enum logline_reject)r),
+				     (unsigned long long)s->latency_why[r]);
+			sep = ",";
+		}
+		off = append(buf, len, off, " ");
+	}
+	return append(buf, len, off, "lost=%llu ", (unsigned long long)s->latency_lost);
 }

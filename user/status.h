@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "shedd.h"
+#include "signals.h"
 
 /* Sum of the per-CPU values. */
 void stats_sum(const struct shedd_stats *percpu, int ncpus, struct shedd_stats *sum);
@@ -30,5 +31,11 @@ void status_format(char *buf, size_t len, const struct shedd_stats *prev,
  * (@derived, no baseline yet), "latency_target=auto:42ms" (@derived) or
  * "latency_target=50ms" (given). Returns what snprintf() returns. */
 int status_latency_target(char *buf, size_t len, bool off, bool derived, __u64 target_ns);
+/* The service latency part of the status line, from a second's merged
+ * report with have_latency set: "latency_n=N [log_n=N] latency_p99_ms=X
+ * [upstream_p99_ms=X] bad=N [bad_why=REASON:N,...] lost=N ". log_n (samples
+ * from log lines; the rest are binary), upstream_p99_ms and bad_why only
+ * where there are any. Returns the length written (truncated to @len). */
+size_t status_latency_format(char *buf, size_t len, const struct signal_report *s);
 
 #endif /* SHEDD_STATUS_H */

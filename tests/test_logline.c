@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* test_logline.c - request latency from nginx's and HAProxy's log lines:
+ * one table row per line as the servers send it (nginx with and without a
+ * host name; HAProxy rfc3164, rfc5424 and raw), and per hostile line, with
+ * the sample or the reason it is refused. Every row checks every field.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "logline.h"
+
+#define MS 1000000ULL
+#define NONE UINT64_MAX /* no upstream time */
+
+struct row {
+	const char *what;
+	const char *line;
+	enum logline_reject want;
+	__u64 rt_ns;
+	__u64 urt_ns; /* NONE: no upstream time */
+	__u32 status;
+};
+
+static const struct row rows[] = {
+	/* nginx, as it sends them */
+	{ "nginx, nohostname",
+	  "<190>Nov 30 14:51:02 shedd: shedd rt=0.123 urt=0.120 st=200",
+	  LOGLINE_OK, 123 * MS, 120 * MS, 200 },
+	{ "nginx, with its host name",
+	  "<190>Nov 30 14:51:02 web1 shedd: shedd rt=1.500 urt=1.498 st=502",
+	  LOGLINE_OK, 1500 * MS, 1498 * MS, 502 },
+	{ "nginx, host named shedd",
+	  "<190>Nov  3 04:01:02 shedd shedd: shedd rt=0.002 urt=- st=404",
+	  LOGLINE_OK, 2 * MS, NONE, 404 },
+	{ "nginx, static return: no upstream",
+	  "<190>Nov 30 14:51:02 shedd: shedd rt=0.000 urt=- st=200",
+	  LOGLINE_OK, 0, NONE, 200 },
+	{ "nginx, two upstreams with a comma",
+	  "<190>Nov 30 14:51:02 shedd: shedd rt=0.031 urt=0.010, 0.020 st=200",
+	  LOGLINE_OK, 31 * MS, 30 * MS, 200 },
+	{ "nginx, upstreams with a colon (internal redirect)",
+	  "<190>Nov 30 14:51:02 shedd: shedd rt=0.040 urt=0.010 : 0.025 st=200",
+	  LOGLINE_OK, 40 * MS, 35 * MS, 200 },
+	{ "nginx, three upstreams, one not reached",
+	  "<190>Nov 30 14:51:02 shedd: shedd rt=0.050 urt=0.010, -, 0.005 : 0.001 st=504",
+	  LOGLINE_OK, 50 * MS, 16 * MS, 504 },
+	{ "nginx, upstreams without spaces",
+	  "shedd rt=0.050 urt=0.010,0.020:0.003 st=200",
+	  LOGLINE_OK, 50 * MS, 33 * MS, 200 },
+	{ "nginx, every upstream '-'",
+	  "shedd rt=0.050 urt=-, - st=502",
+	  LOGLINE_OK, 50 * MS, NONE, 502 },
+	{ "microseconds and beyond: nine decimals kept, the rest dropped",
+	  "shedd rt=0.0000012349 st=200",
+	  LOGLINE_OK, 1234, NONE, 200 },
+	{ "whole seconds without a point",
+	  "shedd rt=3 st=200",
+	  LOGLINE_OK, 3000 * MS, NONE, 200 },
+	{ "status left out",
+	  "shedd rt=0.5",
+	  LOGLINE_OK, 500 * MS, NONE, 0 },
+	{ "a trailing newline",
+	  "shedd rt=0.5 st=200\n",
+	  LOGLINE_OK, 500 * MS, NONE, 200 },
+	{ "unknown keys and words are ignored",
+	  "shedd ua=curl/8 rt=0.007 x= =y word st=201 foo=bar=baz",
+	  LOGLINE_OK, 7 * MS, NONE, 201 },
+	{ "exactly the cap: one hour",
+	  "shedd rt=3600.000",
+	  LOGLINE_OK, 3600000 * MS, NONE, 0 },
+	/* HAProxy */
+	{ "haproxy, rfc3164",
+	  "<134>Nov 30 14:51:02 haproxy[4242]: shedd rt_ms=87 urt_ms=80 st=200",
+	  LOGLINE_OK, 87 * MS, 80 * MS, 200 },
+	{ "haproxy, rfc5424",
+	  "<134>1 2026-11-30T14:51:02.123456+00:00 web1 haproxy 4242 - - shedd rt_ms=5 urt_ms=3 st=200",
+	  LOGLINE_OK, 5 * MS, 3 * MS, 200 },
+	{ "haproxy, rfc5424, program named shedd",
+	  "<134>1 2026-11-30T14:51:02Z web1 shedd 4242 - - shedd rt_ms=6 urt_ms=-1 st=503",
+	  LOGLINE_OK, 6 * MS, NONE, 503 },
+	{ "haproxy, raw",
+	  "shedd rt_ms=0 urt_ms=0 st=200",
+	  LOGLINE_OK, 0, 0, 200 },
+	{ "haproxy, no server reached: urt_ms=-1, st=-1",
+	  "shedd rt_ms=3001 urt_ms=-1 st=-1",
+	  LOGLINE_OK, 3001 * MS, NONE, 0 },
+	/* refused */
+	{ "empty", "", LOGLINE_REJ_NO_MARKER, 0, NONE, 0 },
+	{ "no marker", "<190>Nov 30 14:51:02 nginx: rt=0.1 st=200",
+	  LOGLINE_REJ_NO_MARKER, 0, NONE, 0 },
+	{ "marker only", "shedd", LOGLINE_REJ_NO_RT, 0, NONE, 0 },
+	{ "marker and spaces", "shedd   ", LOGLINE_REJ_NO_RT, 0, NONE, 0 },
+	{ "marker inside a word", "sheddy rt=0.1", LOGLINE_REJ_NO_MARKER, 0, NONE, 0 },
+	{ "marker at a word's end", "xshedd rt=0.1", LOGLINE_REJ_NO_MARKER, 0, NONE, 0 },
+	{ "nginx tag alone is not the marker", "<190>Nov 30 14:51:02 shedd: rt=0.1",
+	  LOGLINE_REJ_NO_MARKER, 0, NONE, 0 },
+	{ "a second marker at the end", "shedd rt=0.1 shedd",
+	  LOGLINE_REJ_NO_RT, 0, NONE, 0 },
+	{ "missing request time", "shedd urt=0.1 st=200", LOGLINE_REJ_NO_RT, 0, NONE, 0 },
+	{ "request time '-'", "shedd rt=- st=200", LOGLINE_REJ_NO_RT, 0, NONE, 0 },
+	{ "request time -1 ms", "shedd rt_ms=-1 st=200", LOGLINE_REJ_NO_RT, 0, NONE, 0 },
+	{ "empty value", "shedd rt= st=200", LOGLINE_REJ_BAD_NUMBER, 0, NONE, 0 },
+	{ "exponent", "shedd rt=1e9", LOGLINE_REJ_BAD_NUMBER, 0, NONE, 0 },
+	{ "exponent after a point", "shedd rt=0.1e-3", LOGLINE_REJ_BAD_NUMBER, 0, NONE, 0 },
+	{ "nan", "shedd rt=nan", LOGLINE_REJ_BAD_NUMBER, 0, NONE, 0 },
+	{ "inf", "shedd rt=inf", LOGLINE_REJ_BAD_NUMBER, 0, NONE, 0 },
+	{ "hex", "shedd rt=0x10", LOGLINE_REJ_BAD_NUMBER, 0, NONE, 0 },
+	{ "plus sign", "shedd rt=+1", LOGLINE_REJ_BAD_NUMBER, 0, NONE, 0 },
+	{ "comma decimal (a locale's)", "shedd rt=0,5", LOGLINE_REJ_BAD_NUMBER, 0, NONE, 0 },
+	{ "point without decimals", "shedd rt=1.", LOGLINE_REJ_BAD_NUMBER, 0, NONE, 0 },
+	{ "point first", "shedd rt=.5", LOGLINE_REJ_BAD_NUMBER, 0, NONE, 0 },
+	{ "two points", "shedd rt=1.2.3", LOGLINE_REJ_BAD_NUMBER, 0, NONE, 0 },
+	{ "several request times", "shedd rt=0.1, 0.2", LOGLINE_REJ_BAD_NUMBER, 0, NONE, 0 },
+	{ "upstream list ends on a separator", "shedd rt=0.1 urt=0.1,",
+	  LOGLINE_REJ_BAD_NUMBER, 0, NONE, 0 },
+	{ "upstream list ends on a colon and space", "shedd rt=0.1 urt=0.1 : ",
+	  LOGLINE_REJ_BAD_NUMBER, 0, NONE, 0 },
+	{ "upstream list with junk", "shedd rt=0.1 urt=0.1, x", LOGLINE_REJ_BAD_NUMBER,
+	  0, NONE, 0 },
+	{ "ms with a point", "shedd rt_ms=1.5", LOGLINE_REJ_BAD_NUMBER, 0, NONE, 0 },
+	{ "ms '-'", "shedd rt_ms=-", LOGLINE_REJ_BAD_NUMBER, 0, NONE, 0 },
+	{ "status not a number", "shedd rt=0.1 st=OK", LOGLINE_REJ_BAD_NUMBER, 0, NONE, 0 },
+	{ "negative seconds", "shedd rt=-0.5", LOGLINE_REJ_NEGATIVE, 0, NONE, 0 },
+	{ "negative upstream", "shedd rt=0.5 urt=-0.1", LOGLINE_REJ_NEGATIVE, 0, NONE, 0 },
+	{ "negative ms", "shedd rt_ms=-5", LOGLINE_REJ_NEGATIVE, 0, NONE, 0 },
+	{ "negative ms -10", "shedd rt_ms=-10", LOGLINE_REJ_NEGATIVE, 0, NONE, 0 },
+	{ "above an hour", "shedd rt=3600.000000001", LOGLINE_REJ_RANGE, 0, NONE, 0 },
+	{ "a year", "shedd rt=31536000", LOGLINE_REJ_RANGE, 0, NONE, 0 },
+	{ "more digits than 64 bits hold",
+	  "shedd rt=123456789012345678901234567890.5", LOGLINE_REJ_RANGE, 0, NONE, 0 },
+	{ "ms above an hour", "shedd rt_ms=3600001", LOGLINE_REJ_RANGE, 0, NONE, 0 },
+	{ "ms beyond 64 bits", "shedd rt_ms=99999999999999999999999",
+	  LOGLINE_REJ_RANGE, 0, NONE, 0 },
+	{ "upstreams summing past an hour", "shedd rt=1 urt=3000, 3000",
+	  LOGLINE_REJ_RANGE, 0, NONE, 0 },
+	{ "status of four digits", "shedd rt=0.1 st=2000", LOGLINE_REJ_RANGE, 0, NONE, 0 },
+	{ "duplicate rt", "shedd rt=0.1 rt=0.2", LOGLINE_REJ_DUPLICATE, 0, NONE, 0 },
+	{ "rt and rt_ms", "shedd rt=0.1 rt_ms=100", LOGLINE_REJ_DUPLICATE, 0, NONE, 0 },
+	{ "urt and urt_ms", "shedd rt=0.1 urt=0.1 urt_ms=100", LOGLINE_REJ_DUPLICATE,
+	  0, NONE, 0 },
+	{ "duplicate st", "shedd rt=0.1 st=200 st=500", LOGLINE_REJ_DUPLICATE, 0, NONE, 0 },
+	{ "rt '-' then rt", "shedd rt=- rt=0.1", LOGLINE_REJ_DUPLICATE, 0, NONE, 0 },
+};
+
+static void table(void **state)
+{
+	size_t i, failed = 0;
+
+	/* Every row is checked and reported before the test fails. */
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct row *r = &rows[i];
+		struct logline_sample s;
+		enum logline_reject got;
+
+		memset(&s, 0xa5, sizeof(s));
+		got = logline_parse(r->line, strlen(r->line), &s);
+		if (got != r->want) {
+			print_error("FAIL %s: \"%s\": %s, expected %s\n", r->what, r->line,
+				    logline_reject_name(got), logline_reject_name(r->want));
+			failed++;
+			continue;
+		}
+		if (r->want != LOGLINE_OK)
+			continue;
+		if (s.rt_ns != r->rt_ns || s.status != r->status ||
+		    s.have_urt != (r->urt_ns != NONE) ||
+		    (s.have_urt && s.urt_ns != r->urt_ns)) {
+			print_error("FAIL %s: rt %llu urt %s%llu st %u, expected rt %llu "
+				    "urt %llu st %u\n", r->what, (unsigned long long)s.rt_ns,
+				    s.have_urt ? "" : "none ", (unsigned long long)s.urt_ns,
+				    s.status, (unsigned long long)r->rt_ns,
+				    (unsigned long long)r->urt_ns, r->status);
+			failed++;
+		}
+	}
+	assert_int_equal(failed, 0);
+}
+
+/* The parser reads @len bytes, no more, and needs no terminating NUL: a
+ * line cut short inside the buffer is parsed as the shorter line. */
+static void reads_only_len(void **state)
+{
+	const char line[] = "shedd rt=0.123456 st=200";
+	struct logline_sample s;
+
+	/* cut after "rt=0.12" */
+	assert_int_equal(logline_parse(line, 13, &s), LOGLINE_OK);
+	assert_int_equal(s.rt_ns, 120 * MS);
+	assert_int_equal(s.status, 0);
+	/* cut after "rt=" */
+	assert_int_equal(logline_parse(line, 9, &s), LOGLINE_REJ_BAD_NUMBER);
+	/* cut inside the marker */
+	assert_int_equal(logline_parse(line, 4, &s), LOGLINE_REJ_NO_MARKER);
+	assert_int_equal(logline_parse(line, 0, &s), LOGLINE_REJ_NO_MARKER);
+}
+
+static void nul_bytes_refused(void **state)
+{
+	const char line[] = "shedd rt=0.1\0 st=200";
+	struct logline_sample s;
+
+	assert_int_equal(logline_parse(line, sizeof(line) - 1, &s), LOGLINE_REJ_NUL);
+	assert_int_equal(logline_parse("\0shedd rt=0.1", 13, &s), LOGLINE_REJ_NUL);
+	/* before the cut, no NUL: fine */
+	assert_int_equal(logline_parse(line, 12, &s), LOGLINE_OK);
+}
+
+/* A line of exactly LOGLINE_MAX_LEN bytes (padded with an unknown key) is
+ * parsed; one byte more is too long. */
+static void length_limit(void **state)
+{
+	static char line[LOGLINE_MAX_LEN + 2];
+	struct logline_sample s;
+	int n = snprintf(line, sizeof(line), "<190>Nov 30 14:51:02 shedd: shedd rt=0.250 pad=");
+
+	memset(line + n, 'x', sizeof(line) - (size_t)n);
+	assert_int_equal(logline_parse(line, LOGLINE_MAX_LEN, &s), LOGLINE_OK);
+	assert_int_equal(s.rt_ns, 250 * MS);
+	assert_int_equal(logline_parse(line, LOGLINE_MAX_LEN + 1, &s), LOGLINE_REJ_TOO_LONG);
+}
+
+static void reject_names(void **state)
+{
+	int r;
+
+	for (r = 0; r < LOGLINE_NR_REJECTS; r++) {
+		assert_non_null(logline_reject_name((enum logline_reject)r));
+		assert_string_not_equal(logline_reject_name((enum logline_reject)r), "?");
+	}
+	assert_string_equal(logline_reject_name(LOGLINE_REJ_TRUNCATED), "truncated");
+	assert_string_equal(logline_reject_name(LOGLINE_NR_REJECTS), "?");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(table),
+		cmocka_unit_test(reads_only_len),
+		cmocka_unit_test(nul_bytes_refused),
+		cmocka_unit_test(length_limit),
+		cmocka_unit_test(reject_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* logline.h - request latency from a web server's own log line, as nginx and
+ * HAProxy send it to shedd's latency socket over syslog. Pure: no I/O, no
+ * allocation, no locale; reads exactly the bytes it is given.
+ *
+ * The message part begins with the word `shedd`, then `key=value` tokens:
+ *   rt=SECONDS    request time, decimal seconds (nginx $request_time)
+ *   urt=SECONDS   upstream time; `-` for none, several values joined by
+ *                 `,` or `:` (several upstreams tried) are summed
+ *   rt_ms=MS      request time, integer milliseconds (HAProxy %Ta); -1: none
+ *   urt_ms=MS     upstream time in ms (HAProxy %Tr); -1: none
+ *   st=CODE       HTTP status (optional)
+ * Unknown keys are ignored. Whatever comes before the marker (an RFC 3164 or
+ * RFC 5424 header, or nothing) is skipped.
+ */
+#ifndef SHEDD_LOGLINE_H
+#define SHEDD_LOGLINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+/* Longest log line accepted, bytes. nginx and HAProxy lines with a long
+ * header stay well below it; the latency socket's receive buffer is this
+ * large plus one, so a longer datagram is seen as truncated. */
+#ifndef LOGLINE_MAX_LEN
+#define LOGLINE_MAX_LEN 4096
+#endif
+
+/* Largest latency accepted: one hour. A request that took longer is not a
+ * delay a load shedder acts on (clients give up within seconds), a clock
+ * step or a garbled field is likelier; and the cap keeps a second's sum of
+ * samples far from overflowing 64 bits of nanoseconds. */
+#ifndef LOGLINE_MAX_NS
+#define LOGLINE_MAX_NS (3600ULL * 1000000000ULL)
+#endif
+
+/* Why a datagram on the latency socket was refused. The parser returns
+ * LOGLINE_REJ_NO_MARKER..LOGLINE_REJ_NUL; the receiver adds the two it
+ * alone can tell (a malformed binary sample, a truncated datagram). */
+enum logline_reject {
+	LOGLINE_OK = 0,
+	LOGLINE_REJ_NO_MARKER,  /* no word `shedd` */
+	LOGLINE_REJ_NO_RT,      /* no request time (missing, `-`, -1) */
+	LOGLINE_REJ_BAD_NUMBER, /* not a plain decimal (inf, nan, 1e9, 0x10, +1, ...) */
+	LOGLINE_REJ_NEGATIVE,   /* a time below zero (other than -1 for none) */
+	LOGLINE_REJ_RANGE,      /* above LOGLINE_MAX_NS, or a status above 999 */
+	LOGLINE_REJ_DUPLICATE,  /* a key twice, or rt with rt_ms, urt with urt_ms */
+	LOGLINE_REJ_TOO_LONG,   /* more than LOGLINE_MAX_LEN bytes */
+	LOGLINE_REJ_NUL,        /* a NUL byte inside the datagram */
+	LOGLINE_REJ_BINARY,     /* (receiver) binary format, malformed */
+	LOGLINE_REJ_TRUNCATED,  /* (receiver) longer than the receive buffer */
+	LOGLINE_NR_REJECTS
+};
+
+/* One request's sample. */
+struct logline_sample {
+	__u64 rt_ns;      /* request time */
+	bool have_urt;
+	__u64 urt_ns;     /* upstream time, summed over the upstreams tried */
+	__u32 status;     /* HTTP status, 0 when not given */
+};
+
+/* Parse one datagram of @len bytes: LOGLINE_OK and @out filled, or the
+ * reason it was refused (@out then undefined). Work is linear in @len. */
+enum logline_reject logline_parse(const char *buf, size_t len, struct logline_sample *out);
+
+/* A short name of @r for the status line ("no_marker", "range", ...). */
+const char *logline_reject_name(enum logline_reject r);
+
+#endif /* SHEDD_LOGLINE_H */
