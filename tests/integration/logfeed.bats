@@ -14,8 +14,9 @@ UP_PORT=8083    # its upstream, on the server's loopback
 REQUESTS=60
 
 setup() {
-	[ -x "$NGINX" ] || skip "nginx is not installed"
-	[ -x "$HAPROXY" ] || skip "haproxy is not installed"
+	# scripts/deps.sh installs both: missing is a broken set-up, not a skip.
+	[ -x "$NGINX" ] || { echo "nginx is not installed (scripts/deps.sh)" >&2; return 1; }
+	[ -x "$HAPROXY" ] || { echo "haproxy is not installed (scripts/deps.sh)" >&2; return 1; }
 	testbed_up
 }
 teardown() { testbed_down; }
