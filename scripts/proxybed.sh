@@ -115,16 +115,28 @@ front_start() {
 	wait_listening "$1" "$PORT"
 }
 
+# pids_forget PID: take PID out of PIDS once it has been waited for, so the
+# teardown does not signal a reused pid.
+pids_forget() {
+	local p keep=()
+	for p in "${PIDS[@]}"; do
+		[ "$p" = "$1" ] || keep+=("$p")
+	done
+	PIDS=("${keep[@]}")
+}
+
 # stop_pid PID: SIGTERM, then wait for it (at most 5 s, then SIGKILL).
 stop_pid() {
 	local i
-	kill -TERM "$1" 2>/dev/null || return 0
-	for ((i = 0; i < 100; i++)); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.05
-	done
-	kill -KILL "$1" 2>/dev/null || true
+	if kill -TERM "$1" 2>/dev/null; then
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$1" 2>/dev/null || break
+			sleep 0.05
+		done
+		kill -KILL "$1" 2>/dev/null || true
+	fi
 	wait "$1" 2>/dev/null || true
+	pids_forget "$1"
 }
 
 # http_load NAME RATE SECONDS PATIENCE_MS [REQUESTS_PER_CONN [WARMUP]]:
