@@ -4,8 +4,9 @@
 # slowserver --http on $SRV_IP:$UPSTREAM_PORT (capacity workers / service
 # time, accepting only when a worker is free, a small backlog) and nginx or
 # HAProxy on $SRV_IP:$PORT, started from configs generated in $TESTBED_TMP,
-# logging each request to shedd's latency socket in the format shedd parses
-# (README, "Request latency from nginx and HAProxy"). Every process started
+# logging each request to shedd's latency socket as a syslog datagram whose
+# message is "shedd rt=SECONDS urt=SECONDS st=STATUS" (nginx) or
+# "shedd rt_ms=MS urt_ms=MS st=STATUS" (HAProxy). Every process started
 # here is in PIDS, so testbed_down ends it.
 #
 # The proxies' workers run as root inside the test namespace, so they can
