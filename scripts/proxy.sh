@@ -86,12 +86,12 @@ cell() {
 	sleep "$WARM"
 	t0=$(date +%s.%N)
 	s0=0
-	[ -n "$SHEDD_PID" ] && s0=$(shed_total)
+	if [ -n "$SHEDD_PID" ]; then s0=$(shed_total); fi
 	wait "$lpid"
 	pids_forget "$lpid"
 	t1=$(date +%s.%N)
 	s1=0
-	[ -n "$SHEDD_PID" ] && s1=$(shed_total)
+	if [ -n "$SHEDD_PID" ]; then s1=$(shed_total); fi
 	stop_pid "$FRONT_PID"
 	samples=- bad=- limit=-
 	if [ -n "$SHEDD_PID" ]; then
@@ -109,7 +109,7 @@ cell() {
 	echo "$front,$config,$load,$rate,$rpc,$(field goodput_per_sec "$line"),$(awk -v g="$(field goodput_per_sec "$line")" -v c="$CAP" 'BEGIN { printf "%.0f", 100 * g / c }'),$(field p50_ms "$line"),$(field p99_ms "$line"),$shed_per_sec,$(field refused "$line"),$(field timeout_connect "$line"),$(field timeout_response "$line"),$(field error "$line"),$(field bad_status "$line"),$(field offered "$line"),$ok,$(field connections "$line"),$samples,$bad,$limit"
 }
 
-HEADER="front,config,load,offered_per_sec,requests_per_conn,goodput_per_sec,goodput_pct,p50_ms,p99_ms,shed_syn_per_sec,refused,timeout_connect,timeout_response,error,bad_status,requests,ok,connections,latency_samples,latency_bad,last_limit"
+HEADER="front,config,load,offered_per_sec,requests_per_conn,goodput_per_sec,goodput_pct,p50_ms,p99_ms,shed_per_sec,refused,timeout_connect,timeout_response,error,bad_status,requests,ok,connections,latency_samples,latency_bad,last_limit"
 echo "$HEADER" >"$CSV"
 echo "upstream: $WORKERS workers x $SERVICE_MS ms (C = $CAP/s), backlog $BACKLOG; patience $PATIENCE_MS ms; $SECS s per cell, the first $WARM s left out"
 for front in $FRONTS; do
@@ -135,11 +135,11 @@ done
 	echo "Front: nginx 1.22 (1 worker, 4096 connections) or HAProxy 2.6 (maxconn 9000) in the same namespace, proxying to it."
 	echo "Clients: loadgen --http, open loop at load x C requests/s, patience $PATIENCE_MS ms, $SECS s per cell with the first $WARM s left out."
 	echo "Configurations: none (no shedd); kernel (shedd --port $PORT, no latency samples); log (shedd fed by the front's request log over --latency-socket)${PROXY_SHEDD_ARGS:+; shedd options: $PROXY_SHEDD_ARGS}."
-	echo "shed/s: SYNs shedd dropped or refused per second; latency samples / bad: datagrams shedd took as samples / refused as malformed over the cell."
+	echo "shed/s: connections shedd refused per second after the warm-up (SYNs dropped or answered with a RST; proven ACKs refused with a RST in a verified class, which the client counts as an error: a reset before the reply). timeouts: the client's timeout_connect + timeout_response; errors: error + bad_status (a non-2xx reply). samples / bad: latency datagrams shedd took as samples / refused as malformed over the cell. limit: shedd's admitted rate at the end."
 	echo
-	echo "| front | config | load | req/conn | goodput/s | % of C | p50 ms | p99 ms | shed SYN/s | refused | timeouts | samples | bad | last limit |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-	tail -n +2 "$CSV" | awk -F, '{ printf "| %s | %s | %sx | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $5, $6, $7, $8, $9, $10, $11, $12 + $13, $19, $20, $21 }'
+	echo "| front | config | load | req/conn | conns | goodput/s | % of C | p50 ms | p99 ms | shed/s | refused | timeouts | errors | samples | bad | limit |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	tail -n +2 "$CSV" | awk -F, '{ printf "| %s | %s | %sx | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $5, $18, $6, $7, $8, $9, $10, $11, $12 + $13, $14 + $15, $19, $20, $21 }'
 } >"$MD"
 echo
 cat "$MD"

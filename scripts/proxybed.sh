@@ -150,9 +150,11 @@ http_load() {
 		>"$TESTBED_TMP/$1" 2>"$TESTBED_TMP/$1.sec"
 }
 
-# shed_total: SYNs shed by shedd so far (dropped + refused with a RST), over
-# every class and CPU.
+# shed_total: connections shed by shedd so far, over every class and CPU:
+# SYNs dropped or refused with a RST, and, in a verified class (the
+# default class verifies while shedding), proven ACKs refused with a RST,
+# which a client sees as a reset right after its connect.
 shed_total() {
 	bpftool map dump pinned "$PIN_DIR/stats" |
-		jq '[.[0].values[].value.cls[] | .dropped + .rst_sent] | add'
+		jq '[.[0].values[].value.cls[] | .dropped + .rst_sent + .ack_refused] | add'
 }

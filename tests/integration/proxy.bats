@@ -91,6 +91,7 @@ report() {
 	http_load calm $((CAP / 2)) 8 "$PATIENCE_MS"
 	report calm
 	line=$(cat "$TESTBED_TMP/calm")
+	echo "shed: $(shed_total)"
 	[ "$(shed_total)" -eq 0 ]
 	[ "$(field refused "$line")" -eq 0 ]
 	[ "$(field ok "$line")" -eq "$(field offered "$line")" ]
