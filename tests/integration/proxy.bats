@@ -3,7 +3,9 @@
 # accepts every connection at once, with an upstream of known capacity C
 # behind it (scripts/proxybed.sh): the HTTP client and the proxies' log
 # wiring, a calm run that sheds nothing, and overload at 3x C where shedd,
-# fed by the proxy's request log, keeps goodput near C.
+# fed by the proxy's request log, keeps goodput near C. The overload tests
+# need shedd to read the proxies' log lines as latency samples and to find
+# a latency target by itself: without those they measure a goodput of 0.
 
 load lib
 source "$(dirname "$BATS_TEST_FILENAME")/../../scripts/proxybed.sh"
