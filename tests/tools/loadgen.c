@@ -305,7 +305,7 @@ static void usage(FILE *f)
 "At the end stdout gets one line:\n"
 "  offered=N ok=N refused=N timeout_connect=N timeout_response=N error=N\n"
 "  bad_status=N goodput_per_sec=X.X p50_ms=X p99_ms=X connections=N\n"
-"(the per-second lines also carry bad_status=N). Counts are of requests;\n"
+"Counts are of requests (connections without --http);\n"
 "goodput_per_sec is ok / (SEC - W) (the seconds actually offered when\n"
 "stopped early); p50/p99 are over the ok requests' times from arrival to the\n"
 "whole reply, within 0.4 %%, and nan without any ok; connections is the\n"
