@@ -168,7 +168,7 @@ static uint64_t free_top;
 static uint32_t dl_head = NIL, dl_tail = NIL;
 static uint32_t idle_head = NIL, idle_tail = NIL;
 static uint64_t inflight; /* slots in use, idle connections included */
-static uint64_t conns_opened;
+static uint64_t conns_opened; /* after the warm-up */
 static struct second *seconds;
 static uint64_t nseconds;
 static uint64_t total[OUT_NR];
@@ -309,7 +309,7 @@ static void usage(FILE *f)
 "goodput_per_sec is ok / (SEC - W) (the seconds actually offered when\n"
 "stopped early); p50/p99 are over the ok requests' times from arrival to the\n"
 "whole reply, within 0.4 %%, and nan without any ok; connections is the\n"
-"number of connections opened.\n"
+"number of connections opened for them.\n"
 "Exit: 0 done, 1 runtime error or interrupted, 2 usage error.\n",
 		MIN_RATE, MAX_RATE, MAX_DURATION_S, MAX_PATIENCE_MS,
 		MAX_INFLIGHT, DEFAULT_MAX_INFLIGHT, FD_SPARE,
@@ -736,7 +736,8 @@ static void start_request(uint64_t now, uint32_t sec)
 	c->state = C_CONNECTING;
 	list_add_tail(i, &dl_head, &dl_tail);
 	inflight++;
-	conns_opened++;
+	if (sec >= cfg.warmup_s)
+		conns_opened++;
 
 	if (connect(fd, (const struct sockaddr *)&cfg.dst, cfg.addr_len) == 0) {
 		if (send_request(i))
