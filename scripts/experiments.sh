@@ -3,15 +3,16 @@
 # the namespace testbed with real sockets: a server of 4 workers x 10 ms
 # behind a 128-entry accept queue, open-loop clients with a patience of
 # 250 ms. Prints one table; every run is bounded and the testbed is removed.
-# Usage: experiments.sh [goodput|flood] (default goodput); the flood
-# experiment is scripts/flood.sh.
+# Usage: experiments.sh [goodput|flood|proxy] (default goodput); the flood
+# experiment is scripts/flood.sh, the reverse-proxy one scripts/proxy.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 case ${1:-goodput} in
 goodput) ;;
 flood) exec scripts/flood.sh ;;
-*) echo "experiments.sh: unknown experiment '$1' (goodput, flood)" >&2; exit 2 ;;
+proxy) exec scripts/proxy.sh ;;
+*) echo "experiments.sh: unknown experiment '$1' (goodput, flood, proxy)" >&2; exit 2 ;;
 esac
 
 # shellcheck source=scripts/testbed.sh

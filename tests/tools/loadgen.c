@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* loadgen.c - testbed open-loop TCP client with patience, the measure of
- * goodput: opens connections at a fixed (or Poisson) rate, sends "GET\n" and
- * counts a connection ok only when "OK\n" came back within --patience-ms;
- * at its deadline it gives up with a RST. One summary line on stdout.
+ * goodput: starts requests at a fixed (or Poisson) rate, each on a new
+ * connection ("GET\n", ok when "OK\n" came back within --patience-ms) or,
+ * with --http, as HTTP/1.1 GETs (ok on a 2xx whose whole body arrived in
+ * time), optionally several per keep-alive connection. At its deadline a
+ * request gives up with a RST. One summary line on stdout.
  * Exit 0 ok, 1 runtime error (or interrupted), 2 usage error.
  */
 #include <arpa/inet.h>
@@ -44,6 +46,9 @@
 #define NSEC_PER_MSEC ((uint64_t)1000000)
 #define NSEC_PER_USEC ((uint64_t)1000)
 #define NIL UINT32_MAX
+#define MAX_REQUESTS_PER_CONN 1000000ULL
+#define HTTP_LINE_MAX 96 /* bytes of a response line kept; the rest ignored */
+#define HTTP_REQUEST_MAX 512
 
 /* Latency histogram, log-linear in microseconds: values below HIST_SUB are
  * exact, above it every power of two has HIST_SUB buckets, so a bucket's
@@ -61,11 +66,13 @@ enum outcome {
 	OUT_TIMEOUT_CONNECT,
 	OUT_TIMEOUT_RESPONSE,
 	OUT_ERROR,
+	OUT_BAD_STATUS,
 	OUT_NR,
 };
 
 static const char *const outcome_name[OUT_NR] = {
 	"ok", "refused", "timeout_connect", "timeout_response", "error",
+	"bad_status",
 };
 
 struct cfg {
@@ -85,18 +92,55 @@ struct cfg {
 	uint64_t max_inflight;
 	bool max_inflight_set;
 	uint64_t seed;
+	bool http;
+	const char *host;
+	uint64_t requests_per_conn;
+	uint64_t warmup_s;
+	/* --http: the request, with and without "Connection: close" */
+	char req_close[HTTP_REQUEST_MAX], req_keep[HTTP_REQUEST_MAX];
+	size_t req_close_len, req_keep_len;
 };
 
-enum conn_state { C_FREE, C_CONNECTING, C_WAIT_REPLY, C_WAIT_EOF };
+/* C_IDLE: an HTTP keep-alive connection between requests, in the idle
+ * list, not in the deadline list. */
+enum conn_state { C_FREE, C_CONNECTING, C_WAIT_REPLY, C_WAIT_EOF, C_IDLE };
+
+/* Where the response of an HTTP request has got to. */
+enum http_phase { H_STATUS, H_FIELDS, H_BODY, H_BODY_TO_EOF };
+
+/*
+ * struct http_resp - the parse of one HTTP response, byte by byte, so a
+ * response split anywhere across reads parses the same.
+ * @line:      the current status or header line, cut at HTTP_LINE_MAX - 1
+ *             bytes (only short ones matter: the status line,
+ *             Content-Length, Connection, Transfer-Encoding).
+ * @left:      body bytes still to come (H_BODY).
+ * @close:     the connection ends after this response (Connection: close,
+ *             or HTTP/1.0 without keep-alive, or a body up to the close).
+ */
+struct http_resp {
+	enum http_phase phase;
+	uint16_t status;
+	bool have_length, close, bad;
+	uint64_t left;
+	uint32_t line_len;
+	char line[HTTP_LINE_MAX];
+};
 
 /*
  * struct conn - one connection slot.
- * @prev, @next: the deadline list. Every connection has the same patience,
- *          so start order is deadline order: the list is kept in start
- *          order, its head expires first, and finishing unlinks in O(1).
- * @gen:    bumped on every reuse, carried in the epoll data, so an event
- *          for a closed connection cannot be taken for its successor.
- * @got:    bytes of "OK\n" matched so far.
+ * @prev, @next: the deadline list, or the idle list for C_IDLE. Every
+ *          request has the same patience and takes its connection when it
+ *          arrives, so arrival order is deadline order: the deadline list
+ *          is kept in arrival order (a reused connection goes to its tail),
+ *          its head expires first, and finishing unlinks in O(1).
+ * @gen:    bumped on every reuse of the slot, carried in the epoll data, so
+ *          an event for a closed connection cannot be taken for its
+ *          successor.
+ * @got:    bytes of "OK\n" matched so far (line protocol).
+ * @second, @start_ns: arrival of the request the connection carries now.
+ * @requests: requests sent on this connection so far.
+ * @resp:   --http: the parse of the current response.
  */
 struct conn {
 	int fd;
@@ -106,6 +150,8 @@ struct conn {
 	uint32_t second;
 	uint32_t prev, next;
 	uint64_t start_ns;
+	uint64_t requests;
+	struct http_resp resp;
 };
 
 struct second {
@@ -120,7 +166,9 @@ static struct conn *conns;
 static uint32_t *free_stack;
 static uint64_t free_top;
 static uint32_t dl_head = NIL, dl_tail = NIL;
-static uint64_t inflight;
+static uint32_t idle_head = NIL, idle_tail = NIL;
+static uint64_t inflight; /* slots in use, idle connections included */
+static uint64_t conns_opened; /* after the warm-up */
 static struct second *seconds;
 static uint64_t nseconds;
 static uint64_t total[OUT_NR];
@@ -193,7 +241,8 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: " PROG " --dst ADDR --port P --rate CONN_PER_SEC --duration SEC\n"
 "       --patience-ms MS [--bind ADDR] [--poisson] [--max-inflight N]\n"
-"       [--seed N]\n"
+"       [--seed N] [--warmup W] [--http [--host NAME]\n"
+"       [--requests-per-conn N]]\n"
 "       " PROG " --help\n"
 "\n"
 "An open-loop client: it starts connections to ADDR:P at CONN_PER_SEC\n"
@@ -220,6 +269,28 @@ static void usage(FILE *f)
 "                   shrinks to fit (with a warning if the run may need\n"
 "                   more).\n"
 "--seed N           seed of the Poisson gaps (default: time and pid)\n"
+"--warmup W         leave the requests that arrive in the first W seconds\n"
+"                   (0 to SEC-1, default 0) out of the summary line; the\n"
+"                   per-second lines still show them\n"
+"\n"
+"--http             speak HTTP/1.1: each request is \"GET / HTTP/1.1\" with\n"
+"                   \"Host: NAME\" (--host, default ADDR); the rate is one of\n"
+"                   requests. A request is ok only on a 2xx status whose\n"
+"                   whole body (Content-Length, or up to the close) arrived\n"
+"                   within MS of the request's arrival; another status is\n"
+"                   bad_status (a late one is timeout_response); chunked\n"
+"                   bodies are not supported (error).\n"
+"--requests-per-conn N  with --http, keep-alive: a connection carries up\n"
+"                   to N requests (1-%llu, default 1), one after another.\n"
+"                   A request that arrives takes an idle connection (the\n"
+"                   one idle the shortest) and otherwise opens a new one at\n"
+"                   once: requests never wait for a connection, so the\n"
+"                   arrivals stay open-loop and the connections opened\n"
+"                   (connections=) grow with the load. The N-th request, and\n"
+"                   every request when N is 1, asks \"Connection: close\",\n"
+"                   so the server closes first; a connection the server\n"
+"                   closes while idle is just let go. A request that gives\n"
+"                   up takes its connection with it (RST).\n"
 "\n"
 "Local ports: every connection in flight holds one, up to about\n"
 "CONN_PER_SEC * MS / 1000 at once. Widen the range in the client's network\n"
@@ -227,18 +298,22 @@ static void usage(FILE *f)
 "  sysctl -w net.ipv4.ip_local_port_range=\"1024 65000\"\n"
 "Running out shows as EADDRNOTAVAIL, counted as error with a warning.\n"
 "\n"
-"Every second stderr gets, for the connections STARTED in second N (printed\n"
+"Every second stderr gets, for the requests STARTED in second N (printed\n"
 "once all of them are finished):\n"
 "  t=N offered=N ok=N refused=N timeout_connect=N timeout_response=N error=N\n"
+"  bad_status=N\n"
 "At the end stdout gets one line:\n"
 "  offered=N ok=N refused=N timeout_connect=N timeout_response=N error=N\n"
-"  goodput_per_sec=X.X p50_ms=X p99_ms=X\n"
-"goodput_per_sec is ok / SEC (the seconds actually offered when stopped\n"
-"early); p50/p99 are over the ok connections' times from start to \"OK\\n\",\n"
-"within 0.4 %%, and nan without any ok.\n"
+"  bad_status=N goodput_per_sec=X.X p50_ms=X p99_ms=X connections=N\n"
+"Counts are of requests (connections without --http);\n"
+"goodput_per_sec is ok / (SEC - W) (the seconds actually offered when\n"
+"stopped early); p50/p99 are over the ok requests' times from arrival to the\n"
+"whole reply, within 0.4 %%, and nan without any ok; connections is the\n"
+"number of connections opened for them.\n"
 "Exit: 0 done, 1 runtime error or interrupted, 2 usage error.\n",
 		MIN_RATE, MAX_RATE, MAX_DURATION_S, MAX_PATIENCE_MS,
-		MAX_INFLIGHT, DEFAULT_MAX_INFLIGHT, FD_SPARE);
+		MAX_INFLIGHT, DEFAULT_MAX_INFLIGHT, FD_SPARE,
+		MAX_REQUESTS_PER_CONN);
 }
 
 /* Fill @sa from @s with @port. Return: the family, or -1. */
@@ -263,7 +338,8 @@ static int parse_addr(const char *s, uint16_t port, void *sa)
 
 enum {
 	OPT_DST = 256, OPT_PORT, OPT_RATE, OPT_DURATION, OPT_PATIENCE,
-	OPT_BIND, OPT_POISSON, OPT_MAX_INFLIGHT, OPT_SEED, OPT_HELP,
+	OPT_BIND, OPT_POISSON, OPT_MAX_INFLIGHT, OPT_SEED, OPT_HTTP, OPT_HOST,
+	OPT_REQUESTS_PER_CONN, OPT_WARMUP, OPT_HELP,
 };
 
 static const struct option long_opts[] = {
@@ -276,9 +352,41 @@ static const struct option long_opts[] = {
 	{ "poisson", no_argument, NULL, OPT_POISSON },
 	{ "max-inflight", required_argument, NULL, OPT_MAX_INFLIGHT },
 	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "http", no_argument, NULL, OPT_HTTP },
+	{ "host", required_argument, NULL, OPT_HOST },
+	{ "warmup", required_argument, NULL, OPT_WARMUP },
+	{ "requests-per-conn", required_argument, NULL, OPT_REQUESTS_PER_CONN },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* The two HTTP requests of --http. Return: 0, or -1 on a bad --host. */
+static int build_requests(struct cfg *c)
+{
+	char host[HTTP_REQUEST_MAX / 2];
+	int n;
+
+	if (c->host) {
+		if (!c->host[0] || strlen(c->host) >= sizeof(host) ||
+		    strpbrk(c->host, " \t\r\n")) {
+			fprintf(stderr, PROG ": --host: '%s' is not a host name\n",
+				c->host);
+			return -1;
+		}
+		snprintf(host, sizeof(host), "%s", c->host);
+	} else if (c->family == AF_INET6) {
+		snprintf(host, sizeof(host), "[%s]:%" PRIu64, c->dst_str, c->port);
+	} else {
+		snprintf(host, sizeof(host), "%s:%" PRIu64, c->dst_str, c->port);
+	}
+	n = snprintf(c->req_close, sizeof(c->req_close), "GET / HTTP/1.1\r\n"
+		     "Host: %s\r\nConnection: close\r\n\r\n", host);
+	c->req_close_len = (size_t)n;
+	n = snprintf(c->req_keep, sizeof(c->req_keep), "GET / HTTP/1.1\r\n"
+		     "Host: %s\r\n\r\n", host);
+	c->req_keep_len = (size_t)n;
+	return 0;
+}
 
 /* Return: 0 to run, 1 after --help, -1 on a usage error (already printed). */
 static int parse_args(int argc, char **argv, struct cfg *c)
@@ -288,6 +396,7 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 	int opt, fam;
 
 	c->max_inflight = DEFAULT_MAX_INFLIGHT;
+	c->requests_per_conn = 1;
 	while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case OPT_DST:
@@ -333,6 +442,23 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 				return -1;
 			have_seed = true;
 			break;
+		case OPT_HTTP:
+			c->http = true;
+			break;
+		case OPT_HOST:
+			c->host = optarg;
+			break;
+		case OPT_WARMUP:
+			if (parse_u64("warmup", optarg, 0, MAX_DURATION_S - 1,
+				      &c->warmup_s))
+				return -1;
+			break;
+		case OPT_REQUESTS_PER_CONN:
+			if (parse_u64("requests-per-conn", optarg, 1,
+				      MAX_REQUESTS_PER_CONN,
+				      &c->requests_per_conn))
+				return -1;
+			break;
 		case OPT_HELP:
 			usage(stdout);
 			return 1;
@@ -374,6 +500,18 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 	}
 	if (!have_seed)
 		c->seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	if (c->warmup_s >= c->duration_s) {
+		fprintf(stderr, PROG ": --warmup %" PRIu64 " leaves nothing of "
+			"--duration %" PRIu64 "\n", c->warmup_s, c->duration_s);
+		return -1;
+	}
+	if (!c->http && (c->host || c->requests_per_conn > 1)) {
+		fprintf(stderr, PROG ": --host and --requests-per-conn need "
+			"--http\n");
+		return -1;
+	}
+	if (c->http && build_requests(c))
+		return -1;
 	return 0;
 }
 
@@ -382,7 +520,16 @@ static void record(uint32_t second, enum outcome out)
 {
 	seconds[second].count[out]++;
 	seconds[second].pending--;
-	total[out]++;
+	if (second >= cfg.warmup_s)
+		total[out]++;
+}
+
+/* An ok request that arrived in @second took @ns. */
+static void record_ok(uint32_t second, uint64_t ns)
+{
+	record(second, OUT_OK);
+	if (second >= cfg.warmup_s)
+		hist[hist_index(ns / NSEC_PER_USEC)]++;
 }
 
 static void warn_once(bool *warned, const char *what, int err,
@@ -393,6 +540,34 @@ static void warn_once(bool *warned, const char *what, int err,
 	*warned = true;
 	fprintf(stderr, PROG ": %s: %s (%s; counted as error, warning once)\n",
 		what, strerror(err), advice);
+}
+
+static void list_del(uint32_t i, uint32_t *head, uint32_t *tail)
+{
+	struct conn *c = &conns[i];
+
+	if (c->prev != NIL)
+		conns[c->prev].next = c->next;
+	else
+		*head = c->next;
+	if (c->next != NIL)
+		conns[c->next].prev = c->prev;
+	else
+		*tail = c->prev;
+	c->prev = c->next = NIL;
+}
+
+static void list_add_tail(uint32_t i, uint32_t *head, uint32_t *tail)
+{
+	struct conn *c = &conns[i];
+
+	c->prev = *tail;
+	c->next = NIL;
+	if (*tail != NIL)
+		conns[*tail].next = i;
+	else
+		*head = i;
+	*tail = i;
 }
 
 /* Close slot @i and put it back; @rst: abort with a RST, no TIME_WAIT. */
@@ -408,15 +583,11 @@ static void release(uint32_t i, bool rst)
 	}
 	close(c->fd); /* also leaves the epoll set */
 	c->fd = -1;
+	if (c->state == C_IDLE)
+		list_del(i, &idle_head, &idle_tail);
+	else
+		list_del(i, &dl_head, &dl_tail);
 	c->state = C_FREE;
-	if (c->prev != NIL)
-		conns[c->prev].next = c->next;
-	else
-		dl_head = c->next;
-	if (c->next != NIL)
-		conns[c->next].prev = c->prev;
-	else
-		dl_tail = c->prev;
 	free_stack[free_top++] = i;
 	inflight--;
 }
@@ -441,16 +612,28 @@ static void watch(uint32_t i, uint32_t events, int op)
 			strerror(errno));
 }
 
-/* Connected: send the request and wait for the reply. Return: false when
- * the slot was finished here. */
-static bool on_connected(uint32_t i)
+/* Connected, or an idle connection taken: send the request and wait for
+ * the reply. Return: false when the slot was finished here. */
+static bool send_request(uint32_t i)
 {
 	struct conn *c = &conns[i];
+	const char *req = request;
+	size_t len = sizeof(request) - 1;
 	ssize_t n;
 
-	/* 4 bytes into a fresh send buffer: never partial. */
-	n = send(c->fd, request, sizeof(request) - 1, MSG_NOSIGNAL);
-	if (n != (ssize_t)(sizeof(request) - 1)) {
+	c->requests++;
+	if (cfg.http) {
+		bool last = c->requests >= cfg.requests_per_conn;
+
+		req = last ? cfg.req_close : cfg.req_keep;
+		len = last ? cfg.req_close_len : cfg.req_keep_len;
+		memset(&c->resp, 0, sizeof(c->resp));
+		c->resp.phase = H_STATUS;
+	}
+	/* A few hundred bytes into an empty send buffer (a fresh connection,
+	 * or one whose last response was read whole): never partial. */
+	n = send(c->fd, req, len, MSG_NOSIGNAL);
+	if (n != (ssize_t)len) {
 		record(c->second, OUT_ERROR);
 		release(i, true);
 		return false;
@@ -459,14 +642,56 @@ static bool on_connected(uint32_t i)
 	return true;
 }
 
-/* Start one connection in second @sec. */
-static void start_conn(uint64_t now, uint32_t sec)
+/* Whether idle connection @i can take a request: the server may have
+ * closed it (or sent junk) since, and the event is not read yet. */
+static bool idle_usable(uint32_t i)
+{
+	char b;
+	ssize_t n = recv(conns[i].fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+
+	return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+/* A request arrived: give it an idle keep-alive connection if one is
+ * usable. Return: true when it was given one (and sent, or finished). */
+static bool reuse_idle(uint64_t now, uint32_t sec)
+{
+	while (idle_tail != NIL) {
+		uint32_t i = idle_tail;
+		struct conn *c = &conns[i];
+
+		if (!idle_usable(i)) {
+			release(i, false);
+			continue;
+		}
+		list_del(i, &idle_head, &idle_tail);
+		c->second = sec;
+		c->start_ns = now;
+		c->state = C_WAIT_REPLY; /* on the deadline list from now */
+		list_add_tail(i, &dl_head, &dl_tail);
+		send_request(i);
+		return true;
+	}
+	return false;
+}
+
+/* Let go of every idle connection: nothing more will be offered. */
+static void close_idle(void)
+{
+	while (idle_head != NIL)
+		release(idle_head, false);
+}
+
+/* Start one request in second @sec: on an idle connection, or a new one. */
+static void start_request(uint64_t now, uint32_t sec)
 {
 	struct conn *c;
 	uint32_t i;
 	int fd, one = 1;
 
 	seconds[sec].pending++;
+	if (reuse_idle(now, sec))
+		return;
 	if (!free_top) {
 		if (!warned_inflight) {
 			warned_inflight = true;
@@ -505,20 +730,17 @@ static void start_conn(uint64_t now, uint32_t sec)
 	c->fd = fd;
 	c->gen++;
 	c->got = 0;
+	c->requests = 0;
 	c->second = sec;
 	c->start_ns = now;
 	c->state = C_CONNECTING;
-	c->prev = dl_tail;
-	c->next = NIL;
-	if (dl_tail != NIL)
-		conns[dl_tail].next = i;
-	else
-		dl_head = i;
-	dl_tail = i;
+	list_add_tail(i, &dl_head, &dl_tail);
 	inflight++;
+	if (sec >= cfg.warmup_s)
+		conns_opened++;
 
 	if (connect(fd, (const struct sockaddr *)&cfg.dst, cfg.addr_len) == 0) {
-		if (on_connected(i))
+		if (send_request(i))
 			watch(i, EPOLLIN, EPOLL_CTL_ADD);
 		return;
 	}
@@ -537,11 +759,191 @@ static void start_conn(uint64_t now, uint32_t sec)
 	release(i, false);
 }
 
+/* Trim blanks at both ends of @s in place. */
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+		*--e = '\0';
+	return s;
+}
+
+/* One whole line of the response head (no line end) in @r->line. */
+static void http_line(struct http_resp *r)
+{
+	char *l = r->line, *colon, *val;
+
+	if (r->phase == H_STATUS) {
+		/* "HTTP/1.x SSS reason": only the version and the code. */
+		if (strncmp(l, "HTTP/1.", 7) || (l[7] != '0' && l[7] != '1') ||
+		    l[8] != ' ' || l[9] < '1' || l[9] > '5' || l[10] < '0' ||
+		    l[10] > '9' || l[11] < '0' || l[11] > '9' ||
+		    (l[12] != ' ' && l[12] != '\0')) {
+			r->bad = true;
+			return;
+		}
+		r->status = (uint16_t)((l[9] - '0') * 100 + (l[10] - '0') * 10 +
+				       (l[11] - '0'));
+		r->close = l[7] == '0'; /* HTTP/1.0 closes unless told */
+		r->phase = H_FIELDS;
+		return;
+	}
+	if (!l[0]) { /* the end of the head */
+		if (r->status < 200) { /* 1xx: the real status follows */
+			r->phase = H_STATUS;
+		} else if (r->status == 204 || r->status == 304) {
+			r->phase = H_BODY;
+			r->left = 0;
+		} else if (r->have_length) {
+			r->phase = H_BODY;
+		} else {
+			r->phase = H_BODY_TO_EOF;
+			r->close = true;
+		}
+		return;
+	}
+	colon = strchr(l, ':');
+	if (!colon)
+		return; /* not a field; ignored */
+	*colon = '\0';
+	val = trim(colon + 1);
+	if (!strcasecmp(l, "content-length")) {
+		char *end;
+
+		errno = 0;
+		r->left = strtoull(val, &end, 10);
+		if (val[0] < '0' || val[0] > '9' || *end || errno)
+			r->bad = true;
+		r->have_length = true;
+	} else if (!strcasecmp(l, "connection")) {
+		if (strcasestr(val, "close"))
+			r->close = true;
+		else if (strcasestr(val, "keep-alive"))
+			r->close = false;
+	} else if (!strcasecmp(l, "transfer-encoding")) {
+		if (strcasecmp(val, "identity"))
+			r->bad = true; /* chunked: not supported */
+	}
+}
+
+/* Feed @n bytes of the response to @r. Return: how many were used, up to
+ * the end of the response; *@done when it is whole (a body up to the
+ * close is whole only at the EOF). */
+static size_t http_feed(struct http_resp *r, const char *buf, size_t n,
+			bool *done)
+{
+	size_t k = 0;
+
+	*done = false;
+	while (k < n && !r->bad) {
+		if (r->phase == H_BODY_TO_EOF)
+			return n;
+		if (r->phase == H_BODY) {
+			size_t take = r->left < n - k ? (size_t)r->left : n - k;
+
+			r->left -= take;
+			k += take;
+			if (!r->left) {
+				*done = true;
+				return k;
+			}
+			continue;
+		}
+		if (buf[k] == '\n') {
+			if (r->line_len && r->line[r->line_len - 1] == '\r')
+				r->line_len--;
+			r->line[r->line_len] = '\0';
+			r->line_len = 0;
+			http_line(r);
+			k++;
+			if (r->phase == H_BODY && !r->left) {
+				*done = true;
+				return k;
+			}
+			continue;
+		}
+		if (r->line_len < HTTP_LINE_MAX - 1)
+			r->line[r->line_len++] = buf[k];
+		k++;
+	}
+	return k;
+}
+
+/* The HTTP response of connection @i is whole (@eof: it ended with the
+ * connection). Count it, then keep the connection or let it go. */
+static void http_done(uint32_t i, uint64_t now, bool eof)
+{
+	struct conn *c = &conns[i];
+
+	/* The deadline is checked after the events, so a reply read in the
+	 * same turn could be a little late: late is not ok. */
+	if (now - c->start_ns > cfg.patience_ms * NSEC_PER_MSEC) {
+		record(c->second, OUT_TIMEOUT_RESPONSE);
+		release(i, true);
+		return;
+	}
+	if (c->resp.status / 100 == 2) {
+		record_ok(c->second, now - c->start_ns);
+	} else {
+		record(c->second, OUT_BAD_STATUS);
+	}
+	if (eof) {
+		release(i, false);
+		return;
+	}
+	if (c->resp.close || c->requests >= cfg.requests_per_conn) {
+		char b;
+
+		/* We asked for the close (or the server announced it): wait
+		 * for its FIN, so the server closes first. */
+		c->state = C_WAIT_EOF;
+		if (recv(c->fd, &b, 1, MSG_DONTWAIT) == 0)
+			release(i, false);
+		return;
+	}
+	list_del(i, &dl_head, &dl_tail);
+	c->state = C_IDLE;
+	list_add_tail(i, &idle_head, &idle_tail);
+}
+
+/* Bytes (or the end) of the response on connection @i. */
+static void on_http_data(uint32_t i, const char *buf, ssize_t n, uint64_t now)
+{
+	struct conn *c = &conns[i];
+	size_t used;
+	bool done;
+
+	if (n == 0 && c->resp.phase == H_BODY_TO_EOF) {
+		http_done(i, now, true);
+		return;
+	}
+	if (n <= 0) { /* reset or closed before the whole reply */
+		record(c->second, OUT_ERROR);
+		release(i, true);
+		return;
+	}
+	used = http_feed(&c->resp, buf, (size_t)n, &done);
+	if (c->resp.bad) {
+		record(c->second, OUT_ERROR);
+		release(i, true);
+		return;
+	}
+	if (!done)
+		return;
+	if (used < (size_t)n)
+		c->resp.close = true; /* bytes nobody asked for: do not reuse */
+	http_done(i, now, false);
+}
+
 static void on_event(uint64_t data, uint64_t now)
 {
 	uint32_t i = (uint32_t)data;
 	struct conn *c = &conns[i];
-	char buf[64];
+	char buf[4096];
 	ssize_t n;
 	int err = 0;
 	socklen_t len = sizeof(err);
@@ -560,7 +962,7 @@ static void on_event(uint64_t data, uint64_t now)
 			release(i, false);
 			return;
 		}
-		if (on_connected(i))
+		if (send_request(i))
 			watch(i, EPOLLIN, EPOLL_CTL_MOD);
 		return;
 	}
@@ -568,11 +970,21 @@ static void on_event(uint64_t data, uint64_t now)
 	n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
+	if (c->state == C_IDLE) {
+		/* Closed, reset or junk between requests: let it go; no
+		 * request is on it. */
+		release(i, n != 0);
+		return;
+	}
 	if (c->state == C_WAIT_EOF) {
 		/* After the reply: wait for the server's FIN so it is the
 		 * server that closes first; trailing bytes are ignored. */
 		if (n <= 0)
 			release(i, n < 0);
+		return;
+	}
+	if (cfg.http) {
+		on_http_data(i, buf, n, now);
 		return;
 	}
 	if (n <= 0) { /* reset or closed before the reply */
@@ -597,8 +1009,7 @@ static void on_event(uint64_t data, uint64_t now)
 		release(i, true);
 		return;
 	}
-	record(c->second, OUT_OK);
-	hist[hist_index((now - c->start_ns) / NSEC_PER_USEC)]++;
+	record_ok(c->second, now - c->start_ns);
 	c->state = C_WAIT_EOF;
 	/* The FIN usually came with the reply: take it now. */
 	if (recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT) == 0)
@@ -631,11 +1042,12 @@ static void print_second(uint64_t k)
 
 	fprintf(stderr, "t=%" PRIu64 " offered=%" PRIu64 " ok=%" PRIu64
 		" refused=%" PRIu64 " timeout_connect=%" PRIu64
-		" timeout_response=%" PRIu64 " error=%" PRIu64 "\n", k + 1,
+		" timeout_response=%" PRIu64 " error=%" PRIu64 " bad_status=%"
+		PRIu64 "\n", k + 1,
 		n[OUT_OK] + n[OUT_REFUSED] + n[OUT_TIMEOUT_CONNECT] +
-		n[OUT_TIMEOUT_RESPONSE] + n[OUT_ERROR], n[OUT_OK],
-		n[OUT_REFUSED], n[OUT_TIMEOUT_CONNECT], n[OUT_TIMEOUT_RESPONSE],
-		n[OUT_ERROR]);
+		n[OUT_TIMEOUT_RESPONSE] + n[OUT_ERROR] + n[OUT_BAD_STATUS],
+		n[OUT_OK], n[OUT_REFUSED], n[OUT_TIMEOUT_CONNECT],
+		n[OUT_TIMEOUT_RESPONSE], n[OUT_ERROR], n[OUT_BAD_STATUS]);
 }
 
 /* Make room for --max-inflight connections. Without CAP_SYS_RESOURCE the
@@ -652,9 +1064,11 @@ static void print_summary(double offered_s)
 	printf("offered=%" PRIu64, offered);
 	for (o = 0; o < OUT_NR; o++)
 		printf(" %s=%" PRIu64, outcome_name[o], total[o]);
-	printf(" goodput_per_sec=%.1f p50_ms=%.2f p99_ms=%.2f\n",
+	printf(" goodput_per_sec=%.1f p50_ms=%.2f p99_ms=%.2f connections=%"
+	       PRIu64 "\n",
 	       offered_s > 0 ? (double)total[OUT_OK] / offered_s : 0.0,
-	       hist_percentile_ms(0.50), hist_percentile_ms(0.99));
+	       hist_percentile_ms(0.50), hist_percentile_ms(0.99),
+	       conns_opened);
 }
 
 static int raise_fd_limit(bool explicit_max)
@@ -847,7 +1261,7 @@ int main(int argc, char **argv)
 			}
 			if (now - next_at > max_lag)
 				max_lag = now - next_at;
-			start_conn(now, (uint32_t)((next_at - start) /
+			start_request(now, (uint32_t)((next_at - start) /
 						   NSEC_PER_SEC));
 			burst++;
 			arrivals++;
@@ -860,6 +1274,8 @@ int main(int argc, char **argv)
 		}
 		if (offering && next_at >= end)
 			offering = false;
+		if (!offering)
+			close_idle();
 		expire(now);
 		while (reported < nseconds && !seconds[reported].pending &&
 		       (!offering ||
@@ -898,8 +1314,9 @@ int main(int argc, char **argv)
 			on_event(evs[e].data.u64, now);
 	}
 
-	print_summary(cut_short ? (double)(offer_end - start) /
-				  (double)NSEC_PER_SEC : (double)cfg.duration_s);
+	print_summary((cut_short ? (double)(offer_end - start) /
+				   (double)NSEC_PER_SEC : (double)cfg.duration_s) -
+		      (double)cfg.warmup_s);
 	fprintf(stderr, PROG ": max_start_lag_ms=%.2f\n",
 		(double)max_lag / (double)NSEC_PER_MSEC);
 	if (cut_short || gave_up) {

@@ -2,8 +2,9 @@
 /* slowserver.c - testbed TCP server of known capacity WORKERS / SERVICE_MS:
  * it accepts only when a worker is free, so the excess waits in the kernel
  * accept queue (whose sojourn shedd measures). A worker reads one line,
- * sleeps the service time, writes "OK\n" and closes first. At the end stdout
- * gets `accepted=N served=N`. Exit 0 ok, 1 runtime error, 2 usage error.
+ * sleeps the service time, writes "OK\n" and closes first; with --http it
+ * reads an HTTP/1.0 or 1.1 request head and answers 200 with a 3-byte body
+ * and "Connection: close". At the end stdout gets `accepted=N served=N`. Exit 0 ok, 1 runtime error, 2 usage error.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -45,6 +46,7 @@
  * stray enormous sleep would hold a worker past any test's end. */
 #define EXP_CAP_MEANS 20.0
 #define REQUEST_MAX 256          /* bytes of a request line, '\n' included */
+#define HTTP_HEAD_MAX 8192       /* bytes of an HTTP request head (--http) */
 #define READ_TIMEOUT_NS 1000000000ULL
 /* After the stop, in-service requests may finish for this long; then the
  * workers abandon them (close without a response). */
@@ -72,6 +74,7 @@ struct cfg {
 	uint64_t backlog;
 	uint64_t duration_s;
 	bool accept_null;
+	bool http;
 	const char *latency_path;
 	uint64_t seed;
 	bool have_seed;
@@ -162,7 +165,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: " PROG " --addr ADDR --port P --workers N --service-ms MEAN\n"
 "       [--dist exp|fixed] [--backlog B] [--duration SEC] [--accept-null]\n"
-"       [--latency-socket PATH] [--seed N]\n"
+"       [--latency-socket PATH] [--seed N] [--http]\n"
 "       " PROG " --help\n"
 "\n"
 "A TCP server of known capacity, N * 1000 / MEAN requests per second. It\n"
@@ -173,6 +176,14 @@ static void usage(FILE *f)
 "A worker reads one request line ending in '\\n' (at most %d bytes, within\n"
 "1 s; otherwise it just closes), sleeps the service time, writes \"OK\\n\"\n"
 "and closes first, so the client keeps no TIME_WAIT.\n"
+"\n"
+"--http             speak HTTP instead: a worker reads a request head (up to\n"
+"                   the empty line, at most %d bytes, within 1 s), sleeps\n"
+"                   the service time and answers\n"
+"                   \"HTTP/1.1 200 OK\" with \"Content-Length: 3\",\n"
+"                   \"Connection: close\" and the body \"OK\\n\", then closes\n"
+"                   first: one request per connection, whatever the client\n"
+"                   asked (HTTP/1.0 or 1.1; a request body is not read)\n"
 "\n"
 "--service-ms MEAN  mean service time in ms, %g-%g, fractions allowed\n"
 "--dist exp|fixed   service time exponential with mean MEAN (default; cut\n"
@@ -193,7 +204,7 @@ static void usage(FILE *f)
 "requests get %llu s to finish after the stop.\n"
 "Exit: 0 ran to the end or was stopped by a signal, 1 runtime error,\n"
 "      2 usage error.\n",
-		REQUEST_MAX, MIN_SERVICE_MS, MAX_SERVICE_MS, EXP_CAP_MEANS,
+		REQUEST_MAX, HTTP_HEAD_MAX, MIN_SERVICE_MS, MAX_SERVICE_MS, EXP_CAP_MEANS,
 		MAX_WORKERS, MAX_BACKLOG, DEFAULT_BACKLOG, MAX_DURATION_S,
 		DEFAULT_DURATION_S,
 		(unsigned long long)(STOP_GRACE_NS / NSEC_PER_SEC));
@@ -202,7 +213,7 @@ static void usage(FILE *f)
 enum {
 	OPT_ADDR = 256, OPT_PORT, OPT_WORKERS, OPT_SERVICE_MS, OPT_DIST,
 	OPT_BACKLOG, OPT_DURATION, OPT_ACCEPT_NULL, OPT_LATENCY_SOCKET,
-	OPT_SEED, OPT_HELP,
+	OPT_SEED, OPT_HTTP, OPT_HELP,
 };
 
 static const struct option long_opts[] = {
@@ -216,6 +227,7 @@ static const struct option long_opts[] = {
 	{ "accept-null", no_argument, NULL, OPT_ACCEPT_NULL },
 	{ "latency-socket", required_argument, NULL, OPT_LATENCY_SOCKET },
 	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "http", no_argument, NULL, OPT_HTTP },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -288,6 +300,9 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 				return -1;
 			c->have_seed = true;
 			break;
+		case OPT_HTTP:
+			c->http = true;
+			break;
 		case OPT_HELP:
 			usage(stdout);
 			return 1;
@@ -343,14 +358,23 @@ static void latency_report(uint64_t ns)
 			cfg.latency_path, strerror(errno));
 }
 
-/* Read one request line within READ_TIMEOUT_NS. Return: true for a line. */
+/* Whether @buf holds a whole HTTP request head: it ends with an empty line
+ * ("\r\n\r\n", or bare "\n\n" from lenient clients). */
+static bool http_head_done(const char *buf, size_t len)
+{
+	return memmem(buf, len, "\r\n\r\n", 4) || memmem(buf, len, "\n\n", 2);
+}
+
+/* Read one request line (or, with --http, one request head) within
+ * READ_TIMEOUT_NS. Return: true for a whole request. */
 static bool read_request(int fd)
 {
 	uint64_t end = now_ns() + READ_TIMEOUT_NS;
-	char buf[REQUEST_MAX];
+	size_t max = cfg.http ? HTTP_HEAD_MAX : REQUEST_MAX;
+	char buf[HTTP_HEAD_MAX];
 	size_t got = 0;
 
-	while (got < sizeof(buf)) {
+	while (got < max) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		ssize_t n;
 		int r;
@@ -362,7 +386,7 @@ static bool read_request(int fd)
 			return false;
 		if (r == 0 && now_ns() >= end)
 			return false; /* a silent client */
-		n = recv(fd, buf + got, sizeof(buf) - got, MSG_DONTWAIT);
+		n = recv(fd, buf + got, max - got, MSG_DONTWAIT);
 		if (n == 0)
 			return false; /* the client closed */
 		if (n < 0) {
@@ -370,11 +394,13 @@ static bool read_request(int fd)
 				continue;
 			return false; /* a RST, most likely the client's patience */
 		}
-		if (memchr(buf + got, '\n', (size_t)n))
+		if (!cfg.http && memchr(buf + got, '\n', (size_t)n))
 			return true;
 		got += (size_t)n;
+		if (cfg.http && http_head_done(buf, got))
+			return true;
 	}
-	return false; /* a line longer than any request */
+	return false; /* longer than any request */
 }
 
 /* Sleep until @t (CLOCK_MONOTONIC), in slices so the stop can cut it short.
@@ -401,19 +427,27 @@ enum outcome { SERVED, NO_REQUEST, FAILED };
 
 static enum outcome serve_one(struct worker *w, int fd, uint64_t accept_ns)
 {
-	static const char reply[] = "OK\n";
+	static const char line_reply[] = "OK\n";
+	static const char http_reply[] = "HTTP/1.1 200 OK\r\n"
+		"Content-Length: 3\r\n"
+		"Connection: close\r\n"
+		"\r\n"
+		"OK\n";
+	const char *reply = cfg.http ? http_reply : line_reply;
+	size_t len = cfg.http ? sizeof(http_reply) - 1 : sizeof(line_reply) - 1;
 	ssize_t n;
 
 	if (!read_request(fd))
 		return NO_REQUEST;
 	if (!sleep_until(now_ns() + service_ns(w)))
 		return FAILED;
-	/* A 3-byte write to a fresh socket fits its send buffer: it does not
-	 * block. MSG_NOSIGNAL: a client that gave up must not kill us. */
+	/* A reply of a few dozen bytes to a fresh socket fits its send
+	 * buffer: it does not block. MSG_NOSIGNAL: a client that gave up must
+	 * not kill us. */
 	do
-		n = send(fd, reply, sizeof(reply) - 1, MSG_NOSIGNAL);
+		n = send(fd, reply, len, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
-	if (n != (ssize_t)(sizeof(reply) - 1))
+	if (n != (ssize_t)len)
 		return FAILED;
 	latency_report(now_ns() - accept_ns);
 	return SERVED;
