@@ -668,9 +668,67 @@ static void queue_draining_without_accept_samples_is_not_a_stall(void **state)
 	assert_int_equal(aimd_overloaded(&p, &s, &sig, 22 * TICK), AIMD_WHY_STALL);
 }
 
+/* A proxy: it accepts whatever is admitted at once (accepts = admitted),
+ * and its request log says how many requests were answered. An explicit
+ * latency target makes the verdict immediate. */
+static struct aimd_signals proxy_tick(double admitted, double served, __u64 p99_ms)
+{
+	struct aimd_signals s = calm(admitted);
+
+	s.sojourn_count = (__u64)(admitted / 10);
+	s.have_latency = true;
+	s.latency_count = (__u64)(admitted / 10);
+	s.latency_served = (__u64)(served / 10);
+	s.latency_p99_ns = p99_ms * MS;
+	s.latency_mid_ns = p99_ms * MS;
+	return s;
+}
+
+/* Latency overload at a proxy: its accept rate is only what it is offered,
+ * so the one-step cut and the floor come from the requests answered. */
+static void latency_overload_is_cut_to_what_is_served(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	__u64 now = 0;
+	int i;
+
+	(void)state;
+	p.latency_target_ns = 50 * MS;
+	p.served_floor = 0.9;
+	aimd_init(&s, &p, 10000);
+	/* Calm at 100/s, then 800/s offered, 200/s answered, latency high. */
+	for (i = 0; i < 10; i++)
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ proxy_tick(100, 100, 20) }[0], now += TICK);
+	aimd_update(&p, &s, &(struct aimd_signals[1]){ proxy_tick(800, 200, 400) }[0], now += TICK);
+	assert_int_equal(s.mode, AIMD_OVERLOAD);
+	/* One step to good_cap x served (1.5 x 200), not 1.5 x the 800 accepted. */
+	assert_true(s.rate <= p.good_cap * 200 + 1);
+	/* Latency stays high while the queue drains: the cuts stop at
+	 * served_floor x the served peak, they do not empty the service. */
+	for (i = 0; i < 50; i++)
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ proxy_tick(s.rate, 200, 400) }[0],
+			    now += TICK);
+	assert_true(s.rate >= 0.9 * 200 - 1);
+	assert_true(s.rate <= 200);
+	/* A depth overload is not capped by the served rate. */
+	aimd_init(&s, &p, 10000);
+	for (i = 0; i < 10; i++)
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ proxy_tick(100, 100, 20) }[0], now += TICK);
+	{
+		struct aimd_signals d = proxy_tick(800, 200, 20);
+
+		d.depth = 120;
+		aimd_update(&p, &s, &d, now += TICK);
+	}
+	assert_int_equal(s.why, AIMD_WHY_DEPTH);
+	assert_true(s.rate > p.good_cap * 200 + 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(latency_overload_is_cut_to_what_is_served),
 		cmocka_unit_test(sojourn_must_stay_above_target_for_an_interval),
 		cmocka_unit_test(each_signal_is_overload),
 		cmocka_unit_test(stall_guard),

@@ -377,6 +377,39 @@ static void worst_minimum_of_two_groups(void **state)
 	assert_int_equal(agg_worst_min(&front, &backend), 80000000);
 }
 
+/* Answered: binary samples, log lines without a status or with one that is
+ * neither 499 (the client gave up) nor 5xx (the upstream failed). */
+static void served_requests_by_status(void **state)
+{
+	static const struct {
+		const char *line;
+		bool served;
+	} rows[] = {
+		{ "<190>Nov 30 14:00:00 shedd: shedd rt=0.020 urt=0.019 st=200", true },
+		{ "<190>Nov 30 14:00:00 shedd: shedd rt=0.020 st=404", true },
+		{ "<190>Nov 30 14:00:00 shedd: shedd rt=0.020", true },
+		{ "<190>Nov 30 14:00:00 shedd: shedd rt=0.500 urt=- st=499", false },
+		{ "<190>Nov 30 14:00:00 shedd: shedd rt=1.000 urt=1.000 st=504", false },
+		{ "<134>Nov 30 14:00:00 haproxy[7]: shedd rt_ms=20 urt_ms=19 st=503", false },
+		{ "<134>Nov 30 14:00:00 haproxy[7]: shedd rt_ms=20 urt_ms=19 st=302", true },
+		{ "<134>Nov 30 14:00:00 haproxy[7]: shedd rt_ms=500 urt_ms=-1 st=-1", false },
+		{ "<190>Nov 30 14:00:00 shedd: shedd rt=0.500 urt=- st=-", false },
+	};
+	struct latency_datagram d;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		assert_int_equal(latency_datagram_decode(rows[i].line, strlen(rows[i].line),
+							 false, &d), LOGLINE_OK);
+		if (latency_served(&d) != rows[i].served)
+			fail_msg("%s: served %d, expected %d", rows[i].line, latency_served(&d),
+				 rows[i].served);
+	}
+	memset(&d, 0, sizeof(d)); /* a binary sample: no status */
+	assert_true(latency_served(&d));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -385,6 +418,7 @@ int main(void)
 		cmocka_unit_test(latency_wire_format),
 		cmocka_unit_test(latency_wire_format_2_counts_losses),
 		cmocka_unit_test(latency_datagram_either_format),
+		cmocka_unit_test(served_requests_by_status),
 		cmocka_unit_test(percentiles_within_the_bucket_error),
 		cmocka_unit_test(mid_mean_of_the_middle_80_percent),
 		cmocka_unit_test(merge_keeps_exact_extremes),

@@ -38,6 +38,8 @@ void aimd_defaults(struct aimd_params *p)
 		.tick_ns = 100 * MS,
 		.good_cap = 1.5,
 		.ramp_cap = 1.0,
+		.served_floor = 0.9,
+		.shallow_frac = 0.9,
 		.peak_decay = 0.99,
 		.complete_frac = 0.5,
 		.stall_ns = 300 * MS,
@@ -243,7 +245,14 @@ static double clamp(const struct aimd_params *p, double r)
  * ticks at any rate. */
 static double alpha(const struct aimd_params *p, const struct aimd_state *s)
 {
-	double base = s->last_good > s->peak_accept ? s->last_good : s->peak_accept;
+	double peak = s->peak_accept;
+	double base;
+
+	/* After a latency episode, the accept rate of a proxy is only what
+	 * it was offered: scale by what it served. */
+	if (s->episode_latency && s->peak_served > 0 && s->peak_served < peak)
+		peak = s->peak_served;
+	base = s->last_good > peak ? s->last_good : peak;
 	double a = p->alpha_per_sec > 0 ? p->alpha_per_sec : base / 100;
 
 	return a < 1 ? 1 : a;
@@ -263,17 +272,24 @@ static void end_episode(const struct aimd_params *p, struct aimd_state *s)
 		return;
 	if (s->last_good > p->ramp_cap * s->peak_accept)
 		s->last_good = p->ramp_cap * s->peak_accept;
+	if (s->episode_latency && s->peak_served > 0 &&
+	    s->last_good > p->ramp_cap * s->peak_served)
+		s->last_good = p->ramp_cap * s->peak_served;
 }
 
 /* Enter stage s->stage, skipping stages at or below the floor. When the
- * ramp @starts and only the last stage (or none) is left, the cut was
- * shallow: steady, the additive climb takes over. */
+ * ramp @starts with only the last stage left and the floor within
+ * shallow_frac of it, the cut was shallow: steady, the additive climb takes
+ * over. A deeper one holds the last stage: climbing a third of the rate back
+ * at 1 % a tick would take seconds below what the service took. */
 static void enter_stage(const struct aimd_params *p, struct aimd_state *s, __u64 now_ns,
 			bool starts)
 {
 	while (s->stage < p->nr_stages - 1 && p->ramp[s->stage] * s->last_good <= s->floor_rate)
 		s->stage++;
-	if (s->stage >= p->nr_stages || (starts && s->stage == p->nr_stages - 1)) {
+	if (s->stage >= p->nr_stages ||
+	    (starts && s->stage == p->nr_stages - 1 &&
+	     s->floor_rate >= p->shallow_frac * p->ramp[s->stage] * s->last_good)) {
 		s->mode = AIMD_STEADY;
 		return;
 	}
@@ -307,6 +323,7 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 	double steps = ((double)dt_ns < cap_ns ? (double)dt_ns : cap_ns) / AIMD_GAIN_PERIOD_NS;
 	double nominal = (double)(p->tick_ns ? p->tick_ns : dt_ns) / AIMD_GAIN_PERIOD_NS;
 	double cut_steps = steps < nominal ? steps : nominal;
+	double before;
 
 	/* Blind: without any delay signal the law would be an open-loop
 	 * ramp to max_rate. Hold the rate. */
@@ -321,6 +338,13 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		s->peak_accept *= pow(p->peak_decay, dt_sec / 0.1);
 		if (took > s->peak_accept)
 			s->peak_accept = took;
+	}
+	if (dt_ns) {
+		double served = sig->have_latency ? (double)sig->latency_served / dt_sec : 0;
+
+		s->peak_served *= pow(p->peak_decay, dt_sec / 0.1);
+		if (served > s->peak_served)
+			s->peak_served = served;
 	}
 	s->why = aimd_overloaded(p, s, sig, now_ns);
 
@@ -350,11 +374,24 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 			s->last_good = s->rate;
 		else if (s->mode == AIMD_RECOVERING)
 			s->last_good = s->held_rate;
+		if (s->mode != AIMD_OVERLOAD)
+			s->episode_latency = false;
+		if (s->why & AIMD_WHY_LATENCY)
+			s->episode_latency = true;
 		s->mode = AIMD_OVERLOAD;
+		before = s->rate;
 		s->rate = s->rate * pow(p->beta, cut_steps);
+		/* Latency lags the queue: stop cutting near what is served. */
+		if ((s->why & AIMD_WHY_LATENCY) && p->served_floor > 0 &&
+		    s->rate < p->served_floor * s->peak_served)
+			s->rate = before < p->served_floor * s->peak_served ?
+					  before : p->served_floor * s->peak_served;
 		/* Far above what the service takes, one step brings it close. */
 		if (p->good_cap > 0 && s->peak_accept > 0 && s->rate > p->good_cap * s->peak_accept)
 			s->rate = p->good_cap * s->peak_accept;
+		if ((s->why & AIMD_WHY_LATENCY) && p->good_cap > 0 && s->peak_served > 0 &&
+		    s->rate > p->good_cap * s->peak_served)
+			s->rate = p->good_cap * s->peak_served;
 		s->rate = clamp(p, s->rate);
 		return s->rate;
 	}

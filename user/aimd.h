@@ -66,6 +66,16 @@
  *                   aims at, is at most this many times that peak (1.0):
  *                   the peak accept rate of a saturated service is its
  *                   capacity, and the additive climb probes above it
+ * @served_floor:    an overload with latency among its reasons cuts no
+ *                   lower than this fraction of the recent peak of requests
+ *                   answered per second (0.75; 0 = no floor): the samples
+ *                   lag the queue by its length, so the latency stays high
+ *                   for a while after the cut that ends the overload, and
+ *                   cutting all along would empty the service
+ * @shallow_frac:    an episode that ends with only the ramp's last stage
+ *                   above it, and at least this fraction of that stage's
+ *                   rate (0.9), was a shallow cut: the additive climb takes
+ *                   over; a deeper one holds the last stage
  * @peak_decay:      decay of that peak per 100 ms of measured time (0.99: a
  *                   half-life of ~7 s whatever the tick)
  * @stall_ns:        how long the queue must hold connections with none
@@ -102,6 +112,8 @@ struct aimd_params {
 	__u64 tick_ns;
 	double good_cap;
 	double ramp_cap;
+	double served_floor;
+	double shallow_frac;
 	double peak_decay;
 	double complete_frac;
 	__u64 stall_ns;
@@ -122,6 +134,8 @@ struct aimd_params {
  * @latency_count:  how many samples arrived in the tick
  * @latency_mid_ns: the mean of their middle 80 % (a trimmed mean), the
  *                  statistic of the derived target
+ * @latency_served: of the samples, requests the service answered (not
+ *                  given up by the client, not failed at the upstream)
  * @demand:         SYNs offered per second, all classes
  * @dt_ns:          the measured length of the tick; 0 = params->tick_ns
  * @have_queue_left: @queue_left is measured
@@ -145,6 +159,7 @@ struct aimd_signals {
 	__u64 latency_p99_ns;
 	__u64 latency_count;
 	__u64 latency_mid_ns;
+	__u64 latency_served;
 	double demand;
 	__u64 dt_ns;
 	bool have_queue_left;
@@ -283,6 +298,13 @@ struct aimd_auto {
  *                 (unknown, UINT64_MAX, after a tick with no accepts)
  * @peak_accept:   the recent peak of the accept rate (conn/s), decaying:
  *                 what the service has shown it can take
+ * @peak_served:   the recent peak of the requests answered per second
+ *                 (aimd_signals.latency_served), decaying like @peak_accept:
+ *                 what a service that accepts every connection at once (a
+ *                 proxy) has shown it can serve, where its accept rate
+ *                 shows only what it was offered
+ * @episode_latency: the current overload episode had latency among its
+ *                 reasons
  * @stuck:         inside a run of ticks in which connections waited and
  *                 none left the queue
  * @stuck_since_ns: the start of that run
@@ -300,6 +322,8 @@ struct aimd_state {
 	__u64 above_since_ns;
 	__u64 prev_min_ns;
 	double peak_accept;
+	double peak_served;
+	bool episode_latency;
 	bool stuck;
 	__u64 stuck_since_ns;
 	struct aimd_auto lat;
@@ -319,14 +343,21 @@ unsigned int aimd_overloaded(const struct aimd_params *p, struct aimd_state *s,
  * aimd_update() - one tick of the control law; returns the new limit.
  *   overload:   rate = max(min_rate, min(rate * beta, good_cap * peak_accept)):
  *               a limit far above what the service takes comes down in one
- *               step, a near one by beta. An episode that starts in
+ *               step, a near one by beta. When latency is among the
+ *               reasons, good_cap * peak_served caps it too: a proxy
+ *               accepts at the rate it is offered, so its accept rate says
+ *               nothing of what its upstream serves; the requests answered
+ *               per second do (as requests, never fewer than connections,
+ *               so the cap cannot cut below a keep-alive client's need). An episode that starts in
  *               steady state remembers last_good = rate, one that interrupts
  *               a ramp takes last_good = held_rate.
  *   draining:   out of steady state, while the only signal is the sojourn
  *               and its minimum is falling, the queue is answering the last
  *               decrease or draining after a stall: the rate and the ramp
  *               stage are held, neither cut nor abandoned.
- *   episode end: last_good = min(last_good, ramp_cap * peak_accept): never
+ *   episode end: last_good = min(last_good, ramp_cap * peak_accept), and,
+ *               after an episode with latency among its reasons, at most
+ *               ramp_cap * peak_served: never
  *               aim above what the service has recently shown it takes (a
  *               start far above capacity, a stall of the application):
  *               a ramp aimed at 1.5x the peak overloaded the server a
@@ -334,7 +365,8 @@ unsigned int aimd_overloaded(const struct aimd_params *p, struct aimd_state *s,
  *   after one:  rate = max(floor_rate, ramp[k] * last_good) for stage k,
  *               each held stage_hold_ns, abandoned at once on overload.
  *               Stages at or below where the episode ended are skipped; if
- *               only the last is left the cut was shallow, and the additive
+ *               only the last is left and the episode ended within
+ *               shallow_frac of it, the cut was shallow, and the additive
  *               climb takes over (the ramp is for a service that went down).
  *   otherwise:  rate = min(max_rate, rate + alpha) only while the limit
  *               binds (demand >= rate) and the admitted SYNs turn into

@@ -175,19 +175,25 @@ static enum logline_reject millis(struct cursor *c, bool *have, __u64 *ns)
 	return LOGLINE_OK;
 }
 
-/* HTTP status: up to MAX_STATUS; `-` or -1 means none (left 0). */
-static enum logline_reject status_code(struct cursor *c, __u32 *status)
+/* HTTP status: up to MAX_STATUS; `-` or -1 means none was sent (left 0,
+ * *@none set). */
+static enum logline_reject status_code(struct cursor *c, __u32 *status, bool *none)
 {
 	__u64 v;
 	bool over;
 
-	if (at_none(c, false))
+	if (at_none(c, false)) {
+		*none = true;
 		return LOGLINE_OK;
+	}
 	if (!at_end(c) && c->b[c->i] == '-') {
 		c->i++;
 		if (!digits(c, MAX_STATUS, &v, &over) || !value_ends(c, false))
 			return LOGLINE_REJ_BAD_NUMBER;
-		return v == 1 && !over ? LOGLINE_OK : LOGLINE_REJ_NEGATIVE;
+		if (v != 1 || over)
+			return LOGLINE_REJ_NEGATIVE;
+		*none = true;
+		return LOGLINE_OK;
 	}
 	if (!digits(c, MAX_STATUS, &v, &over) || !value_ends(c, false))
 		return LOGLINE_REJ_BAD_NUMBER;
@@ -294,7 +300,7 @@ enum logline_reject logline_parse(const char *buf, size_t len, struct logline_sa
 			err = millis(&c, &out->have_urt, &out->urt_ns);
 			break;
 		case KEY_ST:
-			err = status_code(&c, &out->status);
+			err = status_code(&c, &out->status, &out->no_response);
 			break;
 		case KEY_UNKNOWN:
 			break;

@@ -59,6 +59,8 @@ struct logline_sample {
 	bool have_urt;
 	__u64 urt_ns;     /* upstream time, summed over the upstreams tried */
 	__u32 status;     /* HTTP status, 0 when not given */
+	bool no_response; /* st= given as `-` or -1: no response was sent
+	                   * (HAProxy, a request its client abandoned) */
 };
 
 /* Parse one datagram of @len bytes: LOGLINE_OK and @out filled, or the

@@ -127,6 +127,7 @@ static void merge_second(struct daemon *d, const struct signal_report *r)
 	s->have_latency |= r->have_latency;
 	agg_merge(&s->latency, &r->latency);
 	s->latency_log += r->latency_log;
+	s->latency_served += r->latency_served;
 	agg_merge(&s->upstream, &r->upstream);
 	s->latency_bad += r->latency_bad;
 	for (i = 0; i < LOGLINE_NR_REJECTS; i++)

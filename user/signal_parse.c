@@ -92,7 +92,16 @@ enum logline_reject latency_datagram_decode(const void *buf, size_t len, bool tr
 	d->ns = ls.rt_ns;
 	d->have_upstream = ls.have_urt;
 	d->upstream_ns = ls.urt_ns;
+	d->status = ls.status;
+	d->no_response = ls.no_response;
 	return LOGLINE_OK;
+}
+
+bool latency_served(const struct latency_datagram *d)
+{
+	if (d->no_response)
+		return false;
+	return !d->status || (d->status != 499 && d->status < 500);
 }
 
 int diag_msg_drops(const struct inet_diag_msg *m, size_t len, __u32 *drops)

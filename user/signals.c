@@ -159,6 +159,8 @@ static void latency_take(struct signals *s, const __u8 *buf, size_t len, bool tr
 	s->lat_lost += d.unsent;
 	if (d.log)
 		s->lat_log++;
+	if (latency_served(&d))
+		s->lat_served++;
 	if (d.have_upstream)
 		agg_add(&s->lat_upstream, d.upstream_ns);
 }
@@ -544,6 +546,7 @@ static void read_latency(struct signals *s, struct signal_report *r)
 		pthread_mutex_lock(&s->lat_lock);
 	r->latency = s->lat_agg;
 	r->latency_log = s->lat_log;
+	r->latency_served = s->lat_served;
 	r->upstream = s->lat_upstream;
 	r->latency_lost = s->lat_lost;
 	for (i = 0; i < LOGLINE_NR_REJECTS; i++) {
@@ -553,7 +556,7 @@ static void read_latency(struct signals *s, struct signal_report *r)
 	memset(&s->lat_agg, 0, sizeof(s->lat_agg));
 	memset(&s->lat_upstream, 0, sizeof(s->lat_upstream));
 	memset(s->lat_why, 0, sizeof(s->lat_why));
-	s->lat_log = s->lat_lost = 0;
+	s->lat_log = s->lat_lost = s->lat_served = 0;
 	if (s->lat_stop[0] >= 0)
 		pthread_mutex_unlock(&s->lat_lock);
 }

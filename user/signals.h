@@ -52,6 +52,7 @@ struct signal_report {
 	bool have_latency;
 	struct sample_agg latency; /* request latency, both formats */
 	__u64 latency_log;  /* of which from log lines (the rest binary) */
+	__u64 latency_served; /* of which answered (latency_served()) */
 	struct sample_agg upstream; /* upstream times of log lines that carry one */
 	__u64 latency_bad; /* refused datagrams in the tick (the sum of below) */
 	__u64 latency_why[LOGLINE_NR_REJECTS]; /* refused, by reason */
@@ -87,7 +88,7 @@ struct signals {
 	struct latency_bufs *lat_bufs; /* the drain's receive buffers */
 	pthread_mutex_t lat_lock; /* guards the five below */
 	struct sample_agg lat_agg, lat_upstream;
-	__u64 lat_log, lat_lost;
+	__u64 lat_log, lat_lost, lat_served;
 	__u64 lat_why[LOGLINE_NR_REJECTS];
 	__u16 ports[MAX_PORTS];
 	int nr_ports;
@@ -148,7 +149,16 @@ struct latency_datagram {
 	__u32 unsent;      /* binary version 2: the sender's losses before it */
 	bool have_upstream;
 	__u64 upstream_ns; /* log lines: the upstream time */
+	__u32 status;      /* log lines: the HTTP status; 0 when not given */
+	bool no_response;  /* log lines: st= said no response was sent */
 };
+
+/* A request the service answered: a binary sample, a log line without a
+ * status, or one whose status is neither 499 (nginx: the client closed
+ * the connection before the answer, it gave up), nor 5xx (the proxy could
+ * not get an answer from its upstream), nor -1 (HAProxy: no response was
+ * sent, the client left first). */
+bool latency_served(const struct latency_datagram *d);
 
 /* A datagram of @len bytes (@truncated: longer than the buffer that
  * received it): one that begins with the binary format's magic is decoded
