@@ -77,6 +77,7 @@ global
 defaults
 	mode http
 	log global
+	option abortonclose
 	timeout connect 5s
 	timeout client 30s
 	timeout server 30s

@@ -11,8 +11,11 @@ load lib
 source "$(dirname "$BATS_TEST_FILENAME")/../../scripts/proxybed.sh"
 
 setup() {
-	command -v nginx >/dev/null && command -v haproxy >/dev/null ||
-		skip "nginx and haproxy are not installed (apt-get install nginx haproxy)"
+	# scripts/deps.sh installs both: missing is a broken set-up, not a skip.
+	command -v nginx >/dev/null && command -v haproxy >/dev/null || {
+		echo "nginx or haproxy is not installed (scripts/deps.sh)" >&2
+		return 1
+	}
 	testbed_up
 	in_srv sysctl -qw net.ipv4.ip_local_port_range="1024 65000" net.ipv4.tcp_tw_reuse=1
 }
@@ -99,11 +102,16 @@ report() {
 	[ "$(field ok "$line")" -eq "$(field offered "$line")" ]
 }
 
-# overload FRONT: 3x C for 16 s, the first 6 s (the controller finding
-# the rate) left out; goodput at least 90 % of C.
+# overload FRONT: 4 s of calm at 0.5x C (shedd learns the service's calm
+# latency, as it does before any overload), then 3x C for 16 s, the first
+# 6 s (the controller finding the rate) left out; goodput at least 90 % of
+# C.
 overload() {
 	upstream
 	shedd_fed_by "$1"
+	http_load calm $((CAP / 2)) 4 "$PATIENCE_MS" 1 0
+	[ "$(field ok "$(cat "$TESTBED_TMP/calm")")" -eq "$(field offered "$(cat "$TESTBED_TMP/calm")")" ]
+	grep -q 'latency_target=auto:[0-9]' "$TESTBED_TMP/shedd.log"
 	http_load over $((3 * CAP)) 16 "$PATIENCE_MS" 1 6
 	report over
 	line=$(cat "$TESTBED_TMP/over")
