@@ -144,8 +144,8 @@ done
 	echo "# Goodput behind a reverse proxy (make experiments EXPERIMENT=proxy)"
 	echo
 	echo "Upstream: slowserver --http, $WORKERS workers x $SERVICE_MS ms fixed (C = $CAP requests/s), listen backlog $BACKLOG, accepting only when a worker is free."
-	echo "Front: nginx 1.22 (1 worker, 4096 connections) or HAProxy 2.6 (maxconn 9000) in the same namespace, proxying to it."
-	echo "Clients: loadgen --http, open loop at load x C requests/s, patience $PATIENCE_MS ms, $SECS s per cell with the first $WARM s left out."
+	echo "Front: nginx 1.22 (1 worker, 4096 connections) or HAProxy 2.6 (maxconn 9000, option abortonclose) in the same namespace, proxying to it."
+	echo "Clients: loadgen --http, open loop at load x C requests/s, patience $PATIENCE_MS ms, $SECS s per cell with the first $WARM s left out, after $CALM s at 0.5 x C (not measured; shedd learns the calm latency)."
 	echo "Configurations: none (no shedd); kernel (shedd --port $PORT, no latency samples); log (shedd fed by the front's request log over --latency-socket)${PROXY_SHEDD_ARGS:+; shedd options: $PROXY_SHEDD_ARGS}."
 	echo "shed/s: connections shedd refused per second after the warm-up (SYNs dropped or answered with a RST; proven ACKs refused with a RST in a verified class, which the client counts as an error: a reset before the reply). timeouts: the client's timeout_connect + timeout_response; errors: error + bad_status (a non-2xx reply). samples / bad: latency datagrams shedd took as samples / refused as malformed over the cell. limit: shedd's admitted rate at the end."
 	echo
