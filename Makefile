@@ -227,7 +227,7 @@ demo: deps
 	$(Q)scripts/demo.sh
 
 # EXPERIMENT= names the experiments to run, in order.
-EXPERIMENT ?= goodput flood
+EXPERIMENT ?= goodput flood proxy
 experiments: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)for e in $(EXPERIMENT); do scripts/experiments.sh $$e || exit 1; done
