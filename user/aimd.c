@@ -38,7 +38,7 @@ void aimd_defaults(struct aimd_params *p)
 		.tick_ns = 100 * MS,
 		.good_cap = 1.5,
 		.ramp_cap = 1.0,
-		.served_floor = 0.9,
+		.served_floor = 1.0,
 		.shallow_frac = 0.9,
 		.peak_decay = 0.99,
 		.complete_frac = 0.5,

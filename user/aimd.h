@@ -68,10 +68,14 @@
  *                   capacity, and the additive climb probes above it
  * @served_floor:    an overload with latency among its reasons cuts no
  *                   lower than this fraction of the recent peak of requests
- *                   answered per second (0.75; 0 = no floor): the samples
+ *                   answered per second (1.0; 0 = no floor): the samples
  *                   lag the queue by its length, so the latency stays high
  *                   for a while after the cut that ends the overload, and
- *                   cutting all along would empty the service
+ *                   cutting all along would empty the service; and a
+ *                   service that answers everything it gets, slowly, is
+ *                   not helped by refusing some of it. The peak decays
+ *                   (@peak_decay), so a service that really got slower
+ *                   is followed down, by half every 7 s
  * @shallow_frac:    an episode that ends with only the ramp's last stage
  *                   above it, and at least this fraction of that stage's
  *                   rate (0.9), was a shallow cut: the additive climb takes
