@@ -57,15 +57,22 @@ void aimd_init(struct aimd_state *s, const struct aimd_params *p, double start_r
 	s->last_good = start_rate;
 }
 
+/* The window slot that @now_ns falls in, counted from 1 (0 = empty). */
+static __u64 auto_epoch(const struct aimd_params *p, __u64 now_ns)
+{
+	__u64 slot_ns = p->auto_window_ns / AIMD_AUTO_SLOTS;
+
+	return 1 + now_ns / (slot_ns ? slot_ns : 1);
+}
+
 /* The baseline: the smallest point of the slots still inside the window
  * (0 = none), and the target derived from it (0 = none). */
 static void auto_refresh(const struct aimd_params *p, struct aimd_auto *a, __u64 now_ns)
 {
-	__u64 slot_ns = p->auto_window_ns / AIMD_AUTO_SLOTS, epoch, base = 0;
+	__u64 epoch = auto_epoch(p, now_ns), base = 0;
 	double t;
 	int i;
 
-	epoch = 1 + now_ns / (slot_ns ? slot_ns : 1);
 	for (i = 0; i < AIMD_AUTO_SLOTS; i++) {
 		if (!a->slot_epoch[i] || epoch - a->slot_epoch[i] >= AIMD_AUTO_SLOTS)
 			continue;
@@ -87,8 +94,7 @@ static void auto_refresh(const struct aimd_params *p, struct aimd_auto *a, __u64
 static void auto_add_point(const struct aimd_params *p, struct aimd_auto *a, __u64 now_ns,
 			   __u64 point_ns)
 {
-	__u64 slot_ns = p->auto_window_ns / AIMD_AUTO_SLOTS;
-	__u64 epoch = 1 + now_ns / (slot_ns ? slot_ns : 1);
+	__u64 epoch = auto_epoch(p, now_ns);
 	int i = (int)(epoch % AIMD_AUTO_SLOTS);
 
 	if (!point_ns)
@@ -239,20 +245,33 @@ static double clamp(const struct aimd_params *p, double r)
 	return r;
 }
 
+/* A decaying peak of @rate: the decay is per 100 ms of measured time,
+ * whatever the tick. */
+static void peak_track(const struct aimd_params *p, double *peak, double rate, double dt_sec)
+{
+	*peak *= pow(p->peak_decay, dt_sec / 0.1);
+	if (rate > *peak)
+		*peak = rate;
+}
+
+/* What the service has recently shown it takes: its peak accept rate; after
+ * a latency episode, the peak of requests it served where that is lower (a
+ * proxy's accept rate is only what it was offered). */
+static double shown_peak(const struct aimd_state *s)
+{
+	if (s->episode_latency && s->peak_served > 0 && s->peak_served < s->peak_accept)
+		return s->peak_served;
+	return s->peak_accept;
+}
+
 /* The additive step. Unset, it is 1 % of the larger of the last good rate
  * and the recent peak accept rate: constant while the limit climbs
  * (additive), yet in scale with the service, so 10 % is regained in ten
  * ticks at any rate. */
 static double alpha(const struct aimd_params *p, const struct aimd_state *s)
 {
-	double peak = s->peak_accept;
-	double base;
-
-	/* After a latency episode, the accept rate of a proxy is only what
-	 * it was offered: scale by what it served. */
-	if (s->episode_latency && s->peak_served > 0 && s->peak_served < peak)
-		peak = s->peak_served;
-	base = s->last_good > peak ? s->last_good : peak;
+	double peak = shown_peak(s);
+	double base = s->last_good > peak ? s->last_good : peak;
 	double a = p->alpha_per_sec > 0 ? p->alpha_per_sec : base / 100;
 
 	return a < 1 ? 1 : a;
@@ -270,11 +289,8 @@ static void end_episode(const struct aimd_params *p, struct aimd_state *s)
 {
 	if (s->peak_accept <= 0 || p->ramp_cap <= 0)
 		return;
-	if (s->last_good > p->ramp_cap * s->peak_accept)
-		s->last_good = p->ramp_cap * s->peak_accept;
-	if (s->episode_latency && s->peak_served > 0 &&
-	    s->last_good > p->ramp_cap * s->peak_served)
-		s->last_good = p->ramp_cap * s->peak_served;
+	if (s->last_good > p->ramp_cap * shown_peak(s))
+		s->last_good = p->ramp_cap * shown_peak(s);
 }
 
 /* Enter stage s->stage, skipping stages at or below the floor. When the
@@ -331,21 +347,11 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		s->why = 0;
 		return s->rate;
 	}
-	if (sig->have_sojourn && dt_ns) {
-		double took = (double)sig->sojourn_count / dt_sec;
-
-		/* The decay is per 100 ms of measured time, whatever the tick. */
-		s->peak_accept *= pow(p->peak_decay, dt_sec / 0.1);
-		if (took > s->peak_accept)
-			s->peak_accept = took;
-	}
-	if (dt_ns) {
-		double served = sig->have_latency ? (double)sig->latency_served / dt_sec : 0;
-
-		s->peak_served *= pow(p->peak_decay, dt_sec / 0.1);
-		if (served > s->peak_served)
-			s->peak_served = served;
-	}
+	if (sig->have_sojourn && dt_ns)
+		peak_track(p, &s->peak_accept, (double)sig->sojourn_count / dt_sec, dt_sec);
+	if (dt_ns)
+		peak_track(p, &s->peak_served,
+			   sig->have_latency ? (double)sig->latency_served / dt_sec : 0, dt_sec);
 	s->why = aimd_overloaded(p, s, sig, now_ns);
 
 	/* A queue that is already draining (the minimum sojourn falls) is
