@@ -160,6 +160,12 @@ testbed_down() {
 		rm -rf "$PIN_DIR"
 	fi
 	rmdir "$(dirname "$PIN_DIR")" /sys/fs/bpf/shedd 2>/dev/null || true
+	# A shedd that was killed leaves its latency socket: remove it, or a
+	# later namespace that gets the same inode finds it in its folder.
+	if [ -n "${LATENCY_SOCK:-}" ]; then
+		rm -f "$LATENCY_SOCK"
+		rmdir "$(dirname "$LATENCY_SOCK")" 2>/dev/null || true
+	fi
 	ip netns del "$NS_CLI" 2>/dev/null || true
 	ip netns del "$NS_SRV" 2>/dev/null || true
 	# The flood testbed's router (scripts/floodbed.sh).
