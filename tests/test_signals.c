@@ -359,6 +359,24 @@ static void fullest_group_is_judged_on_its_own_backlog(void **state)
 
 /* The standing queue of the worse group counts: a front-end that takes at
  * once must not hide its backend's sojourn in a shared minimum. */
+/* A listener's stray drop (an ACK it could not match) is no overflow; a
+ * real one moves ListenOverflows in the same tick or, read a hair later,
+ * in the tick before the drops show. */
+static void listener_drops_count_as_overflows_only_with_listen_overflows(void **state)
+{
+	(void)state;
+	/* No netstat to ask: every drop counts. */
+	assert_int_equal(overflow_drops(3, false, 0, false), 3);
+	/* ListenOverflows quiet now and before: a stray drop. */
+	assert_int_equal(overflow_drops(1, true, 0, false), 0);
+	assert_int_equal(overflow_drops(7, true, 0, false), 0);
+	/* It moved in this tick, or in the one before. */
+	assert_int_equal(overflow_drops(4, true, 2, false), 4);
+	assert_int_equal(overflow_drops(4, true, 0, true), 4);
+	/* Another listener's overflows with none of ours: nothing. */
+	assert_int_equal(overflow_drops(0, true, 9, true), 0);
+}
+
 static void worst_minimum_of_two_groups(void **state)
 {
 	struct sample_agg front = { 0 }, backend = { 0 };
@@ -427,6 +445,7 @@ int main(void)
 		cmocka_unit_test(listener_drops_count_only_increases_of_known_listeners),
 		cmocka_unit_test(fullest_group_is_judged_on_its_own_backlog),
 		cmocka_unit_test(worst_minimum_of_two_groups),
+		cmocka_unit_test(listener_drops_count_as_overflows_only_with_listen_overflows),
 	};
 
 	return cmocka_run_group_tests_name("signals", tests, NULL, NULL);

@@ -346,6 +346,7 @@ static void tick(struct sim *s)
 		.drops = s->t_overflows,
 		.have_listen_drops = true,
 		.listen_drops = s->t_overflows,
+		.listen_overflows = s->t_overflows,
 		.have_completed = true,
 		.completed = s->t_completed,
 		.have_queue_left = true,

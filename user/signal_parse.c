@@ -142,6 +142,14 @@ __u64 listener_drops_delta(const struct listener_drops *prev, const struct liste
 	return sum;
 }
 
+__u64 overflow_drops(__u64 listener_drops, bool have_netstat, __u64 ns_overflows,
+		     bool overflowed_before)
+{
+	if (!have_netstat || ns_overflows > 0 || overflowed_before)
+		return listener_drops;
+	return 0;
+}
+
 struct queue_group queue_fullest(const struct queue_group *g, int n)
 {
 	struct queue_group best = g[0];

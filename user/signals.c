@@ -629,6 +629,9 @@ void signals_read(struct signals *s, struct signal_report *r)
 		s->last_overflows = ovf;
 		s->last_drops = drops;
 	}
+	r->listen_overflows = overflow_drops(r->listen_drops, r->have_netstat, r->overflows,
+					     s->overflowed_before);
+	s->overflowed_before = r->have_netstat && r->overflows > 0;
 	read_latency(s, r);
 }
 

@@ -65,6 +65,8 @@ struct signal_report {
 	bool have_listen_drops;
 	__u64 listen_drops; /* drops and overflows of the protected and backend
 			     * listeners */
+	__u64 listen_overflows; /* those of them that overflow_drops() takes
+				 * for overflows: the overload signal */
 };
 
 struct sojourn_bpf;
@@ -78,6 +80,7 @@ struct signals {
 	int diag_fd;
 	bool have_netstat;
 	__u64 last_overflows, last_drops;
+	bool overflowed_before;   /* ListenOverflows moved in the last tick */
 	int lat_fd;
 	char lat_path[108];
 	/* the drain thread and what it gathered since the last tick */
@@ -131,6 +134,16 @@ int diag_msg_drops(const struct inet_diag_msg *m, size_t len, __u32 *drops);
  * not in @prev (new, or the first dump) adds nothing, so neither a restart
  * of shedd nor a new listener counts old drops; counters wrap at 32 bits. */
 __u64 listener_drops_delta(const struct listener_drops *prev, const struct listener_drops *cur);
+/* The protected listeners' drops that count as overflows. A listener's
+ * sk_drops also moves for drops that are not an overflow (an ACK it could
+ * not match to a request, a SYN dropped for a full SYN backlog, ...), each
+ * of which says nothing of the accept queue; every overflow also moves the
+ * namespace's ListenOverflows. So the drops count while ListenOverflows
+ * moved in this tick or the one before (the listeners are read before
+ * /proc/net/netstat: an overflow between the two reads shows in the next
+ * tick's drops), and all of them count when there is no netstat to ask. */
+__u64 overflow_drops(__u64 listener_drops, bool have_netstat, __u64 ns_overflows,
+		     bool overflowed_before);
 /* The group whose accept queue is fullest against its backlog (depth /
  * backlog; a queue with no backlog and a connection in it is full). Each
  * group is judged on its own, so a front-end's large, empty backlog does

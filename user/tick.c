@@ -51,8 +51,9 @@ void tick_controller_signals(const struct tick_input *in, double demand,
 		/* The protected and backend listeners' own drops and
 		 * overflows: the namespace's TcpExt counters also move for
 		 * any other listener, and must not cut the protected
-		 * service. */
-		.overflows = r->have_listen_drops ? r->listen_drops : 0,
+		 * service; and of those, only the drops that are
+		 * overflows (overflow_drops()). */
+		.overflows = r->have_listen_drops ? r->listen_overflows : 0,
 		.have_latency = r->have_latency && r->latency.count > 0,
 		.latency_p99_ns = agg_quantile(&r->latency, 0.99),
 		.latency_count = r->latency.count,

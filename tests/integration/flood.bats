@@ -46,12 +46,8 @@ run_config() {
 VERIFIED_FLOOD=300000
 
 # shedd runs at a fixed rate of twice the clients' demand: this test is
-# about the verified data path. With the controller on, a short run now and
-# then saw a drop counted at the listener in its first second, read it as an
-# overflow and cut the limit in one step to 1.5 x the accept rate of that
-# second (about 200/s, the clients' whole demand), which then refused proven
-# clients; the controller on a flood is tested in verify.bats and
-# verified.bats, and measured in the flood experiment.
+# about the verified data path; the controller on a flood is tested in
+# verify.bats and verified.bats, and measured in the flood experiment.
 @test "flood testbed: shedd verifying keeps its clients under a flood the kernel's cookie path cannot handle" {
 	floodbed_up
 	FLOOD_SHEDD_START="--rate 400"
