@@ -38,7 +38,8 @@ BPF_OBJ := $(OUTPUT)/shedd.bpf.o $(OUTPUT)/sojourn.bpf.o $(OUTPUT)/handoff.bpf.o
 SKEL := $(OUTPUT)/shedd.skel.h $(OUTPUT)/sojourn.skel.h $(OUTPUT)/handoff.skel.h
 USER_SRCS := user/alloc.c user/options.c user/loader.c user/status.c user/aimd.c \
 	user/signals.c user/signal_parse.c user/sample_agg.c user/tick.c \
-	user/kernel_features.c user/probe.c user/logline.c user/config.c
+	user/kernel_features.c user/probe.c user/logline.c user/config.c \
+	user/reload.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
 BIN := shedd
 ifeq ($(SAN),1)
