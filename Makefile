@@ -278,7 +278,7 @@ san: deps
 	$(Q)SHEDD=$(CURDIR)/.output-san/shedd prove -v --exec tests/exec.sh \
 		$(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS)) \
 		tests/integration/lifecycle.bats tests/integration/logfeed.bats \
-		tests/integration/verify.bats
+		tests/integration/verify.bats tests/integration/reload.bats
 
 clean:
 	$(call msg,CLEAN,)
