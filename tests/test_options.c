@@ -507,6 +507,16 @@ static void table_is_whole(void **state)
 		size_t k;
 
 		assert_int_equal(d->id, i);
+		/* Its default is one its own parser takes. */
+		if (d->def) {
+			struct shedd_options scratch;
+			struct options_state st = { .o = &scratch };
+
+			memset(&scratch, 0, sizeof(scratch));
+			if (options_apply(&st, d, d->def, err, sizeof(err)))
+				fail_msg("--%s: default '%s' refused: %s", d->name, d->def, err);
+			options_free(&scratch);
+		}
 		/* Its entry: "  -X, --name" or "      --name", at a line start. */
 		if (d->short_name)
 			snprintf(want, sizeof(want), "\n  -%c, --%s", d->short_name, d->name);

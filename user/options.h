@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* options.h - shedd's command line and the strict parsers behind it
- * (numbers, CIDR prefixes, class names). Pure: errors are returned as text,
- * nothing is printed and nothing exits here.
+/* options.h - shedd's command line, its config file (config.h) and the
+ * strict parsers behind them (numbers, CIDR prefixes, class names). Errors
+ * are returned as text, nothing is printed and nothing exits here; the only
+ * I/O is reading the --config file, through a hook tests replace.
  */
 #ifndef SHEDD_OPTIONS_H
 #define SHEDD_OPTIONS_H
