@@ -230,3 +230,14 @@ prefix = 198.19.77.0/24=critical" 0.1
 	within "$admitted" $(( limit * secs * 8 / 10 )) $(( limit * secs + burst ))
 	within "$(field synack "$flood_line")" $(( limit * secs * 8 / 10 )) $(( limit * secs + burst ))
 }
+
+@test "an invalid file at start: exit 2 with file, line and problem, nothing attached" {
+	conf 1000 "$PORT" 198.19.1.0/24=critical_plus 0.1 "rat = 5"
+	run "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --config "$CONF"
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[ "$output" = "shedd: $CONF:8: unknown key 'rat' in [shedd]" ]
+	[ ! -e "$PIN_DIR" ]
+	run xdp_attached
+	[ "$status" -ne 0 ]
+}
