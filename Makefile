@@ -20,6 +20,7 @@ CFLAGS ?= -O2 -g
 USER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(SAN_FLAGS) \
 	-Iinclude -Iuser -I$(OUTPUT)
 LIBBPF_LIBS := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
+INIH_LIBS := $(shell $(PKG_CONFIG) --libs inih 2>/dev/null || echo -linih)
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null || echo -lcmocka)
 LDFLAGS += $(SAN_FLAGS)
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
@@ -37,7 +38,8 @@ BPF_OBJ := $(OUTPUT)/shedd.bpf.o $(OUTPUT)/sojourn.bpf.o $(OUTPUT)/handoff.bpf.o
 SKEL := $(OUTPUT)/shedd.skel.h $(OUTPUT)/sojourn.skel.h $(OUTPUT)/handoff.skel.h
 USER_SRCS := user/alloc.c user/options.c user/loader.c user/status.c user/aimd.c \
 	user/signals.c user/signal_parse.c user/sample_agg.c user/tick.c \
-	user/kernel_features.c user/probe.c user/logline.c
+	user/kernel_features.c user/probe.c user/logline.c user/config.c \
+	user/reload.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
 BIN := shedd
 ifeq ($(SAN),1)
@@ -49,7 +51,8 @@ UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options 
 	$(OUTPUT)/test_logline
 XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/fuzz_xdp
 # libFuzzer targets (clang): `make test` gives each a few seconds.
-FUZZ_TESTS := $(OUTPUT)/fuzz_logline
+FUZZ_TESTS := $(OUTPUT)/fuzz_logline $(OUTPUT)/fuzz_config $(OUTPUT)/fuzz_options \
+	$(OUTPUT)/fuzz_cidr
 FUZZ_CFLAGS := -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TOOLS := $(OUTPUT)/synflood $(OUTPUT)/tcpstream $(OUTPUT)/slowserver $(OUTPUT)/loadgen \
@@ -61,7 +64,8 @@ BPF_TOOLS := floodgen xdprouter
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJ)
-.PHONY: all help clean deps test test-unit demo san experiments bench fuzz fuzz-logline
+.PHONY: all help clean deps test test-unit demo san experiments bench fuzz fuzz-logline \
+	fuzz-config fuzz-options fuzz-cidr
 
 all: $(BIN) $(TOOLS)
 
@@ -84,6 +88,9 @@ help:
 	@echo '                   after fuzz-logline'
 	@echo '  fuzz-logline     libFuzzer on the latency socket parsers (log lines, binary'
 	@echo '                   samples) with ASan+UBSan, FUZZ_SECONDS= (default 300)'
+	@echo '  fuzz-config, fuzz-options, fuzz-cidr'
+	@echo '                   libFuzzer on the config file, the command line and the'
+	@echo '                   CIDR parser with ASan+UBSan, FUZZ_SECS= (default 600)'
 	@echo '  deps             install the Debian packages the build, tests and demo need'
 	@echo '  san              ASan+UBSan build; unit, XDP and lifecycle tests with it'
 	@echo '  clean            remove build output'
@@ -124,7 +131,7 @@ $(OUTPUT)/signals.o: $(OUTPUT)/sojourn.skel.h
 
 $(BIN): $(OUTPUT)/main.o $(USER_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LIBBPF_LIBS) -lm -pthread -o $@
+	$(Q)$(CC) $(LDFLAGS) $^ $(LIBBPF_LIBS) $(INIH_LIBS) -lm -pthread -o $@
 
 $(OUTPUT)/test_bucket: tests/test_bucket.c include/*.h | $(OUTPUT)
 	$(call msg,TEST,$@)
@@ -161,18 +168,19 @@ $(OUTPUT)/test_spread: tests/test_spread.c tests/splitmix.h include/*.h $(OUTPUT
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_options: tests/test_options.c $(OUTPUT)/options.o
+$(OUTPUT)/test_options: tests/test_options.c $(OUTPUT)/options.o $(OUTPUT)/config.o \
+		$(OUTPUT)/aimd.o contrib/shedd.conf.example
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
+	$(Q)$(CC) $(USER_CFLAGS) -DSRCDIR='"$(CURDIR)"' $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) $(INIH_LIBS) -lm -o $@
 
-$(OUTPUT)/test_kernel_features: tests/test_kernel_features.c $(OUTPUT)/kernel_features.o $(OUTPUT)/options.o
+$(OUTPUT)/test_kernel_features: tests/test_kernel_features.c $(OUTPUT)/kernel_features.o $(OUTPUT)/options.o $(OUTPUT)/config.o
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) $(INIH_LIBS) -lm -o $@
 
-$(OUTPUT)/test_status: tests/test_status.c $(OUTPUT)/status.o $(OUTPUT)/options.o \
+$(OUTPUT)/test_status: tests/test_status.c $(OUTPUT)/status.o $(OUTPUT)/options.o $(OUTPUT)/config.o \
 		$(OUTPUT)/sample_agg.o $(OUTPUT)/logline.o
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) $(INIH_LIBS) -lm -o $@
 
 $(OUTPUT)/bench_xdp: tests/bench_xdp.c tests/packets.h $(SKEL)
 	$(call msg,BENCH,$@)
@@ -192,6 +200,13 @@ $(OUTPUT)/fuzz_logline: tests/fuzz_logline.c user/logline.c user/signal_parse.c 
 		include/*.h | $(OUTPUT)
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
+
+# The config file, the command line and the CIDR parser, the same way
+# (libinih itself is the Debian library, not instrumented).
+$(OUTPUT)/fuzz_config $(OUTPUT)/fuzz_options $(OUTPUT)/fuzz_cidr: $(OUTPUT)/fuzz_%: \
+		tests/fuzz_%.c user/options.c user/config.c user/*.h include/*.h | $(OUTPUT)
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) $(INIH_LIBS) -o $@
 
 $(OUTPUT)/%: tests/tools/%.c tests/tools/*.h tests/splitmix.h include/*.h | $(OUTPUT)
 	$(call msg,CC,$@)
@@ -244,6 +259,11 @@ FUZZ_SECONDS ?= 300
 fuzz-logline: $(OUTPUT)/fuzz_logline
 	$(Q)tests/fuzz.sh $(OUTPUT)/fuzz_logline $(FUZZ_SECONDS)
 
+# fuzz-config, fuzz-options, fuzz-cidr: one parser for FUZZ_SECS (default 600).
+FUZZ_SECS ?= 600
+fuzz-config fuzz-options fuzz-cidr: fuzz-%: $(OUTPUT)/fuzz_%
+	$(Q)tests/fuzz.sh $(OUTPUT)/fuzz_$* $(FUZZ_SECS)
+
 fuzz: $(OUTPUT)/fuzz_xdp fuzz-logline
 	$(Q)SHEDD_FUZZ_FRAMES=$(FUZZ_FRAMES) SHEDD_FUZZ_SEED=$(FUZZ_SEED) \
 		SHEDD_FUZZ_SECONDS=3600 $(OUTPUT)/fuzz_xdp
@@ -258,7 +278,7 @@ san: deps
 	$(Q)SHEDD=$(CURDIR)/.output-san/shedd prove -v --exec tests/exec.sh \
 		$(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS)) \
 		tests/integration/lifecycle.bats tests/integration/logfeed.bats \
-		tests/integration/verify.bats
+		tests/integration/verify.bats tests/integration/reload.bats
 
 clean:
 	$(call msg,CLEAN,)

@@ -10,6 +10,7 @@ set -eu
 #   libelf-dev zlib1g-dev  libbpf's own link dependencies
 #   gcc make pkg-config    build the daemon and tests
 #   libcmocka-dev    the C unit-test framework
+#   libinih-dev      parse the config file (--config FILE, INI)
 #   bats             the shell integration-test framework
 #   iproute2         network namespaces and veth pairs for the testbed
 #   perl             prove, which runs every test and prints the summary
@@ -20,7 +21,7 @@ set -eu
 #                    latency signal (tests and the proxy experiment run them
 #                    inside test namespaces only; see below)
 PKGS="clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev gcc make pkg-config \
-libcmocka-dev bats iproute2 perl jq ethtool nftables procps util-linux \
+libcmocka-dev libinih-dev bats iproute2 perl jq ethtool nftables procps util-linux \
 nginx haproxy"
 
 missing=""

@@ -21,7 +21,7 @@ echo "1..1"
 "$bin" -max_total_time="$secs" -timeout=5 -rss_limit_mb=1024 -print_final_stats=1 \
 	-dict="$dict" -artifact_prefix="$art" "$work" "$seeds" >"$work/log" 2>&1
 rc=$?
-sed 's/^/# /' "$work/log" | grep -E '^# (INFO: seed|#[0-9]+ *DONE|stat::number_of_executed_units|stat::average_exec_per_sec|==|SUMMARY|.*ERROR|.*Test unit written|.*runtime error)'
+sed 's/^/# /' "$work/log" | grep -E '^# (INFO: seed|#[0-9]+[[:space:]]*DONE|stat::number_of_executed_units|stat::average_exec_per_sec|==|SUMMARY|.*ERROR|.*Test unit written|.*runtime error)'
 if [ "$rc" -eq 0 ]; then
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log")
 	echo "ok 1 - $name: $runs inputs in ${secs}s, no crash, every check held"

@@ -2,15 +2,18 @@
 /* test_options.c - shedd's command line: defaults, every option, and the
  * refusal of junk with a message that names what is wrong.
  */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <cmocka.h>
 
+#include "aimd.h"
 #include "options.h"
 
 static char out[8192], err[512];
@@ -101,7 +104,10 @@ static void controller_options(void **state)
 	assert_int_equal(PARSE(&o, "-i", "e"), OPTIONS_RUN);
 	assert_int_equal(o.controller, CONTROLLER_AIMD);
 	assert_string_equal(o.latency_socket, "/run/shedd/e.sock");
-	assert_int_equal(o.nr_ramp, -1);
+	/* The default stages, from the option table. */
+	assert_int_equal(o.nr_ramp, 3);
+	assert_float_equal(o.ramp[0], 0.1, 1e-12);
+	assert_float_equal(o.ramp[2], 1.0, 1e-12);
 	/* No --latency-target: derived (neither a target nor off). */
 	assert_int_equal(o.latency_target_ns, 0);
 	assert_false(o.latency_target_off);
@@ -464,6 +470,278 @@ static void floors_must_not_pass_one(void **state)
 	options_free(&o);
 }
 
+/* The config file, handed in from memory. */
+static const char *file_text;
+
+static int from_text(const char *path, char **buf, size_t *len, char *errbuf, size_t errlen)
+{
+	if (!file_text) {
+		snprintf(errbuf, errlen, "%s: No such file or directory", path);
+		return -1;
+	}
+	*len = strlen(file_text);
+	*buf = malloc(*len + 1);
+	memcpy(*buf, file_text, *len + 1);
+	return 0;
+}
+
+static int parse_file(struct shedd_options *o, const char *text)
+{
+	file_text = text;
+	options_read_file = from_text;
+	return PARSE(o, "--config", "t.conf");
+}
+
+/* One table: every option has a config key (unless the command line is
+ * its only place), and --help shows its default or says it is required. */
+static void table_is_whole(void **state)
+{
+	char help[8192], want[200];
+	int i;
+
+	options_usage(help, sizeof(help));
+	assert_true(strlen(help) < sizeof(help) - 1);
+	for (i = 0; i < OPT_COUNT; i++) {
+		const struct opt_def *d = &options_table[i];
+		char key[32], *line;
+		size_t k;
+
+		assert_int_equal(d->id, i);
+		/* Its default is one its own parser takes. */
+		if (d->def) {
+			struct shedd_options scratch;
+			struct options_state st = { .o = &scratch };
+
+			memset(&scratch, 0, sizeof(scratch));
+			if (options_apply(&st, d, d->def, err, sizeof(err)))
+				fail_msg("--%s: default '%s' refused: %s", d->name, d->def, err);
+			options_free(&scratch);
+		}
+		/* Its entry: "  -X, --name" or "      --name", at a line start. */
+		if (d->short_name)
+			snprintf(want, sizeof(want), "\n  -%c, --%s", d->short_name, d->name);
+		else
+			snprintf(want, sizeof(want), "\n      --%s", d->name);
+		line = strstr(help, want);
+		assert_non_null(line);
+		if (d->flags & OPTF_CLI)
+			continue;
+		for (k = 0; d->name[k]; k++)
+			key[k] = d->name[k] == '-' ? '_' : d->name[k];
+		key[k] = '\0';
+		assert_ptr_equal(options_by_key(key), d);
+		assert_non_null(d->section);
+		if (d->flags & OPTF_REQUIRED) {
+			snprintf(want, sizeof(want), "(required)");
+		} else {
+			assert_true(d->def || d->def_text);
+			snprintf(want, sizeof(want), "(default: %s)",
+				 d->def_text ? d->def_text : d->def);
+		}
+		/* In this option's entry, wrapped lines joined. */
+		{
+			char *next = strstr(line + 2, "\n  -"), entry[1024];
+			size_t n = 0;
+			const char *p;
+
+			for (p = line + 1; *p && (!next || p < next) && n + 1 < sizeof(entry); p++) {
+				if (isspace((unsigned char)*p)) {
+					if (n && entry[n - 1] != ' ')
+						entry[n++] = ' ';
+				} else {
+					entry[n++] = *p;
+				}
+			}
+			entry[n] = '\0';
+			if (!strstr(entry, want))
+				fail_msg("--%s: no '%s' in its help '%s'", d->name, want, entry);
+		}
+	}
+}
+
+/* The table's defaults are the program's: what options_parse gives with no
+ * option, what the controller defaults to (aimd_defaults()), and the
+ * constants the rest of the code uses. */
+static void table_defaults_are_used(void **state)
+{
+	struct shedd_options o;
+	struct aimd_params p;
+	int i;
+
+	aimd_defaults(&p);
+	assert_int_equal(PARSE(&o, "-i", "e"), OPTIONS_RUN);
+	assert_int_equal(o.target_delay_ns, p.target_delay_ns);
+	assert_int_equal(o.interval_ns, p.interval_ns);
+	assert_float_equal((double)o.min_rate, p.min_rate, 1e-9);
+	assert_float_equal((double)o.max_rate, p.max_rate, 1e-9);
+	assert_float_equal(o.depth_frac, p.depth_frac, 1e-12);
+	assert_int_equal(o.ramp_hold_ns, p.stage_hold_ns);
+	assert_int_equal(o.nr_ramp, p.nr_stages);
+	for (i = 0; i < p.nr_stages; i++)
+		assert_float_equal(o.ramp[i], p.ramp[i], 1e-12);
+	assert_int_equal((__u64)o.tick_ms * 1000000ULL, p.tick_ns);
+	assert_int_equal(o.step, 0); /* 0: aimd's own, 1 % of the last good rate */
+	assert_float_equal(p.alpha_per_sec, 0, 0);
+	assert_true(p.latency_auto && !o.latency_target_off && !o.latency_target_ns);
+	assert_float_equal(p.beta, 0.95, 1e-12);
+	assert_int_equal(o.rate_per_sec, DEFAULT_RATE_PER_SEC);
+	assert_int_equal(o.tick_ms, DEFAULT_TICK_MS);
+	assert_int_equal(o.rst_rate_per_sec, DEFAULT_RST_RATE_PER_SEC);
+	assert_int_equal(o.cookie_rate_per_sec, DEFAULT_COOKIE_RATE_PER_SEC);
+	assert_int_equal(o.verify_hold_ns, DEFAULT_VERIFY_HOLD_NS);
+	for (i = 0; i < SHEDD_NR_CLASSES; i++)
+		assert_float_equal(o.floor[i], DEFAULT_FLOOR, 1e-12);
+	assert_string_equal(o.metrics_addr, DEFAULT_METRICS_ADDR);
+	assert_int_equal(o.status_interval_ns, 1000000000ULL);
+	assert_false(o.rate_set || o.verify_explicit || o.keep_on_exit || o.force);
+	assert_int_equal(o.verbose, 0);
+	options_free(&o);
+}
+
+static void config_file(void **state)
+{
+	struct shedd_options o;
+
+	assert_int_equal(parse_file(&o,
+		"; comment\n"
+		"[shedd]\n"
+		"iface = veth7\n"
+		"port = 80\n"
+		"port = 443,8443\n"
+		"rate = 2500          ; inline comment\n"
+		"reject = rst\n"
+		"keep_on_exit = yes\n"
+		"prefix = 2001:db8::/32=critical\n"
+		"[controller]\n"
+		"controller = off\n"
+		"target_delay = 7ms\n"
+		"[verify]\n"
+		"cookie_rate = 0\n"
+		"[class.critical_plus]\n"
+		"floor = 0.3\n"
+		"reject = drop\n"
+		"verify = always\n"
+		"prefix = 198.18.0.0/24\n"), OPTIONS_RUN);
+	assert_string_equal(o.iface, "veth7");
+	assert_string_equal(o.config, "t.conf");
+	assert_int_equal(o.nr_ports, 3);
+	assert_int_equal(o.ports[2], 8443);
+	assert_int_equal(o.rate_per_sec, 2500);
+	assert_true(o.rate_set);
+	assert_int_equal(o.controller, CONTROLLER_OFF);
+	assert_int_equal(o.target_delay_ns, 7000000);
+	assert_int_equal(o.cookie_rate_per_sec, 0);
+	assert_true(o.keep_on_exit);
+	assert_float_equal(o.floor[SHEDD_CRITICAL_PLUS], 0.3, 1e-12);
+	assert_float_equal(o.floor[SHEDD_CRITICAL], DEFAULT_FLOOR, 1e-12);
+	assert_int_equal(o.reject[SHEDD_CRITICAL_PLUS], SHEDD_REJECT_DROP);
+	assert_int_equal(o.reject[SHEDD_SHEDDABLE], SHEDD_REJECT_RST);
+	assert_int_equal(o.verify[SHEDD_CRITICAL_PLUS], SHEDD_VERIFY_ALWAYS);
+	assert_true(o.verify_explicit);
+	assert_int_equal(o.nr_prefixes, 2);
+	assert_int_equal(o.prefixes[0].family, AF_INET6);
+	assert_int_equal(o.prefixes[0].cls, SHEDD_CRITICAL);
+	assert_int_equal(o.prefixes[1].family, AF_INET);
+	assert_int_equal(o.prefixes[1].prefixlen, 24);
+	assert_int_equal(o.prefixes[1].cls, SHEDD_CRITICAL_PLUS);
+	options_free(&o);
+}
+
+/* The command line wins: a value replaces the file's, a list too. */
+static void flags_override_file(void **state)
+{
+	struct shedd_options o;
+	const char *argv[] = { "shedd", "--config", "t.conf", "--rate", "99", "-p", "22",
+			       "--floor", "critical=0.4", "-P", "198.19.0.0/16=sheddable" };
+
+	file_text = "[shedd]\niface = e1\nrate = 5\nport = 80\nport = 81\n"
+		    "floor = critical=0.2\nfloor = sheddable=0.2\n"
+		    "prefix = 198.18.0.0/24=critical\n";
+	options_read_file = from_text;
+	assert_int_equal(parse(&o, 11, argv), OPTIONS_RUN);
+	assert_string_equal(o.iface, "e1");
+	assert_int_equal(o.rate_per_sec, 99);
+	assert_int_equal(o.nr_ports, 1);
+	assert_int_equal(o.ports[0], 22);
+	assert_float_equal(o.floor[SHEDD_CRITICAL], 0.4, 1e-12);
+	assert_float_equal(o.floor[SHEDD_SHEDDABLE], 0.2, 1e-12);
+	assert_int_equal(o.nr_prefixes, 1);
+	assert_int_equal(o.prefixes[0].cls, SHEDD_SHEDDABLE);
+	options_free(&o);
+}
+
+/* Every error names the file, the line and the problem. */
+static void config_errors(void **state)
+{
+	static const struct {
+		const char *text, *msg;
+	} cases[] = {
+		{ "[shedd]\niface = e0\nrat = 5\n", "t.conf:3: unknown key 'rat' in [shedd]" },
+		{ "[shedd]\niface = e0\n\n\nrate = 5x\n",
+		  "t.conf:5: rate: '5x' is not a whole number" },
+		{ "iface = e0\n", "t.conf:1: key 'iface' comes before any [section]" },
+		{ "[shedd]\niface = e0\n[shed]\nrate = 1\n", "t.conf:3: unknown section [shed]" },
+		{ "[shedd]\niface = e0\ntarget_delay = 5ms\n",
+		  "t.conf:3: key 'target_delay' belongs in [controller]" },
+		{ "[shedd]\niface = e0\nrate = 1\nrate = 2\n",
+		  "t.conf:4: key 'rate' is given twice (also on line 3)" },
+		{ "[shedd]\niface = e0\njunk\n", "t.conf:3: not a [section] nor a 'key = value'" },
+		{ "[shedd]\niface = e0\n[class.vip]\nfloor = 0.1\n",
+		  "t.conf:3: unknown section [class.vip]: unknown class 'vip'" },
+		{ "[shedd]\niface = e0\n[bogus]\n", "t.conf:3: unknown section [bogus]" },
+		{ "[shedd]\niface = e0\n[shedd\n", "t.conf:3: not a [section] nor" },
+		{ "[shedd]\niface = e0\n[class.critical]\nrate = 1\n",
+		  "t.conf:4: unknown key 'rate' in [class.critical]" },
+		{ "[shedd]\niface = e0\nfloor = critical=0.7\nfloor = sheddable=0.7\n",
+		  "t.conf:4: --floor: the floors add up to" },
+		{ "[shedd]\niface = e0\nport = \n", "t.conf:3: key 'port' has no value" },
+		{ "[shedd]\niface = e0\nforce = maybe\n", "t.conf:3: force: 'maybe' is not yes or no" },
+		{ "[shedd]\n[controller]\ntarget_delay = 1ms\n", "--iface is required" },
+		{ "[shedd]\niface = e0\nprefix = 198.18.0.1/24=critical\n",
+		  "t.conf:3: prefix: '198.18.0.1/24' has bits set past /24" },
+	};
+	struct shedd_options o;
+	char longline[400];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(parse_file(&o, cases[i].text), OPTIONS_ERROR);
+		if (!strstr(err, cases[i].msg))
+			fail_msg("case %zu: got '%s', want '%s'", i, err, cases[i].msg);
+		options_free(&o);
+	}
+	/* A line longer than libinih's buffer is refused, not cut in two. */
+	snprintf(longline, sizeof(longline), "[shedd]\niface = e0\nport = 80%0300d\n", 0);
+	assert_int_equal(parse_file(&o, longline), OPTIONS_ERROR);
+	assert_non_null(strstr(err, "t.conf:3: longer than"));
+	options_free(&o);
+	/* A file that cannot be read. */
+	file_text = NULL;
+	assert_int_equal(PARSE(&o, "--config", "none.conf"), OPTIONS_ERROR);
+	assert_non_null(strstr(err, "none.conf: No such file"));
+	options_free(&o);
+}
+
+/* The shipped example parses clean. */
+static void example_parses(void **state)
+{
+	static char text[16384];
+	struct shedd_options o;
+	FILE *f = fopen(SRCDIR "/contrib/shedd.conf.example", "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	if (parse_file(&o, text) != OPTIONS_RUN)
+		fail_msg("contrib/shedd.conf.example: %s", err);
+	assert_string_equal(o.iface, "veth0");
+	assert_int_equal(o.nr_ports, 2);
+	assert_int_equal(o.nr_prefixes, 3);
+	options_free(&o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -478,6 +756,12 @@ int main(void)
 		cmocka_unit_test(backend_ports),
 		cmocka_unit_test(latency_group),
 		cmocka_unit_test(iface_names),
+		cmocka_unit_test(table_is_whole),
+		cmocka_unit_test(table_defaults_are_used),
+		cmocka_unit_test(config_file),
+		cmocka_unit_test(flags_override_file),
+		cmocka_unit_test(config_errors),
+		cmocka_unit_test(example_parses),
 	};
 
 	return cmocka_run_group_tests_name("options", tests, NULL, NULL);

@@ -20,7 +20,11 @@
 #define AIMD_AUTO_SLOTS 10
 
 /**
- * struct aimd_params - the controller's knobs, with their units.
+ * struct aimd_params - the controller's knobs, with their units. Those that
+ * are options (--target-delay, --interval, --depth-frac, --min-rate,
+ * --max-rate, --ramp, --ramp-hold, --tick-ms) show their default in
+ * options_table[] too, for --help and the config file; test_options checks
+ * that the two agree.
  * @target_delay_ns: standing-queue target for the minimum accept-queue
  *                   sojourn (CoDel's target; default 5 ms)
  * @interval_ns:     how long the minimum must stay above target before it is

@@ -15,17 +15,25 @@
 
 #include "loader.h"
 #include "options.h"
+#include "reload.h"
 #include "signals.h"
 #include "status.h"
 #include "tick.h"
 
 static volatile sig_atomic_t exiting;
+static volatile sig_atomic_t reload_asked; /* SIGHUP: reload --config */
 static int verbosity;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	exiting = 1;
+}
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	reload_asked = 1;
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -266,37 +274,6 @@ static int tick(struct daemon *d)
 	return 0;
 }
 
-static void controller_params(const struct shedd_options *o, struct aimd_params *p)
-{
-	int i;
-
-	aimd_defaults(p);
-	if (o->target_delay_ns)
-		p->target_delay_ns = o->target_delay_ns;
-	if (o->interval_ns)
-		p->interval_ns = o->interval_ns;
-	if (o->min_rate)
-		p->min_rate = (double)o->min_rate;
-	if (o->max_rate)
-		p->max_rate = (double)o->max_rate;
-	if (p->min_rate > p->max_rate)
-		p->min_rate = p->max_rate;
-	p->tick_ns = (__u64)o->tick_ms * 1000000ULL;
-	if (o->step)
-		p->alpha_per_sec = (double)o->step;
-	if (o->depth_frac > 0)
-		p->depth_frac = o->depth_frac;
-	if (o->ramp_hold_ns)
-		p->stage_hold_ns = o->ramp_hold_ns;
-	p->latency_target_ns = o->latency_target_ns;
-	p->latency_auto = !o->latency_target_off;
-	if (o->nr_ramp >= 0) {
-		p->nr_stages = o->nr_ramp;
-		for (i = 0; i < o->nr_ramp; i++)
-			p->ramp[i] = o->ramp[i];
-	}
-}
-
 /* An adopting shedd's controller, without --rate: the state the last one
  * pinned (mode, ramp stage, last good rate), when it can be imported. */
 static void controller_resume(struct daemon *d)
@@ -414,7 +391,14 @@ static int run(struct shedd_options *o)
 					"daemon (%llu in all)\n", o->iface,
 				(unsigned long long)skipped, (unsigned long long)d.skipped);
 		}
-		sleep_until(deadline);
+		/* A SIGHUP wakes the sleep: reload, then sleep on to the tick. */
+		do {
+			sleep_until(deadline);
+			if (reload_asked && !exiting) {
+				reload_asked = 0;
+				reload_config(o, &d.l, &d.sig, &d.tp, &d.ts);
+			}
+		} while (!exiting && now_ns() < deadline);
 		if (exiting)
 			break;
 		if ((err = tick(&d)))
@@ -472,6 +456,9 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_hup;
+	sigaction(SIGHUP, &sa, NULL);
+	reload_save_argv(argc, argv);
 
 	ret = o.remove ? loader_remove(&o) : run(&o);
 	options_free(&o);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "config.h"
 #include "options.h"
 
 static const char *const class_names[SHEDD_NR_CLASSES] = {
@@ -22,77 +23,6 @@ static const char *const class_names[SHEDD_NR_CLASSES] = {
 	[SHEDD_SHEDDABLE_PLUS] = "sheddable_plus",
 	[SHEDD_SHEDDABLE] = "sheddable",
 };
-
-static const char usage_text[] =
-	"Usage: shedd --iface IFACE [options]\n"
-	"Sheds new TCP connections (SYNs) at XDP, by priority class, so the\n"
-	"service behind IFACE keeps its goodput under overload.\n"
-	"\n"
-	"  -i, --iface IFACE          interface to protect (required)\n"
-	"  -p, --port PORT[,PORT...]  protected destination ports (repeatable;\n"
-	"                             default: every port)\n"
-	"      --backend-port PORT[,PORT...]  listeners of the service behind the\n"
-	"                             protected ports (an upstream on this host):\n"
-	"                             their accept queues and drops are overload\n"
-	"                             signals; their SYNs are never shed (repeatable;\n"
-	"                             needs --port)\n"
-	"  -r, --rate SYN_PER_SEC     total admitted SYN rate: fixed with --controller\n"
-	"                             off, the start with aimd (default 10000)\n"
-	"  -c, --controller off|aimd  find the rate from queue delay (default: aimd\n"
-	"                             without --rate, off with it)\n"
-	"      --target-delay DUR     accept-queue sojourn target (default 5ms)\n"
-	"      --interval DUR         how long above target is overload (100ms)\n"
-	"      --min-rate N           the controller's lower bound (default 10)\n"
-	"      --max-rate N           its upper bound (default 100000)\n"
-	"      --step N               additive increase per 100 ms (default 1 % of\n"
-	"                             the last good rate)\n"
-	"      --depth-frac F         queue depth over backlog that is overload (0.7)\n"
-	"      --ramp F,F,...|none    recovery stages of the last good rate\n"
-	"                             (default 0.1,0.5,1)\n"
-	"      --ramp-hold DUR        how long each stage is held (default 1s)\n"
-	"      --latency-target DUR|auto|off  service p99 above DUR is overload;\n"
-	"                             auto (default): derived from the service's\n"
-	"                             calm latency; off: latency is no signal\n"
-	"  -L, --latency-socket PATH  UNIX datagram socket for service latency\n"
-	"                             samples or log lines of nginx and HAProxy\n"
-	"                             (default /run/shedd/IFACE.sock)\n"
-	"      --latency-group GROUP  group of the latency socket (mode 0660), so a\n"
-	"                             server's workers can write to it (www-data,\n"
-	"                             haproxy); a name or a number (default root's)\n"
-	"  -b, --burst N              total bucket depth in SYNs (default rate/10)\n"
-	"  -P, --prefix CIDR=CLASS    source prefix to class (repeatable)\n"
-	"  -d, --default-class CLASS  class of unmatched sources (default sheddable)\n"
-	"  -f, --floor CLASS=FRACTION reserved share of the rate (default 0.10 each)\n"
-	"  -R, --reject drop|rst|CLASS=drop|rst\n"
-	"                             how shed SYNs are refused (default drop)\n"
-	"      --rst-rate N           RSTs sent per second at most, over all CPUs\n"
-	"                             (default 10000; 0: shed SYNs are only dropped)\n"
-	"      --verify CLASS=MODE[,CLASS=MODE...]  verified admission per class\n"
-	"                             (repeatable; MODE off|shedding|always, or a bare\n"
-	"                             MODE for every class; default: sheddable_plus and\n"
-	"                             sheddable shedding, critical_plus and critical off)\n"
-	"      --handoff auto|tc|kernel  how a proven connection reaches the listener\n"
-	"                             (default auto: tc on kernels >= 6.9, else off;\n"
-	"                             kernel sets tcp_syncookies=2 and tcp_timestamps=2)\n"
-	"      --cookie-rate N        cookie SYN-ACKs per second per CPU (default\n"
-	"                             4000000; 0: none, SYNs to verify are shed)\n"
-	"      --verify-hold DUR      how long a CPU that shed a class keeps answering\n"
-	"                             it with cookies (shedding mode; default 10s)\n"
-	"  -m, --xdp-mode native|generic  XDP attach mode (default native)\n"
-	"  -t, --tick-ms MS           control tick (default 100)\n"
-	"  -n, --netns NAME           run in network namespace /run/netns/NAME\n"
-	"  -k, --keep-on-exit         leave the program shedding when shedd exits\n"
-	"      --force                replace another program's XDP attachment\n"
-	"      --remove               detach shedd from IFACE, remove its pins, exit\n"
-	"  -v, --verbose              more output (libbpf and verifier log)\n"
-	"  -h, --help                 this text\n"
-	"  -V, --version              print the version\n"
-	"\n"
-	"Classes, most important first: critical_plus, critical, sheddable_plus,\n"
-	"sheddable. Pins: /sys/fs/bpf/shedd/IFACE/{link,stats,rates,...}, in another\n"
-	"network namespace /sys/fs/bpf/shedd/ns:INODE/IFACE/ (the latency socket too:\n"
-	"/run/shedd/ns:INODE/IFACE.sock). One shedd per interface: a second is refused.\n"
-	"DUR is a number with ns, us, ms or s (a bare number is ms).\n";
 
 static void errf(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -456,9 +386,16 @@ static int set_floor(struct shedd_options *o, char *arg, char *err, size_t errle
 	double f;
 	__u32 c;
 
+	/* A bare FRACTION: the floor of every class. */
+	if (!strchr(arg, '=') && !parse_fraction(arg, &f, err, errlen)) {
+		for (c = 0; c < SHEDD_NR_CLASSES; c++)
+			o->floor[c] = f;
+		return 0;
+	}
 	if (split_eq(arg, &name, &val) || parse_class(name, &c, err, errlen) ||
 	    parse_fraction(val, &f, err, errlen)) {
-		errf(err, errlen, "--floor: expected CLASS=FRACTION with FRACTION in [0, 1]");
+		errf(err, errlen, "--floor: expected FRACTION or CLASS=FRACTION with "
+		     "FRACTION in [0, 1]");
 		return -1;
 	}
 	o->floor[c] = f;
@@ -503,25 +440,221 @@ bool iface_name_valid(const char *name)
 	return true;
 }
 
-static void options_init(struct shedd_options *o)
+/* The one table: long and short options, config keys and sections, the
+ * defaults (applied at start through each option's own parser, so the
+ * default shown is the default used) and the --help text. The
+ * controller's defaults are aimd_defaults()'s; test_options checks that
+ * they agree. */
+const struct opt_def options_table[OPT_COUNT] = {
+	{ OPT_IFACE, "iface", 'i', "shedd", "IFACE", NULL, NULL,
+	  "interface to protect", OPTF_RESTART | OPTF_REQUIRED },
+	{ OPT_NETNS, "netns", 'n', "shedd", "NAME", NULL, "the current one",
+	  "run in network namespace /run/netns/NAME", OPTF_RESTART },
+	{ OPT_PORT, "port", 'p', "shedd", "PORT[,PORT...]", NULL, "every port",
+	  "protected destination ports (repeatable)", OPTF_REPEAT | OPTF_REPLACE },
+	{ OPT_BACKEND_PORT, "backend-port", 0, "shedd", "PORT[,PORT...]", NULL, "none",
+	  "listeners of the service behind the protected ports (an upstream on this "
+	  "host): their accept queues and drops are overload signals; their SYNs are "
+	  "never shed (repeatable; needs --port)",
+	  OPTF_REPEAT | OPTF_REPLACE | OPTF_RESTART },
+	{ OPT_RATE, "rate", 'r', "shedd", "SYN_PER_SEC", "10000", NULL,
+	  "total admitted SYN rate: fixed with --controller off, the start with aimd", 0 },
+	{ OPT_BURST, "burst", 'b', "shedd", "N", NULL, "rate/10",
+	  "total bucket depth in SYNs", 0 },
+	{ OPT_PREFIX, "prefix", 'P', "shedd", "CIDR=CLASS", NULL, "none",
+	  "source prefix to class (repeatable)", OPTF_REPEAT | OPTF_REPLACE },
+	{ OPT_DEFAULT_CLASS, "default-class", 'd', "shedd", "CLASS", "sheddable", NULL,
+	  "class of unmatched sources", 0 },
+	{ OPT_FLOOR, "floor", 'f', "shedd", "[CLASS=]FRACTION", "0.10", NULL,
+	  "reserved share of the rate, for one class or each (repeatable)", OPTF_REPEAT },
+	{ OPT_REJECT, "reject", 'R', "shedd", "drop|rst|CLASS=drop|rst", "drop", NULL,
+	  "how shed SYNs are refused (repeatable)", OPTF_REPEAT },
+	{ OPT_RST_RATE, "rst-rate", 0, "shedd", "N", "10000", NULL,
+	  "RSTs sent per second at most, over all CPUs (0: shed SYNs are only dropped)", 0 },
+	{ OPT_CONTROLLER, "controller", 'c', "controller", "off|aimd", NULL,
+	  "aimd without --rate, off with it", "find the rate from queue delay",
+	  OPTF_RESTART },
+	{ OPT_TARGET_DELAY, "target-delay", 0, "controller", "DUR", "5ms", NULL,
+	  "accept-queue sojourn target", 0 },
+	{ OPT_INTERVAL, "interval", 0, "controller", "DUR", "100ms", NULL,
+	  "how long above target is overload", 0 },
+	{ OPT_MIN_RATE, "min-rate", 0, "controller", "N", "10", NULL,
+	  "the controller's lower bound", 0 },
+	{ OPT_MAX_RATE, "max-rate", 0, "controller", "N", "100000", NULL,
+	  "its upper bound", 0 },
+	{ OPT_STEP, "step", 0, "controller", "N", NULL, "1 % of the last good rate",
+	  "additive increase per 100 ms", 0 },
+	{ OPT_DEPTH_FRAC, "depth-frac", 0, "controller", "F", "0.7", NULL,
+	  "queue depth over backlog that is overload", 0 },
+	{ OPT_RAMP, "ramp", 0, "controller", "F,F,...|none", "0.1,0.5,1", NULL,
+	  "recovery stages of the last good rate", 0 },
+	{ OPT_RAMP_HOLD, "ramp-hold", 0, "controller", "DUR", "1s", NULL,
+	  "how long each stage is held", 0 },
+	{ OPT_LATENCY_TARGET, "latency-target", 0, "controller", "DUR|auto|off", "auto", NULL,
+	  "service p99 above DUR is overload; auto: derived from the service's calm "
+	  "latency; off: latency is no signal", 0 },
+	{ OPT_LATENCY_SOCKET, "latency-socket", 'L', "shedd", "PATH", NULL,
+	  "/run/shedd/IFACE.sock",
+	  "UNIX datagram socket for service latency samples or log lines of nginx and "
+	  "HAProxy", OPTF_RESTART },
+	{ OPT_LATENCY_GROUP, "latency-group", 0, "shedd", "GROUP", NULL, "root's",
+	  "group of the latency socket (mode 0660), so a server's workers can write to "
+	  "it (www-data, haproxy); a name or a number", OPTF_RESTART },
+	{ OPT_VERIFY, "verify", 0, "verify", "CLASS=MODE[,CLASS=MODE...]",
+	  "sheddable_plus=shedding,sheddable=shedding", NULL,
+	  "verified admission per class (repeatable; MODE off|shedding|always, or a bare "
+	  "MODE for every class)", OPTF_REPEAT },
+	{ OPT_HANDOFF, "handoff", 0, "verify", "auto|tc|kernel", "auto", NULL,
+	  "how a proven connection reaches the listener (auto: tc on kernels >= 6.9, "
+	  "else off; kernel sets tcp_syncookies=2 and tcp_timestamps=2)", OPTF_RESTART },
+	{ OPT_COOKIE_RATE, "cookie-rate", 0, "verify", "N", "4000000", NULL,
+	  "cookie SYN-ACKs per second per CPU (0: none, SYNs to verify are shed)", 0 },
+	{ OPT_VERIFY_HOLD, "verify-hold", 0, "verify", "DUR", "10s", NULL,
+	  "how long a CPU that shed a class keeps answering it with cookies "
+	  "(shedding mode)", 0 },
+	{ OPT_XDP_MODE, "xdp-mode", 'm', "shedd", "native|generic", "native", NULL,
+	  "XDP attach mode", OPTF_RESTART },
+	{ OPT_TICK_MS, "tick-ms", 't', "shedd", "MS", "100", NULL,
+	  "control tick", OPTF_RESTART },
+	{ OPT_METRICS_ADDR, "metrics-addr", 0, "shedd", "HOST:PORT|none", DEFAULT_METRICS_ADDR,
+	  NULL, "where Prometheus metrics are served (none: not at all)", OPTF_RESTART },
+	{ OPT_STATUS_INTERVAL, "status-interval", 0, "shedd", "DUR", "1s", NULL,
+	  "how often the status line is printed (0: never)", OPTF_RESTART },
+	{ OPT_KEEP_ON_EXIT, "keep-on-exit", 'k', "shedd", NULL, "no", NULL,
+	  "leave the program shedding when shedd exits", OPTF_FLAG },
+	{ OPT_FORCE, "force", 0, "shedd", NULL, "no", NULL,
+	  "replace another program's XDP attachment", OPTF_FLAG | OPTF_RESTART },
+	{ OPT_VERBOSE, "verbose", 'v', "shedd", NULL, "0", NULL,
+	  "more output (libbpf and verifier log; repeatable)", OPTF_FLAG | OPTF_RESTART },
+	{ OPT_CONFIG, "config", 'C', NULL, "FILE", NULL, "none",
+	  "read options from FILE (INI); options given here win; SIGHUP reloads it",
+	  OPTF_CLI },
+	{ OPT_REMOVE, "remove", 0, NULL, NULL, NULL, NULL,
+	  "detach shedd from IFACE, remove its pins, exit", OPTF_FLAG | OPTF_CLI },
+	{ OPT_HELP, "help", 'h', NULL, NULL, NULL, NULL, "this text", OPTF_FLAG | OPTF_CLI },
+	{ OPT_VERSION, "version", 'V', NULL, NULL, NULL, NULL, "print the version",
+	  OPTF_FLAG | OPTF_CLI },
+};
+
+static void key_of(const struct opt_def *d, char *key, size_t len)
 {
-	int c;
+	size_t i;
+
+	for (i = 0; d->name[i] && i + 1 < len; i++)
+		key[i] = d->name[i] == '-' ? '_' : d->name[i];
+	key[i] = '\0';
+}
+
+const struct opt_def *options_by_key(const char *key)
+{
+	char k[32];
+	int i;
+
+	for (i = 0; i < OPT_COUNT; i++) {
+		if (options_table[i].flags & OPTF_CLI)
+			continue;
+		key_of(&options_table[i], k, sizeof(k));
+		if (!strcmp(k, key))
+			return &options_table[i];
+	}
+	return NULL;
+}
+
+/* Append @word-wrapped @text to @out at column @indent, lines under 79. */
+static size_t wrap(char *out, size_t outlen, size_t off, size_t col, size_t indent,
+		   const char *text)
+{
+	const char *p = text;
+
+	while (*p) {
+		size_t w = strcspn(p, " ");
+
+		if (col > indent && col + 1 + w > 78) {
+			off += (size_t)snprintf(out + off, off < outlen ? outlen - off : 0,
+						"\n%*s", (int)indent, "");
+			col = indent;
+		} else if (col > indent) {
+			off += (size_t)snprintf(out + off, off < outlen ? outlen - off : 0, " ");
+			col++;
+		}
+		off += (size_t)snprintf(out + off, off < outlen ? outlen - off : 0, "%.*s",
+					(int)w, p);
+		for (size_t i = off - w; i < off && i < outlen; i++)
+			if (out[i] == '\001')
+				out[i] = ' ';
+		col += w;
+		p += w;
+		while (*p == ' ')
+			p++;
+	}
+	return off;
+}
+
+void options_usage(char *out, size_t outlen)
+{
+	size_t off = 0;
+	int i;
+
+#define ADD(...) (off += (size_t)snprintf(out + off, off < outlen ? outlen - off : 0, __VA_ARGS__))
+	ADD("Usage: shedd --iface IFACE [options]\n"
+	    "Sheds new TCP connections (SYNs) at XDP, by priority class, so the\n"
+	    "service behind IFACE keeps its goodput under overload.\n\n");
+	for (i = 0; i < OPT_COUNT; i++) {
+		const struct opt_def *d = &options_table[i];
+		char head[80], text[512];
+		int n;
+
+		n = snprintf(head, sizeof(head), "  %c%c%s--%s%s%s", d->short_name ? '-' : ' ',
+			     d->short_name ? d->short_name : ' ', d->short_name ? ", " : "  ",
+			     d->name, d->metavar ? " " : "", d->metavar ? d->metavar : "");
+		if (d->flags & OPTF_REQUIRED)
+			snprintf(text, sizeof(text), "%s (required)", d->help);
+		else if (d->def_text || d->def)
+			/* \001: a space the wrap does not break at */
+			snprintf(text, sizeof(text), "%s (default:\001%s)", d->help,
+				 d->def_text ? d->def_text : d->def);
+		else
+			snprintf(text, sizeof(text), "%s", d->help);
+		ADD("%s", head);
+		if (n >= 29) {
+			ADD("\n%29s", "");
+		} else {
+			ADD("%*s", 29 - n, "");
+		}
+		off = wrap(out, outlen, off, 29, 29, text);
+		ADD("\n");
+	}
+	ADD("\n"
+	    "Classes, most important first: critical_plus, critical, sheddable_plus,\n"
+	    "sheddable. Pins: /sys/fs/bpf/shedd/IFACE/{link,stats,rates,...}, in another\n"
+	    "network namespace /sys/fs/bpf/shedd/ns:INODE/IFACE/ (the latency socket too:\n"
+	    "/run/shedd/ns:INODE/IFACE.sock). One shedd per interface: a second is refused.\n"
+	    "DUR is a number with ns, us, ms or s (a bare number is ms).\n"
+	    "Config file keys are the long options with '_' for '-', in the section\n"
+	    "[shedd], [controller] or [verify]; see the README.\n");
+#undef ADD
+}
+
+static void options_init(struct options_state *st, struct shedd_options *o)
+{
+	char err[256];
+	int i;
 
 	memset(o, 0, sizeof(*o));
-	o->rate_per_sec = DEFAULT_RATE_PER_SEC;
-	o->controller = CONTROLLER_AIMD;
+	memset(st, 0, sizeof(*st));
+	st->o = o;
 	o->nr_ramp = -1;
-	o->default_class = SHEDD_SHEDDABLE;
-	o->tick_ms = DEFAULT_TICK_MS;
-	o->rst_rate_per_sec = DEFAULT_RST_RATE_PER_SEC;
-	for (c = 0; c < SHEDD_NR_CLASSES; c++)
-		o->floor[c] = DEFAULT_FLOOR;
-	/* Spoofed floods hit the classes of unknown sources: verify those
-	 * while they are shed; known, critical sources are charged directly. */
-	o->verify[SHEDD_SHEDDABLE_PLUS] = SHEDD_VERIFY_SHEDDING;
-	o->verify[SHEDD_SHEDDABLE] = SHEDD_VERIFY_SHEDDING;
-	o->cookie_rate_per_sec = DEFAULT_COOKIE_RATE_PER_SEC;
-	o->verify_hold_ns = DEFAULT_VERIFY_HOLD_NS;
+	for (i = 0; i < OPT_COUNT; i++)
+		/* A default its own option refused would leave the field at
+		 * 0: test_options checks every default is taken. */
+		if (options_table[i].def)
+			(void)options_apply(st, &options_table[i], options_table[i].def, err,
+					    sizeof(err));
+	/* Defaults are not "given". */
+	o->rate_set = false;
+	st->controller_set = false;
+	st->verify_given = 0;
+	memset(st->line, 0, sizeof(st->line));
 }
 
 void options_free(struct shedd_options *o)
@@ -531,332 +664,474 @@ void options_free(struct shedd_options *o)
 	o->nr_prefixes = 0;
 }
 
-enum {
-	OPT_FORCE = 256,
-	OPT_REMOVE,
-	OPT_TARGET_DELAY,
-	OPT_INTERVAL,
-	OPT_MIN_RATE,
-	OPT_MAX_RATE,
-	OPT_STEP,
-	OPT_DEPTH_FRAC,
-	OPT_RAMP,
-	OPT_RAMP_HOLD,
-	OPT_LATENCY_TARGET,
-	OPT_RST_RATE,
-	OPT_VERIFY,
-	OPT_HANDOFF,
-	OPT_COOKIE_RATE,
-	OPT_VERIFY_HOLD,
-	OPT_BACKEND_PORT,
-	OPT_LATENCY_GROUP,
-};
-
-static const struct option long_opts[] = {
-	{ "iface", required_argument, NULL, 'i' },
-	{ "port", required_argument, NULL, 'p' },
-	{ "backend-port", required_argument, NULL, OPT_BACKEND_PORT },
-	{ "rate", required_argument, NULL, 'r' },
-	{ "controller", required_argument, NULL, 'c' },
-	{ "target-delay", required_argument, NULL, OPT_TARGET_DELAY },
-	{ "interval", required_argument, NULL, OPT_INTERVAL },
-	{ "min-rate", required_argument, NULL, OPT_MIN_RATE },
-	{ "max-rate", required_argument, NULL, OPT_MAX_RATE },
-	{ "step", required_argument, NULL, OPT_STEP },
-	{ "depth-frac", required_argument, NULL, OPT_DEPTH_FRAC },
-	{ "ramp", required_argument, NULL, OPT_RAMP },
-	{ "ramp-hold", required_argument, NULL, OPT_RAMP_HOLD },
-	{ "latency-target", required_argument, NULL, OPT_LATENCY_TARGET },
-	{ "latency-socket", required_argument, NULL, 'L' },
-	{ "latency-group", required_argument, NULL, OPT_LATENCY_GROUP },
-	{ "burst", required_argument, NULL, 'b' },
-	{ "prefix", required_argument, NULL, 'P' },
-	{ "default-class", required_argument, NULL, 'd' },
-	{ "floor", required_argument, NULL, 'f' },
-	{ "reject", required_argument, NULL, 'R' },
-	{ "rst-rate", required_argument, NULL, OPT_RST_RATE },
-	{ "verify", required_argument, NULL, OPT_VERIFY },
-	{ "handoff", required_argument, NULL, OPT_HANDOFF },
-	{ "cookie-rate", required_argument, NULL, OPT_COOKIE_RATE },
-	{ "verify-hold", required_argument, NULL, OPT_VERIFY_HOLD },
-	{ "xdp-mode", required_argument, NULL, 'm' },
-	{ "tick-ms", required_argument, NULL, 't' },
-	{ "netns", required_argument, NULL, 'n' },
-	{ "keep-on-exit", no_argument, NULL, 'k' },
-	{ "force", no_argument, NULL, OPT_FORCE },
-	{ "remove", no_argument, NULL, OPT_REMOVE },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ 0 },
-};
-
-static const char *long_opt_name(int val)
+static int parse_bool(const char *s, bool *v)
 {
-	const struct option *l;
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
+	size_t i;
 
-	for (l = long_opts; l->name; l++)
-		if (l->val == val)
-			return l->name;
-	return "?";
+	for (i = 0; i < 4; i++) {
+		if (!strcmp(s, yes[i]) || !strcmp(s, no[i])) {
+			*v = !strcmp(s, yes[i]);
+			return 0;
+		}
+	}
+	return -1;
 }
 
-int options_parse(int argc, char **argv, struct shedd_options *o,
-		  char *out, size_t outlen, char *err, size_t errlen)
+int options_apply(struct options_state *st, const struct opt_def *d, const char *val,
+		  char *err, size_t errlen)
 {
+	struct shedd_options *o = st->o;
 	char why[200], arg[512];
-	bool controller_set = false;
-	unsigned int verify_given = 0;
-	double floors = 0;
+	bool flag = true;
 	__u64 v;
-	int opt, c;
 
-	options_init(o);
-	optind = 0; /* GNU getopt: start afresh (tests parse many times) */
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":i:p:r:c:L:b:P:d:f:R:m:t:n:kvhV",
-				  long_opts, NULL)) != -1) {
-		/* The helpers cut their argument up: give them a copy, argv
-		 * stays as it was. */
-		if (optarg && snprintf(arg, sizeof(arg), "%s", optarg) >= (int)sizeof(arg)) {
-			errf(err, errlen, "'%.40s...' is too long", optarg);
-			return OPTIONS_ERROR;
+	if (val && snprintf(arg, sizeof(arg), "%s", val) >= (int)sizeof(arg)) {
+		errf(err, errlen, "--%s: '%.40s...' is too long", d->name, val);
+		return -1;
+	}
+	/* A flag takes no value on the command line; in a file (or as a
+	 * default) it is yes or no. */
+	if ((d->flags & OPTF_FLAG) && val && d->id != OPT_VERBOSE &&
+	    parse_bool(val, &flag)) {
+		errf(err, errlen, "--%s: '%s' is not yes or no", d->name, val);
+		return -1;
+	}
+	switch (d->id) {
+	case OPT_IFACE:
+		if (!iface_name_valid(val)) {
+			errf(err, errlen,
+			     "--iface: '%s' is not an interface name (1 to %d characters, "
+			     "no '/', ':' or spaces, not '.' or '..')",
+			     val, IF_NAMESIZE - 1);
+			return -1;
 		}
-		switch (opt) {
-		case 'i':
-			if (!iface_name_valid(optarg)) {
-				errf(err, errlen,
-				     "--iface: '%s' is not an interface name (1 to %d characters, "
-				     "no '/', ':' or spaces, not '.' or '..')",
-				     optarg, IF_NAMESIZE - 1);
-				return OPTIONS_ERROR;
-			}
-			strcpy(o->iface, optarg);
-			break;
-		case 'p':
-			if (add_ports("port", o->ports, &o->nr_ports, MAX_PORTS, arg, err, errlen))
-				return OPTIONS_ERROR;
-			break;
-		case OPT_BACKEND_PORT:
-			if (add_ports("backend-port", o->backend_ports, &o->nr_backend_ports,
-				      MAX_BACKEND_PORTS, arg, err, errlen))
-				return OPTIONS_ERROR;
-			break;
-		case 'r':
-			if (parse_u64(optarg, 0, MAX_TOTAL_RATE_PER_SEC, &o->rate_per_sec, why, sizeof(why))) {
-				errf(err, errlen, "--rate: %s", why);
-				return OPTIONS_ERROR;
-			}
-			o->rate_set = true;
-			break;
-		case 'c':
-			if (!strcmp(optarg, "off")) {
-				o->controller = CONTROLLER_OFF;
-			} else if (!strcmp(optarg, "aimd")) {
-				o->controller = CONTROLLER_AIMD;
-			} else {
-				errf(err, errlen, "--controller: '%s' is not off or aimd", optarg);
-				return OPTIONS_ERROR;
-			}
-			controller_set = true;
-			break;
-		case OPT_TARGET_DELAY:
-		case OPT_INTERVAL:
-		case OPT_RAMP_HOLD:
-		case OPT_VERIFY_HOLD: {
-			__u64 *dst = opt == OPT_TARGET_DELAY ? &o->target_delay_ns :
-				     opt == OPT_INTERVAL     ? &o->interval_ns :
-				     opt == OPT_RAMP_HOLD    ? &o->ramp_hold_ns :
-							       &o->verify_hold_ns;
+		strcpy(o->iface, val);
+		break;
+	case OPT_PORT:
+		return add_ports("port", o->ports, &o->nr_ports, MAX_PORTS, arg, err, errlen);
+	case OPT_BACKEND_PORT:
+		return add_ports("backend-port", o->backend_ports, &o->nr_backend_ports,
+				 MAX_BACKEND_PORTS, arg, err, errlen);
+	case OPT_RATE:
+		if (parse_u64(val, 0, MAX_TOTAL_RATE_PER_SEC, &o->rate_per_sec, why,
+			      sizeof(why))) {
+			errf(err, errlen, "--rate: %s", why);
+			return -1;
+		}
+		o->rate_set = true;
+		break;
+	case OPT_CONTROLLER:
+		if (!strcmp(val, "off")) {
+			o->controller = CONTROLLER_OFF;
+		} else if (!strcmp(val, "aimd")) {
+			o->controller = CONTROLLER_AIMD;
+		} else {
+			errf(err, errlen, "--controller: '%s' is not off or aimd", val);
+			return -1;
+		}
+		st->controller_set = true;
+		break;
+	case OPT_TARGET_DELAY:
+	case OPT_INTERVAL:
+	case OPT_RAMP_HOLD:
+	case OPT_VERIFY_HOLD: {
+		__u64 *dst = d->id == OPT_TARGET_DELAY ? &o->target_delay_ns :
+			     d->id == OPT_INTERVAL     ? &o->interval_ns :
+			     d->id == OPT_RAMP_HOLD    ? &o->ramp_hold_ns :
+							 &o->verify_hold_ns;
 
-			why[0] = '\0';
-			if (parse_duration(optarg, dst, why, sizeof(why)) || *dst == 0) {
-				errf(err, errlen, "--%s: %s", long_opt_name(opt),
-				     *why ? why : "must be more than 0");
-				return OPTIONS_ERROR;
-			}
-			break;
+		why[0] = '\0';
+		if (parse_duration(val, &v, why, sizeof(why)) || v == 0) {
+			errf(err, errlen, "--%s: %s", d->name, *why ? why : "must be more than 0");
+			return -1;
 		}
-		case OPT_LATENCY_TARGET:
+		*dst = v;
+		break;
+	}
+	case OPT_STATUS_INTERVAL:
+		if (parse_duration(val, &o->status_interval_ns, why, sizeof(why))) {
+			errf(err, errlen, "--status-interval: %s", why);
+			return -1;
+		}
+		break;
+	case OPT_LATENCY_TARGET:
+		if (!strcmp(val, "off") || !strcmp(val, "auto")) {
 			o->latency_target_ns = 0;
-			o->latency_target_off = !strcmp(optarg, "off");
-			if (o->latency_target_off || !strcmp(optarg, "auto"))
-				break;
-			if (parse_duration(optarg, &o->latency_target_ns, why, sizeof(why)) ||
-			    !o->latency_target_ns) {
-				errf(err, errlen, "--latency-target: '%s' is not a target "
-				     "(a duration such as 200ms, auto or off)", optarg);
-				return OPTIONS_ERROR;
-			}
+			o->latency_target_off = !strcmp(val, "off");
 			break;
-		case OPT_MIN_RATE:
-		case OPT_MAX_RATE:
-		case OPT_STEP:
-			if (parse_u64(optarg, 1, MAX_TOTAL_RATE_PER_SEC, &v, why, sizeof(why))) {
-				errf(err, errlen, "--%s: %s", long_opt_name(opt), why);
-				return OPTIONS_ERROR;
-			}
-			*(opt == OPT_MIN_RATE ? &o->min_rate :
-			  opt == OPT_MAX_RATE ? &o->max_rate : &o->step) = v;
-			break;
-		case OPT_DEPTH_FRAC:
-			if (parse_fraction(optarg, &o->depth_frac, why, sizeof(why)) ||
-			    o->depth_frac == 0) {
-				errf(err, errlen, "--depth-frac: '%s' is not a fraction in (0, 1]", optarg);
-				return OPTIONS_ERROR;
-			}
-			break;
-		case OPT_RAMP:
-			if (parse_ramp(o, arg, err, errlen))
-				return OPTIONS_ERROR;
-			break;
-		case 'L':
-			if (!*optarg || strlen(optarg) >= sizeof(o->latency_socket)) {
-				errf(err, errlen, "--latency-socket: '%s' is not a usable path", optarg);
-				return OPTIONS_ERROR;
-			}
-			strcpy(o->latency_socket, optarg);
-			o->latency_socket_set = true;
-			break;
-		case OPT_LATENCY_GROUP:
-			if (parse_group(optarg, &o->latency_gid, err, errlen))
-				return OPTIONS_ERROR;
-			o->latency_group_set = true;
-			break;
-		case 'b':
-			if (parse_u64(optarg, 1, MAX_BURST, &o->burst, why, sizeof(why))) {
-				errf(err, errlen, "--burst: %s", why);
-				return OPTIONS_ERROR;
-			}
-			break;
-		case 'P':
-			if (add_prefix(o, arg, err, errlen))
-				return OPTIONS_ERROR;
-			break;
-		case 'd':
-			if (parse_class(optarg, &o->default_class, why, sizeof(why))) {
-				errf(err, errlen, "--default-class: %s", why);
-				return OPTIONS_ERROR;
-			}
-			break;
-		case 'f':
-			if (set_floor(o, arg, err, errlen))
-				return OPTIONS_ERROR;
-			break;
-		case 'R':
-			if (set_reject(o, arg, err, errlen))
-				return OPTIONS_ERROR;
-			break;
-		case OPT_RST_RATE:
-			if (parse_u64(optarg, 0, MAX_RST_RATE_PER_SEC, &o->rst_rate_per_sec,
-				      why, sizeof(why))) {
-				errf(err, errlen, "--rst-rate: %s", why);
-				return OPTIONS_ERROR;
-			}
-			break;
-		case OPT_VERIFY:
-			if (set_verify(o, arg, &verify_given, err, errlen))
-				return OPTIONS_ERROR;
-			break;
-		case OPT_HANDOFF:
-			if (!strcmp(optarg, "auto")) {
-				o->handoff = HANDOFF_AUTO;
-			} else if (!strcmp(optarg, "tc")) {
-				o->handoff = HANDOFF_TC;
-			} else if (!strcmp(optarg, "kernel")) {
-				o->handoff = HANDOFF_KERNEL;
-			} else {
-				errf(err, errlen, "--handoff: '%s' is not auto, tc or kernel", optarg);
-				return OPTIONS_ERROR;
-			}
-			break;
-		case OPT_COOKIE_RATE:
-			if (parse_u64(optarg, 0, MAX_COOKIE_RATE_PER_SEC, &o->cookie_rate_per_sec,
-				      why, sizeof(why))) {
-				errf(err, errlen, "--cookie-rate: %s", why);
-				return OPTIONS_ERROR;
-			}
-			break;
-		case 'm':
-			if (!strcmp(optarg, "native")) {
-				o->xdp_mode = XDP_MODE_NATIVE;
-			} else if (!strcmp(optarg, "generic")) {
-				o->xdp_mode = XDP_MODE_GENERIC;
-			} else {
-				errf(err, errlen, "--xdp-mode: '%s' is not native or generic", optarg);
-				return OPTIONS_ERROR;
-			}
-			break;
-		case 't':
-			if (parse_u64(optarg, 10, MAX_TICK_MS, &v, why, sizeof(why))) {
-				errf(err, errlen, "--tick-ms: %s", why);
-				return OPTIONS_ERROR;
-			}
-			o->tick_ms = (__u32)v;
-			break;
-		case 'n':
-			if (!*optarg || strchr(optarg, '/') || strlen(optarg) >= sizeof(o->netns)) {
-				errf(err, errlen, "--netns: '%s' is not a namespace name", optarg);
-				return OPTIONS_ERROR;
-			}
-			strcpy(o->netns, optarg);
-			break;
-		case 'k':
-			o->keep_on_exit = true;
-			break;
-		case OPT_FORCE:
-			o->force = true;
-			break;
-		case OPT_REMOVE:
-			o->remove = true;
-			break;
-		case 'v':
+		}
+		if (parse_duration(val, &v, why, sizeof(why)) || !v) {
+			errf(err, errlen, "--latency-target: '%s' is not a target "
+			     "(a duration such as 200ms, auto or off)", val);
+			return -1;
+		}
+		o->latency_target_ns = v;
+		o->latency_target_off = false;
+		break;
+	case OPT_MIN_RATE:
+	case OPT_MAX_RATE:
+	case OPT_STEP:
+		if (parse_u64(val, 1, MAX_TOTAL_RATE_PER_SEC, &v, why, sizeof(why))) {
+			errf(err, errlen, "--%s: %s", d->name, why);
+			return -1;
+		}
+		*(d->id == OPT_MIN_RATE ? &o->min_rate :
+		  d->id == OPT_MAX_RATE ? &o->max_rate : &o->step) = v;
+		break;
+	case OPT_DEPTH_FRAC: {
+		double f;
+
+		if (parse_fraction(val, &f, why, sizeof(why)) || f == 0) {
+			errf(err, errlen, "--depth-frac: '%s' is not a fraction in (0, 1]", val);
+			return -1;
+		}
+		o->depth_frac = f;
+		break;
+	}
+	case OPT_RAMP:
+		return parse_ramp(o, arg, err, errlen);
+	case OPT_LATENCY_SOCKET:
+		if (!*val || strlen(val) >= sizeof(o->latency_socket)) {
+			errf(err, errlen, "--latency-socket: '%s' is not a usable path", val);
+			return -1;
+		}
+		strcpy(o->latency_socket, val);
+		o->latency_socket_set = true;
+		break;
+	case OPT_LATENCY_GROUP:
+		if (parse_group(val, &o->latency_gid, err, errlen))
+			return -1;
+		o->latency_group_set = true;
+		break;
+	case OPT_BURST:
+		if (parse_u64(val, 1, MAX_BURST, &o->burst, why, sizeof(why))) {
+			errf(err, errlen, "--burst: %s", why);
+			return -1;
+		}
+		break;
+	case OPT_PREFIX:
+		return add_prefix(o, arg, err, errlen);
+	case OPT_DEFAULT_CLASS:
+		if (parse_class(val, &o->default_class, why, sizeof(why))) {
+			errf(err, errlen, "--default-class: %s", why);
+			return -1;
+		}
+		break;
+	case OPT_FLOOR:
+		return set_floor(o, arg, err, errlen);
+	case OPT_REJECT:
+		return set_reject(o, arg, err, errlen);
+	case OPT_RST_RATE:
+		if (parse_u64(val, 0, MAX_RST_RATE_PER_SEC, &o->rst_rate_per_sec,
+			      why, sizeof(why))) {
+			errf(err, errlen, "--rst-rate: %s", why);
+			return -1;
+		}
+		break;
+	case OPT_VERIFY:
+		return set_verify(o, arg, &st->verify_given, err, errlen);
+	case OPT_HANDOFF:
+		if (!strcmp(val, "auto")) {
+			o->handoff = HANDOFF_AUTO;
+		} else if (!strcmp(val, "tc")) {
+			o->handoff = HANDOFF_TC;
+		} else if (!strcmp(val, "kernel")) {
+			o->handoff = HANDOFF_KERNEL;
+		} else {
+			errf(err, errlen, "--handoff: '%s' is not auto, tc or kernel", val);
+			return -1;
+		}
+		break;
+	case OPT_COOKIE_RATE:
+		if (parse_u64(val, 0, MAX_COOKIE_RATE_PER_SEC, &o->cookie_rate_per_sec,
+			      why, sizeof(why))) {
+			errf(err, errlen, "--cookie-rate: %s", why);
+			return -1;
+		}
+		break;
+	case OPT_XDP_MODE:
+		if (!strcmp(val, "native")) {
+			o->xdp_mode = XDP_MODE_NATIVE;
+		} else if (!strcmp(val, "generic")) {
+			o->xdp_mode = XDP_MODE_GENERIC;
+		} else {
+			errf(err, errlen, "--xdp-mode: '%s' is not native or generic", val);
+			return -1;
+		}
+		break;
+	case OPT_TICK_MS:
+		if (parse_u64(val, 10, MAX_TICK_MS, &v, why, sizeof(why))) {
+			errf(err, errlen, "--tick-ms: %s", why);
+			return -1;
+		}
+		o->tick_ms = (__u32)v;
+		break;
+	case OPT_METRICS_ADDR:
+		if (!*val || strlen(val) >= sizeof(o->metrics_addr) ||
+		    (strcmp(val, "none") && !strrchr(val, ':'))) {
+			errf(err, errlen, "--metrics-addr: '%s' is not HOST:PORT or none", val);
+			return -1;
+		}
+		strcpy(o->metrics_addr, val);
+		break;
+	case OPT_NETNS:
+		if (!*val || strchr(val, '/') || strlen(val) >= sizeof(o->netns)) {
+			errf(err, errlen, "--netns: '%s' is not a namespace name", val);
+			return -1;
+		}
+		strcpy(o->netns, val);
+		break;
+	case OPT_CONFIG:
+		if (!*val || strlen(val) >= sizeof(o->config)) {
+			errf(err, errlen, "--config: '%s' is not a usable path", val);
+			return -1;
+		}
+		strcpy(o->config, val);
+		break;
+	case OPT_KEEP_ON_EXIT:
+		o->keep_on_exit = flag;
+		break;
+	case OPT_FORCE:
+		o->force = flag;
+		break;
+	case OPT_REMOVE:
+		o->remove = true;
+		break;
+	case OPT_VERBOSE:
+		if (!val) {
 			o->verbose++;
 			break;
-		case 'h':
-			snprintf(out, outlen, "%s", usage_text);
-			return OPTIONS_EXIT;
-		case 'V':
-			snprintf(out, outlen, "shedd %s\n", SHEDD_VERSION);
-			return OPTIONS_EXIT;
-		case ':':
+		}
+		if (parse_u64(val, 0, 3, &v, why, sizeof(why))) {
+			errf(err, errlen, "--verbose: %s", why);
+			return -1;
+		}
+		o->verbose = (int)v;
+		break;
+	case OPT_HELP:
+	case OPT_VERSION:
+	case OPT_COUNT:
+		break;
+	}
+	return 0;
+}
+
+static int default_read_file(const char *path, char **buf, size_t *len, char *err,
+			     size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	size_t cap = 0, n = 0, got;
+	char *b = NULL, *grown;
+
+	if (!f) {
+		errf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	do {
+		if (n + 4096 > cap) {
+			if (cap >= (1 << 20)) {
+				errf(err, errlen, "%s: larger than 1 MiB", path);
+				goto fail;
+			}
+			grown = realloc(b, cap = cap ? cap * 2 : 8192);
+			if (!grown) {
+				errf(err, errlen, "%s: out of memory", path);
+				goto fail;
+			}
+			b = grown;
+		}
+		got = fread(b + n, 1, cap - n, f);
+		n += got;
+	} while (got);
+	if (ferror(f)) {
+		errf(err, errlen, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	fclose(f);
+	*buf = b;
+	*len = n;
+	return 0;
+fail:
+	fclose(f);
+	free(b);
+	return -1;
+}
+
+int (*options_read_file)(const char *path, char **buf, size_t *len, char *err,
+			 size_t errlen) = default_read_file;
+
+/* Checks across options: which names the option at fault in @bad. */
+static int options_check(struct options_state *st, enum opt_id *bad, char *err, size_t errlen)
+{
+	struct shedd_options *o = st->o;
+	double floors = 0;
+	int c;
+
+	if (!o->iface[0]) {
+		*bad = OPT_IFACE;
+		errf(err, errlen, "--iface is required (see --help)");
+		return -1;
+	}
+	*bad = OPT_BACKEND_PORT;
+	if (check_backend_ports(o, err, errlen))
+		return -1;
+	/* Both given: a contradiction. One alone past the other's default is
+	 * clamped by the controller (min_rate is capped at max_rate). */
+	if ((st->cli_seen[OPT_MIN_RATE] || st->line[OPT_MIN_RATE]) &&
+	    (st->cli_seen[OPT_MAX_RATE] || st->line[OPT_MAX_RATE]) && o->min_rate > o->max_rate) {
+		*bad = st->line[OPT_MIN_RATE] > st->line[OPT_MAX_RATE] ? OPT_MIN_RATE : OPT_MAX_RATE;
+		errf(err, errlen, "--min-rate %llu is above --max-rate %llu",
+		     (unsigned long long)o->min_rate, (unsigned long long)o->max_rate);
+		return -1;
+	}
+	for (c = 0; c < SHEDD_NR_CLASSES; c++)
+		floors += o->floor[c];
+	if (floors > 1.0 + 1e-9) {
+		*bad = OPT_FLOOR;
+		errf(err, errlen, "--floor: the floors add up to %.2f; they must not pass 1", floors);
+		return -1;
+	}
+	return 0;
+}
+
+static const struct opt_def *by_getopt(int opt)
+{
+	int i;
+
+	if (opt >= 256 && opt < 256 + OPT_COUNT)
+		return &options_table[opt - 256];
+	for (i = 0; i < OPT_COUNT; i++)
+		if (opt && options_table[i].short_name == opt)
+			return &options_table[i];
+	return NULL;
+}
+
+/* Run getopt over argv: with @st NULL only --config, --help and --version
+ * are looked at (the first pass), else every option is applied. */
+static int getopt_pass(int argc, char **argv, struct options_state *st, struct shedd_options *o,
+		       char *out, size_t outlen, char *err, size_t errlen)
+{
+	struct option long_opts[OPT_COUNT + 1];
+	char shorts[3 * OPT_COUNT + 2];
+	size_t ns = 0;
+	int i, opt;
+
+	shorts[ns++] = ':';
+	for (i = 0; i < OPT_COUNT; i++) {
+		const struct opt_def *d = &options_table[i];
+
+		long_opts[i] = (struct option){ d->name,
+			d->flags & OPTF_FLAG ? no_argument : required_argument, NULL, 256 + i };
+		if (d->short_name) {
+			shorts[ns++] = d->short_name;
+			if (!(d->flags & OPTF_FLAG))
+				shorts[ns++] = ':';
+		}
+	}
+	long_opts[OPT_COUNT] = (struct option){ 0 };
+	shorts[ns] = '\0';
+	optind = 0; /* GNU getopt: start afresh (tests parse many times) */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, shorts, long_opts, NULL)) != -1) {
+		const struct opt_def *d = by_getopt(opt);
+
+		if (opt == ':') {
 			errf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
 			return OPTIONS_ERROR;
-		default:
+		}
+		if (!d) {
 			errf(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
 			return OPTIONS_ERROR;
 		}
+		if (!st) {
+			if (d->id == OPT_HELP) {
+				options_usage(out, outlen);
+				return OPTIONS_EXIT;
+			}
+			if (d->id == OPT_VERSION) {
+				snprintf(out, outlen, "shedd %s\n", SHEDD_VERSION);
+				return OPTIONS_EXIT;
+			}
+			if (d->id == OPT_CONFIG) {
+				struct options_state tmp = { .o = o };
+
+				if (options_apply(&tmp, d, optarg, err, errlen))
+					return OPTIONS_ERROR;
+			}
+			continue;
+		}
+		/* A list on the command line replaces the file's. */
+		if ((d->flags & OPTF_REPLACE) && !st->cli_seen[d->id]) {
+			if (d->id == OPT_PORT)
+				o->nr_ports = 0;
+			else if (d->id == OPT_BACKEND_PORT)
+				o->nr_backend_ports = 0;
+			else if (d->id == OPT_PREFIX)
+				options_free(o);
+		}
+		st->cli_seen[d->id] = true;
+		st->line[d->id] = 0;
+		if (options_apply(st, d, optarg, err, errlen))
+			return OPTIONS_ERROR;
 	}
 	if (optind < argc) {
 		errf(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
 		return OPTIONS_ERROR;
 	}
-	if (!o->iface[0]) {
-		errf(err, errlen, "--iface is required (see --help)");
+	return OPTIONS_RUN;
+}
+
+int options_parse(int argc, char **argv, struct shedd_options *o,
+		  char *out, size_t outlen, char *err, size_t errlen)
+{
+	struct options_state st;
+	struct shedd_options first;
+	enum opt_id bad;
+	char why[400];
+	int ret, c;
+
+	/* First pass: --help, --version and --config; then the defaults, the
+	 * file, and the command line over it. */
+	memset(&first, 0, sizeof(first));
+	ret = getopt_pass(argc, argv, NULL, &first, out, outlen, err, errlen);
+	options_init(&st, o);
+	if (ret != OPTIONS_RUN)
+		return ret;
+	if (first.config[0]) {
+		char *buf = NULL;
+		size_t len = 0;
+
+		strcpy(o->config, first.config);
+		if (options_read_file(o->config, &buf, &len, err, errlen))
+			return OPTIONS_ERROR;
+		ret = config_parse(&st, o->config, buf, len, err, errlen);
+		free(buf);
+		if (ret)
+			return OPTIONS_ERROR;
+	}
+	st.cli = true;
+	ret = getopt_pass(argc, argv, &st, o, out, outlen, err, errlen);
+	if (ret != OPTIONS_RUN)
+		return ret;
+	if (options_check(&st, &bad, why, sizeof(why))) {
+		/* Name the file's line when the value at fault came from it. */
+		if (st.line[bad])
+			errf(err, errlen, "%s:%d: %s", o->config, st.line[bad], why);
+		else
+			errf(err, errlen, "%s", why);
 		return OPTIONS_ERROR;
 	}
 	/* A fixed --rate means no controller, unless one is asked for. */
-	if (!controller_set)
+	if (!st.controller_set)
 		o->controller = o->rate_set ? CONTROLLER_OFF : CONTROLLER_AIMD;
-	if (check_backend_ports(o, err, errlen))
-		return OPTIONS_ERROR;
-	if (o->min_rate && o->max_rate && o->min_rate > o->max_rate) {
-		errf(err, errlen, "--min-rate %llu is above --max-rate %llu",
-		     (unsigned long long)o->min_rate, (unsigned long long)o->max_rate);
-		return OPTIONS_ERROR;
-	}
 	/* Asked for, not only the default: a kernel that cannot verify then
 	 * refuses to start rather than run without it. */
 	for (c = 0; c < SHEDD_NR_CLASSES; c++)
-		if ((verify_given & (1U << c)) && o->verify[c] != SHEDD_VERIFY_OFF)
+		if ((st.verify_given & (1U << c)) && o->verify[c] != SHEDD_VERIFY_OFF)
 			o->verify_explicit = true;
 	if (!o->latency_socket[0])
 		snprintf(o->latency_socket, sizeof(o->latency_socket), "/run/shedd/%s.sock", o->iface);
-	for (c = 0; c < SHEDD_NR_CLASSES; c++)
-		floors += o->floor[c];
-	if (floors > 1.0 + 1e-9) {
-		errf(err, errlen, "--floor: the floors add up to %.2f; they must not pass 1", floors);
-		return OPTIONS_ERROR;
-	}
 	return OPTIONS_RUN;
 }

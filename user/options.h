@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* options.h - shedd's command line and the strict parsers behind it
- * (numbers, CIDR prefixes, class names). Pure: errors are returned as text,
- * nothing is printed and nothing exits here.
+/* options.h - shedd's command line, its config file (config.h) and the
+ * strict parsers behind them (numbers, CIDR prefixes, class names). Errors
+ * are returned as text, nothing is printed and nothing exits here; the only
+ * I/O is reading the --config file, through a hook tests replace.
  */
 #ifndef SHEDD_OPTIONS_H
 #define SHEDD_OPTIONS_H
@@ -24,6 +25,8 @@
 #define DEFAULT_VERIFY_HOLD_NS 10000000000ULL /* 10 s */
 
 #define MAX_RAMP_STAGES 8
+
+#define DEFAULT_METRICS_ADDR "127.0.0.1:9464"
 
 enum controller_kind {
 	CONTROLLER_OFF = 0,  /* the rate is --rate, fixed */
@@ -98,7 +101,76 @@ struct shedd_options {
 	enum handoff_choice handoff;
 	__u64 cookie_rate_per_sec; /* --cookie-rate: per CPU */
 	__u64 verify_hold_ns;     /* --verify-hold */
+	char config[256];         /* --config FILE; "" = none */
+	char metrics_addr[64];    /* --metrics-addr HOST:PORT; "none" = off */
+	__u64 status_interval_ns; /* --status-interval; 0 = no status line */
 };
+
+/* The options, in the order of --help. Each has a long option, maybe a
+ * short one, a config file key (the long name with '_' for '-') in a
+ * section, and a default: options_table[] holds them all, once. */
+enum opt_id {
+	OPT_IFACE, OPT_NETNS, OPT_PORT, OPT_BACKEND_PORT, OPT_RATE, OPT_BURST,
+	OPT_PREFIX, OPT_DEFAULT_CLASS, OPT_FLOOR, OPT_REJECT, OPT_RST_RATE,
+	OPT_CONTROLLER, OPT_TARGET_DELAY, OPT_INTERVAL, OPT_MIN_RATE, OPT_MAX_RATE,
+	OPT_STEP, OPT_DEPTH_FRAC, OPT_RAMP, OPT_RAMP_HOLD, OPT_LATENCY_TARGET,
+	OPT_LATENCY_SOCKET, OPT_LATENCY_GROUP, OPT_VERIFY, OPT_HANDOFF,
+	OPT_COOKIE_RATE, OPT_VERIFY_HOLD, OPT_XDP_MODE, OPT_TICK_MS,
+	OPT_METRICS_ADDR, OPT_STATUS_INTERVAL, OPT_KEEP_ON_EXIT, OPT_FORCE,
+	OPT_VERBOSE, OPT_CONFIG, OPT_REMOVE, OPT_HELP, OPT_VERSION,
+	OPT_COUNT
+};
+
+enum opt_flag {
+	OPTF_FLAG = 1 << 0,     /* takes no value on the command line */
+	OPTF_CLI = 1 << 1,      /* command line only: no config key */
+	OPTF_REPEAT = 1 << 2,   /* repeatable: values add up (lists, per class) */
+	OPTF_REPLACE = 1 << 3,  /* a list the command line replaces, not extends */
+	OPTF_RESTART = 1 << 4,  /* fixed for the daemon's life: SIGHUP keeps it */
+	OPTF_REQUIRED = 1 << 5, /* no default: must be given */
+};
+
+struct opt_def {
+	enum opt_id id;
+	const char *name;     /* long option; the key is the same with '_' */
+	char short_name;      /* 0: none */
+	const char *section;  /* config file section; NULL with OPTF_CLI */
+	const char *metavar;  /* the value's name in --help; NULL with OPTF_FLAG */
+	const char *def;      /* the default, as the option takes it (applied
+			       * at start through the option's own parser) */
+	const char *def_text; /* the default in words where it is derived */
+	const char *help;
+	unsigned int flags;
+};
+
+extern const struct opt_def options_table[OPT_COUNT];
+
+/* The option whose config key is @key (any section), or NULL. */
+const struct opt_def *options_by_key(const char *key);
+
+/* Parsing, from the command line and a config file alike. */
+struct options_state {
+	struct shedd_options *o;
+	bool controller_set;      /* --controller given */
+	unsigned int verify_given; /* classes --verify named (bit per class) */
+	bool cli;                 /* applying the command line */
+	bool cli_seen[OPT_COUNT]; /* the command line gave it */
+	const char *file;         /* the config file, for messages */
+	int line[OPT_COUNT];      /* its line that last set each option; 0 none */
+};
+
+/* Apply one option's value (@arg NULL for a flag on the command line) to
+ * @st->o; 0, or -1 with the problem in @err ("--rate: ..."). */
+int options_apply(struct options_state *st, const struct opt_def *d, const char *arg,
+		  char *err, size_t errlen);
+
+/* The whole --help text. */
+void options_usage(char *out, size_t outlen);
+
+/* How the config file is read: a hook, so a fuzzer can hand in bytes. It
+ * returns 0 with a malloc'd buffer, or -1 with the problem in @err. */
+extern int (*options_read_file)(const char *path, char **buf, size_t *len,
+				char *err, size_t errlen);
 
 enum options_result {
 	OPTIONS_RUN = 0,   /* parsed: run the daemon */

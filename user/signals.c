@@ -441,6 +441,26 @@ static int open_sojourn(struct signals *s, const struct shedd_options *o)
 	return s->percpu && s->percpu_bk && s->zero ? 0 : -ENOMEM;
 }
 
+void signals_set_ports(struct signals *s, const __u16 *ports, int nr)
+{
+	__u8 prot = SHEDD_SJ_PROTECTED;
+	int i, j, fd;
+
+	if (s->skel) {
+		fd = bpf_map__fd(s->skel->maps.sj_ports);
+		for (i = 0; i < nr; i++)
+			bpf_map_update_elem(fd, &ports[i], &prot, BPF_ANY);
+		for (i = 0; i < s->nr_ports; i++) {
+			for (j = 0; j < nr && ports[j] != s->ports[i]; j++)
+				;
+			if (j == nr)
+				bpf_map_delete_elem(fd, &s->ports[i]);
+		}
+	}
+	memcpy(s->ports, ports, sizeof(*ports) * (size_t)nr);
+	s->nr_ports = nr;
+}
+
 void signals_open(struct signals *s, const struct shedd_options *o, int ncpus)
 {
 	int err;

@@ -110,6 +110,11 @@ struct signals {
 /* Open every source; failures are reported on stderr and leave that source
  * out. Must run inside the protected network namespace. */
 void signals_open(struct signals *s, const struct shedd_options *o, int ncpus);
+
+/* New protected ports (a reload, never between every port and a list: the
+ * sojourn program has that as a constant): the sojourn probes and the depth
+ * readings follow, new ports in before the removed ones go. */
+void signals_set_ports(struct signals *s, const __u16 *ports, int nr);
 /* Read and reset a tick's worth of samples. */
 void signals_read(struct signals *s, struct signal_report *r);
 void signals_close(struct signals *s);

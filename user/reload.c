@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* reload.c - SIGHUP reloads the config file. The new configuration is
+ * parsed and checked whole, exactly as at start (options_parse() on the
+ * saved command line, so flags still win over the file); only then is
+ * anything written. Options that are fixed for the daemon's life keep
+ * their running value and are named as needing a restart.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "reload.h"
+
+static int saved_argc;
+static char **saved_argv;
+
+void reload_save_argv(int argc, char **argv)
+{
+	saved_argc = argc;
+	saved_argv = argv;
+}
+
+void controller_params(const struct shedd_options *o, struct aimd_params *p)
+{
+	int i;
+
+	aimd_defaults(p);
+	if (o->target_delay_ns)
+		p->target_delay_ns = o->target_delay_ns;
+	if (o->interval_ns)
+		p->interval_ns = o->interval_ns;
+	if (o->min_rate)
+		p->min_rate = (double)o->min_rate;
+	if (o->max_rate)
+		p->max_rate = (double)o->max_rate;
+	if (p->min_rate > p->max_rate)
+		p->min_rate = p->max_rate;
+	p->tick_ns = (__u64)o->tick_ms * 1000000ULL;
+	if (o->step)
+		p->alpha_per_sec = (double)o->step;
+	if (o->depth_frac > 0)
+		p->depth_frac = o->depth_frac;
+	if (o->ramp_hold_ns)
+		p->stage_hold_ns = o->ramp_hold_ns;
+	p->latency_target_ns = o->latency_target_ns;
+	p->latency_auto = !o->latency_target_off;
+	if (o->nr_ramp >= 0) {
+		p->nr_stages = o->nr_ramp;
+		for (i = 0; i < o->nr_ramp; i++)
+			p->ramp[i] = o->ramp[i];
+	}
+}
+
+/* MERGE: the prefixes an operator added with shedctl are kept in a map of
+ * their own and must win over the file's; once that part is in, this calls
+ * loader_apply_manual_prefixes(). Until then there are none. */
+static int apply_manual_prefixes(struct loader *l)
+{
+	(void)l;
+	return 0;
+}
+
+/* Is option @id the same in @a and @b? Only the options fixed for the
+ * daemon's life (OPTF_RESTART) are compared. */
+static bool same(enum opt_id id, const struct shedd_options *a, const struct shedd_options *b)
+{
+	switch (id) {
+	case OPT_IFACE:
+		return !strcmp(a->iface, b->iface);
+	case OPT_NETNS:
+		return !strcmp(a->netns, b->netns);
+	case OPT_BACKEND_PORT:
+		return a->nr_backend_ports == b->nr_backend_ports &&
+		       !memcmp(a->backend_ports, b->backend_ports,
+			       sizeof(a->backend_ports[0]) * (size_t)a->nr_backend_ports);
+	case OPT_CONTROLLER:
+		return a->controller == b->controller;
+	case OPT_LATENCY_SOCKET:
+		/* The running default may carry the namespace: compare what
+		 * was asked for. */
+		return a->latency_socket_set == b->latency_socket_set &&
+		       (!a->latency_socket_set || !strcmp(a->latency_socket, b->latency_socket));
+	case OPT_LATENCY_GROUP:
+		return a->latency_group_set == b->latency_group_set &&
+		       a->latency_gid == b->latency_gid;
+	case OPT_HANDOFF:
+		return a->handoff == b->handoff;
+	case OPT_XDP_MODE:
+		return a->xdp_mode == b->xdp_mode;
+	case OPT_TICK_MS:
+		return a->tick_ms == b->tick_ms;
+	case OPT_METRICS_ADDR:
+		return !strcmp(a->metrics_addr, b->metrics_addr);
+	case OPT_STATUS_INTERVAL:
+		return a->status_interval_ns == b->status_interval_ns;
+	case OPT_FORCE:
+		return a->force == b->force;
+	case OPT_VERBOSE:
+		return a->verbose == b->verbose;
+	default:
+		return true;
+	}
+}
+
+/* Put the running value of option @id back into @n. */
+static void keep(enum opt_id id, struct shedd_options *n, const struct shedd_options *o)
+{
+	switch (id) {
+	case OPT_IFACE:
+		memcpy(n->iface, o->iface, sizeof(n->iface));
+		break;
+	case OPT_NETNS:
+		memcpy(n->netns, o->netns, sizeof(n->netns));
+		break;
+	case OPT_BACKEND_PORT:
+		memcpy(n->backend_ports, o->backend_ports, sizeof(n->backend_ports));
+		n->nr_backend_ports = o->nr_backend_ports;
+		break;
+	case OPT_CONTROLLER:
+		n->controller = o->controller;
+		break;
+	case OPT_HANDOFF:
+		n->handoff = o->handoff;
+		break;
+	case OPT_XDP_MODE:
+		n->xdp_mode = o->xdp_mode;
+		break;
+	case OPT_TICK_MS:
+		n->tick_ms = o->tick_ms;
+		break;
+	case OPT_METRICS_ADDR:
+		memcpy(n->metrics_addr, o->metrics_addr, sizeof(n->metrics_addr));
+		break;
+	case OPT_STATUS_INTERVAL:
+		n->status_interval_ns = o->status_interval_ns;
+		break;
+	case OPT_FORCE:
+		n->force = o->force;
+		break;
+	case OPT_VERBOSE:
+		n->verbose = o->verbose;
+		break;
+	case OPT_LATENCY_SOCKET:
+	case OPT_LATENCY_GROUP:
+	default:
+		break;
+	}
+}
+
+static void append(char *buf, size_t len, const char *what)
+{
+	size_t off = strlen(buf);
+
+	snprintf(buf + off, len - off, "%s%s", off ? ", " : "", what);
+}
+
+int reload_config(struct shedd_options *o, struct loader *l, struct signals *sig,
+		  struct tick_params *tp, struct tick_state *ts)
+{
+	char out[64], err[512], restart[512] = "", changed[512] = "";
+	struct shedd_options n;
+	struct aimd_params cp;
+	int i, c, ret;
+
+	if (!o->config[0]) {
+		fprintf(stderr, "shedd: SIGHUP: shedd runs without --config, nothing to reload\n");
+		return 0;
+	}
+	ret = options_parse(saved_argc, saved_argv, &n, out, sizeof(out), err, sizeof(err));
+	if (ret != OPTIONS_RUN) {
+		fprintf(stderr, "shedd: reload refused, the running configuration stays: %s\n",
+			ret == OPTIONS_ERROR ? err : "no configuration");
+		options_free(&n);
+		return -1;
+	}
+	/* What cannot change while shedd runs keeps its running value. */
+	for (i = 0; i < OPT_COUNT; i++) {
+		if (!(options_table[i].flags & OPTF_RESTART) || same((enum opt_id)i, o, &n))
+			continue;
+		append(restart, sizeof(restart), options_table[i].name);
+		keep((enum opt_id)i, &n, o);
+	}
+	memcpy(n.latency_socket, o->latency_socket, sizeof(n.latency_socket));
+	n.latency_socket_set = o->latency_socket_set;
+	n.latency_gid = o->latency_gid;
+	n.latency_group_set = o->latency_group_set;
+	/* The sojourn program has "every port" as a constant. */
+	if ((n.nr_ports == 0) != (o->nr_ports == 0)) {
+		append(restart, sizeof(restart), "port (between every port and a list)");
+		memcpy(n.ports, o->ports, sizeof(n.ports));
+		n.nr_ports = o->nr_ports;
+	}
+	/* With the controller, --rate is where it starts. */
+	if (tp->aimd && n.rate_per_sec != o->rate_per_sec)
+		append(restart, sizeof(restart), "rate (the controller's start)");
+	if (!l->plan.enabled && memcmp(n.verify, o->verify, sizeof(n.verify)))
+		append(restart, sizeof(restart), "verify (verified admission is off in this run)");
+
+	/* The maps: ports and prefixes are written new entries first, stale
+	 * ones deleted after (loader_configure()), then the settings record.
+	 * A SYN that arrives meanwhile sees, for each port and each prefix,
+	 * either its old or its new entry, never neither: a port being
+	 * removed is protected a moment longer, one being added a moment
+	 * sooner, and a prefix whose class changes is one trie element
+	 * replaced whole. The settings (reject modes, default class, RST and
+	 * cookie budgets, verification modes) are one array element, copied
+	 * by the kernel in one update. */
+	if (loader_configure(l, &n)) {
+		fprintf(stderr, "shedd: reload: writing the maps failed; writing the running "
+				"configuration back\n");
+		loader_configure(l, o);
+		options_free(&n);
+		return -1;
+	}
+	apply_manual_prefixes(l);
+	if (n.nr_ports != o->nr_ports || memcmp(n.ports, o->ports, sizeof(n.ports)))
+		signals_set_ports(sig, n.ports, n.nr_ports);
+
+	/* The tick's parameters: read by the next tick, on this thread. */
+	for (c = 0; c < SHEDD_NR_CLASSES; c++)
+		tp->ap.floor[c] = n.floor[c];
+	controller_params(&n, &cp);
+	cp.tick_ns = tp->cp.tick_ns;
+	tp->burst_per_rate = n.burst ? (double)n.burst /
+			     (double)(n.rate_per_sec ? n.rate_per_sec : 1) : 0.1;
+	if (tp->aimd) {
+		tp->cp = cp;
+		/* The state stays within the new bounds and stages. */
+		if (ts->cs.rate > cp.max_rate)
+			ts->cs.rate = cp.max_rate;
+		if (ts->cs.rate < cp.min_rate)
+			ts->cs.rate = cp.min_rate;
+		if (ts->cs.stage >= cp.nr_stages)
+			ts->cs.stage = cp.nr_stages > 0 ? cp.nr_stages - 1 : 0;
+		ts->limit = ts->cs.rate;
+	} else {
+		tp->cp = cp;
+		tp->fixed_rate = (double)n.rate_per_sec;
+		ts->limit = tp->fixed_rate;
+	}
+
+	if (n.nr_ports != o->nr_ports || memcmp(n.ports, o->ports, sizeof(n.ports)))
+		append(changed, sizeof(changed), "port");
+	if (n.nr_prefixes != o->nr_prefixes ||
+	    (n.nr_prefixes && memcmp(n.prefixes, o->prefixes,
+				     sizeof(*n.prefixes) * (size_t)n.nr_prefixes)))
+		append(changed, sizeof(changed), "prefix");
+	if (memcmp(n.floor, o->floor, sizeof(n.floor)))
+		append(changed, sizeof(changed), "floor");
+	if (memcmp(n.reject, o->reject, sizeof(n.reject)))
+		append(changed, sizeof(changed), "reject");
+	if (!tp->aimd && n.rate_per_sec != o->rate_per_sec)
+		append(changed, sizeof(changed), "rate");
+	options_free(o);
+	*o = n;
+	fprintf(stderr, "shedd: reloaded %s: limit %.0f SYN/s, %d port(s), %d prefix(es)%s%s\n",
+		o->config, ts->limit, o->nr_ports, o->nr_prefixes, *changed ? "; changed: " : "",
+		changed);
+	if (*restart)
+		fprintf(stderr, "shedd: reload: %s: needs a restart; the running value stays\n",
+			restart);
+	return 0;
+}
