@@ -21,6 +21,7 @@ USER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(SAN_FLAGS) \
 	-Iinclude -Iuser -I$(OUTPUT)
 LIBBPF_LIBS := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null || echo -lcmocka)
+SERVICE_LIBS := $(shell $(PKG_CONFIG) --libs libsystemd libcap-ng 2>/dev/null || echo -lsystemd -lcap-ng)
 LDFLAGS += $(SAN_FLAGS)
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Iinclude -Ibpf -I$(dir $(VMLINUX_H))
@@ -37,7 +38,7 @@ BPF_OBJ := $(OUTPUT)/shedd.bpf.o $(OUTPUT)/sojourn.bpf.o $(OUTPUT)/handoff.bpf.o
 SKEL := $(OUTPUT)/shedd.skel.h $(OUTPUT)/sojourn.skel.h $(OUTPUT)/handoff.skel.h
 USER_SRCS := user/alloc.c user/options.c user/loader.c user/status.c user/aimd.c \
 	user/signals.c user/signal_parse.c user/sample_agg.c user/tick.c \
-	user/kernel_features.c user/probe.c user/logline.c
+	user/kernel_features.c user/probe.c user/logline.c user/log.c user/service.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
 BIN := shedd
 ifeq ($(SAN),1)
@@ -46,7 +47,7 @@ endif
 UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options \
 	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_signals $(OUTPUT)/test_spread \
 	$(OUTPUT)/test_kernel_features $(OUTPUT)/test_status $(OUTPUT)/test_auto_target \
-	$(OUTPUT)/test_logline
+	$(OUTPUT)/test_logline $(OUTPUT)/test_log
 XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/fuzz_xdp
 # libFuzzer targets (clang): `make test` gives each a few seconds.
 FUZZ_TESTS := $(OUTPUT)/fuzz_logline
@@ -73,7 +74,7 @@ help:
 	@echo '                   T=tests/integration/rate.bats or T=tests/test_alloc.c'
 	@echo '  test-unit        unit tests: need neither root nor clang nor bpftool'
 	@echo '                   (bucket, allocator, options, aimd, simulation, signals,'
-	@echo '                   kernel features, status counters, log lines)'
+	@echo '                   kernel features, status counters, log lines, daemon log)'
 	@echo '  demo             install deps, build, run shedd against a SYN flood on a namespace testbed'
 	@echo '  experiments      goodput against offered load with and without shedd, the SYN'
 	@echo '                   flood, and nginx/HAProxy in front (root; all three by default,'
@@ -124,7 +125,7 @@ $(OUTPUT)/signals.o: $(OUTPUT)/sojourn.skel.h
 
 $(BIN): $(OUTPUT)/main.o $(USER_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LIBBPF_LIBS) -lm -pthread -o $@
+	$(Q)$(CC) $(LDFLAGS) $^ $(LIBBPF_LIBS) $(SERVICE_LIBS) -lm -pthread -o $@
 
 $(OUTPUT)/test_bucket: tests/test_bucket.c include/*.h | $(OUTPUT)
 	$(call msg,TEST,$@)
@@ -147,6 +148,10 @@ $(OUTPUT)/test_signals: tests/test_signals.c $(OUTPUT)/signal_parse.o $(OUTPUT)/
 		$(OUTPUT)/logline.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
+
+$(OUTPUT)/test_log: tests/test_log.c $(OUTPUT)/log.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -o $@
 
 $(OUTPUT)/test_logline: tests/test_logline.c $(OUTPUT)/logline.o
 	$(call msg,TEST,$@)

@@ -84,6 +84,8 @@ static const char usage_text[] =
 	"  -k, --keep-on-exit         leave the program shedding when shedd exits\n"
 	"      --force                replace another program's XDP attachment\n"
 	"      --remove               detach shedd from IFACE, remove its pins, exit\n"
+	"      --status-interval DUR  how often a status line is logged (default 1s;\n"
+	"                             0: never)\n"
 	"  -v, --verbose              more output (libbpf and verifier log)\n"
 	"  -h, --help                 this text\n"
 	"  -V, --version              print the version\n"
@@ -92,7 +94,12 @@ static const char usage_text[] =
 	"sheddable. Pins: /sys/fs/bpf/shedd/IFACE/{link,stats,rates,...}, in another\n"
 	"network namespace /sys/fs/bpf/shedd/ns:INODE/IFACE/ (the latency socket too:\n"
 	"/run/shedd/ns:INODE/IFACE.sock). One shedd per interface: a second is refused.\n"
-	"DUR is a number with ns, us, ms or s (a bare number is ms).\n";
+	"DUR is a number with ns, us, ms or s (a bare number is ms).\n"
+	"\n"
+	"Exit status: 0 success (also --remove with nothing to remove), 1 failure\n"
+	"while running, 2 usage error, 3 cannot start here (no permission, no such\n"
+	"interface, kernel lacks a feature, BPF load or attach refused, another\n"
+	"shedd owns IFACE).\n";
 
 static void errf(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -522,6 +529,7 @@ static void options_init(struct shedd_options *o)
 	o->verify[SHEDD_SHEDDABLE] = SHEDD_VERIFY_SHEDDING;
 	o->cookie_rate_per_sec = DEFAULT_COOKIE_RATE_PER_SEC;
 	o->verify_hold_ns = DEFAULT_VERIFY_HOLD_NS;
+	o->status_interval_ns = DEFAULT_STATUS_INTERVAL_NS;
 }
 
 void options_free(struct shedd_options *o)
@@ -550,6 +558,7 @@ enum {
 	OPT_VERIFY_HOLD,
 	OPT_BACKEND_PORT,
 	OPT_LATENCY_GROUP,
+	OPT_STATUS_INTERVAL,
 };
 
 static const struct option long_opts[] = {
@@ -585,6 +594,7 @@ static const struct option long_opts[] = {
 	{ "keep-on-exit", no_argument, NULL, 'k' },
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "remove", no_argument, NULL, OPT_REMOVE },
+	{ "status-interval", required_argument, NULL, OPT_STATUS_INTERVAL },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -809,6 +819,12 @@ int options_parse(int argc, char **argv, struct shedd_options *o,
 			break;
 		case OPT_REMOVE:
 			o->remove = true;
+			break;
+		case OPT_STATUS_INTERVAL:
+			if (parse_duration(optarg, &o->status_interval_ns, why, sizeof(why))) {
+				errf(err, errlen, "--status-interval: %s", why);
+				return OPTIONS_ERROR;
+			}
 			break;
 		case 'v':
 			o->verbose++;

@@ -22,6 +22,7 @@
 #define DEFAULT_RST_RATE_PER_SEC 10000 /* RSTs per second, all CPUs together */
 #define DEFAULT_COOKIE_RATE_PER_SEC 4000000 /* cookie SYN-ACKs per second, per CPU */
 #define DEFAULT_VERIFY_HOLD_NS 10000000000ULL /* 10 s */
+#define DEFAULT_STATUS_INTERVAL_NS 1000000000ULL /* 1 s */
 
 #define MAX_RAMP_STAGES 8
 
@@ -98,12 +99,13 @@ struct shedd_options {
 	enum handoff_choice handoff;
 	__u64 cookie_rate_per_sec; /* --cookie-rate: per CPU */
 	__u64 verify_hold_ns;     /* --verify-hold */
+	__u64 status_interval_ns; /* --status-interval: 0 = no status line */
 };
 
 enum options_result {
 	OPTIONS_RUN = 0,   /* parsed: run the daemon */
 	OPTIONS_EXIT = 1,  /* --help or --version printed into out: exit 0 */
-	OPTIONS_ERROR = -1 /* err says what is wrong: exit 2 */
+	OPTIONS_ERROR = -1 /* err says what is wrong: exit 2 (SHEDD_EXIT_USAGE) */
 };
 
 /* Parse argv into @o (which it initialises). On OPTIONS_EXIT, @out holds the
