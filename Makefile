@@ -62,7 +62,7 @@ BPF_TOOLS := floodgen xdprouter
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJ)
-.PHONY: all help clean deps test test-unit demo san experiments bench fuzz fuzz-logline
+.PHONY: all help clean deps test test-unit demo san experiments bench fuzz fuzz-logline install
 
 all: $(BIN) $(TOOLS)
 
@@ -87,6 +87,9 @@ help:
 	@echo '                   samples) with ASan+UBSan, FUZZ_SECONDS= (default 300)'
 	@echo '  deps             install the Debian packages the build, tests and demo need'
 	@echo '  san              ASan+UBSan build; unit, XDP and lifecycle tests with it'
+	@echo '  install          install shedd (and shedctl when built), the systemd unit,'
+	@echo '                   man pages, the latency header and the dashboard'
+	@echo '                   (PREFIX=/usr/local, DESTDIR=, UNITDIR=)'
 	@echo '  clean            remove build output'
 	@echo 'Variables: V=1 (show commands), SAN=1, VMLINUX_H=path, CLANG=, BPFTOOL='
 
@@ -264,6 +267,31 @@ san: deps
 		$(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS)) \
 		tests/integration/lifecycle.bats tests/integration/logfeed.bats \
 		tests/integration/verify.bats
+
+# install: PREFIX (default /usr/local) is where the files will live,
+# DESTDIR a staging root to put them under (packaging, tests). shedctl and
+# the Grafana dashboard are installed when the tree has them.
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+INCLUDEDIR ?= $(PREFIX)/include
+DATADIR ?= $(PREFIX)/share/shedd
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+INSTALL ?= install
+install: shedd
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)$(INSTALL) -d -m 0755 $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(UNITDIR)
+	$(Q)$(INSTALL) -m 0755 shedd $(DESTDIR)$(SBINDIR)/shedd
+	$(Q)if [ -f shedctl ]; then $(INSTALL) -m 0755 shedctl $(DESTDIR)$(SBINDIR)/shedctl; fi
+	$(Q)$(INSTALL) -m 0644 man/*.8 $(DESTDIR)$(MANDIR)/man8/
+	$(Q)$(INSTALL) -m 0644 include/shedd_latency.h $(DESTDIR)$(INCLUDEDIR)/shedd_latency.h
+	$(Q)sed 's|@SBINDIR@|$(SBINDIR)|g' contrib/systemd/shedd@.service \
+		>$(DESTDIR)$(UNITDIR)/shedd@.service
+	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/shedd@.service
+	$(Q)if ls contrib/grafana/*.json >/dev/null 2>&1; then \
+		$(INSTALL) -d -m 0755 $(DESTDIR)$(DATADIR)/grafana && \
+		$(INSTALL) -m 0644 contrib/grafana/*.json $(DESTDIR)$(DATADIR)/grafana/; fi
 
 clean:
 	$(call msg,CLEAN,)
