@@ -257,8 +257,8 @@ fuzz: $(OUTPUT)/fuzz_xdp fuzz-logline
 		SHEDD_FUZZ_SECONDS=3600 $(OUTPUT)/fuzz_xdp
 
 # The sanitized daemon also runs the lifecycle integration tests (load,
-# adopt, remove; the tc hand-off's too), where a leak or an overflow fails
-# the test.
+# adopt, remove; the tc hand-off's too; under a service manager, with fewer
+# capabilities), where a leak or an overflow fails the test.
 san: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory SAN=1 all $(subst .output,.output-san,$(UNIT_TESTS) \
@@ -266,7 +266,7 @@ san: deps
 	$(Q)SHEDD=$(CURDIR)/.output-san/shedd prove -v --exec tests/exec.sh \
 		$(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS)) \
 		tests/integration/lifecycle.bats tests/integration/logfeed.bats \
-		tests/integration/verify.bats
+		tests/integration/verify.bats tests/integration/service.bats
 
 # install: PREFIX (default /usr/local) is where the files will live,
 # DESTDIR a staging root to put them under (packaging, tests). shedctl and

@@ -126,12 +126,15 @@ static void parent_dir_remove(const char *dir)
 
 /* Remove the pins and the IFACE folder (and the shedd folder if empty). */
 /* The pins are unlinked through @dir_fd (the locked folder) where there
- * is one: a daemon that runs as another user than root has lost the right
- * to walk through /sys/fs/bpf (mode 1700) with its capabilities, not the
- * folder it holds open. */
+ * is one, and the folder through its parent reached from it: a daemon that
+ * runs as another user than root has lost the right to walk through
+ * /sys/fs/bpf (mode 1700) with its capabilities, not the folder it holds
+ * open. */
 static void unpin_all(const char *dir, int dir_fd)
 {
 	char path[PATH_MAX + 32];
+	const char *base = strrchr(dir, '/');
+	int parent_fd = -1;
 	size_t i;
 
 	pin_path(path, sizeof(path), dir, "link");
@@ -142,7 +145,12 @@ static void unpin_all(const char *dir, int dir_fd)
 		if (dir_fd < 0 || unlinkat(dir_fd, pinned_names[i], 0))
 			unlink(path);
 	}
-	rmdir(dir);
+	if (dir_fd >= 0 && base)
+		parent_fd = openat(dir_fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (parent_fd < 0 || unlinkat(parent_fd, base + 1, AT_REMOVEDIR))
+		rmdir(dir);
+	if (parent_fd >= 0)
+		close(parent_fd);
 	parent_dir_remove(dir);
 	rmdir(SHEDD_PIN_ROOT);
 }

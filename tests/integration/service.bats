@@ -44,14 +44,14 @@ stop_shedd() {
 	wait "$SHEDD_PID" || SHEDD_STATUS=$?
 }
 
-# pins_gone: the program is detached and no pin is left in $PIN_DIR.
+# pins_gone: the program is detached and its pin folder removed.
 pins_gone() {
 	if xdp_attached; then
 		echo "XDP is still attached to $IF_SRV" >&2
 		return 1
 	fi
-	if [ -n "$(ls -A "$PIN_DIR" 2>/dev/null)" ]; then
-		echo "pins left in $PIN_DIR:" $(ls -A "$PIN_DIR") >&2
+	if [ -e "$PIN_DIR" ]; then
+		echo "left in $PIN_DIR:" $(ls -A "$PIN_DIR") >&2
 		return 1
 	fi
 }
