@@ -7,7 +7,10 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "log.h"
@@ -62,6 +65,40 @@ static void cut_lines_end_in_newline(void **state)
 	assert_string_equal(buf, "");
 }
 
+/* An event far longer than a line buffer (libbpf's verifier log) is
+ * written whole, each of its lines prefixed. */
+static void long_events_are_not_cut(void **state)
+{
+	enum { NR_LINES = 5000, WIDTH = 40 };
+	char *text = malloc(NR_LINES * (WIDTH + 1) + 1), got[128];
+	FILE *f = tmpfile();
+	int saved = dup(STDERR_FILENO), i, n = 0;
+
+	assert_non_null(text);
+	assert_non_null(f);
+	for (i = 0; i < NR_LINES; i++) {
+		memset(text + i * (WIDTH + 1), 'a' + i % 26, WIDTH);
+		text[i * (WIDTH + 1) + WIDTH] = '\n';
+	}
+	text[NR_LINES * (WIDTH + 1)] = '\0';
+	unsetenv("JOURNAL_STREAM");
+	log_init();
+	fflush(stderr);
+	assert_int_not_equal(dup2(fileno(f), STDERR_FILENO), -1);
+	log_msg(LOG_DEBUG, "%s", text);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(f);
+	while (fgets(got, sizeof(got), f)) {
+		assert_int_equal(strlen(got), strlen("shedd: ") + WIDTH + 1);
+		assert_int_equal(got[strlen("shedd: ")], 'a' + n % 26);
+		n++;
+	}
+	assert_int_equal(n, NR_LINES);
+	fclose(f);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -69,6 +106,7 @@ int main(void)
 		cmocka_unit_test(journal_lines),
 		cmocka_unit_test(every_line_prefixed),
 		cmocka_unit_test(cut_lines_end_in_newline),
+		cmocka_unit_test(long_events_are_not_cut),
 	};
 
 	return cmocka_run_group_tests_name("log", tests, NULL, NULL);

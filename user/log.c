@@ -81,16 +81,38 @@ size_t log_format(char *buf, size_t len, bool to_journal, int level, const char 
 	return off;
 }
 
+/* Most events fit in a line on the stack; libbpf's verifier log, one
+ * event of thousands of lines, is formatted on the heap, whole. */
 static void emit(int level, const char *tag, const char *fmt, va_list ap)
 {
 	char text[LOG_LINE_MAX], line[LOG_LINE_MAX + 256];
-	size_t n;
+	char *t = text, *out = line, *big_text = NULL, *big_out = NULL;
+	size_t cap = sizeof(line), lines = 1, n;
+	const char *p;
+	va_list again;
+	int len;
 
-	vsnprintf(text, sizeof(text), fmt, ap);
-	n = log_format(line, sizeof(line), journal, level, tag, text);
-	if (write(STDERR_FILENO, line, n) < 0) {
+	va_copy(again, ap);
+	len = vsnprintf(text, sizeof(text), fmt, ap);
+	if (len >= (int)sizeof(text) && (big_text = malloc((size_t)len + 1))) {
+		vsnprintf(big_text, (size_t)len + 1, fmt, again);
+		t = big_text;
+	}
+	va_end(again);
+	for (p = t; (p = strchr(p, '\n')); p++)
+		lines++;
+	/* Room for every line's prefix (at most 64) and newline. */
+	n = strlen(t) + lines * 65 + 1;
+	if (n > cap && (big_out = malloc(n))) {
+		out = big_out;
+		cap = n;
+	}
+	n = log_format(out, cap, journal, level, tag, t);
+	if (write(STDERR_FILENO, out, n) < 0) {
 		/* Nowhere left to say it. */
 	}
+	free(big_out);
+	free(big_text);
 }
 
 void log_vmsg(int level, const char *fmt, va_list ap)
