@@ -262,9 +262,9 @@ static int tick(struct daemon *d)
 	if ((err = write_rates(d)) || (err = save_controller(d)))
 		return err;
 
-	/* The status line: logged every --status-interval (never with 0);
-	 * told to the service manager as STATUS= at the same pace, or every
-	 * second when it is not logged. */
+	/* The status line: logged every --status-interval (never with 0); its
+	 * short form goes to the service manager as STATUS= at the same pace,
+	 * or every second when the line is not logged. */
 	if (t - d->last_status >= status_period(d)) {
 		struct shedd_stats sum;
 		char line[1024];
@@ -276,6 +276,9 @@ static int tick(struct daemon *d)
 			      t - d->last_status, d->ts.limit);
 		if (d->o->status_interval_ns)
 			log_iface(LOG_INFO, d->o->iface, "%s", line);
+		status_summary(line, sizeof(line),
+			       d->tp.aimd ? aimd_mode_name(d->ts.cs.mode) : "fixed", &d->status_prev,
+			       &sum, t - d->last_status, d->ts.limit);
 		service_status(line);
 		d->status_prev = sum;
 		d->last_status = t;

@@ -73,10 +73,11 @@ pins_gone() {
 	# The last: stopping.
 	run tail -n 1 "$NOTIFY_OUT"
 	[[ "$output" == *STOPPING=1* ]]
-	# The status line, though not logged (--status-interval 0), is the
-	# service's STATUS once a second.
+	# The status line's short form, though the line is not logged
+	# (--status-interval 0), is the service's STATUS once a second.
 	[ "$(status_lines)" -eq 0 ]
-	within "$(grep -c 'STATUS=.*limit=100/s' "$NOTIFY_OUT")" 2 4
+	within "$(grep -cE 'STATUS=mode=fixed limit=100/s offered=[0-9]+/s admitted=[0-9]+/s shed=[0-9]+/s$' \
+		"$NOTIFY_OUT")" 2 4
 	# WATCHDOG=1 every 200 ms (half of 400 ms) on the 100 ms ticks: every
 	# gap between two of them is 200 or 300 ms, and none is missing.
 	run awk '/WATCHDOG=1/ { if (last) { gap = int(($1 - last) * 1000 + 0.5); print gap }
