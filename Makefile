@@ -22,6 +22,7 @@ USER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(SAN_FLAGS) \
 LIBBPF_LIBS := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 INIH_LIBS := $(shell $(PKG_CONFIG) --libs inih 2>/dev/null || echo -linih)
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null || echo -lcmocka)
+SERVICE_LIBS := $(shell $(PKG_CONFIG) --libs libsystemd libcap-ng 2>/dev/null || echo -lsystemd -lcap-ng)
 LDFLAGS += $(SAN_FLAGS)
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Iinclude -Ibpf -I$(dir $(VMLINUX_H))
@@ -39,7 +40,7 @@ SKEL := $(OUTPUT)/shedd.skel.h $(OUTPUT)/sojourn.skel.h $(OUTPUT)/handoff.skel.h
 USER_SRCS := user/alloc.c user/options.c user/loader.c user/status.c user/aimd.c \
 	user/signals.c user/signal_parse.c user/sample_agg.c user/tick.c \
 	user/kernel_features.c user/probe.c user/logline.c user/config.c \
-	user/reload.c
+	user/reload.c user/log.c user/service.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
 BIN := shedd
 ifeq ($(SAN),1)
@@ -48,7 +49,7 @@ endif
 UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options \
 	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_signals $(OUTPUT)/test_spread \
 	$(OUTPUT)/test_kernel_features $(OUTPUT)/test_status $(OUTPUT)/test_auto_target \
-	$(OUTPUT)/test_logline
+	$(OUTPUT)/test_logline $(OUTPUT)/test_log
 XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/fuzz_xdp
 # libFuzzer targets (clang): `make test` gives each a few seconds.
 FUZZ_TESTS := $(OUTPUT)/fuzz_logline $(OUTPUT)/fuzz_config $(OUTPUT)/fuzz_options \
@@ -65,7 +66,7 @@ BPF_TOOLS := floodgen xdprouter
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJ)
 .PHONY: all help clean deps test test-unit demo san experiments bench fuzz fuzz-logline \
-	fuzz-config fuzz-options fuzz-cidr
+	fuzz-config fuzz-options fuzz-cidr install
 
 all: $(BIN) $(TOOLS)
 
@@ -77,7 +78,7 @@ help:
 	@echo '                   T=tests/integration/rate.bats or T=tests/test_alloc.c'
 	@echo '  test-unit        unit tests: need neither root nor clang nor bpftool'
 	@echo '                   (bucket, allocator, options, aimd, simulation, signals,'
-	@echo '                   kernel features, status counters, log lines)'
+	@echo '                   kernel features, status counters, log lines, daemon log)'
 	@echo '  demo             install deps, build, run shedd against a SYN flood on a namespace testbed'
 	@echo '  experiments      goodput against offered load with and without shedd, the SYN'
 	@echo '                   flood, and nginx/HAProxy in front (root; all three by default,'
@@ -93,6 +94,9 @@ help:
 	@echo '                   CIDR parser with ASan+UBSan, FUZZ_SECS= (default 600)'
 	@echo '  deps             install the Debian packages the build, tests and demo need'
 	@echo '  san              ASan+UBSan build; unit, XDP and lifecycle tests with it'
+	@echo '  install          install shedd (and shedctl when built), the systemd unit,'
+	@echo '                   man pages, the latency header and the dashboard'
+	@echo '                   (PREFIX=/usr/local, DESTDIR=, UNITDIR=)'
 	@echo '  clean            remove build output'
 	@echo 'Variables: V=1 (show commands), SAN=1, VMLINUX_H=path, CLANG=, BPFTOOL='
 
@@ -131,7 +135,7 @@ $(OUTPUT)/signals.o: $(OUTPUT)/sojourn.skel.h
 
 $(BIN): $(OUTPUT)/main.o $(USER_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LIBBPF_LIBS) $(INIH_LIBS) -lm -pthread -o $@
+	$(Q)$(CC) $(LDFLAGS) $^ $(LIBBPF_LIBS) $(INIH_LIBS) $(SERVICE_LIBS) -lm -pthread -o $@
 
 $(OUTPUT)/test_bucket: tests/test_bucket.c include/*.h | $(OUTPUT)
 	$(call msg,TEST,$@)
@@ -154,6 +158,10 @@ $(OUTPUT)/test_signals: tests/test_signals.c $(OUTPUT)/signal_parse.o $(OUTPUT)/
 		$(OUTPUT)/logline.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
+
+$(OUTPUT)/test_log: tests/test_log.c $(OUTPUT)/log.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -o $@
 
 $(OUTPUT)/test_logline: tests/test_logline.c $(OUTPUT)/logline.o
 	$(call msg,TEST,$@)
@@ -269,8 +277,8 @@ fuzz: $(OUTPUT)/fuzz_xdp fuzz-logline
 		SHEDD_FUZZ_SECONDS=3600 $(OUTPUT)/fuzz_xdp
 
 # The sanitized daemon also runs the lifecycle integration tests (load,
-# adopt, remove; the tc hand-off's too), where a leak or an overflow fails
-# the test.
+# adopt, remove; the tc hand-off's too; under a service manager, with fewer
+# capabilities), where a leak or an overflow fails the test.
 san: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory SAN=1 all $(subst .output,.output-san,$(UNIT_TESTS) \
@@ -278,7 +286,33 @@ san: deps
 	$(Q)SHEDD=$(CURDIR)/.output-san/shedd prove -v --exec tests/exec.sh \
 		$(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS)) \
 		tests/integration/lifecycle.bats tests/integration/logfeed.bats \
-		tests/integration/verify.bats tests/integration/reload.bats
+		tests/integration/verify.bats tests/integration/reload.bats \
+		tests/integration/service.bats
+
+# install: PREFIX (default /usr/local) is where the files will live,
+# DESTDIR a staging root to put them under (packaging, tests). shedctl and
+# the Grafana dashboard are installed when the tree has them.
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+INCLUDEDIR ?= $(PREFIX)/include
+DATADIR ?= $(PREFIX)/share/shedd
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+INSTALL ?= install
+install: shedd
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)$(INSTALL) -d -m 0755 $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(UNITDIR)
+	$(Q)$(INSTALL) -m 0755 shedd $(DESTDIR)$(SBINDIR)/shedd
+	$(Q)if [ -f shedctl ]; then $(INSTALL) -m 0755 shedctl $(DESTDIR)$(SBINDIR)/shedctl; fi
+	$(Q)$(INSTALL) -m 0644 man/*.8 $(DESTDIR)$(MANDIR)/man8/
+	$(Q)$(INSTALL) -m 0644 include/shedd_latency.h $(DESTDIR)$(INCLUDEDIR)/shedd_latency.h
+	$(Q)sed 's|@SBINDIR@|$(SBINDIR)|g' contrib/systemd/shedd@.service \
+		>$(DESTDIR)$(UNITDIR)/shedd@.service
+	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/shedd@.service
+	$(Q)if ls contrib/grafana/*.json >/dev/null 2>&1; then \
+		$(INSTALL) -d -m 0755 $(DESTDIR)$(DATADIR)/grafana && \
+		$(INSTALL) -m 0644 contrib/grafana/*.json $(DESTDIR)$(DATADIR)/grafana/; fi
 
 clean:
 	$(call msg,CLEAN,)

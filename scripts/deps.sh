@@ -17,12 +17,17 @@ set -eu
 #   jq ethtool       read bpftool's JSON; turn on GRO on the testbed veth
 #   nftables         the flood experiment's SYN limit rule, shedd's rival
 #   procps util-linux  ps and taskset: pin the flood testbed's NAPI threads
+#   libsystemd-dev   sd_notify: readiness, status and watchdog under systemd
+#   libcap-ng-dev libcap-ng-utils  drop capabilities after attach; getpcaps
+#   systemd          systemd-analyze verify of the unit (service.bats)
+#   python3          service.bats' sd_notify listener
+#   man-db           tests/mancheck.sh renders man pages with man --warnings
 #   nginx haproxy    the reverse proxies whose request logs feed shedd's
 #                    latency signal (tests and the proxy experiment run them
 #                    inside test namespaces only; see below)
 PKGS="clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev gcc make pkg-config \
 libcmocka-dev libinih-dev bats iproute2 perl jq ethtool nftables procps util-linux \
-nginx haproxy"
+libsystemd-dev libcap-ng-dev libcap-ng-utils systemd python3 man-db nginx haproxy"
 
 missing=""
 for p in $PKGS; do

@@ -454,6 +454,24 @@ static void latency_group(void **state)
 	options_free(&o);
 }
 
+static void status_interval(void **state)
+{
+	struct shedd_options o;
+
+	assert_int_equal(PARSE(&o, "-i", "e"), OPTIONS_RUN);
+	assert_int_equal(o.status_interval_ns, 1000000000ULL);
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--status-interval", "250ms"), OPTIONS_RUN);
+	assert_int_equal(o.status_interval_ns, 250000000ULL);
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--status-interval", "0"), OPTIONS_RUN);
+	assert_int_equal(o.status_interval_ns, 0);
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--status-interval", "often"), OPTIONS_ERROR);
+	assert_non_null(strstr(err, "--status-interval: 'often' is not a duration"));
+	options_free(&o);
+}
+
 static void floors_must_not_pass_one(void **state)
 {
 	struct shedd_options o;
@@ -762,6 +780,7 @@ int main(void)
 		cmocka_unit_test(flags_override_file),
 		cmocka_unit_test(config_errors),
 		cmocka_unit_test(example_parses),
+		cmocka_unit_test(status_interval),
 	};
 
 	return cmocka_run_group_tests_name("options", tests, NULL, NULL);

@@ -52,6 +52,28 @@ static void status_line_shows_cookies_where_there_are(void **state)
 	assert_null(strstr(strstr(line, "cookies=") + 1, "cookies="));
 }
 
+/* STATUS= for a service manager: totals over the classes, per second. */
+static void summary_sums_the_classes(void **state)
+{
+	struct shedd_stats prev, cur;
+	char line[256];
+
+	memset(&prev, 0, sizeof(prev));
+	memset(&cur, 0, sizeof(cur));
+	cur.cls[SHEDD_CRITICAL].syn = 10;
+	cur.cls[SHEDD_CRITICAL].admitted = 10;
+	cur.cls[SHEDD_SHEDDABLE].syn = 1020;
+	cur.cls[SHEDD_SHEDDABLE].admitted = 20;
+	cur.cls[SHEDD_SHEDDABLE].ack_admitted = 30;
+	cur.cls[SHEDD_SHEDDABLE].dropped = 900;
+	cur.cls[SHEDD_SHEDDABLE].rst_sent = 100;
+	status_summary(line, sizeof(line), "overload", &prev, &cur, 2.0, 30);
+	assert_string_equal(line, "mode=overload limit=30/s offered=515/s admitted=30/s shed=500/s");
+	/* A replaced map (counters smaller) is no negative rate. */
+	status_summary(line, sizeof(line), "fixed", &cur, &prev, 1.0, 30);
+	assert_string_equal(line, "mode=fixed limit=30/s offered=0/s admitted=0/s shed=0/s");
+}
+
 /* The latency target in force, and where it comes from. */
 static void latency_target_says_where_it_comes_from(void **state)
 {
@@ -113,6 +135,7 @@ int main(void)
 		cmocka_unit_test(status_line_shows_cookies_where_there_are),
 		cmocka_unit_test(latency_target_says_where_it_comes_from),
 		cmocka_unit_test(status_line_latency_by_source),
+		cmocka_unit_test(summary_sums_the_classes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,6 +27,8 @@
 #include "alloc.h"
 #include "handoff.skel.h"
 #include "loader.h"
+#include "log.h"
+#include "service.h"
 #include "probe.h"
 #include "shedd.skel.h"
 
@@ -55,12 +57,12 @@ static int enter_netns(const char *name)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
-		fprintf(stderr, "shedd: open network namespace %s: %s\n", path, strerror(errno));
+		log_err("open network namespace %s: %s", path, strerror(errno));
 		return err;
 	}
 	if (setns(fd, CLONE_NEWNET)) {
 		err = -errno;
-		fprintf(stderr, "shedd: enter network namespace %s: %s\n", name, strerror(errno));
+		log_err("enter network namespace %s: %s", name, strerror(errno));
 	}
 	close(fd);
 	return err;
@@ -73,11 +75,11 @@ static int ensure_bpffs(void)
 	if (statfs("/sys/fs/bpf", &st) == 0 && st.f_type == BPF_FS_MAGIC)
 		return 0;
 	if (mkdir("/sys/fs/bpf", 0700) && errno != EEXIST) {
-		fprintf(stderr, "shedd: mkdir /sys/fs/bpf: %s\n", strerror(errno));
+		log_err("mkdir /sys/fs/bpf: %s", strerror(errno));
 		return -errno;
 	}
 	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
-		fprintf(stderr, "shedd: mount bpffs on /sys/fs/bpf: %s\n", strerror(errno));
+		log_err("mount bpffs on /sys/fs/bpf: %s", strerror(errno));
 		return -errno;
 	}
 	return 0;
@@ -123,18 +125,32 @@ static void parent_dir_remove(const char *dir)
 }
 
 /* Remove the pins and the IFACE folder (and the shedd folder if empty). */
-static void unpin_all(const char *dir)
+/* The pins are unlinked through @dir_fd (the locked folder) where there
+ * is one, and the folder through its parent reached from it: a daemon that
+ * runs as another user than root has lost the right to walk through
+ * /sys/fs/bpf (mode 1700) with its capabilities, not the folder it holds
+ * open. */
+static void unpin_all(const char *dir, int dir_fd)
 {
 	char path[PATH_MAX + 32];
+	const char *base = strrchr(dir, '/');
+	int parent_fd = -1;
 	size_t i;
 
 	pin_path(path, sizeof(path), dir, "link");
-	unlink(path);
+	if (dir_fd < 0 || unlinkat(dir_fd, "link", 0))
+		unlink(path);
 	for (i = 0; i < sizeof(pinned_names) / sizeof(pinned_names[0]); i++) {
 		pin_path(path, sizeof(path), dir, pinned_names[i]);
-		unlink(path);
+		if (dir_fd < 0 || unlinkat(dir_fd, pinned_names[i], 0))
+			unlink(path);
 	}
-	rmdir(dir);
+	if (dir_fd >= 0 && base)
+		parent_fd = openat(dir_fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (parent_fd < 0 || unlinkat(parent_fd, base + 1, AT_REMOVEDIR))
+		rmdir(dir);
+	if (parent_fd >= 0)
+		close(parent_fd);
 	parent_dir_remove(dir);
 	rmdir(SHEDD_PIN_ROOT);
 }
@@ -187,7 +203,7 @@ static int detach_foreign(int ifindex, const struct bpf_xdp_query_opts *q)
 		}
 		close(fd);
 	}
-	fprintf(stderr, "shedd: cannot detach XDP program %u\n", q->prog_id);
+	log_err("cannot detach XDP program %u", q->prog_id);
 	return -EBUSY;
 }
 
@@ -198,7 +214,7 @@ int loader_netns_tag(char *tag, size_t len)
 	if (stat("/proc/self/ns/net", &self)) {
 		int err = -errno;
 
-		fprintf(stderr, "shedd: identify the network namespace (/proc/self/ns/net): %s\n",
+		log_err("identify the network namespace (/proc/self/ns/net): %s",
 			strerror(errno));
 		return err;
 	}
@@ -234,7 +250,7 @@ static int lock_pin_dir(const char *dir)
 
 	for (attempt = 0; attempt < 3; attempt++) {
 		if ((err = mkdir_p(dir))) {
-			fprintf(stderr, "shedd: mkdir %s: %s\n", dir, strerror(-err));
+			log_err("mkdir %s: %s", dir, strerror(-err));
 			return err;
 		}
 		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -242,13 +258,13 @@ static int lock_pin_dir(const char *dir)
 			err = -errno;
 			if (err == -ENOENT)
 				continue;
-			fprintf(stderr, "shedd: open %s: %s\n", dir, strerror(errno));
+			log_err("open %s: %s", dir, strerror(errno));
 			return err;
 		}
 		if (flock(fd, LOCK_EX | LOCK_NB)) {
 			err = errno == EWOULDBLOCK ? -EBUSY : -errno;
 			if (err != -EBUSY)
-				fprintf(stderr, "shedd: lock %s: %s\n", dir, strerror(errno));
+				log_err("lock %s: %s", dir, strerror(errno));
 			close(fd);
 			return err;
 		}
@@ -257,7 +273,7 @@ static int lock_pin_dir(const char *dir)
 			return fd;
 		close(fd);
 	}
-	fprintf(stderr, "shedd: lock %s: the folder keeps being removed\n", dir);
+	log_err("lock %s: the folder keeps being removed", dir);
 	return -EAGAIN;
 }
 
@@ -278,8 +294,10 @@ static void tc_hook_of(struct bpf_tc_hook *hook, int ifindex)
 }
 
 /* The program id at shedd's handle and priority: 0 if none, and whether it
- * is a shedd hand-off (by its name). <0 on error. */
-static int tc_query(int ifindex, bool *ours)
+ * is a shedd hand-off: @own_id (our own program's id, 0 if none), or by its
+ * name. Reading another program's name takes CAP_SYS_ADMIN, which the
+ * running daemon has dropped: its own id needs none. <0 on error. */
+static int tc_query(int ifindex, __u32 own_id, bool *ours)
 {
 	LIBBPF_OPTS(bpf_tc_opts, q, .handle = SHEDD_TC_HANDLE, .priority = SHEDD_TC_PRIORITY);
 	struct bpf_prog_info info;
@@ -297,6 +315,10 @@ static int tc_query(int ifindex, bool *ours)
 		return 0;
 	if (err)
 		return err;
+	if (own_id && q.prog_id == own_id) {
+		*ours = true;
+		return (int)q.prog_id;
+	}
 	fd = bpf_prog_get_fd_by_id(q.prog_id);
 	if (fd < 0)
 		return -errno;
@@ -309,14 +331,28 @@ static int tc_query(int ifindex, bool *ours)
 	return (int)q.prog_id;
 }
 
+/* The id of this shedd's own tc hand-off program; 0 if it has none. */
+static __u32 handoff_id(const struct loader *l)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	if (!l->handoff)
+		return 0;
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(l->handoff->progs.shedd_handoff), &info, &len))
+		return 0;
+	return info.id;
+}
+
 /* Detach a shedd hand-off from @ifindex; a foreign filter is left alone.
  * The clsact qdisc stays: other programs may hang on it. */
-static int tc_detach_ours(int ifindex)
+static int tc_detach_ours(int ifindex, __u32 own_id)
 {
 	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = SHEDD_TC_HANDLE, .priority = SHEDD_TC_PRIORITY);
 	struct bpf_tc_hook hook;
 	bool ours;
-	int id = tc_query(ifindex, &ours), err;
+	int id = tc_query(ifindex, own_id, &ours), err;
 
 	if (id <= 0 || !ours)
 		return id < 0 ? id : 0;
@@ -344,28 +380,28 @@ static int tc_attach(struct loader *l, const struct shedd_options *o)
 	err = bpf_tc_hook_create(&hook);
 	libbpf_set_print(print);
 	if (err && err != -EEXIST) {
-		fprintf(stderr, "shedd: create the clsact qdisc of %s: %s\n", o->iface,
+		log_err("create the clsact qdisc of %s: %s", o->iface,
 			strerror(-err));
 		return err;
 	}
-	id = tc_query(l->ifindex, &ours);
+	id = tc_query(l->ifindex, 0, &ours);
 	if (id < 0) {
-		fprintf(stderr, "shedd: query tc ingress of %s: %s\n", o->iface, strerror(-id));
+		log_err("query tc ingress of %s: %s", o->iface, strerror(-id));
 		return id;
 	}
 	if (id > 0 && !ours) {
 		if (!o->force) {
-			fprintf(stderr, "shedd: %s has a tc ingress filter of another program (id %d) "
-					"at handle 0x%x priority %d; shedd will not replace it without "
-					"--force\n", o->iface, id, SHEDD_TC_HANDLE, SHEDD_TC_PRIORITY);
+			log_err("%s has a tc ingress filter of another program (id %d) "
+				"at handle 0x%x priority %d; shedd will not replace it without "
+				"--force", o->iface, id, SHEDD_TC_HANDLE, SHEDD_TC_PRIORITY);
 			return -EBUSY;
 		}
-		fprintf(stderr, "shedd: --force: replacing tc program %d on %s\n", id, o->iface);
+		log_warn("--force: replacing tc program %d on %s", id, o->iface);
 	}
 	opts.prog_fd = bpf_program__fd(l->handoff->progs.shedd_handoff);
 	err = bpf_tc_attach(&hook, &opts);
 	if (err) {
-		fprintf(stderr, "shedd: attach the tc hand-off to %s ingress: %s\n", o->iface,
+		log_err("attach the tc hand-off to %s ingress: %s", o->iface,
 			strerror(-err));
 		return err;
 	}
@@ -374,7 +410,7 @@ static int tc_attach(struct loader *l, const struct shedd_options *o)
 	unlink(path);
 	if (bpf_program__pin(l->handoff->progs.shedd_handoff, path)) {
 		err = -errno;
-		fprintf(stderr, "shedd: pin the tc hand-off at %s: %s\n", path, strerror(errno));
+		log_err("pin the tc hand-off at %s: %s", path, strerror(errno));
 		return err;
 	}
 	return 0;
@@ -384,10 +420,10 @@ static int tc_attach(struct loader *l, const struct shedd_options *o)
 static void tc_drop_stale(struct loader *l, const struct shedd_options *o)
 {
 	char path[PATH_MAX + 32];
-	int err = tc_detach_ours(l->ifindex);
+	int err = tc_detach_ours(l->ifindex, 0);
 
 	if (err)
-		fprintf(stderr, "shedd: detach the tc hand-off from %s: %s\n", o->iface,
+		log_err("detach the tc hand-off from %s: %s", o->iface,
 			strerror(-err));
 	pin_path(path, sizeof(path), l->pin_dir, "handoff");
 	unlink(path);
@@ -406,14 +442,13 @@ static int attach_new(struct loader *l, const struct shedd_options *o)
 	err = bpf_xdp_query(l->ifindex, 0, &q);
 	if (!err && q.prog_id) {
 		if (!o->force) {
-			fprintf(stderr,
-				"shedd: %s already has an XDP program (id %u); "
-				"shedd will not replace it without --force\n",
+			log_err("%s already has an XDP program (id %u); "
+				"shedd will not replace it without --force",
 				o->iface, q.prog_id);
 			return -EBUSY;
 		}
-		fprintf(stderr, "shedd: --force: detaching XDP program %u from %s\n",
-			q.prog_id, o->iface);
+		log_warn("--force: detaching XDP program %u from %s",
+			 q.prog_id, o->iface);
 		err = detach_foreign(l->ifindex, &q);
 		if (err)
 			return err;
@@ -423,18 +458,18 @@ static int attach_new(struct loader *l, const struct shedd_options *o)
 	l->link_fd = bpf_link_create(prog_fd, l->ifindex, BPF_XDP, &lopts);
 	if (l->link_fd < 0) {
 		err = -errno;
-		fprintf(stderr, "shedd: attach XDP (%s mode) to %s: %s%s\n",
+		log_err("attach XDP (%s mode) to %s: %s%s",
 			o->xdp_mode == XDP_MODE_GENERIC ? "generic" : "native", o->iface,
 			strerror(-err),
 			err == -EOPNOTSUPP || err == -EINVAL
-				? " (the driver may lack native XDP: try --xdp-mode generic)"
-				: "");
+			? " (the driver may lack native XDP: try --xdp-mode generic)"
+			: "");
 		return err;
 	}
 	pin_path(path, sizeof(path), l->pin_dir, "link");
 	if (bpf_obj_pin(l->link_fd, path)) {
 		err = -errno;
-		fprintf(stderr, "shedd: pin link at %s: %s\n", path, strerror(errno));
+		log_err("pin link at %s: %s", path, strerror(errno));
 		return err;
 	}
 	return 0;
@@ -449,7 +484,7 @@ static int adopt(struct loader *l, const struct shedd_options *o)
 	if (bpf_link_update(l->link_fd, prog_fd, NULL)) {
 		int err = -errno;
 
-		fprintf(stderr, "shedd: adopt the running shedd on %s: %s\n",
+		log_err("adopt the running shedd on %s: %s",
 			o->iface, strerror(errno));
 		return err;
 	}
@@ -478,7 +513,7 @@ static int print_libbpf_error(const char *step, int err)
 	char buf[128];
 
 	libbpf_strerror(err, buf, sizeof(buf));
-	fprintf(stderr, "shedd: %s: %s\n", step, buf);
+	log_err("%s: %s", step, buf);
 	return err;
 }
 
@@ -490,10 +525,10 @@ static int verify_setup(struct loader *l, const struct shedd_options *o)
 
 	probe_features(&l->features);
 	if (verify_decide(&l->features, o, &l->plan, msg, sizeof(msg))) {
-		fprintf(stderr, "shedd: %s\n", msg);
+		log_err("%s", msg);
 		return -EOPNOTSUPP;
 	}
-	fprintf(stderr, "shedd: %s\n", msg);
+	log_info("%s", msg);
 	return 0;
 }
 
@@ -528,7 +563,7 @@ static int handoff_load(struct loader *l, const struct shedd_options *o)
 	if (err) {
 		print_libbpf_error("load the tc hand-off", err);
 		if (!o->verbose)
-			fprintf(stderr, "shedd: run with -v for the verifier log\n");
+			log_info("run with -v for the verifier log");
 	}
 	return err;
 }
@@ -544,13 +579,14 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 	l->lock_fd = -1;
 	if (o->netns[0] && (err = enter_netns(o->netns)))
 		return err;
-	if (geteuid() != 0) {
-		fprintf(stderr, "shedd: must run as root (it loads BPF and attaches XDP)\n");
+	if (!service_may_attach()) {
+		log_err("needs CAP_BPF and CAP_NET_ADMIN (and CAP_PERFMON for the sojourn "
+			"probes) to load BPF and attach XDP: run as root or grant them");
 		return -EPERM;
 	}
 	l->ifindex = (int)if_nametoindex(o->iface);
 	if (!l->ifindex) {
-		fprintf(stderr, "shedd: interface %s: %s\n", o->iface, strerror(errno));
+		log_err("interface %s: %s", o->iface, strerror(errno));
 		return -ENODEV;
 	}
 	l->ncpus = libbpf_num_possible_cpus();
@@ -563,9 +599,8 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 	if (l->lock_fd < 0) {
 		err = l->lock_fd;
 		if (err == -EBUSY)
-			fprintf(stderr,
-				"shedd: another shedd is running on %s (it holds the lock on %s); "
-				"refusing to share or replace it: stop that one first\n",
+			log_err("another shedd is running on %s (it holds the lock on %s); "
+				"refusing to share or replace it: stop that one first",
 				o->iface, l->pin_dir);
 		l->pin_dir[0] = '\0'; /* not ours: loader_close must not touch it */
 		return err;
@@ -576,7 +611,7 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 	pin_path(path, sizeof(path), l->pin_dir, "link");
 	link_fd = bpf_obj_get(path);
 	if (link_fd >= 0 && link_ifindex(link_fd) != l->ifindex) {
-		fprintf(stderr, "shedd: pinned link %s is stale; attaching afresh\n", path);
+		log_warn("pinned link %s is stale; attaching afresh", path);
 		close(link_fd);
 		link_fd = -1;
 		unlink(path);
@@ -615,12 +650,11 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 	if (err) {
 		print_libbpf_error("load BPF program", err);
 		if (err == -EINVAL)
-			fprintf(stderr,
-				"shedd: if maps pinned under %s come from another shedd build, "
-				"remove them with: shedd --iface %s --remove\n",
-				l->pin_dir, o->iface);
+			log_info("if maps pinned under %s come from another shedd build, "
+				 "remove them with: shedd --iface %s --remove",
+				 l->pin_dir, o->iface);
 		if (!o->verbose)
-			fprintf(stderr, "shedd: run with -v for the verifier log\n");
+			log_info("run with -v for the verifier log");
 		goto fail;
 	}
 	if (l->plan.enabled && l->plan.handoff == SHEDD_HANDOFF_TC && (err = handoff_load(l, o)))
@@ -642,7 +676,7 @@ static int sync_ports(struct loader *l, const struct shedd_options *o)
 		key = o->ports[i];
 		if (bpf_map_update_elem(fd, &key, &one, BPF_ANY)) {
 			err = -errno;
-			fprintf(stderr, "shedd: protect port %u: %s\n", key, strerror(errno));
+			log_err("protect port %u: %s", key, strerror(errno));
 			return err;
 		}
 	}
@@ -688,7 +722,7 @@ static int sync_prefixes(struct loader *l, const struct shedd_options *o, int fa
 		memcpy(key + sizeof(__u32), r->addr, alen);
 		if (bpf_map_update_elem(fd, key, &r->cls, BPF_ANY)) {
 			err = -errno;
-			fprintf(stderr, "shedd: add prefix: %s%s\n", strerror(errno),
+			log_err("add prefix: %s%s", strerror(errno),
 				err == -ENOSPC || err == -E2BIG ? " (the prefix trie is full)" : "");
 			return err;
 		}
@@ -735,13 +769,13 @@ static int iface_mac_mtu(const char *iface, __u8 mac[6], __u32 *mtu)
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || ioctl(fd, SIOCGIFHWADDR, &ifr)) {
 		err = -errno;
-		fprintf(stderr, "shedd: read the MAC address of %s: %s\n", iface,
+		log_err("read the MAC address of %s: %s", iface,
 			strerror(errno));
 	} else {
 		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
 		if (ioctl(fd, SIOCGIFMTU, &ifr)) {
 			err = -errno;
-			fprintf(stderr, "shedd: read the MTU of %s: %s\n", iface, strerror(errno));
+			log_err("read the MTU of %s: %s", iface, strerror(errno));
 		} else {
 			*mtu = ifr.ifr_mtu > 0 ? (__u32)ifr.ifr_mtu : 0;
 		}
@@ -787,7 +821,7 @@ int loader_configure(struct loader *l, const struct shedd_options *o)
 	}
 	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.settings), &zero, &cfg, BPF_ANY)) {
 		err = -errno;
-		fprintf(stderr, "shedd: write settings: %s\n", strerror(errno));
+		log_err("write settings: %s", strerror(errno));
 		return err;
 	}
 	return 0;
@@ -854,17 +888,17 @@ void loader_close(struct loader *l, bool keep)
 		close(l->link_fd);
 	l->link_fd = -1;
 	if (!keep && l->pin_dir[0] && l->ifindex) {
-		int err = tc_detach_ours(l->ifindex);
+		int err = tc_detach_ours(l->ifindex, handoff_id(l));
 
 		if (err)
-			fprintf(stderr, "shedd: detach the tc hand-off: %s\n", strerror(-err));
+			log_warn("detach the tc hand-off: %s", strerror(-err));
 	}
 	handoff_bpf__destroy(l->handoff);
 	l->handoff = NULL;
 	shedd_bpf__destroy(l->skel);
 	l->skel = NULL;
 	if (!keep && l->pin_dir[0])
-		unpin_all(l->pin_dir);
+		unpin_all(l->pin_dir, l->lock_fd);
 	/* Last: the interface is free only once the pins are settled. */
 	if (l->lock_fd >= 0)
 		close(l->lock_fd);
@@ -896,25 +930,25 @@ int loader_remove(const struct shedd_options *o)
 
 	if (o->netns[0] && (err = enter_netns(o->netns)))
 		return err;
-	if (geteuid() != 0) {
-		fprintf(stderr, "shedd: must run as root to remove shedd\n");
+	if (!service_may_attach()) {
+		log_err("needs CAP_BPF and CAP_NET_ADMIN to remove shedd: run as root or "
+			"grant them");
 		return -EPERM;
 	}
 	if ((err = ensure_bpffs()) || (err = loader_netns_tag(tag, sizeof(tag))))
 		return err;
 	pin_dir_of(dir, sizeof(dir), tag, o->iface);
 	if (access(dir, F_OK)) {
-		fprintf(stderr, "shedd: nothing to remove: %s does not exist\n", dir);
-		return -ENOENT;
+		log_notice("nothing to remove: %s does not exist", dir);
+		return 0;
 	}
 	/* A running shedd owns its program: --remove is for one left behind
 	 * (killed, or --keep-on-exit). */
 	lock_fd = lock_pin_dir(dir);
 	if (lock_fd < 0) {
 		if (lock_fd == -EBUSY)
-			fprintf(stderr,
-				"shedd: --remove: a shedd is running on %s (it holds the lock on %s); "
-				"stop it with SIGTERM, which detaches it, instead\n",
+			log_err("--remove: a shedd is running on %s (it holds the lock on %s); "
+				"stop it with SIGTERM, which detaches it, instead",
 				o->iface, dir);
 		return lock_fd;
 	}
@@ -922,16 +956,16 @@ int loader_remove(const struct shedd_options *o)
 	fd = bpf_obj_get(path);
 	if (fd >= 0) {
 		if (bpf_link_detach(fd) && errno != ENOLINK)
-			fprintf(stderr, "shedd: detach %s: %s\n", path, strerror(errno));
+			log_warn("detach %s: %s", path, strerror(errno));
 		close(fd);
 	}
 	/* The tc hand-off, if the interface is still there. */
 	ifindex = (int)if_nametoindex(o->iface);
-	if (ifindex && (err = tc_detach_ours(ifindex)))
-		fprintf(stderr, "shedd: detach the tc hand-off from %s: %s\n", o->iface,
-			strerror(-err));
-	unpin_all(dir);
+	if (ifindex && (err = tc_detach_ours(ifindex, 0)))
+		log_warn("detach the tc hand-off from %s: %s", o->iface,
+			 strerror(-err));
+	unpin_all(dir, lock_fd);
 	close(lock_fd);
-	fprintf(stderr, "shedd: removed from %s\n", o->iface);
+	log_notice("removed from %s", o->iface);
 	return 0;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* main.c - shedd, the daemon: load or adopt the XDP shedder on one interface,
  * then every tick: read signals -> controller -> allocator -> publish the
- * per-class rates; a status line every second.
+ * per-class rates; a status line every --status-interval; under systemd,
+ * readiness, status and watchdog through sd_notify.
  */
 #include <errno.h>
 #include <signal.h>
@@ -14,8 +15,10 @@
 #include <bpf/libbpf.h>
 
 #include "loader.h"
+#include "log.h"
 #include "options.h"
 #include "reload.h"
+#include "service.h"
 #include "signals.h"
 #include "status.h"
 #include "tick.h"
@@ -36,13 +39,17 @@ static void on_hup(int sig)
 	reload_asked = 1;
 }
 
+/* libbpf's messages (the verifier log among them) go out line by line,
+ * each with its level. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
 	if (level == LIBBPF_DEBUG && verbosity < 2)
 		return 0;
 	if (level == LIBBPF_INFO && verbosity < 1)
 		return 0;
-	return vfprintf(stderr, fmt, args);
+	log_vmsg(level == LIBBPF_WARN ? LOG_WARNING : level == LIBBPF_INFO ? LOG_INFO : LOG_DEBUG,
+		 fmt, args);
+	return 0;
 }
 
 static double now_sec(void)
@@ -78,6 +85,7 @@ struct daemon {
 	const struct shedd_options *o;
 	struct tick_params tp;
 	struct tick_state ts;
+	struct service svc;
 	struct signal_report second;    /* merged over the status interval */
 	__u64 second_overflows, second_drops;
 	struct shedd_stats *prev, *cur; /* per-CPU snapshots */
@@ -95,7 +103,7 @@ static int write_rates(struct daemon *d)
 	int err = loader_write_rates(&d->l, d->rates, now_ns());
 
 	if (err)
-		fprintf(stderr, "shedd: write rates: %s\n", strerror(-err));
+		log_err("write rates: %s", strerror(-err));
 	return err;
 }
 
@@ -112,7 +120,7 @@ static int save_controller(struct daemon *d)
 		aimd_export(&d->ts.cs, now_ns(), &st);
 	err = loader_write_ctl(&d->l, &st);
 	if (err)
-		fprintf(stderr, "shedd: write controller state: %s\n", strerror(-err));
+		log_err("write controller state: %s", strerror(-err));
 	return err;
 }
 
@@ -156,19 +164,19 @@ static void tell_mode(const struct daemon *d, enum aimd_mode was, int stage, uns
 	      (cs->mode == AIMD_OVERLOAD && (cs->why & ~why))))
 		return;
 	if (cs->mode == AIMD_RECOVERING)
-		fprintf(stderr, "shedd %s: mode=recovering stage=%d/%d limit=%.0f/s "
-				"(%.0f%% of last good %.0f/s)\n",
-			d->o->iface, cs->stage + 1, cp->nr_stages, d->ts.limit,
-			100 * cp->ramp[cs->stage], cs->last_good);
+		log_iface(LOG_NOTICE, d->o->iface, "mode=recovering stage=%d/%d limit=%.0f/s "
+			  "(%.0f%% of last good %.0f/s)",
+			  cs->stage + 1, cp->nr_stages, d->ts.limit,
+			  100 * cp->ramp[cs->stage], cs->last_good);
 	else
-		fprintf(stderr, "shedd %s: mode=%s limit=%.0f/s last_good=%.0f/s "
-				"peak_accept=%.0f/s%s%s%s%s%s\n", d->o->iface,
-			aimd_mode_name(cs->mode), d->ts.limit, cs->last_good, cs->peak_accept,
-			cs->why & AIMD_WHY_SOJOURN ? " why=sojourn" : "",
-			cs->why & AIMD_WHY_DEPTH ? " why=depth" : "",
-			cs->why & AIMD_WHY_OVERFLOW ? " why=overflow" : "",
-			cs->why & AIMD_WHY_LATENCY ? " why=latency" : "",
-			cs->why & AIMD_WHY_STALL ? " why=stall" : "");
+		log_iface(LOG_NOTICE, d->o->iface, "mode=%s limit=%.0f/s last_good=%.0f/s "
+			  "peak_accept=%.0f/s%s%s%s%s%s",
+			  aimd_mode_name(cs->mode), d->ts.limit, cs->last_good, cs->peak_accept,
+			  cs->why & AIMD_WHY_SOJOURN ? " why=sojourn" : "",
+			  cs->why & AIMD_WHY_DEPTH ? " why=depth" : "",
+			  cs->why & AIMD_WHY_OVERFLOW ? " why=overflow" : "",
+			  cs->why & AIMD_WHY_LATENCY ? " why=latency" : "",
+			  cs->why & AIMD_WHY_STALL ? " why=stall" : "");
 }
 
 /* The signal half of the status line; returns its length. */
@@ -207,6 +215,11 @@ static size_t signals_format(char *buf, size_t len, const struct daemon *d, doub
 	return off < 0 ? 0 : (size_t)off < len ? (size_t)off : len - 1;
 }
 
+static double status_period(const struct daemon *d)
+{
+	return d->o->status_interval_ns ? (double)d->o->status_interval_ns / 1e9 : 1.0;
+}
+
 static int tick(struct daemon *d)
 {
 	int n = d->l.ncpus, c, i, err;
@@ -221,7 +234,7 @@ static int tick(struct daemon *d)
 
 	err = loader_read_stats(&d->l, d->cur);
 	if (err) {
-		fprintf(stderr, "shedd: read stats: %s\n", strerror(-err));
+		log_err("read stats: %s", strerror(-err));
 		return err;
 	}
 	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
@@ -257,7 +270,10 @@ static int tick(struct daemon *d)
 	if ((err = write_rates(d)) || (err = save_controller(d)))
 		return err;
 
-	if (t - d->last_status >= 1.0) {
+	/* The status line: logged every --status-interval (never with 0); its
+	 * short form goes to the service manager as STATUS= at the same pace,
+	 * or every second when the line is not logged. */
+	if (t - d->last_status >= status_period(d)) {
 		struct shedd_stats sum;
 		char line[1024];
 		size_t off;
@@ -266,7 +282,12 @@ static int tick(struct daemon *d)
 		off = signals_format(line, sizeof(line), d, t - d->last_status);
 		status_format(line + off, sizeof(line) - off, &d->status_prev, &sum,
 			      t - d->last_status, d->ts.limit);
-		fprintf(stderr, "shedd %s: %s\n", d->o->iface, line);
+		if (d->o->status_interval_ns)
+			log_iface(LOG_INFO, d->o->iface, "%s", line);
+		status_summary(line, sizeof(line),
+			       d->tp.aimd ? aimd_mode_name(d->ts.cs.mode) : "fixed", &d->status_prev,
+			       &sum, t - d->last_status, d->ts.limit);
+		service_status(line);
 		d->status_prev = sum;
 		d->last_status = t;
 		memset(&d->second, 0, sizeof(d->second));
@@ -285,22 +306,26 @@ static void controller_resume(struct daemon *d)
 	if (loader_read_ctl(&d->l, &st) || aimd_import(&d->tp.cp, &d->ts.cs, &st, now_ns()))
 		return;
 	d->ts.limit = d->ts.cs.rate;
-	fprintf(stderr, "shedd: controller resumes: mode=%s stage=%d limit=%.0f/s "
-			"last_good=%.0f/s peak_accept=%.0f/s\n",
-		aimd_mode_name(d->ts.cs.mode), d->ts.cs.stage + 1, d->ts.cs.rate,
-		d->ts.cs.last_good, d->ts.cs.peak_accept);
+	log_notice("controller resumes: mode=%s stage=%d limit=%.0f/s "
+		   "last_good=%.0f/s peak_accept=%.0f/s",
+		   aimd_mode_name(d->ts.cs.mode), d->ts.cs.stage + 1, d->ts.cs.rate,
+		   d->ts.cs.last_good, d->ts.cs.peak_accept);
 }
 
+/* Runs the daemon; returns its exit status (enum shedd_exit). */
 static int run(struct shedd_options *o)
 {
 	struct daemon d = { .o = o };
 	double start, adopted = 0;
+	bool started = false;
 	__u64 deadline;
 	int err, c, n;
 
+	service_init(&d.svc);
+
 	err = loader_open(&d.l, o);
 	if (err)
-		return err;
+		return SHEDD_EXIT_ENV;
 	/* Two namespaces may each have an IFACE: outside the initial one the
 	 * default latency socket carries the namespace, as the pins do. */
 	if (!o->latency_socket_set && d.l.ns_tag[0])
@@ -313,7 +338,7 @@ static int run(struct shedd_options *o)
 	d.ts.instant = calloc((size_t)(SHEDD_NR_CLASSES * n), sizeof(*d.ts.instant));
 	d.syn = calloc((size_t)(SHEDD_NR_CLASSES * n), sizeof(*d.syn));
 	if (!d.prev || !d.cur || !d.ts.demand || !d.ts.instant || !d.syn) {
-		fprintf(stderr, "shedd: out of memory\n");
+		log_err("out of memory");
 		err = -ENOMEM;
 		goto out;
 	}
@@ -338,16 +363,16 @@ static int run(struct shedd_options *o)
 	/* With no delay signal at all, the control law is an open-loop ramp
 	 * to --max-rate: run at a fixed rate instead, and say so. */
 	if (tick_blind_fallback(&d.tp, signals_have_delay(&d.sig), start))
-		fprintf(stderr, "shedd: no delay signal (no sojourn probes, no sock_diag depth, "
-				"no latency socket): the aimd controller cannot close its loop; "
-				"FALLING BACK to a fixed rate of %.0f SYN/s\n", start);
+		log_warn("no delay signal (no sojourn probes, no sock_diag depth, "
+			 "no latency socket): the aimd controller cannot close its loop; "
+			 "FALLING BACK to a fixed rate of %.0f SYN/s", start);
 	tick_init(&d.tp, &d.ts, start);
 	controller_resume(&d);
 
 	if ((err = loader_configure(&d.l, o)))
 		goto out;
 	if ((err = loader_read_stats(&d.l, d.prev))) {
-		fprintf(stderr, "shedd: read stats: %s\n", strerror(-err));
+		log_err("read stats: %s", strerror(-err));
 		goto out;
 	}
 	stats_sum(d.prev, n, &d.status_prev);
@@ -363,21 +388,26 @@ static int run(struct shedd_options *o)
 	/* Only now, with every map written, does the program see a packet. */
 	if ((err = loader_attach(&d.l, o)))
 		goto out;
-	fprintf(stderr, "shedd: %s %s (ifindex %d, %d CPUs), %s rate %.0f SYN/s, pins in %s\n",
-		d.l.adopted ? "adopted the running shedd on" : "attached to", o->iface,
-		d.l.ifindex, n, d.tp.aimd ? "aimd, start" : "fixed",
-		d.ts.limit, d.l.pin_dir);
+	started = true;
+	/* Attached, sockets bound, sysctls set: from here on the daemon
+	 * needs only what service_drop_caps() keeps. */
+	if (service_drop_caps())
+		log_warn("could not drop capabilities; running with those it was given");
+	log_notice("%s %s (ifindex %d, %d CPUs), %s rate %.0f SYN/s, pins in %s",
+		   d.l.adopted ? "adopted the running shedd on" : "attached to", o->iface,
+		   d.l.ifindex, n, d.tp.aimd ? "aimd, start" : "fixed",
+		   d.ts.limit, d.l.pin_dir);
 	if (d.tp.aimd) {
 		char lt[64];
 		bool derived;
 		__u64 target = aimd_latency_target(&d.tp.cp, &d.ts.cs, &derived);
 
 		status_latency_target(lt, sizeof(lt), !target && !derived, derived, target);
-		fprintf(stderr, "shedd: aimd target_delay=%.1fms interval=%.0fms depth=%.0f%% "
-				"min=%.0f max=%.0f beta=%.2f ramp=%d stages x %.1fs %s\n",
-			d.tp.cp.target_delay_ns / 1e6, d.tp.cp.interval_ns / 1e6,
-			100 * d.tp.cp.depth_frac, d.tp.cp.min_rate, d.tp.cp.max_rate, d.tp.cp.beta,
-			d.tp.cp.nr_stages, d.tp.cp.stage_hold_ns / 1e9, lt);
+		log_info("aimd target_delay=%.1fms interval=%.0fms depth=%.0f%% "
+			 "min=%.0f max=%.0f beta=%.2f ramp=%d stages x %.1fs %s",
+			 d.tp.cp.target_delay_ns / 1e6, d.tp.cp.interval_ns / 1e6,
+			 100 * d.tp.cp.depth_frac, d.tp.cp.min_rate, d.tp.cp.max_rate, d.tp.cp.beta,
+			 d.tp.cp.nr_stages, d.tp.cp.stage_hold_ns / 1e9, lt);
 	}
 
 	d.last_status = now_sec();
@@ -387,23 +417,29 @@ static int run(struct shedd_options *o)
 
 		if (skipped) {
 			d.skipped += skipped;
-			fprintf(stderr, "shedd %s: %llu tick(s) skipped after a stall of the "
-					"daemon (%llu in all)\n", o->iface,
-				(unsigned long long)skipped, (unsigned long long)d.skipped);
+			log_iface(LOG_WARNING, o->iface, "%llu tick(s) skipped after a stall of the "
+				  "daemon (%llu in all)",
+				  (unsigned long long)skipped, (unsigned long long)d.skipped);
 		}
 		/* A SIGHUP wakes the sleep: reload, then sleep on to the tick. */
 		do {
 			sleep_until(deadline);
 			if (reload_asked && !exiting) {
 				reload_asked = 0;
-				reload_config(o, &d.l, &d.sig, &d.tp, &d.ts);
+				service_reloading();
+				service_reloaded(reload_config(o, &d.l, &d.sig, &d.tp, &d.ts) ?
+						 "reload refused: the running configuration stays" :
+						 "configuration reloaded");
 			}
 		} while (!exiting && now_ns() < deadline);
 		if (exiting)
 			break;
 		if ((err = tick(&d)))
 			break;
+		service_ready(&d.svc, "attached; the first tick ran");
+		service_tick(&d.svc, now_ns());
 	}
+	service_stopping();
 out:
 	signals_close(&d.sig);
 	if (!o->latency_socket_set && d.l.ns_tag[0]) {
@@ -417,18 +453,20 @@ out:
 	 * its last rates for a supervisor to restart and adopt. */
 	loader_close(&d.l, o->keep_on_exit || err);
 	if (err && (d.l.attached || d.l.adopted))
-		fprintf(stderr, "shedd: exiting on error; the program stays attached to %s and "
-				"keeps shedding at its last rates (a restarted shedd adopts it; "
-				"remove it with: shedd --iface %s --remove)\n", o->iface, o->iface);
+		log_err("exiting on error; the program stays attached to %s and "
+			"keeps shedding at its last rates (a restarted shedd adopts it; "
+			"remove it with: shedd --iface %s --remove)", o->iface, o->iface);
 	else if (o->keep_on_exit && !err)
-		fprintf(stderr, "shedd: exiting; the program stays attached to %s "
-				"(remove it with: shedd --iface %s --remove)\n", o->iface, o->iface);
+		log_notice("exiting; the program stays attached to %s "
+			   "(remove it with: shedd --iface %s --remove)", o->iface, o->iface);
 	free(d.prev);
 	free(d.cur);
 	free(d.ts.demand);
 	free(d.ts.instant);
 	free(d.syn);
-	return err;
+	if (!err)
+		return SHEDD_EXIT_OK;
+	return started ? SHEDD_EXIT_FAILURE : SHEDD_EXIT_ENV;
 }
 
 int main(int argc, char **argv)
@@ -438,16 +476,17 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	int ret;
 
+	log_init();
 	ret = options_parse(argc, argv, &o, out, sizeof(out), err_msg, sizeof(err_msg));
 	if (ret == OPTIONS_EXIT) {
 		fputs(out, stdout);
 		options_free(&o);
-		return 0;
+		return SHEDD_EXIT_OK;
 	}
 	if (ret == OPTIONS_ERROR) {
-		fprintf(stderr, "shedd: %s\n", err_msg);
+		log_err("%s", err_msg);
 		options_free(&o);
-		return 2;
+		return SHEDD_EXIT_USAGE;
 	}
 	verbosity = o.verbose;
 	libbpf_set_print(libbpf_print);
@@ -460,7 +499,11 @@ int main(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	reload_save_argv(argc, argv);
 
-	ret = o.remove ? loader_remove(&o) : run(&o);
+	/* --remove fails only where it cannot act: the environment. */
+	if (o.remove)
+		ret = loader_remove(&o) ? SHEDD_EXIT_ENV : SHEDD_EXIT_OK;
+	else
+		ret = run(&o);
 	options_free(&o);
-	return ret ? 1 : 0;
+	return ret;
 }

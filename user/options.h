@@ -23,6 +23,7 @@
 #define DEFAULT_RST_RATE_PER_SEC 10000 /* RSTs per second, all CPUs together */
 #define DEFAULT_COOKIE_RATE_PER_SEC 4000000 /* cookie SYN-ACKs per second, per CPU */
 #define DEFAULT_VERIFY_HOLD_NS 10000000000ULL /* 10 s */
+#define DEFAULT_STATUS_INTERVAL_NS 1000000000ULL /* 1 s */
 
 #define MAX_RAMP_STAGES 8
 
@@ -175,7 +176,7 @@ extern int (*options_read_file)(const char *path, char **buf, size_t *len,
 enum options_result {
 	OPTIONS_RUN = 0,   /* parsed: run the daemon */
 	OPTIONS_EXIT = 1,  /* --help or --version printed into out: exit 0 */
-	OPTIONS_ERROR = -1 /* err says what is wrong: exit 2 */
+	OPTIONS_ERROR = -1 /* err says what is wrong: exit 2 (SHEDD_EXIT_USAGE) */
 };
 
 /* Parse argv into @o (which it initialises). On OPTIONS_EXIT, @out holds the

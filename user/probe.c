@@ -14,6 +14,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "log.h"
 #include "probe.h"
 
 static bool has_xdp_helper(enum bpf_func_id id)
@@ -101,7 +102,7 @@ int probe_apply_sysctls(__u8 handoff)
 
 		err = sysctl_read_u64(w->name, &cur);
 		if (err) {
-			fprintf(stderr, "shedd: verified admission: read %s: %s\n", w->name,
+			log_err("verified admission: read %s: %s", w->name,
 				strerror(-err));
 			return err;
 		}
@@ -110,13 +111,13 @@ int probe_apply_sysctls(__u8 handoff)
 		errno = 0;
 		err = sysctl_write_u64(w->name, w->set);
 		if (err) {
-			fprintf(stderr, "shedd: verified admission: set %s=%llu: %s; refusing to "
-					"start (or run with --verify off)\n", w->name,
+			log_err("verified admission: set %s=%llu: %s; refusing to "
+				"start (or run with --verify off)", w->name,
 				(unsigned long long)w->set, strerror(-err));
 			return err;
 		}
-		fprintf(stderr, "shedd: set %s=%llu (was %llu)\n", w->name,
-			(unsigned long long)w->set, (unsigned long long)cur);
+		log_notice("set %s=%llu (was %llu)", w->name,
+			   (unsigned long long)w->set, (unsigned long long)cur);
 	}
 	return 0;
 }
@@ -137,7 +138,7 @@ int probe_syn_options(__u8 *wscale, __u8 *ecn)
 	if (!err)
 		err = sysctl_read_u64(name = "net.ipv4.tcp_ecn", &tcp_ecn);
 	if (err) {
-		fprintf(stderr, "shedd: verified admission: read %s: %s\n", name, strerror(-err));
+		log_err("verified admission: read %s: %s", name, strerror(-err));
 		return err;
 	}
 	*wscale = syn_wscale(tcp_rmem_max, rmem_max);

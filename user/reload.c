@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "log.h"
 #include "reload.h"
 
 static int saved_argc;
@@ -162,12 +163,12 @@ int reload_config(struct shedd_options *o, struct loader *l, struct signals *sig
 	int i, c, ret;
 
 	if (!o->config[0]) {
-		fprintf(stderr, "shedd: SIGHUP: shedd runs without --config, nothing to reload\n");
+		log_notice("SIGHUP: shedd runs without --config, nothing to reload");
 		return 0;
 	}
 	ret = options_parse(saved_argc, saved_argv, &n, out, sizeof(out), err, sizeof(err));
 	if (ret != OPTIONS_RUN) {
-		fprintf(stderr, "shedd: reload refused, the running configuration stays: %s\n",
+		log_err("reload refused, the running configuration stays: %s",
 			ret == OPTIONS_ERROR ? err : "no configuration");
 		options_free(&n);
 		return -1;
@@ -205,8 +206,8 @@ int reload_config(struct shedd_options *o, struct loader *l, struct signals *sig
 	 * cookie budgets, verification modes) are one array element, copied
 	 * by the kernel in one update. */
 	if (loader_configure(l, &n)) {
-		fprintf(stderr, "shedd: reload: writing the maps failed; writing the running "
-				"configuration back\n");
+		log_err("reload: writing the maps failed; writing the running "
+			"configuration back");
 		loader_configure(l, o);
 		options_free(&n);
 		return -1;
@@ -252,11 +253,11 @@ int reload_config(struct shedd_options *o, struct loader *l, struct signals *sig
 		append(changed, sizeof(changed), "rate");
 	options_free(o);
 	*o = n;
-	fprintf(stderr, "shedd: reloaded %s: limit %.0f SYN/s, %d port(s), %d prefix(es)%s%s\n",
+	log_notice("reloaded %s: limit %.0f SYN/s, %d port(s), %d prefix(es)%s%s",
 		o->config, ts->limit, o->nr_ports, o->nr_prefixes, *changed ? "; changed: " : "",
 		changed);
 	if (*restart)
-		fprintf(stderr, "shedd: reload: %s: needs a restart; the running value stays\n",
+		log_warn("reload: %s: needs a restart; the running value stays",
 			restart);
 	return 0;
 }

@@ -24,6 +24,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "log.h"
+#include "service.h"
 #include "shedd_latency.h"
 #include "signals.h"
 #include "sojourn.skel.h"
@@ -198,6 +200,9 @@ static void *latency_thread(void *arg)
 		{ .fd = s->lat_stop[0], .events = POLLIN },
 	};
 
+	/* The thread only reads a bound socket: it keeps no capability
+	 * (they are per thread; the main thread drops its own after attach). */
+	service_drop_thread_caps();
 	while (!__atomic_load_n(&s->lat_stopping, __ATOMIC_ACQUIRE)) {
 		if (poll(p, 2, -1) < 0 && errno != EINTR)
 			break;
@@ -218,8 +223,8 @@ static int latency_thread_start(struct signals *s)
 	pthread_mutex_init(&s->lat_lock, NULL);
 	err = pthread_create(&s->lat_thread, NULL, latency_thread, s);
 	if (err) {
-		fprintf(stderr, "shedd: latency thread: %s; reading the latency socket "
-				"once a tick\n", strerror(err));
+		log_warn("latency thread: %s; reading the latency socket "
+			 "once a tick", strerror(err));
 		return 0;
 	}
 	s->lat_threaded = true;
@@ -231,7 +236,7 @@ static void latency_thread_stop(struct signals *s)
 	if (s->lat_threaded) {
 		__atomic_store_n(&s->lat_stopping, true, __ATOMIC_RELEASE);
 		if (write(s->lat_stop[1], "x", 1) < 0)
-			fprintf(stderr, "shedd: stop the latency thread: %s\n", strerror(errno));
+			log_warn("stop the latency thread: %s", strerror(errno));
 		pthread_join(s->lat_thread, NULL);
 		s->lat_threaded = false;
 	}
@@ -283,13 +288,13 @@ static int latency_socket_deep(void)
 	if (!read_int_file(QLEN_PATH, &old) && old < LATENCY_QLEN) {
 		raised = !write_int_file(QLEN_PATH, LATENCY_QLEN);
 		if (!raised)
-			fprintf(stderr, "shedd: raise %s to %d: %s; the latency socket queues "
-					"only %ld samples\n", QLEN_PATH, LATENCY_QLEN,
-				strerror(errno), old);
+			log_warn("raise %s to %d: %s; the latency socket queues "
+				 "only %ld samples", QLEN_PATH, LATENCY_QLEN,
+				 strerror(errno), old);
 	}
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (raised && write_int_file(QLEN_PATH, old))
-		fprintf(stderr, "shedd: restore %s to %ld: %s\n", QLEN_PATH, old, strerror(errno));
+		log_warn("restore %s to %ld: %s", QLEN_PATH, old, strerror(errno));
 	/* Root may pass net.core.rmem_max; the queue length is the real bound. */
 	if (fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)))
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
@@ -307,8 +312,8 @@ static bool latency_path_taken(const char *path, const struct sockaddr_un *sa)
 	if (lstat(path, &st))
 		return false;
 	if (!S_ISSOCK(st.st_mode)) {
-		fprintf(stderr, "shedd: latency socket %s: exists and is not a socket; "
-				"leaving it alone and running without service latency\n", path);
+		log_warn("latency socket %s: exists and is not a socket; "
+			 "leaving it alone and running without service latency", path);
 		return true;
 	}
 	probe = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -317,8 +322,8 @@ static bool latency_path_taken(const char *path, const struct sockaddr_un *sa)
 	live = !connect(probe, (const struct sockaddr *)sa, sizeof(*sa));
 	close(probe);
 	if (live)
-		fprintf(stderr, "shedd: latency socket %s: another process receives on it; "
-				"running without service latency\n", path);
+		log_warn("latency socket %s: another process receives on it; "
+			 "running without service latency", path);
 	return live;
 }
 
@@ -331,7 +336,7 @@ static int open_latency_socket(struct signals *s, const char *path,
 	int fd;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "shedd: latency socket path too long: %s\n", path);
+		log_warn("latency socket path too long: %s", path);
 		return -ENAMETOOLONG;
 	}
 	/* Make the missing folders of the path (/run/shedd/ns:INODE/). */
@@ -353,8 +358,8 @@ static int open_latency_socket(struct signals *s, const char *path,
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		int err = -errno;
 
-		fprintf(stderr, "shedd: latency socket %s: %s; running without service latency\n",
-			path, strerror(errno));
+		log_warn("latency socket %s: %s; running without service latency",
+			 path, strerror(errno));
 		close(fd);
 		return err;
 	}
@@ -362,17 +367,17 @@ static int open_latency_socket(struct signals *s, const char *path,
 	    chmod(path, 0660)) {
 		int err = -errno;
 
-		fprintf(stderr, "shedd: latency socket %s: %s %s: %s; running without service "
-				"latency\n", path, o->latency_group_set ? "group and mode" : "mode",
-			"0660", strerror(errno));
+		log_warn("latency socket %s: %s %s: %s; running without service "
+			 "latency", path, o->latency_group_set ? "group and mode" : "mode",
+			 "0660", strerror(errno));
 		close(fd);
 		unlink(path);
 		return err;
 	}
 	s->lat_bufs = calloc(1, sizeof(*s->lat_bufs));
 	if (!s->lat_bufs) {
-		fprintf(stderr, "shedd: latency socket %s: out of memory; running without "
-				"service latency\n", path);
+		log_warn("latency socket %s: out of memory; running without "
+			 "service latency", path);
 		close(fd);
 		unlink(path);
 		return -ENOMEM;
@@ -380,11 +385,11 @@ static int open_latency_socket(struct signals *s, const char *path,
 	s->lat_fd = fd;
 	snprintf(s->lat_path, sizeof(s->lat_path), "%s", path);
 	if (o->latency_group_set)
-		fprintf(stderr, "shedd: latency socket %s (group %u, mode 0660): binary samples "
-				"and nginx/HAProxy log lines\n", path, o->latency_gid);
+		log_info("latency socket %s (group %u, mode 0660): binary samples "
+			 "and nginx/HAProxy log lines", path, o->latency_gid);
 	else
-		fprintf(stderr, "shedd: latency socket %s (mode 0660): binary samples and "
-				"nginx/HAProxy log lines\n", path);
+		log_info("latency socket %s (mode 0660): binary samples and "
+			 "nginx/HAProxy log lines", path);
 	return latency_thread_start(s);
 }
 
@@ -402,7 +407,7 @@ static void ensure_tracefs(void)
 	if (statfs("/sys/kernel/debug/tracing", &st) == 0 && st.f_type == TRACEFS_MAGIC)
 		return;
 	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL))
-		fprintf(stderr, "shedd: mount tracefs on /sys/kernel/tracing: %s\n", strerror(errno));
+		log_warn("mount tracefs on /sys/kernel/tracing: %s", strerror(errno));
 }
 
 static int open_sojourn(struct signals *s, const struct shedd_options *o)
@@ -477,8 +482,8 @@ void signals_open(struct signals *s, const struct shedd_options *o, int ncpus)
 
 	err = open_sojourn(s, o);
 	if (err) {
-		fprintf(stderr, "shedd: accept-queue sojourn probes unavailable (%s); "
-				"running without them\n", strerror(-err));
+		log_warn("accept-queue sojourn probes unavailable (%s); "
+			 "running without them", strerror(-err));
 		sojourn_bpf__destroy(s->skel);
 		s->skel = NULL;
 	}
@@ -489,18 +494,18 @@ void signals_open(struct signals *s, const struct shedd_options *o, int ncpus)
 		free(s->drops_prev);
 		free(s->drops_cur);
 		s->drops_prev = s->drops_cur = NULL;
-		fprintf(stderr, "shedd: out of memory for listener drops; running without "
-				"listen overflows\n");
+		log_warn("out of memory for listener drops; running without "
+			 "listen overflows");
 	}
 	s->diag_fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (s->diag_fd < 0)
-		fprintf(stderr, "shedd: sock_diag unavailable (%s); running without "
-				"accept-queue depth\n", strerror(errno));
+		log_warn("sock_diag unavailable (%s); running without "
+			 "accept-queue depth", strerror(errno));
 
 	s->have_netstat = read_netstat(&s->last_overflows, &s->last_drops) == 0;
 	if (!s->have_netstat)
-		fprintf(stderr, "shedd: /proc/net/netstat unreadable; running without "
-				"listen overflows\n");
+		log_warn("/proc/net/netstat unreadable; running without "
+			 "listen overflows");
 
 	if (o->latency_socket[0])
 		open_latency_socket(s, o->latency_socket, o);

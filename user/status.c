@@ -43,6 +43,25 @@ void stats_demand(const struct shedd_stats *prev, const struct shedd_stats *cur,
 							cur[i].cls[c].charged, dt_sec);
 }
 
+void status_summary(char *buf, size_t len, const char *mode, const struct shedd_stats *prev,
+		    const struct shedd_stats *cur, double dt_sec, double limit_per_sec)
+{
+	double offered = 0, admitted = 0, shed = 0;
+	int c;
+
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		const struct shedd_class_stats *p = &prev->cls[c], *n = &cur->cls[c];
+
+		offered += per_sec(p->syn, n->syn, dt_sec);
+		admitted += per_sec(p->admitted, n->admitted, dt_sec) +
+			    per_sec(p->ack_admitted, n->ack_admitted, dt_sec);
+		shed += per_sec(p->dropped, n->dropped, dt_sec) +
+			per_sec(p->rst_sent, n->rst_sent, dt_sec);
+	}
+	snprintf(buf, len, "mode=%s limit=%.0f/s offered=%.0f/s admitted=%.0f/s shed=%.0f/s",
+		 mode, limit_per_sec, offered, admitted, shed);
+}
+
 void status_format(char *buf, size_t len, const struct shedd_stats *prev,
 		   const struct shedd_stats *cur, double dt_sec, double limit_per_sec)
 {

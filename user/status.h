@@ -26,6 +26,12 @@ void stats_demand(const struct shedd_stats *prev, const struct shedd_stats *cur,
 void status_format(char *buf, size_t len, const struct shedd_stats *prev,
 		   const struct shedd_stats *cur, double dt_sec, double limit_per_sec);
 
+/* The short form, for a service manager's STATUS=: "mode=M limit=N/s
+ * offered=N/s admitted=N/s shed=N/s", over every class (admitted counts
+ * proven ACKs admitted; shed is dropped and RST-answered SYNs). */
+void status_summary(char *buf, size_t len, const char *mode, const struct shedd_stats *prev,
+		    const struct shedd_stats *cur, double dt_sec, double limit_per_sec);
+
 /* The latency target in force, for the status line and the start-up
  * message: "latency_target=off" (@off), "latency_target=auto:learning"
  * (@derived, no baseline yet), "latency_target=auto:42ms" (@derived) or
