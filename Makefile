@@ -21,6 +21,8 @@ USER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(SAN_FLAGS) \
 	-Iinclude -Iuser -I$(OUTPUT)
 LIBBPF_LIBS := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null || echo -lcmocka)
+NCURSES_CFLAGS := $(shell $(PKG_CONFIG) --cflags ncursesw 2>/dev/null)
+NCURSES_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 LDFLAGS += $(SAN_FLAGS)
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Iinclude -Ibpf -I$(dir $(VMLINUX_H))
@@ -37,11 +39,13 @@ BPF_OBJ := $(OUTPUT)/shedd.bpf.o $(OUTPUT)/sojourn.bpf.o $(OUTPUT)/handoff.bpf.o
 SKEL := $(OUTPUT)/shedd.skel.h $(OUTPUT)/sojourn.skel.h $(OUTPUT)/handoff.skel.h
 USER_SRCS := user/alloc.c user/options.c user/loader.c user/status.c user/aimd.c \
 	user/signals.c user/signal_parse.c user/sample_agg.c user/tick.c \
-	user/kernel_features.c user/probe.c user/logline.c
+	user/kernel_features.c user/probe.c user/logline.c user/ctl.c user/ctl_state.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
 BIN := shedd
+CTL_BIN := shedctl
 ifeq ($(SAN),1)
 BIN := $(OUTPUT)/shedd
+CTL_BIN := $(OUTPUT)/shedctl
 endif
 UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options \
 	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_signals $(OUTPUT)/test_spread \
@@ -63,11 +67,11 @@ BPF_TOOLS := floodgen xdprouter
 .SECONDARY: $(BPF_OBJ)
 .PHONY: all help clean deps test test-unit demo san experiments bench fuzz fuzz-logline
 
-all: $(BIN) $(TOOLS)
+all: $(BIN) $(CTL_BIN) $(TOOLS)
 
 help:
 	@echo 'Targets:'
-	@echo '  all              build ./shedd and the testbed tools (default)'
+	@echo '  all              build ./shedd, ./shedctl and the testbed tools (default)'
 	@echo '  test             install deps, build, run every test (as root)'
 	@echo '  test T=FILE...   build what FILE needs and run only it, e.g.'
 	@echo '                   T=tests/integration/rate.bats or T=tests/test_alloc.c'
@@ -120,11 +124,22 @@ $(OUTPUT)/%.o: user/%.c user/*.h include/*.h | $(OUTPUT)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/loader.o: $(OUTPUT)/shedd.skel.h $(OUTPUT)/handoff.skel.h
+$(OUTPUT)/ctl.o: $(OUTPUT)/shedd.skel.h
+
+$(OUTPUT)/shedctl.o: user/shedctl.c user/*.h include/*.h | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $(NCURSES_CFLAGS) -c $< -o $@
 $(OUTPUT)/signals.o: $(OUTPUT)/sojourn.skel.h
 
 $(BIN): $(OUTPUT)/main.o $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LIBBPF_LIBS) -lm -pthread -o $@
+
+# shedctl: the operator's tool, from the pins (user/pins.c); detach is the
+# loader's --remove.
+$(CTL_BIN): $(OUTPUT)/shedctl.o $(OUTPUT)/pins.o $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LIBBPF_LIBS) $(NCURSES_LIBS) -lm -pthread -o $@
 
 $(OUTPUT)/test_bucket: tests/test_bucket.c include/*.h | $(OUTPUT)
 	$(call msg,TEST,$@)
@@ -262,4 +277,4 @@ san: deps
 
 clean:
 	$(call msg,CLEAN,)
-	$(Q)rm -rf .output .output-san $(BIN)
+	$(Q)rm -rf .output .output-san $(BIN) $(CTL_BIN)
