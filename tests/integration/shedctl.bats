@@ -10,7 +10,7 @@
 
 load lib
 
-SHEDCTL="$ROOT/shedctl"
+SHEDCTL=${SHEDCTL:-"$ROOT/shedctl"}
 
 setup() { testbed_up; listener_start; }
 teardown() {
