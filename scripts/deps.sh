@@ -16,12 +16,15 @@ set -eu
 #   jq ethtool       read bpftool's JSON; turn on GRO on the testbed veth
 #   nftables         the flood experiment's SYN limit rule, shedd's rival
 #   procps util-linux  ps and taskset: pin the flood testbed's NAPI threads
+#   libncurses-dev   shedctl top's screen (ncursesw)
+#   tmux             shedctl.bats reads shedctl top's screen from a tmux pane
+#   man-db           man -l renders man/shedctl.8 (checked against --help)
 #   nginx haproxy    the reverse proxies whose request logs feed shedd's
 #                    latency signal (tests and the proxy experiment run them
 #                    inside test namespaces only; see below)
 PKGS="clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev gcc make pkg-config \
 libcmocka-dev bats iproute2 perl jq ethtool nftables procps util-linux \
-nginx haproxy"
+libncurses-dev tmux man-db nginx haproxy"
 
 missing=""
 for p in $PKGS; do

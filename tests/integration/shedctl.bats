@@ -235,3 +235,27 @@ restart_shedd() {
 	[ "$(ctl_field version)" -eq 2 ]
 	ctl status --json --interval 200ms | jq -e '.controller == "aimd" and .daemon_running'
 }
+
+@test "the manual page lists every command and option exactly as --help shows them" {
+	page=$(MANWIDTH=200 man -l "$ROOT/man/shedctl.8" 2>/dev/null | col -b | tr -s ' ')
+	entries=$("$SHEDCTL" --help | sed -n '/^Commands:/,/^CLASS/p' | grep -E '^  [^ ]' |
+		sed -e 's/^  //' -e 's/  .*//')
+	echo "$entries"
+	[ "$(echo "$entries" | wc -l)" -eq 14 ]
+	missing=
+	while IFS= read -r e; do
+		grep -qF -- "$e" <<<"$page" || missing+="'$e' "
+	done <<<"$entries"
+	# And the other way: every option the page lists is in --help.
+	options=$(grep -oE '^ *-[a-zA-Z], --[a-z-]+' <<<"$page" | sed 's/^ *//')
+	[ "$(echo "$options" | wc -l)" -eq 6 ]
+	while IFS= read -r o; do
+		"$SHEDCTL" --help | grep -qF -- "$o" || missing+="'$o' (not in --help) "
+	done <<<"$options"
+	echo "missing: $missing"
+	[ -z "$missing" ]
+	# Each command's own help names it as the page does.
+	for c in status top prefix rate detach; do
+		"$SHEDCTL" "$c" --help | grep -q "^Usage: shedctl $c"
+	done
+}
