@@ -92,14 +92,14 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_MANUAL_PREFIXES);
 	__type(key, struct shedd_lpm_v4);
-	__type(value, __u32);
+	__type(value, struct shedd_manual_prefix);
 } manual_v4 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_MANUAL_PREFIXES);
 	__type(key, struct shedd_lpm_v6);
-	__type(value, __u32);
+	__type(value, struct shedd_manual_prefix);
 } manual_v6 SEC(".maps");
 
 #endif /* SHEDD_MAPS_H */

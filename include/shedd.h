@@ -398,13 +398,21 @@ struct shedd_ctl_cmd {
 };
 
 /* manual_v4 / manual_v6: the prefixes an operator added with shedctl, HASH
- * of the LPM key -> class (__u32). They are also in prefix_v4/prefix_v6,
- * where the program reads them; this is their record, so that shedd writing
- * its configured prefixes (at start, at a reload) neither deletes nor
- * overrides them: a manual prefix wins over a configured one. */
+ * of the LPM key -> struct shedd_manual_prefix. They are also in
+ * prefix_v4/prefix_v6, where the program reads them; this is their record,
+ * so that shedd writing its configured prefixes (at start, at a reload)
+ * neither deletes nor overrides them: a manual prefix wins over a
+ * configured one, whose class it keeps for the day it is deleted. */
 #ifndef MAX_MANUAL_PREFIXES
 #define MAX_MANUAL_PREFIXES 1024
 #endif
+#define SHEDD_NO_CLASS 0xffffffffU
+struct shedd_manual_prefix {
+	__u32 cls;        /* the operator's class */
+	__u32 config_cls; /* the class shedd's configuration gives the same
+			   * prefix (SHEDD_NO_CLASS: none): what deleting the
+			   * manual prefix puts back */
+};
 
 #ifndef __bpf__
 _Static_assert(sizeof(struct shedd_class_rate) == 48, "shedd_class_rate is a map value");
@@ -420,6 +428,7 @@ _Static_assert(sizeof(struct shedd_rst_budget) == 16, "shedd_rst_budget is a map
 _Static_assert(sizeof(struct shedd_ctl_state) == 8 * 4 + 18 * 8 + 2 * 4, "shedd_ctl_state");
 _Static_assert(SHEDD_CTL_STATE_V1_SIZE == 4 * 4 + 7 * 8, "version 1 of shedd_ctl_state");
 _Static_assert(sizeof(struct shedd_ctl_cmd) == 24, "shedd_ctl_cmd is a map value");
+_Static_assert(sizeof(struct shedd_manual_prefix) == 8, "shedd_manual_prefix is a map value");
 _Static_assert(sizeof(struct shedd_lpm_v4) == 8, "LPM key");
 _Static_assert(sizeof(struct shedd_lpm_v6) == 20, "LPM key");
 #endif

@@ -34,12 +34,41 @@ int ctl_read_cmd(struct ctl *c, struct loader *l, const char *iface)
 	return 0;
 }
 
-bool ctl_manual_has(struct loader *l, int family, const void *key)
+static int manual_fd(struct loader *l, int family)
 {
-	struct bpf_map *m = family == AF_INET ? l->skel->maps.manual_v4 : l->skel->maps.manual_v6;
-	__u32 cls;
+	return bpf_map__fd(family == AF_INET ? l->skel->maps.manual_v4 : l->skel->maps.manual_v6);
+}
 
-	return !bpf_map_lookup_elem(bpf_map__fd(m), key, &cls);
+bool ctl_manual_has(struct loader *l, int family, const void *key, __u32 config_cls)
+{
+	struct shedd_manual_prefix m;
+	int fd = manual_fd(l, family);
+
+	if (bpf_map_lookup_elem(fd, key, &m))
+		return false;
+	if (config_cls != SHEDD_NO_CLASS && m.config_cls != config_cls) {
+		m.config_cls = config_cls;
+		/* BPF_EXIST: one shedctl deleted meanwhile stays deleted. */
+		bpf_map_update_elem(fd, key, &m, BPF_EXIST);
+	}
+	return true;
+}
+
+void ctl_manual_forget_config(struct loader *l, int family)
+{
+	__u8 key[sizeof(struct shedd_lpm_v6)], next[sizeof(struct shedd_lpm_v6)];
+	struct shedd_manual_prefix m;
+	int fd = manual_fd(l, family);
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		memcpy(key, next, sizeof(key));
+		prev = key;
+		if (bpf_map_lookup_elem(fd, key, &m) || m.config_cls == SHEDD_NO_CLASS)
+			continue;
+		m.config_cls = SHEDD_NO_CLASS;
+		bpf_map_update_elem(fd, key, &m, BPF_EXIST);
+	}
 }
 
 static int apply_family(struct loader *l, int family)
@@ -48,17 +77,17 @@ static int apply_family(struct loader *l, int family)
 	struct bpf_map *lpm = family == AF_INET ? l->skel->maps.prefix_v4 : l->skel->maps.prefix_v6;
 	__u8 key[sizeof(struct shedd_lpm_v6)], next[sizeof(struct shedd_lpm_v6)];
 	int mfd = bpf_map__fd(man), lfd = bpf_map__fd(lpm);
+	struct shedd_manual_prefix m;
 	void *prev = NULL;
-	__u32 cls;
 
 	while (!bpf_map_get_next_key(mfd, prev, next)) {
 		memcpy(key, next, sizeof(key));
 		prev = key;
-		if (bpf_map_lookup_elem(mfd, key, &cls))
+		if (bpf_map_lookup_elem(mfd, key, &m))
 			continue; /* deleted meanwhile by shedctl */
-		if (cls >= SHEDD_NR_CLASSES)
+		if (m.cls >= SHEDD_NR_CLASSES)
 			continue;
-		if (bpf_map_update_elem(lfd, key, &cls, BPF_ANY)) {
+		if (bpf_map_update_elem(lfd, key, &m.cls, BPF_ANY)) {
 			int err = -errno;
 
 			fprintf(stderr, "shedd: apply a manual prefix: %s%s\n", strerror(errno),

@@ -15,8 +15,15 @@
 int ctl_read_cmd(struct ctl *c, struct loader *l, const char *iface);
 
 /* True when an operator added this LPM key (@family AF_INET: struct
- * shedd_lpm_v4, else shedd_lpm_v6): configured prefixes leave it alone. */
-bool ctl_manual_has(struct loader *l, int family, const void *key);
+ * shedd_lpm_v4, else shedd_lpm_v6): configured prefixes leave it alone.
+ * With @config_cls other than SHEDD_NO_CLASS, the configuration gives the
+ * key that class: it is recorded, for the day the manual one is deleted. */
+bool ctl_manual_has(struct loader *l, int family, const void *key, __u32 config_cls);
+
+/* Before the configured prefixes are written: forget which classes the
+ * configuration gave the manual prefixes (ctl_manual_has() records them
+ * again). */
+void ctl_manual_forget_config(struct loader *l, int family);
 
 /* Write every manual prefix into prefix_v4/prefix_v6 (over a configured
  * entry for the same prefix: the manual one wins). Called after the

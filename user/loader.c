@@ -686,6 +686,7 @@ static int sync_prefixes(struct loader *l, const struct shedd_options *o, int fa
 	int i, n = 0, cap = 0, err = 0;
 	void *prev = NULL;
 
+	ctl_manual_forget_config(l, family);
 	for (i = 0; i < o->nr_prefixes; i++) {
 		const struct prefix_rule *r = &o->prefixes[i];
 
@@ -693,7 +694,7 @@ static int sync_prefixes(struct loader *l, const struct shedd_options *o, int fa
 			continue;
 		memcpy(key, &r->prefixlen, sizeof(__u32));
 		memcpy(key + sizeof(__u32), r->addr, alen);
-		if (ctl_manual_has(l, family, key))
+		if (ctl_manual_has(l, family, key, r->cls))
 			continue; /* an operator's prefix wins (shedctl) */
 		if (bpf_map_update_elem(fd, key, &r->cls, BPF_ANY)) {
 			err = -errno;
@@ -709,7 +710,7 @@ static int sync_prefixes(struct loader *l, const struct shedd_options *o, int fa
 		memcpy(key, next, klen);
 		prev = key;
 		memcpy(&plen, key, sizeof(plen));
-		keep = ctl_manual_has(l, family, key);
+		keep = ctl_manual_has(l, family, key, SHEDD_NO_CLASS);
 		for (i = 0; i < o->nr_prefixes && !keep; i++)
 			keep = rule_matches(&o->prefixes[i], family, key + sizeof(__u32), plen);
 		if (keep)

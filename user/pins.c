@@ -322,16 +322,25 @@ static bool lpm_has(int fd, const __u8 *key, size_t klen)
 
 int pins_prefix_add(struct pins *p, const struct prefix_rule *r, char *err, size_t errlen)
 {
+	struct shedd_manual_prefix m = { .cls = r->cls, .config_cls = SHEDD_NO_CLASS }, old;
 	__u8 key[sizeof(struct shedd_lpm_v6)];
 	int f = r->family == AF_INET ? 0 : 1;
+	size_t klen = lpm_key(r, key);
+	__u32 cur;
 
-	lpm_key(r, key);
 	if (p->manual_fd[f] < 0)
 		return fail(err, errlen, -EOPNOTSUPP, "%s has no manual prefix maps: the shedd "
 				 "that made it is older than shedctl's prefixes", p->dir);
+	/* A configured entry of the same prefix is replaced: keep its class
+	 * for del. Over a manual one, keep what that one kept. */
+	if (!bpf_map_lookup_elem(p->manual_fd[f], key, &old))
+		m.config_cls = old.config_cls;
+	else if (lpm_has(p->prefix_fd[f], key, klen) &&
+		 !bpf_map_lookup_elem(p->prefix_fd[f], key, &cur))
+		m.config_cls = cur;
 	/* The record first: a shedd writing its configured prefixes
 	 * meanwhile then leaves this one alone. */
-	if (bpf_map_update_elem(p->manual_fd[f], key, &r->cls, BPF_ANY))
+	if (bpf_map_update_elem(p->manual_fd[f], key, &m, BPF_ANY))
 		return fail(err, errlen, -errno, "record the prefix: %s%s", strerror(errno),
 			    errno == E2BIG || errno == ENOSPC ?
 				    " (the manual prefixes of this family are "
@@ -353,27 +362,34 @@ int pins_prefix_del(struct pins *p, const struct prefix_rule *r, char *err, size
 	__u8 key[sizeof(struct shedd_lpm_v6)];
 	int f = r->family == AF_INET ? 0 : 1;
 	size_t klen = lpm_key(r, key);
-	__u32 cls;
+	struct shedd_manual_prefix m;
 
-	if (p->manual_fd[f] < 0 || bpf_map_lookup_elem(p->manual_fd[f], key, &cls)) {
+	if (p->manual_fd[f] < 0 || bpf_map_lookup_elem(p->manual_fd[f], key, &m)) {
 		if (lpm_has(p->prefix_fd[f], key, klen))
 			return fail(err, errlen, -EPERM, "the prefix comes from shedd's "
 					 "configuration (--prefix), not from shedctl: change "
 					 "it there");
 		return fail(err, errlen, -ENOENT, "no such prefix");
 	}
-	/* The trie first: the record keeps a configured write away until
-	 * the prefix is gone. */
-	if (bpf_map_delete_elem(p->prefix_fd[f], key) && errno != ENOENT)
+	/* The trie first, while the record keeps a configured write away:
+	 * the configured class the manual one replaced comes back, or the
+	 * prefix goes. */
+	if (m.config_cls < SHEDD_NR_CLASSES) {
+		if (bpf_map_update_elem(p->prefix_fd[f], key, &m.config_cls, BPF_ANY))
+			return fail(err, errlen, -errno, "restore the configured class in "
+					 "%s/prefix_v%c: %s", p->dir, f ? '6' : '4',
+				    strerror(errno));
+	} else if (bpf_map_delete_elem(p->prefix_fd[f], key) && errno != ENOENT) {
 		return fail(err, errlen, -errno, "delete the prefix from %s/prefix_v%c: %s",
 			    p->dir, f ? '6' : '4', strerror(errno));
+	}
 	if (bpf_map_delete_elem(p->manual_fd[f], key) && errno != ENOENT)
 		return fail(err, errlen, -errno, "delete the prefix's record: %s", strerror(errno));
 	return 0;
 }
 
 static int list_add(struct pins_prefix **out, int *n, int *cap, int family, const __u8 *key,
-		    __u32 cls, bool manual, bool applied)
+		    __u32 cls, const struct shedd_manual_prefix *manual, bool applied)
 {
 	struct pins_prefix *e;
 
@@ -392,7 +408,8 @@ static int list_add(struct pins_prefix **out, int *n, int *cap, int family, cons
 	memcpy(&e->rule.prefixlen, key, sizeof(__u32));
 	memcpy(e->rule.addr, key + sizeof(__u32), family == AF_INET ? 4 : 16);
 	e->rule.cls = cls;
-	e->manual = manual;
+	e->manual = manual != NULL;
+	e->config_cls = manual ? manual->config_cls : SHEDD_NO_CLASS;
 	e->applied = applied;
 	return 0;
 }
@@ -408,9 +425,10 @@ int pins_prefix_list(struct pins *p, struct pins_prefix **out, int *n, char *err
 	for (f = 0; f < 2; f++) {
 		int family = f ? AF_INET6 : AF_INET;
 		size_t klen = sizeof(__u32) + (f ? 16 : 4);
+		struct shedd_manual_prefix m;
 		void *prev = NULL;
-		__u32 cls, mcls;
 		bool manual;
+		__u32 cls;
 
 		while (!bpf_map_get_next_key(p->prefix_fd[f], prev, next)) {
 			memcpy(cur, next, klen);
@@ -420,22 +438,24 @@ int pins_prefix_list(struct pins *p, struct pins_prefix **out, int *n, char *err
 			if (bpf_map_lookup_elem(p->prefix_fd[f], cur, &cls))
 				continue;
 			manual = p->manual_fd[f] >= 0 &&
-				 !bpf_map_lookup_elem(p->manual_fd[f], cur, &mcls) && mcls == cls;
-
-			if ((ret = list_add(out, n, &cap, family, cur, cls, manual, true)))
+				 !bpf_map_lookup_elem(p->manual_fd[f], cur, &m) && m.cls == cls;
+			if ((ret = list_add(out, n, &cap, family, cur, cls, manual ? &m : NULL, true)))
 				goto oom;
 		}
 		if (p->manual_fd[f] < 0)
 			continue;
-		/* Manual records the trie lacks (shedd not yet applied them). */
+		/* Manual records the trie lacks, or holds with another class
+		 * (shedd has not applied them yet). */
 		prev = NULL;
 		while (!bpf_map_get_next_key(p->manual_fd[f], prev, next)) {
 			memcpy(cur, next, klen);
 			prev = cur;
-			if (bpf_map_lookup_elem(p->manual_fd[f], cur, &mcls) ||
-			    lpm_has(p->prefix_fd[f], cur, klen))
+			if (bpf_map_lookup_elem(p->manual_fd[f], cur, &m))
 				continue;
-			if ((ret = list_add(out, n, &cap, family, cur, mcls, true, false)))
+			if (lpm_has(p->prefix_fd[f], cur, klen) &&
+			    !bpf_map_lookup_elem(p->prefix_fd[f], cur, &cls) && cls == m.cls)
+				continue;
+			if ((ret = list_add(out, n, &cap, family, cur, m.cls, &m, false)))
 				goto oom;
 		}
 	}

@@ -65,8 +65,9 @@ static const char *const command_help[][2] = {
 		    "       shedctl prefix list [--json] [--iface IF] [--netns NAME]\n"
 		    "add: sources in CIDR are classified as CLASS at once; the prefix wins\n"
 		    "over a configured one and stays across shedd restarts. del: removes a\n"
-		    "prefix added with shedctl. list: every prefix the program classifies\n"
-		    "by, with its class and origin (config or manual).\n" },
+		    "prefix added with shedctl (the configured class it replaced comes\n"
+		    "back). list: every prefix the program classifies by, with its class\n"
+		    "and origin (config or manual).\n" },
 	{ "rate", "Usage: shedctl rate pin N [--iface IF] [--netns NAME]\n"
 		  "       shedctl rate unpin [--iface IF] [--netns NAME]\n"
 		  "pin: from its next tick shedd admits N SYN/s in all, split among the\n"
@@ -593,13 +594,25 @@ static int prefix_list(const struct cli *c, struct pins *p)
 		const char *origin = list[i].manual ? "manual" : "config";
 
 		print_rule(&list[i].rule, cidr, sizeof(cidr));
-		if (c->json)
+		bool over = list[i].manual && list[i].config_cls < SHEDD_NR_CLASSES;
+
+		if (c->json) {
 			printf("%s{\"prefix\":\"%s\",\"class\":\"%s\",\"origin\":\"%s\","
-			       "\"applied\":%s}", i ? "," : "", cidr, class_name(list[i].rule.cls),
-			       origin, list[i].applied ? "true" : "false");
-		else
-			printf("%-44s %-15s %s%s\n", cidr, class_name(list[i].rule.cls), origin,
-			       list[i].applied ? "" : " (not applied yet)");
+			       "\"applied\":%s,\"replaces\":", i ? "," : "", cidr,
+			       class_name(list[i].rule.cls), origin,
+			       list[i].applied ? "true" : "false");
+			if (over)
+				printf("\"%s\"}", class_name(list[i].config_cls));
+			else
+				printf("null}");
+		} else {
+			printf("%-44s %-15s %s%s%s%s\n", cidr, class_name(list[i].rule.cls), origin,
+			       over ? " (over config " : "", over ? class_name(list[i].config_cls) : "",
+			       over ? ")" : "");
+			if (!list[i].applied)
+				printf("%-44s %-15s (not applied yet: shedd applies it at start)\n",
+				       "", "");
+		}
 	}
 	if (c->json)
 		printf("]}\n");

@@ -141,15 +141,24 @@ restart_shedd() {
 	run ctl prefix list --json
 	echo "$output"
 	echo "$output" | jq -e '[.prefixes[] | select(.origin == "manual")] | length == 3'
-	echo "$output" | jq -e '.prefixes[] | select(.prefix == "198.19.1.0/24") | .class == "critical_plus"'
+	echo "$output" | jq -e '.prefixes[] | select(.prefix == "198.19.1.0/24") |
+		.class == "critical_plus" and .origin == "manual" and .replaces == "critical"'
 	echo "$output" | jq -e '.prefixes[] | select(.prefix == "198.19.3.0/24") | .class == "critical" and .origin == "config"'
 	before=$(stat_sum syn 0)
 	flood 198.19.2.0/24 200 1 >/dev/null
 	flood 198.19.1.0/24 200 1 >/dev/null
 	within "$(( $(stat_sum syn 0) - before ))" 380 420
-	# del: a manual prefix goes; a configured one is shedd's to change.
+	# del: a manual prefix goes, and the configured class it replaced comes
+	# back; a configured one is shedd's to change.
 	run ctl prefix del 198.19.2.0/24
 	[ "$status" -eq 0 ]
+	run ctl prefix del 198.19.1.0/24
+	[ "$status" -eq 0 ]
+	ctl prefix list --json | jq -e '.prefixes[] | select(.prefix == "198.19.1.0/24") |
+		.class == "critical" and .origin == "config"'
+	before=$(stat_sum syn 1)
+	flood 198.19.1.0/24 200 1 >/dev/null
+	within "$(( $(stat_sum syn 1) - before ))" 190 210
 	run ctl prefix del 198.19.3.0/24
 	echo "$output"
 	[ "$status" -eq 1 ]
