@@ -23,6 +23,8 @@ LIBBPF_LIBS := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf -le
 INIH_LIBS := $(shell $(PKG_CONFIG) --libs inih 2>/dev/null || echo -linih)
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null || echo -lcmocka)
 SERVICE_LIBS := $(shell $(PKG_CONFIG) --libs libsystemd libcap-ng 2>/dev/null || echo -lsystemd -lcap-ng)
+NCURSES_CFLAGS := $(shell $(PKG_CONFIG) --cflags ncursesw 2>/dev/null)
+NCURSES_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 LDFLAGS += $(SAN_FLAGS)
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Iinclude -Ibpf -I$(dir $(VMLINUX_H))
@@ -40,16 +42,18 @@ SKEL := $(OUTPUT)/shedd.skel.h $(OUTPUT)/sojourn.skel.h $(OUTPUT)/handoff.skel.h
 USER_SRCS := user/alloc.c user/options.c user/loader.c user/status.c user/aimd.c \
 	user/signals.c user/signal_parse.c user/sample_agg.c user/tick.c \
 	user/kernel_features.c user/probe.c user/logline.c user/config.c \
-	user/reload.c user/log.c user/service.c
+	user/reload.c user/log.c user/service.c user/ctl.c user/ctl_state.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
 BIN := shedd
+CTL_BIN := shedctl
 ifeq ($(SAN),1)
 BIN := $(OUTPUT)/shedd
+CTL_BIN := $(OUTPUT)/shedctl
 endif
 UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options \
 	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_signals $(OUTPUT)/test_spread \
 	$(OUTPUT)/test_kernel_features $(OUTPUT)/test_status $(OUTPUT)/test_auto_target \
-	$(OUTPUT)/test_logline $(OUTPUT)/test_log
+	$(OUTPUT)/test_logline $(OUTPUT)/test_log $(OUTPUT)/test_ctl
 XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/fuzz_xdp
 # libFuzzer targets (clang): `make test` gives each a few seconds.
 FUZZ_TESTS := $(OUTPUT)/fuzz_logline $(OUTPUT)/fuzz_config $(OUTPUT)/fuzz_options \
@@ -68,17 +72,18 @@ BPF_TOOLS := floodgen xdprouter
 .PHONY: all help clean deps test test-unit demo san experiments bench fuzz fuzz-logline \
 	fuzz-config fuzz-options fuzz-cidr install
 
-all: $(BIN) $(TOOLS)
+all: $(BIN) $(CTL_BIN) $(TOOLS)
 
 help:
 	@echo 'Targets:'
-	@echo '  all              build ./shedd and the testbed tools (default)'
+	@echo '  all              build ./shedd, ./shedctl and the testbed tools (default)'
 	@echo '  test             install deps, build, run every test (as root)'
 	@echo '  test T=FILE...   build what FILE needs and run only it, e.g.'
 	@echo '                   T=tests/integration/rate.bats or T=tests/test_alloc.c'
 	@echo '  test-unit        unit tests: need neither root nor clang nor bpftool'
 	@echo '                   (bucket, allocator, options, aimd, simulation, signals,'
-	@echo '                   kernel features, status counters, log lines, daemon log)'
+	@echo '                   kernel features, status counters, log lines, daemon log,'
+	@echo '                   rate pin)'
 	@echo '  demo             install deps, build, run shedd against a SYN flood on a namespace testbed'
 	@echo '  experiments      goodput against offered load with and without shedd, the SYN'
 	@echo '                   flood, and nginx/HAProxy in front (root; all three by default,'
@@ -131,11 +136,22 @@ $(OUTPUT)/%.o: user/%.c user/*.h include/*.h | $(OUTPUT)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/loader.o: $(OUTPUT)/shedd.skel.h $(OUTPUT)/handoff.skel.h
+$(OUTPUT)/ctl.o: $(OUTPUT)/shedd.skel.h
+
+$(OUTPUT)/shedctl.o: user/shedctl.c user/*.h include/*.h | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $(NCURSES_CFLAGS) -c $< -o $@
 $(OUTPUT)/signals.o: $(OUTPUT)/sojourn.skel.h
 
 $(BIN): $(OUTPUT)/main.o $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LIBBPF_LIBS) $(INIH_LIBS) $(SERVICE_LIBS) -lm -pthread -o $@
+
+# shedctl: the operator's tool, from the pins (user/pins.c); detach is the
+# loader's --remove.
+$(CTL_BIN): $(OUTPUT)/shedctl.o $(OUTPUT)/pins.o $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LIBBPF_LIBS) $(INIH_LIBS) $(SERVICE_LIBS) $(NCURSES_LIBS) -lm -pthread -o $@
 
 $(OUTPUT)/test_bucket: tests/test_bucket.c include/*.h | $(OUTPUT)
 	$(call msg,TEST,$@)
@@ -162,6 +178,11 @@ $(OUTPUT)/test_signals: tests/test_signals.c $(OUTPUT)/signal_parse.o $(OUTPUT)/
 $(OUTPUT)/test_log: tests/test_log.c $(OUTPUT)/log.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -o $@
+
+$(OUTPUT)/test_ctl: tests/test_ctl.c $(OUTPUT)/ctl_state.o $(OUTPUT)/tick.o $(OUTPUT)/aimd.o \
+		$(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
 $(OUTPUT)/test_logline: tests/test_logline.c $(OUTPUT)/logline.o
 	$(call msg,TEST,$@)
@@ -278,20 +299,22 @@ fuzz: $(OUTPUT)/fuzz_xdp fuzz-logline
 
 # The sanitized daemon also runs the lifecycle integration tests (load,
 # adopt, remove; the tc hand-off's too; under a service manager, with fewer
-# capabilities), where a leak or an overflow fails the test.
+# capabilities), and the sanitized shedctl its own, where a leak or an
+# overflow fails the test.
 san: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory SAN=1 all $(subst .output,.output-san,$(UNIT_TESTS) \
 		$(XDP_TESTS) $(FUZZ_TESTS))
-	$(Q)SHEDD=$(CURDIR)/.output-san/shedd prove -v --exec tests/exec.sh \
+	$(Q)SHEDD=$(CURDIR)/.output-san/shedd SHEDCTL=$(CURDIR)/.output-san/shedctl \
+		prove -v --exec tests/exec.sh \
 		$(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS)) \
 		tests/integration/lifecycle.bats tests/integration/logfeed.bats \
 		tests/integration/verify.bats tests/integration/reload.bats \
-		tests/integration/service.bats
+		tests/integration/service.bats tests/integration/shedctl.bats
 
 # install: PREFIX (default /usr/local) is where the files will live,
-# DESTDIR a staging root to put them under (packaging, tests). shedctl and
-# the Grafana dashboard are installed when the tree has them.
+# DESTDIR a staging root to put them under (packaging, tests); the
+# Grafana dashboard is installed when the tree has it.
 PREFIX ?= /usr/local
 SBINDIR ?= $(PREFIX)/sbin
 MANDIR ?= $(PREFIX)/share/man
@@ -299,12 +322,12 @@ INCLUDEDIR ?= $(PREFIX)/include
 DATADIR ?= $(PREFIX)/share/shedd
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 INSTALL ?= install
-install: shedd
+install: $(BIN) $(CTL_BIN)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)$(INSTALL) -d -m 0755 $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 \
 		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(UNITDIR)
 	$(Q)$(INSTALL) -m 0755 shedd $(DESTDIR)$(SBINDIR)/shedd
-	$(Q)if [ -f shedctl ]; then $(INSTALL) -m 0755 shedctl $(DESTDIR)$(SBINDIR)/shedctl; fi
+	$(Q)$(INSTALL) -m 0755 shedctl $(DESTDIR)$(SBINDIR)/shedctl
 	$(Q)$(INSTALL) -m 0644 man/*.8 $(DESTDIR)$(MANDIR)/man8/
 	$(Q)$(INSTALL) -m 0644 include/shedd_latency.h $(DESTDIR)$(INCLUDEDIR)/shedd_latency.h
 	$(Q)sed 's|@SBINDIR@|$(SBINDIR)|g' contrib/systemd/shedd@.service \
@@ -316,4 +339,4 @@ install: shedd
 
 clean:
 	$(call msg,CLEAN,)
-	$(Q)rm -rf .output .output-san $(BIN)
+	$(Q)rm -rf .output .output-san $(BIN) $(CTL_BIN)

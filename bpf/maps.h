@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* maps.h - the maps of the XDP program. Layouts come from include/shedd.h.
- * Userspace writes settings, ports, prefix_v4, prefix_v6, rates and
- * ctl_state; the program writes reserve, buckets, stats, rst_budget,
+ * Userspace writes settings, ports, prefix_v4, prefix_v6, rates,
+ * ctl_state, ctl_cmd, manual_v4 and manual_v6; the program writes reserve, buckets, stats, rst_budget,
  * cookie_budget and refresh. The daemon pins every map by name.
  */
 #ifndef SHEDD_MAPS_H
@@ -77,5 +77,29 @@ struct {
 	__type(key, __u32);
 	__type(value, struct shedd_ctl_state);
 } ctl_state SEC(".maps");
+
+/* What an operator asks of the daemon (shedctl rate pin), and the prefixes
+ * an operator added (shedctl prefix add): read by the daemon, never by the
+ * program; here to be pinned with the rest, with BTF. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shedd_ctl_cmd);
+} ctl_cmd SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_MANUAL_PREFIXES);
+	__type(key, struct shedd_lpm_v4);
+	__type(value, struct shedd_manual_prefix);
+} manual_v4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_MANUAL_PREFIXES);
+	__type(key, struct shedd_lpm_v6);
+	__type(value, struct shedd_manual_prefix);
+} manual_v6 SEC(".maps");
 
 #endif /* SHEDD_MAPS_H */

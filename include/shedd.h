@@ -331,22 +331,87 @@ struct shedd_sojourn {
 
 /* ctl_state: written by the daemon only, every tick. ARRAY with one entry.
  * The controller's memory, so a restarted shedd that adopts the program
- * carries on a recovery where it was rather than starting over. Rates are
- * in thousandths of a SYN per second; times are CLOCK_MONOTONIC, which a
- * restart on the same boot shares. version 0 means never written. */
-#define SHEDD_CTL_STATE_VERSION 1
+ * carries on a recovery where it was rather than starting over, and what an
+ * operator (shedctl, bpftool) reads about the controller. Rates are in
+ * thousandths of a SYN per second; times are CLOCK_MONOTONIC, which a
+ * restart on the same boot shares. version 0 means never written.
+ * Version 2 appends fields to version 1 and changes none: a version 1
+ * record is a version 2 one whose appended fields are 0 (the loader
+ * converts the pinned map of an older shedd so, see user/ctl.c). */
+#define SHEDD_CTL_STATE_VERSION 2
+#define SHEDD_CTL_STATE_V1_SIZE 72
+enum shedd_ctl_controller {
+	SHEDD_CTL_AIMD = 0,  /* the limit is found by the AIMD controller */
+	SHEDD_CTL_FIXED = 1, /* the limit is the fixed --rate: no controller state */
+};
+#define SHEDD_CTL_PINNED 1U /* flags: an operator pinned the rate (ctl_cmd) */
 struct shedd_ctl_state {
 	__u32 version;              /* SHEDD_CTL_STATE_VERSION once written */
 	__u32 mode;                 /* 0 steady, 1 overload, 2 recovering */
-	__u32 stage;                /* ramp stage while recovering */
-	__u32 why;                  /* reasons of the last overload verdict */
-	__u64 limit_mrate;          /* the current limit, mSYN/s */
+	__u32 stage;                /* ramp stage while recovering, from 0 */
+	__u32 why;                  /* reasons of the last overload verdict
+				     * (bits: 1 sojourn, 2 depth, 4 overflow,
+				     * 8 latency, 16 stall) */
+	__u64 limit_mrate;          /* the controller's limit, mSYN/s; 0 with
+				     * SHEDD_CTL_FIXED */
 	__u64 last_good_mrate;      /* the rate the ramp climbs back to */
 	__u64 floor_mrate;          /* the limit when the episode ended */
 	__u64 held_mrate;           /* the last ramp stage that held its time */
 	__u64 peak_accept_mrate;    /* recent peak accept rate, mconn/s */
 	__u64 stage_end_ns;         /* when the current ramp stage is done */
 	__u64 written_ns;           /* when this was written */
+	/* Version 2. */
+	__u64 peak_served_mrate;    /* recent peak of requests served, mreq/s */
+	__u64 applied_mrate;        /* the limit written to the rates map:
+				     * the pinned rate while pinned, else the
+				     * controller's (or the fixed) limit */
+	__u64 pinned_mrate;         /* the operator's rate while pinned */
+	__u32 controller;           /* enum shedd_ctl_controller */
+	__u32 flags;                /* SHEDD_CTL_PINNED */
+	__u32 nr_stages;            /* stages of the ramp in force */
+	__u32 tick_ms;              /* the daemon's tick */
+	/* The signals of the last tick, as the controller saw them. */
+	__u64 sojourn_min_ns;       /* minimum accept-queue sojourn (worst group) */
+	__u64 sojourn_count;        /* connections accepted in the tick */
+	__u64 depth;                /* accept-queue depth ... */
+	__u64 backlog;              /* ... of this backlog (fullest group) */
+	__u64 latency_p99_ns;       /* service latency p99; 0 without samples */
+	__u64 latency_target_ns;    /* the latency target in force; 0: none */
+	__u64 demand_mrate;         /* token requests (charged), mSYN/s */
+	__u64 admitted_mrate;       /* admitted SYNs and proven ACKs, mSYN/s */
+	__u32 have;                 /* which signals the tick had: 1 sojourn,
+				     * 2 depth, 4 latency */
+	__u32 _pad;
+};
+#define SHEDD_CTL_HAVE_SOJOURN 1U
+#define SHEDD_CTL_HAVE_DEPTH 2U
+#define SHEDD_CTL_HAVE_LATENCY 4U
+
+/* ctl_cmd: what an operator asks of the daemon (shedctl writes, the daemon
+ * reads every tick; the program never reads it). ARRAY with one entry. */
+#define SHEDD_CMD_RATE_PINNED 1U
+struct shedd_ctl_cmd {
+	__u32 flags;          /* SHEDD_CMD_RATE_PINNED: hold the limit */
+	__u32 _pad;
+	__u64 pinned_mrate;   /* the limit to hold, mSYN/s (> 0) */
+	__u64 changed_ns;     /* CLOCK_REALTIME of the last change, for people */
+};
+
+/* manual_v4 / manual_v6: the prefixes an operator added with shedctl, HASH
+ * of the LPM key -> struct shedd_manual_prefix. They are also in
+ * prefix_v4/prefix_v6, where the program reads them; this is their record,
+ * so that shedd writing its configured prefixes (at start, at a reload)
+ * neither deletes nor overrides them: a manual prefix wins over a
+ * configured one, whose class it keeps for the day it is deleted. */
+#ifndef MAX_MANUAL_PREFIXES
+#define MAX_MANUAL_PREFIXES 1024
+#endif
+#define SHEDD_NO_CLASS 0xffffffffU
+struct shedd_manual_prefix {
+	__u32 cls;        /* the operator's class */
+	__u32 config_cls; /* the class shedd's configuration gives the same
+			   * prefix (SHEDD_NO_CLASS: none): what deleting the
+			   * manual prefix puts back */
 };
 
 #ifndef __bpf__
@@ -360,7 +425,10 @@ _Static_assert(sizeof(struct shedd_config) == 56, "shedd_config is a map value")
 _Static_assert(sizeof(struct shedd_refresh) == 16, "shedd_refresh is a map value");
 _Static_assert(sizeof(struct shedd_handoff_stats) == 9 * 8, "shedd_handoff_stats");
 _Static_assert(sizeof(struct shedd_rst_budget) == 16, "shedd_rst_budget is a map value");
-_Static_assert(sizeof(struct shedd_ctl_state) == 4 * 4 + 7 * 8, "shedd_ctl_state is a map value");
+_Static_assert(sizeof(struct shedd_ctl_state) == 8 * 4 + 18 * 8 + 2 * 4, "shedd_ctl_state");
+_Static_assert(SHEDD_CTL_STATE_V1_SIZE == 4 * 4 + 7 * 8, "version 1 of shedd_ctl_state");
+_Static_assert(sizeof(struct shedd_ctl_cmd) == 24, "shedd_ctl_cmd is a map value");
+_Static_assert(sizeof(struct shedd_manual_prefix) == 8, "shedd_manual_prefix is a map value");
 _Static_assert(sizeof(struct shedd_lpm_v4) == 8, "LPM key");
 _Static_assert(sizeof(struct shedd_lpm_v6) == 20, "LPM key");
 #endif

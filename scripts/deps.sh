@@ -21,13 +21,17 @@ set -eu
 #   libcap-ng-dev libcap-ng-utils  drop capabilities after attach; getpcaps
 #   systemd          systemd-analyze verify of the unit (service.bats)
 #   python3          service.bats' sd_notify listener
-#   man-db           tests/mancheck.sh renders man pages with man --warnings
+#   man-db           tests/mancheck.sh renders man pages (shedd.8, shedctl.8)
+#                    with man --warnings
+#   libncurses-dev   shedctl top's screen (ncursesw)
+#   tmux             shedctl.bats reads shedctl top's screen from a tmux pane
 #   nginx haproxy    the reverse proxies whose request logs feed shedd's
 #                    latency signal (tests and the proxy experiment run them
 #                    inside test namespaces only; see below)
 PKGS="clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev gcc make pkg-config \
 libcmocka-dev libinih-dev bats iproute2 perl jq ethtool nftables procps util-linux \
-libsystemd-dev libcap-ng-dev libcap-ng-utils systemd python3 man-db nginx haproxy"
+libsystemd-dev libcap-ng-dev libcap-ng-utils systemd python3 man-db libncurses-dev tmux \
+nginx haproxy"
 
 missing=""
 for p in $PKGS; do

@@ -469,6 +469,9 @@ void aimd_export(const struct aimd_state *s, __u64 now_ns, struct shedd_ctl_stat
 		.peak_accept_mrate = to_mrate(s->peak_accept),
 		.stage_end_ns = s->stage_end_ns,
 		.written_ns = now_ns,
+		.peak_served_mrate = to_mrate(s->peak_served),
+		.applied_mrate = to_mrate(s->rate),
+		.controller = SHEDD_CTL_AIMD,
 	};
 }
 
@@ -477,7 +480,10 @@ int aimd_import(const struct aimd_params *p, struct aimd_state *s,
 {
 	struct aimd_state r;
 
-	if (in->version != SHEDD_CTL_STATE_VERSION || in->mode > AIMD_RECOVERING ||
+	/* Version 1 is version 2 without its appended fields (0 in a record
+	 * converted from it): no peak served, the aimd controller. */
+	if ((in->version != 1 && in->version != SHEDD_CTL_STATE_VERSION) ||
+	    in->controller != SHEDD_CTL_AIMD || in->mode > AIMD_RECOVERING ||
 	    !in->limit_mrate || in->stage >= AIMD_MAX_STAGES)
 		return -1;
 	aimd_init(&r, p, (double)in->limit_mrate / 1000);
@@ -487,6 +493,7 @@ int aimd_import(const struct aimd_params *p, struct aimd_state *s,
 	r.floor_rate = (double)in->floor_mrate / 1000;
 	r.held_rate = (double)in->held_mrate / 1000;
 	r.peak_accept = (double)in->peak_accept_mrate / 1000;
+	r.peak_served = (double)in->peak_served_mrate / 1000;
 	r.stage = (int)in->stage;
 	r.stage_end_ns = in->stage_end_ns;
 	if (r.mode == AIMD_RECOVERING) {

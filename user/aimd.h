@@ -413,7 +413,8 @@ void aimd_export(const struct aimd_state *s, __u64 now_ns, struct shedd_ctl_stat
  * further away than one stage_hold_ns from @now_ns is brought back to it.
  * The CoDel timer starts afresh, and the derived latency target is learned
  * again (it is not in the record). Returns 0, or -1 (and leaves @s alone) if
- * the record was never written, has another version or makes no sense.
+ * the record was never written, has another version (1 and 2 are read), was
+ * written by a fixed-rate shedd or makes no sense.
  */
 int aimd_import(const struct aimd_params *p, struct aimd_state *s,
 		const struct shedd_ctl_state *in, __u64 now_ns);

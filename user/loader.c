@@ -25,6 +25,7 @@
 #include <bpf/libbpf.h>
 
 #include "alloc.h"
+#include "ctl.h"
 #include "handoff.skel.h"
 #include "loader.h"
 #include "log.h"
@@ -45,7 +46,7 @@
 static const char *const pinned_names[] = {
 	"settings", "ports", "prefix_v4", "prefix_v6", "rates", "reserve", "buckets", "stats",
 	"rst_budget", "ctl_state", "cookie_budget", "refresh", "mss_cache", "proven",
-	"handoff_stats", "handoff",
+	"handoff_stats", "handoff", "ctl_cmd", "manual_v4", "manual_v6",
 };
 
 static int enter_netns(const char *name)
@@ -571,8 +572,10 @@ static int handoff_load(struct loader *l, const struct shedd_options *o)
 int loader_open(struct loader *l, const struct shedd_options *o)
 {
 	char path[PATH_MAX + 32];
+	struct shedd_ctl_state old_ctl;
 	struct bpf_map *map;
 	int err, link_fd = -1;
+	bool have_old_ctl;
 
 	memset(l, 0, sizeof(*l));
 	l->link_fd = -1;
@@ -646,6 +649,8 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 			goto fail;
 		}
 	}
+	if ((err = ctl_migrate_begin(l->pin_dir, &old_ctl, &have_old_ctl)))
+		goto fail;
 	err = shedd_bpf__load(l->skel);
 	if (err) {
 		print_libbpf_error("load BPF program", err);
@@ -657,6 +662,8 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 			log_info("run with -v for the verifier log");
 		goto fail;
 	}
+	if ((err = ctl_migrate_finish(l, &old_ctl, have_old_ctl)))
+		goto fail;
 	if (l->plan.enabled && l->plan.handoff == SHEDD_HANDOFF_TC && (err = handoff_load(l, o)))
 		goto fail;
 	return 0;
@@ -713,6 +720,7 @@ static int sync_prefixes(struct loader *l, const struct shedd_options *o, int fa
 	int i, n = 0, cap = 0, err = 0;
 	void *prev = NULL;
 
+	ctl_manual_forget_config(l, family);
 	for (i = 0; i < o->nr_prefixes; i++) {
 		const struct prefix_rule *r = &o->prefixes[i];
 
@@ -720,6 +728,8 @@ static int sync_prefixes(struct loader *l, const struct shedd_options *o, int fa
 			continue;
 		memcpy(key, &r->prefixlen, sizeof(__u32));
 		memcpy(key + sizeof(__u32), r->addr, alen);
+		if (ctl_manual_has(l, family, key, r->cls))
+			continue; /* an operator's prefix wins (shedctl) */
 		if (bpf_map_update_elem(fd, key, &r->cls, BPF_ANY)) {
 			err = -errno;
 			log_err("add prefix: %s%s", strerror(errno),
@@ -734,6 +744,7 @@ static int sync_prefixes(struct loader *l, const struct shedd_options *o, int fa
 		memcpy(key, next, klen);
 		prev = key;
 		memcpy(&plen, key, sizeof(plen));
+		keep = ctl_manual_has(l, family, key, SHEDD_NO_CLASS);
 		for (i = 0; i < o->nr_prefixes && !keep; i++)
 			keep = rule_matches(&o->prefixes[i], family, key + sizeof(__u32), plen);
 		if (keep)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
+#include "ctl.h"
 #include "loader.h"
 #include "log.h"
 #include "options.h"
@@ -96,6 +97,7 @@ struct daemon {
 	double last_status;
 	__u64 last_tick_ns;
 	__u64 skipped;                  /* ticks skipped after stalls */
+	struct ctl ctl;                 /* the operator's commands (shedctl) */
 };
 
 static int write_rates(struct daemon *d)
@@ -113,11 +115,7 @@ static int save_controller(struct daemon *d)
 	struct shedd_ctl_state st;
 	int err;
 
-	/* A fixed rate leaves no controller state: an empty record, so a
-	 * later adoption starts from the program's rate, not an older one. */
-	memset(&st, 0, sizeof(st));
-	if (d->tp.aimd)
-		aimd_export(&d->ts.cs, now_ns(), &st);
+	ctl_state_fill(&d->ctl, &d->tp, &d->ts, now_ns(), &st);
 	err = loader_write_ctl(&d->l, &st);
 	if (err)
 		log_err("write controller state: %s", strerror(-err));
@@ -264,7 +262,11 @@ static int tick(struct daemon *d)
 		.admitted = admitted,
 	};
 	d->last_tick_ns = now;
+	ctl_read_cmd(&d->ctl, &d->l, d->o->iface);
+	ctl_pin_before(&d->tp, &d->ts, &d->ctl.cmd);
 	tick_step(&d->tp, &d->ts, &in, d->rates);
+	ctl_pin_after(&d->tp, &d->ts, &d->ctl.cmd, d->rates);
+	ctl_note_signals(&d->ctl, &d->tp, &d->ts, &in);
 	if (d->tp.aimd)
 		tell_mode(d, was, stage, why);
 	if ((err = write_rates(d)) || (err = save_controller(d)))
@@ -369,8 +371,10 @@ static int run(struct shedd_options *o)
 	tick_init(&d.tp, &d.ts, start);
 	controller_resume(&d);
 
-	if ((err = loader_configure(&d.l, o)))
+	if ((err = loader_configure(&d.l, o)) || (err = loader_apply_manual_prefixes(&d.l)))
 		goto out;
+	ctl_read_cmd(&d.ctl, &d.l, o->iface);
+	ctl_pin_start(&d.tp, &d.ts, &d.ctl.cmd);
 	if ((err = loader_read_stats(&d.l, d.prev))) {
 		log_err("read stats: %s", strerror(-err));
 		goto out;

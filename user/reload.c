@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ctl.h"
 #include "log.h"
 #include "reload.h"
 
@@ -49,15 +50,6 @@ void controller_params(const struct shedd_options *o, struct aimd_params *p)
 		for (i = 0; i < o->nr_ramp; i++)
 			p->ramp[i] = o->ramp[i];
 	}
-}
-
-/* MERGE: the prefixes an operator added with shedctl are kept in a map of
- * their own and must win over the file's; once that part is in, this calls
- * loader_apply_manual_prefixes(). Until then there are none. */
-static int apply_manual_prefixes(struct loader *l)
-{
-	(void)l;
-	return 0;
 }
 
 /* Is option @id the same in @a and @b? Only the options fixed for the
@@ -212,7 +204,11 @@ int reload_config(struct shedd_options *o, struct loader *l, struct signals *sig
 		options_free(&n);
 		return -1;
 	}
-	apply_manual_prefixes(l);
+	/* The prefixes an operator added with shedctl win over the file's:
+	 * loader_configure() left them alone, this puts them back where a
+	 * configured prefix of the same key was written meanwhile. */
+	if (loader_apply_manual_prefixes(l))
+		log_warn("reload: the manual prefixes could not all be applied");
 	if (n.nr_ports != o->nr_ports || memcmp(n.ports, o->ports, sizeof(n.ports)))
 		signals_set_ports(sig, n.ports, n.nr_ports);
 

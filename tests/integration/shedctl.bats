@@ -1,0 +1,270 @@
+#!/usr/bin/env bats
+# shedctl.bats - shedctl works from the pins, while shedd runs and after it
+# died: status (text and JSON), top (in tmux), manual prefixes, the rate
+# pin and detach; what it changes is seen by a running shedd at its next
+# tick, is not undone by it, and survives a restart. A ctl_state pinned by
+# an older shedd (version 1) is converted, and the controller resumes.
+
+# The floods are spoofed: shedd runs with --verify off, so they are charged
+# to their class and shed by the token bucket.
+
+load lib
+
+SHEDCTL=${SHEDCTL:-"$ROOT/shedctl"}
+
+setup() { testbed_up; listener_start; }
+teardown() {
+	[ -z "${TMUX_SOCK:-}" ] || tmux -L "$TMUX_SOCK" kill-server 2>/dev/null || true
+	testbed_down
+}
+
+ctl() { "$SHEDCTL" --netns "$NS_SRV" "$@"; }
+
+# ctl_field NAME: a field of the pinned ctl_state.
+ctl_field() {
+	bpftool map dump pinned "$PIN_DIR/ctl_state" | jq ".[0].value.$1"
+}
+
+# admitted_over SECONDS CLASS SRC RATE: SYNs admitted in CLASS while
+# flooding from SRC at RATE for SECONDS, per second.
+admitted_over() {
+	local before after
+	before=$(stat_sum admitted "$2")
+	flood "$3" "$4" "$1" >/dev/null
+	after=$(stat_sum admitted "$2")
+	echo $(( (after - before) / $1 ))
+}
+
+restart_shedd() {
+	kill -KILL "$SHEDD_PID"
+	wait "$SHEDD_PID" || true
+	shedd_start "$@"
+	grep -q 'adopted' "$TESTBED_TMP/shedd.log"
+}
+
+@test "status --json: one object with stable keys, while shedd runs and after it died" {
+	shedd_start --verify off --port "$PORT" --rate 200
+	flood_bg /dev/null 198.19.0.0/16 1000 4
+	sleep 1
+	run ctl status --json
+	echo "$output"
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e 'type == "object"'
+	[ "$(echo "$output" | jq -c 'keys')" = '["classes","controller","controller_limit_per_sec","daemon_running","iface","interval_s","last_good_per_sec","limit_per_sec","mode","peak_accept_per_sec","peak_served_per_sec","pin_dir","pinned","pinned_rate_per_sec","signals","stage","stages","state_age_s","total","why"]' ]
+	[ "$(echo "$output" | jq -c '.signals | keys')" = '["admitted_per_sec","backlog","demand_per_sec","depth","latency_p99_ms","latency_target_ms","sojourn_min_ms"]' ]
+	[ "$(echo "$output" | jq -c '.classes[0] | keys')" = '["admitted_per_sec","class","cookies_per_sec","offered_per_sec","rate_per_sec","shed_per_sec"]' ]
+	echo "$output" | jq -e '.daemon_running == true and .iface == "'"$IF_SRV"'" and
+		.controller == "fixed" and .pinned == false and .limit_per_sec == 200'
+	echo "$output" | jq -e '[.classes[].class] == ["critical_plus","critical","sheddable_plus","sheddable"]'
+	# The flood is sheddable (the default class): offered 1000/s, 200/s admitted.
+	within "$(echo "$output" | jq '.classes[3].offered_per_sec | round')" 850 1100
+	within "$(echo "$output" | jq '.classes[3].admitted_per_sec | round')" 150 230
+	within "$(echo "$output" | jq '.classes[3].shed_per_sec | round')" 650 900
+	within "$(echo "$output" | jq '.signals.backlog')" 1 1000000
+	# The text view says the same.
+	run ctl status
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"limit 200 SYN/s"* ]]
+	[[ "$output" == *"sheddable "* ]]
+	# shedd dies: the pins still answer.
+	kill -KILL "$SHEDD_PID"
+	wait "$SHEDD_PID" || true
+	run ctl status --json --interval 200ms
+	echo "$output"
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e '.daemon_running == false and .limit_per_sec == 200'
+	run ctl status
+	[[ "$output" == *"NOT RUNNING"* ]]
+}
+
+@test "rate pin: a running shedd applies it at its next tick, keeps it across a restart; unpin gives the rate back" {
+	shedd_start --verify off --port "$PORT" --rate 1000
+	run ctl rate pin 300
+	echo "$output"
+	[ "$status" -eq 0 ]
+	wait_for "the pin in ctl_state" 2 sh -c \
+		"bpftool map dump pinned '$PIN_DIR/ctl_state' | jq -e '.[0].value.applied_mrate == 300000 and .[0].value.flags == 1' >/dev/null"
+	[ "$(ctl_field pinned_mrate)" -eq 300000 ]
+	grep -q 'rate pinned at 300 SYN/s' "$TESTBED_TMP/shedd.log"
+	# Offered 3000/s of sheddable: the pinned 300/s pass, not the 1000/s of --rate.
+	within "$(admitted_over 3 3 198.19.0.0/16 3000)" 250 340
+	ctl status --json --interval 200ms | jq -e '.pinned == true and .pinned_rate_per_sec == 300 and .limit_per_sec == 300'
+	# A restart with the same options adopts the program: the pin holds.
+	restart_shedd --verify off --port "$PORT" --rate 1000
+	sleep 0.5
+	[ "$(ctl_field applied_mrate)" -eq 300000 ]
+	within "$(admitted_over 3 3 198.19.0.0/16 3000)" 250 340
+	# Unpinned: --rate again.
+	run ctl rate unpin
+	[ "$status" -eq 0 ]
+	wait_for "the unpin in ctl_state" 2 sh -c \
+		"bpftool map dump pinned '$PIN_DIR/ctl_state' | jq -e '.[0].value.applied_mrate == 1000000 and .[0].value.flags == 0' >/dev/null"
+	within "$(admitted_over 3 3 198.19.0.0/16 3000)" 900 1100
+}
+
+@test "rate pin with the aimd controller: the pin is applied, the controller's own state goes on" {
+	shedd_start --verify off --port "$PORT" --controller aimd --rate 2000
+	ctl rate pin 400
+	wait_for "the pin in ctl_state" 2 sh -c \
+		"bpftool map dump pinned '$PIN_DIR/ctl_state' | jq -e '.[0].value.applied_mrate == 400000' >/dev/null"
+	[ "$(ctl_field controller)" -eq 0 ]
+	[ "$(ctl_field flags)" -eq 1 ]
+	# The controller decides from the pinned rate: its limit is about it.
+	within "$(( $(ctl_field limit_mrate) / 1000 ))" 300 500
+	run ctl status --json --interval 200ms
+	echo "$output"
+	echo "$output" | jq -e '.controller == "aimd" and .pinned == true and .limit_per_sec == 400 and
+		(.mode | IN("steady","overload","recovering"))'
+}
+
+@test "prefix add: SYNs from it count in its class at once, a restart keeps it and it wins over a configured one; del removes it" {
+	shedd_start --verify off --port "$PORT" --rate 1000 --prefix 198.19.1.0/24=critical
+	run ctl prefix add 198.19.2.0/24 critical_plus
+	echo "$output"
+	[ "$status" -eq 0 ]
+	ctl prefix add 198.19.1.0/24 critical_plus   # over the configured one
+	ctl prefix add 2001:db8:ff00::/48 critical_plus
+	run ctl prefix list
+	echo "$output"
+	[[ "$output" == *"198.19.2.0/24"*"critical_plus"*"manual"* ]]
+	[[ "$output" == *"198.19.1.0/24"*"critical_plus"*"manual"* ]]
+	[[ "$output" == *"2001:db8:ff00::/48"*"critical_plus"*"manual"* ]]
+	before=$(stat_sum syn 0)
+	flood 198.19.2.0/24 200 1 >/dev/null
+	flood 198.19.1.0/24 200 1 >/dev/null
+	within "$(( $(stat_sum syn 0) - before ))" 380 420
+	# A restart writes the configured prefixes again: the manual ones stay,
+	# and 198.19.1.0/24 stays critical_plus.
+	restart_shedd --verify off --port "$PORT" --rate 1000 --prefix 198.19.1.0/24=critical \
+		--prefix 198.19.3.0/24=critical
+	run ctl prefix list --json
+	echo "$output"
+	echo "$output" | jq -e '[.prefixes[] | select(.origin == "manual")] | length == 3'
+	echo "$output" | jq -e '.prefixes[] | select(.prefix == "198.19.1.0/24") |
+		.class == "critical_plus" and .origin == "manual" and .replaces == "critical"'
+	echo "$output" | jq -e '.prefixes[] | select(.prefix == "198.19.3.0/24") | .class == "critical" and .origin == "config"'
+	before=$(stat_sum syn 0)
+	flood 198.19.2.0/24 200 1 >/dev/null
+	flood 198.19.1.0/24 200 1 >/dev/null
+	within "$(( $(stat_sum syn 0) - before ))" 380 420
+	# del: a manual prefix goes, and the configured class it replaced comes
+	# back; a configured one is shedd's to change.
+	run ctl prefix del 198.19.2.0/24
+	[ "$status" -eq 0 ]
+	run ctl prefix del 198.19.1.0/24
+	[ "$status" -eq 0 ]
+	ctl prefix list --json | jq -e '.prefixes[] | select(.prefix == "198.19.1.0/24") |
+		.class == "critical" and .origin == "config"'
+	before=$(stat_sum syn 1)
+	flood 198.19.1.0/24 200 1 >/dev/null
+	within "$(( $(stat_sum syn 1) - before ))" 190 210
+	run ctl prefix del 198.19.3.0/24
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"configuration"* ]]
+	run ctl prefix del 198.19.9.0/24
+	[ "$status" -eq 1 ]
+	before=$(stat_sum syn 3)
+	flood 198.19.2.0/24 200 1 >/dev/null
+	within "$(( $(stat_sum syn 3) - before ))" 190 210
+	run ctl prefix list
+	[[ "$output" != *"198.19.2.0/24"* ]]
+}
+
+@test "top: an 80-column live view in tmux that quits on q" {
+	shedd_start --verify off --port "$PORT" --rate 200
+	flood_bg /dev/null 198.19.0.0/16 500 4
+	TMUX_SOCK="shedctl-$TESTBED_ID"
+	rc="$BATS_TEST_TMPDIR/top.rc"
+	tmux -L "$TMUX_SOCK" new-session -d -x 80 -y 24 \
+		"'$SHEDCTL' --netns '$NS_SRV' top; echo \$? >'$rc'"
+	wait_for "top's screen" 5 sh -c \
+		"tmux -L '$TMUX_SOCK' capture-pane -p | grep -q '^sheddable .* 200 *$'"
+	screen=$(tmux -L "$TMUX_SOCK" capture-pane -p)
+	echo "$screen"
+	[[ "$screen" == *"shedd on $IF_SRV: running"* ]]
+	[[ "$screen" == *"critical_plus"* ]]
+	[[ "$screen" == *"q quits"* ]]
+	# Every line fits 80 columns.
+	[ "$(echo "$screen" | awk '{ if (length($0) > m) m = length($0) } END { print m }')" -le 80 ]
+	tmux -L "$TMUX_SOCK" send-keys q
+	wait_for "top to exit" 3 test -s "$rc"
+	[ "$(cat "$rc")" -eq 0 ]
+}
+
+@test "detach: refused while shedd runs, removes a shedd left behind; usage errors exit 2" {
+	shedd_start --verify off --port "$PORT" --rate 200
+	run ctl detach --iface "$IF_SRV"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"running"* ]]
+	xdp_attached
+	kill -KILL "$SHEDD_PID"
+	wait "$SHEDD_PID" || true
+	run ctl detach --iface "$IF_SRV"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	if xdp_attached; then false; fi
+	[ ! -e "$PIN_DIR" ]
+	# Nothing left: a runtime error, not a usage one.
+	run ctl status
+	echo "$output"
+	[ "$status" -eq 1 ]
+	for args in "" "bogus" "rate pin" "rate pin 0" "rate pin x" "prefix add 198.19.0.1/8 critical" \
+		"prefix add 198.19.0.0/16 nosuch" "detach" "status --interval 5ms" "top --json" \
+		"status extra" "--nosuch status"; do
+		run "$SHEDCTL" $args
+		echo "shedctl $args -> $status: $output"
+		[ "$status" -eq 2 ]
+	done
+	run "$SHEDCTL" rate --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Usage: shedctl rate pin N"* ]]
+}
+
+@test "a ctl_state of version 1 (an older shedd) is converted, and the controller resumes from it" {
+	shedd_start --verify off --port "$PORT" --controller aimd
+	kill -KILL "$SHEDD_PID"
+	wait "$SHEDD_PID" || true
+	# The version 1 layout: 4 x u32 (version 1, steady), 7 x u64 with the
+	# limit and the last good rate at 1234 SYN/s.
+	rm "$PIN_DIR/ctl_state"
+	bpftool map create "$PIN_DIR/ctl_state" type array key 4 value 72 entries 1 name ctl_state
+	le64() { printf '%016x' "$1" | sed 's/../& /g' | tr ' ' '\n' | grep . | tac | sed 's/^/0x/' | tr '\n' ' '; }
+	value="0x01 0 0 0  0 0 0 0  0 0 0 0  0 0 0 0 $(le64 1234000) $(le64 1234000) $(printf '0 %.0s' $(seq 40))"
+	bpftool map update pinned "$PIN_DIR/ctl_state" key 0 0 0 0 value $value
+	bpftool map dump pinned "$PIN_DIR/ctl_state"
+	shedd_start --verify off --port "$PORT" --controller aimd
+	cat "$TESTBED_TMP/shedd.log"
+	grep -q 'controller state of version 1 converted to version 2' "$TESTBED_TMP/shedd.log"
+	grep -q 'controller resumes: mode=steady stage=1 limit=1234/s last_good=1234/s' \
+		"$TESTBED_TMP/shedd.log"
+	sleep 0.3
+	[ "$(ctl_field version)" -eq 2 ]
+	ctl status --json --interval 200ms | jq -e '.controller == "aimd" and .daemon_running'
+}
+
+@test "the manual page lists every command and option exactly as --help shows them" {
+	page=$(MANWIDTH=200 man -l "$ROOT/man/shedctl.8" 2>/dev/null | col -b | tr -s ' ')
+	entries=$("$SHEDCTL" --help | sed -n '/^Commands:/,/^CLASS/p' | grep -E '^  [^ ]' |
+		sed -e 's/^  //' -e 's/  .*//')
+	echo "$entries"
+	[ "$(echo "$entries" | wc -l)" -eq 14 ]
+	missing=
+	while IFS= read -r e; do
+		grep -qF -- "$e" <<<"$page" || missing+="'$e' "
+	done <<<"$entries"
+	# And the other way: every option the page lists is in --help.
+	options=$(grep -oE '^ *-[a-zA-Z], --[a-z-]+' <<<"$page" | sed 's/^ *//')
+	[ "$(echo "$options" | wc -l)" -eq 6 ]
+	while IFS= read -r o; do
+		"$SHEDCTL" --help | grep -qF -- "$o" || missing+="'$o' (not in --help) "
+	done <<<"$options"
+	echo "missing: $missing"
+	[ -z "$missing" ]
+	# Each command's own help names it as the page does.
+	for c in status top prefix rate detach; do
+		"$SHEDCTL" "$c" --help | grep -q "^Usage: shedctl $c"
+	done
+}

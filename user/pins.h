@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* pins.h - shedctl's access to what shedd pinned under
+ * /sys/fs/bpf/shedd/[ns:INODE/]IFACE/: the maps, read and written by path,
+ * so it works while shedd runs and after it died. Every function returns 0
+ * or a negative errno and, on error, a message in the caller's buffer.
+ */
+#ifndef SHEDD_PINS_H
+#define SHEDD_PINS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "options.h"
+
+struct pins {
+	char dir[PATH_MAX];
+	int ncpus;
+	int stats_fd, rates_fd, ctl_state_fd, ctl_cmd_fd;
+	int prefix_fd[2], manual_fd[2]; /* [0] IPv4, [1] IPv6 */
+	__u32 ctl_state_size;           /* the pinned record's size (older: smaller) */
+};
+
+/* Enter the network namespace /run/netns/@netns ("" or NULL: stay). */
+int pins_enter_netns(const char *netns, char *err, size_t errlen);
+
+/* The pin folder of @iface in the current network namespace; with @iface
+ * NULL or "", the only interface that has pins there (an error names them
+ * when there are several, or says there are none). @iface_out gets the
+ * name. */
+int pins_find(char *dir, size_t len, const char *iface, char *iface_out, size_t iface_len,
+	      char *err, size_t errlen);
+
+/* Open the maps under @dir. The stats map must be there; ctl_state,
+ * ctl_cmd and the manual maps may be missing (an older shedd): their fd is
+ * -1. */
+int pins_open(struct pins *p, const char *dir, char *err, size_t errlen);
+void pins_close(struct pins *p);
+
+/* Whether a shedd holds the interface now (the lock on the pin folder). */
+bool pins_daemon_running(const struct pins *p);
+
+/* The stats summed over every CPU. */
+int pins_read_stats(struct pins *p, struct shedd_stats *sum, char *err, size_t errlen);
+/* The rate records of every class (rate_per_sec summed is the limit the
+ * program sheds at). */
+int pins_read_rates(struct pins *p, __u64 rate_per_sec[SHEDD_NR_CLASSES], char *err,
+		    size_t errlen);
+/* The controller's record; one of an older version is zero beyond it.
+ * -ENOENT when there is none (never written, or no such map). */
+int pins_read_ctl(struct pins *p, struct shedd_ctl_state *st, char *err, size_t errlen);
+int pins_read_cmd(struct pins *p, struct shedd_ctl_cmd *cmd, char *err, size_t errlen);
+int pins_write_cmd(struct pins *p, const struct shedd_ctl_cmd *cmd, char *err, size_t errlen);
+
+/* Manual prefixes: recorded in manual_v4/v6 and written into the LPM maps
+ * the program reads. add replaces the class of a prefix already there
+ * (keeping a configured one's class in the record); del removes a manual
+ * prefix and puts back the configured class it replaced, if any (-ENOENT
+ * if it is not a manual prefix; -EPERM if it is a configured one, which
+ * shedd owns). */
+int pins_prefix_add(struct pins *p, const struct prefix_rule *r, char *err, size_t errlen);
+int pins_prefix_del(struct pins *p, const struct prefix_rule *r, char *err, size_t errlen);
+
+/* One entry of the LPM maps, for list. */
+struct pins_prefix {
+	struct prefix_rule rule;
+	bool manual;   /* recorded by shedctl (else: shedd's configuration) */
+	__u32 config_cls; /* manual: the configured class it replaced, or
+			   * SHEDD_NO_CLASS */
+	bool applied;  /* in the LPM map (a manual one not yet applied: false) */
+};
+/* Every prefix of the LPM maps and every manual one, IPv4 first; *@out is
+ * malloc'd (free it), *@n its length. */
+int pins_prefix_list(struct pins *p, struct pins_prefix **out, int *n, char *err,
+		     size_t errlen);
+
+#endif /* SHEDD_PINS_H */
