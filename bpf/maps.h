@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* maps.h - the maps of the XDP program. Layouts come from include/shedd.h.
- * Userspace writes settings, ports, prefix_v4, prefix_v6, rates and
- * ctl_state; the program writes reserve, buckets, stats, rst_budget,
+ * Userspace writes settings, ports, prefix_v4, prefix_v6, rates,
+ * ctl_state and daemon_stats; the program writes reserve, buckets, stats, rst_budget,
  * cookie_budget and refresh. The daemon pins every map by name.
  */
 #ifndef SHEDD_MAPS_H
@@ -77,5 +77,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct shedd_ctl_state);
 } ctl_state SEC(".maps");
+
+/* The daemon's own counters (Prometheus metrics that must survive a
+ * restart); like ctl_state, pinned here with BTF, never read by the program. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shedd_daemon_stats);
+} daemon_stats SEC(".maps");
 
 #endif /* SHEDD_MAPS_H */

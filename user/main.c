@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "loader.h"
+#include "metrics.h"
 #include "options.h"
 #include "signals.h"
 #include "status.h"
@@ -80,7 +81,21 @@ struct daemon {
 	double last_status;
 	__u64 last_tick_ns;
 	__u64 skipped;                  /* ticks skipped after stalls */
+	struct metrics metrics;         /* counters and the /metrics endpoint */
 };
+
+/* Hand the tick's figures to the metrics (@r NULL: publish, count nothing). */
+static void publish_metrics(struct daemon *d, const struct signal_report *r)
+{
+	const struct aimd_state *cs = &d->ts.cs;
+
+	metrics_tick(&d->metrics, &d->l, &(struct metrics_tick){
+		.percpu = d->prev, .ncpus = d->l.ncpus, .sig = r, .limit = d->ts.limit,
+		.rates = d->rates, .demand = d->ts.demand, .aimd = d->tp.aimd,
+		.mode = cs->mode, .stage = cs->stage, .why = cs->why,
+		.last_good = cs->last_good, .peak_accept = cs->peak_accept,
+		.skipped = d->skipped });
+}
 
 static int write_rates(struct daemon *d)
 {
@@ -248,6 +263,7 @@ static int tick(struct daemon *d)
 		tell_mode(d, was, stage, why);
 	if ((err = write_rates(d)) || (err = save_controller(d)))
 		return err;
+	publish_metrics(d, &r);
 
 	if (t - d->last_status >= 1.0) {
 		struct shedd_stats sum;
@@ -374,6 +390,10 @@ static int run(struct shedd_options *o)
 		goto out;
 	}
 	stats_sum(d.prev, n, &d.status_prev);
+	/* Before attaching: a metrics address that cannot be had stops us. */
+	if ((err = metrics_open(&d.metrics, &d.l, o->metrics_addr, o->iface,
+				o->nr_backend_ports > 0)))
+		goto out;
 	/* A fresh program starts with an even split; an adopted one keeps its
 	 * rates until the first tick has measured demand. */
 	if (!d.l.adopted) {
@@ -383,6 +403,7 @@ static int run(struct shedd_options *o)
 	}
 	if ((err = save_controller(&d)))
 		goto out;
+	publish_metrics(&d, NULL);
 	/* Only now, with every map written, does the program see a packet. */
 	if ((err = loader_attach(&d.l, o)))
 		goto out;
@@ -421,6 +442,7 @@ static int run(struct shedd_options *o)
 			break;
 	}
 out:
+	metrics_close(&d.metrics);
 	signals_close(&d.sig);
 	if (!o->latency_socket_set && d.l.ns_tag[0]) {
 		char dir[sizeof(o->latency_socket)];
@@ -461,6 +483,12 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (ret == OPTIONS_ERROR) {
+		fprintf(stderr, "shedd: %s\n", err_msg);
+		options_free(&o);
+		return 2;
+	}
+	if (!o.remove && metrics_parse_addr(o.metrics_addr, &(struct sockaddr_storage){ 0 },
+					    &(socklen_t){ 0 }, err_msg, sizeof(err_msg)) < 0) {
 		fprintf(stderr, "shedd: %s\n", err_msg);
 		options_free(&o);
 		return 2;

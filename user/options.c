@@ -78,6 +78,8 @@ static const char usage_text[] =
 	"                             4000000; 0: none, SYNs to verify are shed)\n"
 	"      --verify-hold DUR      how long a CPU that shed a class keeps answering\n"
 	"                             it with cookies (shedding mode; default 10s)\n"
+	"      --metrics-addr ADDR:PORT|none  Prometheus metrics over HTTP at /metrics\n"
+	"                             ([IPV6]:PORT too; default 127.0.0.1:9464)\n"
 	"  -m, --xdp-mode native|generic  XDP attach mode (default native)\n"
 	"  -t, --tick-ms MS           control tick (default 100)\n"
 	"  -n, --netns NAME           run in network namespace /run/netns/NAME\n"
@@ -522,6 +524,7 @@ static void options_init(struct shedd_options *o)
 	o->verify[SHEDD_SHEDDABLE] = SHEDD_VERIFY_SHEDDING;
 	o->cookie_rate_per_sec = DEFAULT_COOKIE_RATE_PER_SEC;
 	o->verify_hold_ns = DEFAULT_VERIFY_HOLD_NS;
+	snprintf(o->metrics_addr, sizeof(o->metrics_addr), "127.0.0.1:9464");
 }
 
 void options_free(struct shedd_options *o)
@@ -550,6 +553,7 @@ enum {
 	OPT_VERIFY_HOLD,
 	OPT_BACKEND_PORT,
 	OPT_LATENCY_GROUP,
+	OPT_METRICS_ADDR,
 };
 
 static const struct option long_opts[] = {
@@ -579,6 +583,7 @@ static const struct option long_opts[] = {
 	{ "handoff", required_argument, NULL, OPT_HANDOFF },
 	{ "cookie-rate", required_argument, NULL, OPT_COOKIE_RATE },
 	{ "verify-hold", required_argument, NULL, OPT_VERIFY_HOLD },
+	{ "metrics-addr", required_argument, NULL, OPT_METRICS_ADDR },
 	{ "xdp-mode", required_argument, NULL, 'm' },
 	{ "tick-ms", required_argument, NULL, 't' },
 	{ "netns", required_argument, NULL, 'n' },
@@ -800,6 +805,13 @@ int options_parse(int argc, char **argv, struct shedd_options *o,
 				return OPTIONS_ERROR;
 			}
 			strcpy(o->netns, optarg);
+			break;
+		case OPT_METRICS_ADDR:
+			if (!*optarg || strlen(optarg) >= sizeof(o->metrics_addr)) {
+				errf(err, errlen, "--metrics-addr: '%s' is not ADDR:PORT or none", optarg);
+				return OPTIONS_ERROR;
+			}
+			strcpy(o->metrics_addr, optarg);
 			break;
 		case 'k':
 			o->keep_on_exit = true;

@@ -98,6 +98,7 @@ struct shedd_options {
 	enum handoff_choice handoff;
 	__u64 cookie_rate_per_sec; /* --cookie-rate: per CPU */
 	__u64 verify_hold_ns;     /* --verify-hold */
+	char metrics_addr[64];    /* --metrics-addr ADDR:PORT, [IPV6]:PORT or none */
 };
 
 enum options_result {
