@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* maps.h - the maps of the XDP program. Layouts come from include/shedd.h.
- * Userspace writes settings, ports, prefix_v4, prefix_v6, rates,
- * ctl_state and daemon_stats; the program writes reserve, buckets, stats, rst_budget,
+ * Userspace writes settings, ports, prefix_v4, prefix_v6, rates, ctl_state
+ * and daemon_stats; the program writes reserve, buckets, stats, rst_budget,
  * cookie_budget and refresh. The daemon pins every map by name.
  */
 #ifndef SHEDD_MAPS_H

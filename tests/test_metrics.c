@@ -167,7 +167,8 @@ static void test_format_shape(void **state)
 	out = format(&s);
 	assert_non_null(strstr(out, "shedd_syn_packets_total{iface=\"a\\\"b\\\\c\",class=\"critical\","
 				    "verdict=\"admitted\"} 42\n"));
-	assert_non_null(strstr(out, "shedd_controller_mode{iface=\"a\\\"b\\\\c\",mode=\"recovering\"} 1\n"));
+	assert_non_null(strstr(out, "shedd_controller_mode{iface=\"a\\\"b\\\\c\","
+				    "mode=\"recovering\"} 1\n"));
 	assert_non_null(strstr(out, "shedd_controller_mode{iface=\"a\\\"b\\\\c\",mode=\"steady\"} 0\n"));
 	assert_non_null(strstr(out, "shedd_ramp_stage{iface=\"a\\\"b\\\\c\"} 2\n"));
 	assert_non_null(strstr(out, "shedd_admit_limit_syn_per_second{iface=\"a\\\"b\\\\c\"} 1234.5\n"));

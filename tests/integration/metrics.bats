@@ -188,6 +188,7 @@ prom_query() {
 @test "a real Prometheus scrapes shedd and PromQL agrees with the pinned counters" {
 	shedd_start --verify off --port "$PORT" --rate 200 --burst 20
 	listener_start
+	# A namespace of the test's own: nothing else listens there.
 	PROM_PORT=19090
 	local dir=$BATS_TEST_TMPDIR/prom
 	mkdir -p "$dir/data"
