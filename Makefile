@@ -256,8 +256,8 @@ fuzz: $(OUTPUT)/fuzz_xdp fuzz-logline
 		SHEDD_FUZZ_SECONDS=3600 $(OUTPUT)/fuzz_xdp
 
 # The sanitized daemon also runs the lifecycle integration tests (load,
-# adopt, remove; the tc hand-off's too), where a leak or an overflow fails
-# the test.
+# adopt, remove; the tc hand-off's too) and the metrics endpoint's, where a
+# leak or an overflow fails the test.
 san: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory SAN=1 all $(subst .output,.output-san,$(UNIT_TESTS) \
@@ -265,7 +265,7 @@ san: deps
 	$(Q)SHEDD=$(CURDIR)/.output-san/shedd prove -v --exec tests/exec.sh \
 		$(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS)) \
 		tests/integration/lifecycle.bats tests/integration/logfeed.bats \
-		tests/integration/verify.bats
+		tests/integration/verify.bats tests/integration/metrics.bats
 
 clean:
 	$(call msg,CLEAN,)

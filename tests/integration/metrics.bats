@@ -119,6 +119,10 @@ counters_monotonic() {
 	[[ "$output" == *'href="/metrics"'* ]]
 	run in_srv curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:9464/other
 	[ "$output" = 404 ]
+	# It stops cleanly with the HTTP thread (a sanitized build's leaks or
+	# errors would show in the exit status).
+	kill -TERM "$SHEDD_PID"
+	wait "$SHEDD_PID"
 }
 
 @test "the counters are the pinned stats map's, summed over CPUs" {
@@ -295,6 +299,8 @@ prom_query() {
 	shedd_start --verify off --port "$PORT" --rate 100 --metrics-addr '[::1]:9465'
 	in_srv curl -sS --fail --max-time 5 'http://[::1]:9465/metrics' >"$BATS_TEST_TMPDIR/m6.txt"
 	grep -q '^shedd_build_info{' "$BATS_TEST_TMPDIR/m6.txt"
+	kill -TERM "$SHEDD_PID"
+	wait "$SHEDD_PID"
 }
 
 @test "the Grafana dashboard is JSON and queries only metrics a live shedd exposes" {
