@@ -164,7 +164,11 @@ static void test_format_shape(void **state)
 	for (i = 0; i < 100; i++)
 		agg_add(&a, (__u64)i * 1000000);
 	metrics_hist_add(&s.d.sojourn, &a);
+	s.d.latency.sum_ns = 41819225;
 	out = format(&s);
+	/* Numbers as short as they read back exactly. */
+	assert_non_null(strstr(out, "shedd_service_latency_seconds_sum{iface=\"a\\\"b\\\\c\"} "
+				    "0.041819225\n"));
 	assert_non_null(strstr(out, "shedd_syn_packets_total{iface=\"a\\\"b\\\\c\",class=\"critical\","
 				    "verdict=\"admitted\"} 42\n"));
 	assert_non_null(strstr(out, "shedd_controller_mode{iface=\"a\\\"b\\\\c\","

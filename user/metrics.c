@@ -146,7 +146,14 @@ static void sample_u64(struct out *o, const char *name, const char *extra, __u64
 
 static void sample_f(struct out *o, const char *name, const char *extra, double v)
 {
-	fprintf(o->f, "%s{iface=\"%s\"%s%s} %.17g\n", name, o->iface, *extra ? "," : "", extra, v);
+	char num[32];
+
+	/* The shortest of 15 or 17 digits that reads back as the same double:
+	 * 0.041819225, not 0.041819225000000002. */
+	snprintf(num, sizeof(num), "%.15g", v);
+	if (strtod(num, NULL) != v)
+		snprintf(num, sizeof(num), "%.17g", v);
+	fprintf(o->f, "%s{iface=\"%s\"%s%s} %s\n", name, o->iface, *extra ? "," : "", extra, num);
 }
 
 static void counter1(struct out *o, const char *name, const char *help, __u64 v)
