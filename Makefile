@@ -21,6 +21,7 @@ USER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(SAN_FLAGS) \
 	-Iinclude -Iuser -I$(OUTPUT)
 LIBBPF_LIBS := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 INIH_LIBS := $(shell $(PKG_CONFIG) --libs inih 2>/dev/null || echo -linih)
+MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null || echo -lcmocka)
 SERVICE_LIBS := $(shell $(PKG_CONFIG) --libs libsystemd libcap-ng 2>/dev/null || echo -lsystemd -lcap-ng)
 NCURSES_CFLAGS := $(shell $(PKG_CONFIG) --cflags ncursesw 2>/dev/null)
@@ -42,7 +43,8 @@ SKEL := $(OUTPUT)/shedd.skel.h $(OUTPUT)/sojourn.skel.h $(OUTPUT)/handoff.skel.h
 USER_SRCS := user/alloc.c user/options.c user/loader.c user/status.c user/aimd.c \
 	user/signals.c user/signal_parse.c user/sample_agg.c user/tick.c \
 	user/kernel_features.c user/probe.c user/logline.c user/config.c \
-	user/reload.c user/log.c user/service.c user/ctl.c user/ctl_state.c
+	user/reload.c user/log.c user/service.c user/ctl.c user/ctl_state.c \
+	user/metrics.c user/metrics_http.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
 BIN := shedd
 CTL_BIN := shedctl
@@ -53,7 +55,7 @@ endif
 UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options \
 	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_signals $(OUTPUT)/test_spread \
 	$(OUTPUT)/test_kernel_features $(OUTPUT)/test_status $(OUTPUT)/test_auto_target \
-	$(OUTPUT)/test_logline $(OUTPUT)/test_log $(OUTPUT)/test_ctl
+	$(OUTPUT)/test_logline $(OUTPUT)/test_log $(OUTPUT)/test_ctl $(OUTPUT)/test_metrics
 XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/fuzz_xdp
 # libFuzzer targets (clang): `make test` gives each a few seconds.
 FUZZ_TESTS := $(OUTPUT)/fuzz_logline $(OUTPUT)/fuzz_config $(OUTPUT)/fuzz_options \
@@ -83,7 +85,7 @@ help:
 	@echo '  test-unit        unit tests: need neither root nor clang nor bpftool'
 	@echo '                   (bucket, allocator, options, aimd, simulation, signals,'
 	@echo '                   kernel features, status counters, log lines, daemon log,'
-	@echo '                   rate pin)'
+	@echo '                   rate pin, metrics)'
 	@echo '  demo             install deps, build, run shedd against a SYN flood on a namespace testbed'
 	@echo '  experiments      goodput against offered load with and without shedd, the SYN'
 	@echo '                   flood, and nginx/HAProxy in front (root; all three by default,'
@@ -142,16 +144,17 @@ $(OUTPUT)/shedctl.o: user/shedctl.c user/*.h include/*.h | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(NCURSES_CFLAGS) -c $< -o $@
 $(OUTPUT)/signals.o: $(OUTPUT)/sojourn.skel.h
+$(OUTPUT)/metrics_http.o: $(OUTPUT)/shedd.skel.h
 
 $(BIN): $(OUTPUT)/main.o $(USER_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LIBBPF_LIBS) $(INIH_LIBS) $(SERVICE_LIBS) -lm -pthread -o $@
+	$(Q)$(CC) $(LDFLAGS) $^ $(LIBBPF_LIBS) $(INIH_LIBS) $(SERVICE_LIBS) $(MHD_LIBS) -lm -pthread -o $@
 
 # shedctl: the operator's tool, from the pins (user/pins.c); detach is the
 # loader's --remove.
 $(CTL_BIN): $(OUTPUT)/shedctl.o $(OUTPUT)/pins.o $(USER_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LIBBPF_LIBS) $(INIH_LIBS) $(SERVICE_LIBS) $(NCURSES_LIBS) -lm -pthread -o $@
+	$(Q)$(CC) $(LDFLAGS) $^ $(LIBBPF_LIBS) $(INIH_LIBS) $(SERVICE_LIBS) $(MHD_LIBS) $(NCURSES_LIBS) -lm -pthread -o $@
 
 $(OUTPUT)/test_bucket: tests/test_bucket.c include/*.h | $(OUTPUT)
 	$(call msg,TEST,$@)
@@ -187,6 +190,11 @@ $(OUTPUT)/test_ctl: tests/test_ctl.c $(OUTPUT)/ctl_state.o $(OUTPUT)/tick.o $(OU
 $(OUTPUT)/test_logline: tests/test_logline.c $(OUTPUT)/logline.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -o $@
+
+$(OUTPUT)/test_metrics: tests/test_metrics.c $(OUTPUT)/metrics.o $(OUTPUT)/options.o \
+		$(OUTPUT)/config.o $(OUTPUT)/aimd.o $(OUTPUT)/logline.o $(OUTPUT)/sample_agg.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) $(INIH_LIBS) -lm -o $@
 
 $(OUTPUT)/test_sim: tests/test_sim.c tests/splitmix.h include/*.h $(OUTPUT)/tick.o $(OUTPUT)/aimd.o \
 		$(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o
@@ -299,8 +307,8 @@ fuzz: $(OUTPUT)/fuzz_xdp fuzz-logline
 
 # The sanitized daemon also runs the lifecycle integration tests (load,
 # adopt, remove; the tc hand-off's too; under a service manager, with fewer
-# capabilities), and the sanitized shedctl its own, where a leak or an
-# overflow fails the test.
+# capabilities; the metrics endpoint's), and the sanitized shedctl its own,
+# where a leak or an overflow fails the test.
 san: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory SAN=1 all $(subst .output,.output-san,$(UNIT_TESTS) \
@@ -310,7 +318,8 @@ san: deps
 		$(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS)) \
 		tests/integration/lifecycle.bats tests/integration/logfeed.bats \
 		tests/integration/verify.bats tests/integration/reload.bats \
-		tests/integration/service.bats tests/integration/shedctl.bats
+		tests/integration/service.bats tests/integration/shedctl.bats \
+		tests/integration/metrics.bats
 
 # install: PREFIX (default /usr/local) is where the files will live,
 # DESTDIR a staging root to put them under (packaging, tests); the

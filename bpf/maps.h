@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* maps.h - the maps of the XDP program. Layouts come from include/shedd.h.
  * Userspace writes settings, ports, prefix_v4, prefix_v6, rates,
- * ctl_state, ctl_cmd, manual_v4 and manual_v6; the program writes reserve, buckets, stats, rst_budget,
- * cookie_budget and refresh. The daemon pins every map by name.
+ * ctl_state, ctl_cmd, manual_v4, manual_v6 and daemon_stats; the program
+ * writes reserve, buckets, stats, rst_budget, cookie_budget and refresh. The daemon pins every map by name.
  */
 #ifndef SHEDD_MAPS_H
 #define SHEDD_MAPS_H
@@ -101,5 +101,14 @@ struct {
 	__type(key, struct shedd_lpm_v6);
 	__type(value, struct shedd_manual_prefix);
 } manual_v6 SEC(".maps");
+
+/* The daemon's own counters (Prometheus metrics that must survive a
+ * restart); like ctl_state, pinned here with BTF, never read by the program. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shedd_daemon_stats);
+} daemon_stats SEC(".maps");
 
 #endif /* SHEDD_MAPS_H */

@@ -414,6 +414,42 @@ struct shedd_manual_prefix {
 			   * manual prefix puts back */
 };
 
+/* daemon_stats: written by the daemon only, every tick. ARRAY with one
+ * entry. What the daemon counts (not the program), cumulative, so the
+ * Prometheus counters built from it continue across a restart, as those of
+ * the stats map do: an adopting shedd loads it and carries on. The program
+ * never reads it. Histograms hold one count per bound of the exposition
+ * (user/metrics.c, SHEDD_HIST_BOUNDS, not cumulative) and one above them.
+ * version 0 means never written; another version is started afresh. */
+#define SHEDD_DAEMON_STATS_VERSION 1
+#define SHEDD_HIST_BOUNDS 18          /* le bounds of an exposed histogram */
+#define SHEDD_OVERLOAD_REASONS 5      /* sojourn, depth, overflow, latency, stall */
+#define SHEDD_LATENCY_REFUSALS 16     /* refused datagrams, by reason (logline.h) */
+struct shedd_daemon_hist {
+	__u64 bucket[SHEDD_HIST_BOUNDS + 1]; /* per bound; the last is above all */
+	__u64 count;
+	__u64 sum_ns;
+};
+struct shedd_daemon_stats {
+	__u32 version;           /* SHEDD_DAEMON_STATS_VERSION once written */
+	__u32 _pad;
+	__u64 ticks;             /* control ticks run */
+	__u64 ticks_skipped;     /* ticks skipped after stalls of the daemon */
+	__u64 overload_ticks;    /* ticks the controller judged overloaded */
+	__u64 overload[SHEDD_OVERLOAD_REASONS]; /* of which, by reason (a tick
+						  * may have several) */
+	__u64 listen_overflows;  /* TcpExtListenOverflows seen grow */
+	__u64 listen_drops;      /* TcpExtListenDrops seen grow */
+	__u64 listener_drops;    /* drops of the protected and backend listeners */
+	__u64 latency_served;    /* latency samples of answered requests */
+	__u64 latency_unserved;  /* samples of requests not answered (499, 5xx) */
+	__u64 latency_lost;      /* samples their senders could not send */
+	__u64 latency_refused[SHEDD_LATENCY_REFUSALS]; /* datagrams refused */
+	struct shedd_daemon_hist sojourn;         /* protected listeners */
+	struct shedd_daemon_hist backend_sojourn; /* --backend-port listeners */
+	struct shedd_daemon_hist latency;         /* service latency samples */
+};
+
 #ifndef __bpf__
 _Static_assert(sizeof(struct shedd_class_rate) == 48, "shedd_class_rate is a map value");
 _Static_assert(sizeof(struct shedd_rate) == 56, "shedd_rate is a map value");
@@ -429,6 +465,9 @@ _Static_assert(sizeof(struct shedd_ctl_state) == 8 * 4 + 18 * 8 + 2 * 4, "shedd_
 _Static_assert(SHEDD_CTL_STATE_V1_SIZE == 4 * 4 + 7 * 8, "version 1 of shedd_ctl_state");
 _Static_assert(sizeof(struct shedd_ctl_cmd) == 24, "shedd_ctl_cmd is a map value");
 _Static_assert(sizeof(struct shedd_manual_prefix) == 8, "shedd_manual_prefix is a map value");
+_Static_assert(sizeof(struct shedd_daemon_stats) ==
+	       8 + (9 + SHEDD_OVERLOAD_REASONS + SHEDD_LATENCY_REFUSALS +
+		    3 * (SHEDD_HIST_BOUNDS + 3)) * 8, "shedd_daemon_stats is a map value");
 _Static_assert(sizeof(struct shedd_lpm_v4) == 8, "LPM key");
 _Static_assert(sizeof(struct shedd_lpm_v6) == 20, "LPM key");
 #endif

@@ -25,13 +25,16 @@ set -eu
 #                    with man --warnings
 #   libncurses-dev   shedctl top's screen (ncursesw)
 #   tmux             shedctl.bats reads shedctl top's screen from a tmux pane
+#   libmicrohttpd-dev  the HTTP server of shedd's Prometheus metrics endpoint
+#   prometheus curl  metrics.bats: promtool on a live scrape, a real
+#                    Prometheus (in a test namespace only) that scrapes shedd
 #   nginx haproxy    the reverse proxies whose request logs feed shedd's
 #                    latency signal (tests and the proxy experiment run them
 #                    inside test namespaces only; see below)
 PKGS="clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev gcc make pkg-config \
 libcmocka-dev libinih-dev bats iproute2 perl jq ethtool nftables procps util-linux \
 libsystemd-dev libcap-ng-dev libcap-ng-utils systemd python3 man-db libncurses-dev tmux \
-nginx haproxy"
+libmicrohttpd-dev prometheus curl nginx haproxy"
 
 missing=""
 for p in $PKGS; do
@@ -48,10 +51,11 @@ fi
 echo "deps.sh: installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-# nginx's and haproxy's packages start a service on the host when they are
-# installed. shedd only ever runs them inside its test namespaces, so
-# installation is told not to start anything (policy-rc.d exiting 101 is
-# Debian's way to say so), unless the machine has a policy of its own.
+# nginx's, haproxy's and prometheus' packages start a service on the host
+# when they are installed. shedd only ever runs them inside its test
+# namespaces, so installation is told not to start anything (policy-rc.d
+# exiting 101 is Debian's way to say so), unless the machine has a policy of
+# its own.
 policy=/usr/sbin/policy-rc.d
 made_policy=""
 if [ ! -e "$policy" ]; then

@@ -46,7 +46,7 @@
 static const char *const pinned_names[] = {
 	"settings", "ports", "prefix_v4", "prefix_v6", "rates", "reserve", "buckets", "stats",
 	"rst_budget", "ctl_state", "cookie_budget", "refresh", "mss_cache", "proven",
-	"handoff_stats", "handoff", "ctl_cmd", "manual_v4", "manual_v6",
+	"handoff_stats", "handoff", "ctl_cmd", "manual_v4", "manual_v6", "daemon_stats",
 };
 
 static int enter_netns(const char *name)
@@ -930,6 +930,24 @@ int loader_write_ctl(struct loader *l, const struct shedd_ctl_state *st)
 	__u32 zero = 0;
 
 	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.ctl_state), &zero, st, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int loader_read_daemon_stats(struct loader *l, struct shedd_daemon_stats *st)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.daemon_stats), &zero, st))
+		return -errno;
+	return 0;
+}
+
+int loader_write_daemon_stats(struct loader *l, const struct shedd_daemon_stats *st)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.daemon_stats), &zero, st, BPF_ANY))
 		return -errno;
 	return 0;
 }

@@ -60,6 +60,10 @@ int loader_netns_tag(char *tag, size_t len);
 int loader_read_ctl(struct loader *l, struct shedd_ctl_state *st);
 int loader_write_ctl(struct loader *l, const struct shedd_ctl_state *st);
 
+/* The daemon's pinned counters (daemon_stats). */
+int loader_read_daemon_stats(struct loader *l, struct shedd_daemon_stats *st);
+int loader_write_daemon_stats(struct loader *l, const struct shedd_daemon_stats *st);
+
 /* Write settings, ports and prefixes. New entries go in before stale ones
  * are deleted, so an adopted program never sees a half-written set. With
  * verified admission, first the sysctls its hand-off needs (probe.h). */

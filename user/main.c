@@ -17,6 +17,7 @@
 #include "ctl.h"
 #include "loader.h"
 #include "log.h"
+#include "metrics.h"
 #include "options.h"
 #include "reload.h"
 #include "service.h"
@@ -98,7 +99,21 @@ struct daemon {
 	__u64 last_tick_ns;
 	__u64 skipped;                  /* ticks skipped after stalls */
 	struct ctl ctl;                 /* the operator's commands (shedctl) */
+	struct metrics metrics;         /* counters and the /metrics endpoint */
 };
+
+/* Hand the tick's figures to the metrics (@r NULL: publish, count nothing). */
+static void publish_metrics(struct daemon *d, const struct signal_report *r)
+{
+	const struct aimd_state *cs = &d->ts.cs;
+
+	metrics_tick(&d->metrics, &d->l, &(struct metrics_tick){
+		.percpu = d->prev, .ncpus = d->l.ncpus, .sig = r, .limit = d->ts.limit,
+		.rates = d->rates, .demand = d->ts.demand, .aimd = d->tp.aimd,
+		.mode = cs->mode, .stage = cs->stage, .why = cs->why,
+		.last_good = cs->last_good, .peak_accept = cs->peak_accept,
+		.skipped = d->skipped });
+}
 
 static int write_rates(struct daemon *d)
 {
@@ -271,6 +286,7 @@ static int tick(struct daemon *d)
 		tell_mode(d, was, stage, why);
 	if ((err = write_rates(d)) || (err = save_controller(d)))
 		return err;
+	publish_metrics(d, &r);
 
 	/* The status line: logged every --status-interval (never with 0); its
 	 * short form goes to the service manager as STATUS= at the same pace,
@@ -380,6 +396,10 @@ static int run(struct shedd_options *o)
 		goto out;
 	}
 	stats_sum(d.prev, n, &d.status_prev);
+	/* Before attaching: a metrics address that cannot be had stops us. */
+	if ((err = metrics_open(&d.metrics, &d.l, o->metrics_addr, o->iface,
+				o->nr_backend_ports > 0)))
+		goto out;
 	/* A fresh program starts with an even split; an adopted one keeps its
 	 * rates until the first tick has measured demand. */
 	if (!d.l.adopted) {
@@ -389,6 +409,7 @@ static int run(struct shedd_options *o)
 	}
 	if ((err = save_controller(&d)))
 		goto out;
+	publish_metrics(&d, NULL);
 	/* Only now, with every map written, does the program see a packet. */
 	if ((err = loader_attach(&d.l, o)))
 		goto out;
@@ -397,6 +418,9 @@ static int run(struct shedd_options *o)
 	 * needs only what service_drop_caps() keeps. */
 	if (service_drop_caps())
 		log_warn("could not drop capabilities; running with those it was given");
+	/* After the drop: the thread that parses requests holds nothing. */
+	if ((err = metrics_start(&d.metrics)))
+		goto out;
 	log_notice("%s %s (ifindex %d, %d CPUs), %s rate %.0f SYN/s, pins in %s",
 		   d.l.adopted ? "adopted the running shedd on" : "attached to", o->iface,
 		   d.l.ifindex, n, d.tp.aimd ? "aimd, start" : "fixed",
@@ -445,6 +469,7 @@ static int run(struct shedd_options *o)
 	}
 	service_stopping();
 out:
+	metrics_close(&d.metrics);
 	signals_close(&d.sig);
 	if (!o->latency_socket_set && d.l.ns_tag[0]) {
 		char dir[sizeof(o->latency_socket)];
@@ -491,6 +516,12 @@ int main(int argc, char **argv)
 		log_err("%s", err_msg);
 		options_free(&o);
 		return SHEDD_EXIT_USAGE;
+	}
+	if (!o.remove && metrics_parse_addr(o.metrics_addr, &(struct sockaddr_storage){ 0 },
+					    &(socklen_t){ 0 }, err_msg, sizeof(err_msg)) < 0) {
+		fprintf(stderr, "shedd: %s\n", err_msg);
+		options_free(&o);
+		return 2;
 	}
 	verbosity = o.verbose;
 	libbpf_set_print(libbpf_print);

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* test_metrics.c - the pure half of the metrics: kernel histogram buckets
+ * onto Prometheus bounds, the daemon's counting, the exposition's shape
+ * (one HELP and TYPE per family, cumulative buckets, escaped labels) and
+ * the --metrics-addr parser.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <cmocka.h>
+
+#include "aimd.h"
+#include "metrics.h"
+#include "sample_agg.h"
+
+/* Every kernel bucket counts under a bound none of its values passes, and
+ * under the smallest such bound, so no sample is reported late by more
+ * than its own bucket. */
+static void test_slot_never_below_a_value(void **state)
+{
+	__u32 i;
+	int prev = 0;
+
+	for (i = 0; i < HIST_BUCKETS - 1; i++) {
+		int s = metrics_hist_slot(i);
+		__u64 top = hist_lower_ns(i + 1); /* first value beyond the bucket */
+
+		assert_true(s >= prev);
+		prev = s;
+		if (s < SHEDD_HIST_BOUNDS)
+			assert_true(top <= metrics_hist_bounds_ns[s]);
+		if (s > 0)
+			assert_true(top > metrics_hist_bounds_ns[s - 1]);
+	}
+	/* The last kernel bucket also holds everything above it. */
+	assert_int_equal(metrics_hist_slot(HIST_BUCKETS - 1), SHEDD_HIST_BOUNDS);
+}
+
+static void test_bounds_increase(void **state)
+{
+	int b;
+
+	for (b = 1; b < SHEDD_HIST_BOUNDS; b++)
+		assert_true(metrics_hist_bounds_ns[b] > metrics_hist_bounds_ns[b - 1]);
+}
+
+/* Samples land at or under the first bound at or above them, within a
+ * bucket's width (12.5 %). */
+static void test_hist_add(void **state)
+{
+	static const __u64 values[] = { 0, 1000, 99000, 2000000, 4900000, 5000000, 40000000,
+					 900000000, 59000000000ULL, 100000000000ULL };
+	struct shedd_daemon_hist h;
+	size_t k;
+
+	for (k = 0; k < sizeof(values) / sizeof(values[0]); k++) {
+		struct sample_agg a;
+		int b, at = -1;
+
+		memset(&a, 0, sizeof(a));
+		memset(&h, 0, sizeof(h));
+		agg_add(&a, values[k]);
+		metrics_hist_add(&h, &a);
+		assert_int_equal(h.count, 1);
+		assert_int_equal(h.sum_ns, values[k]);
+		for (b = 0; b <= SHEDD_HIST_BOUNDS; b++)
+			if (h.bucket[b])
+				at = b;
+		assert_true(at >= 0);
+		if (at < SHEDD_HIST_BOUNDS) {
+			assert_true(values[k] <= metrics_hist_bounds_ns[at]);
+			/* Past a bound it is at or under only when its bucket
+			 * straddles that bound: within 12.5 % under it. */
+			if (at > 0)
+				assert_true((double)values[k] * 1.125 >
+					    (double)metrics_hist_bounds_ns[at - 1]);
+		} else {
+			assert_true(values[k] > metrics_hist_bounds_ns[SHEDD_HIST_BOUNDS - 1] / 1.125);
+		}
+	}
+}
+
+static void test_count(void **state)
+{
+	struct shedd_daemon_stats d;
+	struct signal_report r;
+
+	memset(&d, 0, sizeof(d));
+	memset(&r, 0, sizeof(r));
+	r.have_netstat = true;
+	r.overflows = 3;
+	r.drops = 5;
+	r.have_latency = true;
+	agg_add(&r.latency, 1000000);
+	agg_add(&r.latency, 2000000);
+	agg_add(&r.latency, 3000000);
+	r.latency_served = 2;
+	r.latency_lost = 7;
+	r.latency_why[LOGLINE_REJ_RANGE] = 4;
+	metrics_count(&d, &r, true, AIMD_WHY_DEPTH | AIMD_WHY_LATENCY);
+	metrics_count(&d, &r, true, 0);
+	/* A fixed rate has no verdicts, whatever why says. */
+	metrics_count(&d, &r, false, AIMD_WHY_SOJOURN);
+	assert_int_equal(d.version, SHEDD_DAEMON_STATS_VERSION);
+	assert_int_equal(d.ticks, 3);
+	assert_int_equal(d.overload_ticks, 1);
+	assert_int_equal(d.overload[0], 0);
+	assert_int_equal(d.overload[1], 1);
+	assert_int_equal(d.overload[3], 1);
+	assert_int_equal(d.listen_overflows, 9);
+	assert_int_equal(d.listen_drops, 15);
+	assert_int_equal(d.latency_served, 6);
+	assert_int_equal(d.latency_unserved, 3);
+	assert_int_equal(d.latency_lost, 21);
+	assert_int_equal(d.latency_refused[LOGLINE_REJ_RANGE], 12);
+	assert_int_equal(d.latency.count, 9);
+	assert_int_equal(d.sojourn.count, 0);
+}
+
+/* The exposition of @s, in a malloc'd string. */
+static char *format(const struct metrics_snapshot *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(metrics_format(f, s), 0);
+	fclose(f);
+	return buf;
+}
+
+static int count_of(const char *text, const char *needle)
+{
+	int n = 0;
+
+	for (; (text = strstr(text, needle)); text++)
+		n++;
+	return n;
+}
+
+static void test_format_shape(void **state)
+{
+	struct metrics_snapshot s;
+	struct sample_agg a;
+	char *out, *line, *save = NULL;
+	char prev_family[128] = "";
+	unsigned long long prev_bucket = 0;
+	int i;
+
+	memset(&s, 0, sizeof(s));
+	snprintf(s.iface, sizeof(s.iface), "a\"b\\c");
+	s.stats.cls[SHEDD_CRITICAL].admitted = 42;
+	s.aimd = true;
+	s.mode = AIMD_RECOVERING;
+	s.stage = 1;
+	s.limit = 1234.5;
+	memset(&a, 0, sizeof(a));
+	for (i = 0; i < 100; i++)
+		agg_add(&a, (__u64)i * 1000000);
+	metrics_hist_add(&s.d.sojourn, &a);
+	s.d.latency.sum_ns = 41819225;
+	out = format(&s);
+	/* Numbers as short as they read back exactly. */
+	assert_non_null(strstr(out, "shedd_service_latency_seconds_sum{iface=\"a\\\"b\\\\c\"} "
+				    "0.041819225\n"));
+	assert_non_null(strstr(out, "shedd_syn_packets_total{iface=\"a\\\"b\\\\c\",class=\"critical\","
+				    "verdict=\"admitted\"} 42\n"));
+	assert_non_null(strstr(out, "shedd_controller_mode{iface=\"a\\\"b\\\\c\","
+				    "mode=\"recovering\"} 1\n"));
+	assert_non_null(strstr(out, "shedd_controller_mode{iface=\"a\\\"b\\\\c\",mode=\"steady\"} 0\n"));
+	assert_non_null(strstr(out, "shedd_ramp_stage{iface=\"a\\\"b\\\\c\"} 2\n"));
+	assert_non_null(strstr(out, "shedd_admit_limit_syn_per_second{iface=\"a\\\"b\\\\c\"} 1234.5\n"));
+	assert_non_null(strstr(out, "le=\"+Inf\"} 100\n"));
+	assert_non_null(strstr(out, "shedd_accept_queue_sojourn_seconds_count{iface=\"a\\\"b\\\\c\","
+				    "listener=\"protected\"} 100\n"));
+	/* No backend listeners, no backend series; no depth read, no gauge. */
+	assert_null(strstr(out, "listener=\"backend\""));
+	assert_null(strstr(out, "shedd_accept_queue_length"));
+	/* Families one after the other, and buckets that never fall. */
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char fam[128];
+
+		if (!strncmp(line, "# TYPE ", 7)) {
+			char *sp;
+
+			snprintf(fam, sizeof(fam), "%s", line + 7);
+			sp = strchr(fam, ' ');
+			assert_non_null(sp);
+			*sp = '\0';
+			assert_string_not_equal(fam, prev_family);
+			snprintf(prev_family, sizeof(prev_family), "%s", fam);
+			prev_bucket = 0;
+		} else if (strstr(line, "_bucket{")) {
+			unsigned long long v = strtoull(strrchr(line, ' ') + 1, NULL, 10);
+
+			assert_true(v >= prev_bucket);
+			prev_bucket = v;
+		}
+	}
+	free(out);
+	out = format(&s);
+	assert_int_equal(count_of(out, "# TYPE shedd_syn_packets_total "), 1);
+	assert_int_equal(count_of(out, "# HELP shedd_syn_packets_total "), 1);
+	assert_int_equal(count_of(out, "# TYPE "), count_of(out, "# HELP "));
+	free(out);
+}
+
+static void test_parse_addr(void **state)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	char err[256];
+
+	assert_int_equal(metrics_parse_addr("127.0.0.1:9464", &ss, &len, err, sizeof(err)), 0);
+	assert_int_equal(ss.ss_family, AF_INET);
+	assert_int_equal(ntohs(((struct sockaddr_in *)&ss)->sin_port), 9464);
+	assert_int_equal(len, sizeof(struct sockaddr_in));
+	assert_int_equal(metrics_parse_addr("[::1]:9465", &ss, &len, err, sizeof(err)), 0);
+	assert_int_equal(ss.ss_family, AF_INET6);
+	assert_int_equal(ntohs(((struct sockaddr_in6 *)&ss)->sin6_port), 9465);
+	assert_int_equal(metrics_parse_addr("0.0.0.0:1", &ss, &len, err, sizeof(err)), 0);
+	assert_int_equal(metrics_parse_addr("none", &ss, &len, err, sizeof(err)), 1);
+	static const char *const bad[] = {
+		"", "127.0.0.1", "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:+80",
+		"127.0.0.1:80x", "localhost:80", "::1:80", "[::1]80", "[::1]:", "[127.0.0.1]:80",
+		":80", "[]:80", "127.0.0.1: 80",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		if (metrics_parse_addr(bad[i], &ss, &len, err, sizeof(err)) != -1)
+			fail_msg("'%s' was taken", bad[i]);
+		assert_non_null(strstr(err, "--metrics-addr"));
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bounds_increase),
+		cmocka_unit_test(test_slot_never_below_a_value),
+		cmocka_unit_test(test_hist_add),
+		cmocka_unit_test(test_count),
+		cmocka_unit_test(test_format_shape),
+		cmocka_unit_test(test_parse_addr),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

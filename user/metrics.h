@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* metrics.h - Prometheus metrics: the daemon's own counters (pinned in
+ * daemon_stats, so they continue across a restart), a snapshot the tick
+ * publishes under a mutex, and an HTTP endpoint (libmicrohttpd, its own
+ * thread) that formats the latest snapshot in the text exposition format
+ * 0.0.4. The tick never waits for a scraper: it copies, the thread formats.
+ */
+#ifndef SHEDD_METRICS_H
+#define SHEDD_METRICS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <net/if.h>
+#include <sys/socket.h>
+#include <linux/types.h>
+#include "shedd.h"
+#include "signals.h"
+
+#define METRICS_DEFAULT_ADDR "127.0.0.1:9464"
+
+/* The le bounds of the exposed histograms, in ns (SHEDD_HIST_BOUNDS). */
+extern const __u64 metrics_hist_bounds_ns[SHEDD_HIST_BOUNDS];
+
+/* What the tick hands the HTTP thread: copied under the lock, no pointers. */
+struct metrics_snapshot {
+	char iface[IF_NAMESIZE];
+	struct shedd_stats stats;        /* the stats map, summed over CPUs */
+	struct shedd_daemon_stats d;     /* the daemon's counters */
+	double limit;                    /* SYN/s being allocated */
+	double class_rate[SHEDD_NR_CLASSES];   /* published, SYN/s */
+	double class_demand[SHEDD_NR_CLASSES]; /* smoothed token requests/s */
+	bool aimd;                       /* false: a fixed rate */
+	int mode;                        /* enum aimd_mode */
+	int stage;                       /* ramp stage while recovering (0-based) */
+	double last_good;                /* SYN/s */
+	double peak_accept;              /* connections/s */
+	bool have_depth;                 /* depth/backlog read at least once */
+	__u64 depth, backlog;
+	bool backend;                    /* --backend-port listeners exist */
+};
+
+/* One tick's worth of what the daemon measured. */
+struct metrics_tick {
+	const struct shedd_stats *percpu; /* ncpus entries, just read */
+	int ncpus;
+	const struct signal_report *sig;  /* NULL: publish, count nothing */
+	double limit;
+	const struct shedd_class_rate *rates; /* SHEDD_NR_CLASSES */
+	const double *demand;             /* [class * ncpus + cpu] */
+	bool aimd;
+	int mode, stage;
+	unsigned int why;                 /* enum aimd_reason bits of the tick */
+	double last_good, peak_accept;
+	__u64 skipped;                    /* the daemon's ticks skipped, in all */
+};
+
+struct MHD_Daemon;
+struct loader;
+
+struct metrics {
+	struct shedd_daemon_stats d;   /* the counters; the tick's own copy */
+	__u64 skipped_seen;
+	bool write_failed;             /* the last write of daemon_stats failed */
+	struct metrics_snapshot next;  /* built by the tick, outside the lock */
+	struct MHD_Daemon *http;       /* NULL with --metrics-addr none */
+	bool listening;                /* listen_fd is bound, the thread not started */
+	int listen_fd;
+	bool ipv6;
+	pthread_mutex_t lock;          /* guards snap */
+	struct metrics_snapshot snap;  /* what the HTTP thread formats */
+	char addr[64];
+};
+
+/* Parse ADDR:PORT, [IPV6]:PORT or "none" (returns 1, nothing to serve).
+ * 0 and @ss/@len filled, or -1 with a message in @err. Pure. */
+int metrics_parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *len,
+		       char *err, size_t errlen);
+
+/* Pure helpers, tested without root. */
+/* The slot of kernel histogram bucket @idx (histogram.h) among the bounds:
+ * the first bound at or above everything the bucket holds, or
+ * SHEDD_HIST_BOUNDS (above every bound). */
+int metrics_hist_slot(__u32 idx);
+/* Add a tick's samples (@a, histogram.h buckets) to @h. */
+void metrics_hist_add(struct shedd_daemon_hist *h, const struct sample_agg *a);
+/* Count one tick into @d: its signals, the controller's verdict. */
+void metrics_count(struct shedd_daemon_stats *d, const struct signal_report *r, bool aimd,
+		   unsigned int why);
+/* The exposition of @s into @f. 0, or -1 if @f failed. */
+int metrics_format(FILE *f, const struct metrics_snapshot *s);
+
+/* Load the pinned counters (an adopting shedd carries them on) and, unless
+ * @addr is "none", listen on it. Call inside the protected network
+ * namespace, before attaching: a bind failure is an error that names the
+ * address. 0 or a negative errno. */
+int metrics_open(struct metrics *m, struct loader *l, const char *addr, const char *iface,
+		 bool backend);
+/* Start the HTTP thread on the socket metrics_open() bound. Call after the
+ * daemon dropped its capabilities: a thread inherits its creator's, and
+ * the thread that parses requests from the network must hold none. 0 or a
+ * negative errno. */
+int metrics_start(struct metrics *m);
+/* Every tick: count it (t->sig), write the pinned counters, publish a
+ * snapshot. 0 or a negative errno from the map write (said on stderr;
+ * the caller may go on). */
+int metrics_tick(struct metrics *m, struct loader *l, const struct metrics_tick *t);
+/* Stop the HTTP thread (waits for it). Accepts a metrics never opened. */
+void metrics_close(struct metrics *m);
+
+#endif /* SHEDD_METRICS_H */
