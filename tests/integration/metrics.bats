@@ -278,7 +278,7 @@ prom_query() {
 	wait_listening "the other listener" 9464
 	run timeout 10 "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --port "$PORT" --rate 100
 	echo "$output"
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 3 ] # cannot start here
 	[[ "$output" == *"listen on 127.0.0.1:9464: Address already in use"* ]]
 	if xdp_attached; then echo "XDP attached after a failed start"; return 1; fi
 	[ ! -e "$PIN_DIR" ]
