@@ -94,11 +94,10 @@ help:
 	@echo '  fuzz             millions of random and mutated frames through the XDP program,'
 	@echo '                   invariants checked on each (root; FUZZ_FRAMES=, FUZZ_SEED=),'
 	@echo '                   after fuzz-logline'
-	@echo '  fuzz-logline     libFuzzer on the latency socket parsers (log lines, binary'
-	@echo '                   samples) with ASan+UBSan, FUZZ_SECONDS= (default 300)'
-	@echo '  fuzz-config, fuzz-options, fuzz-cidr'
-	@echo '                   libFuzzer on the config file, the command line and the'
-	@echo '                   CIDR parser with ASan+UBSan, FUZZ_SECS= (default 600)'
+	@echo '  fuzz-logline, fuzz-config, fuzz-options, fuzz-cidr'
+	@echo '                   libFuzzer with ASan+UBSan on one parser: the latency'
+	@echo '                   socket (log lines, binary samples), the config file, the'
+	@echo '                   command line, CIDR prefixes; FUZZ_SECS= (default 600)'
 	@echo '  deps             install the Debian packages the build, tests and demo need'
 	@echo '  san              ASan+UBSan build; unit, XDP and lifecycle tests with it'
 	@echo '  install          install shedd (and shedctl when built), the systemd unit,'
@@ -291,14 +290,10 @@ bench: deps
 # The long fuzz run; `make test` runs the same binary on a short run.
 FUZZ_FRAMES ?= 5000000
 FUZZ_SEED ?= $(shell date +%s)
-# fuzz-logline: the latency socket's parsers for FUZZ_SECONDS (default 300).
-FUZZ_SECONDS ?= 300
-fuzz-logline: $(OUTPUT)/fuzz_logline
-	$(Q)tests/fuzz.sh $(OUTPUT)/fuzz_logline $(FUZZ_SECONDS)
-
-# fuzz-config, fuzz-options, fuzz-cidr: one parser for FUZZ_SECS (default 600).
+# fuzz-logline, fuzz-config, fuzz-options, fuzz-cidr: one parser's
+# libFuzzer target for FUZZ_SECS (default 600).
 FUZZ_SECS ?= 600
-fuzz-config fuzz-options fuzz-cidr: fuzz-%: $(OUTPUT)/fuzz_%
+fuzz-logline fuzz-config fuzz-options fuzz-cidr: fuzz-%: $(OUTPUT)/fuzz_%
 	$(Q)tests/fuzz.sh $(OUTPUT)/fuzz_$* $(FUZZ_SECS)
 
 fuzz: $(OUTPUT)/fuzz_xdp fuzz-logline
