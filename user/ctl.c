@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 
 #include "ctl.h"
+#include "log.h"
 #include "shedd.skel.h"
 
 int ctl_read_cmd(struct ctl *c, struct loader *l, const char *iface)
@@ -26,11 +27,11 @@ int ctl_read_cmd(struct ctl *c, struct loader *l, const char *iface)
 	c->cmd = cmd;
 	now = ctl_pinned_rate(&cmd);
 	if (now > 0 && now != was)
-		fprintf(stderr, "shedd %s: rate pinned at %.0f SYN/s by an operator (shedctl); "
-				"the controller keeps measuring and does not write\n", iface, now);
+		log_iface(LOG_NOTICE, iface, "rate pinned at %.0f SYN/s by an operator (shedctl); "
+			  "the controller keeps measuring and does not write", now);
 	else if (now <= 0 && was > 0)
-		fprintf(stderr, "shedd %s: rate unpinned; the controller carries on from "
-				"%.0f SYN/s\n", iface, was);
+		log_iface(LOG_NOTICE, iface, "rate unpinned; the controller carries on from "
+			  "%.0f SYN/s", was);
 	return 0;
 }
 
@@ -90,7 +91,7 @@ static int apply_family(struct loader *l, int family)
 		if (bpf_map_update_elem(lfd, key, &m.cls, BPF_ANY)) {
 			int err = -errno;
 
-			fprintf(stderr, "shedd: apply a manual prefix: %s%s\n", strerror(errno),
+			log_err("apply a manual prefix: %s%s", strerror(errno),
 				err == -ENOSPC || err == -E2BIG ? " (the prefix trie is full)" : "");
 			return err;
 		}
@@ -126,20 +127,19 @@ int ctl_migrate_begin(const char *pin_dir, struct shedd_ctl_state *old, bool *ha
 	if (info.value_size == sizeof(*old))
 		goto out; /* today's layout: reused as it is */
 	if (info.value_size > sizeof(buf) || bpf_map_lookup_elem(fd, &zero, buf))
-		fprintf(stderr, "shedd: the pinned controller state (%u bytes) cannot be read; "
-				"the controller starts afresh\n", info.value_size);
+		log_warn("the pinned controller state (%u bytes) cannot be read; "
+			 "the controller starts afresh", info.value_size);
 	else if (info.value_size < sizeof(*old)) {
 		/* An older layout: a prefix of today's, see shedd.h. */
 		memcpy(old, buf, info.value_size);
 		*have = old->version != 0;
 	} else {
-		fprintf(stderr, "shedd: the pinned controller state comes from a newer shedd "
-				"(%u bytes); the controller starts afresh\n", info.value_size);
+		log_warn("the pinned controller state comes from a newer shedd "
+			 "(%u bytes); the controller starts afresh", info.value_size);
 	}
 	if (unlink(path)) {
 		err = -errno;
-		fprintf(stderr, "shedd: replace the pinned controller state %s: %s\n", path,
-			strerror(errno));
+		log_err("replace the pinned controller state %s: %s", path, strerror(errno));
 	}
 out:
 	close(fd);
@@ -154,9 +154,9 @@ int ctl_migrate_finish(struct loader *l, const struct shedd_ctl_state *old, bool
 		return 0;
 	err = loader_write_ctl(l, old);
 	if (err)
-		fprintf(stderr, "shedd: write the converted controller state: %s\n", strerror(-err));
+		log_err("write the converted controller state: %s", strerror(-err));
 	else
-		fprintf(stderr, "shedd: controller state of version %u converted to version %u\n",
-			old->version, SHEDD_CTL_STATE_VERSION);
+		log_notice("controller state of version %u converted to version %u",
+			   old->version, SHEDD_CTL_STATE_VERSION);
 	return err;
 }

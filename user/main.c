@@ -519,9 +519,9 @@ int main(int argc, char **argv)
 	}
 	if (!o.remove && metrics_parse_addr(o.metrics_addr, &(struct sockaddr_storage){ 0 },
 					    &(socklen_t){ 0 }, err_msg, sizeof(err_msg)) < 0) {
-		fprintf(stderr, "shedd: %s\n", err_msg);
+		log_err("%s", err_msg);
 		options_free(&o);
-		return 2;
+		return SHEDD_EXIT_USAGE;
 	}
 	verbosity = o.verbose;
 	libbpf_set_print(libbpf_print);
