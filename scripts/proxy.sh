@@ -23,6 +23,10 @@ testbed_script experiments
 # measured collapse to a goodput of 0. (With a backlog of 64, 320 ms of
 # work, the queue stays inside the patience and goodput stays near C
 # without any shedding.)
+# The workers are paced (slowserver --paced): a busy worker answers on a
+# 20 ms grid, so C is the upstream's real capacity; unpaced, the hand-off
+# and accept between two requests made it 2-3 % less, and "1 x C" was a
+# slight overload whose queue grew all along (p50 302 ms behind nginx).
 WORKERS=4
 SERVICE_MS=20
 BACKLOG=${BACKLOG:-128}
@@ -143,7 +147,7 @@ done
 {
 	echo "# Goodput behind a reverse proxy (make experiments EXPERIMENT=proxy)"
 	echo
-	echo "Upstream: slowserver --http, $WORKERS workers x $SERVICE_MS ms fixed (C = $CAP requests/s), listen backlog $BACKLOG, accepting only when a worker is free."
+	echo "Upstream: slowserver --http --paced, $WORKERS workers x $SERVICE_MS ms fixed (C = $CAP requests/s; paced: a busy worker answers on a $SERVICE_MS ms grid), listen backlog $BACKLOG, accepting only when a worker is free."
 	echo "Front: nginx 1.22 (1 worker, 4096 connections) or HAProxy 2.6 (maxconn 9000, option abortonclose) in the same namespace, proxying to it."
 	echo "Clients: loadgen --http, open loop at load x C requests/s, patience $PATIENCE_MS ms, $SECS s per cell with the first $WARM s left out, after $CALM s at 0.5 x C (not measured; shedd learns the calm latency)."
 	echo "Configurations: none (no shedd); kernel (shedd --port $PORT, no latency samples); log (shedd fed by the front's request log over --latency-socket)${PROXY_SHEDD_ARGS:+; shedd options: $PROXY_SHEDD_ARGS}."

@@ -117,7 +117,10 @@ overload() {
 	line=$(cat "$TESTBED_TMP/over")
 	good=$(field goodput_per_sec "$line" | cut -d. -f1)
 	echo "goodput ${good}/s of C ${CAP}/s; shed $(shed_total) SYNs"
-	within "$good" $((CAP * 90 / 100)) "$CAP"
+	# At most C, and 5 % for the window's edges: the goodput counts the
+	# requests started in the window, answered up to a patience later,
+	# so a queue that shrinks over the window adds a few to it.
+	within "$good" $((CAP * 90 / 100)) $((CAP * 105 / 100))
 }
 
 @test "nginx at 3x C, shedd fed by its log: goodput >= 90 % of C" {
