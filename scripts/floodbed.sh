@@ -272,8 +272,11 @@ FLOOD_DROP_ARGS=${FLOOD_DROP_ARGS-"--verify sheddable=off,sheddable_plus=off"}
 FLOOD_VERIFY_ARGS=${FLOOD_VERIFY_ARGS-"--verify sheddable=shedding"}
 SHEDDABLE=3 # class index of the default class (include/shedd.h)
 
+# Not grep -q: it leaves at the first match, and under pipefail (flood.sh)
+# the second write of the help then fails shedd with SIGPIPE, which made
+# this say "no --verify" in about one call of ten.
 shedd_has_verify() {
-	"$SHEDD" --help 2>&1 | grep -q -- '--verify'
+	"$SHEDD" --help 2>&1 | grep -- '--verify' >/dev/null
 }
 
 # flood_server_restart: a fresh slowserver on $SRV_APP_CPU.
