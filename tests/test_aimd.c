@@ -618,6 +618,15 @@ static void no_wind_up_on_syns_that_never_complete(void **state)
 	for (i = 0; i < 100; i++, t += TICK)
 		aimd_update(&p, &s, &sig, t);
 	assert_float_equal(s.rate, 1000, 1e-9);
+	/* Real clients at half the limit, the flood taking the other half:
+	 * half of what is admitted completes. No growth either. */
+	sig = calm(1e6);
+	for (i = 0; i < 100; i++, t += TICK) {
+		sig.admitted_per_sec = s.rate;
+		sig.completed = 50; /* 500/s of 1000/s admitted */
+		aimd_update(&p, &s, &sig, t);
+	}
+	assert_float_equal(s.rate, 1000, 1e-9);
 	/* Real clients completing what is admitted: the limit grows. */
 	sig = calm(1e6);
 	sig.admitted_per_sec = 1000;

@@ -41,7 +41,7 @@ void aimd_defaults(struct aimd_params *p)
 		.served_floor = 1.0,
 		.shallow_frac = 0.9,
 		.peak_decay = 0.99,
-		.complete_frac = 0.5,
+		.complete_frac = 0.8,
 		.stall_ns = 300 * MS,
 	};
 }

@@ -90,9 +90,13 @@
  *                   leaving before it is a stall (300 ms): a slow service
  *                   may take nothing in one tick and still be working
  * @complete_frac:   the limit grows only while at least this fraction of
- *                   the admitted SYNs complete their handshake (0.5): a limit
- *                   that binds only on SYNs that never complete (a spoofed
- *                   flood) must not climb
+ *                   the admitted SYNs complete their handshake (0.8): a limit
+ *                   that binds on SYNs that never complete (a spoofed flood)
+ *                   must not climb, even while real clients complete part
+ *                   of it (at 0.5, a flood starting on a class with real
+ *                   clients at half its limit, before the class verified,
+ *                   grew the limit a step above the server's capacity);
+ *                   real clients complete nearly all their admitted SYNs
  */
 struct aimd_params {
 	__u64 target_delay_ns;
