@@ -214,7 +214,7 @@ int shedd_xdp(struct xdp_md *ctx)
 	struct shedd_stats *st;
 	struct pkt p = {};
 	__u32 zero = 0, cls, mode;
-	int ret, is_ack, cookie = 0;
+	int ret, is_ack, cookie = 0, charged = 0;
 	__u64 now;
 	__u16 dport;
 
@@ -315,6 +315,7 @@ int shedd_xdp(struct xdp_md *ctx)
 	    (mode == SHEDD_VERIFY_SHEDDING && b && now < b->verify_until_ns)) {
 		cookie = 1;
 	} else {
+		charged = 1;
 		cs->charged++;
 		if (charge(b, cls, now)) {
 			cs->admitted++;
@@ -330,7 +331,18 @@ int shedd_xdp(struct xdp_md *ctx)
 	 * kernel would not answer (rst_answerable()): a SYN-ACK would be
 	 * reflected to a group or martian address. Shed them. */
 	if (cookie && !p.first_frag && rst_answerable(&p, data_end, cfg)) {
-		if (!cookie_budget_take(cfg, now)) {
+		if (shedd_tuple_busy(ctx, p.l2_len, p.l3_len, cookie_flags(&p))) {
+			/* The kernel's to answer (see shedd_tuple_busy()):
+			 * charged as in an unverified class. */
+			st->syn_tuple_busy++;
+			if (!charged) {
+				cs->charged++;
+				if (charge(b, cls, now)) {
+					cs->admitted++;
+					return XDP_PASS;
+				}
+			}
+		} else if (!cookie_budget_take(cfg, now)) {
 			cs->cookie_limited++;
 		} else {
 			/* The kernel hand-off needs the listener's cookie

@@ -474,6 +474,66 @@ static __always_inline int acceptq_full(struct bpf_sock *sk)
 	       tp->inet_conn.icsk_inet.sk.sk_max_ack_backlog;
 }
 
+/**
+ * shedd_tuple_busy() - does a socket other than a listener hold the 4-tuple
+ * of the SYN in @ctx?
+ * @ctx, @l2_len, @l3_len, @flags: as for shedd_syncookie_reply()
+ *
+ * An earlier connection in TIME_WAIT (a client that reuses its port soon
+ * after the server closed, as NAT and busy clients do), the request socket
+ * of a handshake the kernel answered, or an established connection. Only
+ * the kernel answers such a SYN right: it recycles the TIME_WAIT socket,
+ * repeats its SYN-ACK, or sends a challenge ACK. A cookie SYN-ACK instead
+ * makes a handshake whose ACK and data the socket table gives to the old
+ * socket, and the client hangs.
+ *
+ * Return: 1 if such a socket holds the tuple, else 0.
+ */
+__noinline int shedd_tuple_busy(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u64 flags)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct bpf_sock_tuple t = {};
+	struct bpf_sock *sk;
+	struct tcphdr *tcp;
+	int busy;
+
+	if (l2_len > MAX_L2_LEN || l3_len > MAX_L3_LEN)
+		return 0;
+	if (flags & CK_V6) {
+		struct ipv6hdr *ip6 = data + l2_len;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return 0;
+		tcp = (void *)ip6 + l3_len;
+		if ((void *)(tcp + 1) > data_end)
+			return 0;
+		__builtin_memcpy(t.ipv6.saddr, &ip6->saddr, 16);
+		__builtin_memcpy(t.ipv6.daddr, &ip6->daddr, 16);
+		t.ipv6.sport = tcp->source;
+		t.ipv6.dport = tcp->dest;
+		sk = bpf_skc_lookup_tcp(ctx, &t, sizeof(t.ipv6), BPF_F_CURRENT_NETNS, 0);
+	} else {
+		struct iphdr *ip = data + l2_len;
+
+		if ((void *)(ip + 1) > data_end)
+			return 0;
+		tcp = (void *)ip + l3_len;
+		if ((void *)(tcp + 1) > data_end)
+			return 0;
+		t.ipv4.saddr = ip->saddr;
+		t.ipv4.daddr = ip->daddr;
+		t.ipv4.sport = tcp->source;
+		t.ipv4.dport = tcp->dest;
+		sk = bpf_skc_lookup_tcp(ctx, &t, sizeof(t.ipv4), BPF_F_CURRENT_NETNS, 0);
+	}
+	if (!sk)
+		return 0;
+	busy = sk->state != BPF_TCP_LISTEN;
+	bpf_sk_release(sk);
+	return busy;
+}
+
 /* Verdicts of shedd_cookie_ack(). */
 enum ack_verdict {
 	ACK_NOT_OURS = 0,   /* a socket of its own, or no listener: pass */

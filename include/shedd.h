@@ -199,6 +199,9 @@ struct shedd_stats {
 			       * RST: dropped, no token */
 	__u64 ack_repeat;     /* proven segments of a flow just admitted, its
 			       * connection not made yet: passed, no token */
+	__u64 syn_tuple_busy; /* SYNs of a verified class whose 4-tuple a
+			       * socket holds (TIME_WAIT, a request, a
+			       * connection): no cookie, judged as unverified */
 };
 
 /* settings: written by userspace only. ARRAY with one entry. */
@@ -456,7 +459,7 @@ _Static_assert(sizeof(struct shedd_rate) == 56, "shedd_rate is a map value");
 _Static_assert(sizeof(struct shedd_reserve) == 24, "shedd_reserve is a map value");
 _Static_assert(sizeof(struct shedd_bucket) == 40, "shedd_bucket is a map value");
 _Static_assert(sizeof(struct shedd_class_stats) == 11 * 8, "shedd_class_stats");
-_Static_assert(sizeof(struct shedd_stats) == 4 * 88 + 19 * 8, "shedd_stats is a map value");
+_Static_assert(sizeof(struct shedd_stats) == 4 * 88 + 20 * 8, "shedd_stats is a map value");
 _Static_assert(sizeof(struct shedd_config) == 56, "shedd_config is a map value");
 _Static_assert(sizeof(struct shedd_refresh) == 16, "shedd_refresh is a map value");
 _Static_assert(sizeof(struct shedd_handoff_stats) == 9 * 8, "shedd_handoff_stats");

@@ -865,7 +865,7 @@ static const char *const global_counter[] = {
 	"packets", "non_syn", "unprotected", "non_ip", "non_tcp", "fragment",
 	"malformed", "frag_judged", "frag_refused", "deep_refused", "bad_syn",
 	"rst_refused", "rst_limited", "cookie_failed", "ack_probed", "refreshed",
-	"ack_queue_full", "ack_after_rst", "ack_repeat",
+	"ack_queue_full", "ack_after_rst", "ack_repeat", "syn_tuple_busy",
 };
 _Static_assert(sizeof(class_counter) / sizeof(char *) * 8 ==
 	       sizeof(struct shedd_class_stats), "a class counter without a name");

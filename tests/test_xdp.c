@@ -309,7 +309,7 @@ static const struct {
 	FIELD(frag_refused), FIELD(deep_refused), FIELD(bad_syn),
 	FIELD(rst_refused), FIELD(rst_limited), FIELD(cookie_failed),
 	FIELD(ack_probed), FIELD(refreshed), FIELD(ack_queue_full),
-	FIELD(ack_after_rst), FIELD(ack_repeat),
+	FIELD(ack_after_rst), FIELD(ack_repeat), FIELD(syn_tuple_busy),
 };
 _Static_assert(ARRAY_SIZE(stat_fields) * sizeof(__u64) ==
 	       sizeof(struct shedd_stats), "every counter is named");

@@ -242,6 +242,7 @@ static void xdp_families(struct out *o)
 		{ "ack_queue_full", offsetof(struct shedd_stats, ack_queue_full) },
 		{ "ack_after_rst", offsetof(struct shedd_stats, ack_after_rst) },
 		{ "ack_repeat", offsetof(struct shedd_stats, ack_repeat) },
+		{ "syn_tuple_busy", offsetof(struct shedd_stats, syn_tuple_busy) },
 	};
 #define U64_AT(base, off) (*(const __u64 *)((const char *)(base) + (off)))
 

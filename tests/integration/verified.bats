@@ -238,3 +238,63 @@ no_timestamps() {
 	within "$invalid" 2 2
 	within "$valid" 1 1
 }
+
+# reuse_client ADDR PORT SPORT: two requests from cli to ADDR:PORT, both
+# from source port SPORT, the second as soon as the first is over. The
+# server (slowserver) closes first, so it holds the 4-tuple in TIME_WAIT
+# when the second SYN comes. Each must be answered within 2 s.
+reuse_client() {
+	ip netns exec "$NS_CLI" timeout 15 python3 - "$@" <<'PY'
+import socket, sys, time
+addr, port, sport = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+fam = socket.AF_INET6 if ':' in addr else socket.AF_INET
+for i in (1, 2):
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(('::' if fam == socket.AF_INET6 else '0.0.0.0', sport))
+    s.settimeout(2.0)
+    t = time.monotonic()
+    try:
+        s.connect((addr, port))
+        s.sendall(b'GET\n')
+        reply = s.recv(16)
+        while s.recv(16):  # to the server's FIN: it closed first
+            pass
+    except OSError as e:
+        print(f'request {i} from port {sport}: {e!r} after {(time.monotonic() - t) * 1000:.0f} ms')
+        sys.exit(1)
+    print(f'request {i} from port {sport}: {reply!r} in {(time.monotonic() - t) * 1000:.0f} ms')
+    s.close()
+    if reply != b'OK\n':
+        sys.exit(1)
+PY
+}
+
+# slow_on ADDR PORT: slowserver on ADDR:PORT in srv, answering at once.
+slow_on() {
+	ip netns exec "$NS_SRV" "$SLOWSERVER" --addr "$1" --port "$2" --workers 2 \
+		--service-ms 1 --dist fixed --duration 60 >/dev/null 2>>"$TESTBED_TMP/slow.err" &
+	PIDS+=($!)
+	wait_listening slowserver "$2"
+}
+
+# A client that reuses its port while the server holds the last
+# connection on it in TIME_WAIT (as NAT does): its SYN goes to the kernel,
+# which recycles the TIME_WAIT socket. A cookie would make a handshake the
+# old socket swallows, and the request would hang.
+@test "verified class: a client reusing its port while the server holds it in TIME_WAIT is served" {
+	local p4=$((PORT + 1)) p6=$((PORT + 2)) busy
+	slow_on "$SRV_IP" "$p4"
+	slow_on "$SRV_IP6" "$p6"
+	shedd_start --port "$PORT,$p4,$p6" --rate 1000 --verify sheddable=always --handoff tc
+	run reuse_client "$SRV_IP" "$p4" 41001
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run reuse_client "$SRV_IP6" "$p6" 41002
+	echo "$output"
+	[ "$status" -eq 0 ]
+	busy=$(stat_sum syn_tuple_busy)
+	echo "syn_tuple_busy=$busy cookie_sent=$(stat_sum cookie_sent 3)"
+	within "$busy" 2 2
+	within "$(stat_sum cookie_sent 3)" 2 2
+}
