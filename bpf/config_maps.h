@@ -43,30 +43,7 @@ struct {
 	__type(value, __u32);
 } mss_cache SEC(".maps");
 
-/* A hash of a flow's addresses and ports for mss_cache (not keyed: a
- * collision, made on purpose or not, only costs a flow its MSS). */
-static __always_inline __u32 flow_mix(__u32 h, __u32 v)
-{
-	h ^= v;
-	h *= 0x9e3779b1U;
-	return h ^ (h >> 15);
-}
-
-static __always_inline __u32 flow_hash(const __u32 *saddr, const __u32 *daddr, int words,
-				       __be16 sport, __be16 dport)
-{
-	__u32 h = 0x5edd;
-	int i;
-
-#pragma unroll
-	for (i = 0; i < 4; i++) {
-		if (i >= words)
-			break;
-		h = flow_mix(h, saddr[i]);
-		h = flow_mix(h, daddr[i]);
-	}
-	return flow_mix(h, ((__u32)sport << 16) | dport);
-}
+#include "flow_hash.h"
 
 /* The last verdict on each flow that proved its address: written by the
  * XDP program (admitted, refused) and the tc hand-off (assigned). */

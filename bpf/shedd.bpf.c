@@ -229,6 +229,10 @@ int shedd_xdp(struct xdp_md *ctx)
 		return refuse_counted(st, ret);
 	if (ret != PARSE_OK)
 		return pass_counted(st, ret);
+	/* A FIN: the server may hold the flow in TIME_WAIT for a minute, and
+	 * a SYN of it must then meet the kernel (see shedd_tuple_busy()). */
+	if (p.tcp->fin && !p.tcp->syn)
+		shedd_fin_seen(ctx, p.l2_len, p.l3_len, cookie_flags(&p), clock_ns());
 
 	/* Established traffic always passes: only a pure SYN opens work, and
 	 * in a verified class the ACK that ends a cookie handshake. */
@@ -331,7 +335,7 @@ int shedd_xdp(struct xdp_md *ctx)
 	 * kernel would not answer (rst_answerable()): a SYN-ACK would be
 	 * reflected to a group or martian address. Shed them. */
 	if (cookie && !p.first_frag && rst_answerable(&p, data_end, cfg)) {
-		if (shedd_tuple_busy(ctx, p.l2_len, p.l3_len, cookie_flags(&p))) {
+		if (shedd_tuple_busy(ctx, p.l2_len, p.l3_len, cookie_flags(&p), now)) {
 			/* The kernel's to answer (see shedd_tuple_busy()):
 			 * charged as in an unverified class. */
 			st->syn_tuple_busy++;

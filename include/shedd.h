@@ -274,6 +274,12 @@ struct shedd_refresh {
  * before the RST reached the client) still carry a valid cookie: they
  * follow the ACK's verdict instead of being charged again. */
 #define PROVEN_SLOTS 65536U
+/* closing: when an inbound FIN of a flow last came, so that a SYN that may
+ * meet a TIME_WAIT socket is looked up. ARRAY, XDP only, not pinned: key =
+ * flow hash % CLOSING_SLOTS, value = the time in units of 2^30 ns (about
+ * 1.07 s), 0 = never. A slot shared by several flows keeps the latest. */
+#define CLOSING_SLOTS 262144U
+#define CLOSING_HOLD_UNITS 58U /* 62 s: a TIME_WAIT lasts 60 s (Linux) */
 #define PROVEN_HOLD_UNITS 3000U /* about 3 s, in units of 2^20 ns */
 #define PROVEN_TIME_MASK 0x3fffffffU /* the time's 30 bits */
 

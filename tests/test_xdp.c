@@ -2896,6 +2896,63 @@ static void run_tc(const char *name, const struct pkt *ack, __u64 *delta)
 		delta[f] = after[f] - before[f];
 }
 
+/* A FIN marks its flow in `closing` at the slot where the daemon's hash
+ * (include/flow_hash.h, which loader_mark_time_wait() uses) finds it, with
+ * the time of bpf_ktime_get_ns() in 2^30 ns; an ACK or a SYN marks
+ * nothing. Both families. */
+static void test_fin_marks_closing(void **state)
+{
+	static const struct {
+		const char *what;
+		__u8 flags;
+		int marked;
+	} steps[] = {
+		{ "FIN|ACK", TCP_FIN | TCP_ACK, 1 },
+		{ "FIN alone", TCP_FIN, 1 },
+		{ "ACK", TCP_ACK, 0 },
+		{ "SYN", TCP_SYN, 0 },
+	};
+	size_t i;
+	int v6;
+
+	(void)state;
+	for (v6 = 0; v6 <= 1; v6++) {
+		for (i = 0; i < ARRAY_SIZE(steps); i++) {
+			__u16 sport = (__u16)(41000 + 10 * v6 + i);
+			struct pkt_spec spec = { .l3 = v6 ? ETH_P_IPV6 : 0, .flags = steps[i].flags,
+						 .sport = sport };
+			__u8 sa[16] = { 0 }, da[16] = { 0 };
+			__u32 slot, v = 1, zero = 0, now;
+			struct timespec ts;
+			struct xdp_run r;
+			struct pkt p;
+			char name[96];
+
+			snprintf(name, sizeof(name), "%s, %s", steps[i].what, v6 ? "IPv6" : "IPv4");
+			inet_pton(v6 ? AF_INET6 : AF_INET, v6 ? PKT_V6_CLIENT : PKT_V4_CLIENT, sa);
+			inet_pton(v6 ? AF_INET6 : AF_INET, v6 ? PKT_V6_SERVER : PKT_V4_SERVER, da);
+			slot = flow_hash_of(sa, da, v6 ? 4 : 1, sport, PKT_DPORT) % CLOSING_SLOTS;
+			expect(bpf_map__update_elem(skel->maps.closing, &slot, sizeof(slot), &zero,
+						    sizeof(zero), BPF_ANY) == 0, name, "clear the slot");
+			pkt_build(&p, &spec);
+			run_xdp(name, p.data, p.len, &r);
+			expect(r.verdict == XDP_PASS, name, "verdict %u, expected XDP_PASS", r.verdict);
+			expect(bpf_map__lookup_elem(skel->maps.closing, &slot, sizeof(slot), &v,
+						    sizeof(v), 0) == 0, name, "read the slot");
+			/* The program's clock: the test clock where it is on. */
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			now = (__u32)((skel->rodata->use_test_clock ? skel->bss->test_clock_ns :
+				       (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec) >> 30);
+			if (steps[i].marked)
+				expect((v & 1) && now - v <= 2, name,
+				       "closing[%u] = %u, expected a time near %u", slot, v, now | 1);
+			else
+				expect(v == 0, name, "closing[%u] = %u, expected 0 (not marked)", slot,
+				       v);
+		}
+	}
+}
+
 /* Mark the flow @spec as given its request socket by the tc program just
  * now, as the program itself does (bpf/config_maps.h: the same hash and
  * slot, the time of bpf_ktime_get_ns()). */
@@ -3130,6 +3187,8 @@ static const struct CMUnitTest fixed_tests[] = {
 	{ "rate update keeps bucket tokens", test_rate_update_keeps_tokens,
 	  base_setup, NULL, NULL },
 	{ "buckets are per class", test_buckets_per_class, base_setup, NULL, NULL },
+	{ "a FIN marks its flow in closing, where the daemon's hash finds it",
+	  test_fin_marks_closing, base_setup, NULL, NULL },
 	{ "unwritten rate admits", test_unwritten_rate_admits, base_setup, NULL, NULL },
 	{ "batch borrowed into the CPU cache, dropped when stale", test_batch_and_lease,
 	  base_setup, NULL, NULL },

@@ -10,6 +10,8 @@
 
 #include <arpa/inet.h>
 
+#include "flow_hash.h"
+
 static struct shedd_bpf *skel;
 static int nr_cpus; /* possible CPUs: length of every per-CPU value array */
 
@@ -20,29 +22,17 @@ static int libbpf_print_warn(enum libbpf_print_level level, const char *fmt, va_
 	return vfprintf(stderr, fmt, args);
 }
 
-/* The flow hash the programs key `proven` and `mss_cache` with
- * (bpf/config_maps.h), on host words read from the packet's bytes:
- * @saddr and @daddr of @words 32-bit words, ports in host order. */
-static __u32 flow_mix(__u32 h, __u32 v)
-{
-	h ^= v;
-	h *= 0x9e3779b1U;
-	return h ^ (h >> 15);
-}
-
+/* The flow hash the programs key `proven`, `mss_cache` and `closing` with
+ * (include/flow_hash.h, which the daemon uses too), of addresses as bytes
+ * in network order (@words 32-bit words) and ports in host order. */
 static __u32 flow_hash_of(const __u8 *saddr, const __u8 *daddr, int words, __u16 sport,
 			  __u16 dport)
 {
-	__u32 h = 0x5edd, s, d;
-	int i;
+	__u32 s[4] = { 0 }, d[4] = { 0 };
 
-	for (i = 0; i < words; i++) {
-		memcpy(&s, saddr + 4 * i, 4);
-		memcpy(&d, daddr + 4 * i, 4);
-		h = flow_mix(h, s);
-		h = flow_mix(h, d);
-	}
-	return flow_mix(h, ((__u32)htons(sport) << 16) | htons(dport));
+	memcpy(s, saddr, 4 * (size_t)words);
+	memcpy(d, daddr, 4 * (size_t)words);
+	return flow_hash(s, d, words, htons(sport), htons(dport));
 }
 
 /* Write the same value for every CPU of a per-CPU map. */

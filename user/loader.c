@@ -20,12 +20,19 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
+#include <time.h>
 #include <linux/if_link.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "alloc.h"
 #include "ctl.h"
+#include "flow_hash.h"
 #include "handoff.skel.h"
 #include "loader.h"
 #include "log.h"
@@ -997,4 +1004,80 @@ int loader_remove(const struct shedd_options *o)
 	close(lock_fd);
 	log_notice("removed from %s", o->iface);
 	return 0;
+}
+
+/* Mark in @fd (the XDP program's closing map) the flows of one family that
+ * the kernel holds in TIME_WAIT on a protected port. Return: how many, or
+ * a negative errno. */
+static int mark_time_wait_family(int nl, int fd, const struct shedd_options *o, __u8 family,
+				 __u32 stamp)
+{
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 req;
+	} msg = {
+		.nlh = {
+			.nlmsg_len = sizeof(msg),
+			.nlmsg_type = SOCK_DIAG_BY_FAMILY,
+			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+		},
+		.req = {
+			.sdiag_family = family,
+			.sdiag_protocol = IPPROTO_TCP,
+			.idiag_states = 1 << TCP_TIME_WAIT,
+		},
+	};
+	static char buf[32768];
+	int n = 0, i, words = family == AF_INET6 ? 4 : 1;
+
+	if (send(nl, &msg, sizeof(msg), 0) < 0)
+		return -errno;
+	for (;;) {
+		ssize_t len = recv(nl, buf, sizeof(buf), 0);
+		struct nlmsghdr *h;
+
+		if (len < 0)
+			return -errno;
+		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)len); h = NLMSG_NEXT(h, len)) {
+			struct inet_diag_msg *d;
+			bool ours = !o->nr_ports;
+			__u32 slot;
+
+			if (h->nlmsg_type == NLMSG_DONE)
+				return n;
+			if (h->nlmsg_type == NLMSG_ERROR)
+				return -EIO;
+			d = NLMSG_DATA(h);
+			for (i = 0; i < o->nr_ports && !ours; i++)
+				ours = o->ports[i] == ntohs(d->id.idiag_sport);
+			if (!ours)
+				continue;
+			/* As the client's SYN will hash: from it (the
+			 * socket's remote end) to us. */
+			slot = flow_hash(d->id.idiag_dst, d->id.idiag_src, words, d->id.idiag_dport,
+					 d->id.idiag_sport) % CLOSING_SLOTS;
+			if (!bpf_map_update_elem(fd, &slot, &stamp, BPF_ANY))
+				n++;
+		}
+	}
+}
+
+int loader_mark_time_wait(struct loader *l, const struct shedd_options *o)
+{
+	int nl, fd = bpf_map__fd(l->skel->maps.closing), n4, n6;
+	struct timespec ts;
+	__u32 stamp;
+
+	/* The BPF clock (bpf_ktime_get_ns) is CLOCK_MONOTONIC. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	stamp = (__u32)((((__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec) >> 30) | 1);
+	nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (nl < 0)
+		return -errno;
+	n4 = mark_time_wait_family(nl, fd, o, AF_INET, stamp);
+	n6 = n4 < 0 ? n4 : mark_time_wait_family(nl, fd, o, AF_INET6, stamp);
+	close(nl);
+	if (n4 < 0 || n6 < 0)
+		return n4 < 0 ? n4 : n6;
+	return n4 + n6;
 }

@@ -51,6 +51,14 @@ int loader_open(struct loader *l, const struct shedd_options *o);
  * hand-off left by an earlier shedd that this one does not use is detached
  * once our XDP program runs. */
 int loader_attach(struct loader *l, const struct shedd_options *o);
+/**
+ * loader_mark_time_wait() - mark in the XDP program's closing map the flows
+ * the kernel holds in TIME_WAIT on a protected port, once the program is
+ * attached (it marks those that close after that itself), so that a client
+ * reusing the port of one gets its SYN to the kernel, not a cookie.
+ * Return: how many were marked, or a negative errno.
+ */
+int loader_mark_time_wait(struct loader *l, const struct shedd_options *o);
 
 /* "" in the initial network namespace, "ns:INODE" in another (INODE as
  * `stat -L -c %i /run/netns/NAME` prints it). 0 or a negative errno. */
