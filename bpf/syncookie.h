@@ -479,7 +479,7 @@ struct {
 	__uint(max_entries, CLOSING_SLOTS);
 	__type(key, __u32);
 	__type(value, __u32);
-} closing SEC(".maps"); /* XDP only */
+} closing SEC(".maps");
 
 /* A FIN of the flow hashed @h came in at @now_ns: the server may now hold
  * the flow in TIME_WAIT (it does when it closed first). */

@@ -275,7 +275,8 @@ struct shedd_refresh {
  * follow the ACK's verdict instead of being charged again. */
 #define PROVEN_SLOTS 65536U
 /* closing: when an inbound FIN of a flow last came, so that a SYN that may
- * meet a TIME_WAIT socket is looked up. ARRAY, XDP only, not pinned: key =
+ * meet a TIME_WAIT socket is looked up. ARRAY, written by XDP and by the
+ * daemon at start (the flows it finds in TIME_WAIT): key =
  * flow hash % CLOSING_SLOTS, value = the time in units of 2^30 ns (about
  * 1.07 s), 0 = never. A slot shared by several flows keeps the latest. */
 #define CLOSING_SLOTS 262144U
