@@ -546,6 +546,16 @@ static __always_inline int ctx_tuple(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 	return 1;
 }
 
+/* The socket of the 4-tuple @t of @tlen bytes (from ctx_tuple()), a
+ * listener's if no socket of its own: to be released. */
+static __always_inline struct bpf_sock *tuple_sock(struct xdp_md *ctx, struct bpf_sock_tuple *t,
+						   __u32 tlen)
+{
+	if (tlen == sizeof(t->ipv6))
+		return bpf_skc_lookup_tcp(ctx, t, sizeof(t->ipv6), BPF_F_CURRENT_NETNS, 0);
+	return bpf_skc_lookup_tcp(ctx, t, sizeof(t->ipv4), BPF_F_CURRENT_NETNS, 0);
+}
+
 /**
  * shedd_fin_seen() - note that a FIN of the flow in @ctx came in at @now_ns.
  * @ctx, @l2_len, @l3_len, @flags: as for shedd_syncookie_reply()
@@ -601,10 +611,7 @@ __noinline int shedd_tuple_busy(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, 
 
 	if (!ctx_tuple(ctx, l2_len, l3_len, flags, &t, &tlen, &h) || !closing_recent(h, now_ns))
 		return 0;
-	if (tlen == sizeof(t.ipv6))
-		sk = bpf_skc_lookup_tcp(ctx, &t, sizeof(t.ipv6), BPF_F_CURRENT_NETNS, 0);
-	else
-		sk = bpf_skc_lookup_tcp(ctx, &t, sizeof(t.ipv4), BPF_F_CURRENT_NETNS, 0);
+	sk = tuple_sock(ctx, &t, tlen);
 	if (!sk)
 		return 0;
 	busy = sk->state != BPF_TCP_LISTEN;
@@ -639,44 +646,17 @@ enum ack_verdict {
 __noinline int shedd_cookie_ack(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len,
 				__u64 flags, __u64 cls)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
+	void *data, *data_end;
 	struct bpf_sock_tuple t = {};
 	struct shedd_bucket *b;
 	struct bpf_sock *sk;
 	struct tcphdr *tcp;
 	int v6 = (flags & CK_V6) != 0, full, valid;
-	__u32 c = (__u32)cls, seen;
+	__u32 c = (__u32)cls, seen, tlen, h;
 
-	if (l2_len > MAX_L2_LEN || l3_len > MAX_L3_LEN || c >= SHEDD_NR_CLASSES)
+	if (c >= SHEDD_NR_CLASSES || !ctx_tuple(ctx, l2_len, l3_len, flags, &t, &tlen, &h))
 		return ACK_NOT_OURS;
-	if (v6) {
-		struct ipv6hdr *ip6 = data + l2_len;
-
-		if ((void *)(ip6 + 1) > data_end)
-			return ACK_NOT_OURS;
-		tcp = (void *)ip6 + l3_len;
-		if ((void *)(tcp + 1) > data_end)
-			return ACK_NOT_OURS;
-		__builtin_memcpy(t.ipv6.saddr, &ip6->saddr, 16);
-		__builtin_memcpy(t.ipv6.daddr, &ip6->daddr, 16);
-		t.ipv6.sport = tcp->source;
-		t.ipv6.dport = tcp->dest;
-		sk = bpf_skc_lookup_tcp(ctx, &t, sizeof(t.ipv6), BPF_F_CURRENT_NETNS, 0);
-	} else {
-		struct iphdr *ip = data + l2_len;
-
-		if ((void *)(ip + 1) > data_end)
-			return ACK_NOT_OURS;
-		tcp = (void *)ip + l3_len;
-		if ((void *)(tcp + 1) > data_end)
-			return ACK_NOT_OURS;
-		t.ipv4.saddr = ip->saddr;
-		t.ipv4.daddr = ip->daddr;
-		t.ipv4.sport = tcp->source;
-		t.ipv4.dport = tcp->dest;
-		sk = bpf_skc_lookup_tcp(ctx, &t, sizeof(t.ipv4), BPF_F_CURRENT_NETNS, 0);
-	}
+	sk = tuple_sock(ctx, &t, tlen);
 	if (!sk)
 		return ACK_NOT_OURS;
 	if (sk->state != BPF_TCP_LISTEN) {
