@@ -693,51 +693,112 @@ static struct aimd_signals proxy_tick(double admitted, double served, __u64 p99_
 	return s;
 }
 
+/* A proxy calm at 100/s, then offered 800/s while it answers 200/s at a
+ * latency of @p99_ms for @ticks ticks; the limit at the end. */
+static double proxy_overload(const struct aimd_params *p, struct aimd_state *s, __u64 p99_ms,
+			     int ticks)
+{
+	__u64 now = 0;
+	int i;
+
+	aimd_init(s, p, 10000);
+	for (i = 0; i < 10; i++)
+		aimd_update(p, s, &(struct aimd_signals[1]){ proxy_tick(100, 100, 20) }[0], now += TICK);
+	aimd_update(p, s, &(struct aimd_signals[1]){ proxy_tick(800, 200, p99_ms) }[0], now += TICK);
+	for (i = 1; i < ticks; i++)
+		aimd_update(p, s, &(struct aimd_signals[1]){ proxy_tick(s->rate, 200, p99_ms) }[0],
+			    now += TICK);
+	return s->rate;
+}
+
 /* Latency overload at a proxy: its accept rate is only what it is offered,
- * so the one-step cut and the floor come from the requests answered. */
+ * so the one-step cut and the floor come from the requests answered, both
+ * scaled by the drain factor d = 1 - excess / drain_ns (at least
+ * drain_min): the queue behind the excess latency drains in drain_ns. */
 static void latency_overload_is_cut_to_what_is_served(void **state)
 {
 	struct aimd_params p = params();
 	struct aimd_state s;
-	__u64 now = 0;
-	int i;
+	double r;
 
 	(void)state;
 	p.latency_target_ns = 50 * MS;
 	p.served_floor = 0.9;
-	aimd_init(&s, &p, 10000);
-	/* Calm at 100/s, then 800/s offered, 200/s answered, latency high. */
-	for (i = 0; i < 10; i++)
-		aimd_update(&p, &s, &(struct aimd_signals[1]){ proxy_tick(100, 100, 20) }[0], now += TICK);
-	aimd_update(&p, &s, &(struct aimd_signals[1]){ proxy_tick(800, 200, 400) }[0], now += TICK);
+	/* p99 400 ms: 350 ms over the target, d = 1 - 0.35 = 0.65. One step
+	 * to good_cap x d x served (1.5 x 0.65 x 200 = 195), not 1.5 x the
+	 * 800 accepted, nor 1.5 x the 200 served. */
+	r = proxy_overload(&p, &s, 400, 1);
 	assert_int_equal(s.mode, AIMD_OVERLOAD);
-	/* One step to good_cap x served (1.5 x 200), not 1.5 x the 800 accepted. */
-	assert_true(s.rate <= p.good_cap * 200 + 1);
+	assert_int_equal(s.lat_excess_ns, 350 * MS);
+	assert_true(r >= p.good_cap * 0.65 * 200 - 1 && r <= p.good_cap * 0.65 * 200 + 1);
 	/* Latency stays high while the queue drains: the cuts stop at
-	 * served_floor x the served peak, they do not empty the service. */
-	for (i = 0; i < 50; i++)
-		aimd_update(&p, &s, &(struct aimd_signals[1]){ proxy_tick(s.rate, 200, 400) }[0],
-			    now += TICK);
-	assert_true(s.rate >= 0.9 * 200 - 1);
-	assert_true(s.rate <= 200);
+	 * served_floor x d x the served peak (117/s), below what is served,
+	 * so the queue drains, but they do not empty the service. */
+	r = proxy_overload(&p, &s, 400, 50);
+	assert_true(r >= 0.9 * 0.65 * 200 - 1 && r <= 0.9 * 0.65 * 200 + 1);
+	/* Just above the target (60 ms, d = 0.99), the floor is nearly what
+	 * is served: a small excess is no reason to refuse much. */
+	r = proxy_overload(&p, &s, 60, 50);
+	assert_true(r >= 0.9 * 0.99 * 200 - 1 && r <= 0.9 * 0.99 * 200 + 1);
+	/* Far above it (2 s), d is drain_min. */
+	r = proxy_overload(&p, &s, 2000, 50);
+	assert_true(r >= 0.9 * p.drain_min * 200 - 1 && r <= 0.9 * p.drain_min * 200 + 1);
+	/* drain_ns 0: no drain, the floor is served_floor x served. */
+	p.drain_ns = 0;
+	r = proxy_overload(&p, &s, 400, 50);
+	assert_true(r >= 0.9 * 200 - 1 && r <= 0.9 * 200 + 1);
+	p.drain_ns = params().drain_ns;
 	/* A depth overload is not capped by the served rate. */
-	aimd_init(&s, &p, 10000);
-	for (i = 0; i < 10; i++)
-		aimd_update(&p, &s, &(struct aimd_signals[1]){ proxy_tick(100, 100, 20) }[0], now += TICK);
 	{
+		__u64 now = 0;
 		struct aimd_signals d = proxy_tick(800, 200, 20);
 
+		aimd_init(&s, &p, 10000);
+		for (int i = 0; i < 10; i++)
+			aimd_update(&p, &s, &(struct aimd_signals[1]){ proxy_tick(100, 100, 20) }[0],
+				    now += TICK);
 		d.depth = 120;
 		aimd_update(&p, &s, &d, now += TICK);
 	}
 	assert_int_equal(s.why, AIMD_WHY_DEPTH);
+	assert_int_equal(s.lat_excess_ns, 0);
 	assert_true(s.rate > p.good_cap * 200 + 1);
+}
+
+/* With the derived target, the excess is the last verdict's statistic
+ * (the trimmed mean) over the target, and it drives the same drain. */
+static void derived_target_drains_by_the_verdict_excess(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	__u64 now = 0, target;
+	int i;
+
+	(void)state;
+	p.served_floor = 0.9;
+	aimd_init(&s, &p, 10000);
+	/* 2 s calm at 20 ms: baseline 20 ms, target 2 x 20 + 5 = 45 ms. */
+	for (i = 0; i < 20; i++)
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ proxy_tick(100, 100, 20) }[0], now += TICK);
+	target = aimd_latency_target(&p, &s, NULL);
+	assert_int_equal(target, 45 * MS);
+	/* 800/s offered, 200/s answered at 345 ms: overload once the
+	 * verdicts stayed above target for auto_interval_ns. */
+	for (i = 0; i < 30; i++)
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ proxy_tick(i ? s.rate : 800, 200, 345) }[0],
+			    now += TICK);
+	assert_int_equal(s.mode, AIMD_OVERLOAD);
+	assert_true(s.why & AIMD_WHY_LATENCY);
+	assert_int_equal(s.lat_excess_ns, 300 * MS);
+	/* d = 0.7: held at 0.9 x 0.7 x 200 = 126/s. */
+	assert_true(s.rate >= 0.9 * 0.7 * 200 - 1 && s.rate <= 0.9 * 0.7 * 200 + 1);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(latency_overload_is_cut_to_what_is_served),
+		cmocka_unit_test(derived_target_drains_by_the_verdict_excess),
 		cmocka_unit_test(sojourn_must_stay_above_target_for_an_interval),
 		cmocka_unit_test(each_signal_is_overload),
 		cmocka_unit_test(stall_guard),

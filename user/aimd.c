@@ -39,6 +39,8 @@ void aimd_defaults(struct aimd_params *p)
 		.good_cap = 1.5,
 		.ramp_cap = 1.0,
 		.served_floor = 1.0,
+		.drain_ns = 1000 * MS,
+		.drain_min = 0.5,
 		.shallow_frac = 0.9,
 		.peak_decay = 0.99,
 		.complete_frac = 0.8,
@@ -163,6 +165,7 @@ static bool auto_latency(const struct aimd_params *p, struct aimd_auto *a,
 	a->verdict_sum = 0;
 	a->verdict_n = 0;
 	a->last_verdict_ns = now_ns;
+	a->last_mid_ns = (__u64)v;
 	if (!a->target_ns || v <= (double)a->target_ns) {
 		a->above_since_ns = 0;
 		a->over = false;
@@ -209,11 +212,17 @@ unsigned int aimd_overloaded(const struct aimd_params *p, struct aimd_state *s,
 	/* An explicit target is the operator's word on p99; without one, the
 	 * derived target judges the middle of the distribution. */
 	if (p->latency_target_ns) {
-		if (sig->have_latency && sig->latency_p99_ns > p->latency_target_ns)
+		if (sig->have_latency && sig->latency_p99_ns > p->latency_target_ns) {
 			why |= AIMD_WHY_LATENCY;
+			s->lat_excess_ns = sig->latency_p99_ns - p->latency_target_ns;
+		}
 	} else if (p->latency_auto && auto_latency(p, &s->lat, sig, now_ns)) {
 		why |= AIMD_WHY_LATENCY;
+		s->lat_excess_ns = s->lat.last_mid_ns > s->lat.target_ns ?
+					   s->lat.last_mid_ns - s->lat.target_ns : 0;
 	}
+	if (!(why & AIMD_WHY_LATENCY))
+		s->lat_excess_ns = 0;
 	/* Stall guard: a queue that holds connections while nobody takes
 	 * any means the application stopped: overload, not calm. The accept
 	 * probes miss io_uring and connections queued before they attached:
@@ -262,6 +271,20 @@ static double shown_peak(const struct aimd_state *s)
 	if (s->episode_latency && s->peak_served > 0 && s->peak_served < s->peak_accept)
 		return s->peak_served;
 	return s->peak_accept;
+}
+
+/* The fraction of the served rate that drains the queue behind the excess
+ * latency within drain_ns (see aimd.h), between drain_min and 1. */
+static double drain_frac(const struct aimd_params *p, const struct aimd_state *s)
+{
+	double d;
+
+	if (!p->drain_ns)
+		return 1;
+	d = 1 - (double)s->lat_excess_ns / (double)p->drain_ns;
+	if (d < p->drain_min)
+		d = p->drain_min;
+	return d > 1 ? 1 : d;
 }
 
 /* The additive step. Unset, it is 1 % of the larger of the last good rate
@@ -339,7 +362,7 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 	double steps = ((double)dt_ns < cap_ns ? (double)dt_ns : cap_ns) / AIMD_GAIN_PERIOD_NS;
 	double nominal = (double)(p->tick_ns ? p->tick_ns : dt_ns) / AIMD_GAIN_PERIOD_NS;
 	double cut_steps = steps < nominal ? steps : nominal;
-	double before;
+	double before, drain, lo;
 
 	/* Blind: without any delay signal the law would be an open-loop
 	 * ramp to max_rate. Hold the rate. */
@@ -387,17 +410,18 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		s->mode = AIMD_OVERLOAD;
 		before = s->rate;
 		s->rate = s->rate * pow(p->beta, cut_steps);
-		/* Latency lags the queue: stop cutting near what is served. */
-		if ((s->why & AIMD_WHY_LATENCY) && p->served_floor > 0 &&
-		    s->rate < p->served_floor * s->peak_served)
-			s->rate = before < p->served_floor * s->peak_served ?
-					  before : p->served_floor * s->peak_served;
+		/* Latency lags the queue: stop cutting near what is served,
+		 * less what drains the queue behind the excess latency. */
+		drain = (s->why & AIMD_WHY_LATENCY) ? drain_frac(p, s) : 1;
+		lo = p->served_floor * drain * s->peak_served;
+		if ((s->why & AIMD_WHY_LATENCY) && p->served_floor > 0 && s->rate < lo)
+			s->rate = before < lo ? before : lo;
 		/* Far above what the service takes, one step brings it close. */
 		if (p->good_cap > 0 && s->peak_accept > 0 && s->rate > p->good_cap * s->peak_accept)
 			s->rate = p->good_cap * s->peak_accept;
 		if ((s->why & AIMD_WHY_LATENCY) && p->good_cap > 0 && s->peak_served > 0 &&
-		    s->rate > p->good_cap * s->peak_served)
-			s->rate = p->good_cap * s->peak_served;
+		    s->rate > p->good_cap * drain * s->peak_served)
+			s->rate = p->good_cap * drain * s->peak_served;
 		s->rate = clamp(p, s->rate);
 		return s->rate;
 	}

@@ -79,7 +79,23 @@
  *                   service that answers everything it gets, slowly, is
  *                   not helped by refusing some of it. The peak decays
  *                   (@peak_decay), so a service that really got slower
- *                   is followed down, by half every 7 s
+ *                   is followed down, by half every 7 s. The floor is
+ *                   lowered by the drain factor (below)
+ * @drain_ns:        the drain horizon (1 s; 0 = no drain): while latency is
+ *                   above target by E, the requests queued behind that excess
+ *                   are about E x the served rate (Little), and admitting
+ *                   d = 1 - E / @drain_ns of the served rate drains them in
+ *                   @drain_ns. During a latency overload the floor above and
+ *                   the one-step cap (@good_cap) are both scaled by d: a
+ *                   latency just above target cuts to what is served, as
+ *                   before; a queue of the clients' whole patience is cut
+ *                   below it at once, and drains, where a limit held at the
+ *                   served rate kept it standing (p50 120 ms, six service
+ *                   times, behind nginx) and took 3-4 s to drain the dead
+ *                   work admitted before the first verdict
+ * @drain_min:       d is at least this (0.5): the excess is measured on
+ *                   requests that entered a queue length ago, so the drain
+ *                   runs that much too long, and never empties the service
  * @shallow_frac:    an episode that ends with only the ramp's last stage
  *                   above it, and at least this fraction of that stage's
  *                   rate (0.9), was a shallow cut: the additive climb takes
@@ -125,6 +141,8 @@ struct aimd_params {
 	double good_cap;
 	double ramp_cap;
 	double served_floor;
+	__u64 drain_ns;
+	double drain_min;
 	double shallow_frac;
 	double peak_decay;
 	double complete_frac;
@@ -269,6 +287,7 @@ enum aimd_reason {
  * @verdict_n:      samples in it
  * @verdict_start_ns: when it began
  * @last_verdict_ns: when the last verdict was made (0 = none)
+ * @last_mid_ns:    the statistic of that verdict
  * @above_since_ns: when verdicts above target began, plus auto_interval_ns;
  *                  0 while they are below
  * @over:           the last verdict found overload
@@ -285,6 +304,7 @@ struct aimd_auto {
 	__u64 verdict_n;
 	__u64 verdict_start_ns;
 	__u64 last_verdict_ns;
+	__u64 last_mid_ns;
 	__u64 above_since_ns;
 	bool over;
 	__u64 baseline_ns;
@@ -317,6 +337,9 @@ struct aimd_auto {
  *                 shows only what it was offered
  * @episode_latency: the current overload episode had latency among its
  *                 reasons
+ * @lat_excess_ns: how far latency was above its target on the last tick
+ *                 judged overloaded on latency (0 on the others): the
+ *                 drain factor (aimd_params.drain_ns)
  * @stuck:         inside a run of ticks in which connections waited and
  *                 none left the queue
  * @stuck_since_ns: the start of that run
@@ -336,6 +359,7 @@ struct aimd_state {
 	double peak_accept;
 	double peak_served;
 	bool episode_latency;
+	__u64 lat_excess_ns;
 	bool stuck;
 	__u64 stuck_since_ns;
 	struct aimd_auto lat;
