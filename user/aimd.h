@@ -380,7 +380,9 @@ unsigned int aimd_overloaded(const struct aimd_params *p, struct aimd_state *s,
  *   overload:   rate = max(min_rate, min(rate * beta, good_cap * peak_accept)):
  *               a limit far above what the service takes comes down in one
  *               step, a near one by beta. When latency is among the
- *               reasons, good_cap * peak_served caps it too: a proxy
+ *               reasons, good_cap * d * peak_served caps it too, and the
+ *               cuts stop at served_floor * d * peak_served (d: the drain
+ *               factor, see @drain_ns of struct aimd_params): a proxy
  *               accepts at the rate it is offered, so its accept rate says
  *               nothing of what its upstream serves; the requests answered
  *               per second do (as requests, never fewer than connections,
