@@ -22,9 +22,7 @@
 #include <unistd.h>
 #include <time.h>
 #include <linux/if_link.h>
-#include <linux/inet_diag.h>
 #include <linux/netlink.h>
-#include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <bpf/bpf.h>
@@ -39,6 +37,7 @@
 #include "service.h"
 #include "probe.h"
 #include "shedd.skel.h"
+#include "sockdiag.h"
 
 /* The inode number recent kernels give the initial network namespace
  * (PROC_NET_INIT_INO; seen on 6.18). Older ones number it like any other. */
@@ -1007,76 +1006,63 @@ int loader_remove(const struct shedd_options *o)
 	return 0;
 }
 
-/* Mark in @fd (the XDP program's closing map) the flows of one family that
- * the kernel holds in TIME_WAIT on a protected port. Return: how many, or
- * a negative errno. */
-static int mark_time_wait_family(int nl, int fd, const struct shedd_options *o, __u8 family,
-				 __u32 stamp)
+struct time_wait_mark {
+	const struct shedd_options *o;
+	int fd;      /* the closing map */
+	__u32 stamp; /* its value for now */
+	int words;   /* of an address: 1 (IPv4) or 4 */
+	int n;       /* flows marked */
+};
+
+/* One TIME_WAIT socket of the dump: marked in the XDP program's closing map
+ * if its local port is protected. */
+static int mark_time_wait_one(const struct inet_diag_msg *d, size_t len, void *arg)
 {
-	struct {
-		struct nlmsghdr nlh;
-		struct inet_diag_req_v2 req;
-	} msg = {
-		.nlh = {
-			.nlmsg_len = sizeof(msg),
-			.nlmsg_type = SOCK_DIAG_BY_FAMILY,
-			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
-		},
-		.req = {
-			.sdiag_family = family,
-			.sdiag_protocol = IPPROTO_TCP,
-			.idiag_states = 1 << TCP_TIME_WAIT,
-		},
-	};
-	static char buf[32768];
-	int n = 0, i, words = family == AF_INET6 ? 4 : 1;
+	struct time_wait_mark *m = arg;
+	bool ours = !m->o->nr_ports;
+	__u32 slot;
+	int i;
 
-	if (send(nl, &msg, sizeof(msg), 0) < 0)
-		return -errno;
-	for (;;) {
-		ssize_t len = recv(nl, buf, sizeof(buf), 0);
-		struct nlmsghdr *h;
+	(void)len;
+	for (i = 0; i < m->o->nr_ports && !ours; i++)
+		ours = m->o->ports[i] == ntohs(d->id.idiag_sport);
+	if (!ours)
+		return 0;
+	/* As the client's SYN will hash: from it (the socket's remote end)
+	 * to us. */
+	slot = flow_hash(d->id.idiag_dst, d->id.idiag_src, m->words, d->id.idiag_dport,
+			 d->id.idiag_sport) % CLOSING_SLOTS;
+	if (!bpf_map_update_elem(m->fd, &slot, &m->stamp, BPF_ANY))
+		m->n++;
+	return 0;
+}
 
-		if (len < 0)
-			return -errno;
-		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)len); h = NLMSG_NEXT(h, len)) {
-			struct inet_diag_msg *d;
-			bool ours = !o->nr_ports;
-			__u32 slot;
+/* Mark the flows of one family that the kernel holds in TIME_WAIT on a
+ * protected port. Return: how many, or a negative errno. */
+static int mark_time_wait_family(int nl, struct time_wait_mark *m, __u8 family)
+{
+	int err;
 
-			if (h->nlmsg_type == NLMSG_DONE)
-				return n;
-			if (h->nlmsg_type == NLMSG_ERROR)
-				return -EIO;
-			d = NLMSG_DATA(h);
-			for (i = 0; i < o->nr_ports && !ours; i++)
-				ours = o->ports[i] == ntohs(d->id.idiag_sport);
-			if (!ours)
-				continue;
-			/* As the client's SYN will hash: from it (the
-			 * socket's remote end) to us. */
-			slot = flow_hash(d->id.idiag_dst, d->id.idiag_src, words, d->id.idiag_dport,
-					 d->id.idiag_sport) % CLOSING_SLOTS;
-			if (!bpf_map_update_elem(fd, &slot, &stamp, BPF_ANY))
-				n++;
-		}
-	}
+	m->words = family == AF_INET6 ? 4 : 1;
+	m->n = 0;
+	err = sockdiag_dump(nl, family, 1 << TCP_TIME_WAIT, 0, mark_time_wait_one, m);
+	return err ? err : m->n;
 }
 
 int loader_mark_time_wait(struct loader *l, const struct shedd_options *o)
 {
-	int nl, fd = bpf_map__fd(l->skel->maps.closing), n4, n6;
+	struct time_wait_mark m = { .o = o, .fd = bpf_map__fd(l->skel->maps.closing) };
 	struct timespec ts;
-	__u32 stamp;
+	int nl, n4, n6;
 
 	/* The BPF clock (bpf_ktime_get_ns) is CLOCK_MONOTONIC. */
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	stamp = (__u32)((((__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec) >> 30) | 1);
+	m.stamp = (__u32)((((__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec) >> 30) | 1);
 	nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (nl < 0)
 		return -errno;
-	n4 = mark_time_wait_family(nl, fd, o, AF_INET, stamp);
-	n6 = n4 < 0 ? n4 : mark_time_wait_family(nl, fd, o, AF_INET6, stamp);
+	n4 = mark_time_wait_family(nl, &m, AF_INET);
+	n6 = n4 < 0 ? n4 : mark_time_wait_family(nl, &m, AF_INET6);
 	close(nl);
 	if (n4 < 0 || n6 < 0)
 		return n4 < 0 ? n4 : n6;

@@ -17,8 +17,6 @@
 #include <unistd.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
-#include <linux/rtnetlink.h>
-#include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <bpf/bpf.h>
@@ -28,9 +26,8 @@
 #include "service.h"
 #include "shedd_latency.h"
 #include "signals.h"
+#include "sockdiag.h"
 #include "sojourn.skel.h"
-
-#define DIAG_BUF 32768
 
 /* A small /proc file into @buf as a string, in one read: 0, or -1. */
 static int read_proc_file(const char *path, char *buf, size_t len)
@@ -75,60 +72,33 @@ static int port_group(const struct signals *s, __u16 port)
 	return -1;
 }
 
-/* Add accept-queue depth (idiag_rqueue) and backlog (idiag_wqueue) of the
- * protected and backend listeners of one address family to their groups. */
+/* One listener of the dump: its depth (idiag_rqueue) and backlog
+ * (idiag_wqueue) to its group, if it is protected or a backend. */
+static int diag_listener(const struct inet_diag_msg *d, size_t len, void *arg)
+{
+	struct signals *s = arg;
+	struct listener_drops *ld = s->drops_cur;
+	__u32 drops;
+	int g = port_group(s, ntohs(d->id.idiag_sport));
+
+	if (g < 0)
+		return 0;
+	s->groups[g].depth += d->idiag_rqueue;
+	s->groups[g].backlog += d->idiag_wqueue;
+	if (ld && ld->n < MAX_LISTENERS && !diag_msg_drops(d, len, &drops)) {
+		ld->ino[ld->n] = d->idiag_inode;
+		ld->drops[ld->n] = drops;
+		ld->n++;
+	}
+	return 0;
+}
+
+/* Add the protected and backend listeners of one address family to their
+ * groups. */
 static int diag_family(struct signals *s, __u8 family)
 {
-	struct {
-		struct nlmsghdr nlh;
-		struct inet_diag_req_v2 req;
-	} msg = {
-		.nlh = {
-			.nlmsg_len = sizeof(msg),
-			.nlmsg_type = SOCK_DIAG_BY_FAMILY,
-			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
-		},
-		.req = {
-			.sdiag_family = family,
-			.sdiag_protocol = IPPROTO_TCP,
-			.idiag_ext = 1 << (INET_DIAG_SKMEMINFO - 1),
-			.idiag_states = 1 << TCP_LISTEN,
-		},
-	};
-	static char buf[DIAG_BUF];
-
-	if (send(s->diag_fd, &msg, sizeof(msg), 0) < 0)
-		return -errno;
-	for (;;) {
-		ssize_t len = recv(s->diag_fd, buf, sizeof(buf), 0);
-		struct nlmsghdr *h;
-
-		if (len < 0)
-			return -errno;
-		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)len); h = NLMSG_NEXT(h, len)) {
-			struct listener_drops *ld = s->drops_cur;
-			struct inet_diag_msg *d;
-			__u32 drops;
-			int g;
-
-			if (h->nlmsg_type == NLMSG_DONE)
-				return 0;
-			if (h->nlmsg_type == NLMSG_ERROR)
-				return -EIO;
-			d = NLMSG_DATA(h);
-			g = port_group(s, ntohs(d->id.idiag_sport));
-			if (g < 0)
-				continue;
-			s->groups[g].depth += d->idiag_rqueue;
-			s->groups[g].backlog += d->idiag_wqueue;
-			if (ld && ld->n < MAX_LISTENERS &&
-			    !diag_msg_drops(d, h->nlmsg_len - NLMSG_LENGTH(0), &drops)) {
-				ld->ino[ld->n] = d->idiag_inode;
-				ld->drops[ld->n] = drops;
-				ld->n++;
-			}
-		}
-	}
+	return sockdiag_dump(s->diag_fd, family, 1 << TCP_LISTEN, 1 << (INET_DIAG_SKMEMINFO - 1),
+			     diag_listener, s);
 }
 
 /* The latency drain: a thread that sleeps in poll() on the socket and
