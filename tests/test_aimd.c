@@ -734,18 +734,36 @@ static void latency_overload_is_cut_to_what_is_served(void **state)
 	/* Latency stays high while the queue drains: the cuts stop at
 	 * served_floor x d x the served peak (117/s), below what is served,
 	 * so the queue drains, but they do not empty the service. */
-	r = proxy_overload(&p, &s, 400, 50);
+	r = proxy_overload(&p, &s, 400, 15);
+	assert_int_equal(s.drain, AIMD_DRAINING);
 	assert_true(r >= 0.9 * 0.65 * 200 - 1 && r <= 0.9 * 0.65 * 200 + 1);
+	/* The drain needs 0.35 / (1 - 0.65) = 1 s and is given twice that.
+	 * A latency still there after it is no queue: back to
+	 * served_floor x the served peak, and no second drain in the episode. */
+	r = proxy_overload(&p, &s, 400, 20);
+	assert_int_equal(s.drain, AIMD_DRAINING);
+	r = proxy_overload(&p, &s, 400, 21);
+	assert_int_equal(s.drain, AIMD_DRAIN_SPENT);
+	assert_true(r >= 0.9 * 200 - 1 && r <= 0.9 * 200 + 1);
+	r = proxy_overload(&p, &s, 400, 100);
+	assert_int_equal(s.mode, AIMD_OVERLOAD);
+	assert_true(r >= 0.9 * 200 - 1 && r <= 0.9 * 200 + 1);
 	/* Just above the target (60 ms, d = 0.99), the floor is nearly what
 	 * is served: a small excess is no reason to refuse much. */
-	r = proxy_overload(&p, &s, 60, 50);
+	r = proxy_overload(&p, &s, 60, 15);
 	assert_true(r >= 0.9 * 0.99 * 200 - 1 && r <= 0.9 * 0.99 * 200 + 1);
-	/* Far above it (2 s), d is drain_min. */
-	r = proxy_overload(&p, &s, 2000, 50);
+	/* Far above it (2 s), d is drain_min, and the drain needs
+	 * 1.95 / 0.5 = 3.9 s: it lasts 7.8 s. */
+	r = proxy_overload(&p, &s, 2000, 15);
 	assert_true(r >= 0.9 * p.drain_min * 200 - 1 && r <= 0.9 * p.drain_min * 200 + 1);
+	r = proxy_overload(&p, &s, 2000, 78);
+	assert_int_equal(s.drain, AIMD_DRAINING);
+	r = proxy_overload(&p, &s, 2000, 79);
+	assert_int_equal(s.drain, AIMD_DRAIN_SPENT);
 	/* drain_ns 0: no drain, the floor is served_floor x served. */
 	p.drain_ns = 0;
-	r = proxy_overload(&p, &s, 400, 50);
+	r = proxy_overload(&p, &s, 400, 15);
+	assert_int_equal(s.drain, AIMD_DRAIN_NONE);
 	assert_true(r >= 0.9 * 200 - 1 && r <= 0.9 * 200 + 1);
 	p.drain_ns = params().drain_ns;
 	/* A depth overload is not capped by the served rate. */
@@ -784,7 +802,7 @@ static void derived_target_drains_by_the_verdict_excess(void **state)
 	assert_int_equal(target, 45 * MS);
 	/* 800/s offered, 200/s answered at 345 ms: overload once the
 	 * verdicts stayed above target for auto_interval_ns. */
-	for (i = 0; i < 30; i++)
+	for (i = 0; i < 15; i++)
 		aimd_update(&p, &s, &(struct aimd_signals[1]){ proxy_tick(i ? s.rate : 800, 200, 345) }[0],
 			    now += TICK);
 	assert_int_equal(s.mode, AIMD_OVERLOAD);

@@ -287,6 +287,43 @@ static double drain_frac(const struct aimd_params *p, const struct aimd_state *s
 	return d > 1 ? 1 : d;
 }
 
+/* The drain factor of a latency-overloaded tick, and the drain's course
+ * through the episode (see aimd.h, @drain_ns): it begins on the first
+ * tick with an excess, remembering the served peak, and lasts twice the
+ * time the queue of that excess needs; spent, the rate returns to the
+ * served floor and the episode goes on without a drain. */
+static double drain_step(const struct aimd_params *p, struct aimd_state *s, __u64 now_ns)
+{
+	double d = drain_frac(p, s), need_ns;
+
+	switch (s->drain) {
+	case AIMD_DRAIN_NONE:
+		if (d >= 1)
+			return 1;
+		/* E / (1 - d) drains E's queue: drain_ns, or longer where d
+		 * stops at drain_min. */
+		need_ns = (double)s->lat_excess_ns / (1 - d);
+		if (need_ns < (double)p->drain_ns)
+			need_ns = (double)p->drain_ns;
+		s->drain = AIMD_DRAINING;
+		s->drain_end_ns = now_ns + (__u64)(2 * need_ns);
+		s->drain_ref = s->peak_served;
+		return d;
+	case AIMD_DRAINING:
+		if (now_ns < s->drain_end_ns)
+			return d;
+		/* The latency did not go with the queue: not a queue, or
+		 * not one that a drain ends. Back to what is served. */
+		s->drain = AIMD_DRAIN_SPENT;
+		if (s->rate < p->served_floor * s->drain_ref)
+			s->rate = p->served_floor * s->drain_ref;
+		return 1;
+	case AIMD_DRAIN_SPENT:
+		break;
+	}
+	return 1;
+}
+
 /* The additive step. Unset, it is 1 % of the larger of the last good rate
  * and the recent peak accept rate: constant while the limit climbs
  * (additive), yet in scale with the service, so 10 % is regained in ten
@@ -362,7 +399,7 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 	double steps = ((double)dt_ns < cap_ns ? (double)dt_ns : cap_ns) / AIMD_GAIN_PERIOD_NS;
 	double nominal = (double)(p->tick_ns ? p->tick_ns : dt_ns) / AIMD_GAIN_PERIOD_NS;
 	double cut_steps = steps < nominal ? steps : nominal;
-	double before, drain, lo;
+	double before, drain, served, lo;
 
 	/* Blind: without any delay signal the law would be an open-loop
 	 * ramp to max_rate. Hold the rate. */
@@ -403,8 +440,10 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 			s->last_good = s->rate;
 		else if (s->mode == AIMD_RECOVERING)
 			s->last_good = s->held_rate;
-		if (s->mode != AIMD_OVERLOAD)
+		if (s->mode != AIMD_OVERLOAD) {
 			s->episode_latency = false;
+			s->drain = AIMD_DRAIN_NONE;
+		}
 		if (s->why & AIMD_WHY_LATENCY)
 			s->episode_latency = true;
 		s->mode = AIMD_OVERLOAD;
@@ -412,16 +451,18 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		s->rate = s->rate * pow(p->beta, cut_steps);
 		/* Latency lags the queue: stop cutting near what is served,
 		 * less what drains the queue behind the excess latency. */
-		drain = (s->why & AIMD_WHY_LATENCY) ? drain_frac(p, s) : 1;
-		lo = p->served_floor * drain * s->peak_served;
+		drain = (s->why & AIMD_WHY_LATENCY) ? drain_step(p, s, now_ns) : 1;
+		served = s->drain == AIMD_DRAINING && s->drain_ref > s->peak_served ?
+				 s->drain_ref : s->peak_served;
+		lo = p->served_floor * drain * served;
 		if ((s->why & AIMD_WHY_LATENCY) && p->served_floor > 0 && s->rate < lo)
 			s->rate = before < lo ? before : lo;
 		/* Far above what the service takes, one step brings it close. */
 		if (p->good_cap > 0 && s->peak_accept > 0 && s->rate > p->good_cap * s->peak_accept)
 			s->rate = p->good_cap * s->peak_accept;
-		if ((s->why & AIMD_WHY_LATENCY) && p->good_cap > 0 && s->peak_served > 0 &&
-		    s->rate > p->good_cap * drain * s->peak_served)
-			s->rate = p->good_cap * drain * s->peak_served;
+		if ((s->why & AIMD_WHY_LATENCY) && p->good_cap > 0 && served > 0 &&
+		    s->rate > p->good_cap * drain * served)
+			s->rate = p->good_cap * drain * served;
 		s->rate = clamp(p, s->rate);
 		return s->rate;
 	}

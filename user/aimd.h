@@ -92,7 +92,14 @@
  *                   below it at once, and drains, where a limit held at the
  *                   served rate kept it standing (p50 120 ms, six service
  *                   times, behind nginx) and took 3-4 s to drain the dead
- *                   work admitted before the first verdict
+ *                   work admitted before the first verdict. The drain runs
+ *                   once an episode, for twice the time it needs (E / (1 -
+ *                   d), at least @drain_ns; E and d as it began): a queue
+ *                   is gone by then, and a latency that stayed is not a
+ *                   queue (a service that got slower for good), so the
+ *                   rate returns to the served floor, where the drain
+ *                   would have followed the served rate, which follows
+ *                   what is admitted, down to @min_rate
  * @drain_min:       d is at least this (0.5): the excess is measured on
  *                   requests that entered a queue length ago, so the drain
  *                   runs that much too long, and never empties the service
@@ -199,6 +206,13 @@ struct aimd_signals {
 	double admitted_per_sec;
 };
 
+/* The drain of an overload episode (aimd_params.drain_ns). */
+enum aimd_drain {
+	AIMD_DRAIN_NONE = 0, /* not begun in this episode */
+	AIMD_DRAINING = 1,   /* below the served rate, until drain_end_ns */
+	AIMD_DRAIN_SPENT = 2, /* over for this episode */
+};
+
 enum aimd_mode {
 	AIMD_STEADY = 0,     /* no overload; additive increase while binding */
 	AIMD_OVERLOAD = 1,   /* multiplicative decrease every tick */
@@ -247,7 +261,7 @@ enum aimd_reason {
  *   p99.
  * - A minimum, because a queue only adds delay: while shedd started into a
  *   growing queue, each point is higher than the one before, and the first
- *   one stays the baseline until a cut lowers it further.
+ *   one stays the baseline until a calm second lowers it further.
  * - Points of >= 100 samples and >= 1 s: the minimum of many noisy points
  *   is biased low (the luckiest one wins), so each point averages a second.
  *   The first one does not wait for the second: started into a growing
@@ -271,8 +285,14 @@ enum aimd_reason {
  * latency sits near P) teaches a baseline near P: the target is useless
  * until another signal cuts the rate and a calm point lowers it. A client
  * that gives up after P is lost whatever the target, so when P is known,
- * give --latency-target below it. The baseline is not pinned: a restarted
- * daemon learns it again (one calm second).
+ * give --latency-target below it. A service overloaded from the first
+ * sample whose latency grows is caught (its first point is the baseline),
+ * but then held near 2 x that point + 5 ms, not lower: the served floor
+ * and the drain aim at the target, and the calm level is learned only
+ * when the load falls under the capacity for a second (simulated: caught
+ * within 4 s, held at the capacity with the latency near a target of
+ * 247 ms, relearned at 20 ms within 5 s of calm). The baseline is not
+ * pinned: a restarted daemon learns it again (one calm second).
  */
 
 /**
@@ -340,6 +360,12 @@ struct aimd_auto {
  * @lat_excess_ns: how far latency was above its target on the last tick
  *                 judged overloaded on latency (0 on the others): the
  *                 drain factor (aimd_params.drain_ns)
+ * @drain:         enum aimd_drain: where the episode's drain is
+ * @drain_end_ns:  when it ends
+ * @drain_ref:     the served peak when it began: while it lasts, the floor
+ *                 and the cap are taken from it if the peak fell below it
+ *                 (the peak follows what is admitted when there is no
+ *                 queue, and d x a falling peak would spiral down)
  * @stuck:         inside a run of ticks in which connections waited and
  *                 none left the queue
  * @stuck_since_ns: the start of that run
@@ -360,6 +386,9 @@ struct aimd_state {
 	double peak_served;
 	bool episode_latency;
 	__u64 lat_excess_ns;
+	enum aimd_drain drain;
+	__u64 drain_end_ns;
+	double drain_ref;
 	bool stuck;
 	__u64 stuck_since_ns;
 	struct aimd_auto lat;
