@@ -291,10 +291,11 @@ static double drain_frac(const struct aimd_params *p, const struct aimd_state *s
  * through the episode (see aimd.h, @drain_ns): it begins on the first
  * tick with an excess, remembering the served peak, and lasts twice the
  * time the queue of that excess needs; spent, the rate returns to the
- * served floor and the episode goes on without a drain. */
-static double drain_step(const struct aimd_params *p, struct aimd_state *s, __u64 now_ns)
+ * served floor in connections and the episode goes on without a drain. */
+static double drain_step(const struct aimd_params *p, struct aimd_state *s,
+			 const struct aimd_signals *sig, __u64 now_ns)
 {
-	double d = drain_frac(p, s), need_ns;
+	double d = drain_frac(p, s), need_ns, per_conn;
 
 	switch (s->drain) {
 	case AIMD_DRAIN_NONE:
@@ -308,15 +309,28 @@ static double drain_step(const struct aimd_params *p, struct aimd_state *s, __u6
 		s->drain = AIMD_DRAINING;
 		s->drain_end_ns = now_ns + (__u64)(2 * need_ns);
 		s->drain_ref = s->peak_served;
+		s->drain_served = 0;
+		s->drain_completed = 0;
+		s->drain_conns_known = true;
 		return d;
 	case AIMD_DRAINING:
+		s->drain_served += (double)sig->latency_served;
+		s->drain_completed += (double)sig->completed;
+		s->drain_conns_known &= sig->have_completed;
 		if (now_ns < s->drain_end_ns)
 			return d;
 		/* The latency did not go with the queue: not a queue, or
-		 * not one that a drain ends. Back to what is served. */
+		 * not one that a drain ends. Back to what is served, in
+		 * connections: the served peak counts requests, and on
+		 * keep-alive connections one SYN brings many (none known
+		 * without a measure of the connections: no raise). */
 		s->drain = AIMD_DRAIN_SPENT;
-		if (s->rate < p->served_floor * s->drain_ref)
-			s->rate = p->served_floor * s->drain_ref;
+		per_conn = s->drain_conns_known && s->drain_served > 0 ?
+				   s->drain_completed / s->drain_served : 0;
+		if (per_conn > 1)
+			per_conn = 1;
+		if (s->rate < p->served_floor * per_conn * s->drain_ref)
+			s->rate = p->served_floor * per_conn * s->drain_ref;
 		return 1;
 	case AIMD_DRAIN_SPENT:
 		break;
@@ -451,7 +465,7 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		s->rate = s->rate * pow(p->beta, cut_steps);
 		/* Latency lags the queue: stop cutting near what is served,
 		 * less what drains the queue behind the excess latency. */
-		drain = (s->why & AIMD_WHY_LATENCY) ? drain_step(p, s, now_ns) : 1;
+		drain = (s->why & AIMD_WHY_LATENCY) ? drain_step(p, s, sig, now_ns) : 1;
 		served = s->drain == AIMD_DRAINING && s->drain_ref > s->peak_served ?
 				 s->drain_ref : s->peak_served;
 		lo = p->served_floor * drain * served;

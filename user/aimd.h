@@ -99,7 +99,14 @@
  *                   queue (a service that got slower for good), so the
  *                   rate returns to the served floor, where the drain
  *                   would have followed the served rate, which follows
- *                   what is admitted, down to @min_rate
+ *                   what is admitted, down to @min_rate. The floor is in
+ *                   requests; it returns in connections, times the
+ *                   handshakes per request answered during the drain (at
+ *                   most 1; none known, no return): on keep-alive
+ *                   connections a connection brings many requests, and
+ *                   raising the SYN limit to the request rate let ten
+ *                   times the work in (nginx, 10 requests per connection
+ *                   at 2 x C: 27 % of C against 59 % without the return)
  * @drain_min:       d is at least this (0.5): the excess is measured on
  *                   requests that entered a queue length ago, so the drain
  *                   runs that much too long, and never empties the service
@@ -366,6 +373,11 @@ struct aimd_auto {
  *                 and the cap are taken from it if the peak fell below it
  *                 (the peak follows what is admitted when there is no
  *                 queue, and d x a falling peak would spiral down)
+ * @drain_served:  requests answered (aimd_signals.latency_served) ...
+ * @drain_completed: ... and handshakes completed since the drain began:
+ *                 requests per connection, to turn the served peak into
+ *                 connections when the drain is spent
+ * @drain_conns_known: every tick of the drain measured the handshakes
  * @stuck:         inside a run of ticks in which connections waited and
  *                 none left the queue
  * @stuck_since_ns: the start of that run
@@ -389,6 +401,9 @@ struct aimd_state {
 	enum aimd_drain drain;
 	__u64 drain_end_ns;
 	double drain_ref;
+	double drain_served;
+	double drain_completed;
+	bool drain_conns_known;
 	bool stuck;
 	__u64 stuck_since_ns;
 	struct aimd_auto lat;
