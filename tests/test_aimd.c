@@ -693,13 +693,17 @@ static struct aimd_signals proxy_tick(double admitted, double served, __u64 p99_
 	return s;
 }
 
-/* A proxy calm at 100/s, then offered 800/s while it answers 200/s at a
- * latency of @p99_ms for @ticks ticks; the limit at the end. With a
- * queue (@queue), it answers 200/s whatever it admits; without one, what
- * it admits, up to 200/s, one request a connection (a service that got
- * slower, not busier). */
+/* What a proxy behind an upstream of 200 requests/s answers while its
+ * latency is high: 200/s whatever it admits (a queue); what it admits, up
+ * to 200/s, one request a connection (no queue: a service that got slower,
+ * not busier); or half of that, the clients of the other half giving up
+ * (a queue the SYN limit does not reach, as on keep-alive connections). */
+enum proxy_kind { QUEUE, NO_QUEUE, GIVING_UP };
+
+/* A proxy calm at 100/s, then offered 800/s while it answers as @kind says
+ * at a latency of @p99_ms, for @ticks ticks; the limit at the end. */
 static double proxy_run(const struct aimd_params *p, struct aimd_state *s, __u64 p99_ms,
-			int ticks, bool queue)
+			int ticks, enum proxy_kind kind)
 {
 	__u64 now = 0;
 	int i;
@@ -709,8 +713,10 @@ static double proxy_run(const struct aimd_params *p, struct aimd_state *s, __u64
 		aimd_update(p, s, &(struct aimd_signals[1]){ proxy_tick(100, 100, 20) }[0], now += TICK);
 	aimd_update(p, s, &(struct aimd_signals[1]){ proxy_tick(800, 200, p99_ms) }[0], now += TICK);
 	for (i = 1; i < ticks; i++) {
-		double served = queue || s->rate > 200 ? 200 : s->rate;
+		double served = kind == QUEUE || s->rate > 200 ? 200 : s->rate;
 
+		if (kind == GIVING_UP)
+			served /= 2;
 		aimd_update(p, s, &(struct aimd_signals[1]){ proxy_tick(s->rate, served, p99_ms) }[0],
 			    now += TICK);
 	}
@@ -720,7 +726,7 @@ static double proxy_run(const struct aimd_params *p, struct aimd_state *s, __u64
 static double proxy_overload(const struct aimd_params *p, struct aimd_state *s, __u64 p99_ms,
 			     int ticks)
 {
-	return proxy_run(p, s, p99_ms, ticks, true);
+	return proxy_run(p, s, p99_ms, ticks, QUEUE);
 }
 
 /* Latency overload at a proxy: its accept rate is only what it is offered,
@@ -770,14 +776,25 @@ static void latency_overload_is_cut_to_what_is_served(void **state)
 	 * followed the served rate down. (With the default floor of 1: below
 	 * it, the floor follows a service without a queue down anyway.) */
 	p.served_floor = 1.0;
-	r = proxy_run(&p, &s, 400, 20, false);
+	r = proxy_run(&p, &s, 400, 20, NO_QUEUE);
 	assert_int_equal(s.drain, AIMD_DRAINING);
 	assert_true(s.peak_served < 0.9 * 200);
-	r = proxy_run(&p, &s, 400, 21, false);
+	r = proxy_run(&p, &s, 400, 21, NO_QUEUE);
 	assert_int_equal(s.drain, AIMD_DRAIN_SPENT);
 	assert_true(r >= 200 - 1 && r <= 200 + 1);
-	r = proxy_run(&p, &s, 400, 100, false);
+	r = proxy_run(&p, &s, 400, 100, NO_QUEUE);
 	assert_true(r >= 200 - 1 && r <= 200 + 1);
+	/* Half the clients giving up: not a slower service but a queue the
+	 * SYN limit does not reach; no raise, though each connection brought
+	 * one request. */
+	{
+		double r20 = proxy_run(&p, &s, 400, 20, GIVING_UP);
+
+		assert_int_equal(s.drain, AIMD_DRAINING);
+		r = proxy_run(&p, &s, 400, 21, GIVING_UP);
+		assert_int_equal(s.drain, AIMD_DRAIN_SPENT);
+		assert_true(r <= r20);
+	}
 	p.served_floor = 0.9;
 	/* Just above the target (60 ms, d = 0.99), the floor is nearly what
 	 * is served: a small excess is no reason to refuse much. */

@@ -41,6 +41,7 @@ void aimd_defaults(struct aimd_params *p)
 		.served_floor = 1.0,
 		.drain_ns = 1000 * MS,
 		.drain_min = 0.5,
+		.drain_answered = 0.95,
 		.shallow_frac = 0.9,
 		.peak_decay = 0.99,
 		.complete_frac = 0.8,
@@ -309,23 +310,28 @@ static double drain_step(const struct aimd_params *p, struct aimd_state *s,
 		s->drain = AIMD_DRAINING;
 		s->drain_end_ns = now_ns + (__u64)(2 * need_ns);
 		s->drain_ref = s->peak_served;
+		s->drain_samples = 0;
 		s->drain_served = 0;
 		s->drain_completed = 0;
 		s->drain_conns_known = true;
 		return d;
 	case AIMD_DRAINING:
+		s->drain_samples += (double)sig->latency_count;
 		s->drain_served += (double)sig->latency_served;
 		s->drain_completed += (double)sig->completed;
 		s->drain_conns_known &= sig->have_completed;
 		if (now_ns < s->drain_end_ns)
 			return d;
-		/* The latency did not go with the queue: not a queue, or
-		 * not one that a drain ends. Back to what is served, in
-		 * connections: the served peak counts requests, and on
-		 * keep-alive connections one SYN brings many (none known
-		 * without a measure of the connections: no raise). */
+		/* The latency did not go with the queue. If the service
+		 * answered nearly all it was asked, it is slower, not
+		 * queued: back to what is served, in connections (the
+		 * served peak counts requests, and on keep-alive connections
+		 * one SYN brings many; none known without a measure of the
+		 * connections: no raise). If clients gave up, it is a queue
+		 * the SYN limit does not reach (keep-alive): no raise. */
 		s->drain = AIMD_DRAIN_SPENT;
-		per_conn = s->drain_conns_known && s->drain_served > 0 ?
+		per_conn = s->drain_conns_known && s->drain_served > 0 &&
+				   s->drain_served >= p->drain_answered * s->drain_samples ?
 				   s->drain_completed / s->drain_served : 0;
 		if (per_conn > 1)
 			per_conn = 1;

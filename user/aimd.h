@@ -107,6 +107,12 @@
  *                   raising the SYN limit to the request rate let ten
  *                   times the work in (nginx, 10 requests per connection
  *                   at 2 x C: 27 % of C against 59 % without the return)
+ * @drain_answered:  ... and only if at least this fraction (0.95) of the
+ *                   drain's samples were answered: a latency that stayed
+ *                   while clients gave up is a queue the SYN limit does
+ *                   not reach (requests on keep-alive connections, which
+ *                   reconnect as their requests time out), not a slower
+ *                   service
  * @drain_min:       d is at least this (0.5): the excess is measured on
  *                   requests that entered a queue length ago, so the drain
  *                   runs that much too long, and never empties the service
@@ -157,6 +163,7 @@ struct aimd_params {
 	double served_floor;
 	__u64 drain_ns;
 	double drain_min;
+	double drain_answered;
 	double shallow_frac;
 	double peak_decay;
 	double complete_frac;
@@ -373,7 +380,8 @@ struct aimd_auto {
  *                 and the cap are taken from it if the peak fell below it
  *                 (the peak follows what is admitted when there is no
  *                 queue, and d x a falling peak would spiral down)
- * @drain_served:  requests answered (aimd_signals.latency_served) ...
+ * @drain_samples: latency samples ...
+ * @drain_served:  ... requests answered (aimd_signals.latency_served) ...
  * @drain_completed: ... and handshakes completed since the drain began:
  *                 requests per connection, to turn the served peak into
  *                 connections when the drain is spent
@@ -401,6 +409,7 @@ struct aimd_state {
 	enum aimd_drain drain;
 	__u64 drain_end_ns;
 	double drain_ref;
+	double drain_samples;
 	double drain_served;
 	double drain_completed;
 	bool drain_conns_known;
