@@ -784,6 +784,26 @@ static void latency_overload_is_cut_to_what_is_served(void **state)
 	assert_true(r >= 200 - 1 && r <= 200 + 1);
 	r = proxy_run(&p, &s, 400, 100, NO_QUEUE);
 	assert_true(r >= 200 - 1 && r <= 200 + 1);
+	/* The excess grew under the drain (it began from a served peak above
+	 * what is served): too shallow, it begins again from the excess and
+	 * the peak of then, and is not spent. */
+	{
+		__u64 now = 0;
+		int i;
+
+		aimd_init(&s, &p, 10000);
+		for (i = 0; i < 10; i++)
+			aimd_update(&p, &s, &(struct aimd_signals[1]){ proxy_tick(100, 100, 20) }[0],
+				    now += TICK);
+		for (i = 0; i < 21; i++)
+			aimd_update(&p, &s,
+				    &(struct aimd_signals[1]){ proxy_tick(i ? s.rate : 800, 200,
+									  400 + 10 * (__u64)i) }[0],
+				    now += TICK);
+		assert_int_equal(s.drain, AIMD_DRAINING);
+		assert_int_equal(s.drain_excess0_ns, 550 * MS);
+		assert_true(s.drain_end_ns > now);
+	}
 	/* Half the clients giving up: not a slower service but a queue the
 	 * SYN limit does not reach; no raise, though each connection brought
 	 * one request. */

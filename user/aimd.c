@@ -300,6 +300,7 @@ static double drain_step(const struct aimd_params *p, struct aimd_state *s,
 
 	switch (s->drain) {
 	case AIMD_DRAIN_NONE:
+begin:
 		if (d >= 1)
 			return 1;
 		/* E / (1 - d) drains E's queue: drain_ns, or longer where d
@@ -310,6 +311,7 @@ static double drain_step(const struct aimd_params *p, struct aimd_state *s,
 		s->drain = AIMD_DRAINING;
 		s->drain_end_ns = now_ns + (__u64)(2 * need_ns);
 		s->drain_ref = s->peak_served;
+		s->drain_excess0_ns = s->lat_excess_ns;
 		s->drain_samples = 0;
 		s->drain_served = 0;
 		s->drain_completed = 0;
@@ -322,6 +324,13 @@ static double drain_step(const struct aimd_params *p, struct aimd_state *s,
 		s->drain_conns_known &= sig->have_completed;
 		if (now_ns < s->drain_end_ns)
 			return d;
+		/* The excess grew: a queue grows under the drain, which
+		 * was too shallow (the served peak it began with, a peak of
+		 * noisy rates, stood above what is served). Begin again from
+		 * the excess and the peak of now. */
+		if ((double)s->lat_excess_ns >
+		    1.25 * (double)s->drain_excess0_ns + (double)AIMD_DRAIN_GREW_NS)
+			goto begin;
 		/* The latency did not go with the queue. If the service
 		 * answered nearly all it was asked, it is slower, not
 		 * queued: back to what is served, in connections (the

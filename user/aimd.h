@@ -18,6 +18,9 @@
 /* The derived latency target's window is kept as this many slots, each the
  * minimum of the baseline points that ended in it. */
 #define AIMD_AUTO_SLOTS 10
+/* A drain whose excess latency grew past 1.25 x its start plus this was
+ * too shallow, and begins again (aimd_params.drain_ns). */
+#define AIMD_DRAIN_GREW_NS 10000000ULL
 
 /**
  * struct aimd_params - the controller's knobs, with their units. Those that
@@ -112,7 +115,12 @@
  *                   while clients gave up is a queue the SYN limit does
  *                   not reach (requests on keep-alive connections, which
  *                   reconnect as their requests time out), not a slower
- *                   service
+ *                   service. A drain whose excess grew by a quarter and
+ *                   10 ms was too shallow, not spent: it begins again from
+ *                   the excess and served peak of then (the peak of 100 ms
+ *                   rates stands up to 10 % above what a proxy serves, and
+ *                   a drain from it stood a queue of p50 140 ms behind
+ *                   nginx at 2 x C)
  * @drain_min:       d is at least this (0.5): the excess is measured on
  *                   requests that entered a queue length ago, so the drain
  *                   runs that much too long, and never empties the service
@@ -380,6 +388,7 @@ struct aimd_auto {
  *                 and the cap are taken from it if the peak fell below it
  *                 (the peak follows what is admitted when there is no
  *                 queue, and d x a falling peak would spiral down)
+ * @drain_excess0_ns: the excess latency it began with
  * @drain_samples: latency samples ...
  * @drain_served:  ... requests answered (aimd_signals.latency_served) ...
  * @drain_completed: ... and handshakes completed since the drain began:
@@ -409,6 +418,7 @@ struct aimd_state {
 	enum aimd_drain drain;
 	__u64 drain_end_ns;
 	double drain_ref;
+	__u64 drain_excess0_ns;
 	double drain_samples;
 	double drain_served;
 	double drain_completed;
