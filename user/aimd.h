@@ -85,45 +85,49 @@
  *                   is followed down, by half every 7 s. The floor is
  *                   lowered by the drain factor (below)
  * @drain_ns:        the drain horizon (1 s; 0 = no drain): while latency is
- *                   above target by E, the requests queued behind that excess
- *                   are about E x the served rate (Little), and admitting
- *                   d = 1 - E / @drain_ns of the served rate drains them in
- *                   @drain_ns. During a latency overload the floor above and
- *                   the one-step cap (@good_cap) are both scaled by d: a
- *                   latency just above target cuts to what is served, as
- *                   before; a queue of the clients' whole patience is cut
- *                   below it at once, and drains, where a limit held at the
- *                   served rate kept it standing (p50 120 ms, six service
- *                   times, behind nginx) and took 3-4 s to drain the dead
- *                   work admitted before the first verdict. The drain runs
- *                   once an episode, for twice the time it needs (E / (1 -
+ *                   above target by E, the requests queued behind that
+ *                   excess are about E x the served rate (Little), and
+ *                   admitting d = 1 - E / @drain_ns of the served rate
+ *                   drains them in @drain_ns. During a latency overload the
+ *                   floor above and the one-step cap (@good_cap) are both
+ *                   scaled by d: a latency just above target cuts to what
+ *                   is served, as before; a queue of the clients' whole
+ *                   patience is cut below it at once, and drains, where a
+ *                   limit held at the served rate kept it standing (p50
+ *                   83-120 ms, up to six service times, behind nginx and
+ *                   HAProxy) and took 3-4 s to drain the dead work
+ *                   admitted before the first verdict.
+ *                   The drain runs once an episode, from the served peak
+ *                   it began with, for twice the time it needs (E / (1 -
  *                   d), at least @drain_ns; E and d as it began): a queue
- *                   is gone by then, and a latency that stayed is not a
- *                   queue (a service that got slower for good), so the
- *                   rate returns to the served floor, where the drain
- *                   would have followed the served rate, which follows
- *                   what is admitted, down to @min_rate. The floor is in
- *                   requests; it returns in connections, times the
- *                   handshakes per request answered during the drain (at
- *                   most 1; none known, no return): on keep-alive
- *                   connections a connection brings many requests, and
- *                   raising the SYN limit to the request rate let ten
- *                   times the work in (nginx, 10 requests per connection
- *                   at 2 x C: 27 % of C against 59 % without the return)
- * @drain_answered:  ... and only if at least this fraction (0.95) of the
- *                   drain's samples were answered: a latency that stayed
- *                   while clients gave up is a queue the SYN limit does
- *                   not reach (requests on keep-alive connections, which
- *                   reconnect as their requests time out), not a slower
- *                   service. A drain whose excess grew by a quarter and
- *                   10 ms was too shallow, not spent: it begins again from
- *                   the excess and served peak of then (the peak of 100 ms
- *                   rates stands up to 10 % above what a proxy serves, and
- *                   a drain from it stood a queue of p50 140 ms behind
- *                   nginx at 2 x C)
+ *                   is gone by then. Then:
+ *                   - the excess grew by a quarter and
+ *                     AIMD_DRAIN_GREW_NS: the drain was too shallow (the
+ *                     peak of 100 ms served rates stands up to 10 % above
+ *                     what a proxy serves, and a drain from it left a
+ *                     queue of p50 140 ms behind nginx at 2 x C); it
+ *                     begins again from the excess and peak of then;
+ *                   - otherwise it is spent. A latency that stayed while
+ *                     the service answered what it was asked
+ *                     (@drain_answered) is a service that got slower for
+ *                     good: the rate returns to the served peak it began
+ *                     with, in connections (times the handshakes completed
+ *                     per request answered, at most 1; none known, no
+ *                     return), where the drain would have followed the
+ *                     served rate, which follows what is admitted, down to
+ *                     @min_rate. On keep-alive connections one SYN brings
+ *                     many requests, and returning the SYN limit to the
+ *                     request rate let ten times the work in (nginx, 10
+ *                     requests per connection at 2 x C: 27 % of C).
  * @drain_min:       d is at least this (0.5): the excess is measured on
  *                   requests that entered a queue length ago, so the drain
  *                   runs that much too long, and never empties the service
+ * @drain_answered:  a spent drain returns the rate only if at least this
+ *                   fraction (0.95) of its samples were answered: a
+ *                   latency that stayed while clients gave up is a queue
+ *                   the SYN limit does not reach (requests on keep-alive
+ *                   connections, which reconnect as their requests time
+ *                   out), not a slower service
  * @shallow_frac:    an episode that ends with only the ramp's last stage
  *                   above it, and at least this fraction of that stage's
  *                   rate (0.9), was a shallow cut: the additive climb takes

@@ -169,22 +169,25 @@ static void merge_second(struct daemon *d, const struct signal_report *r)
 /* A line whenever the controller changes mode or ramp stage, or finds a
  * new reason for an overload, so the ramp can be followed. */
 static void tell_mode(const struct daemon *d, enum aimd_mode was, int stage, unsigned int why,
-		      enum aimd_drain drain)
+		      enum aimd_drain drain, __u64 drain_end_ns)
 {
 	const struct aimd_state *cs = &d->ts.cs;
 	const struct aimd_params *cp = &d->tp.cp;
 
-	/* The drain (aimd.h): when it begins, and when the latency outlived
-	 * it, which says the service got slower rather than queued. */
-	if (cs->mode == AIMD_OVERLOAD && cs->drain != drain && cs->drain == AIMD_DRAINING)
-		log_iface(LOG_NOTICE, d->o->iface, "drain: latency %.0f ms over target; "
+	/* The drain (aimd.h): when it begins, again, and when the latency
+	 * outlived it: a service that got slower, or a queue the SYN limit
+	 * does not reach. */
+	if (cs->mode == AIMD_OVERLOAD && cs->drain == AIMD_DRAINING &&
+	    (cs->drain != drain || cs->drain_end_ns != drain_end_ns))
+		log_iface(LOG_NOTICE, d->o->iface, "drain%s: latency %.0f ms over target; "
 			  "limit %.0f/s, %.0f%% of the served %.0f/s, for at most %.1f s",
+			  cs->drain == drain ? " (again: the excess grew)" : "",
 			  cs->lat_excess_ns / 1e6, cs->rate,
 			  cs->drain_ref > 0 ? 100 * cs->rate / cs->drain_ref : 0, cs->drain_ref,
 			  (double)(cs->drain_end_ns - d->last_tick_ns) / 1e9);
 	if (cs->mode == AIMD_OVERLOAD && cs->drain != drain && cs->drain == AIMD_DRAIN_SPENT)
 		log_iface(LOG_NOTICE, d->o->iface, "drain: latency still %.0f ms over target "
-			  "after the drain, not a queue; limit back to the served %.0f/s",
+			  "after the drain, not a queue it ends; limit %.0f/s",
 			  cs->lat_excess_ns / 1e6, cs->rate);
 	if (!(cs->mode != was || (cs->mode == AIMD_RECOVERING && cs->stage != stage) ||
 	      (cs->mode == AIMD_OVERLOAD && (cs->why & ~why))))
@@ -258,6 +261,7 @@ static int tick(struct daemon *d)
 	unsigned int why = d->ts.cs.why;
 	int stage = d->ts.cs.stage;
 	enum aimd_drain drain = d->ts.cs.drain;
+	__u64 drain_end_ns = d->ts.cs.drain_end_ns;
 
 	err = loader_read_stats(&d->l, d->cur);
 	if (err) {
@@ -297,7 +301,7 @@ static int tick(struct daemon *d)
 	ctl_pin_after(&d->tp, &d->ts, &d->ctl.cmd, d->rates);
 	ctl_note_signals(&d->ctl, &d->tp, &d->ts, &in);
 	if (d->tp.aimd)
-		tell_mode(d, was, stage, why, drain);
+		tell_mode(d, was, stage, why, drain, drain_end_ns);
 	if ((err = write_rates(d)) || (err = save_controller(d)))
 		return err;
 	publish_metrics(d, &r);
