@@ -118,7 +118,8 @@
  *                     @min_rate. On keep-alive connections one SYN brings
  *                     many requests, and returning the SYN limit to the
  *                     request rate let ten times the work in (nginx, 10
- *                     requests per connection at 2 x C: 27 % of C).
+ *                     or 100 requests per connection at 2 and 4 x C:
+ *                     27-53 % of C in one run, against 53-54 %).
  * @drain_min:       d is at least this (0.5): the excess is measured on
  *                   requests that entered a queue length ago, so the drain
  *                   runs that much too long, and never empties the service
