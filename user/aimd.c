@@ -288,34 +288,40 @@ static double drain_frac(const struct aimd_params *p, const struct aimd_state *s
 	return d > 1 ? 1 : d;
 }
 
+/* Begin a drain at factor @d < 1: for twice the time E / (1 - d) it
+ * needs (at least drain_ns), from the served peak of now. */
+static void drain_begin(const struct aimd_params *p, struct aimd_state *s, double d,
+			__u64 now_ns)
+{
+	double need_ns = (double)s->lat_excess_ns / (1 - d);
+
+	if (need_ns < (double)p->drain_ns)
+		need_ns = (double)p->drain_ns;
+	s->drain = AIMD_DRAINING;
+	s->drain_end_ns = now_ns + (__u64)(2 * need_ns);
+	s->drain_ref = s->peak_served;
+	s->drain_excess0_ns = s->lat_excess_ns;
+	s->drain_samples = 0;
+	s->drain_served = 0;
+	s->drain_completed = 0;
+	s->drain_conns_known = true;
+}
+
 /* The drain factor of a latency-overloaded tick, and the drain's course
  * through the episode (see aimd.h, @drain_ns): it begins on the first
- * tick with an excess, remembering the served peak, and lasts twice the
- * time the queue of that excess needs; spent, the rate returns to the
- * served floor in connections and the episode goes on without a drain. */
+ * tick with an excess; at its end it begins again if the excess grew, or
+ * is spent, and the rate returns to the served floor in connections if
+ * the service answered what it was asked. */
 static double drain_step(const struct aimd_params *p, struct aimd_state *s,
 			 const struct aimd_signals *sig, __u64 now_ns)
 {
-	double d = drain_frac(p, s), need_ns, per_conn;
+	double d = drain_frac(p, s), per_conn;
 
 	switch (s->drain) {
 	case AIMD_DRAIN_NONE:
-begin:
 		if (d >= 1)
 			return 1;
-		/* E / (1 - d) drains E's queue: drain_ns, or longer where d
-		 * stops at drain_min. */
-		need_ns = (double)s->lat_excess_ns / (1 - d);
-		if (need_ns < (double)p->drain_ns)
-			need_ns = (double)p->drain_ns;
-		s->drain = AIMD_DRAINING;
-		s->drain_end_ns = now_ns + (__u64)(2 * need_ns);
-		s->drain_ref = s->peak_served;
-		s->drain_excess0_ns = s->lat_excess_ns;
-		s->drain_samples = 0;
-		s->drain_served = 0;
-		s->drain_completed = 0;
-		s->drain_conns_known = true;
+		drain_begin(p, s, d, now_ns);
 		return d;
 	case AIMD_DRAINING:
 		s->drain_samples += (double)sig->latency_count;
@@ -328,9 +334,11 @@ begin:
 		 * was too shallow (the served peak it began with, a peak of
 		 * noisy rates, stood above what is served). Begin again from
 		 * the excess and the peak of now. */
-		if ((double)s->lat_excess_ns >
-		    1.25 * (double)s->drain_excess0_ns + (double)AIMD_DRAIN_GREW_NS)
-			goto begin;
+		if (d < 1 && (double)s->lat_excess_ns >
+				     1.25 * (double)s->drain_excess0_ns + (double)AIMD_DRAIN_GREW_NS) {
+			drain_begin(p, s, d, now_ns);
+			return d;
+		}
 		/* The latency did not go with the queue. If the service
 		 * answered nearly all it was asked, it is slower, not
 		 * queued: back to what is served, in connections (the
