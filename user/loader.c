@@ -1016,7 +1016,7 @@ struct time_wait_mark {
 
 /* One TIME_WAIT socket of the dump: marked in the XDP program's closing map
  * if its local port is protected. */
-static int mark_time_wait_one(const struct inet_diag_msg *d, size_t len, void *arg)
+static void mark_time_wait_one(const struct inet_diag_msg *d, size_t len, void *arg)
 {
 	struct time_wait_mark *m = arg;
 	bool ours = !m->o->nr_ports;
@@ -1027,14 +1027,13 @@ static int mark_time_wait_one(const struct inet_diag_msg *d, size_t len, void *a
 	for (i = 0; i < m->o->nr_ports && !ours; i++)
 		ours = m->o->ports[i] == ntohs(d->id.idiag_sport);
 	if (!ours)
-		return 0;
+		return;
 	/* As the client's SYN will hash: from it (the socket's remote end)
 	 * to us. */
 	slot = flow_hash(d->id.idiag_dst, d->id.idiag_src, m->words, d->id.idiag_dport,
 			 d->id.idiag_sport) % CLOSING_SLOTS;
 	if (!bpf_map_update_elem(m->fd, &slot, &m->stamp, BPF_ANY))
 		m->n++;
-	return 0;
 }
 
 /* Mark the flows of one family that the kernel holds in TIME_WAIT on a

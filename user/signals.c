@@ -74,7 +74,7 @@ static int port_group(const struct signals *s, __u16 port)
 
 /* One listener of the dump: its depth (idiag_rqueue) and backlog
  * (idiag_wqueue) to its group, if it is protected or a backend. */
-static int diag_listener(const struct inet_diag_msg *d, size_t len, void *arg)
+static void diag_listener(const struct inet_diag_msg *d, size_t len, void *arg)
 {
 	struct signals *s = arg;
 	struct listener_drops *ld = s->drops_cur;
@@ -82,7 +82,7 @@ static int diag_listener(const struct inet_diag_msg *d, size_t len, void *arg)
 	int g = port_group(s, ntohs(d->id.idiag_sport));
 
 	if (g < 0)
-		return 0;
+		return;
 	s->groups[g].depth += d->idiag_rqueue;
 	s->groups[g].backlog += d->idiag_wqueue;
 	if (ld && ld->n < MAX_LISTENERS && !diag_msg_drops(d, len, &drops)) {
@@ -90,7 +90,6 @@ static int diag_listener(const struct inet_diag_msg *d, size_t len, void *arg)
 		ld->drops[ld->n] = drops;
 		ld->n++;
 	}
-	return 0;
 }
 
 /* Add the protected and backend listeners of one address family to their

@@ -32,7 +32,6 @@ int sockdiag_dump(int nl, __u8 family, __u32 states, __u8 ext, sockdiag_fn fn, v
 	/* Aligned for the nlmsghdr walk; static, as both callers run on the
 	 * daemon's main thread. */
 	static char buf[SOCKDIAG_BUF] __attribute__((aligned(NLMSG_ALIGNTO)));
-	int ret = 0;
 
 	if (send(nl, &msg, sizeof(msg), 0) < 0)
 		return -errno;
@@ -44,13 +43,10 @@ int sockdiag_dump(int nl, __u8 family, __u32 states, __u8 ext, sockdiag_fn fn, v
 			return -errno;
 		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)len); h = NLMSG_NEXT(h, len)) {
 			if (h->nlmsg_type == NLMSG_DONE)
-				return ret;
+				return 0;
 			if (h->nlmsg_type == NLMSG_ERROR)
 				return -EIO;
-			/* After @fn ended the walk, the rest of the dump is
-			 * still read, so the next dump starts clean. */
-			if (!ret)
-				ret = fn(NLMSG_DATA(h), h->nlmsg_len - NLMSG_LENGTH(0), arg);
+			fn(NLMSG_DATA(h), h->nlmsg_len - NLMSG_LENGTH(0), arg);
 		}
 	}
 }

@@ -11,16 +11,15 @@
 #include <linux/types.h>
 
 /* Called for each socket of the dump: @len is the length of @m with its
- * attributes. A non-zero return ends the walk with that value. */
-typedef int (*sockdiag_fn)(const struct inet_diag_msg *m, size_t len, void *arg);
+ * attributes. */
+typedef void (*sockdiag_fn)(const struct inet_diag_msg *m, size_t len, void *arg);
 
 /*
  * sockdiag_dump() - dump the TCP sockets of @family in the states of the
  * mask @states (1 << TCP_LISTEN, ...) over the NETLINK_SOCK_DIAG socket
  * @nl, asking for the extensions @ext (1 << (INET_DIAG_x - 1), or 0), and
  * call @fn for each one. Blocks until the kernel ends the dump.
- * Return: 0; @fn's non-zero return; or a negative errno (-EIO: the kernel
- * refused the request).
+ * Return: 0, or a negative errno (-EIO: the kernel refused the request).
  */
 int sockdiag_dump(int nl, __u8 family, __u32 states, __u8 ext, sockdiag_fn fn, void *arg);
 
