@@ -29,6 +29,36 @@
 
 _Static_assert(MAX_VLAN_TAGS == 2, "the reply copies two VLAN tags at most");
 
+/* Masks of the same bounds, for lens_bound(). */
+#define MAX_L2_MASK 31
+#define MAX_L3_MASK 1023
+_Static_assert(MAX_L2_LEN <= MAX_L2_MASK && MAX_L3_LEN <= MAX_L3_MASK, "masks cover the bounds");
+
+/*
+ * lens_bound() - check the header offsets a global function was given.
+ * Return: 1, with *@l2_len and *@l3_len within MAX_L2_LEN and MAX_L3_LEN
+ * for the verifier too, or 0 if they are not.
+ *
+ * A global function's arguments are unknown scalars. clang spills them at
+ * entry and checks a copy; Debian 12's verifiers do not carry a bound
+ * learned on the copy over to the spilled value, so data + the value that
+ * is filled again is "math with an unbounded min value" there.
+ * verifier_bound() bounds the value itself, and a bounded value keeps its
+ * bound through a spill on every kernel.
+ */
+static __always_inline int lens_bound(__u64 *l2_len, __u64 *l3_len)
+{
+	__u64 l2 = *l2_len, l3 = *l3_len;
+
+	if (l2 > MAX_L2_LEN || l3 > MAX_L3_LEN)
+		return 0;
+	verifier_bound(l2, MAX_L2_MASK);
+	verifier_bound(l3, MAX_L3_MASK);
+	*l2_len = l2;
+	*l3_len = l3;
+	return 1;
+}
+
 /* flags of shedd_syncookie_reply() and shedd_cookie_check(). */
 #define CK_V6 1U
 #define CK_VLANS_SHIFT 1 /* bits 1-2: VLAN tags before the IP header */
@@ -87,7 +117,7 @@ __noinline int shedd_refresh(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u
 	__u64 now;
 	int ok = 0;
 
-	if (l2_len > MAX_L2_LEN || l3_len > MAX_L3_LEN)
+	if (!lens_bound(&l2_len, &l3_len))
 		return 0;
 	pt = data + l2_len + l3_len;
 	if ((void *)(pt + 1) > data_end)
@@ -220,7 +250,7 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 	void *pos;
 
 	cfg = bpf_map_lookup_elem(&settings, &zero);
-	if (!cfg || l2_len > MAX_L2_LEN || l3_len > MAX_L3_LEN || nr_vlans > MAX_VLAN_TAGS)
+	if (!cfg || !lens_bound(&l2_len, &l3_len) || nr_vlans > MAX_VLAN_TAGS)
 		return -1;
 
 	/* Copies of what the reply needs: the frame is reshaped below. */
@@ -513,7 +543,7 @@ static __always_inline int ctx_tuple(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 	void *data_end = (void *)(long)ctx->data_end;
 	struct tcphdr *tcp;
 
-	if (l2_len > MAX_L2_LEN || l3_len > MAX_L3_LEN)
+	if (!lens_bound(&l2_len, &l3_len))
 		return 0;
 	if (flags & CK_V6) {
 		struct ipv6hdr *ip6 = data + l2_len;
@@ -654,7 +684,8 @@ __noinline int shedd_cookie_ack(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len,
 	int v6 = (flags & CK_V6) != 0, full, valid;
 	__u32 c = (__u32)cls, seen, tlen, h;
 
-	if (c >= SHEDD_NR_CLASSES || !ctx_tuple(ctx, l2_len, l3_len, flags, &t, &tlen, &h))
+	if (c >= SHEDD_NR_CLASSES || !lens_bound(&l2_len, &l3_len) ||
+	    !ctx_tuple(ctx, l2_len, l3_len, flags, &t, &tlen, &h))
 		return ACK_NOT_OURS;
 	sk = tuple_sock(ctx, &t, tlen);
 	if (!sk)
