@@ -28,13 +28,25 @@ set -eu
 #   libmicrohttpd-dev  the HTTP server of shedd's Prometheus metrics endpoint
 #   prometheus curl  metrics.bats: promtool on a live scrape, a real
 #                    Prometheus (in a test namespace only) that scrapes shedd
+#   qemu-system-x86 busybox-static cpio kmod xz-utils
+#                    the kernel matrix (make test-kernels): Debian's kernel
+#                    packages booted under qemu on this machine's user space;
+#                    busybox is the guest's init, kmod finds its modules
 #   nginx haproxy    the reverse proxies whose request logs feed shedd's
 #                    latency signal (tests and the proxy experiment run them
 #                    inside test namespaces only; see below)
 PKGS="clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev gcc make pkg-config \
 libcmocka-dev libinih-dev bats iproute2 perl jq ethtool nftables procps util-linux \
 libsystemd-dev libcap-ng-dev libcap-ng-utils systemd python3 man-db libncurses-dev tmux \
-libmicrohttpd-dev prometheus curl nginx haproxy"
+libmicrohttpd-dev prometheus curl nginx haproxy qemu-system-x86 busybox-static cpio kmod xz-utils"
+
+# --kernels [NAME...]: also fetch the kernel matrix's kernel packages
+# (scripts/kernels.sh fetch: unpacked into a cache, never installed).
+kernels=""
+if [ "${1:-}" = --kernels ]; then
+	shift
+	kernels="${*:-all}"
+fi
 
 missing=""
 for p in $PKGS; do
@@ -42,7 +54,19 @@ for p in $PKGS; do
 		missing="$missing $p"
 	fi
 done
-[ -z "$missing" ] && exit 0
+fetch_kernels() {
+	[ -n "$kernels" ] || return 0
+	if [ "$kernels" = all ]; then
+		"$(dirname "$0")/kernels.sh" fetch
+	else
+		# shellcheck disable=SC2086
+		"$(dirname "$0")/kernels.sh" fetch $kernels
+	fi
+}
+if [ -z "$missing" ]; then
+	fetch_kernels
+	exit 0
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "deps.sh: missing packages:$missing (run as root to install them)" >&2
@@ -70,3 +94,4 @@ if [ -n "$made_policy" ]; then
 	rm -f "$policy"
 	trap - EXIT
 fi
+fetch_kernels
