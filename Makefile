@@ -71,7 +71,7 @@ BPF_TOOLS := floodgen xdprouter
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJ)
-.PHONY: all help clean deps test test-unit demo san experiments bench fuzz fuzz-logline \
+.PHONY: all help clean deps test test-unit test-kernels demo san experiments bench fuzz fuzz-logline \
 	fuzz-config fuzz-options fuzz-cidr install
 
 all: $(BIN) $(CTL_BIN) $(TOOLS)
@@ -86,6 +86,9 @@ help:
 	@echo '                   (bucket, allocator, options, aimd, simulation, signals,'
 	@echo '                   kernel features, status counters, log lines, daemon log,'
 	@echo '                   rate pin, metrics)'
+	@echo '  test-kernels     the kernel matrix: boot Debian 12'"'"'s own kernels (6.1, 6.12)'
+	@echo '                   under qemu and run the XDP tests, a short fuzz run and'
+	@echo '                   attach/shed/adopt/verify tests inside (root; KERNELS=)'
 	@echo '  demo             install deps, build, run shedd against a SYN flood on a namespace testbed'
 	@echo '  experiments      goodput against offered load with and without shedd, the SYN'
 	@echo '                   flood, and nginx/HAProxy in front (root; all three by default,'
@@ -269,6 +272,15 @@ else
 	$(Q)$(MAKE) --no-print-directory $(sort $(foreach t,$(T),$(call test_bin,$(t))))
 	$(Q)tests/run.sh $(call test_run,$(T))
 endif
+
+# The kernel matrix: each kernel package (scripts/kernels.sh fetches them
+# from the Debian archive into a cache, never into /boot) boots under qemu
+# on this tree's binaries and runs tests/kernels/guest.sh.
+KERNELS ?= 6.1 6.12
+test-kernels: deps
+	$(Q)scripts/deps.sh --kernels $(KERNELS)
+	$(Q)$(MAKE) --no-print-directory all $(XDP_TESTS)
+	$(Q)tests/kernels/matrix.sh $(KERNELS)
 
 test-unit: $(UNIT_TESTS)
 	$(Q)prove --exec tests/exec.sh $(UNIT_TESTS)

@@ -203,9 +203,12 @@ wait_listening() {
 	wait_for "$1" 5 sh -c "ip netns exec $NS_SRV ss -ltnH | grep -q ':$2 '"
 }
 
-# wait_for WHAT SECONDS CMD...: poll CMD every 50 ms, fail after SECONDS.
+# wait_for WHAT SECONDS CMD...: poll CMD every 50 ms, fail after SECONDS
+# times TESTBED_TIME_SCALE (default 1; the kernel matrix's guests run under
+# software emulation, where loading the program alone takes seconds).
+TESTBED_TIME_SCALE=${TESTBED_TIME_SCALE:-1}
 wait_for() {
-	local what=$1 secs=$2 i
+	local what=$1 secs=$(($2 * TESTBED_TIME_SCALE)) i
 	shift 2
 	for ((i = 0; i < secs * 20; i++)); do
 		"$@" && return 0

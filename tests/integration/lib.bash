@@ -23,3 +23,16 @@ within() {
 xdp_attached() {
 	in_srv ip link show dev "$IF_SRV" | grep -q 'xdp'
 }
+
+# need_tc_handoff: skip the test on a kernel without the kfunc of the tc
+# hand-off (bpf_sk_assign_tcp_reqsk, Linux 6.9); the kernel matrix's 6.1
+# lacks it. Asked of the kernel's BTF, as shedd itself asks.
+need_tc_handoff() {
+	if [ -z "${TC_HANDOFF_KFUNC:-}" ]; then
+		TC_HANDOFF_KFUNC=no
+		bpftool btf dump file /sys/kernel/btf/vmlinux format raw 2>/dev/null |
+			grep -q "FUNC 'bpf_sk_assign_tcp_reqsk'" && TC_HANDOFF_KFUNC=yes
+	fi
+	[ "$TC_HANDOFF_KFUNC" = yes ] ||
+		skip "kernel $(uname -r) lacks bpf_sk_assign_tcp_reqsk (the tc hand-off needs 6.9)"
+}

@@ -111,6 +111,7 @@ verified_counters() {
 }
 
 @test "tc hand-off: an IPv4 client with ECN exchanges data; options as without shedd" {
+	need_tc_handoff
 	# The client asks for ECN, so the cookie must carry it too.
 	in_cli sysctl -qw net.ipv4.tcp_ecn=1
 	exchange base "$SRV_IP"
@@ -124,6 +125,7 @@ verified_counters() {
 }
 
 @test "tc hand-off: an IPv6 client exchanges data; options as without shedd" {
+	need_tc_handoff
 	exchange base "$SRV_IP6"
 	shedd_start --port "$PORT" --rate 1000 --verify sheddable=always --handoff tc
 	exchange verified "$SRV_IP6"
@@ -177,10 +179,12 @@ no_timestamps() {
 }
 
 @test "tc hand-off: an IPv4 client without timestamps gets what the kernel's own cookies give" {
+	need_tc_handoff
 	no_timestamps tc "$SRV_IP" "$SRV_IP"
 }
 
 @test "tc hand-off: an IPv6 client without timestamps gets what the kernel's own cookies give" {
+	need_tc_handoff
 	no_timestamps tc "$SRV_IP6" "[$SRV_IP6]"
 }
 
@@ -195,6 +199,7 @@ no_timestamps() {
 # A proven client without a token: its ACK gets a RST, so the client fails
 # at once instead of waiting on retransmissions.
 @test "out of tokens: proven clients are reset at once" {
+	need_tc_handoff
 	shedd_start --port "$PORT" --controller off --rate 1 --burst 1 \
 		--verify sheddable=always --handoff tc
 	reset=0
@@ -219,6 +224,7 @@ no_timestamps() {
 # A handshake by hand: the genuine cookie is proven, the same with one bit
 # of the cookie flipped is not, and is counted.
 @test "a forged cookie is counted in ack_invalid, the genuine one in ack_valid" {
+	need_tc_handoff
 	shedd_start --port "$PORT" --rate 1000 --verify sheddable=always --handoff tc
 	ack() {
 		ip netns exec "$NS_CLI" "$COOKIEACK" --iface "$IF_CLI" --dst-mac "$SRV_MAC" \
@@ -286,6 +292,7 @@ slow_on() {
 # closed before shedd started (it lists them at start) and those that
 # closed since (XDP saw their FIN).
 @test "verified class: a client reusing its port while the server holds it in TIME_WAIT is served" {
+	need_tc_handoff
 	local p4=$((PORT + 1)) p6=$((PORT + 2)) busy
 	slow_on "$SRV_IP" "$p4"
 	slow_on "$SRV_IP6" "$p6"

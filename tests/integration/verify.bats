@@ -51,6 +51,7 @@ host_sysctls_unchanged() {
 }
 
 @test "--handoff tc: reports it, attaches the tc hand-off, writes the settings; SIGTERM detaches" {
+	need_tc_handoff
 	shedd_start --port "$PORT" --rate 100 --handoff tc --verify critical=always
 	run grep -c 'shedd: verified admission: tc hand-off (bpf_sk_assign_tcp_reqsk)' \
 		"$TESTBED_TMP/shedd.log"
@@ -82,6 +83,7 @@ host_sysctls_unchanged() {
 }
 
 @test "an error exit keeps the tc hand-off; a restarted shedd replaces it in place; --remove detaches it" {
+	need_tc_handoff
 	shedd_start --port "$PORT" --rate 100 --handoff tc
 	first=$(tc_handoff_id)
 	kill -KILL "$SHEDD_PID"
@@ -106,6 +108,7 @@ host_sysctls_unchanged() {
 }
 
 @test "a restart without the tc hand-off detaches the one left behind" {
+	need_tc_handoff
 	shedd_start --port "$PORT" --rate 100 --handoff tc
 	tc_handoff_id
 	kill -KILL "$SHEDD_PID"
@@ -118,6 +121,7 @@ host_sysctls_unchanged() {
 }
 
 @test "--handoff tc sets tcp_syncookies=1 in the server's namespace only, when it is 0" {
+	need_tc_handoff
 	in_srv sysctl -qw net.ipv4.tcp_syncookies=0
 	shedd_start --port "$PORT" --rate 100 --handoff tc
 	grep -q 'shedd: set net.ipv4.tcp_syncookies=1 (was 0)' "$TESTBED_TMP/shedd.log"

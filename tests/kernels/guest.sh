@@ -1,0 +1,15 @@
+#!/bin/sh
+# guest.sh - the kernel matrix's tests, inside a guest booted by
+# scripts/kernels.sh on one of Debian's kernels: the XDP program's
+# BPF_PROG_TEST_RUN suite, the fuzzer's short run, and a selection of the
+# integration tests (tests/kernels/selection: attach, shed, adopt, RST,
+# verified admission on both hand-offs, the accept-queue probes). One prove
+# run, so one summary; a test that needs what the kernel lacks skips.
+cd "$(dirname "$0")/../.." || exit 1
+echo "guest: kernel $(uname -r)"
+# Software emulation: waits stretch, the fuzzer runs fewer frames.
+export TESTBED_TIME_SCALE="${TESTBED_TIME_SCALE:-8}"
+export SHEDD_FUZZ_FRAMES="${SHEDD_FUZZ_FRAMES:-100000}"
+export SHEDD_BATS_SELECT=tests/kernels/selection
+exec prove -v --timer --exec tests/exec.sh .output/test_xdp .output/fuzz_xdp \
+	$(cut -d' ' -f1 tests/kernels/selection)

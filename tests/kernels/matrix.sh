@@ -1,0 +1,41 @@
+#!/bin/bash
+# matrix.sh KERNEL... - run tests/kernels/guest.sh on each of Debian's
+# kernels under qemu (scripts/kernels.sh), and print what each passed,
+# failed and skipped, then the total. Exits non-zero if any test failed or
+# a guest gave no result. Each guest's whole console is in
+# $MATRIX_LOGS/KERNEL.log (default .output/kernels/).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+MATRIX_LOGS=${MATRIX_LOGS:-.output/kernels}
+mkdir -p "$MATRIX_LOGS"
+[ "$#" -gt 0 ] || set -- $(scripts/kernels.sh list)
+
+total_pass=0 total_fail=0 total_skip=0 bad=0 summary=""
+for k in "$@"; do
+	log="$MATRIX_LOGS/$k.log"
+	start=$(date +%s)
+	echo "matrix: kernel $k: booting"
+	scripts/kernels.sh run "$k" tests/kernels/guest.sh 2>&1 | tee "$log" |
+		grep --line-buffered -E '^(ok|not ok|guest:|init:|kernels.sh:|Files=|Result:)' 
+	rc=${PIPESTATUS[0]}
+	# TAP: "ok N name", "ok N name # skip why", "not ok N name".
+	skip=$(grep -cE '^ok [0-9]+.*# (skip|SKIP)' "$log")
+	pass=$(( $(grep -cE '^ok [0-9]+' "$log") - skip ))
+	fail=$(grep -cE '^not ok [0-9]+' "$log")
+	if [ "$rc" -ne 0 ] && [ "$fail" -eq 0 ]; then
+		# No result, or a file that died before its tests: a failure.
+		fail=1
+	fi
+	[ "$rc" -eq 0 ] || bad=1
+	summary="$summary$(printf '  %-6s %s (%s): %d passed, %d failed, %d skipped in %ds' \
+		"$k" "$(grep -m1 -o '^guest: kernel .*' "$log" | cut -d' ' -f3)" \
+		"exit $rc" "$pass" "$fail" "$skip" $(( $(date +%s) - start )))
+"
+	total_pass=$((total_pass + pass))
+	total_fail=$((total_fail + fail))
+	total_skip=$((total_skip + skip))
+done
+echo "matrix: per kernel"
+printf '%s' "$summary"
+echo "kernels: $total_pass passed, $total_fail failed, $total_skip skipped"
+exit "$bad"
