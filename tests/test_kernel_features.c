@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -95,6 +96,45 @@ static void handoff_decisions(void **state)
 
 /* What each hand-off needs of tcp_syncookies and tcp_timestamps: the
  * values it accepts as they are, and what it sets otherwise. */
+/* The oldest kernels of the distributions, as probe_features() finds them:
+ * Ubuntu 22.04's 5.15 and RHEL 9's 5.14 (upstream helper sets) are
+ * refused by name; Debian 12's 6.1 loads. */
+static void baseline(void **state)
+{
+	const struct shedd_features base = {
+		.cookie_helpers = true, .vmlinux_btf = true, .xdp_load_bytes = true,
+		.loop = true, .sk_lookup = true, .gen_syncookie = true,
+	};
+	struct shedd_features f = base;
+	char msg[512], tiny[24];
+
+	(void)state;
+	snprintf(f.release, sizeof(f.release), "6.1.0-57-amd64");
+	assert_int_equal(kernel_baseline(&f, msg, sizeof(msg)), 0);
+
+	f.cookie_helpers = f.xdp_load_bytes = f.loop = false;
+	snprintf(f.release, sizeof(f.release), "5.15.0-91-generic");
+	assert_int_equal(kernel_baseline(&f, msg, sizeof(msg)), -1);
+	assert_non_null(strstr(msg, "kernel 5.15.0-91-generic lacks bpf_loop (5.17); "
+				    "bpf_xdp_load_bytes (5.18); the SYN cookie helpers"));
+	assert_non_null(strstr(msg, "(6.0): shedd needs Linux " SHEDD_MIN_KERNEL " or later"));
+	assert_null(strstr(msg, "BTF"));
+	assert_null(strstr(msg, "bpf_skc_lookup_tcp"));
+
+	f = base;
+	f.vmlinux_btf = false;
+	assert_int_equal(kernel_baseline(&f, msg, sizeof(msg)), -1);
+	assert_non_null(strstr(msg, "lacks BTF of the kernel (/sys/kernel/btf/vmlinux"));
+
+	f = base;
+	f.sk_lookup = f.gen_syncookie = false;
+	assert_int_equal(kernel_baseline(&f, msg, sizeof(msg)), -1);
+	assert_non_null(strstr(msg, "bpf_skc_lookup_tcp in XDP (5.2); bpf_tcp_gen_syncookie"));
+	/* A short buffer is cut, never overrun. */
+	assert_int_equal(kernel_baseline(&f, tiny, sizeof(tiny)), -1);
+	assert_int_equal(strlen(tiny), sizeof(tiny) - 1);
+}
+
 static void sysctl_needs(void **state)
 {
 	const struct sysctl_need *n;
@@ -227,6 +267,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(handoff_decisions),
+		cmocka_unit_test(baseline),
 		cmocka_unit_test(sysctl_needs),
 		cmocka_unit_test(sysctl_paths),
 		cmocka_unit_test(syn_options),

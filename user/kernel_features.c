@@ -41,6 +41,42 @@ static void append_classes(char *msg, size_t len, const struct shedd_options *o)
 	}
 }
 
+int kernel_baseline(const struct shedd_features *f, char *msg, size_t len)
+{
+	const struct {
+		bool have;
+		const char *what;
+	} needs[] = {
+		{ f->vmlinux_btf, "BTF of the kernel (/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF)" },
+		{ f->sk_lookup, "bpf_skc_lookup_tcp in XDP (5.2)" },
+		{ f->gen_syncookie, "bpf_tcp_gen_syncookie in XDP (5.3)" },
+		{ f->loop, "bpf_loop (5.17)" },
+		{ f->xdp_load_bytes, "bpf_xdp_load_bytes (5.18)" },
+		{ f->cookie_helpers, HELPERS_NAME " (6.0)" },
+	};
+	size_t i, off;
+	int n, missing = 0;
+
+	n = snprintf(msg, len, "kernel %s lacks", f->release);
+	off = n > 0 ? (size_t)n : 0;
+	for (i = 0; i < sizeof(needs) / sizeof(needs[0]); i++) {
+		if (needs[i].have)
+			continue;
+		n = snprintf(msg + (off < len ? off : len), off < len ? len - off : 0, "%s %s",
+			     missing ? ";" : "", needs[i].what);
+		off += n > 0 ? (size_t)n : 0;
+		missing++;
+	}
+	if (!missing) {
+		msgf(msg, len, "kernel %s has what shedd needs", f->release);
+		return 0;
+	}
+	if (off < len)
+		snprintf(msg + off, len - off, ": shedd needs Linux " SHEDD_MIN_KERNEL
+			 " or later (Debian 12's 6.1, Ubuntu 22.04's HWE 6.5/6.8, or newer)");
+	return -1;
+}
+
 int verify_decide(const struct shedd_features *f, const struct shedd_options *o,
 		  struct verify_plan *plan, char *msg, size_t len)
 {

@@ -17,8 +17,26 @@
 struct shedd_features {
 	bool cookie_helpers; /* bpf_tcp_raw_{gen,check}_syncookie_ipv{4,6} in XDP */
 	bool reqsk_kfunc;    /* bpf_sk_assign_tcp_reqsk in vmlinux BTF */
+	/* The rest of what the XDP program calls, which every kernel from
+	 * SHEDD_MIN_KERNEL on has: probed so an older one is refused by name. */
+	bool vmlinux_btf;    /* /sys/kernel/btf/vmlinux (CO-RE, the kfunc probe) */
+	bool xdp_load_bytes; /* bpf_xdp_load_bytes, 5.18 */
+	bool loop;           /* bpf_loop, 5.17 */
+	bool sk_lookup;      /* bpf_skc_lookup_tcp and bpf_sk_release in XDP, 5.2 */
+	bool gen_syncookie;  /* bpf_tcp_gen_syncookie in XDP, 5.3 */
 	char release[65];    /* uname -r, for the messages */
 };
+
+/* The oldest kernel shedd loads on. Its XDP program calls the SYN cookie
+ * helpers whether or not a class verifies: kernels before 6.8 verify every
+ * global function, reachable or not. Tested on Debian 12's 6.1 and 6.12
+ * (make test-kernels) and on 6.18. */
+#define SHEDD_MIN_KERNEL "6.0"
+
+/* 0 when the kernel has everything the XDP program needs; else -1 with the
+ * reason to refuse to start in @msg, naming each missing piece and the
+ * kernel that brought it. */
+int kernel_baseline(const struct shedd_features *f, char *msg, size_t len);
 
 /* What the daemon does about verified admission. */
 struct verify_plan {

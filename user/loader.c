@@ -532,6 +532,10 @@ static int verify_setup(struct loader *l, const struct shedd_options *o)
 	char msg[512];
 
 	probe_features(&l->features);
+	if (kernel_baseline(&l->features, msg, sizeof(msg))) {
+		log_err("%s", msg);
+		return -EOPNOTSUPP;
+	}
 	if (verify_decide(&l->features, o, &l->plan, msg, sizeof(msg))) {
 		log_err("%s", msg);
 		return -EOPNOTSUPP;

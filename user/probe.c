@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* probe.c - read the kernel for verified admission: does XDP have the SYN
- * cookie helpers, does vmlinux have the kfunc of the tc hand-off, and the
+/* probe.c - read the kernel: the helpers the XDP program calls (the SYN
+ * cookie helpers among them), does vmlinux have the kfunc of the tc
+ * hand-off, and the
  * sysctls of the network namespace (tcp_syncookies, tcp_timestamps,
  * tcp_rmem, rmem_max, tcp_ecn). Changes only the sysctls a hand-off needs,
  * and says so.
@@ -35,7 +36,13 @@ void probe_features(struct shedd_features *f)
 			    has_xdp_helper(BPF_FUNC_tcp_raw_gen_syncookie_ipv6) &&
 			    has_xdp_helper(BPF_FUNC_tcp_raw_check_syncookie_ipv4) &&
 			    has_xdp_helper(BPF_FUNC_tcp_raw_check_syncookie_ipv6);
+	f->xdp_load_bytes = has_xdp_helper(BPF_FUNC_xdp_load_bytes);
+	f->loop = has_xdp_helper(BPF_FUNC_loop);
+	f->sk_lookup = has_xdp_helper(BPF_FUNC_skc_lookup_tcp) &&
+		       has_xdp_helper(BPF_FUNC_sk_release);
+	f->gen_syncookie = has_xdp_helper(BPF_FUNC_tcp_gen_syncookie);
 	vmlinux = btf__load_vmlinux_btf();
+	f->vmlinux_btf = vmlinux != NULL;
 	if (vmlinux) {
 		f->reqsk_kfunc =
 			btf__find_by_name_kind(vmlinux, "bpf_sk_assign_tcp_reqsk", BTF_KIND_FUNC) > 0;
