@@ -209,6 +209,35 @@ static __always_inline __u16 synack_csum(const void *saddr, const void *daddr,
 	return csum_fold(sum);
 }
 
+/* What shedd_syncookie_reply() keeps while it reshapes the frame: the
+ * headers it answers, the reply's IP and TCP headers, the VLAN tags and
+ * the MAC addresses. Per CPU, off the stack: the verifiers of 6.0-6.8 round
+ * each frame of a call chain up to 32 bytes and allow 512 in all, and
+ * on the stack the reply and the program's entry came to exactly 512.
+ * XDP handles one packet at a time per CPU, and nothing is kept between
+ * packets: not pinned, and a new program gets a new one. */
+struct reply_scratch {
+	union {
+		struct iphdr v4;
+		struct ipv6hdr v6;
+	} ih;
+	union {
+		struct iphdr v4;
+		struct ipv6hdr v6;
+	} reply;
+	struct synack_tcp s;
+	struct vlan_tag tags[MAX_VLAN_TAGS];
+	__u8 mac_dst[ETH_ALEN];
+	__u8 mac_src[ETH_ALEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct reply_scratch);
+} reply_scratch SEC(".maps");
+
 /**
  * shedd_syncookie_reply() - rewrite the SYN in @ctx into its cookie SYN-ACK.
  * @ctx:    the frame; the parser found the IP header at @l2_len and the TCP
@@ -232,15 +261,10 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 	void *data_end = (void *)(long)ctx->data_end;
 	__u32 zero = 0, nr_vlans = (flags >> CK_VLANS_SHIFT) & 3, v6 = flags & CK_V6;
 	__u32 th_len, tcp_len, new_l3, new_len, cur_len, ip_len, mss, opts, ts_bits;
+	/* On the stack: bpf_loop() takes its context only from there. */
 	struct opt_walk w = {};
 	__u8 *th = w.th;
-	struct vlan_tag tags[MAX_VLAN_TAGS] = {};
-	__u8 mac_dst[ETH_ALEN], mac_src[ETH_ALEN];
-	struct synack_tcp s = {};
-	union {
-		struct iphdr v4;
-		struct ipv6hdr v6;
-	} ih = {};
+	struct reply_scratch *sc;
 	struct shedd_config *cfg;
 	__be16 eth_proto;
 	__u32 client_isn;
@@ -250,8 +274,10 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 	void *pos;
 
 	cfg = bpf_map_lookup_elem(&settings, &zero);
-	if (!cfg || !lens_bound(&l2_len, &l3_len) || nr_vlans > MAX_VLAN_TAGS)
+	sc = bpf_map_lookup_elem(&reply_scratch, &zero);
+	if (!cfg || !sc || !lens_bound(&l2_len, &l3_len) || nr_vlans > MAX_VLAN_TAGS)
 		return -1;
+	__builtin_memset(sc, 0, sizeof(*sc));
 
 	/* Copies of what the reply needs: the frame is reshaped below. */
 	{
@@ -259,22 +285,22 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 
 		if ((void *)(eth + 1) > data_end)
 			return -1;
-		__builtin_memcpy(mac_dst, eth->h_dest, ETH_ALEN);
-		__builtin_memcpy(mac_src, eth->h_source, ETH_ALEN);
+		__builtin_memcpy(sc->mac_dst, eth->h_dest, ETH_ALEN);
+		__builtin_memcpy(sc->mac_src, eth->h_source, ETH_ALEN);
 		eth_proto = eth->h_proto;
 	}
 	/* MAX_VLAN_TAGS is 2. */
-	if (nr_vlans > 0 && bpf_xdp_load_bytes(ctx, sizeof(struct ethhdr), &tags[0],
-					       sizeof(tags[0])))
+	if (nr_vlans > 0 && bpf_xdp_load_bytes(ctx, sizeof(struct ethhdr), &sc->tags[0],
+					       sizeof(sc->tags[0])))
 		return -1;
-	if (nr_vlans > 1 && bpf_xdp_load_bytes(ctx, sizeof(struct ethhdr) + sizeof(tags[0]),
-					       &tags[1], sizeof(tags[1])))
+	if (nr_vlans > 1 && bpf_xdp_load_bytes(ctx, sizeof(struct ethhdr) + sizeof(sc->tags[0]),
+					       &sc->tags[1], sizeof(sc->tags[1])))
 		return -1;
 	if (v6) {
-		if (bpf_xdp_load_bytes(ctx, l2_len, &ih.v6, sizeof(ih.v6)))
+		if (bpf_xdp_load_bytes(ctx, l2_len, &sc->ih.v6, sizeof(sc->ih.v6)))
 			return -1;
 	} else {
-		if (bpf_xdp_load_bytes(ctx, l2_len, &ih.v4, sizeof(ih.v4)))
+		if (bpf_xdp_load_bytes(ctx, l2_len, &sc->ih.v4, sizeof(sc->ih.v4)))
 			return -1;
 	}
 	{
@@ -292,9 +318,9 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 		opt_walk(&w);
 
 	if (v6)
-		ck = bpf_tcp_raw_gen_syncookie_ipv6(&ih.v6, (struct tcphdr *)th, th_len);
+		ck = bpf_tcp_raw_gen_syncookie_ipv6(&sc->ih.v6, (struct tcphdr *)th, th_len);
 	else
-		ck = bpf_tcp_raw_gen_syncookie_ipv4(&ih.v4, (struct tcphdr *)th, th_len);
+		ck = bpf_tcp_raw_gen_syncookie_ipv4(&sc->ih.v4, (struct tcphdr *)th, th_len);
 	if (ck < 0)
 		return -1;
 	mss = (__u32)(ck >> 32);
@@ -307,10 +333,10 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 		__u32 h, slot, *e;
 
 		if (v6)
-			h = flow_hash((__u32 *)&ih.v6.saddr, (__u32 *)&ih.v6.daddr, 4,
+			h = flow_hash((__u32 *)&sc->ih.v6.saddr, (__u32 *)&sc->ih.v6.daddr, 4,
 				      sth->source, sth->dest);
 		else
-			h = flow_hash(&ih.v4.saddr, &ih.v4.daddr, 1, sth->source, sth->dest);
+			h = flow_hash(&sc->ih.v4.saddr, &sc->ih.v4.daddr, 1, sth->source, sth->dest);
 		slot = h % MSS_CACHE_SLOTS;
 		e = bpf_map_lookup_elem(&mss_cache, &slot);
 		if (e)
@@ -320,12 +346,12 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 	/* The SYN-ACK's TCP header and options (RFC 793, RFC 7323, RFC 2018,
 	 * in tcp_options_write()'s order). */
 	client_isn = bpf_ntohl(((struct tcphdr *)th)->seq);
-	s.th.source = ((struct tcphdr *)th)->dest;
-	s.th.dest = ((struct tcphdr *)th)->source;
-	s.th.seq = bpf_htonl((__u32)ck);
-	s.th.ack_seq = bpf_htonl(client_isn + 1);
-	s.th.syn = 1;
-	s.th.ack = 1;
+	sc->s.th.source = ((struct tcphdr *)th)->dest;
+	sc->s.th.dest = ((struct tcphdr *)th)->source;
+	sc->s.th.seq = bpf_htonl((__u32)ck);
+	sc->s.th.ack_seq = bpf_htonl(client_isn + 1);
+	sc->s.th.syn = 1;
+	sc->s.th.ack = 1;
 	/* The MSS option offers what this host can receive: the cookie's
 	 * MSS (the client's, rounded down to the table) says what the client
 	 * can, and the interface caps it, as the kernel's advmss does. */
@@ -334,10 +360,10 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 
 		if (cfg->mtu > 60 && adv > cap)
 			adv = cap;
-		s.opt[0] = TCPOPT_MSS;
-		s.opt[1] = 4;
-		s.opt[2] = (__u8)(adv >> 8);
-		s.opt[3] = (__u8)adv;
+		sc->s.opt[0] = TCPOPT_MSS;
+		sc->s.opt[1] = 4;
+		sc->s.opt[2] = (__u8)(adv >> 8);
+		sc->s.opt[3] = (__u8)adv;
 	}
 	tcp_len = sizeof(struct tcphdr) + 4;
 	if (w.o.ts) {
@@ -349,7 +375,7 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 			opts |= SHEDD_TS_SACK;
 		if (cfg->ecn && ((struct tcphdr *)th)->ece && ((struct tcphdr *)th)->cwr) {
 			opts |= SHEDD_TS_ECN;
-			s.th.ece = 1;
+			sc->s.th.ece = 1;
 		}
 		ts_bits = SHEDD_TS_KERNEL_BITS;
 		if (cfg->handoff == SHEDD_HANDOFF_TC) {
@@ -358,33 +384,33 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 		}
 		tsval = bpf_htonl(cookie_tsval(now, opts, ts_bits));
 		if (w.o.sack) {
-			s.opt[4] = TCPOPT_SACK_PERM;
-			s.opt[5] = 2;
+			sc->s.opt[4] = TCPOPT_SACK_PERM;
+			sc->s.opt[5] = 2;
 		} else {
-			s.opt[4] = TCPOPT_NOP;
-			s.opt[5] = TCPOPT_NOP;
+			sc->s.opt[4] = TCPOPT_NOP;
+			sc->s.opt[5] = TCPOPT_NOP;
 		}
-		s.opt[6] = TCPOPT_TIMESTAMP;
-		s.opt[7] = 10;
-		__builtin_memcpy(&s.opt[8], &tsval, 4);
+		sc->s.opt[6] = TCPOPT_TIMESTAMP;
+		sc->s.opt[7] = 10;
+		__builtin_memcpy(&sc->s.opt[8], &tsval, 4);
 		w.o.tsval = bpf_htonl(w.o.tsval);
-		__builtin_memcpy(&s.opt[12], &w.o.tsval, 4);
+		__builtin_memcpy(&sc->s.opt[12], &w.o.tsval, 4);
 		tcp_len += 12;
 		if (w.o.ws) {
-			s.opt[16] = TCPOPT_NOP;
-			s.opt[17] = TCPOPT_WINDOW;
-			s.opt[18] = 3;
-			s.opt[19] = cfg->wscale > TCP_MAX_WSCALE ? TCP_MAX_WSCALE : cfg->wscale;
+			sc->s.opt[16] = TCPOPT_NOP;
+			sc->s.opt[17] = TCPOPT_WINDOW;
+			sc->s.opt[18] = 3;
+			sc->s.opt[19] = cfg->wscale > TCP_MAX_WSCALE ? TCP_MAX_WSCALE : cfg->wscale;
 			tcp_len += 4;
 		}
 	}
 	/* Without a timestamp the cookie keeps only the MSS: no window
 	 * scaling, SACK or ECN, as the kernel's own cookies. */
-	s.th.doff = tcp_len / 4;
+	sc->s.th.doff = tcp_len / 4;
 	{
 		__u32 seg = mss - (w.o.ts ? 12 : 0);
 
-		s.th.window = bpf_htons((__u16)(SYNACK_WINDOW - SYNACK_WINDOW % (seg ? seg : 1)));
+		sc->s.th.window = bpf_htons((__u16)(SYNACK_WINDOW - SYNACK_WINDOW % (seg ? seg : 1)));
 	}
 
 	/* Reshape: IP options and extension headers go from the front, so
@@ -415,8 +441,8 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 
 		if ((void *)(eth + 1) > data_end)
 			return -1;
-		__builtin_memcpy(eth->h_dest, mac_src, ETH_ALEN);
-		__builtin_memcpy(eth->h_source, mac_dst, ETH_ALEN);
+		__builtin_memcpy(eth->h_dest, sc->mac_src, ETH_ALEN);
+		__builtin_memcpy(eth->h_source, sc->mac_dst, ETH_ALEN);
 		eth->h_proto = eth_proto;
 		pos = eth + 1;
 	}
@@ -425,7 +451,7 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 
 		if ((void *)(tag + 1) > data_end)
 			return -1;
-		*tag = tags[0];
+		*tag = sc->tags[0];
 		pos = tag + 1;
 	}
 	if (nr_vlans > 1) {
@@ -433,43 +459,43 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 
 		if ((void *)(tag + 1) > data_end)
 			return -1;
-		*tag = tags[1];
+		*tag = sc->tags[1];
 		pos = tag + 1;
 	}
 
 	if (v6) {
 		struct ipv6hdr *ip6 = pos;
-		struct ipv6hdr r = {};
+		struct ipv6hdr *r = &sc->reply.v6;
 
 		if ((void *)(ip6 + 1) > data_end)
 			return -1;
-		r.version = 6;
-		r.payload_len = bpf_htons((__u16)tcp_len);
-		r.nexthdr = IPPROTO_TCP;
-		r.hop_limit = SYNACK_TTL;
-		r.saddr = ih.v6.daddr;
-		r.daddr = ih.v6.saddr;
-		s.th.check = synack_csum(&r.saddr, &r.daddr, 1, &s, tcp_len);
-		*ip6 = r;
+		r->version = 6;
+		r->payload_len = bpf_htons((__u16)tcp_len);
+		r->nexthdr = IPPROTO_TCP;
+		r->hop_limit = SYNACK_TTL;
+		r->saddr = sc->ih.v6.daddr;
+		r->daddr = sc->ih.v6.saddr;
+		sc->s.th.check = synack_csum(&r->saddr, &r->daddr, 1, &sc->s, tcp_len);
+		*ip6 = *r;
 		pos = ip6 + 1;
 	} else {
 		struct iphdr *ip = pos;
-		struct iphdr r = {};
+		struct iphdr *r = &sc->reply.v4;
 
 		if ((void *)(ip + 1) > data_end)
 			return -1;
-		ip_len = sizeof(r) + tcp_len;
-		r.version = 4;
-		r.ihl = 5;
-		r.tot_len = bpf_htons((__u16)ip_len);
-		r.frag_off = bpf_htons(0x4000); /* DF */
-		r.ttl = SYNACK_TTL;
-		r.protocol = IPPROTO_TCP;
-		r.saddr = ih.v4.daddr;
-		r.daddr = ih.v4.saddr;
-		r.check = csum_fold(csum_add_words(0, &r, sizeof(r)));
-		s.th.check = synack_csum(&r.saddr, &r.daddr, 0, &s, tcp_len);
-		*ip = r;
+		ip_len = sizeof(*r) + tcp_len;
+		r->version = 4;
+		r->ihl = 5;
+		r->tot_len = bpf_htons((__u16)ip_len);
+		r->frag_off = bpf_htons(0x4000); /* DF */
+		r->ttl = SYNACK_TTL;
+		r->protocol = IPPROTO_TCP;
+		r->saddr = sc->ih.v4.daddr;
+		r->daddr = sc->ih.v4.saddr;
+		r->check = csum_fold(csum_add_words(0, r, sizeof(*r)));
+		sc->s.th.check = synack_csum(&r->saddr, &r->daddr, 0, &sc->s, tcp_len);
+		*ip = *r;
 		pos = ip + 1;
 	}
 
@@ -477,15 +503,15 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 	if (tcp_len == sizeof(struct tcphdr) + 20) {
 		if (pos + sizeof(struct tcphdr) + 20 > data_end)
 			return -1;
-		__builtin_memcpy(pos, &s, sizeof(struct tcphdr) + 20);
+		__builtin_memcpy(pos, &sc->s, sizeof(struct tcphdr) + 20);
 	} else if (tcp_len == sizeof(struct tcphdr) + 16) {
 		if (pos + sizeof(struct tcphdr) + 16 > data_end)
 			return -1;
-		__builtin_memcpy(pos, &s, sizeof(struct tcphdr) + 16);
+		__builtin_memcpy(pos, &sc->s, sizeof(struct tcphdr) + 16);
 	} else {
 		if (pos + sizeof(struct tcphdr) + 4 > data_end)
 			return -1;
-		__builtin_memcpy(pos, &s, sizeof(struct tcphdr) + 4);
+		__builtin_memcpy(pos, &sc->s, sizeof(struct tcphdr) + 4);
 	}
 	return 0;
 }
