@@ -3181,7 +3181,70 @@ fail:
 	return -1;
 }
 
+/* Stack headroom: the verifier allows 512 bytes over a call chain, with
+ * each frame rounded up to 32 bytes on the kernels before 6.9 (Debian 12's
+ * 6.1 at least). The program's entry calls global functions that call
+ * nothing but bpf_loop()'s callback, whose frame is counted on top. The
+ * deepest chain must leave STACK_HEADROOM free on every kernel, so one more
+ * local does not turn into a program that loads nowhere. The depths are
+ * the verifier's own (its statistics, log level 4), of a load with every
+ * function in (verify_enabled). */
+#define STACK_LIMIT 512
+#define STACK_HEADROOM 64
+
+static __u32 frame_round(__u32 d)
+{
+	return (d + 31) / 32 * 32;
+}
+
+static void test_stack_headroom(void **state)
+{
+	static char log[1 << 16];
+	struct shedd_bpf *s;
+	__u32 depth[32], n = 0, i, deepest = 0, cb = 0, chain;
+	const char *p;
+	char *end;
+	int err;
+
+	(void)state;
+	s = shedd_bpf__open();
+	assert_non_null(s);
+	s->rodata->use_test_clock = 1;
+	s->rodata->verify_enabled = 1;
+	bpf_program__set_log_buf(s->progs.shedd_xdp, log, sizeof(log));
+	bpf_program__set_log_level(s->progs.shedd_xdp, 4);
+	err = shedd_bpf__load(s);
+	shedd_bpf__destroy(s);
+	assert_int_equal(err, 0);
+	p = strstr(log, "stack depth ");
+	if (!p)
+		fail_msg("no stack depth in the verifier's statistics: %.300s", log);
+	p += strlen("stack depth ");
+	do {
+		depth[n++] = (__u32)strtoul(p, &end, 10);
+		assert_true(end != p);
+		p = end + 1;
+	} while (*end == '+' && n < 32);
+	assert_true(n >= 2);
+	for (i = 1; i < n; i++) {
+		if (frame_round(depth[i]) > deepest)
+			deepest = frame_round(depth[i]);
+		/* The last function is bpf_loop()'s callback (opt_step). */
+		if (i == n - 1)
+			cb = frame_round(depth[i]);
+	}
+	chain = frame_round(depth[0]) + deepest + cb;
+	print_message("stack: entry %u, deepest callee %u, callback %u: %u of %u bytes\n",
+		      depth[0], deepest, cb, chain, STACK_LIMIT);
+	if (chain > STACK_LIMIT - STACK_HEADROOM)
+		fail_msg("the deepest call chain takes %u bytes of the verifier's %u: less "
+			 "than %u left (%.200s)", chain, STACK_LIMIT, STACK_HEADROOM,
+			 strstr(log, "stack depth"));
+}
+
 static const struct CMUnitTest fixed_tests[] = {
+	{ "stack: the deepest call chain leaves 64 bytes of the verifier's 512",
+	  test_stack_headroom, NULL, NULL, NULL },
 	{ "frames shorter than 14 bytes are refused by test_run",
 	  run_short_frames, base_setup, NULL, NULL },
 	{ "rate update keeps bucket tokens", test_rate_update_keeps_tokens,
