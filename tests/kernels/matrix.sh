@@ -15,8 +15,10 @@ for k in "$@"; do
 	log="$MATRIX_LOGS/$k.log"
 	start=$(date +%s)
 	echo "matrix: kernel $k: booting"
-	scripts/kernels.sh run "$k" tests/kernels/guest.sh 2>&1 | tee "$log" |
-		grep --line-buffered -E '^(ok|not ok|guest:|init:|kernels.sh:|Files=|Result:)' 
+	# The serial console brings the terminal's colour codes and CRs.
+	scripts/kernels.sh run "$k" tests/kernels/guest.sh 2>&1 |
+		sed -u -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/\r//g' | tee "$log" |
+		grep --line-buffered -E '^(ok|not ok|guest:|init:|kernels.sh:|Files=|Result:)'
 	rc=${PIPESTATUS[0]}
 	# TAP: "ok N name", "ok N name # skip why", "not ok N name".
 	skip=$(grep -cE '^ok [0-9]+.*# (skip|SKIP)' "$log")
