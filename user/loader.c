@@ -591,6 +591,7 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 	memset(l, 0, sizeof(*l));
 	l->link_fd = -1;
 	l->lock_fd = -1;
+	probe_host_rmem_max();
 	if (o->netns[0] && (err = enter_netns(o->netns)))
 		return err;
 	if (!service_may_attach()) {

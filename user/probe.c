@@ -129,6 +129,14 @@ int probe_apply_sysctls(__u8 handoff)
 	return 0;
 }
 
+static __u64 host_rmem_max;
+static bool host_rmem_max_known;
+
+void probe_host_rmem_max(void)
+{
+	host_rmem_max_known = sysctl_read_u64("net.core.rmem_max", &host_rmem_max) == 0;
+}
+
 int probe_syn_options(__u8 *wscale, __u8 *ecn)
 {
 	static const char *const rmem = "net.ipv4.tcp_rmem";
@@ -142,6 +150,20 @@ int probe_syn_options(__u8 *wscale, __u8 *ecn)
 		err = -EINVAL;
 	if (!err)
 		err = sysctl_read_u64(name = "net.core.rmem_max", &rmem_max);
+	/* Before 6.15 the kernel sizes every namespace's windows with the
+	 * host's rmem_max, which only the initial namespace shows. */
+	if (err == -ENOENT) {
+		err = 0;
+		if (host_rmem_max_known) {
+			rmem_max = host_rmem_max;
+		} else {
+			rmem_max = 0;
+			log_warn("verified admission: net.core.rmem_max is the host's on this "
+				 "kernel and not visible in this network namespace: the SYN-ACK's "
+				 "window scale follows net.ipv4.tcp_rmem alone (start shedd with "
+				 "--netns, not inside the namespace, to read it)");
+		}
+	}
 	if (!err)
 		err = sysctl_read_u64(name = "net.ipv4.tcp_ecn", &tcp_ecn);
 	if (err) {

@@ -20,8 +20,15 @@ int sysctl_read_u64(const char *name, __u64 *v);
  * message naming the sysctl that could not be read or written. */
 int probe_apply_sysctls(__u8 handoff);
 
+/* Note net.core.rmem_max as the namespace shedd starts in sees it: before
+ * Linux 6.15 it is the host's, and a network namespace other than the
+ * initial one has no file for it. Call before entering --netns. */
+void probe_host_rmem_max(void);
+
 /* The window scale and ECN the kernel's SYN-ACKs offer in this namespace
- * (syn_wscale(), syn_ecn()). 0 or a negative errno, with a message. */
+ * (syn_wscale(), syn_ecn()). net.core.rmem_max comes from the namespace,
+ * else from probe_host_rmem_max(), else it counts as 0 (tcp_rmem decides),
+ * said in a warning. 0 or a negative errno, with a message. */
 int probe_syn_options(__u8 *wscale, __u8 *ecn);
 
 #endif /* SHEDD_PROBE_H */
