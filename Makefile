@@ -261,21 +261,31 @@ deps:
 test_bin = $(if $(filter %.bats,$(1)),all,$(patsubst tests/%.c,$(OUTPUT)/%,$(1)))
 test_run = $(patsubst tests/%.c,$(OUTPUT)/%,$(1))
 
-test: deps
+# test, demo and san leave the host as they found it: scripts/hoststate.sh
+# records it before the dependencies are installed and checks it after the
+# run (services enabled or running, namespaces, pins, XDP, processes).
+HOSTSTATE = $(OUTPUT)/hoststate.before
+host_save = mkdir -p $(OUTPUT) && scripts/hoststate.sh save $(HOSTSTATE) && scripts/deps.sh
+host_check = || rc=$$?; scripts/hoststate.sh check $(HOSTSTATE) || rc=1; exit $$rc
+
+test:
+	$(Q)$(host_save)
 ifeq ($(strip $(T)),)
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS)
-	$(Q)tests/run.sh $(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS) tests/integration/*.bats
+	$(Q)rc=0; tests/run.sh $(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS) tests/integration/*.bats \
+		$(host_check)
 else
 	$(Q)$(MAKE) --no-print-directory $(sort $(foreach t,$(T),$(call test_bin,$(t))))
-	$(Q)tests/run.sh $(call test_run,$(T))
+	$(Q)rc=0; tests/run.sh $(call test_run,$(T)) $(host_check)
 endif
 
 test-unit: $(UNIT_TESTS)
 	$(Q)prove --exec tests/exec.sh $(UNIT_TESTS)
 
-demo: deps
+demo:
+	$(Q)$(host_save)
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)scripts/demo.sh
+	$(Q)rc=0; scripts/demo.sh $(host_check)
 
 # EXPERIMENT= names the experiments to run, in order.
 EXPERIMENT ?= goodput flood proxy
@@ -304,17 +314,18 @@ fuzz: $(OUTPUT)/fuzz_xdp fuzz-logline
 # adopt, remove; the tc hand-off's too; under a service manager, with fewer
 # capabilities; the metrics endpoint's), and the sanitized shedctl its own,
 # where a leak or an overflow fails the test.
-san: deps
+san:
+	$(Q)$(host_save)
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory SAN=1 all $(subst .output,.output-san,$(UNIT_TESTS) \
 		$(XDP_TESTS) $(FUZZ_TESTS))
-	$(Q)SHEDD=$(CURDIR)/.output-san/shedd SHEDCTL=$(CURDIR)/.output-san/shedctl \
+	$(Q)rc=0; SHEDD=$(CURDIR)/.output-san/shedd SHEDCTL=$(CURDIR)/.output-san/shedctl \
 		prove -v --exec tests/exec.sh \
 		$(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS)) \
 		tests/integration/lifecycle.bats tests/integration/logfeed.bats \
 		tests/integration/verify.bats tests/integration/reload.bats \
 		tests/integration/service.bats tests/integration/shedctl.bats \
-		tests/integration/metrics.bats
+		tests/integration/metrics.bats $(host_check)
 
 # install: PREFIX (default /usr/local) is where the files will live,
 # DESTDIR a staging root to put them under (packaging, tests); the
