@@ -31,6 +31,7 @@ struct loader {
 	char pin_dir[PATH_MAX];
 	int lock_fd;         /* flock on pin_dir: this shedd owns the interface */
 	bool attached;       /* loader_attach() succeeded: our program sheds */
+	enum xdp_mode xdp_mode; /* what it runs in: --xdp-mode, or the adopted link's */
 	char ns_tag[32];     /* "" in the initial network namespace, else ns:INODE */
 	struct shedd_features features; /* what the kernel offers */
 	struct verify_plan plan;        /* verified admission: on? which hand-off? */

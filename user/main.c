@@ -414,9 +414,10 @@ static int run(struct shedd_options *o)
 		goto out;
 	}
 	stats_sum(d.prev, n, &d.status_prev);
-	/* Before attaching: a metrics address that cannot be had stops us. */
-	if ((err = metrics_open(&d.metrics, &d.l, o->metrics_addr, o->iface,
-				o->nr_backend_ports > 0)))
+	/* Before attaching: a metrics address given that cannot be had stops
+	 * us; the default one only costs the metrics. */
+	if ((err = metrics_open(&d.metrics, &d.l, o->metrics_addr, o->metrics_addr_set,
+				o->iface, o->nr_backend_ports > 0)))
 		goto out;
 	/* A fresh program starts with an even split; an adopted one keeps its
 	 * rates until the first tick has measured demand. */
@@ -446,9 +447,10 @@ static int run(struct shedd_options *o)
 	/* After the drop: the thread that parses requests holds nothing. */
 	if ((err = metrics_start(&d.metrics)))
 		goto out;
-	log_notice("%s %s (ifindex %d, %d CPUs), %s rate %.0f SYN/s, pins in %s",
+	log_notice("%s %s (ifindex %d, %d CPUs, %s XDP), %s rate %.0f SYN/s, pins in %s",
 		   d.l.adopted ? "adopted the running shedd on" : "attached to", o->iface,
-		   d.l.ifindex, n, d.tp.aimd ? "aimd, start" : "fixed",
+		   d.l.ifindex, n, d.l.xdp_mode == XDP_MODE_GENERIC ? "generic" : "native",
+		   d.tp.aimd ? "aimd, start" : "fixed",
 		   d.ts.limit, d.l.pin_dir);
 	if (d.tp.aimd) {
 		char lt[64];

@@ -657,6 +657,8 @@ static void options_init(struct options_state *st, struct shedd_options *o)
 					    sizeof(err));
 	/* Defaults are not "given". */
 	o->rate_set = false;
+	o->xdp_mode_set = false;
+	o->metrics_addr_set = false;
 	st->controller_set = false;
 	st->verify_given = 0;
 	memset(st->line, 0, sizeof(st->line));
@@ -865,6 +867,7 @@ int options_apply(struct options_state *st, const struct opt_def *d, const char 
 			errf(err, errlen, "--xdp-mode: '%s' is not native or generic", val);
 			return -1;
 		}
+		o->xdp_mode_set = true;
 		break;
 	case OPT_TICK_MS:
 		if (parse_u64(val, 10, MAX_TICK_MS, &v, why, sizeof(why))) {
@@ -880,6 +883,7 @@ int options_apply(struct options_state *st, const struct opt_def *d, const char 
 			return -1;
 		}
 		strcpy(o->metrics_addr, val);
+		o->metrics_addr_set = true;
 		break;
 	case OPT_NETNS:
 		if (!*val || strchr(val, '/') || strlen(val) >= sizeof(o->netns)) {

@@ -67,6 +67,7 @@ struct shedd_options {
 	int nr_backend_ports;
 	__u64 rate_per_sec;       /* total admitted SYNs per second (start, with aimd) */
 	bool rate_set;            /* --rate given */
+	bool metrics_addr_set;    /* --metrics-addr given: it must be had */
 	enum controller_kind controller;
 	__u64 target_delay_ns;    /* 0 = the controller's default */
 	__u64 interval_ns;
@@ -86,6 +87,7 @@ struct shedd_options {
 	__u8 reject[SHEDD_NR_CLASSES];
 	double floor[SHEDD_NR_CLASSES];
 	enum xdp_mode xdp_mode;
+	bool xdp_mode_set;        /* --xdp-mode given: an adopted program must run so */
 	__u32 tick_ms;
 	bool keep_on_exit;
 	bool force;
