@@ -101,8 +101,9 @@ help:
 	@echo '  deps             install the Debian packages the build, tests and demo need'
 	@echo '  san              ASan+UBSan build; unit, XDP and lifecycle tests with it'
 	@echo '  install          install shedd (and shedctl when built), the systemd unit,'
-	@echo '                   man pages, the latency header and the dashboard'
-	@echo '                   (PREFIX=/usr/local, DESTDIR=, UNITDIR=)'
+	@echo '                   man pages, the latency header, the dashboard'
+	@echo '                   and the system user shedd (sysusers.d)'
+	@echo '                   (PREFIX=/usr/local, DESTDIR=, UNITDIR=, SYSUSERSDIR=)'
 	@echo '  clean            remove build output'
 	@echo 'Variables: V=1 (show commands), SAN=1, VMLINUX_H=path, CLANG=, BPFTOOL='
 
@@ -336,11 +337,12 @@ MANDIR ?= $(PREFIX)/share/man
 INCLUDEDIR ?= $(PREFIX)/include
 DATADIR ?= $(PREFIX)/share/shedd
 UNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 INSTALL ?= install
 install: $(BIN) $(CTL_BIN)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)$(INSTALL) -d -m 0755 $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 \
-		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(UNITDIR)
+		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR)
 	$(Q)$(INSTALL) -m 0755 shedd $(DESTDIR)$(SBINDIR)/shedd
 	$(Q)$(INSTALL) -m 0755 shedctl $(DESTDIR)$(SBINDIR)/shedctl
 	$(Q)$(INSTALL) -m 0644 man/*.8 $(DESTDIR)$(MANDIR)/man8/
@@ -348,6 +350,7 @@ install: $(BIN) $(CTL_BIN)
 	$(Q)sed 's|@SBINDIR@|$(SBINDIR)|g' contrib/systemd/shedd@.service \
 		>$(DESTDIR)$(UNITDIR)/shedd@.service
 	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/shedd@.service
+	$(Q)$(INSTALL) -m 0644 contrib/systemd/shedd.sysusers $(DESTDIR)$(SYSUSERSDIR)/shedd.conf
 	$(Q)if ls contrib/grafana/*.json >/dev/null 2>&1; then \
 		$(INSTALL) -d -m 0755 $(DESTDIR)$(DATADIR)/grafana && \
 		$(INSTALL) -m 0644 contrib/grafana/*.json $(DESTDIR)$(DATADIR)/grafana/; fi

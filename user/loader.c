@@ -157,10 +157,41 @@ static void unpin_all(const char *dir, int dir_fd)
 		parent_fd = openat(dir_fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (parent_fd < 0 || unlinkat(parent_fd, base + 1, AT_REMOVEDIR))
 		rmdir(dir);
-	if (parent_fd >= 0)
+	/* Its namespace folder (ns:INODE), if left empty, the same way. */
+	if (parent_fd >= 0) {
+		char parent[PATH_MAX];
+		const char *pbase;
+		int gp_fd;
+
+		snprintf(parent, sizeof(parent), "%.*s", (int)(base - dir), dir);
+		pbase = strrchr(parent, '/');
+		if (pbase && strcmp(parent, SHEDD_PIN_ROOT) &&
+		    (gp_fd = openat(parent_fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+			unlinkat(gp_fd, pbase + 1, AT_REMOVEDIR);
+			close(gp_fd);
+		}
 		close(parent_fd);
+	}
 	parent_dir_remove(dir);
 	rmdir(SHEDD_PIN_ROOT);
+}
+
+int loader_share_dirs(const struct loader *l, __u32 gid)
+{
+	char dir[PATH_MAX], *slash;
+	int err;
+
+	snprintf(dir, sizeof(dir), "%s", l->pin_dir);
+	for (;;) {
+		if (chown(dir, (uid_t)-1, (gid_t)gid) || chmod(dir, 0770)) {
+			err = -errno;
+			log_err("give %s to group %u: %s", dir, gid, strerror(errno));
+			return err;
+		}
+		if (!strcmp(dir, SHEDD_PIN_ROOT) || !(slash = strrchr(dir, '/')))
+			return 0;
+		*slash = '\0';
+	}
 }
 
 /* The ifindex an XDP link is attached to, 0 if defunct, <0 on error. */
