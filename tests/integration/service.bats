@@ -355,6 +355,24 @@ ids_of() {
 	[ "$SHEDD_STATUS" -eq 0 ]
 }
 
+@test "--netns enters with setns(CLONE_NEWNET) only: what the unit's RestrictNamespaces=net allows" {
+	# systemd's RestrictNamespaces=net lets setns() through with the type
+	# CLONE_NEWNET alone (type 0 and every other type are refused), and
+	# unshare()/clone() with no CLONE_NEW* flag but CLONE_NEWNET.
+	local trace=$BATS_TEST_TMPDIR/strace.out
+	run timeout -s TERM 3 strace -f -qq -e trace=setns,unshare,clone,clone3 -o "$trace" \
+		"$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --verify off --port "$PORT" --rate 100
+	echo "$output"
+	[ "$status" -eq 124 ] # ran until the timeout's SIGTERM
+	[[ "$output" == *"attached to $IF_SRV"* ]]
+	run grep -E ' (setns|unshare|clone|clone3)\(' "$trace"
+	echo "$output"
+	[ "$(grep -c ' setns(.*, CLONE_NEWNET) *= 0$' "$trace")" -ge 1 ]
+	[ "$(grep -c ' setns(' "$trace")" -eq "$(grep -c ' setns(.*, CLONE_NEWNET)' "$trace")" ]
+	run grep -E ' unshare\(|CLONE_NEW(NS|UTS|IPC|USER|PID|CGROUP|TIME)|clone3?\(.*CLONE_NEWNET' "$trace"
+	[ "$status" -eq 1 ]
+}
+
 @test "make install: files and modes under DESTDIR; the installed unit passes systemd-analyze verify" {
 	local root=$BATS_TEST_TMPDIR/root
 	run make -C "$ROOT" --no-print-directory install DESTDIR="$root" PREFIX=/usr
@@ -385,6 +403,10 @@ ids_of() {
 	# The capabilities the unit grants are those the man page documents.
 	grep -q '^CapabilityBoundingSet=CAP_BPF CAP_NET_ADMIN CAP_PERFMON CAP_SETUID CAP_SETGID CAP_CHOWN$' \
 		"$unit_dir/shedd@.service"
+	# --netns is a setns(CLONE_NEWNET): the sandbox allows that kind of
+	# namespace and no other.
+	grep -q '^RestrictNamespaces=net$' "$unit_dir/shedd@.service"
+	[ "$(grep -c '^RestrictNamespaces=' "$unit_dir/shedd@.service")" -eq 1 ]
 	# The user the daemon becomes once attached, for systemd-sysusers.
 	[ "$(stat -c %a "$root/usr/lib/sysusers.d/shedd.conf")" = 644 ]
 	run systemd-sysusers --root="$BATS_TEST_TMPDIR/sysroot" --dry-run "$root/usr/lib/sysusers.d/shedd.conf"
