@@ -103,7 +103,10 @@ if [ ! -e "$policy" ]; then
 	made_policy=1
 fi
 
-apt-get update -qq
+# Package files alone (deps.bats) need no fresh package lists.
+case " $missing" in
+*" "[!./]*) apt-get update -qq ;;
+esac
 # Other installs on the machine hold the dpkg lock for a while: wait.
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=300 $missing
