@@ -51,12 +51,8 @@ state() {
 # other_testbed LINE: LINE is a namespace or pin of a testbed whose owner
 # is alive (another run on the machine, not ours).
 other_testbed() {
-	local id pid start
-	[[ "$1" =~ (shd-(cli|srv|rtr)-|shds|shedd-rtr-)([0-9a-f]{4}) ]] || return 1
-	id=${BASH_REMATCH[3]}
-	[ -f "$TESTBED_RUN/$id" ] || return 1
-	read -r pid start <"$TESTBED_RUN/$id" || return 1
-	[ -n "$pid" ] && [ "$(proc_start "$pid")" = "$start" ]
+	[[ "$1" =~ (shd-(cli|srv|rtr)-|shds|shedd-rtr-)([0-9a-f]{4}) ]] &&
+		testbed_owned "${BASH_REMATCH[3]}"
 }
 
 case "${1:-} ${2:-}" in
