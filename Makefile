@@ -104,8 +104,9 @@ help:
 	@echo '  deps             install the Debian packages the build, tests and demo need'
 	@echo '  san              ASan+UBSan build; unit, XDP and lifecycle tests with it'
 	@echo '  install          install shedd (and shedctl when built), the systemd unit,'
-	@echo '                   man pages, the latency header and the dashboard'
-	@echo '                   (PREFIX=/usr/local, DESTDIR=, UNITDIR=)'
+	@echo '                   man pages, the latency header, the dashboard'
+	@echo '                   and the system user shedd (sysusers.d)'
+	@echo '                   (PREFIX=/usr/local, DESTDIR=, UNITDIR=, SYSUSERSDIR=)'
 	@echo '  clean            remove build output'
 	@echo 'Variables: V=1 (show commands), SAN=1, VMLINUX_H=path, CLANG=, BPFTOOL='
 
@@ -264,13 +265,22 @@ deps:
 test_bin = $(if $(filter %.bats,$(1)),all,$(patsubst tests/%.c,$(OUTPUT)/%,$(1)))
 test_run = $(patsubst tests/%.c,$(OUTPUT)/%,$(1))
 
-test: deps
+# test, demo and san leave the host as they found it: scripts/hoststate.sh
+# records it before the dependencies are installed and checks it after the
+# run (services enabled or running, namespaces, pins, XDP, processes).
+HOSTSTATE = $(OUTPUT)/hoststate.before
+host_save = mkdir -p $(OUTPUT) && scripts/hoststate.sh save $(HOSTSTATE) && scripts/deps.sh
+host_check = || rc=$$?; scripts/hoststate.sh check $(HOSTSTATE) || rc=1; exit $$rc
+
+test:
+	$(Q)$(host_save)
 ifeq ($(strip $(T)),)
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS)
-	$(Q)tests/run.sh $(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS) tests/integration/*.bats
+	$(Q)rc=0; tests/run.sh $(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS) tests/integration/*.bats \
+		$(host_check)
 else
 	$(Q)$(MAKE) --no-print-directory $(sort $(foreach t,$(T),$(call test_bin,$(t))))
-	$(Q)tests/run.sh $(call test_run,$(T))
+	$(Q)rc=0; tests/run.sh $(call test_run,$(T)) $(host_check)
 endif
 
 # The kernel matrix: each kernel package (scripts/kernels.sh fetches them
@@ -285,9 +295,10 @@ test-kernels: deps
 test-unit: $(UNIT_TESTS)
 	$(Q)prove --exec tests/exec.sh $(UNIT_TESTS)
 
-demo: deps
+demo:
+	$(Q)$(host_save)
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)scripts/demo.sh
+	$(Q)rc=0; scripts/demo.sh $(host_check)
 
 # EXPERIMENT= names the experiments to run, in order.
 EXPERIMENT ?= goodput flood proxy
@@ -316,17 +327,18 @@ fuzz: $(OUTPUT)/fuzz_xdp fuzz-logline
 # adopt, remove; the tc hand-off's too; under a service manager, with fewer
 # capabilities; the metrics endpoint's), and the sanitized shedctl its own,
 # where a leak or an overflow fails the test.
-san: deps
+san:
+	$(Q)$(host_save)
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory SAN=1 all $(subst .output,.output-san,$(UNIT_TESTS) \
 		$(XDP_TESTS) $(FUZZ_TESTS))
-	$(Q)SHEDD=$(CURDIR)/.output-san/shedd SHEDCTL=$(CURDIR)/.output-san/shedctl \
+	$(Q)rc=0; SHEDD=$(CURDIR)/.output-san/shedd SHEDCTL=$(CURDIR)/.output-san/shedctl \
 		prove -v --exec tests/exec.sh \
 		$(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS)) \
 		tests/integration/lifecycle.bats tests/integration/logfeed.bats \
 		tests/integration/verify.bats tests/integration/reload.bats \
 		tests/integration/service.bats tests/integration/shedctl.bats \
-		tests/integration/metrics.bats
+		tests/integration/metrics.bats $(host_check)
 
 # install: PREFIX (default /usr/local) is where the files will live,
 # DESTDIR a staging root to put them under (packaging, tests); the
@@ -337,11 +349,12 @@ MANDIR ?= $(PREFIX)/share/man
 INCLUDEDIR ?= $(PREFIX)/include
 DATADIR ?= $(PREFIX)/share/shedd
 UNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 INSTALL ?= install
 install: $(BIN) $(CTL_BIN)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)$(INSTALL) -d -m 0755 $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 \
-		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(UNITDIR)
+		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR)
 	$(Q)$(INSTALL) -m 0755 shedd $(DESTDIR)$(SBINDIR)/shedd
 	$(Q)$(INSTALL) -m 0755 shedctl $(DESTDIR)$(SBINDIR)/shedctl
 	$(Q)$(INSTALL) -m 0644 man/*.8 $(DESTDIR)$(MANDIR)/man8/
@@ -349,6 +362,7 @@ install: $(BIN) $(CTL_BIN)
 	$(Q)sed 's|@SBINDIR@|$(SBINDIR)|g' contrib/systemd/shedd@.service \
 		>$(DESTDIR)$(UNITDIR)/shedd@.service
 	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/shedd@.service
+	$(Q)$(INSTALL) -m 0644 contrib/systemd/shedd.sysusers $(DESTDIR)$(SYSUSERSDIR)/shedd.conf
 	$(Q)if ls contrib/grafana/*.json >/dev/null 2>&1; then \
 		$(INSTALL) -d -m 0755 $(DESTDIR)$(DATADIR)/grafana && \
 		$(INSTALL) -m 0644 contrib/grafana/*.json $(DESTDIR)$(DATADIR)/grafana/; fi

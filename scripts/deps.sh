@@ -1,6 +1,9 @@
 #!/bin/sh
 # deps.sh - install the Debian packages that shedd's build, tests and demo
-# need. Idempotent: does nothing when every package is present.
+# need. Idempotent: does nothing when every package is present. With
+# arguments (package names or .deb files) it installs those instead, the
+# same way. The host is left as it was: no service the installation enables
+# or starts stays enabled or running (see below).
 set -eu
 
 # package: why
@@ -42,11 +45,14 @@ libmicrohttpd-dev prometheus curl nginx haproxy qemu-system-x86 busybox-static c
 
 # --kernels [NAME...]: also fetch the kernel matrix's kernel packages
 # (scripts/kernels.sh fetch: unpacked into a cache, never installed).
+# Other arguments: install these packages instead of shedd's (deps.bats).
 kernels=""
 if [ "${1:-}" = --kernels ]; then
 	shift
 	kernels="${*:-all}"
+	set --
 fi
+[ "$#" -gt 0 ] && PKGS="$*"
 
 missing=""
 for p in $PKGS; do
@@ -74,24 +80,77 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "deps.sh: installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-# nginx's, haproxy's and prometheus' packages start a service on the host
-# when they are installed. shedd only ever runs them inside its test
-# namespaces, so installation is told not to start anything (policy-rc.d
-# exiting 101 is Debian's way to say so), unless the machine has a policy of
-# its own.
+
+# nginx's, haproxy's and prometheus' packages enable their service (it
+# would start at the next boot, Prometheus on port 9090 of every
+# interface) and start it when they are installed. shedd only ever runs
+# them inside its test namespaces, with configurations of its own. So:
+# - installation is told not to start anything: policy-rc.d exiting 101 is
+#   Debian's way to say so (unless the machine has a policy of its own);
+# - of the units the newly installed packages ship, those enabled or
+#   running after the installation that were not before are disabled or
+#   stopped. A unit the operator had enabled (or running) before stays so.
+#   A later upgrade keeps the unit disabled: a package's postinst
+#   re-enables only a unit whose links are there (deb-systemd-helper
+#   was-enabled).
+# Without systemd as PID 1 (a container, a chroot) nothing runs, and
+# systemctl enables and disables offline, on the unit files.
+booted() { [ -d /run/systemd/system ]; }
+installed() { dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' | awk '$1 == "ii" { print $2 }' | sort; }
+# Enabled: by systemctl, or with the links of an enabled unit whose package
+# was removed but not purged (its postinst enables it again).
+enabled_units() {
+	{
+		systemctl list-unit-files --state=enabled --no-legend --no-pager 2>/dev/null |
+			awk '{ print $1 }'
+		find /etc/systemd/system -mindepth 2 -maxdepth 2 -type l \
+			\( -path '*.wants/*' -o -path '*.requires/*' \) -printf '%f\n' 2>/dev/null
+	} | sort -u
+}
+active_units() {
+	booted || return 0
+	systemctl list-units --state=active --no-legend --no-pager --plain 2>/dev/null |
+		awk '{ print $1 }' | sort
+}
+state=$(mktemp -d)
 policy=/usr/sbin/policy-rc.d
 made_policy=""
+cleanup() {
+	[ -z "$made_policy" ] || rm -f "$policy"
+	rm -rf "$state"
+}
+trap cleanup EXIT
+installed >"$state/packages"
+enabled_units >"$state/enabled"
+active_units >"$state/active"
 if [ ! -e "$policy" ]; then
 	printf '#!/bin/sh\nexit 101\n' >"$policy"
 	chmod 755 "$policy"
 	made_policy=1
-	trap 'rm -f "$policy"' EXIT
 fi
+
+# Package files alone (deps.bats) need no fresh package lists.
+case " $missing" in
+*" "[!./]*) apt-get update -qq ;;
+esac
+# Other installs on the machine hold the dpkg lock for a while: wait.
 # shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing
-if [ -n "$made_policy" ]; then
-	rm -f "$policy"
-	trap - EXIT
-fi
+apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=300 $missing
+
+# The units of the packages this installation added, and of those the
+# ones it enabled or started.
+for p in $(installed | comm -13 "$state/packages" -); do
+	dpkg-query -L "$p" | grep -E '/systemd/system/[^/]+\.(service|socket|timer|path)$' |
+		sed 's|.*/||' || true
+done | sort -u >"$state/units"
+enabled_units | comm -13 "$state/enabled" - | comm -12 "$state/units" - >"$state/enabled.new"
+active_units | comm -13 "$state/active" - | comm -12 "$state/units" - >"$state/active.new"
+while read -r u; do
+	echo "deps.sh: $u: disabled (the installation enabled it; shedd's tests run it in namespaces of their own)"
+	systemctl disable --quiet "$u"
+done <"$state/enabled.new"
+while read -r u; do
+	echo "deps.sh: $u: stopped (the installation started it)"
+	systemctl stop "$u"
+done <"$state/active.new"
 fetch_kernels

@@ -48,19 +48,25 @@ testbed_remove() {
 	rm -f "/sys/fs/bpf/shedd-test-foreign-shds$id" "/run/shedd/shds$id.sock"
 }
 
+# testbed_owned ID: the owner recorded for testbed ID runs. Its pid in
+# $OWNER_PID.
+testbed_owned() {
+	local start
+	OWNER_PID=
+	read -r OWNER_PID start 2>/dev/null <"$TESTBED_RUN/$1" || true
+	[ -n "$OWNER_PID" ] && [ "$(proc_start "$OWNER_PID")" = "$start" ]
+}
+
 # testbed_sweep: remove every testbed whose owner is gone (killed before its
 # teardown ran). Testbeds without an owner file are never touched: they may
 # belong to a run of an older testbed.sh. Call with the lock held.
 testbed_sweep() {
-	local f id pid start
+	local f id
 	for f in "$TESTBED_RUN"/[0-9a-f][0-9a-f][0-9a-f][0-9a-f]; do
 		[ -f "$f" ] || continue
 		id=${f##*/}
-		read -r pid start <"$f" || true
-		if [ -n "$pid" ] && [ "$(proc_start "$pid")" = "$start" ]; then
-			continue
-		fi
-		echo "testbed: removing testbed $id left by pid ${pid:-?}, which is gone" >&2
+		testbed_owned "$id" && continue
+		echo "testbed: removing testbed $id left by pid ${OWNER_PID:-?}, which is gone" >&2
 		testbed_remove "$id"
 		rm -f "$f"
 	done

@@ -157,10 +157,41 @@ static void unpin_all(const char *dir, int dir_fd)
 		parent_fd = openat(dir_fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (parent_fd < 0 || unlinkat(parent_fd, base + 1, AT_REMOVEDIR))
 		rmdir(dir);
-	if (parent_fd >= 0)
+	/* Its namespace folder (ns:INODE), if left empty, the same way. */
+	if (parent_fd >= 0) {
+		char parent[PATH_MAX];
+		const char *pbase;
+		int gp_fd;
+
+		snprintf(parent, sizeof(parent), "%.*s", (int)(base - dir), dir);
+		pbase = strrchr(parent, '/');
+		if (pbase && strcmp(parent, SHEDD_PIN_ROOT) &&
+		    (gp_fd = openat(parent_fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+			unlinkat(gp_fd, pbase + 1, AT_REMOVEDIR);
+			close(gp_fd);
+		}
 		close(parent_fd);
+	}
 	parent_dir_remove(dir);
 	rmdir(SHEDD_PIN_ROOT);
+}
+
+int loader_share_dirs(const struct loader *l, __u32 gid)
+{
+	char dir[PATH_MAX], *slash;
+	int err;
+
+	snprintf(dir, sizeof(dir), "%s", l->pin_dir);
+	for (;;) {
+		if (chown(dir, (uid_t)-1, (gid_t)gid) || chmod(dir, 0770)) {
+			err = -errno;
+			log_err("give %s to group %u: %s", dir, gid, strerror(errno));
+			return err;
+		}
+		if (!strcmp(dir, SHEDD_PIN_ROOT) || !(slash = strrchr(dir, '/')))
+			return 0;
+		*slash = '\0';
+	}
 }
 
 /* The ifindex an XDP link is attached to, 0 if defunct, <0 on error. */
@@ -439,6 +470,11 @@ static void tc_drop_stale(struct loader *l, const struct shedd_options *o)
 	unlink(path);
 }
 
+static const char *xdp_mode_name(enum xdp_mode m)
+{
+	return m == XDP_MODE_GENERIC ? "generic" : "native";
+}
+
 static int attach_new(struct loader *l, const struct shedd_options *o)
 {
 	LIBBPF_OPTS(bpf_link_create_opts, lopts);
@@ -467,7 +503,7 @@ static int attach_new(struct loader *l, const struct shedd_options *o)
 	if (l->link_fd < 0) {
 		err = -errno;
 		log_err("attach XDP (%s mode) to %s: %s%s",
-			o->xdp_mode == XDP_MODE_GENERIC ? "generic" : "native", o->iface,
+			xdp_mode_name(o->xdp_mode), o->iface,
 			strerror(-err),
 			err == -EOPNOTSUPP || err == -EINVAL
 			? " (the driver may lack native XDP: try --xdp-mode generic)"
@@ -580,6 +616,32 @@ static int handoff_load(struct loader *l, const struct shedd_options *o)
 	return err;
 }
 
+/* The mode of the running shedd's attachment, which an adoption keeps: it
+ * swaps the program inside the link. The kernel never runs native and
+ * generic XDP on one interface at once, so going from one to the other
+ * would leave the interface unprotected between a detach and an attach:
+ * an --xdp-mode that asks for the other mode is refused, not ignored. */
+static int adopt_mode(struct loader *l, const struct shedd_options *o)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	int err = bpf_xdp_query(l->ifindex, 0, &q);
+
+	if (err) {
+		log_err("query the XDP attachment of %s: %s", o->iface, strerror(-err));
+		return err;
+	}
+	l->xdp_mode = q.skb_prog_id ? XDP_MODE_GENERIC : XDP_MODE_NATIVE;
+	if (!o->xdp_mode_set || o->xdp_mode == l->xdp_mode)
+		return 0;
+	log_err("the running shedd on %s is attached in %s mode and --xdp-mode asks for %s: "
+		"the kernel runs only one of them at a time, so switching would leave %s "
+		"unprotected for a moment; refusing. Adopt it as it runs (start without "
+		"--xdp-mode %s), or remove it first (shedd --iface %s --remove) and start again",
+		o->iface, xdp_mode_name(l->xdp_mode), xdp_mode_name(o->xdp_mode), o->iface,
+		xdp_mode_name(o->xdp_mode), o->iface);
+	return -EEXIST;
+}
+
 int loader_open(struct loader *l, const struct shedd_options *o)
 {
 	char path[PATH_MAX + 32];
@@ -633,9 +695,12 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 	}
 	/* A live link: the program keeps shedding with its maps while this
 	 * one is loaded and configured; loader_attach() then swaps it in. */
+	l->xdp_mode = o->xdp_mode;
 	if (link_fd >= 0) {
 		l->link_fd = link_fd;
 		l->adopted = true;
+		if ((err = adopt_mode(l, o)))
+			goto fail;
 	}
 
 	if ((err = verify_setup(l, o)))

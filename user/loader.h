@@ -31,6 +31,7 @@ struct loader {
 	char pin_dir[PATH_MAX];
 	int lock_fd;         /* flock on pin_dir: this shedd owns the interface */
 	bool attached;       /* loader_attach() succeeded: our program sheds */
+	enum xdp_mode xdp_mode; /* what it runs in: --xdp-mode, or the adopted link's */
 	char ns_tag[32];     /* "" in the initial network namespace, else ns:INODE */
 	struct shedd_features features; /* what the kernel offers */
 	struct verify_plan plan;        /* verified admission: on? which hand-off? */
@@ -59,6 +60,13 @@ int loader_attach(struct loader *l, const struct shedd_options *o);
  * Return: how many were marked, or a negative errno.
  */
 int loader_mark_time_wait(struct loader *l, const struct shedd_options *o);
+
+/* For a daemon that goes on as another user (--user): the pin folder and
+ * the folders above it up to the shedd folder of the bpffs become root's
+ * and group @gid's, mode 0770, so that the user can unlink the pins and
+ * the folders at a stop; a restarted shedd (uid 0) is still their owner.
+ * Needs CAP_CHOWN. 0 or a negative errno. */
+int loader_share_dirs(const struct loader *l, __u32 gid);
 
 /* "" in the initial network namespace, "ns:INODE" in another (INODE as
  * `stat -L -c %i /run/netns/NAME` prints it). 0 or a negative errno. */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
@@ -348,6 +349,61 @@ static void controller_resume(struct daemon *d)
 		   d->ts.cs.last_good, d->ts.cs.peak_accept);
 }
 
+/* Who the daemon goes on as once attached: --user, or the user shedd if
+ * there is one; @uid 0: it stays root. -EPERM when --user was given and
+ * the process cannot change users (checked before attaching). */
+static int run_as(struct shedd_options *o, __u32 *uid, __u32 *gid)
+{
+	char why[256];
+
+	*uid = *gid = 0;
+	if (!o->user_set &&
+	    parse_user("shedd", &o->run_uid, &o->run_gid, o->user_name, sizeof(o->user_name),
+		       why, sizeof(why))) {
+		log_info("no user shedd: the daemon stays uid 0 once attached "
+			 "(create a system user shedd, or choose one with --user)");
+		return 0;
+	}
+	/* root, or the user it already is (a unit with User=). */
+	if (!o->run_uid || o->run_uid == getuid())
+		return 0;
+	if (!service_may_change_id()) {
+		if (o->user_set) {
+			log_err("--user %s needs CAP_SETUID, CAP_SETGID and CAP_CHOWN at start "
+				"(run as root or grant them)", o->user_name);
+			return -EPERM;
+		}
+		log_warn("cannot become user %s (no CAP_SETUID, CAP_SETGID and CAP_CHOWN): "
+			 "the daemon stays uid %u once attached", o->user_name, getuid());
+		return 0;
+	}
+	*uid = o->run_uid;
+	*gid = o->run_gid;
+	service_plan_change_id();
+	return 0;
+}
+
+/* The latency socket's own folder (the default one's: /run/shedd, or the
+ * namespace's under it) to group @gid too, so that the user unlinks the
+ * socket at exit. A folder the operator chose is left as it is. */
+static void share_latency_dir(const struct shedd_options *o, __u32 gid)
+{
+	char dir[sizeof(o->latency_socket)], *slash;
+	struct stat st;
+
+	if (o->latency_socket_set)
+		return;
+	snprintf(dir, sizeof(dir), "%s", o->latency_socket);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return;
+	*slash = '\0';
+	if (stat(dir, &st) || chown(dir, (uid_t)-1, (gid_t)gid) ||
+	    chmod(dir, (st.st_mode & 07777) | 0070))
+		log_warn("give %s to group %u: %s; the latency socket stays after exit",
+			 dir, gid, strerror(errno));
+}
+
 /* Runs the daemon; returns its exit status (enum shedd_exit). */
 static int run(struct shedd_options *o)
 {
@@ -355,6 +411,7 @@ static int run(struct shedd_options *o)
 	double start, adopted = 0;
 	bool started = false;
 	__u64 deadline;
+	__u32 uid, gid;
 	int err, c, n;
 
 	service_init(&d.svc);
@@ -395,6 +452,9 @@ static int run(struct shedd_options *o)
 	if (d.l.adopted && !o->rate_set && !loader_read_total_rate(&d.l, &adopted) && adopted > 0)
 		start = adopted;
 	d.tp.fixed_rate = (double)o->rate_per_sec;
+	/* Before the latency thread starts (service_plan_change_id()). */
+	if ((err = run_as(o, &uid, &gid)))
+		goto out;
 	signals_open(&d.sig, o, n);
 	/* With no delay signal at all, the control law is an open-loop ramp
 	 * to --max-rate: run at a fixed rate instead, and say so. */
@@ -414,9 +474,10 @@ static int run(struct shedd_options *o)
 		goto out;
 	}
 	stats_sum(d.prev, n, &d.status_prev);
-	/* Before attaching: a metrics address that cannot be had stops us. */
-	if ((err = metrics_open(&d.metrics, &d.l, o->metrics_addr, o->iface,
-				o->nr_backend_ports > 0)))
+	/* Before attaching: a metrics address given that cannot be had stops
+	 * us; the default one only costs the metrics. */
+	if ((err = metrics_open(&d.metrics, &d.l, o->metrics_addr, o->metrics_addr_set,
+				o->iface, o->nr_backend_ports > 0)))
 		goto out;
 	/* A fresh program starts with an even split; an adopted one keeps its
 	 * rates until the first tick has measured demand. */
@@ -440,15 +501,25 @@ static int run(struct shedd_options *o)
 			"ports marked for the socket lookup of their SYNs", err);
 	err = 0;
 	/* Attached, sockets bound, sysctls set: from here on the daemon
-	 * needs only what service_drop_caps() keeps. */
-	if (service_drop_caps())
+	 * needs only what service_drop_caps() keeps, as the user it runs as. */
+	if (uid) {
+		if ((err = loader_share_dirs(&d.l, gid)))
+			goto out;
+		share_latency_dir(o, gid);
+		if ((err = service_drop_caps(uid, gid)))
+			goto out;
+		log_info("running as user %s (uid %u, gid %u) with CAP_BPF and CAP_NET_ADMIN",
+			 o->user_name, uid, gid);
+	} else if (service_drop_caps(0, 0)) {
 		log_warn("could not drop capabilities; running with those it was given");
+	}
 	/* After the drop: the thread that parses requests holds nothing. */
 	if ((err = metrics_start(&d.metrics)))
 		goto out;
-	log_notice("%s %s (ifindex %d, %d CPUs), %s rate %.0f SYN/s, pins in %s",
+	log_notice("%s %s (ifindex %d, %d CPUs, %s XDP), %s rate %.0f SYN/s, pins in %s",
 		   d.l.adopted ? "adopted the running shedd on" : "attached to", o->iface,
-		   d.l.ifindex, n, d.tp.aimd ? "aimd, start" : "fixed",
+		   d.l.ifindex, n, d.l.xdp_mode == XDP_MODE_GENERIC ? "generic" : "native",
+		   d.tp.aimd ? "aimd, start" : "fixed",
 		   d.ts.limit, d.l.pin_dir);
 	if (d.tp.aimd) {
 		char lt[64];

@@ -92,10 +92,12 @@ int metrics_format(FILE *f, const struct metrics_snapshot *s);
 
 /* Load the pinned counters (an adopting shedd carries them on) and, unless
  * @addr is "none", listen on it. Call inside the protected network
- * namespace, before attaching: a bind failure is an error that names the
- * address. 0 or a negative errno. */
-int metrics_open(struct metrics *m, struct loader *l, const char *addr, const char *iface,
-		 bool backend);
+ * namespace, before attaching. A bind failure names the address; it is an
+ * error for an address the operator gave (@required), and for the default
+ * one a warning, and shedd runs without metrics: protection comes first.
+ * 0 or a negative errno. */
+int metrics_open(struct metrics *m, struct loader *l, const char *addr, bool required,
+		 const char *iface, bool backend);
 /* Start the HTTP thread on the socket metrics_open() bound. Call after the
  * daemon dropped its capabilities: a thread inherits its creator's, and
  * the thread that parses requests from the network must hold none. 0 or a

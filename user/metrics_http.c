@@ -100,15 +100,20 @@ static void http_log(void *cls, const char *fmt, va_list ap)
 	log_warn("metrics: %s", buf);
 }
 
-/* Our own socket, bound and listening, so a bind failure says why. */
-static int listen_on(const struct sockaddr_storage *ss, socklen_t len, const char *addr)
+/* Our own socket, bound and listening, so a bind failure says why: an
+ * error when the address was @required, else a warning. */
+static int listen_on(const struct sockaddr_storage *ss, socklen_t len, const char *addr,
+		     bool required)
 {
+	const char *then = required ? "" : "; the default address: shedd runs without "
+					   "metrics (choose one with --metrics-addr, or none)";
 	int fd, one = 1;
 
 	fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		fd = -errno;
-		log_err("metrics: socket for %s: %s", addr, strerror(errno));
+		log_msg(required ? LOG_ERR : LOG_WARNING, "metrics: socket for %s: %s%s", addr,
+			strerror(errno), then);
 		return fd;
 	}
 	/* A restarted shedd binds again over its predecessor's TIME_WAITs. */
@@ -118,17 +123,17 @@ static int listen_on(const struct sockaddr_storage *ss, socklen_t len, const cha
 	if (bind(fd, (const struct sockaddr *)ss, len) || listen(fd, 64)) {
 		int err = -errno;
 
-		log_err("metrics: listen on %s: %s%s", addr, strerror(errno),
-			err == -EADDRINUSE ? " (another process has it: choose one with "
-					     "--metrics-addr, or none)" : "");
+		log_msg(required ? LOG_ERR : LOG_WARNING, "metrics: listen on %s: %s%s", addr,
+			strerror(errno), !required ? then : err == -EADDRINUSE ?
+			" (another process has it: choose one with --metrics-addr, or none)" : "");
 		close(fd);
 		return err;
 	}
 	return fd;
 }
 
-int metrics_open(struct metrics *m, struct loader *l, const char *addr, const char *iface,
-		 bool backend)
+int metrics_open(struct metrics *m, struct loader *l, const char *addr, bool required,
+		 const char *iface, bool backend)
 {
 	struct sockaddr_storage ss;
 	char why[256];
@@ -153,9 +158,9 @@ int metrics_open(struct metrics *m, struct loader *l, const char *addr, const ch
 	}
 	if (ret == 1)
 		return 0;
-	fd = listen_on(&ss, len, addr);
+	fd = listen_on(&ss, len, addr, required);
 	if (fd < 0)
-		return fd;
+		return required ? fd : 0;
 	m->listen_fd = fd;
 	m->listening = true;
 	m->ipv6 = ss.ss_family == AF_INET6;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <grp.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,34 @@ int parse_group(const char *s, __u32 *gid, char *err, size_t errlen)
 		return -1;
 	}
 	*gid = (__u32)gr.gr_gid;
+	return 0;
+}
+
+int parse_user(const char *s, __u32 *uid, __u32 *gid, char *name, size_t namelen, char *err,
+	       size_t errlen)
+{
+	struct passwd pw, *found = NULL;
+	char buf[4096], why[128];
+	__u64 v;
+	int e;
+
+	if (*s >= '0' && *s <= '9') {
+		if (parse_u64(s, 0, (__u32)-2, &v, why, sizeof(why))) {
+			errf(err, errlen, "--user: %s", why);
+			return -1;
+		}
+		e = getpwuid_r((uid_t)v, &pw, buf, sizeof(buf), &found);
+	} else {
+		e = getpwnam_r(s, &pw, buf, sizeof(buf), &found);
+	}
+	if (!found) {
+		errf(err, errlen, "--user: no user '%s'%s%s", s, e ? ": " : "",
+		     e ? strerror(e) : " (see /etc/passwd)");
+		return -1;
+	}
+	*uid = (__u32)pw.pw_uid;
+	*gid = (__u32)pw.pw_gid;
+	snprintf(name, namelen, "%s", pw.pw_name);
 	return 0;
 }
 
@@ -518,6 +547,9 @@ const struct opt_def options_table[OPT_COUNT] = {
 	  "control tick", OPTF_RESTART },
 	{ OPT_METRICS_ADDR, "metrics-addr", 0, "shedd", "HOST:PORT|none", DEFAULT_METRICS_ADDR,
 	  NULL, "where Prometheus metrics are served (none: not at all)", OPTF_RESTART },
+	{ OPT_USER, "user", 0, "shedd", "USER", NULL, "shedd if there is one, else root",
+	  "who the daemon runs as once attached, with CAP_BPF and CAP_NET_ADMIN only "
+	  "(a name or a uid; root: stay uid 0)", OPTF_RESTART },
 	{ OPT_STATUS_INTERVAL, "status-interval", 0, "shedd", "DUR", "1s", NULL,
 	  "how often the status line is printed (0: never)", OPTF_RESTART },
 	{ OPT_KEEP_ON_EXIT, "keep-on-exit", 'k', "shedd", NULL, "no", NULL,
@@ -657,6 +689,8 @@ static void options_init(struct options_state *st, struct shedd_options *o)
 					    sizeof(err));
 	/* Defaults are not "given". */
 	o->rate_set = false;
+	o->xdp_mode_set = false;
+	o->metrics_addr_set = false;
 	st->controller_set = false;
 	st->verify_given = 0;
 	memset(st->line, 0, sizeof(st->line));
@@ -865,6 +899,7 @@ int options_apply(struct options_state *st, const struct opt_def *d, const char 
 			errf(err, errlen, "--xdp-mode: '%s' is not native or generic", val);
 			return -1;
 		}
+		o->xdp_mode_set = true;
 		break;
 	case OPT_TICK_MS:
 		if (parse_u64(val, 10, MAX_TICK_MS, &v, why, sizeof(why))) {
@@ -880,6 +915,13 @@ int options_apply(struct options_state *st, const struct opt_def *d, const char 
 			return -1;
 		}
 		strcpy(o->metrics_addr, val);
+		o->metrics_addr_set = true;
+		break;
+	case OPT_USER:
+		if (parse_user(val, &o->run_uid, &o->run_gid, o->user_name, sizeof(o->user_name),
+			       err, errlen))
+			return -1;
+		o->user_set = true;
 		break;
 	case OPT_NETNS:
 		if (!*val || strchr(val, '/') || strlen(val) >= sizeof(o->netns)) {

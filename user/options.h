@@ -67,6 +67,12 @@ struct shedd_options {
 	int nr_backend_ports;
 	__u64 rate_per_sec;       /* total admitted SYNs per second (start, with aimd) */
 	bool rate_set;            /* --rate given */
+	bool metrics_addr_set;    /* --metrics-addr given: it must be had */
+	/* --user: who the daemon is once attached (0: it stays root); without
+	 * it the user shedd, if there is one */
+	bool user_set;
+	__u32 run_uid, run_gid;
+	char user_name[64];
 	enum controller_kind controller;
 	__u64 target_delay_ns;    /* 0 = the controller's default */
 	__u64 interval_ns;
@@ -86,6 +92,7 @@ struct shedd_options {
 	__u8 reject[SHEDD_NR_CLASSES];
 	double floor[SHEDD_NR_CLASSES];
 	enum xdp_mode xdp_mode;
+	bool xdp_mode_set;        /* --xdp-mode given: an adopted program must run so */
 	__u32 tick_ms;
 	bool keep_on_exit;
 	bool force;
@@ -117,7 +124,7 @@ enum opt_id {
 	OPT_STEP, OPT_DEPTH_FRAC, OPT_RAMP, OPT_RAMP_HOLD, OPT_LATENCY_TARGET,
 	OPT_LATENCY_SOCKET, OPT_LATENCY_GROUP, OPT_VERIFY, OPT_HANDOFF,
 	OPT_COOKIE_RATE, OPT_VERIFY_HOLD, OPT_XDP_MODE, OPT_TICK_MS,
-	OPT_METRICS_ADDR, OPT_STATUS_INTERVAL, OPT_KEEP_ON_EXIT, OPT_FORCE,
+	OPT_METRICS_ADDR, OPT_USER, OPT_STATUS_INTERVAL, OPT_KEEP_ON_EXIT, OPT_FORCE,
 	OPT_VERBOSE, OPT_CONFIG, OPT_REMOVE, OPT_HELP, OPT_VERSION,
 	OPT_COUNT
 };
@@ -194,6 +201,10 @@ int parse_cidr(const char *s, struct prefix_rule *r, char *err, size_t errlen);
 int parse_class(const char *s, __u32 *cls, char *err, size_t errlen);
 /* A group name (looked up) or number, as --latency-group takes it. */
 int parse_group(const char *s, __u32 *gid, char *err, size_t errlen);
+/* A user, by name or uid, into its uid, its group and its name; 0 if it
+ * exists, else -1 and @err says why. */
+int parse_user(const char *s, __u32 *uid, __u32 *gid, char *name, size_t namelen, char *err,
+	       size_t errlen);
 const char *class_name(__u32 cls);
 const char *verify_name(__u8 mode);
 /* An interface name as the kernel accepts one: 1..IF_NAMESIZE-1 printable

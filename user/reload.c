@@ -83,6 +83,9 @@ static bool same(enum opt_id id, const struct shedd_options *a, const struct she
 		return a->tick_ms == b->tick_ms;
 	case OPT_METRICS_ADDR:
 		return !strcmp(a->metrics_addr, b->metrics_addr);
+	case OPT_USER:
+		return a->user_set == b->user_set && a->run_uid == b->run_uid &&
+		       a->run_gid == b->run_gid;
 	case OPT_STATUS_INTERVAL:
 		return a->status_interval_ns == b->status_interval_ns;
 	case OPT_FORCE:
@@ -122,6 +125,12 @@ static void keep(enum opt_id id, struct shedd_options *n, const struct shedd_opt
 		break;
 	case OPT_METRICS_ADDR:
 		memcpy(n->metrics_addr, o->metrics_addr, sizeof(n->metrics_addr));
+		break;
+	case OPT_USER:
+		n->user_set = o->user_set;
+		n->run_uid = o->run_uid;
+		n->run_gid = o->run_gid;
+		memcpy(n->user_name, o->user_name, sizeof(n->user_name));
 		break;
 	case OPT_STATUS_INTERVAL:
 		n->status_interval_ns = o->status_interval_ns;

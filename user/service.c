@@ -5,6 +5,7 @@
  * service_drop_thread_caps().
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
@@ -22,6 +23,10 @@
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
 #endif
+
+/* A change of users (--user) is to come: see service_drop_thread_caps().
+ * Set by the main thread, read by the helper threads it starts. */
+static atomic_bool id_change_planned;
 
 static __u64 monotonic_ns(void)
 {
@@ -101,6 +106,15 @@ bool service_may_attach(void)
 	       capng_have_capability(CAPNG_EFFECTIVE, CAP_NET_ADMIN);
 }
 
+bool service_may_change_id(void)
+{
+	if (capng_get_caps_process())
+		return false;
+	return capng_have_capability(CAPNG_EFFECTIVE, CAP_SETUID) &&
+	       capng_have_capability(CAPNG_EFFECTIVE, CAP_SETGID) &&
+	       capng_have_capability(CAPNG_EFFECTIVE, CAP_CHOWN);
+}
+
 /*
  * What the attached daemon still needs, found by running it with less:
  *  CAP_BPF        the bpf() map commands on the fds it holds (lookups of
@@ -112,10 +126,15 @@ bool service_may_attach(void)
  *                 and putting net.unix.max_dgram_qlen and the verified
  *                 admission sysctls back in shedd's network namespace.
  * Everything else goes: CAP_PERFMON (tracepoints are attached),
- * CAP_SYS_ADMIN, CAP_DAC_*, CAP_SETPCAP, ... Nothing is inheritable or
- * ambient: shedd runs no program.
+ * CAP_SYS_ADMIN, CAP_DAC_*, CAP_SETPCAP, CAP_SETUID, ... Nothing is
+ * inheritable or ambient: shedd runs no program.
+ * As another user than root (--user) it needs no more: the net.* sysctls
+ * let CAP_NET_ADMIN write them as their owner would; the pins are
+ * unlinked through folders of the user's group (loader_share_dirs());
+ * the latency and metrics sockets are bound already; SIGHUP reads the
+ * config file as that user.
  */
-int service_drop_caps(void)
+int service_drop_caps(__u32 uid, __u32 gid)
 {
 	int err, keep_bounds;
 
@@ -131,6 +150,19 @@ int service_drop_caps(void)
 	if (!keep_bounds &&
 	    capng_updatev(CAPNG_ADD, CAPNG_BOUNDING_SET, CAP_BPF, CAP_NET_ADMIN, -1))
 		return -EINVAL;
+	if (uid) {
+		/* PR_SET_KEEPCAPS around setresgid, setgroups and setresuid,
+		 * then the sets above; CAP_SETUID and CAP_SETGID go with them. */
+		err = capng_change_id((int)uid, (int)gid,
+				      CAPNG_DROP_SUPP_GRP | CAPNG_CLEAR_AMBIENT |
+				      (keep_bounds ? CAPNG_NO_FLAG : CAPNG_CLEAR_BOUNDING));
+		if (err) {
+			log_err("become uid %u gid %u: capng_change_id failed (%d)", uid, gid, err);
+			return -EPERM;
+		}
+		id_change_planned = false; /* done: later threads keep nothing */
+		return 0;
+	}
 	/* The ambient set empties itself with the inheritable one. */
 	err = capng_apply(keep_bounds ? CAPNG_SELECT_CAPS : CAPNG_SELECT_BOTH);
 	if (err) {
@@ -140,9 +172,23 @@ int service_drop_caps(void)
 	return 0;
 }
 
+/* glibc runs set*id() in every thread of the process, and aborts it when
+ * one thread may not: a helper thread started before the daemon becomes
+ * --user keeps CAP_SETUID and CAP_SETGID (nothing else) for that moment.
+ * The switch itself then empties them: a thread whose uids all leave 0
+ * without PR_SET_KEEPCAPS (the main thread's alone) loses its permitted
+ * set. */
+void service_plan_change_id(void)
+{
+	id_change_planned = true;
+}
+
 void service_drop_thread_caps(void)
 {
 	capng_clear(CAPNG_SELECT_CAPS);
+	if (id_change_planned &&
+	    capng_updatev(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_SETUID, CAP_SETGID, -1))
+		log_warn("keep CAP_SETUID and CAP_SETGID in a helper thread: capng_updatev failed");
 	if (capng_apply(CAPNG_SELECT_CAPS))
 		log_warn("drop the capabilities of a helper thread: capng_apply failed");
 }

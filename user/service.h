@@ -44,13 +44,23 @@ void service_stopping(void);
 /* True when the process may load and attach shedd: CAP_BPF (or
  * CAP_SYS_ADMIN) and CAP_NET_ADMIN in its effective set. */
 bool service_may_attach(void);
+/* True when the process may become another user once attached:
+ * CAP_SETUID, CAP_SETGID and CAP_CHOWN (its folders go to the user's
+ * group) in its effective set. */
+bool service_may_change_id(void);
 /* After attach: keep only what the running daemon needs (see service.c)
  * in the calling thread's effective and permitted sets; empty the
- * inheritable and ambient sets, and the bounding set where allowed.
+ * inheritable and ambient sets, and the bounding set where allowed. With
+ * @uid not 0, become @uid and @gid (every thread: glibc's set*id apply to
+ * the process; no supplementary group) keeping those capabilities.
  * Returns 0 or a negative errno. */
-int service_drop_caps(void);
+int service_drop_caps(__u32 uid, __u32 gid);
 /* For a helper thread that needs no privilege at all (capabilities are
- * per thread): drop every capability of the calling thread. */
+ * per thread): drop every capability of the calling thread; after
+ * service_plan_change_id(), all but CAP_SETUID and CAP_SETGID, which the
+ * change of users takes (see service.c). */
 void service_drop_thread_caps(void);
+/* Before the first helper thread: the daemon will become another user. */
+void service_plan_change_id(void);
 
 #endif /* SHEDD_SERVICE_H */

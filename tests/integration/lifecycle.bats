@@ -131,6 +131,47 @@ too_many_prefixes() {
 	[[ "$output" == *"nothing to remove"* ]]
 }
 
+# xdp_mode_now: xdpgeneric or xdp, as ip link shows the attachment.
+xdp_mode_now() {
+	in_srv ip -d link show dev "$IF_SRV" | grep -oE '\b(xdpgeneric|xdpdrv|xdp)\b' | head -n 1
+}
+
+@test "a restart honours or refuses --xdp-mode, and without it adopts the running mode" {
+	shedd_start --verify off --port "$PORT" --rate 100 --xdp-mode generic --keep-on-exit
+	grep -q "attached to $IF_SRV (ifindex [0-9]*, [0-9]* CPUs, generic XDP)" "$TESTBED_TMP/shedd.log"
+	kill -TERM "$SHEDD_PID"
+	wait "$SHEDD_PID"
+	[ "$(xdp_mode_now)" = xdpgeneric ]
+	link_id=$(bpftool -j link show pinned "$PIN_DIR/link" | jq .id)
+	prog_id=$(bpftool -j link show pinned "$PIN_DIR/link" | jq .prog_id)
+	# The other mode asked for: refused before anything changes.
+	run timeout 10 "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --verify off --port "$PORT" \
+		--rate 100 --xdp-mode native --keep-on-exit
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"the running shedd on $IF_SRV is attached in generic mode and --xdp-mode asks for native"* ]]
+	[ "$(xdp_mode_now)" = xdpgeneric ]
+	[ "$(bpftool -j link show pinned "$PIN_DIR/link" | jq .prog_id)" = "$prog_id" ]
+	# It still sheds at its rate.
+	line=$(flood 198.19.0.0/16 1000 1)
+	echo "after the refusal: $line"
+	within "$(field synack "$line")" 10 250
+	# No mode given: the running one is adopted, and said.
+	shedd_start --verify off --port "$PORT" --rate 100 --keep-on-exit
+	grep -q "adopted the running shedd on $IF_SRV (ifindex [0-9]*, [0-9]* CPUs, generic XDP)" \
+		"$TESTBED_TMP/shedd.log"
+	[ "$(bpftool -j link show pinned "$PIN_DIR/link" | jq .id)" = "$link_id" ]
+	kill -TERM "$SHEDD_PID"
+	wait "$SHEDD_PID"
+	# The mode it runs in, asked for: adopted.
+	shedd_start --verify off --port "$PORT" --rate 100 --xdp-mode generic
+	[ "$(grep -c "adopted the running shedd on $IF_SRV .*generic XDP" "$TESTBED_TMP/shedd.log")" -eq 2 ]
+	[ "$(xdp_mode_now)" = xdpgeneric ]
+	kill -TERM "$SHEDD_PID"
+	wait "$SHEDD_PID"
+	xdp_detached
+}
+
 @test "another program's XDP attachment is kept unless --force" {
 	# Any XDP program that is not shedd's: a copy loaded and attached by
 	# bpftool through netlink.

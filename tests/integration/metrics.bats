@@ -269,14 +269,15 @@ prom_query() {
 	[ "$(metric "$BATS_TEST_TMPDIR/m.txt" 'shedd_ticks_total')" -ge "$k1" ]
 }
 
-@test "--metrics-addr: a taken address stops shedd before it attaches; none and IPv6" {
+@test "--metrics-addr: a taken address given stops shedd before it attaches; none and IPv6" {
 	# Something else has the port in the server namespace.
 	ip netns exec "$NS_SRV" "$TCPSTREAM" sink --addr 127.0.0.1 --port 9464 --duration 30 \
 		>/dev/null 2>&1 &
 	other=$!
 	PIDS+=("$other")
 	wait_listening "the other listener" 9464
-	run timeout 10 "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --port "$PORT" --rate 100
+	run timeout 10 "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --port "$PORT" --rate 100 \
+		--metrics-addr 127.0.0.1:9464
 	echo "$output"
 	[ "$status" -eq 3 ] # cannot start here
 	[[ "$output" == *"listen on 127.0.0.1:9464: Address already in use"* ]]
@@ -301,6 +302,49 @@ prom_query() {
 	grep -q '^shedd_build_info{' "$BATS_TEST_TMPDIR/m6.txt"
 	kill -TERM "$SHEDD_PID"
 	wait "$SHEDD_PID"
+}
+
+@test "the default metrics address that cannot be had is a warning: shedd sheds without metrics" {
+	# The namespace's loopback down and without its address, as in a
+	# namespace whose loopback was never up: 127.0.0.1 cannot be bound.
+	in_srv ip addr flush dev lo
+	in_srv ip link set lo down
+	run in_srv ip -4 addr show dev lo
+	[ -z "$output" ]
+	# The journal's form of the lines (service.bats): each with its level.
+	local log=$TESTBED_TMP/shedd.log
+	: >"$log"
+	JOURNAL_STREAM=$(stat -c '%d:%i' "$log") shedd_start --verify off --port "$PORT" --rate 100
+	cat "$log"
+	grep -q "^<4>metrics: listen on 127.0.0.1:9464: Cannot assign requested address; the default address: shedd runs without metrics" \
+		"$log"
+	xdp_attached
+	flood 198.19.0.0/16 500 1
+	[ "$(stat_sum dropped 3)" -ge 300 ]
+	kill -TERM "$SHEDD_PID"
+	local st=0
+	wait "$SHEDD_PID" || st=$?
+	[ "$st" -eq 0 ]
+	# The same address given is required: no start, nothing attached.
+	run timeout 10 "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --port "$PORT" --rate 100 \
+		--metrics-addr 127.0.0.1:9464
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"shedd: metrics: listen on 127.0.0.1:9464: Cannot assign requested address"* ]]
+	[[ "$output" != *"the default address"* ]]
+	if xdp_attached; then echo "XDP attached after a failed start"; return 1; fi
+	[ ! -e "$PIN_DIR" ]
+	# Taken by another process, the default address costs only the metrics too.
+	in_srv ip link set lo up
+	wait_for "127.0.0.1 back on lo" 5 sh -c "ip netns exec $NS_SRV ip -4 addr show dev lo | grep -q 127.0.0.1"
+	ip netns exec "$NS_SRV" "$TCPSTREAM" sink --addr 127.0.0.1 --port 9464 --duration 30 \
+		>/dev/null 2>&1 &
+	PIDS+=($!)
+	wait_listening "the other listener" 9464
+	shedd_start --verify off --port "$PORT" --rate 100
+	grep -q "^shedd: metrics: listen on 127.0.0.1:9464: Address already in use; the default address" \
+		"$log"
+	xdp_attached
 }
 
 @test "the Grafana dashboard is JSON and queries only metrics a live shedd exposes" {

@@ -16,6 +16,7 @@ setup() {
 
 teardown() {
 	testbed_down
+	[ -z "${CONF_DIR:-}" ] || rm -rf "$CONF_DIR"
 	# A pin folder made for a daemon that ran as another user.
 	if [ -n "${USER_PIN_PARENT:-}" ]; then
 		rm -rf "$USER_PIN_PARENT"
@@ -235,6 +236,113 @@ pins_gone() {
 	pins_gone
 }
 
+# ids_of PID: the Uid, Gid and Groups lines of every thread of PID, each
+# with its values only.
+ids_of() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		awk '/^(Uid|Gid|Groups):/ { $1 = $1; print }' "$t/status"
+	done | sort | uniq -c
+}
+
+@test "--user nobody: once attached every thread is nobody's, the main one with CAP_BPF and CAP_NET_ADMIN; it sheds, reloads, takes samples, serves metrics and stops cleanly" {
+	# A folder nobody can reach, as /etc/shedd is (the test's own is not).
+	CONF_DIR=$(mktemp -d /tmp/shedd-user-conf.XXXXXX)
+	chmod 755 "$CONF_DIR"
+	local conf=$CONF_DIR/shedd.conf
+	printf '[shedd]\nrate = 50\nburst = 5\nprefix = 198.19.1.0/24=critical_plus\n' >"$conf"
+	chmod 644 "$conf"
+	shedd_start --port "$PORT" --handoff tc --user nobody --config "$conf"
+	wait_for "a status line" 5 sh -c "grep -q ' | critical_plus ' '$TESTBED_TMP/shedd.log'"
+	grep -q '^shedd: running as user nobody (uid 65534, gid 65534) with CAP_BPF and CAP_NET_ADMIN$' \
+		"$TESTBED_TMP/shedd.log"
+	run ids_of "$SHEDD_PID"
+	echo "$output"
+	local n
+	n=$(ls /proc/"$SHEDD_PID"/task | wc -l)
+	[ "$n" -ge 2 ]
+	[[ "$output" == *"$n Uid: 65534 65534 65534 65534"* ]]
+	[[ "$output" == *"$n Gid: 65534 65534 65534 65534"* ]]
+	[[ "$output" == *"$n Groups:"* ]]
+	[ "${#lines[@]}" -eq 3 ]
+	run getpcaps "$SHEDD_PID"
+	echo "$output"
+	[[ "$output" == *": cap_net_admin,cap_bpf=ep" ]]
+	local t
+	for t in /proc/"$SHEDD_PID"/task/*; do
+		[ "${t##*/}" != "$SHEDD_PID" ] || continue
+		grep -q '^CapEff:[[:space:]]*0000000000000000$' "$t/status"
+		grep -q '^CapPrm:[[:space:]]*0000000000000000$' "$t/status"
+	done
+	# It sheds (bpf() on its maps): 500 SYNs of critical_plus in a second
+	# against 50/s.
+	flood 198.19.1.0/24 500 1
+	[ "$(stat_sum dropped 0)" -ge 300 ]
+	# The latency socket takes a sample.
+	in_srv logger --socket-errors=on -u "$LATENCY_SOCK" -d "shedd rt=0.250 st=200"
+	wait_for "a latency sample" 5 sh -c "grep -q 'latency_n=[1-9]' '$TESTBED_TMP/shedd.log'"
+	# The metrics endpoint answers.
+	in_srv curl -sS --fail --max-time 5 http://127.0.0.1:9464/metrics >"$BATS_TEST_TMPDIR/m.txt"
+	grep -q '^shedd_build_info{' "$BATS_TEST_TMPDIR/m.txt"
+	# SIGHUP reads the file as nobody: a new rate reaches the pinned map.
+	sed -i 's/^rate = 50$/rate = 80/' "$conf"
+	kill -HUP "$SHEDD_PID"
+	wait_for "reloaded" 5 grep -q "^shedd: reload" "$TESTBED_TMP/shedd.log"
+	grep "^shedd: reload" "$TESTBED_TMP/shedd.log"
+	wait_for "rate 80" 3 sh -c "[ \"\$(bpftool map dump pinned '$PIN_DIR/rates' |
+		jq '[.[].value.r.rate_per_sec] | add')\" = 80 ]"
+	# A file nobody cannot read: the reload is refused, shedd runs on.
+	chmod 600 "$conf"
+	kill -HUP "$SHEDD_PID"
+	wait_for "refused" 5 grep -q "^shedd: reload refused, the running configuration stays: .*$conf.*Permission denied" \
+		"$TESTBED_TMP/shedd.log"
+	kill -0 "$SHEDD_PID"
+	# The stop: XDP and the tc hand-off detached, pins and socket gone.
+	in_srv tc filter show dev "$IF_SRV" ingress | grep -q shedd_handoff
+	stop_shedd
+	[ "$SHEDD_STATUS" -eq 0 ]
+	pins_gone
+	# The namespace's pin folder too, reached from the pin folder.
+	[ ! -e "$(dirname "$PIN_DIR")" ]
+	run in_srv tc filter show dev "$IF_SRV" ingress
+	[[ "$output" != *shedd_handoff* ]]
+	[ ! -e "$LATENCY_SOCK" ]
+	run grep -E 'Operation not permitted|Permission denied|could not' "$TESTBED_TMP/shedd.log"
+	echo "$output"
+	[ "${#lines[@]}" -eq 1 ] # the refused reload's line only
+}
+
+@test "--user nobody: a restarted shedd adopts the one that ran as nobody, and runs as nobody" {
+	shedd_start --verify off --port "$PORT" --rate 100 --user nobody --keep-on-exit
+	wait_for "a status line" 5 sh -c "grep -q ' | critical_plus ' '$TESTBED_TMP/shedd.log'"
+	stop_shedd
+	[ "$SHEDD_STATUS" -eq 0 ]
+	xdp_attached
+	[ "$(stat -c '%U %G %a' "$PIN_DIR")" = "root nogroup 770" ]
+	shedd_start --verify off --port "$PORT" --rate 100 --user nobody
+	grep -q "adopted the running shedd on $IF_SRV" "$TESTBED_TMP/shedd.log"
+	wait_for "running as nobody" 5 sh -c "[ \$(grep -c '^shedd: running as user nobody' '$TESTBED_TMP/shedd.log') -eq 2 ]"
+	[ "$(ps -o user= -p "$SHEDD_PID")" = nobody ]
+	stop_shedd
+	[ "$SHEDD_STATUS" -eq 0 ]
+	pins_gone
+}
+
+@test "--user without CAP_SETUID, CAP_SETGID and CAP_CHOWN is refused before attach; an unknown user is a usage error" {
+	local caps=+bpf,+net_admin,+perfmon
+	run nsenter --net="/run/netns/$NS_SRV" setpriv --inh-caps=-all,$caps \
+		--ambient-caps=-all,$caps --bounding-set=-all,$caps \
+		"$SHEDD" --iface "$IF_SRV" --verify off --port "$PORT" --rate 100 --user nobody
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"--user nobody needs CAP_SETUID, CAP_SETGID and CAP_CHOWN"* ]]
+	if xdp_attached; then echo "XDP attached after a refused start"; return 1; fi
+	[ ! -e "$PIN_DIR" ]
+	run "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --user shedd-no-such-user
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--user: no user 'shedd-no-such-user'"* ]]
+}
+
 @test "modes: pin folder 0700, pins 0600, latency socket 0660 in its group" {
 	shedd_start --verify off --port "$PORT" --rate 100 --latency-group nogroup
 	[ "$(stat -c %a "$PIN_DIR")" = 700 ]
@@ -245,6 +353,24 @@ pins_gone() {
 	[ "$(stat -c '%a %G' "$LATENCY_SOCK")" = "660 nogroup" ]
 	stop_shedd
 	[ "$SHEDD_STATUS" -eq 0 ]
+}
+
+@test "--netns enters with setns(CLONE_NEWNET) only: what the unit's RestrictNamespaces=net allows" {
+	# systemd's RestrictNamespaces=net lets setns() through with the type
+	# CLONE_NEWNET alone (type 0 and every other type are refused), and
+	# unshare()/clone() with no CLONE_NEW* flag but CLONE_NEWNET.
+	local trace=$BATS_TEST_TMPDIR/strace.out
+	run timeout -s TERM 3 strace -f -qq -e trace=setns,unshare,clone,clone3 -o "$trace" \
+		"$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --verify off --port "$PORT" --rate 100
+	echo "$output"
+	[ "$status" -eq 124 ] # ran until the timeout's SIGTERM
+	[[ "$output" == *"attached to $IF_SRV"* ]]
+	run grep -E ' (setns|unshare|clone|clone3)\(' "$trace"
+	echo "$output"
+	[ "$(grep -c ' setns(.*, CLONE_NEWNET) *= 0$' "$trace")" -ge 1 ]
+	[ "$(grep -c ' setns(' "$trace")" -eq "$(grep -c ' setns(.*, CLONE_NEWNET)' "$trace")" ]
+	run grep -E ' unshare\(|CLONE_NEW(NS|UTS|IPC|USER|PID|CGROUP|TIME)|clone3?\(.*CLONE_NEWNET' "$trace"
+	[ "$status" -eq 1 ]
 }
 
 @test "make install: files and modes under DESTDIR; the installed unit passes systemd-analyze verify" {
@@ -275,7 +401,18 @@ pins_gone() {
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
 	# The capabilities the unit grants are those the man page documents.
-	grep -q '^CapabilityBoundingSet=CAP_BPF CAP_NET_ADMIN CAP_PERFMON$' "$unit_dir/shedd@.service"
+	grep -q '^CapabilityBoundingSet=CAP_BPF CAP_NET_ADMIN CAP_PERFMON CAP_SETUID CAP_SETGID CAP_CHOWN$' \
+		"$unit_dir/shedd@.service"
+	# --netns is a setns(CLONE_NEWNET): the sandbox allows that kind of
+	# namespace and no other.
+	grep -q '^RestrictNamespaces=net$' "$unit_dir/shedd@.service"
+	[ "$(grep -c '^RestrictNamespaces=' "$unit_dir/shedd@.service")" -eq 1 ]
+	# The user the daemon becomes once attached, for systemd-sysusers.
+	[ "$(stat -c %a "$root/usr/lib/sysusers.d/shedd.conf")" = 644 ]
+	run systemd-sysusers --root="$BATS_TEST_TMPDIR/sysroot" --dry-run "$root/usr/lib/sysusers.d/shedd.conf"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Creating user 'shedd'"* ]]
 	grep -q '^Type=notify$' "$unit_dir/shedd@.service"
 }
 
