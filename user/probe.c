@@ -207,8 +207,8 @@ static size_t stats_room(__u32 n)
 static int stats_names(struct xdptx_probe *p, __u32 n)
 {
 	struct ethtool_gstrings *g;
-	__u32 i, *idx = NULL, nr = 0;
-	int err;
+	__u32 i, *idx = NULL, nr = 0, totals = 0;
+	int err, pass;
 
 	free(p->err_idx);
 	p->err_idx = NULL;
@@ -229,13 +229,21 @@ static int stats_names(struct xdptx_probe *p, __u32 n)
 	err = ethtool_ioctl(p, g);
 	if (!err && g->len != n)
 		err = -EAGAIN; /* changed in between: next time */
-	for (i = 0; !err && i < n; i++) {
-		char name[ETH_GSTRING_LEN + 1];
+	/* Two passes: a driver with totals beside its queues' counters of
+	 * the same errors (xdptx_is_total_stat()) is read by its totals. */
+	for (pass = 0; !err && pass < 2; pass++) {
+		for (i = 0; i < n; i++) {
+			char name[ETH_GSTRING_LEN + 1];
 
-		memcpy(name, g->data + (size_t)i * ETH_GSTRING_LEN, ETH_GSTRING_LEN);
-		name[ETH_GSTRING_LEN] = '\0';
-		if (xdptx_is_error_stat(name))
-			idx[nr++] = i;
+			memcpy(name, g->data + (size_t)i * ETH_GSTRING_LEN, ETH_GSTRING_LEN);
+			name[ETH_GSTRING_LEN] = '\0';
+			if (!xdptx_is_error_stat(name))
+				continue;
+			if (pass == 0)
+				totals += xdptx_is_total_stat(name);
+			else if (!totals || xdptx_is_total_stat(name))
+				idx[nr++] = i;
+		}
 	}
 	free(g);
 	if (err) {

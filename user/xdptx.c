@@ -12,6 +12,11 @@ bool xdptx_is_error_stat(const char *name)
 	return strstr(name, "xdp_tx_err") || strstr(name, "xdp_tx_drop");
 }
 
+bool xdptx_is_total_stat(const char *name)
+{
+	return !strpbrk(name, "0123456789");
+}
+
 /* A counter that went back (a driver reset, a queue removed) counts from
  * where it is now. */
 static __u64 delta(__u64 now, __u64 before)
@@ -30,6 +35,7 @@ static enum xdptx_event block(struct xdptx_state *s, const struct xdptx_sample *
 {
 	s->blocked = true;
 	s->trial = false;
+	s->streak = 0;
 	s->why = why;
 	s->lost = lost;
 	s->of = of;
@@ -61,8 +67,20 @@ enum xdptx_event xdptx_update(struct xdptx_state *s, const struct xdptx_sample *
 	if (!s->blocked) {
 		if (in->hint == XDPTX_HINT_BLOCKED)
 			return block(s, in, XDPTX_WHY_HINT, errors, sent);
-		if (lost_most(errors, sent))
-			return block(s, in, XDPTX_WHY_ERRORS, errors, sent);
+		if (in->hint == XDPTX_HINT_OK) {
+			s->streak = 0;
+			return XDPTX_EV_NONE;
+		}
+		if (lost_most(errors, sent)) {
+			if (!s->streak)
+				s->lost = s->of = 0;
+			s->lost += errors;
+			s->of += sent;
+			if (++s->streak >= XDPTX_CONFIRM_TICKS)
+				return block(s, in, XDPTX_WHY_ERRORS, s->lost, s->of);
+		} else if (sent >= XDPTX_MIN_ERRORS) {
+			s->streak = 0;
+		}
 		return XDPTX_EV_NONE;
 	}
 	/* Blocked. The operator's fix, as the driver reports it. */

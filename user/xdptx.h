@@ -22,6 +22,12 @@
 #ifndef XDPTX_MIN_ERRORS
 #define XDPTX_MIN_ERRORS 8
 #endif
+/* Ticks in a row that lose most of what they send before the counters
+ * call it a black hole, which loses every frame every tick: a burst that
+ * overflows a ring for a moment does not. */
+#ifndef XDPTX_CONFIRM_TICKS
+#define XDPTX_CONFIRM_TICKS 2
+#endif
 /* Blocked on the counters' word alone (no driver hint that says it
  * works again), the answers are tried again this often, for at most
  * XDPTX_TRIAL_NS: a trial that loses frames ends at once. */
@@ -81,7 +87,9 @@ struct xdptx_sample {
  * @trial_errors: ... and lost
  * @trial_end_ns: when the current trial ends without evidence
  * @next_trial_ns: when the next trial may start
- * @lost:         frames lost in the tick (or trial) of the last event ...
+ * @streak:       ticks in a row that lost most of what they sent
+ * @lost:         frames lost in those ticks (or the trial) of the last
+ *                event ...
  * @of:           ... of so many sent
  */
 struct xdptx_state {
@@ -93,14 +101,19 @@ struct xdptx_state {
 	int prev_hint;
 	__u64 trial_sent, trial_errors;
 	__u64 trial_end_ns, next_trial_ns;
+	unsigned int streak;
 	__u64 lost, of;
 };
 
 /* Judge one tick. Off when the driver's features say the frames go
- * nowhere, or when it counted at least XDPTX_MIN_ERRORS of them, and at
- * least half of what the program sent, as errors. On again when the
- * features turn from blocked to ok (the operator gave the peer XDP or
- * GRO), or when a trial (the counters' verdict only) sends
+ * nowhere, or when, without features that say they arrive, the driver
+ * counted at least XDPTX_MIN_ERRORS of them, and at least half of what
+ * the program sent, as errors in XDPTX_CONFIRM_TICKS ticks in a row (a
+ * tick that sends XDPTX_MIN_ERRORS and loses less breaks the row). A
+ * veth whose features say its peer takes the frames loses them only to a
+ * full ring (or a frame over the peer's MTU): no black hole. On again
+ * when the features turn from blocked to ok (the operator gave the peer
+ * XDP or GRO), or when a trial (the counters' verdict only) sends
  * XDPTX_MIN_ERRORS frames and loses fewer than half. Returns the event. */
 enum xdptx_event xdptx_update(struct xdptx_state *s, const struct xdptx_sample *in);
 
@@ -121,5 +134,11 @@ static inline __u8 xdptx_blocked_flag(const struct xdptx_state *s)
  * virtio_net's tx_queue_N_xdp_tx_drops. Not ndo_xdp_xmit's (xdp_xmit_*:
  * frames redirected into the interface, not shedd's). */
 bool xdptx_is_error_stat(const char *name);
+
+/* A statistic of the whole device, not of one queue or channel: a name
+ * without a digit. A driver that has both (mlx5: rx_xdp_tx_err beside
+ * rx0_xdp_tx_err, ...) would count each error twice: only its totals are
+ * summed then. */
+bool xdptx_is_total_stat(const char *name);
 
 #endif /* SHEDD_XDPTX_H */
