@@ -72,7 +72,9 @@ cookies() {
 	[ "$output" -eq 1 ]
 	run tx_blocked_metric
 	[ "$output" -eq 0 ]
-	sleep 3 # the server works off what the first load left queued
+	# The server works off what the first load left queued.
+	wait_for "an empty accept queue" 10 sh -c \
+		"ip netns exec $NS_SRV ss -ltnH 'sport = :$PORT' | awk '{ q += \$2 } END { exit !(NR && q == 0) }'"
 	load nic "$OFFERED" 12 "$PATIENCE_MS"
 	cat "$TESTBED_TMP/nic"
 	nic=$(ok_per_sec nic 5 12)
