@@ -31,6 +31,13 @@ said() {
 	grep -c -- "$1" "$TESTBED_TMP/shedd.log" || true
 }
 
+SHEDCTL=${SHEDCTL:-"$ROOT/shedctl"}
+
+# tx_blocked_shedctl: what shedctl status --json says of it.
+tx_blocked_shedctl() {
+	"$SHEDCTL" --netns "$NS_SRV" status --json --interval 100ms | jq -e .xdp_tx_blocked
+}
+
 # cookies: cookie SYN-ACKs the program sent, every class.
 cookies() {
 	local c n=0
@@ -52,6 +59,12 @@ cookies() {
 	run tx_blocked_metric
 	[ "$status" -eq 0 ]
 	[ "$output" -eq 1 ]
+	run tx_blocked_shedctl
+	[ "$status" -eq 0 ]
+	[ "$output" = true ]
+	run "$SHEDCTL" --netns "$NS_SRV" status --interval 100ms
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"XDP_TX frames go nowhere: cookies and RSTs are OFF"* ]]
 
 	load plain "$OFFERED" 12 "$PATIENCE_MS"
 	cat "$TESTBED_TMP/plain"
@@ -72,6 +85,8 @@ cookies() {
 	[ "$output" -eq 1 ]
 	run tx_blocked_metric
 	[ "$output" -eq 0 ]
+	run tx_blocked_shedctl
+	[ "$output" = false ]
 	# The server works off what the first load left queued.
 	wait_for "an empty accept queue" 10 sh -c \
 		"ip netns exec $NS_SRV ss -ltnH 'sport = :$PORT' | awk '{ q += \$2 } END { exit !(NR && q == 0) }'"
