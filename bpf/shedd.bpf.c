@@ -151,7 +151,9 @@ __noinline int shedd_refuse(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len,
 	p.l3_len = (__u16)l3_len;
 	p.l4_len = (__u16)l4_len;
 	p.nr_vlans = (flags >> CK_VLANS_SHIFT) & 3;
-	if (!rst_answerable(&p, data_end, cfg)) {
+	/* A RST into a black hole (tx_blocked) is a drop that says it was
+	 * answered: drop it as one. */
+	if (cfg->tx_blocked || !rst_answerable(&p, data_end, cfg)) {
 		st->rst_refused++;
 		return XDP_DROP;
 	}
@@ -267,7 +269,9 @@ int shedd_xdp(struct xdp_md *ctx)
 	if (cls >= SHEDD_NR_CLASSES)
 		cls = SHEDD_SHEDDABLE;
 	cs = &st->cls[cls];
-	mode = verify_enabled ? cfg->verify[cls] : SHEDD_VERIFY_OFF;
+	/* A cookie SYN-ACK that cannot leave (tx_blocked) refuses the
+	 * client it was to prove: judge the class as unverified instead. */
+	mode = verify_enabled && !cfg->tx_blocked ? cfg->verify[cls] : SHEDD_VERIFY_OFF;
 	/* Read while cls is known to be in range: it is spilled as 32 bits
 	 * across the calls below, which Debian 12's verifiers do not track. */
 	reject = cfg->reject[cls];

@@ -186,7 +186,9 @@ struct shedd_stats {
 	__u64 deep_refused; /* IPv6 chains deeper than the walk: dropped */
 	__u64 bad_syn;      /* SYN with RST or FIN, discarded by a listener: passed */
 	__u64 rst_refused;  /* shed SYNs not answered: multicast, broadcast or
-			     * unspecified address, or not sent to this host's MAC */
+			     * unspecified address, not sent to this host's
+			     * MAC, or no XDP_TX that reaches the wire
+			     * (shedd_config.tx_blocked) */
 	__u64 rst_limited;  /* shed SYNs not answered: over the RST budget */
 	__u64 cookie_failed; /* SYN-ACK not built (no helper, odd frame):
 			      * the SYN was shed instead */
@@ -219,7 +221,12 @@ struct shedd_config {
 	__u8 handoff;  /* enum shedd_handoff */
 	__u8 wscale;   /* window scale the SYN-ACK offers: the kernel's own */
 	__u8 ecn;      /* 1: accept ECN as the kernel does (tcp_ecn 1 or 2) */
-	__u8 _pad3;
+	/* 1: XDP_TX frames from this interface do not reach the wire (a veth
+	 * whose peer has neither an XDP program nor GRO): no cookie and no
+	 * RST; a verified class is judged as unverified, a RST is a drop.
+	 * Set by the daemon from the driver (user/xdptx.h); 0 in a record
+	 * of an older shedd, which had padding here. */
+	__u8 tx_blocked;
 	__u32 cookie_rate_per_sec; /* cookie SYN-ACKs of each CPU per second */
 	__u32 cookie_burst;        /* and its depth */
 	__u32 mtu;                 /* the interface's: the SYN-ACK's MSS is at

@@ -119,7 +119,17 @@ testbed_names() {
 in_cli() { ip netns exec "$NS_CLI" "$@"; }
 in_srv() { ip netns exec "$NS_SRV" "$@"; }
 
+# testbed_up [--plain]: the testbed. The client's veth runs an XDP program
+# of its own, as a NIC would take shedd's XDP_TX frames; with --plain it
+# runs none and has GRO off, as a container's interface: the kernel then
+# drops every frame shedd sends back with XDP_TX (TESTBED_PLAIN=1).
 testbed_up() {
+	TESTBED_PLAIN=0
+	case "${1:-}" in
+	"") ;;
+	--plain) TESTBED_PLAIN=1 ;;
+	*) echo "testbed_up: unknown option '$1' (expected --plain)" >&2; return 1 ;;
+	esac
 	testbed_names || return 1
 	ip netns add "$NS_CLI"
 	ip netns add "$NS_SRV"
@@ -139,15 +149,25 @@ testbed_up() {
 	in_srv ip link set "$IF_SRV" up
 	in_srv ip route add 198.19.0.0/16 via "$CLI_IP"
 	in_srv ip -6 route add 2001:db8:ff00::/40 via "$CLI_IP6"
-	# veth delivers XDP_TX frames (shedd's RSTs) only to a peer that runs
-	# an XDP program of its own.
-	in_cli ip link set dev "$IF_CLI" xdpdrv obj "$ROOT/.output/xdp_pass.bpf.o" sec xdp
+	# veth delivers XDP_TX frames (shedd's cookies and RSTs) only to a
+	# peer that runs an XDP program of its own or has GRO on.
+	if [ "$TESTBED_PLAIN" = 1 ]; then
+		in_cli ethtool -K "$IF_CLI" gro off
+	else
+		testbed_client_xdp
+	fi
 	# Spoofed SYNs are answered by the kernel from a full SYN queue with
 	# cookies: raise the queue so admitted SYNs are all answered alike.
 	in_srv sysctl -qw net.ipv4.tcp_max_syn_backlog=65536 net.core.somaxconn=65535
 	# Real clients (loadgen) open thousands of connections a second.
 	in_cli sysctl -qw net.ipv4.ip_local_port_range="1024 65000"
 	SRV_MAC=$(in_srv cat "/sys/class/net/$IF_SRV/address")
+}
+
+# testbed_client_xdp: an XDP program on the client's veth (what makes the
+# testbed NIC-like: veth then delivers srv's XDP_TX frames).
+testbed_client_xdp() {
+	in_cli ip link set dev "$IF_CLI" xdpdrv obj "$ROOT/.output/xdp_pass.bpf.o" sec xdp
 }
 
 testbed_down() {

@@ -176,6 +176,8 @@ static void test_format_shape(void **state)
 	assert_non_null(strstr(out, "shedd_controller_mode{iface=\"a\\\"b\\\\c\",mode=\"steady\"} 0\n"));
 	assert_non_null(strstr(out, "shedd_ramp_stage{iface=\"a\\\"b\\\\c\"} 2\n"));
 	assert_non_null(strstr(out, "shedd_admit_limit_syn_per_second{iface=\"a\\\"b\\\\c\"} 1234.5\n"));
+	/* XDP_TX reaches the wire: the answers are on. */
+	assert_non_null(strstr(out, "shedd_xdp_tx_blocked{iface=\"a\\\"b\\\\c\"} 0\n"));
 	assert_non_null(strstr(out, "le=\"+Inf\"} 100\n"));
 	assert_non_null(strstr(out, "shedd_accept_queue_sojourn_seconds_count{iface=\"a\\\"b\\\\c\","
 				    "listener=\"protected\"} 100\n"));
@@ -208,6 +210,12 @@ static void test_format_shape(void **state)
 	assert_int_equal(count_of(out, "# TYPE shedd_syn_packets_total "), 1);
 	assert_int_equal(count_of(out, "# HELP shedd_syn_packets_total "), 1);
 	assert_int_equal(count_of(out, "# TYPE "), count_of(out, "# HELP "));
+	free(out);
+	/* The answers off (settings.tx_blocked): said as a gauge of 1. */
+	s.tx_blocked = true;
+	out = format(&s);
+	assert_non_null(strstr(out, "# TYPE shedd_xdp_tx_blocked gauge\n"));
+	assert_non_null(strstr(out, "shedd_xdp_tx_blocked{iface=\"a\\\"b\\\\c\"} 1\n"));
 	free(out);
 }
 

@@ -113,6 +113,17 @@ static const struct shedd_config cfg_default_invalid = {
 static const struct shedd_config cfg_vtc = { VERIFY_CFG(SHEDD_HANDOFF_TC, 1) };
 static const struct shedd_config cfg_vkernel = { VERIFY_CFG(SHEDD_HANDOFF_KERNEL, 1) };
 static const struct shedd_config cfg_vtc_noecn = { VERIFY_CFG(SHEDD_HANDOFF_TC, 0) };
+/* XDP_TX does not reach the wire (the daemon found a veth peer without
+ * XDP or GRO): cookies and RSTs are off, whatever the classes ask. */
+static const struct shedd_config cfg_vtc_blocked = { VERIFY_CFG(SHEDD_HANDOFF_TC, 1),
+						     .tx_blocked = 1 };
+static const struct shedd_config cfg_rst_blocked = {
+	.default_class = SHEDD_SHEDDABLE,
+	.reject = { SHEDD_REJECT_RST, SHEDD_REJECT_RST, SHEDD_REJECT_RST,
+		    SHEDD_REJECT_RST },
+	.mac = SERVER_MAC, .rst_rate_per_sec = 1000, .rst_burst = 100,
+	.tx_blocked = 1,
+};
 /* An interface of MTU 1280: the SYN-ACK offers at most 1240 / 1220. */
 static const struct shedd_config cfg_vtc_mtu = { VERIFY_CFG(SHEDD_HANDOFF_TC, 1), .mtu = 1280 };
 
@@ -1148,6 +1159,12 @@ static const struct xdp_case cases[] = {
 	{ "RST refused: no MAC configured for this host",
 	  .pkt = { V4, .flags = TCP_SYN }, .cfg = &cfg_rst_no_mac,
 	  .rate = &rate_empty, .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
+	{ "RST, XDP_TX blocked: an IPv4 SYN of an empty bucket is dropped, unanswered",
+	  .pkt = { V4, .flags = TCP_SYN }, .cfg = &cfg_rst_blocked,
+	  .rate = &rate_empty, .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
+	{ "RST, XDP_TX blocked: an IPv6 SYN of an empty bucket is dropped, unanswered",
+	  .pkt = { V6, .flags = TCP_SYN }, .cfg = &cfg_rst_blocked,
+	  .rate = &rate_empty, .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
 	{ "RST configured: an ACK still passes untouched",
 	  .pkt = { V4, .flags = TCP_ACK }, .cfg = &cfg_rst, .rate = &rate_empty,
 	  .verdict = XDP_PASS, COUNTED(non_syn) },
@@ -1166,6 +1183,20 @@ static const struct xdp_case cases[] = {
 	  .pkt = { V6, .flags = TCP_SYN, .saddr = V6_CRIT, .tcp_opts = 1 },
 	  .cfg = &cfg_vkernel, .rate = &rate_empty,
 	  .verdict = XDP_DROP, DROPPED(SHEDD_CRITICAL) },
+	{ "verify always, XDP_TX blocked: SHEDDABLE SYN charged and admitted, no cookie",
+	  .pkt = { V4, .flags = TCP_SYN, .tcp_opts = 1 },
+	  .cfg = &cfg_vtc_blocked, .verdict = XDP_PASS, ADMITTED(SHEDD_SHEDDABLE) },
+	{ "verify always, XDP_TX blocked: SHEDDABLE SYN, empty bucket: dropped, no cookie",
+	  .pkt = { V4, .flags = TCP_SYN, .tcp_opts = 1 },
+	  .cfg = &cfg_vtc_blocked, .rate = &rate_empty,
+	  .verdict = XDP_DROP, DROPPED(SHEDD_SHEDDABLE) },
+	{ "verify shedding, XDP_TX blocked: SHEDDABLE_PLUS SYN, empty bucket: dropped",
+	  .pkt = { V4, .flags = TCP_SYN, .saddr = V4_SP, .tcp_opts = 1 },
+	  .cfg = &cfg_vtc_blocked, .rate = &rate_empty,
+	  .verdict = XDP_DROP, DROPPED(SHEDD_SHEDDABLE_PLUS) },
+	{ "verify, XDP_TX blocked: an ACK of a verified class is not looked up",
+	  .pkt = { V4, .flags = TCP_ACK }, .cfg = &cfg_vtc_blocked,
+	  .verdict = XDP_PASS, COUNTED(non_syn) },
 	{ "verify shedding, not shedding: SHEDDABLE_PLUS SYN charged and admitted",
 	  .pkt = { V4, .flags = TCP_SYN, .saddr = V4_SP, .tcp_opts = 1 },
 	  .cfg = &cfg_vtc, .verdict = XDP_PASS, ADMITTED(SHEDD_SHEDDABLE_PLUS) },

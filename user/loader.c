@@ -907,12 +907,48 @@ int loader_configure(struct loader *l, const struct shedd_options *o)
 		    (err = probe_syn_options(&cfg.wscale, &cfg.ecn)))
 			return err;
 	}
+	cfg.tx_blocked = l->tx_blocked;
 	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.settings), &zero, &cfg, BPF_ANY)) {
 		err = -errno;
 		log_err("write settings: %s", strerror(errno));
 		return err;
 	}
 	return 0;
+}
+
+int loader_read_tx_blocked(struct loader *l, __u8 *v)
+{
+	struct shedd_config cfg;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.settings), &zero, &cfg)) {
+		int err = -errno;
+
+		log_err("read settings: %s", strerror(errno));
+		return err;
+	}
+	*v = cfg.tx_blocked;
+	return 0;
+}
+
+/* Only the daemon's tick writes settings while it runs (a reload runs in
+ * the same thread), so the read and the write need no lock. */
+int loader_write_tx_blocked(struct loader *l, __u8 v)
+{
+	int fd = bpf_map__fd(l->skel->maps.settings), err;
+	struct shedd_config cfg;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(fd, &zero, &cfg) == 0) {
+		cfg.tx_blocked = v;
+		if (bpf_map_update_elem(fd, &zero, &cfg, BPF_EXIST) == 0) {
+			l->tx_blocked = v;
+			return 0;
+		}
+	}
+	err = -errno;
+	log_err("write settings.tx_blocked=%u: %s", v, strerror(errno));
+	return err;
 }
 
 int loader_write_rates(struct loader *l, const struct shedd_class_rate *next, __u64 now_ns)

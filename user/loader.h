@@ -36,6 +36,7 @@ struct loader {
 	struct shedd_features features; /* what the kernel offers */
 	struct verify_plan plan;        /* verified admission: on? which hand-off? */
 	struct handoff_bpf *handoff;    /* the tc hand-off, with SHEDD_HANDOFF_TC */
+	__u8 tx_blocked;     /* settings.tx_blocked: XDP_TX frames go nowhere */
 };
 
 /* Enter --netns, check root, take the interface (a second shedd on it, in
@@ -84,6 +85,12 @@ int loader_write_daemon_stats(struct loader *l, const struct shedd_daemon_stats 
  * are deleted, so an adopted program never sees a half-written set. With
  * verified admission, first the sysctls its hand-off needs (probe.h). */
 int loader_configure(struct loader *l, const struct shedd_options *o);
+
+/* settings.tx_blocked (xdptx.h): what the running program has, and a new
+ * value for it (kept in l->tx_blocked, which loader_configure() writes
+ * too). 0 or a negative errno, said on stderr. */
+int loader_read_tx_blocked(struct loader *l, __u8 *v);
+int loader_write_tx_blocked(struct loader *l, __u8 v);
 
 /* Publish every class's rate record (alloc_publish() at @now_ns). */
 int loader_write_rates(struct loader *l, const struct shedd_class_rate *next, __u64 now_ns);

@@ -20,11 +20,13 @@
 #include "log.h"
 #include "metrics.h"
 #include "options.h"
+#include "probe.h"
 #include "reload.h"
 #include "service.h"
 #include "signals.h"
 #include "status.h"
 #include "tick.h"
+#include "xdptx.h"
 
 static volatile sig_atomic_t exiting;
 static volatile sig_atomic_t reload_asked; /* SIGHUP: reload --config */
@@ -101,7 +103,78 @@ struct daemon {
 	__u64 skipped;                  /* ticks skipped after stalls */
 	struct ctl ctl;                 /* the operator's commands (shedctl) */
 	struct metrics metrics;         /* counters and the /metrics endpoint */
+	struct xdptx_probe txp;         /* the driver's word on XDP_TX ... */
+	struct xdptx_state txs;         /* ... and the judgement (xdptx.h) */
 };
+
+/* Frames the program sent back with XDP_TX, every CPU: cookie SYN-ACKs,
+ * RSTs to SYNs and to refused proven ACKs (a few of those were dropped
+ * instead, over the RST budget: an overestimate, which only makes a black
+ * hole harder to find, never one where there is none). */
+static __u64 tx_sent(const struct shedd_stats *percpu, int n)
+{
+	__u64 sum = 0;
+	int i, c;
+
+	for (i = 0; i < n; i++)
+		for (c = 0; c < SHEDD_NR_CLASSES; c++)
+			sum += percpu[i].cls[c].cookie_sent + percpu[i].cls[c].rst_sent +
+			       percpu[i].cls[c].ack_refused;
+	return sum;
+}
+
+/* Once per change: why the answers are off, what it costs, what the
+ * operator can do; or that they are back. */
+static void tx_tell(const struct daemon *d, enum xdptx_event ev)
+{
+	const struct xdptx_state *s = &d->txs;
+	const char *ifc = d->o->iface;
+
+	if (ev == XDPTX_EV_BLOCKED && s->why == XDPTX_WHY_HINT)
+		log_iface(LOG_WARNING, ifc, "XDP_TX frames go nowhere: the veth peer of %s runs "
+			  "no XDP program and has GRO off, so the kernel drops what shedd sends "
+			  "back (its xdp-features lack ndo-xmit). Cookies and RSTs are OFF on %s: "
+			  "verified classes are judged unverified, RST classes drop. To have them, "
+			  "attach an XDP program to the peer or turn GRO on there "
+			  "(ethtool -K PEER gro on)", ifc, ifc);
+	else if (ev == XDPTX_EV_BLOCKED && s->of)
+		log_iface(LOG_WARNING, ifc, "XDP_TX frames go nowhere: the driver (%s) counted "
+			  "%llu of the %llu frames shedd sent back as XDP transmit errors. Cookies "
+			  "and RSTs are OFF on %s: verified classes are judged unverified, RST "
+			  "classes drop; tried again every %llu s. On a veth: attach an XDP "
+			  "program to the peer or turn GRO on there (ethtool -K PEER gro on)",
+			  d->txp.driver[0] ? d->txp.driver : "?", (unsigned long long)s->lost,
+			  (unsigned long long)s->of, ifc, XDPTX_TRIAL_EVERY_NS / 1000000000ULL);
+	else if (ev == XDPTX_EV_BLOCKED)
+		log_iface(LOG_WARNING, ifc, "XDP_TX frames go nowhere, as the shedd before this "
+			  "one found: cookies and RSTs stay OFF on %s, tried again every %llu s",
+			  ifc, XDPTX_TRIAL_EVERY_NS / 1000000000ULL);
+	else if (ev == XDPTX_EV_RESTORED && s->why == XDPTX_WHY_HINT)
+		log_iface(LOG_NOTICE, ifc, "XDP_TX frames reach the veth peer of %s again (it "
+			  "runs an XDP program or has GRO on): cookies and RSTs are back on", ifc);
+	else if (ev == XDPTX_EV_RESTORED)
+		log_iface(LOG_NOTICE, ifc, "XDP_TX frames leave %s again: a trial sent %llu, the "
+			  "driver counted %llu errors; cookies and RSTs are back on", ifc,
+			  (unsigned long long)s->of, (unsigned long long)s->lost);
+}
+
+/* Judge this tick's XDP_TX (@percpu: the stats just read) and write the
+ * verdict into settings.tx_blocked when it changed. */
+static void tx_judge(struct daemon *d, const struct shedd_stats *percpu)
+{
+	struct xdptx_sample in = {
+		.now_ns = now_ns(),
+		.sent = tx_sent(percpu, d->l.ncpus),
+		.hint = probe_xdptx_hint(&d->txp),
+	};
+	__u8 flag;
+
+	in.have_errors = probe_xdptx_errors(&d->txp, &in.errors) == 1;
+	tx_tell(d, xdptx_update(&d->txs, &in));
+	flag = xdptx_blocked_flag(&d->txs);
+	if (flag != d->l.tx_blocked)
+		loader_write_tx_blocked(&d->l, flag); /* said; tried again next tick */
+}
 
 /* Hand the tick's figures to the metrics (@r NULL: publish, count nothing). */
 static void publish_metrics(struct daemon *d, const struct signal_report *r)
@@ -113,7 +186,7 @@ static void publish_metrics(struct daemon *d, const struct signal_report *r)
 		.rates = d->rates, .demand = d->ts.demand, .aimd = d->tp.aimd,
 		.mode = cs->mode, .stage = cs->stage, .why = cs->why,
 		.last_good = cs->last_good, .peak_accept = cs->peak_accept,
-		.skipped = d->skipped });
+		.skipped = d->skipped, .tx_blocked = d->l.tx_blocked });
 }
 
 static int write_rates(struct daemon *d)
@@ -215,8 +288,9 @@ static size_t signals_format(char *buf, size_t len, const struct daemon *d, doub
 	const struct signal_report *s = &d->second;
 	int off;
 
-	off = snprintf(buf, len, "mode=%s ",
-		       d->tp.aimd ? aimd_mode_name(d->ts.cs.mode) : "fixed");
+	off = snprintf(buf, len, "mode=%s %s",
+		       d->tp.aimd ? aimd_mode_name(d->ts.cs.mode) : "fixed",
+		       d->l.tx_blocked ? "xdp_tx=blocked " : "");
 	if (d->tp.aimd) {
 		bool derived;
 		__u64 target = aimd_latency_target(&d->tp.cp, &d->ts.cs, &derived);
@@ -285,6 +359,7 @@ static int tick(struct daemon *d)
 	swap = d->prev;
 	d->prev = d->cur;
 	d->cur = swap;
+	tx_judge(d, d->prev);
 
 	signals_read(&d->sig, &r);
 	merge_second(d, &r);
@@ -404,10 +479,45 @@ static void share_latency_dir(const struct shedd_options *o, __u32 gid)
 			 dir, gid, strerror(errno));
 }
 
+/* Before the settings are written: can the program's XDP_TX frames leave
+ * the interface? The driver's features answer for a veth; an adopted
+ * program keeps what its shedd had found. */
+static int tx_start(struct daemon *d)
+{
+	const struct shedd_options *o = d->o;
+	struct xdptx_sample in = { .now_ns = now_ns() };
+	__u8 pinned = 0;
+	int err;
+
+	err = probe_xdptx_open(&d->txp, o->iface, d->l.ifindex, o->xdp_mode != XDP_MODE_GENERIC);
+	if (err)
+		log_warn("read the driver statistics of %s: %s; a loss of the cookies and RSTs "
+			 "shedd sends back (XDP_TX) would not be seen", o->iface, strerror(-err));
+	else if (!d->txp.nr_err && o->xdp_mode != XDP_MODE_GENERIC)
+		log_info("the driver of %s (%s) counts no XDP_TX errors: a loss of the cookies "
+			 "and RSTs shedd sends back would not be seen", o->iface,
+			 d->txp.driver[0] ? d->txp.driver : "?");
+	if ((err = loader_read_stats(&d->l, d->prev))) {
+		log_err("read stats: %s", strerror(-err));
+		return err;
+	}
+	in.sent = tx_sent(d->prev, d->l.ncpus);
+	in.hint = probe_xdptx_hint(&d->txp);
+	in.have_errors = probe_xdptx_errors(&d->txp, &in.errors) == 1;
+	tx_tell(d, xdptx_update(&d->txs, &in));
+	if (d->l.adopted && !d->txs.blocked && in.hint != XDPTX_HINT_OK &&
+	    !loader_read_tx_blocked(&d->l, &pinned) && pinned) {
+		xdptx_carry_blocked(&d->txs, in.now_ns);
+		tx_tell(d, XDPTX_EV_BLOCKED);
+	}
+	d->l.tx_blocked = xdptx_blocked_flag(&d->txs);
+	return 0;
+}
+
 /* Runs the daemon; returns its exit status (enum shedd_exit). */
 static int run(struct shedd_options *o)
 {
-	struct daemon d = { .o = o };
+	struct daemon d = { .o = o, .txp = { .fd = -1, .genl_fd = -1 } };
 	double start, adopted = 0;
 	bool started = false;
 	__u64 deadline;
@@ -465,7 +575,8 @@ static int run(struct shedd_options *o)
 	tick_init(&d.tp, &d.ts, start);
 	controller_resume(&d);
 
-	if ((err = loader_configure(&d.l, o)) || (err = loader_apply_manual_prefixes(&d.l)))
+	if ((err = tx_start(&d)) || (err = loader_configure(&d.l, o)) ||
+	    (err = loader_apply_manual_prefixes(&d.l)))
 		goto out;
 	ctl_read_cmd(&d.ctl, &d.l, o->iface);
 	ctl_pin_start(&d.tp, &d.ts, &d.ctl.cmd);
@@ -567,6 +678,7 @@ static int run(struct shedd_options *o)
 out:
 	metrics_close(&d.metrics);
 	signals_close(&d.sig);
+	probe_xdptx_close(&d.txp);
 	if (!o->latency_socket_set && d.l.ns_tag[0]) {
 		char dir[sizeof(o->latency_socket)];
 

@@ -290,6 +290,10 @@ static void xdp_families(struct out *o)
 		sample_u64(o, "shedd_syn_cookie_limited_total", lbl,
 			   CLASS_FIELD(st, c, cookie_limited));
 	}
+	gauge1(o, "shedd_xdp_tx_blocked",
+	       "1 while the frames XDP_TX sends go nowhere (a veth peer without XDP or GRO): "
+	       "cookies and RSTs are off, verified classes judged unverified, RSTs dropped.",
+	       o->s->tx_blocked);
 	family(o, "shedd_xdp_events_total", "counter",
 	       "Other events of the XDP program, by event (RSTs not sent, cookies not "
 	       "built, ACKs looked up, ...).");

@@ -38,6 +38,7 @@ struct metrics_snapshot {
 	bool have_depth;                 /* depth/backlog read at least once */
 	__u64 depth, backlog;
 	bool backend;                    /* --backend-port listeners exist */
+	bool tx_blocked;                 /* cookies and RSTs off: XDP_TX goes nowhere */
 };
 
 /* One tick's worth of what the daemon measured. */
@@ -53,6 +54,7 @@ struct metrics_tick {
 	unsigned int why;                 /* enum aimd_reason bits of the tick */
 	double last_good, peak_accept;
 	__u64 skipped;                    /* the daemon's ticks skipped, in all */
+	bool tx_blocked;                  /* settings.tx_blocked (xdptx.h) */
 };
 
 struct MHD_Daemon;

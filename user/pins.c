@@ -135,7 +135,8 @@ static int open_map(const char *dir, const char *name, bool required, char *err,
 void pins_close(struct pins *p)
 {
 	int *fds[] = { &p->stats_fd, &p->rates_fd, &p->ctl_state_fd, &p->ctl_cmd_fd,
-		       &p->prefix_fd[0], &p->prefix_fd[1], &p->manual_fd[0], &p->manual_fd[1] };
+		       &p->prefix_fd[0], &p->prefix_fd[1], &p->manual_fd[0], &p->manual_fd[1],
+		       &p->settings_fd };
 	size_t i;
 
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
@@ -156,6 +157,7 @@ int pins_open(struct pins *p, const char *dir, char *err, size_t errlen)
 		{ &p->prefix_fd[0], "prefix_v4", true }, { &p->prefix_fd[1], "prefix_v6", true },
 		{ &p->ctl_state_fd, "ctl_state", false }, { &p->ctl_cmd_fd, "ctl_cmd", false },
 		{ &p->manual_fd[0], "manual_v4", false }, { &p->manual_fd[1], "manual_v6", false },
+		{ &p->settings_fd, "settings", false },
 	};
 	struct bpf_map_info info;
 	__u32 len = sizeof(info);
@@ -188,6 +190,29 @@ int pins_open(struct pins *p, const char *dir, char *err, size_t errlen)
 		}
 		p->ctl_state_size = info.value_size;
 	}
+	if (p->settings_fd >= 0) {
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (!bpf_obj_get_info_by_fd(p->settings_fd, &info, &len))
+			p->settings_size = info.value_size;
+	}
+	return 0;
+}
+
+int pins_read_tx_blocked(struct pins *p, bool *blocked, char *err, size_t errlen)
+{
+	struct shedd_config cfg;
+	__u32 zero = 0;
+
+	*blocked = false;
+	if (p->settings_fd < 0)
+		return fail(err, errlen, -ENOENT, "no settings in %s", p->dir);
+	if (p->settings_size != sizeof(cfg))
+		return fail(err, errlen, -EINVAL, "%s/settings: a record of %u bytes, not %zu",
+			    p->dir, p->settings_size, sizeof(cfg));
+	if (bpf_map_lookup_elem(p->settings_fd, &zero, &cfg))
+		return fail(err, errlen, -errno, "read %s/settings: %s", p->dir, strerror(errno));
+	*blocked = cfg.tx_blocked != 0;
 	return 0;
 }
 

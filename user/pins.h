@@ -16,9 +16,10 @@
 struct pins {
 	char dir[PATH_MAX];
 	int ncpus;
-	int stats_fd, rates_fd, ctl_state_fd, ctl_cmd_fd;
+	int stats_fd, rates_fd, ctl_state_fd, ctl_cmd_fd, settings_fd;
 	int prefix_fd[2], manual_fd[2]; /* [0] IPv4, [1] IPv6 */
 	__u32 ctl_state_size;           /* the pinned record's size (older: smaller) */
+	__u32 settings_size;            /* the pinned settings record's size */
 };
 
 /* Enter the network namespace /run/netns/@netns ("" or NULL: stay). */
@@ -50,6 +51,10 @@ int pins_read_rates(struct pins *p, __u64 rate_per_sec[SHEDD_NR_CLASSES], char *
  * -ENOENT when there is none (never written, or no such map). */
 int pins_read_ctl(struct pins *p, struct shedd_ctl_state *st, char *err, size_t errlen);
 int pins_read_cmd(struct pins *p, struct shedd_ctl_cmd *cmd, char *err, size_t errlen);
+/* settings.tx_blocked: the program sends no cookie and no RST because its
+ * XDP_TX frames go nowhere. -ENOENT without a settings map, -EINVAL for a
+ * record of another size (another layout). */
+int pins_read_tx_blocked(struct pins *p, bool *blocked, char *err, size_t errlen);
 int pins_write_cmd(struct pins *p, const struct shedd_ctl_cmd *cmd, char *err, size_t errlen);
 
 /* Manual prefixes: recorded in manual_v4/v6 and written into the LPM maps

@@ -7,6 +7,7 @@
 #ifndef SHEDD_PROBE_H
 #define SHEDD_PROBE_H
 
+#include <stdbool.h>
 #include "kernel_features.h"
 
 /* Fill @f from the kernel: helper probes in XDP, the kfunc in vmlinux BTF. */
@@ -30,5 +31,54 @@ void probe_host_rmem_max(void);
  * else from probe_host_rmem_max(), else it counts as 0 (tcp_rmem decides),
  * said in a warning. 0 or a negative errno, with a message. */
 int probe_syn_options(__u8 *wscale, __u8 *ecn);
+
+/**
+ * struct xdptx_probe - what the driver of shedd's interface says about the
+ * frames the program sends back with XDP_TX (xdptx.h): its XDP_TX error
+ * counters (ethtool statistics, ETHTOOL_GSTATS) and, for a veth attached
+ * natively, its xdp-features (netdev netlink, kernel >= 6.3).
+ * @fd:       socket for the ethtool ioctls; -1 when closed
+ * @genl_fd:  generic netlink socket of the netdev family; -1: none
+ * @family:   the netdev family's id
+ * @ifindex:  the interface
+ * @iface:    its name
+ * @driver:   its driver, as ethtool -i names it
+ * @veth:     the driver is veth, attached in native mode: the features
+ *            tell whether the peer takes XDP_TX frames
+ * @n_stats:  statistics the driver had when @err_idx was made
+ * @err_idx:  indices of the XDP_TX error counters among them
+ * @nr_err:   how many
+ */
+struct xdptx_probe {
+	int fd, genl_fd;
+	__u16 family;
+	int ifindex;
+	char iface[16];
+	char driver[32];
+	bool veth;
+	__u32 n_stats;
+	__u32 *err_idx;
+	__u32 nr_err;
+};
+
+/* Open the probe of @iface (@ifindex), attached natively when @native.
+ * Reads the driver's name and the names of its statistics. 0 or a
+ * negative errno (no ethtool statistics at all is not an error: then
+ * nr_err is 0). */
+int probe_xdptx_open(struct xdptx_probe *p, const char *iface, int ifindex, bool native);
+
+/* The driver's XDP_TX errors, summed over every counter that names them.
+ * Returns 1 with @errors set, 0 when the driver has none, or a negative
+ * errno. Re-reads the names when the driver's count of statistics
+ * changed (queues added or removed). */
+int probe_xdptx_errors(struct xdptx_probe *p, __u64 *errors);
+
+/* What the driver's features say (enum xdptx_hint): for a veth attached
+ * natively, whether NETDEV_XDP_ACT_NDO_XMIT is set, which veth sets
+ * exactly while its peer runs an XDP program or has GRO on; NONE for any
+ * other driver or mode, or a kernel without the netdev family. */
+int probe_xdptx_hint(struct xdptx_probe *p);
+
+void probe_xdptx_close(struct xdptx_probe *p);
 
 #endif /* SHEDD_PROBE_H */

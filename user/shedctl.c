@@ -95,6 +95,7 @@ struct view {
 	char dir[PATH_MAX];
 	bool running;
 	bool have_ctl, have_cmd;
+	bool have_tx, tx_blocked; /* settings.tx_blocked, when readable */
 	struct shedd_ctl_state st;
 	struct shedd_ctl_cmd cmd;
 	struct shedd_stats a, b; /* two reads, dt apart */
@@ -229,6 +230,7 @@ static int view_read(struct pins *p, struct view *v, bool first, __u64 wait_ns)
 	v->read_ns = t1;
 	v->have_ctl = !pins_read_ctl(p, &v->st, err, sizeof(err));
 	v->have_cmd = !pins_read_cmd(p, &v->cmd, err, sizeof(err));
+	v->have_tx = !pins_read_tx_blocked(p, &v->tx_blocked, err, sizeof(err));
 	v->age_s = v->have_ctl && v->st.written_ns && v->st.written_ns <= t1 ?
 			   (double)(t1 - v->st.written_ns) / 1e9 : -1;
 	v->running = pins_daemon_running(p);
@@ -354,6 +356,8 @@ static int view_lines(const struct view *v, char lines[][VIEW_COLS + 1], int max
 		add_line(lines, &n, max, "peak accept %.0f/s  peak served %.0f/s", (double)s->peak_accept_mrate / 1000,
 		     (double)s->peak_served_mrate / 1000);
 	}
+	if (v->have_tx && v->tx_blocked)
+		add_line(lines, &n, max, "XDP_TX frames go nowhere: cookies and RSTs are OFF (see shedd's log)");
 	if (pinned(v))
 		add_line(lines, &n, max, "rate pinned at %.0f SYN/s (shedctl rate unpin gives it back)",
 		     (double)v->cmd.pinned_mrate / 1000);
@@ -417,6 +421,7 @@ static void view_json(const struct view *v)
 	       v->iface, v->dir, v->running ? "true" : "false", v->dt);
 	json_num("limit_per_sec", limit_now(v), true, true);
 	printf("\"pinned\":%s,", pinned(v) ? "true" : "false");
+	printf("\"xdp_tx_blocked\":%s,", !v->have_tx ? "null" : v->tx_blocked ? "true" : "false");
 	json_num("pinned_rate_per_sec", (double)v->cmd.pinned_mrate / 1000, pinned(v), true);
 	printf("\"controller\":\"%s\",\"mode\":\"%s\",", controller_name(v), mode_name(v));
 	if (aimd && s->mode == AIMD_RECOVERING)

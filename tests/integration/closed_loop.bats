@@ -13,35 +13,6 @@ teardown() { testbed_down; }
 OFFERED_X=3
 PATIENCE_MS=250
 
-# server_with_capacity SECONDS: a server of 4 workers x 10 ms behind a
-# 128-entry accept queue for SECONDS, and CAPACITY, its accept rate while
-# saturated, measured on this run as scripts/experiments.sh does: patient
-# clients at 1000/s for 8 s, shedd watching but not shedding, the median of
-# the per-second accept rates of seconds 3-7. OFFERED is 3x that capacity.
-server_with_capacity() {
-	local accepts
-	slow_start --workers 4 --service-ms 10 --dist fixed --backlog 128 --duration "$1"
-	shedd_start --port "$PORT" --controller off --rate 100000
-	load cap 1000 8 5000
-	kill -TERM "$SHEDD_PID"
-	wait "$SHEDD_PID"
-	accepts=$(status_field accepts | sed -n 3,7p | cut -d/ -f1 | cut -d. -f1 | sort -n)
-	echo "accepts/s while saturated: $(echo $accepts)"
-	[ "$(echo "$accepts" | wc -w)" -eq 5 ]
-	CAPACITY=$(echo "$accepts" | sed -n 3p)
-	# 4 workers x 10 ms cannot serve more than 400/s; far less is a broken
-	# server or signal, not a capacity.
-	within "$CAPACITY" 200 400
-	OFFERED=$((CAPACITY * OFFERED_X))
-	echo "capacity ${CAPACITY}/s measured; offering ${OFFERED}/s"
-	# The server works off the queue the measurement left (its clients
-	# have finished or given up when load returns); the log starts afresh
-	# for the shedd of the test.
-	wait_for "an empty accept queue" 10 sh -c \
-		"ip netns exec $NS_SRV ss -ltnH 'sport = :$PORT' | awk '{ q += \$2 } END { exit !(NR && q == 0) }'"
-	: >"$TESTBED_TMP/shedd.log"
-}
-
 @test "without shedd, 3x overload collapses goodput" {
 	server_with_capacity 45
 	load base "$OFFERED" 8 "$PATIENCE_MS"

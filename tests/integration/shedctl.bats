@@ -50,11 +50,12 @@ restart_shedd() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	echo "$output" | jq -e 'type == "object"'
-	[ "$(echo "$output" | jq -c 'keys')" = '["classes","controller","controller_limit_per_sec","daemon_running","iface","interval_s","last_good_per_sec","limit_per_sec","mode","peak_accept_per_sec","peak_served_per_sec","pin_dir","pinned","pinned_rate_per_sec","signals","stage","stages","state_age_s","total","why"]' ]
+	[ "$(echo "$output" | jq -c 'keys')" = '["classes","controller","controller_limit_per_sec","daemon_running","iface","interval_s","last_good_per_sec","limit_per_sec","mode","peak_accept_per_sec","peak_served_per_sec","pin_dir","pinned","pinned_rate_per_sec","signals","stage","stages","state_age_s","total","why","xdp_tx_blocked"]' ]
 	[ "$(echo "$output" | jq -c '.signals | keys')" = '["admitted_per_sec","backlog","demand_per_sec","depth","latency_p99_ms","latency_target_ms","sojourn_min_ms"]' ]
 	[ "$(echo "$output" | jq -c '.classes[0] | keys')" = '["admitted_per_sec","class","cookies_per_sec","offered_per_sec","rate_per_sec","shed_per_sec"]' ]
 	echo "$output" | jq -e '.daemon_running == true and .iface == "'"$IF_SRV"'" and
-		.controller == "fixed" and .pinned == false and .limit_per_sec == 200'
+		.controller == "fixed" and .pinned == false and .limit_per_sec == 200 and
+		.xdp_tx_blocked == false'
 	echo "$output" | jq -e '[.classes[].class] == ["critical_plus","critical","sheddable_plus","sheddable"]'
 	# The flood is sheddable (the default class): offered 1000/s, 200/s admitted.
 	within "$(echo "$output" | jq '.classes[3].offered_per_sec | round')" 850 1100
