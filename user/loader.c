@@ -718,7 +718,9 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 	/* Reuse the maps of a running shedd (libbpf checks their layout), or
 	 * pin new ones there. */
 	bpf_object__for_each_map(map, l->skel->obj) {
-		if (bpf_map__is_internal(map))
+		/* A scratch map holds nothing between packets: each program
+		 * has its own, unpinned. */
+		if (bpf_map__is_internal(map) || map == l->skel->maps.reply_scratch)
 			continue;
 		pin_path(path, sizeof(path), l->pin_dir, bpf_map__name(map));
 		if ((err = bpf_map__set_pin_path(map, path))) {
