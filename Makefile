@@ -38,13 +38,15 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-BPF_OBJ := $(OUTPUT)/shedd.bpf.o $(OUTPUT)/sojourn.bpf.o $(OUTPUT)/handoff.bpf.o
-SKEL := $(OUTPUT)/shedd.skel.h $(OUTPUT)/sojourn.skel.h $(OUTPUT)/handoff.skel.h
+BPF_OBJ := $(OUTPUT)/shedd.bpf.o $(OUTPUT)/sojourn.bpf.o $(OUTPUT)/handoff.bpf.o \
+	$(OUTPUT)/carry.bpf.o
+SKEL := $(OUTPUT)/shedd.skel.h $(OUTPUT)/sojourn.skel.h $(OUTPUT)/handoff.skel.h \
+	$(OUTPUT)/carry.skel.h
 USER_SRCS := user/alloc.c user/options.c user/loader.c user/status.c user/aimd.c \
 	user/signals.c user/signal_parse.c user/sample_agg.c user/tick.c \
 	user/kernel_features.c user/probe.c user/logline.c user/config.c \
 	user/reload.c user/log.c user/service.c user/ctl.c user/ctl_state.c \
-	user/metrics.c user/metrics_http.c user/sockdiag.c
+	user/metrics.c user/metrics_http.c user/sockdiag.c user/layout.c user/migrate.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
 BIN := shedd
 CTL_BIN := shedctl
@@ -138,6 +140,7 @@ $(OUTPUT)/%.o: user/%.c user/*.h include/*.h | $(OUTPUT)
 
 $(OUTPUT)/loader.o: $(OUTPUT)/shedd.skel.h $(OUTPUT)/handoff.skel.h
 $(OUTPUT)/ctl.o: $(OUTPUT)/shedd.skel.h
+$(OUTPUT)/migrate.o: $(OUTPUT)/shedd.skel.h $(OUTPUT)/handoff.skel.h $(OUTPUT)/carry.skel.h
 
 $(OUTPUT)/shedctl.o: user/shedctl.c user/*.h include/*.h | $(OUTPUT)
 	$(call msg,CC,$@)
@@ -302,8 +305,8 @@ fuzz: $(OUTPUT)/fuzz_xdp fuzz-logline
 
 # The sanitized daemon also runs the lifecycle integration tests (load,
 # adopt, remove; the tc hand-off's too; under a service manager, with fewer
-# capabilities; the metrics endpoint's), and the sanitized shedctl its own,
-# where a leak or an overflow fails the test.
+# capabilities; the metrics endpoint's; an upgrade), and the sanitized
+# shedctl its own, where a leak or an overflow fails the test.
 san: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory SAN=1 all $(subst .output,.output-san,$(UNIT_TESTS) \
@@ -314,7 +317,7 @@ san: deps
 		tests/integration/lifecycle.bats tests/integration/logfeed.bats \
 		tests/integration/verify.bats tests/integration/reload.bats \
 		tests/integration/service.bats tests/integration/shedctl.bats \
-		tests/integration/metrics.bats
+		tests/integration/metrics.bats tests/integration/upgrade.bats
 
 # install: PREFIX (default /usr/local) is where the files will live,
 # DESTDIR a staging root to put them under (packaging, tests); the

@@ -35,6 +35,7 @@ struct loader {
 	struct shedd_features features; /* what the kernel offers */
 	struct verify_plan plan;        /* verified admission: on? which hand-off? */
 	struct handoff_bpf *handoff;    /* the tc hand-off, with SHEDD_HANDOFF_TC */
+	struct migrate *mig;            /* an upgrade from older pins (migrate.h) */
 };
 
 /* Enter --netns, check root, take the interface (a second shedd on it, in
