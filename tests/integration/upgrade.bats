@@ -189,6 +189,10 @@ upgrade_under_flood() {
 	stop
 	# Today's shedd first (layout 2), then one that replaces every map.
 	shedd_start --verify off --port "$PORT" --rate 200 --burst 20 --keep-on-exit
+	run "$SHEDCTL" --netns "$NS_SRV" prefix add 198.19.7.0/24 critical
+	[ "$status" -eq 0 ]
+	run "$SHEDCTL" --netns "$NS_SRV" rate pin 150
+	[ "$status" -eq 0 ]
 	stop
 	stats_id=$(bpftool -j map show pinned "$PIN_DIR/stats" | jq .id)
 	counters "$BATS_TEST_TMPDIR/before"
@@ -205,6 +209,14 @@ upgrade_under_flood() {
 	[ "$after" -eq $((before + SENT)) ]
 	counters "$BATS_TEST_TMPDIR/after"
 	kept "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+	# The manual prefix and the rate pin, copied into their new maps.
+	run "$SHEDCTL" --netns "$NS_SRV" prefix list --json
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq -r '.prefixes[] | select(.prefix == "198.19.7.0/24") |
+		"\(.class) \(.origin)"')" = "critical manual" ]
+	run "$SHEDCTL" --netns "$NS_SRV" status --json --interval 100ms
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq .pinned_rate_per_sec)" = 150 ]
 }
 
 @test "an upgrade that fails at any step leaves the old program and its pins" {
