@@ -102,14 +102,16 @@ kept() {
 }
 
 # upgrade_under_flood NAME ENV...: flood 2000 SYN/s for 3 s, and 1 s into
-# it start today's shedd with the environment ENV; sets SENT, and FLOOD_LINE.
+# it start today's shedd with the environment ENV and the options
+# UPGRADE_OPTS (default --verify off); sets SENT, and FLOOD_LINE.
 upgrade_under_flood() {
 	local out="$BATS_TEST_TMPDIR/$1.flood"
 	shift
 	flood_bg "$out" 198.19.0.0/16 2000 3
 	sleep 1
-	env "$@" "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --verify off --port "$PORT" \
-		--rate 200 --burst 20 --keep-on-exit 2>>"$BATS_TEST_TMPDIR/shedd.log" &
+	# shellcheck disable=SC2086 # UPGRADE_OPTS: words
+	env "$@" "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" ${UPGRADE_OPTS:---verify off} \
+		--port "$PORT" --rate 200 --burst 20 --keep-on-exit 2>>"$BATS_TEST_TMPDIR/shedd.log" &
 	SHEDD_PID=$!
 	PIDS+=("$SHEDD_PID")
 	wait "$FLOOD_PID"
@@ -310,4 +312,36 @@ upgrade_under_flood() {
 	grep -q 'upgrade: prefix_v4: 1 entries carried over' "$BATS_TEST_TMPDIR/shedd.log"
 	run "$SHEDCTL" --netns "$NS_SRV" status --interval 100ms
 	[ "$status" -eq 0 ]
+}
+
+# tc_prog: the program id of the tc hand-off's filter on the server's veth.
+tc_prog() {
+	in_srv tc filter show dev "$IF_SRV" ingress | grep -o 'shedd_handoff.* id [0-9]*' |
+		grep -o '[0-9]*$'
+}
+
+@test "with verified admission's tc hand-off, an upgrade replaces it and a failed one puts it back" {
+	if ! old_start --port "$PORT" --rate 200 --burst 20 --keep-on-exit --handoff tc; then
+		skip "the release's tc hand-off does not load on this kernel"
+	fi
+	stop
+	old_tc=$(tc_prog)
+	[ -n "$old_tc" ]
+	old_prog=$(link_prog)
+	run timeout 20 env SHEDD_TEST_MIGRATE_FAIL=swap "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" \
+		--port "$PORT" --rate 200 --burst 20 --keep-on-exit --handoff tc
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "$(link_prog)" = "$old_prog" ]
+	[ "$(tc_prog)" = "$old_tc" ]
+	[ "$(bpftool -j prog show pinned "$PIN_DIR/handoff" | jq .id)" = "$old_tc" ]
+	before=$(syn_all)
+	UPGRADE_OPTS="--handoff tc" upgrade_under_flood verified
+	cat "$BATS_TEST_TMPDIR/shedd.log"
+	grep -q "upgraded the pins of $IF_SRV" "$BATS_TEST_TMPDIR/shedd.log"
+	[ "$(link_prog)" != "$old_prog" ]
+	[ "$(tc_prog)" != "$old_tc" ]
+	after=$(syn_all)
+	echo "# SYNs judged (verified admission): before $before, sent $SENT, after $after" >&3
+	[ "$after" -eq $((before + SENT)) ]
 }
