@@ -481,7 +481,8 @@ struct shedd_daemon_stats {
 #define SHEDD_LAYOUT_VERSION 2
 struct shedd_layout {
 	__u32 version; /* SHEDD_LAYOUT_VERSION of the daemon that wrote it */
-	__u32 _pad;
+	__u32 prog_id; /* the id of its XDP program: an upgrade cut short is
+			* told by the program in the link (user/migrate.c) */
 };
 
 #ifndef __bpf__

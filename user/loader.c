@@ -623,7 +623,12 @@ static int handoff_load(struct loader *l, const struct shedd_options *o)
 static int write_layout(struct loader *l)
 {
 	struct shedd_layout v = { .version = SHEDD_LAYOUT_VERSION };
-	__u32 zero = 0;
+	struct bpf_prog_info info;
+	__u32 zero = 0, len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (!bpf_obj_get_info_by_fd(bpf_program__fd(l->skel->progs.shedd_xdp), &info, &len))
+		v.prog_id = info.id;
 
 	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.layout), &zero, &v, BPF_ANY)) {
 		int err = -errno;

@@ -13,7 +13,7 @@
  * Two settings of the environment exist only for the tests:
  * SHEDD_TEST_MIGRATE=all replaces every pinned map as if its layout had
  * changed, and SHEDD_TEST_MIGRATE_FAIL=copy|swap|commit fails the upgrade
- * at that step.
+ * at that step (crash: exits at once after the swap, as if killed).
  */
 #include <errno.h>
 #include <limits.h>
@@ -189,6 +189,47 @@ int migrate_decide(struct loader *l)
 	return 0;
 }
 
+/* NAME_pending pins are what an upgrade left when it was cut short. If the
+ * link runs the program its pending layout record names, it was cut after
+ * its swap: they are the running maps, renamed into place now; otherwise
+ * they serve nobody. */
+static void recover_pending(struct loader *l)
+{
+	char path[PATH_MAX + 32], to[PATH_MAX + 32];
+	const struct layout_map *all;
+	struct shedd_layout v = { 0 };
+	bool commit = false;
+	__u32 zero = 0;
+	size_t i, n;
+	int fd;
+
+	all = layout_all(&n);
+	/* The layout record is pending too, or was reused (written before
+	 * the swap). */
+	path_of(path, sizeof(path), l->pin_dir, "layout", "_pending");
+	fd = l->link_fd >= 0 ? bpf_obj_get(path) : -1;
+	path_of(path, sizeof(path), l->pin_dir, "layout", "");
+	if (fd < 0 && l->link_fd >= 0)
+		fd = bpf_obj_get(path);
+	if (fd >= 0) {
+		commit = !bpf_map_lookup_elem(fd, &zero, &v) && v.prog_id &&
+			 v.prog_id == link_prog_id(l->link_fd, NULL);
+		close(fd);
+	}
+	for (i = 0; i < n; i++) {
+		path_of(path, sizeof(path), l->pin_dir, all[i].name, "_pending");
+		if (access(path, F_OK))
+			continue;
+		path_of(to, sizeof(to), l->pin_dir, all[i].name, "");
+		if (commit && !rename(path, to))
+			continue;
+		unlink(path);
+	}
+	if (commit)
+		log_notice("an upgrade of %s was cut short after its swap: its maps, which the "
+			   "running program uses, are renamed into place", l->pin_dir);
+}
+
 int migrate_plan(struct loader *l, struct bpf_map *map)
 {
 	char path[PATH_MAX + 32], msg[512];
@@ -212,6 +253,8 @@ int migrate_plan(struct loader *l, struct bpf_map *map)
 	}
 	if (!mg->version_read) {
 		mg->version_read = true;
+		if (!mg->older_path)
+			recover_pending(l);
 		/* The tc hand-off it ran, to put back if the upgrade fails. */
 		path_of(path, sizeof(path), mg->src_dir, "handoff", "");
 		mg->old_handoff_fd = bpf_obj_get(path);
@@ -571,6 +614,8 @@ int migrate_swap(struct loader *l, const struct shedd_options *o)
 		goto fail;
 	}
 	swapped = true;
+	if (fault("crash"))
+		_exit(1); /* a shedd killed between the swap and the renames */
 	if (fault("commit")) {
 		err = -ECANCELED;
 		goto fail;

@@ -252,6 +252,35 @@ upgrade_under_flood() {
 	[ "$(link_prog)" != "$old_prog" ]
 }
 
+@test "an upgrade killed between its swap and its renames is completed by the next shedd" {
+	old_start --verify off --port "$PORT" --rate 200 --burst 20 --keep-on-exit
+	run "$OLD/shedctl" --netns "$NS_SRV" prefix add 198.19.7.0/24 critical
+	[ "$status" -eq 0 ]
+	stop
+	old_prog=$(link_prog)
+	old_daemon=$(value_size daemon_stats)
+	run timeout 20 env SHEDD_TEST_MIGRATE_FAIL=crash "$SHEDD" --netns "$NS_SRV" \
+		--iface "$IF_SRV" --verify off --port "$PORT" --rate 200 --keep-on-exit
+	[ "$status" -eq 1 ]
+	crashed=$(link_prog)
+	[ "$crashed" != "$old_prog" ]
+	[ -e "$PIN_DIR/daemon_stats_pending" ]
+	shedd_start --verify off --port "$PORT" --rate 200 --burst 20
+	cat "$BATS_TEST_TMPDIR/shedd.log"
+	grep -q 'an upgrade of .* was cut short after its swap' "$BATS_TEST_TMPDIR/shedd.log"
+	[ -z "$(ls "$PIN_DIR" | grep pending)" ]
+	# Its maps are the running ones now: a plain adoption, no second upgrade.
+	run grep -c "upgraded the pins" "$BATS_TEST_TMPDIR/shedd.log"
+	[ "$output" -eq 0 ]
+	[ "$(value_size daemon_stats)" -gt "$old_daemon" ]
+	[ "$(link_prog)" != "$crashed" ]
+	run bpftool map dump pinned "$PIN_DIR/daemon_stats"
+	[[ "$output" == *'"layout_migrations": 1'* ]]
+	run "$SHEDCTL" --netns "$NS_SRV" prefix list --json
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"198.19.7.0/24"'* ]]
+}
+
 @test "shedctl refuses pins of a layout it does not know, and says so" {
 	shedd_start --verify off --port "$PORT" --rate 200 --keep-on-exit
 	stop
