@@ -550,6 +550,9 @@ int loader_attach(struct loader *l, const struct shedd_options *o)
 			tc_restore(l, o);
 			return err;
 		}
+		/* Pins without a program: theirs are carried, ours attaches. */
+		if (!l->adopted)
+			err = attach_new(l, o);
 	} else {
 		err = l->adopted ? adopt(l, o) : attach_new(l, o);
 	}

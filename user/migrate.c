@@ -376,15 +376,18 @@ out:
 }
 
 /* daemon_stats: a record of an older version becomes today's (its
- * appended fields are 0), and counts this upgrade. */
+ * appended fields are 0), and counts this upgrade; one never written (the
+ * old daemon stopped before its first tick) starts from 0 with it. */
 static void note_daemon_stats(struct migrate_map *mm)
 {
 	struct shedd_daemon_stats d;
 	int fd = bpf_map__fd(mm->map);
 	__u32 zero = 0;
 
-	if (bpf_map_lookup_elem(fd, &zero, &d) || !d.version)
+	if (bpf_map_lookup_elem(fd, &zero, &d))
 		return;
+	if (!d.version)
+		memset(&d, 0, sizeof(d));
 	d.version = SHEDD_DAEMON_STATS_VERSION;
 	d.layout_migrations++;
 	bpf_map_update_elem(fd, &zero, &d, BPF_ANY);
@@ -577,12 +580,14 @@ int migrate_swap(struct loader *l, const struct shedd_options *o)
 	struct migrate *mg = l->mig;
 	char path[PATH_MAX + 32], to[PATH_MAX + 32];
 	int prog_fd = bpf_program__fd(l->skel->progs.shedd_xdp);
-	__u32 old_id = link_prog_id(l->link_fd, NULL);
+	/* No link (pins left without a program): only the pins move, and
+	 * loader_attach() attaches afresh. */
+	bool fresh = l->link_fd < 0, swapped = false;
+	__u32 old_id = fresh ? 0 : link_prog_id(l->link_fd, NULL);
 	int i, err = 0, nrep = 0;
-	bool swapped = false;
 
 	mg->old_prog_fd = old_id ? bpf_prog_get_fd_by_id(old_id) : -1;
-	if (mg->old_prog_fd < 0) {
+	if (!fresh && mg->old_prog_fd < 0) {
 		err = -errno;
 		log_err("upgrade: find the running program of %s (id %u): %s; nothing changed",
 			o->iface, old_id, strerror(errno));
@@ -608,12 +613,12 @@ int migrate_swap(struct loader *l, const struct shedd_options *o)
 		goto fail;
 	}
 	/* One step: every packet meets the old program or the new one. */
-	if (bpf_link_update(l->link_fd, prog_fd, NULL)) {
+	if (!fresh && bpf_link_update(l->link_fd, prog_fd, NULL)) {
 		err = -errno;
 		log_err("upgrade: swap the program of %s: %s", o->iface, strerror(errno));
 		goto fail;
 	}
-	swapped = true;
+	swapped = !fresh;
 	if (fault("crash"))
 		_exit(1); /* a shedd killed between the swap and the renames */
 	if (fault("commit")) {
@@ -662,8 +667,9 @@ int migrate_swap(struct loader *l, const struct shedd_options *o)
 	if (mg->older_path)
 		remove_older(mg);
 	log_notice("upgraded the pins of %s from layout version %u to %u: %d maps of a new "
-		   "layout (their values carried over), the program swapped in one step",
-		   o->iface, mg->from_version, SHEDD_LAYOUT_VERSION, nrep);
+		   "layout (their values carried over)%s", o->iface, mg->from_version,
+		   SHEDD_LAYOUT_VERSION, nrep,
+		   fresh ? "" : ", the program swapped in one step");
 	return 0;
 fail:
 	rollback(l, swapped);

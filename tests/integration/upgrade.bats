@@ -129,6 +129,14 @@ upgrade_under_flood() {
 	flood 198.19.0.0/16 1000 1 >/dev/null
 	stop
 	xdp_attached
+	# Today's shedctl reads the release's pins (layout version 1).
+	run "$SHEDCTL" --netns "$NS_SRV" status --json --interval 100ms
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq .pinned_rate_per_sec)" = 150 ]
+	run "$SHEDCTL" --netns "$NS_SRV" prefix list --json
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"198.19.7.0/24"'* ]]
 	old_prog=$(link_prog)
 	link=$(link_id)
 	old_daemon=$(value_size daemon_stats)
@@ -276,6 +284,28 @@ upgrade_under_flood() {
 	[ "$(link_prog)" != "$crashed" ]
 	run bpftool map dump pinned "$PIN_DIR/daemon_stats"
 	[[ "$output" == *'"layout_migrations": 1'* ]]
+	run "$SHEDCTL" --netns "$NS_SRV" prefix list --json
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"198.19.7.0/24"'* ]]
+}
+
+@test "the release's pins without its program are carried over when shedd attaches afresh" {
+	old_start --verify off --port "$PORT" --rate 200 --burst 20 --keep-on-exit
+	run "$OLD/shedctl" --netns "$NS_SRV" prefix add 198.19.7.0/24 critical
+	[ "$status" -eq 0 ]
+	flood 198.19.0.0/16 1000 1 >/dev/null
+	stop
+	# The link's pin was its last holder: the program is gone, the maps stay.
+	rm "$PIN_DIR/link"
+	run xdp_attached
+	[ "$status" -ne 0 ]
+	shedd_start --verify off --port "$PORT" --rate 200 --burst 20
+	cat "$BATS_TEST_TMPDIR/shedd.log"
+	grep -q "upgraded the pins of $IF_SRV from layout version 1 to 2: 2 maps of a new layout (their values carried over)$" \
+		"$BATS_TEST_TMPDIR/shedd.log"
+	grep -q "attached to $IF_SRV" "$BATS_TEST_TMPDIR/shedd.log"
+	xdp_attached
+	[ "$(syn_all)" -eq 1000 ]
 	run "$SHEDCTL" --netns "$NS_SRV" prefix list --json
 	[ "$status" -eq 0 ]
 	[[ "$output" == *'"198.19.7.0/24"'* ]]
