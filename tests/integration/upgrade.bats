@@ -101,6 +101,15 @@ kept() {
 	return "$bad"
 }
 
+# figures BEFORE AFTER: the main counters, before and after, for the log.
+figures() {
+	local k
+	for k in packets cls.3.syn cls.3.admitted cls.3.dropped non_syn; do
+		echo "# $k: before $(awk -v n="$k" '$1 == n { print $2 }' "$1")," \
+			"after $(awk -v n="$k" '$1 == n { print $2 }' "$2")" >&3
+	done
+}
+
 # upgrade_under_flood NAME ENV...: flood 2000 SYN/s for 3 s, and 1 s into
 # it start today's shedd with the environment ENV and the options
 # UPGRADE_OPTS (default --verify off); sets SENT, and FLOOD_LINE.
@@ -161,6 +170,7 @@ upgrade_under_flood() {
 	[ "$after" -eq $((before + SENT)) ]
 	counters "$BATS_TEST_TMPDIR/after"
 	kept "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+	figures "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
 	# The manual prefix and the rate pin, through today's shedctl.
 	run "$SHEDCTL" --netns "$NS_SRV" prefix list --json
 	echo "$output"
@@ -183,6 +193,8 @@ upgrade_under_flood() {
 	run "$OLD/shedctl" --netns "$NS_SRV" prefix list --json
 	[ "$status" -eq 0 ]
 	[[ "$output" == *'"198.19.7.0/24"'* ]]
+	echo "# after: prefix $(echo "$output" | jq -c '.prefixes[]'), pinned rate" \
+		"$(echo "$new_status" | jq .pinned_rate_per_sec) SYN/s" >&3
 	# The prefix still classifies: its SYNs are critical's.
 	crit=$(bpftool map dump pinned "$PIN_DIR/stats" | jq '[.[0].values[].value.cls[1].syn] | add')
 	flood 198.19.7.0/24 100 1 >/dev/null
@@ -213,12 +225,16 @@ upgrade_under_flood() {
 		"$BATS_TEST_TMPDIR/shedd.log"
 	grep -q "upgraded the pins of $IF_SRV from layout version 2 to 2: 2[0-9] maps" \
 		"$BATS_TEST_TMPDIR/shedd.log"
+	# Carried by the carry program's atomic adds, not the fallback.
+	run grep -c 'the carry program does not run' "$BATS_TEST_TMPDIR/shedd.log"
+	[ "$output" -eq 0 ]
 	[ "$(bpftool -j map show pinned "$PIN_DIR/stats" | jq .id)" != "$stats_id" ]
 	after=$(syn_all)
 	echo "# SYNs judged: before $before, sent $SENT during the upgrade, after $after" >&3
 	[ "$after" -eq $((before + SENT)) ]
 	counters "$BATS_TEST_TMPDIR/after"
 	kept "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+	figures "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
 	# The manual prefix and the rate pin, copied into their new maps.
 	run "$SHEDCTL" --netns "$NS_SRV" prefix list --json
 	[ "$status" -eq 0 ]
