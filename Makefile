@@ -38,13 +38,16 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-BPF_OBJ := $(OUTPUT)/shedd.bpf.o $(OUTPUT)/sojourn.bpf.o $(OUTPUT)/handoff.bpf.o
-SKEL := $(OUTPUT)/shedd.skel.h $(OUTPUT)/sojourn.skel.h $(OUTPUT)/handoff.skel.h
+BPF_OBJ := $(OUTPUT)/shedd.bpf.o $(OUTPUT)/sojourn.bpf.o $(OUTPUT)/handoff.bpf.o \
+	$(OUTPUT)/carry.bpf.o
+SKEL := $(OUTPUT)/shedd.skel.h $(OUTPUT)/sojourn.skel.h $(OUTPUT)/handoff.skel.h \
+	$(OUTPUT)/carry.skel.h
 USER_SRCS := user/alloc.c user/options.c user/loader.c user/status.c user/aimd.c \
 	user/signals.c user/signal_parse.c user/sample_agg.c user/tick.c \
 	user/kernel_features.c user/probe.c user/logline.c user/config.c \
 	user/reload.c user/log.c user/service.c user/ctl.c user/ctl_state.c \
-	user/metrics.c user/metrics_http.c user/sockdiag.c user/xdptx.c
+	user/metrics.c user/metrics_http.c user/sockdiag.c user/xdptx.c user/layout.c \
+	user/migrate.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
 BIN := shedd
 CTL_BIN := shedctl
@@ -56,7 +59,7 @@ UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options 
 	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_signals $(OUTPUT)/test_spread \
 	$(OUTPUT)/test_kernel_features $(OUTPUT)/test_status $(OUTPUT)/test_auto_target \
 	$(OUTPUT)/test_logline $(OUTPUT)/test_log $(OUTPUT)/test_ctl $(OUTPUT)/test_metrics \
-	$(OUTPUT)/test_xdptx
+	$(OUTPUT)/test_xdptx $(OUTPUT)/test_layout
 XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/fuzz_xdp
 # libFuzzer targets (clang): `make test` gives each a few seconds.
 FUZZ_TESTS := $(OUTPUT)/fuzz_logline $(OUTPUT)/fuzz_config $(OUTPUT)/fuzz_options \
@@ -143,6 +146,7 @@ $(OUTPUT)/%.o: user/%.c user/*.h include/*.h | $(OUTPUT)
 
 $(OUTPUT)/loader.o: $(OUTPUT)/shedd.skel.h $(OUTPUT)/handoff.skel.h
 $(OUTPUT)/ctl.o: $(OUTPUT)/shedd.skel.h
+$(OUTPUT)/migrate.o: $(OUTPUT)/shedd.skel.h $(OUTPUT)/handoff.skel.h $(OUTPUT)/carry.skel.h
 
 $(OUTPUT)/shedctl.o: user/shedctl.c user/*.h include/*.h | $(OUTPUT)
 	$(call msg,CC,$@)
@@ -194,6 +198,10 @@ $(OUTPUT)/test_ctl: tests/test_ctl.c $(OUTPUT)/ctl_state.o $(OUTPUT)/tick.o $(OU
 		$(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
+
+$(OUTPUT)/test_layout: tests/test_layout.c $(OUTPUT)/layout.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) $(LIBBPF_LIBS) -o $@
 
 $(OUTPUT)/test_logline: tests/test_logline.c $(OUTPUT)/logline.o
 	$(call msg,TEST,$@)
@@ -330,8 +338,8 @@ fuzz: $(OUTPUT)/fuzz_xdp fuzz-logline
 
 # The sanitized daemon also runs the lifecycle integration tests (load,
 # adopt, remove; the tc hand-off's too; under a service manager, with fewer
-# capabilities; the metrics endpoint's), and the sanitized shedctl its own,
-# where a leak or an overflow fails the test.
+# capabilities; the metrics endpoint's; an upgrade), and the sanitized
+# shedctl its own, where a leak or an overflow fails the test.
 san:
 	$(Q)$(host_save)
 	$(Q)$(MAKE) --no-print-directory all
@@ -343,7 +351,7 @@ san:
 		tests/integration/lifecycle.bats tests/integration/logfeed.bats \
 		tests/integration/verify.bats tests/integration/reload.bats \
 		tests/integration/service.bats tests/integration/shedctl.bats \
-		tests/integration/metrics.bats $(host_check)
+		tests/integration/metrics.bats tests/integration/upgrade.bats $(host_check)
 
 # install: PREFIX (default /usr/local) is where the files will live,
 # DESTDIR a staging root to put them under (packaging, tests); the

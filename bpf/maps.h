@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* maps.h - the maps of the XDP program. Layouts come from include/shedd.h.
  * Userspace writes settings, ports, prefix_v4, prefix_v6, rates,
- * ctl_state, ctl_cmd, manual_v4, manual_v6 and daemon_stats; the program
+ * ctl_state, ctl_cmd, manual_v4, manual_v6, daemon_stats and layout; the program
  * writes reserve, buckets, stats, rst_budget, cookie_budget and refresh. The daemon pins every map by name.
  */
 #ifndef SHEDD_MAPS_H
@@ -110,5 +110,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct shedd_daemon_stats);
 } daemon_stats SEC(".maps");
+
+/* The version of the pinned layouts (SHEDD_LAYOUT_VERSION), for readers
+ * and upgrades; never read by the program. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shedd_layout);
+} layout SEC(".maps");
 
 #endif /* SHEDD_MAPS_H */

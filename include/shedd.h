@@ -437,8 +437,12 @@ struct shedd_manual_prefix {
  * the stats map do: an adopting shedd loads it and carries on. The program
  * never reads it. Histograms hold one count per bound of the exposition
  * (user/metrics.c, SHEDD_HIST_BOUNDS, not cumulative) and one above them.
- * version 0 means never written; another version is started afresh. */
-#define SHEDD_DAEMON_STATS_VERSION 1
+ * version 0 means never written. Version 2 appends layout_migrations to
+ * version 1 and changes none: a version 1 record is a version 2 one whose
+ * appended field is 0 (an upgrade converts it, see user/migrate.c). */
+#define SHEDD_DAEMON_STATS_VERSION 2
+#define SHEDD_DAEMON_STATS_V1_SIZE (8 + (9 + SHEDD_OVERLOAD_REASONS + SHEDD_LATENCY_REFUSALS + \
+					 3 * (SHEDD_HIST_BOUNDS + 3)) * 8)
 #define SHEDD_HIST_BOUNDS 18          /* le bounds of an exposed histogram */
 #define SHEDD_OVERLOAD_REASONS 5      /* sojourn, depth, overflow, latency, stall */
 #define SHEDD_LATENCY_REFUSALS 16     /* refused datagrams, by reason (logline.h) */
@@ -465,6 +469,27 @@ struct shedd_daemon_stats {
 	struct shedd_daemon_hist sojourn;         /* protected listeners */
 	struct shedd_daemon_hist backend_sojourn; /* --backend-port listeners */
 	struct shedd_daemon_hist latency;         /* service latency samples */
+	/* Version 2. */
+	__u64 layout_migrations; /* upgrades that carried these pins into maps
+				  * of a newer layout (user/migrate.c) */
+};
+
+/*
+ * layout: the version of the layouts of every pinned map, as one number,
+ * written by the daemon that made the pins. ARRAY with one entry; the
+ * program never reads it. Pins without it are of version 1. A reader
+ * (shedctl, an upgrading shedd) checks it, and each map's key and value
+ * sizes, before it reads a value (user/layout.c):
+ *   1: the layouts up to the one that added this map;
+ *   2: the layout map; daemon_stats version 2 (layout_migrations).
+ * A change to any pinned map's layout raises it, and user/layout.c says
+ * how a value of each older layout becomes today's.
+ */
+#define SHEDD_LAYOUT_VERSION 2
+struct shedd_layout {
+	__u32 version; /* SHEDD_LAYOUT_VERSION of the daemon that wrote it */
+	__u32 prog_id; /* the id of its XDP program: an upgrade cut short is
+			* told by the program in the link (user/migrate.c) */
 };
 
 #ifndef __bpf__
@@ -482,9 +507,9 @@ _Static_assert(sizeof(struct shedd_ctl_state) == 8 * 4 + 18 * 8 + 2 * 4, "shedd_
 _Static_assert(SHEDD_CTL_STATE_V1_SIZE == 4 * 4 + 7 * 8, "version 1 of shedd_ctl_state");
 _Static_assert(sizeof(struct shedd_ctl_cmd) == 24, "shedd_ctl_cmd is a map value");
 _Static_assert(sizeof(struct shedd_manual_prefix) == 8, "shedd_manual_prefix is a map value");
-_Static_assert(sizeof(struct shedd_daemon_stats) ==
-	       8 + (9 + SHEDD_OVERLOAD_REASONS + SHEDD_LATENCY_REFUSALS +
-		    3 * (SHEDD_HIST_BOUNDS + 3)) * 8, "shedd_daemon_stats is a map value");
+_Static_assert(sizeof(struct shedd_daemon_stats) == SHEDD_DAEMON_STATS_V1_SIZE + 8,
+	       "shedd_daemon_stats is a map value");
+_Static_assert(sizeof(struct shedd_layout) == 8, "shedd_layout is a map value");
 _Static_assert(sizeof(struct shedd_lpm_v4) == 8, "LPM key");
 _Static_assert(sizeof(struct shedd_lpm_v6) == 20, "LPM key");
 #endif

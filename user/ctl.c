@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* ctl.c - the daemon reads what an operator wrote into the pins with
  * shedctl: the rate pin each tick, the manual prefixes at start and after a
- * reload; and converts the ctl_state of an older shedd it adopts.
+ * reload. (An older ctl_state is converted with every other map by an
+ * upgrade, user/migrate.c.)
  */
 #include <errno.h>
 #include <limits.h>
@@ -104,59 +105,4 @@ int loader_apply_manual_prefixes(struct loader *l)
 	int err = apply_family(l, AF_INET);
 
 	return err ? err : apply_family(l, AF_INET6);
-}
-
-int ctl_migrate_begin(const char *pin_dir, struct shedd_ctl_state *old, bool *have)
-{
-	char path[PATH_MAX + 32], buf[4096];
-	struct bpf_map_info info;
-	__u32 len = sizeof(info), zero = 0;
-	int fd, err = 0;
-
-	*have = false;
-	memset(old, 0, sizeof(*old));
-	snprintf(path, sizeof(path), "%s/ctl_state", pin_dir);
-	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return 0; /* nothing pinned: a fresh start */
-	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
-		err = -errno;
-		goto out;
-	}
-	if (info.value_size == sizeof(*old))
-		goto out; /* today's layout: reused as it is */
-	if (info.value_size > sizeof(buf) || bpf_map_lookup_elem(fd, &zero, buf))
-		log_warn("the pinned controller state (%u bytes) cannot be read; "
-			 "the controller starts afresh", info.value_size);
-	else if (info.value_size < sizeof(*old)) {
-		/* An older layout: a prefix of today's, see shedd.h. */
-		memcpy(old, buf, info.value_size);
-		*have = old->version != 0;
-	} else {
-		log_warn("the pinned controller state comes from a newer shedd "
-			 "(%u bytes); the controller starts afresh", info.value_size);
-	}
-	if (unlink(path)) {
-		err = -errno;
-		log_err("replace the pinned controller state %s: %s", path, strerror(errno));
-	}
-out:
-	close(fd);
-	return err;
-}
-
-int ctl_migrate_finish(struct loader *l, const struct shedd_ctl_state *old, bool have)
-{
-	int err;
-
-	if (!have)
-		return 0;
-	err = loader_write_ctl(l, old);
-	if (err)
-		log_err("write the converted controller state: %s", strerror(-err));
-	else
-		log_notice("controller state of version %u converted to version %u",
-			   old->version, SHEDD_CTL_STATE_VERSION);
-	return err;
 }

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* ctl.h - the daemon's side of the operator's commands, over the pinned
- * maps: the rate pin (ctl_cmd), the manual prefixes (manual_v4/manual_v6),
- * and the conversion of a ctl_state pinned by an older shedd.
+ * maps: the rate pin (ctl_cmd) and the manual prefixes (manual_v4/manual_v6).
  */
 #ifndef SHEDD_CTL_H
 #define SHEDD_CTL_H
@@ -30,16 +29,5 @@ void ctl_manual_forget_config(struct loader *l, int family);
  * configured prefixes are written, at start and after a reload. 0 or a
  * negative errno (a line on stderr says which). */
 int loader_apply_manual_prefixes(struct loader *l);
-
-/*
- * A ctl_state pinned by an older shedd has a smaller value (version 1) and
- * cannot be reused by the loader as it is. Before the load,
- * ctl_migrate_begin() reads its record into @old (zeroed beyond it) and
- * removes that pin, so the load makes a new map; ctl_migrate_finish()
- * writes @old into it. *@have says whether there was one. 0 or a negative
- * errno (a record it cannot read is dropped, with a line, not an error).
- */
-int ctl_migrate_begin(const char *pin_dir, struct shedd_ctl_state *old, bool *have);
-int ctl_migrate_finish(struct loader *l, const struct shedd_ctl_state *old, bool have);
 
 #endif /* SHEDD_CTL_H */

@@ -34,6 +34,7 @@
 #include "handoff.skel.h"
 #include "loader.h"
 #include "log.h"
+#include "migrate.h"
 #include "service.h"
 #include "probe.h"
 #include "shedd.skel.h"
@@ -53,7 +54,7 @@ static const char *const pinned_names[] = {
 	"settings", "ports", "prefix_v4", "prefix_v6", "rates", "reserve", "buckets", "stats",
 	"rst_budget", "ctl_state", "cookie_budget", "refresh", "mss_cache", "proven",
 	"handoff_stats", "handoff", "ctl_cmd", "manual_v4", "manual_v6", "daemon_stats",
-	"closing",
+	"closing", "layout",
 };
 
 static int enter_netns(const char *name)
@@ -149,8 +150,15 @@ static void unpin_all(const char *dir, int dir_fd)
 	if (dir_fd < 0 || unlinkat(dir_fd, "link", 0))
 		unlink(path);
 	for (i = 0; i < sizeof(pinned_names) / sizeof(pinned_names[0]); i++) {
+		char pending[64];
+
 		pin_path(path, sizeof(path), dir, pinned_names[i]);
 		if (dir_fd < 0 || unlinkat(dir_fd, pinned_names[i], 0))
+			unlink(path);
+		/* And what an upgrade that was cut short left (migrate.c). */
+		snprintf(pending, sizeof(pending), "%s_pending", pinned_names[i]);
+		pin_path(path, sizeof(path), dir, pending);
+		if (dir_fd < 0 || unlinkat(dir_fd, pending, 0))
 			unlink(path);
 	}
 	if (dir_fd >= 0 && base)
@@ -535,15 +543,55 @@ static int adopt(struct loader *l, const struct shedd_options *o)
 	return 0;
 }
 
+/* An upgrade failed after our tc hand-off was attached: put back the one
+ * the running shedd had, or take ours away if it had none. */
+static void tc_restore(struct loader *l, const struct shedd_options *o)
+{
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = SHEDD_TC_HANDLE, .priority = SHEDD_TC_PRIORITY,
+		    .flags = BPF_TC_F_REPLACE);
+	int old = migrate_old_handoff_fd(l), err;
+	char path[PATH_MAX + 32];
+	struct bpf_tc_hook hook;
+
+	if (!l->handoff)
+		return;
+	if (old < 0) {
+		if ((err = tc_detach_ours(l->ifindex, handoff_id(l))))
+			log_err("detach the tc hand-off from %s: %s", o->iface, strerror(-err));
+		return;
+	}
+	tc_hook_of(&hook, l->ifindex);
+	opts.prog_fd = old;
+	if ((err = bpf_tc_attach(&hook, &opts)))
+		log_err("put back the running tc hand-off of %s: %s", o->iface, strerror(-err));
+	pin_path(path, sizeof(path), l->pin_dir, "handoff");
+	unlink(path);
+	if (bpf_obj_pin(old, path))
+		log_err("pin the running tc hand-off back at %s: %s", path, strerror(errno));
+}
+
 int loader_attach(struct loader *l, const struct shedd_options *o)
 {
 	int err = 0;
 
 	/* The hand-off first: our XDP program may answer SYNs with cookies as
 	 * soon as it runs, and their ACKs need the hand-off. */
-	if (l->handoff && (err = tc_attach(l, o)))
+	if (l->handoff && (err = tc_attach(l, o))) {
+		if (migrate_needed(l))
+			tc_restore(l, o);
 		return err;
-	err = l->adopted ? adopt(l, o) : attach_new(l, o);
+	}
+	if (migrate_needed(l)) {
+		if ((err = migrate_swap(l, o))) {
+			tc_restore(l, o);
+			return err;
+		}
+		/* Pins without a program: theirs are carried, ours attaches. */
+		if (!l->adopted)
+			err = attach_new(l, o);
+	} else {
+		err = l->adopted ? adopt(l, o) : attach_new(l, o);
+	}
 	if (err)
 		return err;
 	l->attached = true;
@@ -588,7 +636,6 @@ static int handoff_load(struct loader *l, const struct shedd_options *o)
 	struct {
 		struct bpf_map *mine, *xdp;
 	} shared[6];
-	char path[PATH_MAX + 32];
 	size_t i;
 	int err;
 
@@ -604,9 +651,8 @@ static int handoff_load(struct loader *l, const struct shedd_options *o)
 	for (i = 0; i < sizeof(shared) / sizeof(shared[0]); i++)
 		if ((err = bpf_map__reuse_fd(shared[i].mine, bpf_map__fd(shared[i].xdp))))
 			return print_libbpf_error("share the maps with the tc hand-off", err);
-	pin_path(path, sizeof(path), l->pin_dir, "handoff_stats");
-	if ((err = bpf_map__set_pin_path(l->handoff->maps.handoff_stats, path)))
-		return print_libbpf_error("set pin path", err);
+	if ((err = migrate_plan(l, l->handoff->maps.handoff_stats)) || (err = migrate_decide(l)))
+		return err;
 	err = handoff_bpf__load(l->handoff);
 	if (err) {
 		print_libbpf_error("load the tc hand-off", err);
@@ -642,13 +688,31 @@ static int adopt_mode(struct loader *l, const struct shedd_options *o)
 	return -EEXIST;
 }
 
+/* The layout version of the pins this program makes or reuses. */
+static int write_layout(struct loader *l)
+{
+	struct shedd_layout v = { .version = SHEDD_LAYOUT_VERSION };
+	struct bpf_prog_info info;
+	__u32 zero = 0, len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (!bpf_obj_get_info_by_fd(bpf_program__fd(l->skel->progs.shedd_xdp), &info, &len))
+		v.prog_id = info.id;
+
+	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.layout), &zero, &v, BPF_ANY)) {
+		int err = -errno;
+
+		log_err("write the layout version: %s", strerror(errno));
+		return err;
+	}
+	return 0;
+}
+
 int loader_open(struct loader *l, const struct shedd_options *o)
 {
 	char path[PATH_MAX + 32];
-	struct shedd_ctl_state old_ctl;
 	struct bpf_map *map;
 	int err, link_fd = -1;
-	bool have_old_ctl;
 
 	memset(l, 0, sizeof(*l));
 	l->link_fd = -1;
@@ -702,6 +766,9 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 		if ((err = adopt_mode(l, o)))
 			goto fail;
 	}
+	/* Or one an older shedd pinned at the older path. */
+	if ((err = migrate_find_older(l, o)))
+		goto fail;
 
 	if ((err = verify_setup(l, o)))
 		goto fail;
@@ -715,20 +782,18 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 	/* The cookie helpers in the program's code only where the kernel
 	 * has them: without them the program loads and charges every SYN. */
 	l->skel->rodata->verify_enabled = l->features.cookie_helpers;
-	/* Reuse the maps of a running shedd (libbpf checks their layout), or
-	 * pin new ones there. */
+	/* Reuse the maps of a running shedd where their layout is today's,
+	 * pin new ones there, or, for an upgrade, make maps of today's layout
+	 * to carry the running shedd's values into (migrate.c). */
 	bpf_object__for_each_map(map, l->skel->obj) {
 		/* A scratch map holds nothing between packets: each program
 		 * has its own, unpinned. */
 		if (bpf_map__is_internal(map) || map == l->skel->maps.reply_scratch)
 			continue;
-		pin_path(path, sizeof(path), l->pin_dir, bpf_map__name(map));
-		if ((err = bpf_map__set_pin_path(map, path))) {
-			print_libbpf_error("set pin path", err);
+		if ((err = migrate_plan(l, map)))
 			goto fail;
-		}
 	}
-	if ((err = ctl_migrate_begin(l->pin_dir, &old_ctl, &have_old_ctl)))
+	if ((err = migrate_decide(l)))
 		goto fail;
 	err = shedd_bpf__load(l->skel);
 	if (err) {
@@ -741,9 +806,11 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 			log_info("run with -v for the verifier log");
 		goto fail;
 	}
-	if ((err = ctl_migrate_finish(l, &old_ctl, have_old_ctl)))
-		goto fail;
 	if (l->plan.enabled && l->plan.handoff == SHEDD_HANDOFF_TC && (err = handoff_load(l, o)))
+		goto fail;
+	/* An upgrade: the running shedd's values into the new maps, while its
+	 * program sheds. */
+	if ((err = migrate_copy(l)) || (err = write_layout(l)))
 		goto fail;
 	return 0;
 fail:
@@ -1023,6 +1090,7 @@ void loader_close(struct loader *l, bool keep)
 	l->handoff = NULL;
 	shedd_bpf__destroy(l->skel);
 	l->skel = NULL;
+	migrate_free(l);
 	if (!keep && l->pin_dir[0])
 		unpin_all(l->pin_dir, l->lock_fd);
 	/* Last: the interface is free only once the pins are settled. */

@@ -17,6 +17,7 @@
 
 #include "ctl.h"
 #include "loader.h"
+#include "migrate.h"
 #include "log.h"
 #include "metrics.h"
 #include "options.h"
@@ -604,6 +605,15 @@ static int run(struct shedd_options *o)
 	if ((err = loader_attach(&d.l, o)))
 		goto out;
 	started = true;
+	/* An upgrade carried the old program's counters in at the swap: the
+	 * first tick counts from them. */
+	if (migrate_needed(&d.l)) {
+		if ((err = loader_read_stats(&d.l, d.prev))) {
+			log_err("read stats: %s", strerror(-err));
+			goto out;
+		}
+		stats_sum(d.prev, n, &d.status_prev);
+	}
 	if ((err = loader_mark_time_wait(&d.l, o)) < 0)
 		log_warn("could not list the flows in TIME_WAIT (%s): a client reusing the port "
 			 "of one within the minute may get a cookie it cannot use", strerror(-err));

@@ -352,6 +352,9 @@ static void controller_families(struct out *o)
 	counter1(o, "shedd_ticks_total", "Control ticks run.", s->d.ticks);
 	counter1(o, "shedd_ticks_skipped_total",
 		 "Control ticks skipped after a stall of the daemon.", s->d.ticks_skipped);
+	counter1(o, "shedd_layout_migrations_total",
+		 "Upgrades that carried the pins into maps of a newer layout.",
+		 s->d.layout_migrations);
 }
 
 static void signal_families(struct out *o)

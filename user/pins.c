@@ -159,9 +159,8 @@ int pins_open(struct pins *p, const char *dir, char *err, size_t errlen)
 		{ &p->manual_fd[0], "manual_v4", false }, { &p->manual_fd[1], "manual_v6", false },
 		{ &p->settings_fd, "settings", false },
 	};
-	struct bpf_map_info info;
-	__u32 len = sizeof(info);
 	size_t i;
+	int ret;
 
 	memset(p, 0, sizeof(*p));
 	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
@@ -170,7 +169,11 @@ int pins_open(struct pins *p, const char *dir, char *err, size_t errlen)
 	p->ncpus = libbpf_num_possible_cpus();
 	if (p->ncpus <= 0)
 		return fail(err, errlen, -EIO, "count possible CPUs: %s", strerror(-p->ncpus));
+	/* The layout first: nothing is read from pins of a newer one. */
+	if ((ret = layout_version(dir, &p->layout_version, err, errlen)))
+		return ret;
 	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		struct layout_fit fit;
 		int fd = open_map(dir, maps[i].name, maps[i].required, err, errlen);
 
 		if (fd < -1) {
@@ -178,23 +181,18 @@ int pins_open(struct pins *p, const char *dir, char *err, size_t errlen)
 			return fd;
 		}
 		*maps[i].fd = fd;
-	}
-	if (p->ctl_state_fd >= 0) {
-		memset(&info, 0, sizeof(info));
-		if (bpf_obj_get_info_by_fd(p->ctl_state_fd, &info, &len)) {
-			int ret = fail(err, errlen, -errno, "inspect %s/ctl_state: %s", dir,
-				       strerror(errno));
-
+		if (fd < 0)
+			continue;
+		if ((ret = layout_check(fd, layout_find(maps[i].name), dir, &fit, err, errlen))) {
 			pins_close(p);
 			return ret;
 		}
-		p->ctl_state_size = info.value_size;
-	}
-	if (p->settings_fd >= 0) {
-		memset(&info, 0, sizeof(info));
-		len = sizeof(info);
-		if (!bpf_obj_get_info_by_fd(p->settings_fd, &info, &len))
-			p->settings_size = info.value_size;
+		if (maps[i].fd == &p->stats_fd)
+			p->stats_fit = fit;
+		else if (maps[i].fd == &p->ctl_state_fd)
+			p->ctl_state_fit = fit;
+		else if (maps[i].fd == &p->settings_fd)
+			p->settings_size = fit.value_size;
 	}
 	return 0;
 }
@@ -234,8 +232,13 @@ bool pins_daemon_running(const struct pins *p)
 
 int pins_read_stats(struct pins *p, struct shedd_stats *sum, char *err, size_t errlen)
 {
-	struct shedd_stats *percpu = calloc((size_t)p->ncpus, sizeof(*percpu));
+	/* One value per CPU, of the pinned map's size, which layout_check()
+	 * found this build can read. */
+	size_t stride = layout_percpu_stride(p->stats_fit.value_size);
+	__u8 *percpu = calloc((size_t)p->ncpus, stride);
 	const size_t words = sizeof(*sum) / sizeof(__u64);
+	const struct layout_map *m = layout_find("stats");
+	struct shedd_stats one;
 	__u32 zero = 0;
 	int i, ret = 0;
 	size_t w;
@@ -247,9 +250,11 @@ int pins_read_stats(struct pins *p, struct shedd_stats *sum, char *err, size_t e
 		ret = fail(err, errlen, -errno, "read %s/stats: %s", p->dir, strerror(errno));
 	} else {
 		/* Every field is a __u64 counter. */
-		for (i = 0; i < p->ncpus; i++)
+		for (i = 0; i < p->ncpus; i++) {
+			layout_convert(m, &p->stats_fit, percpu + (size_t)i * stride, &one);
 			for (w = 0; w < words; w++)
-				((__u64 *)sum)[w] += ((const __u64 *)&percpu[i])[w];
+				((__u64 *)sum)[w] += ((const __u64 *)&one)[w];
+		}
 	}
 	free(percpu);
 	return ret;
@@ -273,21 +278,18 @@ int pins_read_rates(struct pins *p, __u64 rate_per_sec[SHEDD_NR_CLASSES], char *
 
 int pins_read_ctl(struct pins *p, struct shedd_ctl_state *st, char *err, size_t errlen)
 {
-	__u8 buf[4096];
+	__u8 buf[sizeof(*st)];
 	__u32 zero = 0;
 
 	memset(st, 0, sizeof(*st));
-	if (p->ctl_state_fd < 0 || !p->ctl_state_size)
+	if (p->ctl_state_fd < 0)
 		return fail(err, errlen, -ENOENT, "no controller state in %s", p->dir);
-	if (p->ctl_state_size > sizeof(buf))
-		return fail(err, errlen, -EINVAL, "%s/ctl_state: a record of %u bytes",
-			    p->dir, p->ctl_state_size);
+	/* layout_check() let through only sizes up to today's. */
 	if (bpf_map_lookup_elem(p->ctl_state_fd, &zero, buf))
 		return fail(err, errlen, -errno, "read %s/ctl_state: %s", p->dir,
 			    strerror(errno));
-	/* An older record is a prefix of today's; a newer one has today's
-	 * fields first. */
-	memcpy(st, buf, p->ctl_state_size < sizeof(*st) ? p->ctl_state_size : sizeof(*st));
+	/* An older record is a prefix of today's. */
+	layout_convert(layout_find("ctl_state"), &p->ctl_state_fit, buf, st);
 	if (!st->version)
 		return fail(err, errlen, -ENOENT, "the controller state was never written");
 	return 0;

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+#include "layout.h"
 #include "options.h"
 
 struct pins {
@@ -18,8 +19,9 @@ struct pins {
 	int ncpus;
 	int stats_fd, rates_fd, ctl_state_fd, ctl_cmd_fd, settings_fd;
 	int prefix_fd[2], manual_fd[2]; /* [0] IPv4, [1] IPv6 */
-	__u32 ctl_state_size;           /* the pinned record's size (older: smaller) */
 	__u32 settings_size;            /* the pinned settings record's size */
+	__u32 layout_version;           /* of the pins (layout.h) */
+	struct layout_fit stats_fit, ctl_state_fit; /* how their values read */
 };
 
 /* Enter the network namespace /run/netns/@netns ("" or NULL: stay). */
@@ -34,7 +36,10 @@ int pins_find(char *dir, size_t len, const char *iface, char *iface_out, size_t 
 
 /* Open the maps under @dir. The stats map must be there; ctl_state,
  * ctl_cmd and the manual maps may be missing (an older shedd): their fd is
- * -1. */
+ * -1. Every map is checked against the layouts this build knows
+ * (layout_check()) before anything is read: pins of a newer layout
+ * version, or a map of an unknown layout, give -EPROTO and a message that
+ * says so. */
 int pins_open(struct pins *p, const char *dir, char *err, size_t errlen);
 void pins_close(struct pins *p);
 

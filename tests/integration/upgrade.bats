@@ -1,0 +1,422 @@
+#!/usr/bin/env bats
+# upgrade.bats - a new shedd takes over from the previous release without a
+# gap: the release's shedd (built from git, commit UPGRADE_FROM) runs on the
+# testbed with a manual prefix and a rate pin made by its own shedctl, and
+# today's shedd replaces it under a SYN flood. Every SYN of the flood is
+# judged (the program's SYN counter grows by exactly what was sent, the link
+# never changes), no counter goes back, the prefix and the pin stay, and the
+# shedctl of either release reads the pins or refuses them. A failure
+# injected at each step of the upgrade leaves the old program and its pins.
+#
+# The flood is spoofed: shedd runs with --verify off, so that every SYN is
+# charged and counted in cls[].syn (verified.bats tests cookies).
+
+load lib
+
+# The commit main was at before layouts were versioned: the last release.
+UPGRADE_FROM=${UPGRADE_FROM:-6fa4655}
+# A release from before the pins moved under ns:INODE/ (and before verified
+# admission changed the per-class counters).
+UPGRADE_FROM_OLDER_PATH=${UPGRADE_FROM_OLDER_PATH:-1bd3075}
+SHEDCTL=${SHEDCTL:-$ROOT/shedctl}
+
+setup_file() {
+	export OLD="$BATS_FILE_TMPDIR/old"
+	if ! git -C "$ROOT" cat-file -e "$UPGRADE_FROM^{commit}" 2>/dev/null; then
+		export OLD_MISSING="the repository has no commit $UPGRADE_FROM (a shallow clone?)"
+		return 0
+	fi
+	export OLD0="$BATS_FILE_TMPDIR/old0"
+	build_release "$UPGRADE_FROM" "$OLD" shedd shedctl
+	build_release "$UPGRADE_FROM_OLDER_PATH" "$OLD0" shedd
+}
+
+# build_release COMMIT DIR TARGETS...: the tree of COMMIT from git, built.
+build_release() {
+	local commit=$1 dir=$2
+	shift 2
+	mkdir -p "$dir"
+	git -C "$ROOT" archive "$commit" | tar -x -C "$dir"
+	make -C "$dir" -j2 "$@" >"$dir.log" 2>&1 || {
+		echo "building $commit failed:" >&3
+		tail -20 "$dir.log" >&3
+		return 1
+	}
+}
+
+setup() {
+	[ -z "${OLD_MISSING:-}" ] || skip "$OLD_MISSING"
+	testbed_up
+	listener_start
+}
+
+teardown() {
+	[ -z "${OLD_MISSING:-}" ] || return 0
+	testbed_down
+	# The older path of this testbed's interface (its name is the testbed's).
+	[ -z "${OLDER_DIR:-}" ] || rm -rf "$OLDER_DIR"
+}
+
+# old_start ARGS: the release's shedd, through the testbed's shedd_start.
+old_start() {
+	SHEDD="$OLD/shedd" shedd_start "$@"
+}
+
+# stop: SIGTERM to a shedd started with --keep-on-exit: its program stays.
+stop() {
+	kill -TERM "$SHEDD_PID"
+	wait "$SHEDD_PID"
+}
+
+link_prog() { bpftool -j link show pinned "$PIN_DIR/link" | jq .prog_id; }
+link_id() { bpftool -j link show pinned "$PIN_DIR/link" | jq .id; }
+value_size() { bpftool -j map show pinned "$PIN_DIR/$1" | jq .bytes_value; }
+
+# syn_all: cls[].syn summed over classes and CPUs.
+syn_all() {
+	bpftool map dump pinned "$PIN_DIR/stats" | jq '[.[0].values[].value.cls[].syn] | add'
+}
+
+# counters FILE [DIR]: every counter of the stats map, summed over CPUs, one
+# "name value" a line (class counters as cls.N.name).
+counters() {
+	bpftool map dump pinned "${2:-$PIN_DIR}/stats" | jq -r '
+		[.[0].values[].value] as $v
+		| ($v[0] | keys_unsorted | map(select(. != "cls"))) as $g
+		| ([$g[] as $k | "\($k) \([$v[][$k]] | add)"]
+		   + [range(4) as $c | ($v[0].cls[0] | keys_unsorted)[] as $k
+		      | "cls.\($c).\($k) \([$v[].cls[$c][$k]] | add)"])[]' >"$1"
+}
+
+# kept BEFORE AFTER: every counter of BEFORE is in AFTER and not smaller.
+kept() {
+	local name v now bad=0
+	while read -r name v; do
+		now=$(awk -v n="$name" '$1 == n { print $2 }' "$2")
+		if [ -z "$now" ] || [ "$now" -lt "$v" ]; then
+			echo "counter $name: before $v, after ${now:-missing}" >&2
+			bad=1
+		fi
+	done <"$1"
+	return "$bad"
+}
+
+# figures BEFORE AFTER: the main counters, before and after, for the log.
+figures() {
+	local k
+	for k in packets cls.3.syn cls.3.admitted cls.3.dropped non_syn; do
+		echo "# $k: before $(awk -v n="$k" '$1 == n { print $2 }' "$1")," \
+			"after $(awk -v n="$k" '$1 == n { print $2 }' "$2")" >&3
+	done
+}
+
+# upgrade_under_flood NAME ENV...: flood 2000 SYN/s for 3 s, and 1 s into
+# it start today's shedd with the environment ENV and the options
+# UPGRADE_OPTS (default --verify off); sets SENT, and FLOOD_LINE.
+upgrade_under_flood() {
+	local out="$BATS_TEST_TMPDIR/$1.flood"
+	shift
+	flood_bg "$out" 198.19.0.0/16 2000 3
+	sleep 1
+	# shellcheck disable=SC2086 # UPGRADE_OPTS: words
+	env "$@" "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" ${UPGRADE_OPTS:---verify off} \
+		--port "$PORT" --rate 200 --burst 20 --keep-on-exit 2>>"$BATS_TEST_TMPDIR/shedd.log" &
+	SHEDD_PID=$!
+	PIDS+=("$SHEDD_PID")
+	wait "$FLOOD_PID"
+	FLOOD_LINE=$(cat "$out")
+	SENT=$(field sent "$FLOOD_LINE")
+	echo "flood: $FLOOD_LINE"
+}
+
+@test "an upgrade from the last release under a SYN flood judges every SYN and keeps counters, prefixes and the rate pin" {
+	old_start --verify off --port "$PORT" --rate 200 --burst 20 --keep-on-exit
+	run "$OLD/shedctl" --netns "$NS_SRV" prefix add 198.19.7.0/24 critical
+	[ "$status" -eq 0 ]
+	run "$OLD/shedctl" --netns "$NS_SRV" rate pin 150
+	[ "$status" -eq 0 ]
+	flood 198.19.0.0/16 1000 1 >/dev/null
+	stop
+	xdp_attached
+	# Today's shedctl reads the release's pins (layout version 1).
+	run "$SHEDCTL" --netns "$NS_SRV" status --json --interval 100ms
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq .pinned_rate_per_sec)" = 150 ]
+	run "$SHEDCTL" --netns "$NS_SRV" prefix list --json
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"198.19.7.0/24"'* ]]
+	old_prog=$(link_prog)
+	link=$(link_id)
+	old_daemon=$(value_size daemon_stats)
+	counters "$BATS_TEST_TMPDIR/before"
+	before=$(syn_all)
+	[ "$before" -eq 1000 ]
+
+	upgrade_under_flood upgrade
+	cat "$BATS_TEST_TMPDIR/shedd.log"
+	wait_for "the new shedd adopted" 5 grep -q 'adopted the running shedd' \
+		"$BATS_TEST_TMPDIR/shedd.log"
+	grep -q "upgraded the pins of $IF_SRV from layout version 1 to 2" \
+		"$BATS_TEST_TMPDIR/shedd.log"
+	# One link all along, another program in it: the swap, not a gap.
+	[ "$(link_id)" = "$link" ]
+	[ "$(link_prog)" != "$old_prog" ]
+	[ "$(value_size daemon_stats)" -gt "$old_daemon" ]
+	# Every SYN sent was judged by one program or the other.
+	after=$(syn_all)
+	echo "# SYNs judged: before $before, sent $SENT during the upgrade, after $after" >&3
+	[ "$SENT" -ge 5000 ]
+	[ "$after" -eq $((before + SENT)) ]
+	counters "$BATS_TEST_TMPDIR/after"
+	kept "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+	figures "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+	# The manual prefix and the rate pin, through today's shedctl.
+	run "$SHEDCTL" --netns "$NS_SRV" prefix list --json
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq -r '.prefixes[] | select(.prefix == "198.19.7.0/24") |
+		"\(.class) \(.origin)"')" = "critical manual" ]
+	run "$SHEDCTL" --netns "$NS_SRV" status --json --interval 100ms
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq .pinned)" = true ]
+	[ "$(echo "$output" | jq .pinned_rate_per_sec)" = 150 ]
+	new_status=$output
+	grep -q 'rate pinned at 150 SYN/s' "$BATS_TEST_TMPDIR/shedd.log"
+	# The release's shedctl reads today's pins alike.
+	run "$OLD/shedctl" --netns "$NS_SRV" status --json --interval 100ms
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq .pinned_rate_per_sec)" = 150 ]
+	[ "$(echo "$output" | jq .limit_per_sec)" = "$(echo "$new_status" | jq .limit_per_sec)" ]
+	run "$OLD/shedctl" --netns "$NS_SRV" prefix list --json
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"198.19.7.0/24"'* ]]
+	echo "# after: prefix $(echo "$output" | jq -c '.prefixes[]'), pinned rate" \
+		"$(echo "$new_status" | jq .pinned_rate_per_sec) SYN/s" >&3
+	# The prefix still classifies: its SYNs are critical's.
+	crit=$(bpftool map dump pinned "$PIN_DIR/stats" | jq '[.[0].values[].value.cls[1].syn] | add')
+	flood 198.19.7.0/24 100 1 >/dev/null
+	[ "$(bpftool map dump pinned "$PIN_DIR/stats" | jq '[.[0].values[].value.cls[1].syn] | add')" \
+		-eq $((crit + 100)) ]
+	run bpftool map dump pinned "$PIN_DIR/daemon_stats"
+	[[ "$output" == *'"layout_migrations": 1'* ]]
+	[ -z "$(ls "$PIN_DIR" | grep pending)" ]
+}
+
+@test "an upgrade that replaces every map, stats too, carries the counters made up to the swap" {
+	old_start --verify off --port "$PORT" --rate 200 --burst 20 --keep-on-exit
+	flood 198.19.0.0/16 1000 1 >/dev/null
+	stop
+	# Today's shedd first (layout 2), then one that replaces every map.
+	shedd_start --verify off --port "$PORT" --rate 200 --burst 20 --keep-on-exit
+	run "$SHEDCTL" --netns "$NS_SRV" prefix add 198.19.7.0/24 critical
+	[ "$status" -eq 0 ]
+	run "$SHEDCTL" --netns "$NS_SRV" rate pin 150
+	[ "$status" -eq 0 ]
+	stop
+	stats_id=$(bpftool -j map show pinned "$PIN_DIR/stats" | jq .id)
+	counters "$BATS_TEST_TMPDIR/before"
+	before=$(syn_all)
+	upgrade_under_flood all SHEDD_TEST_MIGRATE=all
+	cat "$BATS_TEST_TMPDIR/shedd.log"
+	wait_for "the new shedd adopted" 5 grep -q 'adopted the running shedd' \
+		"$BATS_TEST_TMPDIR/shedd.log"
+	grep -q "upgraded the pins of $IF_SRV from layout version 2 to 2: 2[0-9] maps" \
+		"$BATS_TEST_TMPDIR/shedd.log"
+	# Carried by the carry program's atomic adds, not the fallback.
+	run grep -c 'the carry program does not run' "$BATS_TEST_TMPDIR/shedd.log"
+	[ "$output" -eq 0 ]
+	[ "$(bpftool -j map show pinned "$PIN_DIR/stats" | jq .id)" != "$stats_id" ]
+	after=$(syn_all)
+	echo "# SYNs judged: before $before, sent $SENT during the upgrade, after $after" >&3
+	[ "$after" -eq $((before + SENT)) ]
+	counters "$BATS_TEST_TMPDIR/after"
+	kept "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+	figures "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+	# The manual prefix and the rate pin, copied into their new maps.
+	run "$SHEDCTL" --netns "$NS_SRV" prefix list --json
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq -r '.prefixes[] | select(.prefix == "198.19.7.0/24") |
+		"\(.class) \(.origin)"')" = "critical manual" ]
+	run "$SHEDCTL" --netns "$NS_SRV" status --json --interval 100ms
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq .pinned_rate_per_sec)" = 150 ]
+}
+
+@test "an upgrade that fails at any step leaves the old program and its pins" {
+	old_start --verify off --port "$PORT" --rate 200 --burst 20 --keep-on-exit
+	run "$OLD/shedctl" --netns "$NS_SRV" prefix add 198.19.7.0/24 critical
+	[ "$status" -eq 0 ]
+	stop
+	old_prog=$(link_prog)
+	old_daemon=$(value_size daemon_stats)
+	for step in copy swap commit; do
+		before=$(syn_all)
+		run timeout 20 env SHEDD_TEST_MIGRATE_FAIL=$step "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" \
+			--verify off --port "$PORT" --rate 200 --burst 20 --keep-on-exit
+		echo "$step: $output"
+		[ "$status" -eq 3 ]
+		[[ "$output" == *"failing at step '$step'"* ]]
+		[ "$(link_prog)" = "$old_prog" ]
+		[ "$(value_size daemon_stats)" = "$old_daemon" ]
+		[ ! -e "$PIN_DIR/layout" ]
+		[ -z "$(ls "$PIN_DIR" | grep pending)" ]
+		# The old program still judges, with its maps.
+		line=$(flood 198.19.0.0/16 500 1)
+		[ "$(syn_all)" -eq $((before + $(field sent "$line"))) ]
+		run "$OLD/shedctl" --netns "$NS_SRV" prefix list --json
+		[ "$status" -eq 0 ]
+		[[ "$output" == *'"198.19.7.0/24"'* ]]
+	done
+	# And then the upgrade goes through.
+	shedd_start --verify off --port "$PORT" --rate 200 --burst 20
+	grep -q "upgraded the pins of $IF_SRV" "$BATS_TEST_TMPDIR/shedd.log"
+	[ "$(link_prog)" != "$old_prog" ]
+}
+
+@test "an upgrade killed between its swap and its renames is completed by the next shedd" {
+	old_start --verify off --port "$PORT" --rate 200 --burst 20 --keep-on-exit
+	run "$OLD/shedctl" --netns "$NS_SRV" prefix add 198.19.7.0/24 critical
+	[ "$status" -eq 0 ]
+	stop
+	old_prog=$(link_prog)
+	old_daemon=$(value_size daemon_stats)
+	run timeout 20 env SHEDD_TEST_MIGRATE_FAIL=crash "$SHEDD" --netns "$NS_SRV" \
+		--iface "$IF_SRV" --verify off --port "$PORT" --rate 200 --keep-on-exit
+	[ "$status" -eq 1 ]
+	crashed=$(link_prog)
+	[ "$crashed" != "$old_prog" ]
+	[ -e "$PIN_DIR/daemon_stats_pending" ]
+	shedd_start --verify off --port "$PORT" --rate 200 --burst 20
+	cat "$BATS_TEST_TMPDIR/shedd.log"
+	grep -q 'an upgrade of .* was cut short after its swap' "$BATS_TEST_TMPDIR/shedd.log"
+	[ -z "$(ls "$PIN_DIR" | grep pending)" ]
+	# Its maps are the running ones now: a plain adoption, no second upgrade.
+	run grep -c "upgraded the pins" "$BATS_TEST_TMPDIR/shedd.log"
+	[ "$output" -eq 0 ]
+	[ "$(value_size daemon_stats)" -gt "$old_daemon" ]
+	[ "$(link_prog)" != "$crashed" ]
+	run bpftool map dump pinned "$PIN_DIR/daemon_stats"
+	[[ "$output" == *'"layout_migrations": 1'* ]]
+	run "$SHEDCTL" --netns "$NS_SRV" prefix list --json
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"198.19.7.0/24"'* ]]
+}
+
+@test "the release's pins without its program are carried over when shedd attaches afresh" {
+	old_start --verify off --port "$PORT" --rate 200 --burst 20 --keep-on-exit
+	run "$OLD/shedctl" --netns "$NS_SRV" prefix add 198.19.7.0/24 critical
+	[ "$status" -eq 0 ]
+	flood 198.19.0.0/16 1000 1 >/dev/null
+	stop
+	# The link's pin was its last holder: the program is gone, the maps stay.
+	rm "$PIN_DIR/link"
+	run xdp_attached
+	[ "$status" -ne 0 ]
+	shedd_start --verify off --port "$PORT" --rate 200 --burst 20
+	cat "$BATS_TEST_TMPDIR/shedd.log"
+	grep -q "upgraded the pins of $IF_SRV from layout version 1 to 2: 2 maps of a new layout (their values carried over)$" \
+		"$BATS_TEST_TMPDIR/shedd.log"
+	grep -q "attached to $IF_SRV" "$BATS_TEST_TMPDIR/shedd.log"
+	xdp_attached
+	[ "$(syn_all)" -eq 1000 ]
+	run "$SHEDCTL" --netns "$NS_SRV" prefix list --json
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"198.19.7.0/24"'* ]]
+}
+
+@test "shedctl refuses pins of a layout it does not know, and says so" {
+	shedd_start --verify off --port "$PORT" --rate 200 --keep-on-exit
+	stop
+	run "$SHEDCTL" --netns "$NS_SRV" status --interval 100ms
+	[ "$status" -eq 0 ]
+	# A newer layout version.
+	bpftool map update pinned "$PIN_DIR/layout" key 0 0 0 0 value 99 0 0 0 0 0 0 0
+	run "$SHEDCTL" --netns "$NS_SRV" status --interval 100ms
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"layout version 99"* ]]
+	run "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --verify off --port "$PORT" --rate 200
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"layout version 99"* ]]
+	[ "$(link_prog)" != null ]
+	bpftool map update pinned "$PIN_DIR/layout" key 0 0 0 0 value 2 0 0 0 0 0 0 0
+	# A map of a size it does not know: the stats of a newer build.
+	rm "$PIN_DIR/stats"
+	bpftool map create "$PIN_DIR/stats" type percpu_array key 4 value 1024 entries 1 \
+		name stats
+	run "$SHEDCTL" --netns "$NS_SRV" status --interval 100ms
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"stats: 1024-byte values, a layout this build does not know"* ]]
+}
+
+@test "the pins of a release from before they moved under ns:INODE are found, carried over and moved" {
+	OLDER_DIR="/sys/fs/bpf/shedd/$IF_SRV"
+	[ ! -e "$OLDER_DIR" ]
+	SHEDD="$OLD0/shedd" shedd_start --port "$PORT" --rate 200 --burst 20 --keep-on-exit \
+		--prefix 198.19.7.0/24=critical
+	flood 198.19.0.0/16 1000 1 >/dev/null
+	stop
+	[ -e "$OLDER_DIR/link" ] && [ -e "$OLDER_DIR/stats" ] && [ ! -e "$PIN_DIR/link" ]
+	old_prog=$(bpftool -j link show pinned "$OLDER_DIR/link" | jq .prog_id)
+	link=$(bpftool -j link show pinned "$OLDER_DIR/link" | jq .id)
+	[ "$(bpftool -j map show pinned "$OLDER_DIR/stats" | jq .bytes_value)" -eq 184 ]
+	counters "$BATS_TEST_TMPDIR/before" "$OLDER_DIR"
+	before=$(bpftool map dump pinned "$OLDER_DIR/stats" | jq '[.[0].values[].value.cls[].syn] | add')
+	[ "$before" -eq 1000 ]
+	upgrade_under_flood older
+	cat "$BATS_TEST_TMPDIR/shedd.log"
+	wait_for "the new shedd adopted" 5 grep -q 'adopted the running shedd' \
+		"$BATS_TEST_TMPDIR/shedd.log"
+	grep -q "found the running shedd of $IF_SRV at the older path" "$BATS_TEST_TMPDIR/shedd.log"
+	[ "$(link_id)" = "$link" ]
+	[ "$(link_prog)" != "$old_prog" ]
+	[ ! -e "$OLDER_DIR" ]
+	after=$(syn_all)
+	echo "# SYNs judged: before $before, sent $SENT during the upgrade, after $after" >&3
+	[ "$after" -eq $((before + SENT)) ]
+	# The per-class counters moved to their fields in today's layout.
+	counters "$BATS_TEST_TMPDIR/after"
+	kept "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+	# The configured prefix was carried (the new shedd's configuration
+	# then decides: it has none).
+	grep -q 'upgrade: prefix_v4: 1 entries carried over' "$BATS_TEST_TMPDIR/shedd.log"
+	run "$SHEDCTL" --netns "$NS_SRV" status --interval 100ms
+	[ "$status" -eq 0 ]
+}
+
+# tc_prog: the program id of the tc hand-off's filter on the server's veth.
+tc_prog() {
+	in_srv tc filter show dev "$IF_SRV" ingress | grep -o 'shedd_handoff.* id [0-9]*' |
+		grep -o '[0-9]*$'
+}
+
+@test "with verified admission's tc hand-off, an upgrade replaces it and a failed one puts it back" {
+	if ! old_start --port "$PORT" --rate 200 --burst 20 --keep-on-exit --handoff tc; then
+		skip "the release's tc hand-off does not load on this kernel"
+	fi
+	stop
+	old_tc=$(tc_prog)
+	[ -n "$old_tc" ]
+	old_prog=$(link_prog)
+	run timeout 20 env SHEDD_TEST_MIGRATE_FAIL=swap "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" \
+		--port "$PORT" --rate 200 --burst 20 --keep-on-exit --handoff tc
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "$(link_prog)" = "$old_prog" ]
+	[ "$(tc_prog)" = "$old_tc" ]
+	[ "$(bpftool -j prog show pinned "$PIN_DIR/handoff" | jq .id)" = "$old_tc" ]
+	before=$(syn_all)
+	UPGRADE_OPTS="--handoff tc" upgrade_under_flood verified
+	cat "$BATS_TEST_TMPDIR/shedd.log"
+	grep -q "upgraded the pins of $IF_SRV" "$BATS_TEST_TMPDIR/shedd.log"
+	[ "$(link_prog)" != "$old_prog" ]
+	[ "$(tc_prog)" != "$old_tc" ]
+	after=$(syn_all)
+	echo "# SYNs judged (verified admission): before $before, sent $SENT, after $after" >&3
+	[ "$after" -eq $((before + SENT)) ]
+}
