@@ -277,7 +277,10 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 	sc = bpf_map_lookup_elem(&reply_scratch, &zero);
 	if (!cfg || !sc || !lens_bound(&l2_len, &l3_len) || nr_vlans > MAX_VLAN_TAGS)
 		return -1;
-	__builtin_memset(sc, 0, sizeof(*sc));
+	/* What is built field by field starts from zeros; the rest is
+	 * loaded or copied whole before it is read. */
+	__builtin_memset(&sc->s, 0, sizeof(sc->s));
+	__builtin_memset(&sc->reply, 0, sizeof(sc->reply));
 
 	/* Copies of what the reply needs: the frame is reshaped below. */
 	{
