@@ -24,9 +24,13 @@ for k in "$@"; do
 	rc=${PIPESTATUS[0]}
 	# TAP: "ok N name", "not ok N name", and a skip is "ok N name # skip
 	# why" from bats, "not ok N # SKIP name" from cmocka.
-	skip=$(grep -cE '^(not )?ok [0-9]+.*# (skip|SKIP)' "$log")
-	pass=$(grep -E '^ok [0-9]+' "$log" | grep -cvE '# (skip|SKIP)')
-	fail=$(grep -E '^not ok [0-9]+' "$log" | grep -cvE '# (skip|SKIP)')
+	# Only the last boot counts: a guest that died is booted again
+	# (kernels.sh), and each boot starts with guest.sh's first line.
+	awk '/^guest: kernel/ { n = 0 } { line[n++] = $0 } END { for (i = 0; i < n; i++) print line[i] }' \
+		"$log" >"$log.last"
+	skip=$(grep -cE '^(not )?ok [0-9]+.*# (skip|SKIP)' "$log.last")
+	pass=$(grep -E '^ok [0-9]+' "$log.last" | grep -cvE '# (skip|SKIP)')
+	fail=$(grep -E '^not ok [0-9]+' "$log.last" | grep -cvE '# (skip|SKIP)')
 	if [ "$rc" -ne 0 ] && [ "$fail" -eq 0 ]; then
 		# No result, or a file that died before its tests: a failure.
 		fail=1
