@@ -779,8 +779,9 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 		print_libbpf_error("open BPF object", err);
 		goto fail;
 	}
-	/* The cookie helpers in the program's code only where the kernel
-	 * has them: without them the program loads and charges every SYN. */
+	/* A kernel without the cookie helpers was refused already
+	 * (kernel_baseline()): kernels before 6.8 verify the global functions
+	 * that call them whatever this flag says. */
 	l->skel->rodata->verify_enabled = l->features.cookie_helpers;
 	/* Reuse the maps of a running shedd where their layout is today's,
 	 * pin new ones there, or, for an upgrade, make maps of today's layout

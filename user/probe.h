@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* probe.h - what verified admission reads from the running kernel: the BPF
- * helpers and kfunc it needs, and the sysctls of shedd's network namespace
- * (read and written through /proc/sys, which shows the namespace of the
- * process: call these after entering --netns).
+/* probe.h - what shedd reads from the running kernel: the BPF helpers the
+ * XDP program calls and the kfunc of the tc hand-off, and the sysctls of
+ * shedd's network namespace (read and written through /proc/sys, which
+ * shows the namespace of the process: call these after entering --netns,
+ * but for probe_host_rmem_max()).
  */
 #ifndef SHEDD_PROBE_H
 #define SHEDD_PROBE_H
