@@ -121,6 +121,11 @@ struct ref_opts {
 
 struct ref {
 	enum ref_kind kind;
+	/* The kernel hands the SYN to a listener of its port, with no
+	 * program in front: a whole datagram, or a first fragment once the
+	 * rest has come. What the program must do (kind) follows from it,
+	 * and from what it can see within its walks. */
+	int delivered;
 	int first_frag;
 	int v6;
 	size_t l2;          /* Ethernet and tags */
@@ -242,6 +247,9 @@ static void ref_tcp(const __u8 *f, size_t seg, size_t seglen, struct ref *r)
 	if (doff < 5 || (!r->first_frag && doff * 4 > seglen))
 		return;
 	flags = f[seg + 13];
+	/* A listener takes a SYN without ACK; it discards one with RST or
+	 * FIN (tcp_rcv_state_process()). */
+	r->delivered = (flags & TCP_SYN) && !(flags & (TCP_ACK | TCP_RST | TCP_FIN));
 	r->sport = be16(f + seg);
 	r->dport = be16(f + seg + 2);
 	r->seq = be32(f + seg + 4);
@@ -298,9 +306,8 @@ static void ref_ipv4(const __u8 *f, size_t len, size_t off, struct ref *r)
 	ref_tcp(f, off + hl, tot - hl, r);
 }
 
-/* The walk of the program goes MAX_IPV6_EXT_HDRS headers deep; a longer
- * chain cannot be judged and must be refused. */
-static void ref_ipv6(const __u8 *f, size_t len, size_t off, struct ref *r)
+/* The chain walked @limit headers deep: past it, refused. */
+static void ref_ipv6_walk(const __u8 *f, size_t len, size_t off, struct ref *r, int limit)
 {
 	size_t end, p;
 	int n = 0;
@@ -318,7 +325,7 @@ static void ref_ipv6(const __u8 *f, size_t len, size_t off, struct ref *r)
 	while (ref_is_ext6(nh)) {
 		size_t hl;
 
-		if (n == MAX_IPV6_EXT_HDRS) {
+		if (n == limit) {
 			r->kind = REF_REFUSE;
 			return;
 		}
@@ -361,21 +368,47 @@ cut:
 		r->kind = REF_REFUSE;
 }
 
+/* The kernel walks the whole chain (ipv6_rcv(), then each header's
+ * handler in ip6_protocol_deliver_rcu()); the program walks
+ * MAX_IPV6_EXT_HDRS headers, and a longer chain, which it cannot judge,
+ * must be refused. */
+static void ref_ipv6(const __u8 *f, size_t len, size_t off, struct ref *r)
+{
+	struct ref kernel = *r;
+
+	ref_ipv6_walk(f, len, off, &kernel, (int)len);
+	ref_ipv6_walk(f, len, off, r, MAX_IPV6_EXT_HDRS);
+	r->delivered = kernel.delivered;
+}
+
+/* VLAN tags, as __netif_receive_skb_core() takes them: skb_vlan_untag()
+ * moves the outer 802.1Q or 802.1ad tag into skb->vlan_tci; a VLAN device
+ * of its VID takes the frame (vlan_do_receive()) and the next tag goes
+ * the same way; a VID 0 (priority) tag without a device is dropped at
+ * check_vlan_id and the next tag untagged, any number of times, so a SYN
+ * behind any stack of priority tags reaches the listener. A non-zero VID
+ * without a device is PACKET_OTHERHOST, dropped by ip_rcv(); the program
+ * cannot see the host's VLAN devices, so the model takes every VID to
+ * have one: tags of any VID are judged. The program walks MAX_VLAN_TAGS
+ * tags; a frame still tagged after them must be refused, whatever
+ * follows. TPIDs other than 0x8100 and 0x88a8 (0x9100) are no VLAN to
+ * the kernel (eth_type_vlan()): no protocol takes them. */
 static void ref_model(const __u8 *f, size_t len, struct ref *r)
 {
 	size_t off = 14;
 	unsigned int proto;
-	int tags = 0;
+	int tags = 0, deep = 0;
 
 	memset(r, 0, sizeof(*r));
 	r->kind = REF_PASS;
 	if (len < 14)
 		return;
 	proto = be16(f + 12);
-	/* Up to two VLAN tags: the stacks shedd protects. */
 	while (proto == 0x8100 || proto == 0x88a8) {
-		if (tags == 2 || off + 4 > len)
-			return;
+		if (tags == MAX_VLAN_TAGS)
+			deep = 1;
+		if (off + 4 > len)
+			goto out; /* skb_vlan_untag() cannot pull it: dropped */
 		proto = be16(f + off + 2);
 		off += 4;
 		tags++;
@@ -387,6 +420,9 @@ static void ref_model(const __u8 *f, size_t len, struct ref *r)
 		r->v6 = 1;
 		ref_ipv6(f, len, off, r);
 	}
+out:
+	if (deep)
+		r->kind = REF_REFUSE;
 }
 
 /* Would the kernel answer this SYN? Group MACs and a MAC not this host's,
@@ -607,7 +643,8 @@ static void random_frame(uint64_t *s, struct pkt *p)
 
 	spec.l3 = k < 47 ? ETH_P_IP : k < 94 ? ETH_P_IPV6 : k < 97 ? ETH_P_ARP : 0x88cc;
 	k = rnd(s, 100);
-	spec.vlans = k < 75 ? 0 : k < 88 ? 1 : k < 96 ? 2 : 3;
+	spec.vlans = k < 75 ? 0 : k < 88 ? 1 : k < 93 ? 2 : 3 + (int)rnd(s, PKT_MAX_VLANS - 2);
+	spec.vid0 = rnd(s, 2);
 	if (spec.l3 == ETH_P_IP) {
 		if (rnd(s, 4) == 0) {
 			snprintf(v4, sizeof(v4), "198.%u.%u.%u", 18 + rnd(s, 2),
@@ -684,7 +721,8 @@ static void forged_ack(uint64_t *s, struct pkt *p)
 			spec.ext[0] = ext_types[rnd(s, 3)];
 		}
 	}
-	spec.vlans = rnd(s, 4) ? 0 : 1 + rnd(s, 2);
+	spec.vlans = rnd(s, 4) ? 0 : 1 + (int)rnd(s, MAX_VLAN_TAGS);
+	spec.vid0 = rnd(s, 2);
 	k = rnd(s, 100);
 	spec.flags = TCP_ACK | (k < 60 ? 0 : k < 80 ? TCP_PSH : k < 90 ? TCP_FIN :
 				(__u8)(rnd(s, 256) & ~(TCP_SYN | TCP_RST)));
@@ -741,7 +779,8 @@ static void answer_cookie(uint64_t *s, const struct ring_entry *e, struct pkt *p
 	spec.sport = e->cport;
 	spec.dport = PORT_A;
 	spec.flags = TCP_ACK | (rnd(s, 4) ? 0 : rnd(s, 2) ? TCP_PSH : TCP_FIN);
-	spec.vlans = rnd(s, 4) ? 0 : 1 + rnd(s, 2);
+	spec.vlans = rnd(s, 4) ? 0 : 1 + (int)rnd(s, MAX_VLAN_TAGS);
+	spec.vid0 = rnd(s, 2);
 	if (!e->v6 && rnd(s, 4) == 0)
 		spec.ip_opt_len = 4 * rnd(s, 11);
 	if (e->v6 && rnd(s, 4) == 0) {
@@ -1853,6 +1892,13 @@ static void reference_model_knows_the_cases(void **state)
 		  { .l3 = ETH_P_IPV6, .flags = TCP_SYN, .nr_ext = 6,
 		    .ext = { 60, 60, 60, 60, 60, 60 } }, REF_JUDGE },
 		{ "802.1ad+802.1Q IPv4 SYN", { .flags = TCP_SYN, .vlans = 2 }, REF_JUDGE },
+		{ "three priority tags, IPv4 SYN", { .flags = TCP_SYN, .vlans = 3, .vid0 = 1 },
+		  REF_JUDGE },
+		{ "eight priority tags, IPv6 SYN",
+		  { .l3 = ETH_P_IPV6, .flags = TCP_SYN, .vlans = 8, .vid0 = 1 }, REF_JUDGE },
+		{ "nine priority tags, IPv4 SYN", { .flags = TCP_SYN, .vlans = 9, .vid0 = 1 },
+		  REF_REFUSE },
+		{ "nine VLAN tags, ARP", { .l3 = ETH_P_ARP, .vlans = 9 }, REF_REFUSE },
 		{ "ARP", { .l3 = ETH_P_ARP }, REF_PASS },
 	};
 	struct ref r;
@@ -1906,13 +1952,55 @@ static void reference_model_knows_the_cases(void **state)
 	assert_int_equal(ref_lookup(&r), SOCK_NONE);
 }
 
-int main(void)
+/* --model: the reference model as a filter, for the ground truth of
+ * tests/integration/groundtruth.bats: a frame in hex per line on stdin,
+ * "<kind> <delivered>" per line on stdout. No BPF, no root. */
+static int model_filter(void)
+{
+	static const char *const kinds[] = { "pass", "refuse", "judge", "ack" };
+	char line[2 * PKT_MAX + 2];
+	__u8 frame[PKT_MAX];
+	unsigned long nr = 0;
+	struct ref r;
+
+	while (fgets(line, sizeof(line), stdin)) {
+		size_t n = strcspn(line, "\r\n"), i;
+
+		nr++;
+		if (n % 2 || n / 2 > PKT_MAX || line[n] != '\n') {
+			fprintf(stderr, "fuzz_xdp --model: line %lu: not a frame of at most %d bytes in hex\n",
+				nr, PKT_MAX);
+			return 1;
+		}
+		for (i = 0; i < n / 2; i++) {
+			unsigned int b;
+
+			if (sscanf(line + 2 * i, "%2x", &b) != 1) {
+				fprintf(stderr, "fuzz_xdp --model: line %lu: bad hex at byte %zu\n",
+					nr, i);
+				return 1;
+			}
+			frame[i] = (__u8)b;
+		}
+		ref_model(frame, n / 2, &r);
+		printf("%s %d\n", kinds[r.kind], r.delivered);
+	}
+	return ferror(stdin) ? 1 : 0;
+}
+
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(reference_model_knows_the_cases),
 		cmocka_unit_test(fuzz_frames),
 	};
 
+	if (argc == 2 && !strcmp(argv[1], "--model"))
+		return model_filter();
+	if (argc > 1) {
+		fprintf(stderr, "usage: fuzz_xdp [--model]\n");
+		return 2;
+	}
 	return cmocka_run_group_tests_name("fuzz_xdp", tests, group_setup,
 					   fuzz_teardown);
 }

@@ -18,8 +18,8 @@
 #include <string.h>
 
 #define PKT_MAX 512       /* bytes in a crafted frame */
-#define PKT_MAX_MARKS 24  /* headers recorded per frame */
-#define PKT_MAX_VLANS 3   /* one more than the program walks */
+#define PKT_MAX_MARKS 40  /* headers recorded per frame */
+#define PKT_MAX_VLANS 12  /* more than the program walks (8) */
 #define PKT_MAX_EXT 8     /* IPv6 extension headers per frame */
 
 /* Client (sender of the SYN) and server, unless a spec names others. */
@@ -153,7 +153,9 @@ _Static_assert(sizeof(struct pkt_arp) == 28, "ARP for IPv4 over Ethernet");
  * names only what makes its case special. */
 struct pkt_spec {
 	__u16 l3;          /* ethertype: ETH_P_IP (0), ETH_P_IPV6, ETH_P_ARP, other */
-	int vlans;         /* 0, 1 (802.1Q), 2 (802.1ad + 802.1Q), 3 (+ 802.1Q) */
+	int vlans;         /* 0, 1 (802.1Q), 2+ (802.1ad, then 802.1Q tags) */
+	int vid0;          /* 1: every tag a priority tag (VID 0, PCP 5);
+			    * else VIDs 100, 101, ... */
 	const char *saddr; /* PKT_V4_CLIENT / PKT_V6_CLIENT */
 	const char *daddr; /* PKT_V4_SERVER / PKT_V6_SERVER */
 	unsigned int ip_opt_len; /* IPv4 option bytes: multiple of 4, <= 40 */
@@ -527,7 +529,7 @@ static inline void pkt_build(struct pkt *p, const struct pkt_spec *s)
 	chain[s->vlans] = p->l3_proto;
 	pkt_put_eth(p, chain[0]);
 	for (i = 0; i < (size_t)s->vlans; i++)
-		pkt_put_vlan(p, chain[i], 100 + i, chain[i + 1]);
+		pkt_put_vlan(p, chain[i], s->vid0 ? 5 << 13 : 100 + i, chain[i + 1]);
 	p->l3_off = p->len;
 
 	switch (p->l3_proto) {
