@@ -30,7 +30,7 @@ enum parse_result {
 	PARSE_NON_TCP,
 	PARSE_FRAGMENT,     /* not the first fragment: passed, the first is judged */
 	PARSE_FRAG_REFUSED, /* a TCP fragment we must not pass: dropped */
-	PARSE_TOO_DEEP,     /* IPv6 chain longer than the walk: dropped */
+	PARSE_TOO_DEEP,     /* IPv6 chain or VLAN stack longer than the walk: dropped */
 };
 
 #define TCP_MIN_HLEN 20 /* a TCP header without options */
@@ -40,7 +40,9 @@ struct cursor {
 	void *end;
 };
 
-/* 802.1Q / 802.1ad tag, as it follows the two MAC addresses. */
+/* 802.1Q / 802.1ad tag, as it follows the two MAC addresses (after the
+ * first one, which a NIC or the kernel may have taken out of the frame
+ * into the descriptor or skb->vlan_tci: XDP and tc see what is left). */
 struct vlan_tag {
 	__be16 tci;
 	__be16 proto; /* the ethertype of what follows */
@@ -103,9 +105,11 @@ static __always_inline int parse_eth(struct cursor *c, struct pkt *p)
 		c->pos = tag + 1;
 		p->nr_vlans++;
 	}
-	/* A third tag is more than we walk: not ours to judge, pass it. */
+	/* Still tagged after the walk: the kernel strips priority (VID 0)
+	 * tags without end and follows VLAN devices (__netif_receive_skb_core,
+	 * check_vlan_id), so a SYN may be behind. Refuse, never pass. */
 	if (proto == ETH_P_8021Q || proto == ETH_P_8021AD)
-		return PARSE_NON_IP;
+		return PARSE_TOO_DEEP;
 	if (proto != ETH_P_IP && proto != ETH_P_IPV6)
 		return PARSE_NON_IP;
 	p->l3_proto = proto;

@@ -29,6 +29,16 @@ struct rst_src {
 	__u32 seq;      /* host order: SEG.ACK */
 };
 
+/* Per CPU, off the stack: with MAX_VLAN_TAGS tags it is too big for the
+ * verifier's 512 bytes beside the program's entry and its callees. XDP
+ * handles one packet at a time per CPU; nothing is kept between them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rst_src);
+} rst_scratch SEC(".maps");
+
 static __always_inline __u16 csum_fold(__u64 sum)
 {
 	sum = (sum & 0xffff) + (sum >> 16);
@@ -228,19 +238,23 @@ static __always_inline int rst_reply(struct xdp_md *ctx, const struct pkt *p, in
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	struct rst_src s = {};
 	struct tcphdr th = {};
-	__u32 l2_len = p->l2_len, l3_len, new_l3, new_len;
+	__u32 l2_len = p->l2_len, l3_len, new_l3, new_len, zero = 0;
 	int is_v4 = p->l3_proto == ETH_P_IP;
+	struct rst_src *s;
 	__u64 sum = 0;
 	void *pos;
 	int delta, i;
 
-	if (rst_save(p, data_end, &s))
+	s = bpf_map_lookup_elem(&rst_scratch, &zero);
+	if (!s)
+		return -1;
+	__builtin_memset(s, 0, sizeof(*s));
+	if (rst_save(p, data_end, s))
 		return -1;
 	new_l3 = is_v4 ? IPV4_HLEN : IPV6_HLEN;
 	l3_len = p->l3_len;
-	if (l3_len < new_l3 || l2_len > sizeof(struct ethhdr) + sizeof(s.tags))
+	if (l3_len < new_l3 || l2_len > sizeof(struct ethhdr) + sizeof(s->tags))
 		return -1;
 
 	/* Drop IP options / extension headers from the front, so the TCP
@@ -261,9 +275,9 @@ static __always_inline int rst_reply(struct xdp_md *ctx, const struct pkt *p, in
 
 		if ((void *)(eth + 1) > data_end)
 			return -1;
-		__builtin_memcpy(eth->h_dest, s.mac_src, ETH_ALEN);
-		__builtin_memcpy(eth->h_source, s.mac_dst, ETH_ALEN);
-		eth->h_proto = s.eth_proto;
+		__builtin_memcpy(eth->h_dest, s->mac_src, ETH_ALEN);
+		__builtin_memcpy(eth->h_source, s->mac_dst, ETH_ALEN);
+		eth->h_proto = s->eth_proto;
 		pos = eth + 1;
 	}
 #pragma unroll
@@ -274,16 +288,16 @@ static __always_inline int rst_reply(struct xdp_md *ctx, const struct pkt *p, in
 			break;
 		if ((void *)(tag + 1) > data_end)
 			return -1;
-		*tag = s.tags[i];
+		*tag = s->tags[i];
 		pos = tag + 1;
 	}
 
-	th.source = s.dport;
-	th.dest = s.sport;
+	th.source = s->dport;
+	th.dest = s->sport;
 	if (for_ack) {
-		th.seq = bpf_htonl(s.seq);
+		th.seq = bpf_htonl(s->seq);
 	} else {
-		th.ack_seq = bpf_htonl(s.ack_seq);
+		th.ack_seq = bpf_htonl(s->ack_seq);
 		th.ack = 1;
 	}
 	th.doff = TCP_HLEN / 4;
@@ -302,8 +316,8 @@ static __always_inline int rst_reply(struct xdp_md *ctx, const struct pkt *p, in
 		ih.frag_off = bpf_htons(0x4000); /* DF */
 		ih.ttl = RST_TTL;
 		ih.protocol = IPPROTO_TCP;
-		ih.saddr = s.daddr[0];
-		ih.daddr = s.saddr[0];
+		ih.saddr = s->daddr[0];
+		ih.daddr = s->saddr[0];
 		ih.check = csum_fold(csum_add_words(0, &ih, IPV4_HLEN));
 
 		/* Pseudo-header: addresses, protocol, TCP length. */
@@ -325,8 +339,8 @@ static __always_inline int rst_reply(struct xdp_md *ctx, const struct pkt *p, in
 		ih.payload_len = bpf_htons(TCP_HLEN);
 		ih.nexthdr = IPPROTO_TCP;
 		ih.hop_limit = RST_TTL;
-		__builtin_memcpy(&ih.saddr, s.daddr, 16);
-		__builtin_memcpy(&ih.daddr, s.saddr, 16);
+		__builtin_memcpy(&ih.saddr, s->daddr, 16);
+		__builtin_memcpy(&ih.daddr, s->saddr, 16);
 
 		sum = csum_add_words(0, &ih.saddr, 32);
 		sum += bpf_htons(TCP_HLEN) + bpf_htons(IPPROTO_TCP);

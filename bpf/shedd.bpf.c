@@ -120,7 +120,7 @@ static __always_inline int refuse_counted(struct shedd_stats *st, int reason)
 	return XDP_DROP;
 }
 
-#define RF_FOR_ACK (1U << 3) /* refuse an ACK: a bare RST */
+#define RF_FOR_ACK (1U << 5) /* refuse an ACK: a bare RST (above the tags) */
 
 /* Refuse the packet the parser described: a RST sent back where the kernel
  * would answer one and the budget allows, else a drop. A global function,
@@ -150,7 +150,7 @@ __noinline int shedd_refuse(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len,
 	p.l2_len = (__u16)l2_len;
 	p.l3_len = (__u16)l3_len;
 	p.l4_len = (__u16)l4_len;
-	p.nr_vlans = (flags >> CK_VLANS_SHIFT) & 3;
+	p.nr_vlans = (flags >> CK_VLANS_SHIFT) & CK_VLANS_MASK;
 	/* A RST into a black hole (tx_blocked) is a drop that says it was
 	 * answered: drop it as one. */
 	if (cfg->tx_blocked || !rst_answerable(&p, data_end, cfg)) {

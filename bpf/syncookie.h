@@ -27,10 +27,8 @@
 #define MAX_L3_LEN 512
 #define MAX_L2_LEN (14 + 4 * MAX_VLAN_TAGS)
 
-_Static_assert(MAX_VLAN_TAGS == 2, "the reply copies two VLAN tags at most");
-
 /* Masks of the same bounds, for lens_bound(). */
-#define MAX_L2_MASK 31
+#define MAX_L2_MASK 63
 #define MAX_L3_MASK 1023
 _Static_assert(MAX_L2_LEN <= MAX_L2_MASK && MAX_L3_LEN <= MAX_L3_MASK, "masks cover the bounds");
 
@@ -61,7 +59,9 @@ static __always_inline int lens_bound(__u64 *l2_len, __u64 *l3_len)
 
 /* flags of shedd_syncookie_reply() and shedd_cookie_check(). */
 #define CK_V6 1U
-#define CK_VLANS_SHIFT 1 /* bits 1-2: VLAN tags before the IP header */
+#define CK_VLANS_SHIFT 1 /* bits 1-4: VLAN tags before the IP header */
+#define CK_VLANS_MASK 15
+_Static_assert(MAX_VLAN_TAGS <= CK_VLANS_MASK, "the flags carry every tag walked");
 
 /* The SYN-ACK's TCP header with the longest option set we send:
  * MSS, SACK_PERM + TS (or NOP NOP TS), NOP WS. */
@@ -259,7 +259,7 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	__u32 zero = 0, nr_vlans = (flags >> CK_VLANS_SHIFT) & 3, v6 = flags & CK_V6;
+	__u32 zero = 0, nr_vlans = (flags >> CK_VLANS_SHIFT) & CK_VLANS_MASK, v6 = flags & CK_V6;
 	__u32 th_len, tcp_len, new_l3, new_len, cur_len, ip_len, mss, opts, ts_bits;
 	/* On the stack: bpf_loop() takes its context only from there. */
 	struct opt_walk w = {};
@@ -292,13 +292,19 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 		__builtin_memcpy(sc->mac_src, eth->h_source, ETH_ALEN);
 		eth_proto = eth->h_proto;
 	}
-	/* MAX_VLAN_TAGS is 2. */
-	if (nr_vlans > 0 && bpf_xdp_load_bytes(ctx, sizeof(struct ethhdr), &sc->tags[0],
-					       sizeof(sc->tags[0])))
-		return -1;
-	if (nr_vlans > 1 && bpf_xdp_load_bytes(ctx, sizeof(struct ethhdr) + sizeof(sc->tags[0]),
-					       &sc->tags[1], sizeof(sc->tags[1])))
-		return -1;
+	{
+		struct vlan_tag *tag = data + sizeof(struct ethhdr);
+		int i;
+
+#pragma unroll
+		for (i = 0; i < MAX_VLAN_TAGS; i++) {
+			if (i >= nr_vlans)
+				break;
+			if ((void *)(tag + i + 1) > data_end)
+				return -1;
+			sc->tags[i] = tag[i];
+		}
+	}
 	if (v6) {
 		if (bpf_xdp_load_bytes(ctx, l2_len, &sc->ih.v6, sizeof(sc->ih.v6)))
 			return -1;
@@ -449,21 +455,20 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 		eth->h_proto = eth_proto;
 		pos = eth + 1;
 	}
-	if (nr_vlans > 0) {
-		struct vlan_tag *tag = pos;
+	{
+		int i;
 
-		if ((void *)(tag + 1) > data_end)
-			return -1;
-		*tag = sc->tags[0];
-		pos = tag + 1;
-	}
-	if (nr_vlans > 1) {
-		struct vlan_tag *tag = pos;
+#pragma unroll
+		for (i = 0; i < MAX_VLAN_TAGS; i++) {
+			struct vlan_tag *tag = pos;
 
-		if ((void *)(tag + 1) > data_end)
-			return -1;
-		*tag = sc->tags[1];
-		pos = tag + 1;
+			if (i >= nr_vlans)
+				break;
+			if ((void *)(tag + 1) > data_end)
+				return -1;
+			*tag = sc->tags[i];
+			pos = tag + 1;
+		}
 	}
 
 	if (v6) {

@@ -77,8 +77,14 @@ enum shedd_reject {
 #ifndef MAX_PREFIXES
 #define MAX_PREFIXES 16384 /* entries in each LPM trie */
 #endif
+/* VLAN tags walked before a frame is refused. The kernel strips any
+ * number of priority (VID 0) tags and follows a VLAN device per non-zero
+ * VID, so a frame still tagged after the walk could carry a SYN that is
+ * delivered. 802.1ad + 802.1Q is two; a priority tag in front of each, a
+ * tag a switch adds and room for one more stack make eight, still cheap
+ * to walk (4 bytes a step) and to copy into a reply (46 bytes of L2). */
 #ifndef MAX_VLAN_TAGS
-#define MAX_VLAN_TAGS 2 /* 802.1ad outer + 802.1Q inner */
+#define MAX_VLAN_TAGS 8
 #endif
 #ifndef MAX_IPV6_EXT_HDRS
 #define MAX_IPV6_EXT_HDRS 6 /* extension headers walked before giving up */
@@ -183,7 +189,7 @@ struct shedd_stats {
 	/* Added after the first layout; new counters go at the end. */
 	__u64 frag_judged;  /* IP first fragments that hold a SYN: judged (in cls[]) */
 	__u64 frag_refused; /* TCP fragments refused (RFC 1858, RFC 7112): dropped */
-	__u64 deep_refused; /* IPv6 chains deeper than the walk: dropped */
+	__u64 deep_refused; /* IPv6 chains or VLAN stacks deeper than the walk: dropped */
 	__u64 bad_syn;      /* SYN with RST or FIN, discarded by a listener: passed */
 	__u64 rst_refused;  /* shed SYNs not answered: multicast, broadcast or
 			     * unspecified address, not sent to this host's

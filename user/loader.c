@@ -789,7 +789,8 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 	bpf_object__for_each_map(map, l->skel->obj) {
 		/* A scratch map holds nothing between packets: each program
 		 * has its own, unpinned. */
-		if (bpf_map__is_internal(map) || map == l->skel->maps.reply_scratch)
+		if (bpf_map__is_internal(map) || map == l->skel->maps.reply_scratch ||
+		    map == l->skel->maps.rst_scratch)
 			continue;
 		if ((err = migrate_plan(l, map)))
 			goto fail;
