@@ -17,16 +17,12 @@
 
 #include "shedd.h"
 #include "config_maps.h"
+#include "parsing.h"
 #include "tcpopt.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define TC_ACT_OK 0
-#define ETH_P_IP_ 0x0800
-#define ETH_P_IPV6_ 0x86DD
-#define ETH_P_8021Q_ 0x8100
-#define ETH_P_8021AD_ 0x88A8
-#define IP_MF_OFFSET 0x3FFF
 
 extern int bpf_sk_assign_tcp_reqsk(struct __sk_buff *skb, struct sock *sk,
 				   struct bpf_tcp_req_attrs *attrs, int attrs__sz) __ksym;
@@ -37,13 +33,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct shedd_handoff_stats);
 } handoff_stats SEC(".maps");
-
-/* 802.1Q / 802.1ad tag left in the frame (the first one is usually taken
- * into skb->vlan_tci before tc sees the frame). */
-struct tag {
-	__be16 tci;
-	__be16 proto;
-};
 
 /* The request socket's attributes from the options the ACK echoes in its
  * timestamp (SHEDD_TS_* in shedd.h). */
@@ -71,68 +60,44 @@ int shedd_handoff(struct __sk_buff *skb)
 {
 	void *data = (void *)(long)skb->data;
 	void *data_end = (void *)(long)skb->data_end;
+	struct cursor c = { .pos = data, .end = data_end };
 	struct bpf_tcp_req_attrs attrs = {};
 	struct shedd_handoff_stats *hs;
 	struct bpf_sock_tuple t = {};
 	struct opt_walk w = {};
 	struct shedd_config *cfg;
-	struct ethhdr *eth = data;
 	struct bpf_sock *sk;
 	struct tcp_sock *tp;
 	struct tcphdr *tcp;
-	__u32 zero = 0, off, cls, tlen, th_len;
-	__u16 proto, dport;
-	int v6 = 0, i, ok;
+	struct pkt p = {};
+	__u32 zero = 0, cls, tlen, th_len;
+	__u64 l2_len, l3_len;
+	__u16 dport;
+	int v6 = 0, ok;
 
 	hs = bpf_map_lookup_elem(&handoff_stats, &zero);
 	cfg = bpf_map_lookup_elem(&settings, &zero);
 	if (!hs || !cfg)
 		return TC_ACT_OK;
-	if ((void *)(eth + 1) > data_end)
+	/* The XDP program's parse and its question: what it charged as the
+	 * end of a handshake is what is handed off here, nothing else. */
+	if (parse_packet(&c, &p) != PARSE_OK || !pkt_handshake_ack(&p))
 		return TC_ACT_OK;
-	proto = bpf_ntohs(eth->h_proto);
-	off = sizeof(*eth);
-#pragma unroll
-	for (i = 0; i < MAX_VLAN_TAGS; i++) {
-		struct tag *tg = data + off;
+	tcp = p.tcp;
+	l2_len = p.l2_len;
+	l3_len = p.l3_len;
+	if (p.l3_proto == ETH_P_IP) {
+		struct iphdr *ip = p.l3;
 
-		if (proto != ETH_P_8021Q_ && proto != ETH_P_8021AD_)
-			break;
-		if ((void *)(tg + 1) > data_end)
-			return TC_ACT_OK;
-		proto = bpf_ntohs(tg->proto);
-		off += sizeof(*tg);
-	}
-
-	if (proto == ETH_P_IP_) {
-		struct iphdr *ip = data + off;
-
-		if ((void *)(ip + 1) > data_end || ip->version != 4 || ip->ihl < 5 ||
-		    ip->protocol != IPPROTO_TCP || (ip->frag_off & bpf_htons(IP_MF_OFFSET)))
-			return TC_ACT_OK;
-		tcp = (void *)ip + ip->ihl * 4;
-		if ((void *)(tcp + 1) > data_end)
-			return TC_ACT_OK;
-		if (!tcp->ack || tcp->syn || tcp->rst)
-			return TC_ACT_OK;
 		t.ipv4.saddr = ip->saddr;
 		t.ipv4.daddr = ip->daddr;
 		t.ipv4.sport = tcp->source;
 		t.ipv4.dport = tcp->dest;
 		tlen = sizeof(t.ipv4);
 		cls = class_v4(cfg, ip->saddr);
-	} else if (proto == ETH_P_IPV6_) {
-		struct ipv6hdr *ip6 = data + off;
+	} else {
+		struct ipv6hdr *ip6 = p.l3;
 
-		/* A handshake's ACK carries no extension headers. */
-		if ((void *)(ip6 + 1) > data_end || ip6->version != 6 ||
-		    ip6->nexthdr != IPPROTO_TCP)
-			return TC_ACT_OK;
-		tcp = (void *)(ip6 + 1);
-		if ((void *)(tcp + 1) > data_end)
-			return TC_ACT_OK;
-		if (!tcp->ack || tcp->syn || tcp->rst)
-			return TC_ACT_OK;
 		__builtin_memcpy(t.ipv6.saddr, &ip6->saddr, 16);
 		__builtin_memcpy(t.ipv6.daddr, &ip6->daddr, 16);
 		t.ipv6.sport = tcp->source;
@@ -140,8 +105,6 @@ int shedd_handoff(struct __sk_buff *skb)
 		tlen = sizeof(t.ipv6);
 		cls = class_v6(cfg, &ip6->saddr);
 		v6 = 1;
-	} else {
-		return TC_ACT_OK;
 	}
 
 	dport = bpf_ntohs(tcp->dest);
@@ -173,24 +136,24 @@ int shedd_handoff(struct __sk_buff *skb)
 		goto release;
 	}
 
-	/* The packet again: bounds are lost across the helper calls. */
+	/* The packet again: bounds are lost across the helper calls. The
+	 * offsets are the parse's: L2 within its tags, L3 within the frame. */
 	data = (void *)(long)skb->data;
 	data_end = (void *)(long)skb->data_end;
+	verifier_bound(l2_len, PARSE_MAX_L2_MASK);
+	verifier_bound(l3_len, PARSE_MAX_L3_MASK);
 	if (v6) {
-		struct ipv6hdr *ip6 = data + (off & 0xff);
-		struct tcphdr *th = (void *)(ip6 + 1);
+		struct ipv6hdr *ip6 = data + l2_len;
+		struct tcphdr *th = (void *)ip6 + l3_len;
 
-		if ((void *)(th + 1) > data_end)
+		if ((void *)(ip6 + 1) > data_end || (void *)(th + 1) > data_end)
 			goto bad;
 		ok = bpf_tcp_raw_check_syncookie_ipv6(ip6, th) == 0;
 	} else {
-		struct iphdr *ip = data + (off & 0xff);
-		struct tcphdr *th;
+		struct iphdr *ip = data + l2_len;
+		struct tcphdr *th = (void *)ip + l3_len;
 
-		if ((void *)(ip + 1) > data_end)
-			goto bad;
-		th = (void *)ip + ip->ihl * 4;
-		if ((void *)(th + 1) > data_end)
+		if ((void *)(ip + 1) > data_end || (void *)(th + 1) > data_end)
 			goto bad;
 		ok = bpf_tcp_raw_check_syncookie_ipv4(ip, th) == 0;
 	}

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* parsing.h - bounds-checked header parsing with a cursor. Every helper
- * checks that the whole header lies before data_end before it reads, and
- * returns PARSE_* so the caller counts why a packet was passed or refused.
+/* parsing.h - bounds-checked header parsing with a cursor, shared by the
+ * XDP program and the tc hand-off so that both see the same packet. Every
+ * helper checks that the whole header lies before data_end before it
+ * reads, and returns PARSE_* so the caller counts why a packet was passed
+ * or refused.
  * The rule is that of the kernel behind us: whatever it would deliver to a
  * listener as a new connection comes out PARSE_OK, fragments included;
  * what we cannot judge but the kernel could deliver comes out *_REFUSED.
@@ -34,6 +36,14 @@ enum parse_result {
 };
 
 #define TCP_MIN_HLEN 20 /* a TCP header without options */
+
+/* Masks above the longest l2_len (Ethernet and MAX_VLAN_TAGS tags) and
+ * l3_len (IPv6 and MAX_IPV6_EXT_HDRS headers of 2048 bytes at most) a
+ * parse gives, to bound offsets for the verifier after a helper call. */
+#define PARSE_MAX_L2_MASK 63
+#define PARSE_MAX_L3_MASK 0x3fff
+_Static_assert(14 + 4 * MAX_VLAN_TAGS <= PARSE_MAX_L2_MASK, "l2_len within its mask");
+_Static_assert(40 + 2048 * MAX_IPV6_EXT_HDRS <= PARSE_MAX_L3_MASK, "l3_len within its mask");
 
 struct cursor {
 	void *pos;
@@ -284,7 +294,18 @@ static __always_inline int parse_tcp(struct cursor *c, struct pkt *p)
 	return PARSE_OK;
 }
 
-/* Parse up to and including the TCP header. */
+/* An ACK that may end a handshake: no SYN, no RST, in one datagram (a
+ * first fragment is never taken for one: the rest could change it). The
+ * XDP program and the tc hand-off ask the same question of the same parse. */
+static __always_inline int pkt_handshake_ack(const struct pkt *p)
+{
+	return p->tcp->ack && !p->tcp->syn && !p->tcp->rst && !p->first_frag;
+}
+
+/* Parse up to and including the TCP header, at XDP (xdp_md data) or at tc
+ * (__sk_buff data, where the kernel has taken the outer VLAN tag into
+ * skb->vlan_tci: the walk sees the tags left, one fewer, which keeps a
+ * frame XDP let through within the bound). */
 static __always_inline int parse_packet(struct cursor *c, struct pkt *p)
 {
 	int ret = parse_eth(c, p);

@@ -238,8 +238,7 @@ int shedd_xdp(struct xdp_md *ctx)
 
 	/* Established traffic always passes: only a pure SYN opens work, and
 	 * in a verified class the ACK that ends a cookie handshake. */
-	is_ack = verify_enabled && p.tcp->ack && !p.tcp->syn && !p.tcp->rst &&
-		 !p.first_frag;
+	is_ack = verify_enabled && pkt_handshake_ack(&p);
 	if (!is_ack && (!p.tcp->syn || p.tcp->ack)) {
 		st->non_syn++;
 		return XDP_PASS;

@@ -3174,6 +3174,118 @@ static void test_handoff_sorts_acks(void **state)
 }
 
 
+/* One parser for both programs: every shape of segment, through the XDP
+ * program and the tc hand-off, must be a protected ACK to both or to
+ * neither (XDP's ack_probed, tc's acks), and is one exactly when it is an
+ * ACK (no SYN, no RST, FIN allowed) in one datagram that the walks reach:
+ * up to eight VLAN tags of any VID, IPv4 options, IPv6 chains of six
+ * headers; no fragment, no cut. */
+static void test_parsers_agree(void **state)
+{
+	static const struct {
+		const char *what;
+		int vlans, vid0;
+	} tags[] = {
+		{ "untagged", 0, 0 }, { "802.1Q", 1, 0 }, { "802.1ad+802.1Q", 2, 0 },
+		{ "3 priority tags", 3, 1 }, { "8 priority tags", 8, 1 },
+		{ "8 VLAN tags", 8, 0 }, { "9 priority tags", 9, 1 },
+	};
+	static const struct {
+		const char *what;
+		int v6;
+		unsigned int ip_opt_len;
+		int nr_ext;
+		__u8 ext[PKT_MAX_EXT];
+		__u16 frag;
+		int unjudged; /* a fragment or a chain past the walk */
+	} l3s[] = {
+		{ "IPv4", .v6 = 0 },
+		{ "IPv4, 8 option bytes", .ip_opt_len = 8 },
+		{ "IPv4, 40 option bytes", .ip_opt_len = 40 },
+		{ "IPv4, DF", 0, .frag = PKT_IP_DF },
+		{ "IPv4 first fragment", 0, .frag = PKT_IP_MF, .unjudged = 1 },
+		{ "IPv4 fragment at offset 2", 0, .frag = 2, .unjudged = 1 },
+		{ "IPv6", .v6 = 1 },
+		{ "IPv6, hop-by-hop, routing, dest-options", 1, .nr_ext = 3,
+		  .ext = { IPPROTO_HOPOPTS, IPPROTO_ROUTING, IPPROTO_DSTOPTS } },
+		{ "IPv6, AH", 1, .nr_ext = 1, .ext = { IPPROTO_AH } },
+		{ "IPv6, six headers", 1, .nr_ext = 6,
+		  .ext = { IPPROTO_HOPOPTS, IPPROTO_DSTOPTS, IPPROTO_ROUTING, IPPROTO_AH,
+			   IPPROTO_DSTOPTS, IPPROTO_DSTOPTS } },
+		{ "IPv6, seven headers", 1, .nr_ext = 7,
+		  .ext = { 60, 60, 60, 60, 60, 60, 60 }, .unjudged = 1 },
+		{ "IPv6 atomic fragment", 1, .nr_ext = 1, .ext = { IPPROTO_FRAGMENT } },
+		{ "IPv6 first fragment", 1, .nr_ext = 1, .ext = { IPPROTO_FRAGMENT },
+		  .frag = PKT_IP6_MF, .unjudged = 1 },
+		{ "IPv6 fragment at offset 2", 1, .nr_ext = 1, .ext = { IPPROTO_FRAGMENT },
+		  .frag = 2 << 3, .unjudged = 1 },
+	};
+	static const struct {
+		const char *what;
+		__u8 flags;
+		unsigned int payload_len;
+		int cut; /* the frame ends inside the TCP header */
+		int ack;
+	} segs[] = {
+		{ "ACK", TCP_ACK, 0, 0, 1 },
+		{ "ACK with 20 bytes", TCP_ACK | TCP_PSH, 20, 0, 1 },
+		{ "FIN+ACK", TCP_ACK | TCP_FIN, 0, 0, 1 },
+		{ "ACK cut in its header", TCP_ACK, 0, 1, 0 },
+		{ "SYN", TCP_SYN, 0, 0, 0 },
+		{ "RST+ACK", TCP_ACK | TCP_RST, 0, 0, 0 },
+	};
+	size_t t, l, g;
+	unsigned int shapes = 0, protected = 0, wrong = 0;
+
+	(void)state;
+	if (!hskel)
+		skip();
+	for (t = 0; t < ARRAY_SIZE(tags); t++)
+		for (l = 0; l < ARRAY_SIZE(l3s); l++)
+			for (g = 0; g < ARRAY_SIZE(segs); g++) {
+				struct pkt_spec spec = {
+					.l3 = l3s[l].v6 ? ETH_P_IPV6 : ETH_P_IP,
+					.vlans = tags[t].vlans, .vid0 = tags[t].vid0,
+					.ip_opt_len = l3s[l].ip_opt_len, .nr_ext = l3s[l].nr_ext,
+					.frag = l3s[l].frag, .flags = segs[g].flags,
+					.payload_len = segs[g].payload_len,
+					.sport = (__u16)(PKT_SPORT + 100 + shapes),
+					.ack_seq = 0x1234567,
+				};
+				__u64 d[ARRAY_SIZE(hstat_fields)];
+				struct shedd_stats before, after;
+				struct xdp_run r;
+				char name[200];
+				struct pkt p;
+				int want, xdp;
+
+				memcpy(spec.ext, l3s[l].ext, sizeof(spec.ext));
+				snprintf(name, sizeof(name), "%s %s %s", tags[t].what, l3s[l].what,
+					 segs[g].what);
+				pkt_build(&p, &spec);
+				if (segs[g].cut)
+					p.len = p.l4_off + 12;
+				want = segs[g].ack && !l3s[l].unjudged &&
+				       tags[t].vlans <= MAX_VLAN_TAGS;
+				read_stats(&before);
+				run_xdp(name, p.data, p.len, &r);
+				read_stats(&after);
+				xdp = after.ack_probed != before.ack_probed;
+				run_tc(name, &p, d);
+				if (xdp != want || d[H_ACKS] != (__u64)want) {
+					print_error("%s: a protected ACK to XDP %d, to tc %llu, "
+						    "expected %d\n", name, xdp,
+						    (unsigned long long)d[H_ACKS], want);
+					wrong++;
+				}
+				shapes++;
+				protected += want;
+			}
+	print_message("%u shapes, %u of them protected ACKs\n", shapes, protected);
+	if (wrong)
+		fail_msg("%u of %u shapes judged wrong by one program or both", wrong, shapes);
+}
+
 /* ---- group ---------------------------------------------------------------- */
 
 /* Pin to one CPU: BPF_PROG_TEST_RUN runs on the caller's CPU, and a bucket
@@ -3364,6 +3476,8 @@ static const struct CMUnitTest fixed_tests[] = {
 	{ "verify while shedding, for the hold", test_verify_while_shedding, NULL, NULL,
 	  NULL },
 	{ "tc hand-off sorts the ACKs of verified classes", test_handoff_sorts_acks,
+	  vtc_setup, NULL, NULL },
+	{ "XDP and the tc hand-off agree on every shape of ACK", test_parsers_agree,
 	  vtc_setup, NULL, NULL },
 };
 
