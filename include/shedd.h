@@ -80,8 +80,8 @@ enum shedd_reject {
 /* VLAN tags walked before a frame is refused. The kernel strips any
  * number of priority (VID 0) tags and follows a VLAN device per non-zero
  * VID, so a frame still tagged after the walk could carry a SYN that is
- * delivered (kernels of 2026 drop a frame behind more than eight priority
- * tags, RECURSION_LIMIT in __netif_receive_skb_core; older ones do not). 802.1ad + 802.1Q is two; a priority tag in front of each, a
+ * delivered (a 6.18 of 2026 drops a frame behind nine priority tags,
+ * RECURSION_LIMIT; the source of earlier kernels has no bound). 802.1ad + 802.1Q is two; a priority tag in front of each, a
  * tag a switch adds and room for one more stack make eight, still cheap
  * to walk (4 bytes a step) and to copy into a reply (46 bytes of L2). */
 #ifndef MAX_VLAN_TAGS

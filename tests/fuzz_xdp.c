@@ -386,9 +386,9 @@ static void ref_ipv6(const __u8 *f, size_t len, size_t off, struct ref *r)
  * of its VID takes the frame (vlan_do_receive()) and the next tag goes
  * the same way; a VID 0 (priority) tag without a device is dropped at
  * check_vlan_id and the next tag untagged, any number of times, so a SYN
- * behind any stack of priority tags reaches the listener (a 2026 kernel,
- * as this VM's 6.18, drops the frame after eight with RECURSION_LIMIT;
- * older ones, as Debian 12's, strip them all: the model keeps that view;
+ * behind any stack of priority tags reaches the listener (a 6.18 of 2026
+ * was seen to drop the frame behind nine, RECURSION_LIMIT; the source of
+ * earlier kernels has no such bound, and the model keeps that view;
  * tests/integration/groundtruth.bats checks it against the kernel). A non-zero VID
  * without a device is PACKET_OTHERHOST, dropped by ip_rcv(); the program
  * cannot see the host's VLAN devices, so the model takes every VID to
