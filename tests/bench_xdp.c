@@ -203,7 +203,7 @@ int main(int argc, char **argv)
 	struct shedd_config cfg = { .all_ports = 0, .default_class = SHEDD_SHEDDABLE };
 	struct bpf_object *pass_obj = NULL;
 	struct shedd_bpf *skel = NULL;
-	struct pkt syn, ack, udp;
+	struct pkt syn, ack, udp, syn_qinq, syn_prio8;
 	__u32 zero = 0, port = 8080;
 	__u16 port16 = (__u16)port;
 	__u8 one = 1;
@@ -219,6 +219,8 @@ int main(int argc, char **argv)
 		{ "SYN admit, reserve", &syn, MAX_RATE_PER_SEC, 1, 0 },
 		{ "SYN shed, backed off", &syn, 0, 1, 1000000 },
 		{ "SYN shed, reserve", &syn, 0, 1, 0 },
+		{ "SYN shed, 802.1ad+802.1Q", &syn_qinq, 0, 1, 1000000 },
+		{ "SYN shed, 8 VID 0 tags", &syn_prio8, 0, 1, 1000000 },
 		{ "TCP ACK (established)", &ack, 0, 1, 0 },
 		{ "UDP", &udp, 0, 1, 0 },
 	};
@@ -229,6 +231,9 @@ int main(int argc, char **argv)
 	}
 	pkt_build(&syn, &(struct pkt_spec){ .flags = TCP_SYN, .tcp_opts = 1 });
 	pkt_build(&ack, &(struct pkt_spec){ .flags = TCP_ACK, .payload_len = 64 });
+	pkt_build(&syn_qinq, &(struct pkt_spec){ .flags = TCP_SYN, .tcp_opts = 1, .vlans = 2 });
+	pkt_build(&syn_prio8, &(struct pkt_spec){ .flags = TCP_SYN, .tcp_opts = 1, .vlans = 8,
+						  .vid0 = 1 });
 	pkt_build(&udp, &(struct pkt_spec){ .l4 = IPPROTO_UDP, .payload_len = 64 });
 
 	skel = shedd_bpf__open();
