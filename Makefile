@@ -274,8 +274,9 @@ deps:
 	$(Q)scripts/deps.sh
 
 # T=FILE... runs only those test files: a bats file needs shedd and the
-# tools; a test source tests/X.c (or its binary) needs only its binary.
-test_bin = $(if $(filter %.bats,$(1)),all,$(patsubst tests/%.c,$(OUTPUT)/%,$(1)))
+# tools (groundtruth.bats the fuzzer too, for its reference model); a test
+# source tests/X.c (or its binary) needs only its binary.
+test_bin = $(if $(filter %.bats,$(1)),all $(if $(filter %groundtruth.bats,$(1)),$(OUTPUT)/fuzz_xdp),$(patsubst tests/%.c,$(OUTPUT)/%,$(1)))
 test_run = $(patsubst tests/%.c,$(OUTPUT)/%,$(1))
 
 # test, demo and san leave the host as they found it: scripts/hoststate.sh
