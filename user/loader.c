@@ -967,8 +967,10 @@ int loader_configure(struct loader *l, const struct shedd_options *o)
 	cfg.rst_burst = rst_per_cpu / 10 ? (__u32)(rst_per_cpu / 10) : 1;
 	/* Verified admission: with the plan off every class is charged
 	 * directly, whatever --verify says. */
-	cfg.cookie_rate_per_sec = (__u32)o->cookie_rate_per_sec;
-	cfg.cookie_burst = cookie_burst_for(o->cookie_rate_per_sec);
+	/* --cookie-rate is the host's, as --rst-rate: each CPU gets its
+	 * share, rounded up, and 10 ms of it as depth. */
+	cfg.cookie_rate_per_sec = cookie_rate_per_cpu(o->cookie_rate_per_sec, l->ncpus);
+	cfg.cookie_burst = cookie_burst_for(cfg.cookie_rate_per_sec);
 	cfg.verify_hold_ns = o->verify_hold_ns;
 	if (l->plan.enabled) {
 		memcpy(cfg.verify, o->verify, sizeof(cfg.verify));

@@ -435,3 +435,33 @@ while True:
 	within "$(stat_sum ack_to_kernel)" 1 3
 	within "$(stat_sum ack_invalid 3)" 0 0
 }
+
+# A spoofed flood past the host's cookie budget: the SYN-ACKs sent stay
+# within --cookie-rate over all CPUs (each CPU's share, rounded up, and
+# 10 ms of depth), and every SYN refused a cookie is counted, in the pins
+# and in the metrics.
+@test "the cookie budget is the host's: a flood over it is refused cookies, and counted" {
+	need_tc_handoff
+	local line sent limited syn n scraped
+	n=$(tr ',' '\n' </sys/devices/system/cpu/possible |
+		awk -F- '{ n += ($2 == "" ? 1 : $2 - $1 + 1) } END { print n }')
+	shedd_start --port "$PORT" --rate 1000 --verify sheddable=always --handoff tc \
+		--cookie-rate 200
+	FLOOD_CPU=any
+	line=$(flood 198.19.128.0/17 2000 2)
+	echo "$line"
+	sent=$(stat_sum cookie_sent 3)
+	limited=$(stat_sum cookie_limited 3)
+	syn=$(stat_sum syn 3)
+	echo "syn=$syn cookie_sent=$sent cookie_limited=$limited on $n CPUs"
+	within "$(field sent "$line")" 3000 4000
+	# 2 s of the flood and the 1 s it waits after, at 200/s over all
+	# CPUs, each rounded up, and each CPU's depth.
+	within "$sent" 1 $(( 3 * (200 + n) + n * 2 ))
+	within "$limited" $(( syn - sent )) $(( syn - sent ))
+	within "$limited" 2000 "$syn"
+	scraped=$(in_srv curl -sS --fail --max-time 5 http://127.0.0.1:9464/metrics |
+		grep '^shedd_syn_cookie_limited_total{.*class="sheddable"' | awk '{ print $2 }')
+	echo "shedd_syn_cookie_limited_total{class=sheddable} $scraped"
+	within "$scraped" "$limited" "$limited"
+}
