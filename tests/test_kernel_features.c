@@ -252,7 +252,7 @@ static void cookie_burst(void **state)
 		{ 1, 1 },             /* at least one */
 		{ 99, 1 },
 		{ 4000000, 40000 },   /* 10 ms */
-		{ 50000, 500 },       /* the default's share on two CPUs */
+		{ 500000, 5000 },     /* the default's share on two CPUs */
 		{ MAX_COOKIE_RATE_PER_SEC, 100000 },
 		{ 200000000, MAX_COOKIE_BURST },
 	};
@@ -274,7 +274,7 @@ static void cookie_share(void **state)
 	} t[] = {
 		{ 0, 4, 0 },          /* no cookies at all */
 		{ 100000, 1, 100000 },
-		{ 100000, 2, 50000 }, /* the default on two CPUs */
+		{ 1000000, 2, 500000 }, /* the default on two CPUs */
 		{ 1001, 2, 501 },     /* rounded up */
 		{ 3, 8, 1 },          /* every CPU still answers */
 		{ 1000, 0, 1000 },    /* no CPU count: one */

@@ -82,7 +82,7 @@ host_sysctls_unchanged() {
 	want=$(( log - 15 < 0 ? 0 : log - 15 > 14 ? 14 : log - 15 ))
 	[ "$(settings .wscale)" = "$want" ]
 	# --cookie-rate is the host's: each CPU gets its share, rounded up.
-	share=$(( (100000 + $(possible_cpus) - 1) / $(possible_cpus) ))
+	share=$(( (1000000 + $(possible_cpus) - 1) / $(possible_cpus) ))
 	[ "$(settings .cookie_rate_per_sec)" = "$share" ]
 	[ "$(settings .cookie_burst)" = $(( share / 100 )) ]
 	[ "$(settings .verify_hold_ns)" = 10000000000 ]
