@@ -216,7 +216,7 @@ int shedd_xdp(struct xdp_md *ctx)
 	struct shedd_stats *st;
 	struct pkt p = {};
 	__u32 zero = 0, cls, mode, reject;
-	int ret, is_ack, cookie = 0, charged = 0;
+	int ret, is_ack, sock, cookie = 0, charged = 0;
 	__u64 now;
 	__u16 dport;
 
@@ -231,11 +231,6 @@ int shedd_xdp(struct xdp_md *ctx)
 		return refuse_counted(st, ret);
 	if (ret != PARSE_OK)
 		return pass_counted(st, ret);
-	/* A FIN: the server may hold the flow in TIME_WAIT for a minute, and
-	 * a SYN of it must then meet the kernel (see shedd_tuple_busy()). */
-	if (p.tcp->fin && !p.tcp->syn)
-		shedd_fin_seen(ctx, p.l2_len, p.l3_len, cookie_flags(&p), clock_ns());
-
 	/* Established traffic always passes: only a pure SYN opens work, and
 	 * in a verified class the ACK that ends a cookie handshake. */
 	is_ack = verify_enabled && pkt_handshake_ack(&p);
@@ -286,6 +281,18 @@ int shedd_xdp(struct xdp_md *ctx)
 			st->non_syn++;
 			return XDP_PASS;
 		case ACK_FORGED:
+			/* No cookie of this port can be outstanding: the ACK
+			 * of a connection that died (a server restart) or a
+			 * stray one. The kernel resets it, as without shedd,
+			 * within the RST budget: a flood of them is not
+			 * reflected one for one. */
+			if (!cookie_sent_recent(dport, clock_ns())) {
+				if (rst_budget_take(cfg, clock_ns())) {
+					st->ack_to_kernel++;
+					return XDP_PASS;
+				}
+				st->rst_limited++;
+			}
 			cs->ack_invalid++;
 			return XDP_DROP;
 		case ACK_QUEUE_FULL:
@@ -341,8 +348,9 @@ int shedd_xdp(struct xdp_md *ctx)
 	 * kernel would not answer (rst_answerable()): a SYN-ACK would be
 	 * reflected to a group or martian address. Shed them. */
 	if (cookie && !p.first_frag && rst_answerable(&p, data_end, cfg)) {
-		if (shedd_tuple_busy(ctx, p.l2_len, p.l3_len, cookie_flags(&p), now)) {
-			/* The kernel's to answer (see shedd_tuple_busy()):
+		sock = shedd_syn_sock(ctx, p.l2_len, p.l3_len, cookie_flags(&p));
+		if (sock == SYN_BUSY) {
+			/* The kernel's to answer (see shedd_syn_sock()):
 			 * charged as in an unverified class. */
 			st->syn_tuple_busy++;
 			if (!charged) {
@@ -351,6 +359,26 @@ int shedd_xdp(struct xdp_md *ctx)
 					cs->admitted++;
 					return XDP_PASS;
 				}
+			}
+		} else if (sock != SYN_LISTENER) {
+			/* No listener of this host takes it: the kernel
+			 * forwards it, or refuses it with a RST and keeps
+			 * nothing, so no token is spent: passed (admitted,
+			 * uncharged). Its RST is bounded by the budget of
+			 * shedd's own. A SYN the bucket refused already is
+			 * shed as in an unverified class. */
+			if (sock == SYN_NOT_LOCAL)
+				st->syn_not_local++;
+			else
+				st->syn_no_listener++;
+			if (!charged) {
+				if (sock == SYN_NOT_LOCAL || rst_budget_take(cfg, now)) {
+					cs->admitted++;
+					return XDP_PASS;
+				}
+				st->rst_limited++;
+				cs->dropped++;
+				return XDP_DROP;
 			}
 		} else if (!cookie_budget_take(cfg, now)) {
 			cs->cookie_limited++;
@@ -361,6 +389,7 @@ int shedd_xdp(struct xdp_md *ctx)
 				st->refreshed += shedd_refresh(ctx, p.l2_len, p.l3_len,
 							       cookie_flags(&p));
 			if (shedd_syncookie_reply(ctx, p.l2_len, p.l3_len, cookie_flags(&p)) == 0) {
+				cookie_sent_mark(dport, now);
 				cs->cookie_sent++;
 				return XDP_TX;
 			}

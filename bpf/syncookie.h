@@ -18,6 +18,13 @@
 
 #include "tcpopt.h"
 
+#ifndef AF_INET
+#define AF_INET 2
+#endif
+#ifndef AF_INET6
+#define AF_INET6 10
+#endif
+
 #define SYNACK_TTL 64
 /* The window of a SYN-ACK is never scaled (RFC 7323 2.2): the kernel
  * offers 64 KiB less 1, rounded down to whole segments. */
@@ -540,32 +547,30 @@ static __always_inline int acceptq_full(struct bpf_sock *sk)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, CLOSING_SLOTS);
+	__uint(max_entries, COOKIE_SENT_SLOTS);
 	__type(key, __u32);
 	__type(value, __u32);
-} closing SEC(".maps");
+} cookie_sent SEC(".maps");
 
-/* A FIN of the flow hashed @h came in at @now_ns: the server may now hold
- * the flow in TIME_WAIT (it does when it closed first). */
-static __always_inline void closing_mark(__u32 h, __u64 now_ns)
+/* A cookie answered a SYN to @port at @now_ns. Written once a unit at most,
+ * so that the CPUs of a flood do not pass the line to each other. */
+static __always_inline void cookie_sent_mark(__u16 port, __u64 now_ns)
 {
-	__u32 slot = h % CLOSING_SLOTS;
-	__u32 *e = bpf_map_lookup_elem(&closing, &slot);
+	__u32 key = port, now = (__u32)(now_ns >> 30) | 1;
+	__u32 *e = bpf_map_lookup_elem(&cookie_sent, &key);
 
-	if (e)
-		*e = (__u32)(now_ns >> 30) | 1;
+	if (e && *e != now)
+		*e = now;
 }
 
-/* Might a socket still hold the flow hashed @h after its close? Yes if a
- * FIN of it (or of a flow sharing its slot) came within a TIME_WAIT's
- * life. The flows in TIME_WAIT when the daemon started are marked by it
- * (loader_mark_time_wait()). */
-static __always_inline int closing_recent(__u32 h, __u64 now_ns)
+/* May a cookie that a SYN to @port was answered with still be valid? */
+static __always_inline int cookie_sent_recent(__u16 port, __u64 now_ns)
 {
-	__u32 slot = h % CLOSING_SLOTS, now = (__u32)(now_ns >> 30) | 1;
-	__u32 *e = bpf_map_lookup_elem(&closing, &slot);
+	__u32 key = port, now = (__u32)(now_ns >> 30) | 1;
+	__u32 *e = bpf_map_lookup_elem(&cookie_sent, &key);
 
-	return e && *e && now - *e <= CLOSING_HOLD_UNITS + 1;
+	/* Without its entry the program cannot tell: as before, drop. */
+	return !e || (*e && now - *e <= COOKIE_LIFE_UNITS + 1);
 }
 
 /* The 4-tuple of the segment in @ctx, and its flow hash; 0 if its headers
@@ -620,67 +625,98 @@ static __always_inline struct bpf_sock *tuple_sock(struct xdp_md *ctx, struct bp
 	return bpf_skc_lookup_tcp(ctx, t, sizeof(t->ipv4), BPF_F_CURRENT_NETNS, 0);
 }
 
-/**
- * shedd_fin_seen() - note that a FIN of the flow in @ctx came in at @now_ns.
- * @ctx, @l2_len, @l3_len, @flags: as for shedd_syncookie_reply()
- * @now_ns: the program's clock
- *
- * A server that closed first holds the flow in TIME_WAIT from the client's
- * FIN on, for a minute: shedd_tuple_busy() then looks the flow's SYNs up.
- *
- * Return: 0.
- */
-__noinline int shedd_fin_seen(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u64 flags,
-			      __u64 now_ns)
-{
-	struct bpf_sock_tuple t = {};
-	__u32 tlen, h;
+/* Verdicts of shedd_syn_sock(). */
+enum syn_sock {
+	SYN_LISTENER = 0,    /* a listener of this host, no socket of its own: a cookie may answer */
+	SYN_NO_LISTENER = 1, /* no socket at all: the kernel refuses it with a RST */
+	SYN_NOT_LOCAL = 2,   /* to an address not of this host: the kernel's to forward or drop */
+	SYN_BUSY = 3,        /* a socket of its own (TIME_WAIT, a request, a connection) */
+};
 
-	if (ctx_tuple(ctx, l2_len, l3_len, flags, &t, &tlen, &h))
-		closing_mark(h, now_ns);
-	return 0;
+/* Is the destination of the 4-tuple @t (from ctx_tuple()) an address of
+ * this host? Asked only for a listener bound to the wildcard address,
+ * which the socket lookup finds for any destination. The kernel delivers
+ * locally what its routing finds of type local, and bpf_fib_lookup() says
+ * BPF_FIB_LKUP_RET_NOT_FWDED for any route type but unicast (the group
+ * and broadcast ones rst_answerable() has refused already); a unicast
+ * route, blackhole, unreachable or prohibit means the kernel forwards or
+ * drops the SYN. The helper answers BPF_FIB_LKUP_RET_FWD_DISABLED before it
+ * routes when the interface does not forward: such a host delivers only
+ * what is addressed to it, and the SYN is taken as local (a frame sent to
+ * this host's MAC for another address, which the kernel drops, is then
+ * answered; within the cookie budget). */
+static __always_inline int tuple_local(struct xdp_md *ctx, const struct bpf_sock_tuple *t,
+				       __u32 tlen)
+{
+	struct bpf_fib_lookup fib = {};
+	int rc;
+
+	fib.l4_protocol = IPPROTO_TCP;
+	fib.ifindex = ctx->ingress_ifindex;
+	if (tlen == sizeof(t->ipv6)) {
+		fib.family = AF_INET6;
+		fib.sport = t->ipv6.sport;
+		fib.dport = t->ipv6.dport;
+		__builtin_memcpy(fib.ipv6_src, t->ipv6.saddr, 16);
+		__builtin_memcpy(fib.ipv6_dst, t->ipv6.daddr, 16);
+	} else {
+		fib.family = AF_INET;
+		fib.sport = t->ipv4.sport;
+		fib.dport = t->ipv4.dport;
+		fib.ipv4_src = t->ipv4.saddr;
+		fib.ipv4_dst = t->ipv4.daddr;
+	}
+	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), 0);
+	return rc == BPF_FIB_LKUP_RET_NOT_FWDED || rc == BPF_FIB_LKUP_RET_FWD_DISABLED;
 }
 
 /**
- * shedd_tuple_busy() - does a socket other than a listener hold the 4-tuple
- * of the SYN in @ctx?
+ * shedd_syn_sock() - may a cookie answer the SYN in @ctx?
  * @ctx, @l2_len, @l3_len, @flags: as for shedd_syncookie_reply()
- * @now_ns: the program's clock
  *
- * An earlier connection in TIME_WAIT (a client that reuses its port soon
- * after the server closed, as NAT and busy clients do), the request socket
- * of a handshake the kernel answered, or an established connection. Only
- * the kernel answers such a SYN right: it recycles the TIME_WAIT socket,
- * repeats its SYN-ACK, or sends a challenge ACK. A cookie SYN-ACK instead
- * makes a handshake whose ACK and data the socket table gives to the old
- * socket, and the client hangs.
+ * Only where the kernel itself would answer: a listener of this host, on
+ * the SYN's address and port, and no other socket on its 4-tuple. One
+ * socket lookup decides both. Without a socket the kernel refuses the SYN
+ * with a RST, and a cookie would show a port scan every port open; a
+ * wildcard listener matches any destination, so a forwarded SYN (a
+ * router, a Kubernetes node, a DNAT host) would be answered with the
+ * remote server's address unless the destination is checked to be local
+ * (tuple_local()). A socket other than a listener: an earlier connection
+ * in TIME_WAIT (a client that reuses its port soon after the server
+ * closed, as NAT and busy clients do), the request socket of a handshake
+ * the kernel answered, or an established connection. Only the kernel
+ * answers such a SYN right: it recycles the TIME_WAIT socket, repeats its
+ * SYN-ACK or sends a challenge ACK. A cookie SYN-ACK instead makes a
+ * handshake whose ACK and data the socket table gives to the old socket,
+ * and the client hangs.
  *
- * The socket lookup costs a SYN of a flood a cache miss or more in the
- * socket table (measured on the flood testbed: a third more per SYN), so
- * it is made only for a flow whose FIN came within a TIME_WAIT's life, or
- * that the daemon found in TIME_WAIT at start (closing_recent()). Not covered:
- * a SYN retransmitted into a handshake the kernel answered just before
- * the class began to verify, or a SYN on an established flow; both rare,
- * and as before this check.
- *
- * Return: 1 if such a socket holds the tuple, else 0.
+ * Return: an enum syn_sock.
  */
-__noinline int shedd_tuple_busy(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u64 flags,
-				__u64 now_ns)
+__noinline int shedd_syn_sock(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u64 flags)
 {
 	struct bpf_sock_tuple t = {};
 	struct bpf_sock *sk;
 	__u32 tlen, h;
-	int busy;
+	int wildcard;
 
-	if (!ctx_tuple(ctx, l2_len, l3_len, flags, &t, &tlen, &h) || !closing_recent(h, now_ns))
-		return 0;
+	if (!ctx_tuple(ctx, l2_len, l3_len, flags, &t, &tlen, &h))
+		return SYN_NO_LISTENER;
 	sk = tuple_sock(ctx, &t, tlen);
 	if (!sk)
-		return 0;
-	busy = sk->state != BPF_TCP_LISTEN;
+		return SYN_NO_LISTENER;
+	if (sk->state != BPF_TCP_LISTEN) {
+		bpf_sk_release(sk);
+		return SYN_BUSY;
+	}
+	/* The lookup matched a bound address to the destination itself. */
+	if (flags & CK_V6)
+		wildcard = !(sk->src_ip6[0] | sk->src_ip6[1] | sk->src_ip6[2] | sk->src_ip6[3]);
+	else
+		wildcard = !sk->src_ip4;
 	bpf_sk_release(sk);
-	return busy;
+	if (wildcard && !tuple_local(ctx, &t, tlen))
+		return SYN_NOT_LOCAL;
+	return SYN_LISTENER;
 }
 
 /* Verdicts of shedd_cookie_ack(). */

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* flow_hash.h - the hash of a TCP flow's addresses and ports, compiled by
- * the BPF programs (mss_cache, proven, closing) and by the daemon, which
- * marks in closing the flows it finds in TIME_WAIT at start: both must
- * agree on every bit, and test_xdp checks that they do. Not keyed: a
- * collision, made on purpose or not, costs a flow its MSS, a verdict kept
- * for it, or a SYN a socket lookup.
+ * the BPF programs (mss_cache, proven) and by the tests, which must
+ * agree with them on every bit. Not keyed: a
+ * collision, made on purpose or not, costs a flow its MSS
+ * or a verdict kept for it.
  *
  * The addresses are words as they lie in the packet (network order), the
  * ports the two bytes as they lie in the packet, read as a __u16.

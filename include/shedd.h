@@ -211,6 +211,16 @@ struct shedd_stats {
 	__u64 syn_tuple_busy; /* SYNs of a verified class whose 4-tuple a
 			       * socket holds (TIME_WAIT, a request, a
 			       * connection): no cookie, judged as unverified */
+	__u64 syn_no_listener; /* SYNs of a verified class to a port without a
+				* listener: no cookie, passed to the kernel,
+				* which refuses them with a RST (within the
+				* RST budget, else dropped: rst_limited) */
+	__u64 syn_not_local;   /* SYNs of a verified class to an address not of
+				* this host (forwarded): no cookie, passed */
+	__u64 ack_to_kernel;   /* ACKs of a verified class with no valid cookie
+				* to a port that sent no cookie within a
+				* cookie's life: passed to the kernel, which
+				* resets them (within the RST budget) */
 };
 
 /* settings: written by userspace only. ARRAY with one entry. */
@@ -288,13 +298,17 @@ struct shedd_refresh {
  * before the RST reached the client) still carry a valid cookie: they
  * follow the ACK's verdict instead of being charged again. */
 #define PROVEN_SLOTS 65536U
-/* closing: when an inbound FIN of a flow last came, so that a SYN that may
- * meet a TIME_WAIT socket is looked up. ARRAY, written by XDP and by the
- * daemon at start (the flows it finds in TIME_WAIT): key =
- * flow hash % CLOSING_SLOTS, value = the time in units of 2^30 ns (about
- * 1.07 s), 0 = never. A slot shared by several flows keeps the latest. */
-#define CLOSING_SLOTS 262144U
-#define CLOSING_HOLD_UNITS 58U /* 62 s: a TIME_WAIT lasts 60 s (Linux) */
+/* cookie_sent: when the program last answered a SYN to a port with a
+ * cookie, so that an ACK without a valid cookie is dropped only while one
+ * may still be outstanding and is otherwise left to the kernel, which
+ * resets it. ARRAY, written by XDP: key = the port, value = the time in
+ * units of 2^30 ns (about 1.07 s) | 1, 0 = never. A cookie is valid for
+ * two minutes at most: the kernel takes one made in this minute of its
+ * clock or the one before (MAX_SYNCOOKIE_AGE in net/ipv4/syncookies.c),
+ * and it checks its own listener's cookies only within two minutes of its
+ * last overflow (TCP_SYNCOOKIE_VALID). */
+#define COOKIE_SENT_SLOTS 65536U
+#define COOKIE_LIFE_UNITS 112U /* 120.3 s, and one unit for rounding */
 #define PROVEN_HOLD_UNITS 3000U /* about 3 s, in units of 2^20 ns */
 #define PROVEN_TIME_MASK 0x3fffffffU /* the time's 30 bits */
 
@@ -505,7 +519,7 @@ _Static_assert(sizeof(struct shedd_rate) == 56, "shedd_rate is a map value");
 _Static_assert(sizeof(struct shedd_reserve) == 24, "shedd_reserve is a map value");
 _Static_assert(sizeof(struct shedd_bucket) == 40, "shedd_bucket is a map value");
 _Static_assert(sizeof(struct shedd_class_stats) == 11 * 8, "shedd_class_stats");
-_Static_assert(sizeof(struct shedd_stats) == 4 * 88 + 20 * 8, "shedd_stats is a map value");
+_Static_assert(sizeof(struct shedd_stats) == 4 * 88 + 23 * 8, "shedd_stats is a map value");
 _Static_assert(sizeof(struct shedd_config) == 56, "shedd_config is a map value");
 _Static_assert(sizeof(struct shedd_refresh) == 16, "shedd_refresh is a map value");
 _Static_assert(sizeof(struct shedd_handoff_stats) == 9 * 8, "shedd_handoff_stats");

@@ -128,7 +128,7 @@ static int bench_verified(struct shedd_bpf *skel, const char *drop_path, const s
 				    .cookie_burst = MAX_COOKIE_BURST };
 	struct bpf_object *drop_obj = bpf_object__open_file(drop_path, NULL);
 	__u8 out[PKT_MAX + 64];
-	struct pkt ack, forged, stray;
+	struct pkt ack, forged, stray, wild, closed;
 	__u32 zero = 0, ret = 0, i;
 	int drop_fd, lfd, err = -1;
 	struct {
@@ -141,7 +141,12 @@ static int bench_verified(struct shedd_bpf *skel, const char *drop_path, const s
 		{ "ACK, valid cookie", &ack, 0 },
 		{ "ACK, forged cookie", &forged, 0 },
 		{ "ACK, no socket", &stray, 0 },
+		{ "SYN, wildcard listener", &wild, 0 },
+		{ "SYN, no listener", &closed, 0 },
 	};
+	__u16 wild_port = PKT_DPORT + 2, closed_port = PKT_DPORT + 3;
+	__u8 one = 1;
+	int wfd;
 
 	if (!drop_obj || bpf_object__load(drop_obj)) {
 		fprintf(stderr, "bench: load %s: %s\n", drop_path, strerror(errno));
@@ -153,6 +158,23 @@ static int bench_verified(struct shedd_bpf *skel, const char *drop_path, const s
 		fprintf(stderr, "bench: listener namespace: %s\n", strerror(errno));
 		goto out;
 	}
+	/* A listener on the wildcard address, and a port nobody listens
+	 * on, both protected. */
+	wfd = socket(AF_INET, SOCK_STREAM, 0);
+	{
+		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(wild_port) };
+
+		if (wfd < 0 || bind(wfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(wfd, 128)) {
+			fprintf(stderr, "bench: wildcard listener: %s\n", strerror(errno));
+			goto out;
+		}
+	}
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.ports), &wild_port, &one, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(skel->maps.ports), &closed_port, &one, BPF_ANY))
+		goto out;
+	pkt_build(&wild, &(struct pkt_spec){ .flags = TCP_SYN, .tcp_opts = 1, .dport = wild_port });
+	pkt_build(&closed, &(struct pkt_spec){ .flags = TCP_SYN, .tcp_opts = 1,
+					       .dport = closed_port });
 	cfg.verify[SHEDD_SHEDDABLE] = SHEDD_VERIFY_ALWAYS;
 	/* A cookie answers only a SYN sent to this host's MAC. */
 	memcpy(cfg.mac, pkt_server_mac, sizeof(cfg.mac));
@@ -191,6 +213,7 @@ static int bench_verified(struct shedd_bpf *skel, const char *drop_path, const s
 		printf("%-24s %8s %10.1f\n", cases[i].name, ret < 5 ? verdicts[ret] : "?", ns);
 	}
 	close(lfd);
+	close(wfd);
 	err = 0;
 out:
 	bpf_object__close(drop_obj);
@@ -203,7 +226,7 @@ int main(int argc, char **argv)
 	struct shedd_config cfg = { .all_ports = 0, .default_class = SHEDD_SHEDDABLE };
 	struct bpf_object *pass_obj = NULL;
 	struct shedd_bpf *skel = NULL;
-	struct pkt syn, ack, udp, syn_qinq, syn_prio8;
+	struct pkt syn, ack, udp, fin, syn_qinq, syn_prio8;
 	__u32 zero = 0, port = 8080;
 	__u16 port16 = (__u16)port;
 	__u8 one = 1;
@@ -222,6 +245,7 @@ int main(int argc, char **argv)
 		{ "SYN shed, 802.1ad+802.1Q", &syn_qinq, 0, 1, 1000000 },
 		{ "SYN shed, 8 VID 0 tags", &syn_prio8, 0, 1, 1000000 },
 		{ "TCP ACK (established)", &ack, 0, 1, 0 },
+		{ "TCP FIN|ACK", &fin, 0, 1, 0 },
 		{ "UDP", &udp, 0, 1, 0 },
 	};
 
@@ -235,6 +259,7 @@ int main(int argc, char **argv)
 	pkt_build(&syn_prio8, &(struct pkt_spec){ .flags = TCP_SYN, .tcp_opts = 1, .vlans = 8,
 						  .vid0 = 1 });
 	pkt_build(&udp, &(struct pkt_spec){ .l4 = IPPROTO_UDP, .payload_len = 64 });
+	pkt_build(&fin, &(struct pkt_spec){ .flags = TCP_FIN | TCP_ACK });
 
 	skel = shedd_bpf__open();
 	if (skel)

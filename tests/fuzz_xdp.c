@@ -549,7 +549,14 @@ struct ref_state {
 	__u64 verify_until[SHEDD_NR_CLASSES]; /* SHEDD_VERIFY_SHEDDING */
 	struct ref_budget cookies, rsts;
 	__u64 refreshed_ns[2]; /* PORT_A, PORT_B */
+	__u32 cookie_sent[2];  /* the cookie_sent map's entries of PORT_A, PORT_B */
 };
+
+/* The program's clock in the units of its cookie_sent map. */
+static __u32 ref_cookie_units(__u64 now_ns)
+{
+	return (__u32)(now_ns >> 30) | 1;
+}
 
 /* ---- frames ------------------------------------------------------------- */
 
@@ -895,7 +902,8 @@ struct tally {
 		 cookies_ecn, cookies_shedding, cookie_limited, refreshed,
 		 acks, acks_unverified, acks_no_listener, acks_established,
 		 ack_invalid, ack_valid, ack_admitted, ack_refused, ack_rst,
-		 answered; /* cookie ACKs fed back */
+		 answered, /* cookie ACKs fed back */
+		 syn_no_listener, syn_tuple_busy, ack_to_kernel;
 };
 
 /* The names of the counters, in the order of struct shedd_stats. */
@@ -908,6 +916,7 @@ static const char *const global_counter[] = {
 	"malformed", "frag_judged", "frag_refused", "deep_refused", "bad_syn",
 	"rst_refused", "rst_limited", "cookie_failed", "ack_probed", "refreshed",
 	"ack_queue_full", "ack_after_rst", "ack_repeat", "syn_tuple_busy",
+	"syn_no_listener", "syn_not_local", "ack_to_kernel",
 };
 _Static_assert(sizeof(class_counter) / sizeof(char *) * 8 ==
 	       sizeof(struct shedd_class_stats), "a class counter without a name");
@@ -1165,7 +1174,7 @@ static const char *expect_syn(const struct frame_ctx *fc, struct ref_state *m,
 {
 	const struct ref *r = fc->r;
 	__u32 c = r->cls, mode = m->cfg.verify[c];
-	int cookie = 0, port = r->dport == PORT_B;
+	int cookie = 0, charged = 0, port = r->dport == PORT_B;
 
 	e[C(c, syn)] = 1;
 	e[W(frag_judged)] = r->first_frag;
@@ -1176,6 +1185,7 @@ static const char *expect_syn(const struct frame_ctx *fc, struct ref_state *m,
 		cookie = 1;
 	} else {
 		e[C(c, charged)] = 1;
+		charged = 1;
 		/* The bucket is not modelled: the counter says if it had a token. */
 		if (d[C(c, admitted)]) {
 			e[C(c, admitted)] = 1;
@@ -1188,7 +1198,6 @@ static const char *expect_syn(const struct frame_ctx *fc, struct ref_state *m,
 			cookie = 1;
 		}
 	}
-	t->shed++;
 	/* The kernel answers no SYN from or to a group or martian address,
 	 * nor one not sent to this host's MAC: a SYN-ACK there would be
 	 * reflected to many hosts or to nobody. Such a SYN is shed. */
@@ -1196,25 +1205,64 @@ static const char *expect_syn(const struct frame_ctx *fc, struct ref_state *m,
 	    d[C(c, cookie_sent)])
 		return "a cookie SYN-ACK answered a SYN the kernel would not answer";
 	if (cookie && !r->first_frag && ref_answerable(fc->p->data, r)) {
-		if (ref_budget_take(&m->cookies, m->cfg.cookie_rate_per_sec,
-				    m->cfg.cookie_burst, fc->now)) {
+		enum ref_sock sock = ref_lookup(r);
+
+		if (sock == SOCK_ESTABLISHED) {
+			/* The kernel's: judged as unverified. */
+			e[W(syn_tuple_busy)] = 1;
+			t->syn_tuple_busy++;
+			if (!charged) {
+				e[C(c, charged)] = 1;
+				if (d[C(c, admitted)]) {
+					e[C(c, admitted)] = 1;
+					t->admitted++;
+					*out = OUT_PASS;
+					return NULL;
+				}
+			}
+		} else if (sock == SOCK_NONE) {
+			/* No listener (the fuzzer's is bound to the server's
+			 * address, the namespace forwards nothing): the
+			 * kernel's RST, within shedd's RST budget, no token. */
+			e[W(syn_no_listener)] = 1;
+			t->syn_no_listener++;
+			if (!charged) {
+				if (ref_budget_take(&m->rsts, m->cfg.rst_rate_per_sec,
+						    m->cfg.rst_burst, fc->now)) {
+					e[C(c, admitted)] = 1;
+					t->admitted++;
+					*out = OUT_PASS;
+					return NULL;
+				}
+				e[W(rst_limited)] = 1;
+				e[C(c, dropped)] = 1;
+				t->shed++;
+				*out = OUT_DROP;
+				return NULL;
+			}
+		} else if (ref_budget_take(&m->cookies, m->cfg.cookie_rate_per_sec,
+					   m->cfg.cookie_burst, fc->now)) {
 			/* The kernel hand-off's listener stamp: once a
 			 * second per port. */
 			if (m->cfg.handoff == SHEDD_HANDOFF_KERNEL &&
 			    (!m->refreshed_ns[port] ||
 			     fc->now - m->refreshed_ns[port] >= REFRESH_NS)) {
 				m->refreshed_ns[port] = fc->now;
-				e[W(refreshed)] = ref_lookup(r) == SOCK_LISTENER;
-				t->refreshed += e[W(refreshed)];
+				e[W(refreshed)] = 1;
+				t->refreshed++;
 			}
+			m->cookie_sent[port] = ref_cookie_units(fc->now);
 			e[C(c, cookie_sent)] = 1;
 			t->cookies_shedding += mode == SHEDD_VERIFY_SHEDDING;
+			t->shed++;
 			*out = OUT_SYNACK;
 			return NULL;
+		} else {
+			e[C(c, cookie_limited)] = 1;
+			t->cookie_limited++;
 		}
-		e[C(c, cookie_limited)] = 1;
-		t->cookie_limited++;
 	}
+	t->shed++;
 	*out = m->cfg.reject[c] == SHEDD_REJECT_RST ? expect_refusal(fc, m, e, 0, t) : OUT_DROP;
 	e[*out == OUT_RST_SYN ? C(c, rst_sent) : C(c, dropped)] = 1;
 	return NULL;
@@ -1251,6 +1299,20 @@ static const char *expect_ack(const struct frame_ctx *fc, struct ref_state *m,
 	}
 	/* A random acknowledgement number is a valid cookie with a chance
 	 * of about 1e-9 (a 24-bit check and two minutes of 256). */
+	/* No cookie of the port can be outstanding (none sent within a
+	 * cookie's life): the kernel's to reset, within the RST budget. */
+	if (fc->cookie == COOKIE_FORGED &&
+	    (!m->cookie_sent[r->dport == PORT_B] ||
+	     ref_cookie_units(fc->now) - m->cookie_sent[r->dport == PORT_B] >
+		     COOKIE_LIFE_UNITS + 1)) {
+		if (ref_budget_take(&m->rsts, m->cfg.rst_rate_per_sec, m->cfg.rst_burst,
+				    fc->now)) {
+			e[W(ack_to_kernel)] = 1;
+			t->ack_to_kernel++;
+			return NULL;
+		}
+		e[W(rst_limited)] = 1;
+	}
 	if (d[C(c, ack_invalid)]) {
 		if (fc->cookie == COOKIE_VALID)
 			return "the program's own cookie was taken for a forged one";
@@ -1634,6 +1696,9 @@ static void fuzz_frames(void **state)
 	       " answered (admitted %" PRIu64 ", refused %" PRIu64 ", RST %" PRIu64 ")\n",
 	       t.acks, t.acks_unverified, t.acks_no_listener, t.acks_established,
 	       t.ack_invalid, t.ack_valid, t.answered, t.ack_admitted, t.ack_refused, t.ack_rst);
+	printf("# to the kernel: SYNs without a listener %" PRIu64 ", ACKs with no cookie out %"
+	       PRIu64 "; SYNs of a held 4-tuple %" PRIu64 "\n", t.syn_no_listener,
+	       t.ack_to_kernel, t.syn_tuple_busy);
 	printf("# invariant violations: %" PRIu64 "\n", t.violations);
 	if (t.violations)
 		fail_msg("%" PRIu64 " invariant violations (seed 0x%" PRIx64 ")",
@@ -1646,7 +1711,8 @@ static void fuzz_frames(void **state)
 				  !t.cookies_ts || !t.cookies_ws || !t.cookies_ecn ||
 				  !t.cookies_shedding || !t.cookie_limited || !t.refreshed ||
 				  !t.acks_no_listener || !t.acks_established ||
-				  !t.ack_invalid || !t.ack_admitted || !t.ack_refused || !t.ack_rst))
+				  !t.ack_invalid || !t.ack_admitted || !t.ack_refused || !t.ack_rst ||
+				  !t.syn_no_listener || !t.ack_to_kernel))
 		fail_msg("the run did not reach every verified path: widen the generator");
 }
 

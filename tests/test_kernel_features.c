@@ -251,7 +251,8 @@ static void cookie_burst(void **state)
 		{ 0, 0 },             /* no cookies at all */
 		{ 1, 1 },             /* at least one */
 		{ 99, 1 },
-		{ 4000000, 40000 },   /* the default: 10 ms */
+		{ 4000000, 40000 },   /* 10 ms */
+		{ 500000, 5000 },     /* the default's share on two CPUs */
 		{ MAX_COOKIE_RATE_PER_SEC, 100000 },
 		{ 200000000, MAX_COOKIE_BURST },
 	};
@@ -261,6 +262,33 @@ static void cookie_burst(void **state)
 		if (cookie_burst_for(t[i].rate) != t[i].burst)
 			fail_msg("rate %llu: burst %u, wanted %u", (unsigned long long)t[i].rate,
 				 cookie_burst_for(t[i].rate), t[i].burst);
+}
+
+/* --cookie-rate is the host's: each CPU's share, rounded up. */
+static void cookie_share(void **state)
+{
+	static const struct {
+		__u64 total;
+		int ncpus;
+		__u32 share;
+	} t[] = {
+		{ 0, 4, 0 },          /* no cookies at all */
+		{ 100000, 1, 100000 },
+		{ 1000000, 2, 500000 }, /* the default on two CPUs */
+		{ 1001, 2, 501 },     /* rounded up */
+		{ 3, 8, 1 },          /* every CPU still answers */
+		{ 1000, 0, 1000 },    /* no CPU count: one */
+		{ MAX_COOKIE_RATE_PER_SEC, 3, 3333334 },
+		{ 4000000000ULL, 1, MAX_COOKIE_RATE_PER_SEC },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (cookie_rate_per_cpu(t[i].total, t[i].ncpus) != t[i].share)
+			fail_msg("%llu over %d CPUs: %u each, wanted %u",
+				 (unsigned long long)t[i].total, t[i].ncpus,
+				 cookie_rate_per_cpu(t[i].total, t[i].ncpus), t[i].share);
 }
 
 int main(void)
@@ -273,6 +301,7 @@ int main(void)
 		cmocka_unit_test(syn_options),
 		cmocka_unit_test(sysctl_numbers),
 		cmocka_unit_test(cookie_burst),
+		cmocka_unit_test(cookie_share),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -38,6 +38,7 @@
 #define OTHER_PORT 9090
 #define NOLISTEN_PORT 8081 /* protected; nobody listens on it */
 #define FULLQ_PORT 8082    /* protected; a listener of backlog 0 (test_ack_to_full_queue) */
+#define QUIET_PORT 8083    /* protected; a listener of its own test (test_ack_without_cookies) */
 /* Far from 0, so scripts can also step back in time. A fresh bucket
  * (last_ns 0) holds exactly its burst at any non-zero time. */
 #define T0_NS (10000ULL * SHEDD_NSEC_PER_SEC)
@@ -124,6 +125,14 @@ static const struct shedd_config cfg_rst_blocked = {
 	.mac = SERVER_MAC, .rst_rate_per_sec = 1000, .rst_burst = 100,
 	.tx_blocked = 1,
 };
+/* No RST may be sent: a SYN to a port nobody listens on is dropped. */
+static const struct shedd_config cfg_vtc_norst = {
+	.default_class = SHEDD_SHEDDABLE,
+	.verify = { [SHEDD_SHEDDABLE] = SHEDD_VERIFY_ALWAYS },
+	.handoff = SHEDD_HANDOFF_TC, .wscale = VERIFY_WSCALE, .ecn = 1,
+	.cookie_rate_per_sec = 1000, .cookie_burst = 100, .verify_hold_ns = VERIFY_HOLD_NS,
+	.mac = SERVER_MAC,
+};
 /* An interface of MTU 1280: the SYN-ACK offers at most 1240 / 1220. */
 static const struct shedd_config cfg_vtc_mtu = { VERIFY_CFG(SHEDD_HANDOFF_TC, 1), .mtu = 1280 };
 
@@ -201,7 +210,7 @@ static int reset_maps(const struct shedd_config *cfg,
 	const struct shedd_bucket fresh = {};
 	const struct shedd_rst_budget fresh_rst = {};
 	const struct shedd_stats zero_stats = {};
-	__u32 zero = 0, cls, slot;
+	__u32 zero = 0, cls, slot, port;
 	int err;
 
 	err = bpf_map__update_elem(skel->maps.settings, &zero, sizeof(zero),
@@ -233,6 +242,12 @@ static int reset_maps(const struct shedd_config *cfg,
 	}
 	if (!err)
 		err = clear_proven();
+	for (port = PROTECTED_PORT; !err && port <= QUIET_PORT; port++) {
+		const __u32 never = 0;
+
+		err = bpf_map__update_elem(skel->maps.cookie_sent, &port, sizeof(port), &never,
+					   sizeof(never), BPF_ANY);
+	}
 	if (err) {
 		print_error("reset maps: %s\n", strerror(-err));
 		return -1;
@@ -321,6 +336,7 @@ static const struct {
 	FIELD(rst_refused), FIELD(rst_limited), FIELD(cookie_failed),
 	FIELD(ack_probed), FIELD(refreshed), FIELD(ack_queue_full),
 	FIELD(ack_after_rst), FIELD(ack_repeat), FIELD(syn_tuple_busy),
+	FIELD(syn_no_listener), FIELD(syn_not_local), FIELD(ack_to_kernel),
 };
 _Static_assert(ARRAY_SIZE(stat_fields) * sizeof(__u64) ==
 	       sizeof(struct shedd_stats), "every counter is named");
@@ -1277,6 +1293,19 @@ static const struct xdp_case cases[] = {
 	  .pkt = { V6, .flags = TCP_ACK, .dport = NOLISTEN_PORT, .tcp_opts = 1 },
 	  .cfg = &cfg_vtc,
 	  .verdict = XDP_PASS, .delta = { .ack_probed = 1 }, .any = { .non_syn = 1 } },
+	{ "verify: IPv4 SYN of a verified class to a port nobody listens on: the kernel's, no cookie",
+	  .pkt = { V4, .flags = TCP_SYN, .dport = NOLISTEN_PORT, .tcp_opts = 1 },
+	  .cfg = &cfg_vtc, .verdict = XDP_PASS,
+	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .admitted = 1 }, .syn_no_listener = 1 } },
+	{ "verify: IPv6 SYN of a verified class to a port nobody listens on: the kernel's, no cookie",
+	  .pkt = { V6, .flags = TCP_SYN, .dport = NOLISTEN_PORT, .tcp_opts = 1 },
+	  .cfg = &cfg_vkernel, .verdict = XDP_PASS,
+	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .admitted = 1 }, .syn_no_listener = 1 } },
+	{ "verify: SYN to a port nobody listens on, RST budget spent: dropped, no token",
+	  .pkt = { V4, .flags = TCP_SYN, .dport = NOLISTEN_PORT, .tcp_opts = 1 },
+	  .cfg = &cfg_vtc_norst, .verdict = XDP_DROP,
+	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .dropped = 1 }, .syn_no_listener = 1,
+		     .rst_limited = 1 } },
 	{ "verify: 802.1Q IPv4 data ACK to a protected port nobody listens on: passed",
 	  .pkt = { V4, .flags = TCP_ACK | TCP_PSH, .vlans = 1, .payload_len = 100,
 		   .dport = NOLISTEN_PORT },
@@ -2670,6 +2699,230 @@ static void test_established_flow(void **state)
 	}
 }
 
+/* An ACK that returns no valid cookie to a listener of a port that sent no
+ * cookie within a cookie's life (two minutes) cannot be forged: it is the
+ * ACK of a connection the server lost (a restart) or a stray one, and the
+ * kernel resets it. Once a cookie went out, the same ACK is dropped, until
+ * that cookie is too old to be returned. */
+static void test_ack_without_cookies(void **state)
+{
+	const __u32 cls = SHEDD_SHEDDABLE;
+	static const struct {
+		const char *what;
+		__u64 at_ns;  /* the program's clock, after T0_NS */
+		int syn;      /* a SYN to the port first: a cookie goes out */
+		__u32 verdict;
+	} steps[] = {
+		{ "no cookie ever sent: to the kernel", 0, 0, XDP_PASS },
+		{ "a cookie just sent: dropped", MS(1000), 1, XDP_DROP },
+		{ "110 s after the cookie: dropped", MS(111000), 0, XDP_DROP },
+		{ "125 s after the cookie: to the kernel", MS(126000), 0, XDP_PASS },
+	};
+	int v6;
+
+	(void)state;
+	for (v6 = 0; v6 <= 1; v6++) {
+		int lfd = listen_on(v6, QUIET_PORT, 16);
+		size_t i;
+
+		expect(lfd >= 0, "ack without cookies", "listen on port %u: %s", QUIET_PORT,
+		       strerror(errno));
+		expect(reset_maps(&cfg_vtc, NULL) == 0, "ack without cookies", "reset the maps");
+		for (i = 0; i < ARRAY_SIZE(steps); i++) {
+			struct pkt_spec ack = { .l3 = v6 ? ETH_P_IPV6 : ETH_P_IP,
+						.flags = TCP_ACK | TCP_PSH, .payload_len = 20,
+						.dport = QUIET_PORT, .sport = PKT_SPORT + 60,
+						.ack_seq = 0x12345678 };
+			struct shedd_stats before, after, want = {}, any = { .non_syn = 1 };
+			char name[160];
+			struct xdp_run r;
+			struct pkt p;
+
+			snprintf(name, sizeof(name), "IPv%d ACK with no valid cookie, %s",
+				 v6 ? 6 : 4, steps[i].what);
+			skel->bss->test_clock_ns = T0_NS + steps[i].at_ns;
+			if (steps[i].syn) {
+				struct pkt_spec syn = { .l3 = ack.l3, .flags = TCP_SYN,
+							.dport = QUIET_PORT, .sport = PKT_SPORT + 61,
+							.tcp_opts = 1 };
+
+				pkt_build(&p, &syn);
+				run_xdp(name, p.data, p.len, &r);
+				expect_verdict(name, r.verdict, XDP_TX);
+			}
+			pkt_build(&p, &ack);
+			read_stats(&before);
+			run_xdp(name, p.data, p.len, &r);
+			read_stats(&after);
+			expect_verdict(name, r.verdict, steps[i].verdict);
+			want.packets = 1;
+			want.ack_probed = 1;
+			if (steps[i].verdict == XDP_PASS)
+				want.ack_to_kernel = 1;
+			else
+				want.cls[cls].ack_invalid = 1;
+			expect_delta_but(name, &before, &after, &want, &any);
+		}
+		close(lfd);
+	}
+}
+
+/* The 4-tuple of a connection the server closed first is in TIME_WAIT on
+ * the server: a SYN of it is the kernel's to answer (it recycles the
+ * TIME_WAIT socket), charged as unverified, never a cookie. No FIN of the
+ * connection went through the program: the socket lookup of the SYN finds
+ * the TIME_WAIT socket by itself. */
+static void test_syn_into_time_wait(void **state)
+{
+	const __u32 cls = SHEDD_SHEDDABLE;
+	int v6;
+
+	(void)state;
+	for (v6 = 0; v6 <= 1; v6++) {
+		struct pkt_spec syn = { .l3 = v6 ? ETH_P_IPV6 : ETH_P_IP, .flags = TCP_SYN,
+					.sport = PKT_SPORT + 70 + v6, .tcp_opts = 1 };
+		struct shedd_stats before, after, want = {};
+		char name[128], buf[1];
+		struct xdp_run r;
+		struct pkt p;
+		int cfd, sfd;
+
+		snprintf(name, sizeof(name), "IPv%d SYN of a flow in TIME_WAIT", v6 ? 6 : 4);
+		cfd = connect_from_client(name, v6, syn.sport, &sfd);
+		/* The server closes first; the client reads its FIN, closes. */
+		close(sfd);
+		expect(read(cfd, buf, sizeof(buf)) == 0, name, "the server's FIN: %s",
+		       strerror(errno));
+		close(cfd);
+		/* The client's FIN is delivered on lo as close() sends it. */
+		pkt_build(&p, &syn);
+		read_stats(&before);
+		run_xdp(name, p.data, p.len, &r);
+		read_stats(&after);
+		expect_verdict(name, r.verdict, XDP_PASS);
+		want.packets = 1;
+		want.syn_tuple_busy = 1;
+		want.cls[cls].syn = 1;
+		want.cls[cls].charged = 1;
+		want.cls[cls].admitted = 1;
+		expect_delta(name, &before, &after, &want);
+	}
+}
+
+static int write_sysctl(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "w");
+	int err;
+
+	if (!f)
+		return -1;
+	err = fputs(val, f) < 0;
+	return fclose(f) || err ? -1 : 0;
+}
+
+/* On a host that forwards (a router, a Kubernetes node, a DNAT host), a
+ * SYN to an address of another host reaches the wildcard listener's port
+ * in the socket lookup: it is the kernel's to forward, never a cookie from
+ * the remote server's address. A SYN to this host's own address still
+ * gets its cookie. */
+static void test_syn_not_local(void **state)
+{
+	static const char *const fwd[] = { "/proc/sys/net/ipv4/conf/all/forwarding",
+					   "/proc/sys/net/ipv6/conf/all/forwarding" };
+	/* Turned off again, routes removed: not_local_teardown(). */
+	const __u32 cls = SHEDD_SHEDDABLE;
+	int v6;
+
+	(void)state;
+	for (v6 = 0; v6 <= 1; v6++)
+		expect(write_sysctl(fwd[v6], "1\n") == 0, "not local", "forwarding on: %s",
+		       strerror(errno));
+	expect(system("ip route add 198.19.200.0/24 dev lo && "
+		      "ip -6 route add 2001:db8:200::/64 dev lo") == 0, "not local",
+	       "routes to another host");
+	for (v6 = 0; v6 <= 1; v6++) {
+		struct pkt_spec spec = { .l3 = v6 ? ETH_P_IPV6 : ETH_P_IP, .flags = TCP_SYN,
+					 .tcp_opts = 1, .sport = PKT_SPORT + 90,
+					 .daddr = v6 ? "2001:db8:200::1" : "198.19.200.1" };
+		struct shedd_stats before, after, want = {};
+		char name[128];
+		struct xdp_run r;
+		struct pkt p;
+
+		snprintf(name, sizeof(name), "IPv%d SYN forwarded to another host", v6 ? 6 : 4);
+		pkt_build(&p, &spec);
+		read_stats(&before);
+		run_xdp(name, p.data, p.len, &r);
+		read_stats(&after);
+		expect_verdict(name, r.verdict, XDP_PASS);
+		want.packets = 1;
+		want.syn_not_local = 1;
+		want.cls[cls].syn = 1;
+		want.cls[cls].admitted = 1;
+		expect_delta(name, &before, &after, &want);
+
+		snprintf(name, sizeof(name), "IPv%d SYN to this host, forwarding on", v6 ? 6 : 4);
+		spec.daddr = NULL;
+		pkt_build(&p, &spec);
+		run_xdp(name, p.data, p.len, &r);
+		expect_verdict(name, r.verdict, XDP_TX);
+	}
+}
+
+/* The namespace as before test_syn_not_local(), also when it failed. */
+static int not_local_teardown(void **state)
+{
+	int err;
+
+	(void)state;
+	err = system("ip route del 198.19.200.0/24 dev lo 2>/dev/null; "
+		     "ip -6 route del 2001:db8:200::/64 dev lo 2>/dev/null; "
+		     "echo 0 > /proc/sys/net/ipv4/conf/all/forwarding && "
+		     "echo 0 > /proc/sys/net/ipv6/conf/all/forwarding");
+	if (err)
+		print_error("forwarding off again in the test's namespace\n");
+	return err ? -1 : 0;
+}
+
+/* A FIN, spoofed or not, writes nothing: the program has no map of
+ * closing flows any more, and a FIN to a protected port of a verified
+ * class is passed as any segment that is not a SYN. */
+static void test_fin_marks_nothing(void **state)
+{
+	static const __u8 flags[] = { TCP_FIN | TCP_ACK, TCP_FIN };
+	size_t i;
+	int v6;
+
+	(void)state;
+	expect(bpf_object__find_map_by_name(skel->obj, "closing") == NULL, "FIN",
+	       "the program still has a map of closing flows");
+	for (v6 = 0; v6 <= 1; v6++) {
+		for (i = 0; i < ARRAY_SIZE(flags); i++) {
+			struct pkt_spec spec = { .l3 = v6 ? ETH_P_IPV6 : ETH_P_IP,
+						 .flags = flags[i], .sport = PKT_SPORT + 80 };
+			/* FIN|ACK is an ACK to the listener with no valid
+			 * cookie, and no cookie went out: the kernel's. */
+			struct shedd_stats before, after, want = {},
+					   any = { .non_syn = 1, .ack_to_kernel = 1 };
+			char name[96];
+			struct xdp_run r;
+			struct pkt p;
+
+			snprintf(name, sizeof(name), "IPv%d %s", v6 ? 6 : 4,
+				 flags[i] & TCP_ACK ? "FIN|ACK" : "FIN alone");
+			pkt_build(&p, &spec);
+			read_stats(&before);
+			run_xdp(name, p.data, p.len, &r);
+			read_stats(&after);
+			expect_verdict(name, r.verdict, XDP_PASS);
+			want.packets = 1;
+			if (flags[i] & TCP_ACK)
+				want.ack_probed = 1;
+			expect_delta_but(name, &before, &after, &want, &any);
+		}
+	}
+}
+
 /* A proven ACK to a listener whose accept queue is full is dropped, as
  * the kernel would drop it, and spends no token; once the application has
  * taken a connection, the same ACK is admitted. */
@@ -2985,63 +3238,6 @@ static void run_tc(const char *name, const struct pkt *ack, __u64 *delta)
 		delta[f] = after[f] - before[f];
 }
 
-/* A FIN marks its flow in `closing` at the slot where the daemon's hash
- * (include/flow_hash.h, which loader_mark_time_wait() uses) finds it, with
- * the time of bpf_ktime_get_ns() in 2^30 ns; an ACK or a SYN marks
- * nothing. Both families. */
-static void test_fin_marks_closing(void **state)
-{
-	static const struct {
-		const char *what;
-		__u8 flags;
-		int marked;
-	} steps[] = {
-		{ "FIN|ACK", TCP_FIN | TCP_ACK, 1 },
-		{ "FIN alone", TCP_FIN, 1 },
-		{ "ACK", TCP_ACK, 0 },
-		{ "SYN", TCP_SYN, 0 },
-	};
-	size_t i;
-	int v6;
-
-	(void)state;
-	for (v6 = 0; v6 <= 1; v6++) {
-		for (i = 0; i < ARRAY_SIZE(steps); i++) {
-			__u16 sport = (__u16)(41000 + 10 * v6 + i);
-			struct pkt_spec spec = { .l3 = v6 ? ETH_P_IPV6 : 0, .flags = steps[i].flags,
-						 .sport = sport };
-			__u8 sa[16] = { 0 }, da[16] = { 0 };
-			__u32 slot, v = 1, zero = 0, now;
-			struct timespec ts;
-			struct xdp_run r;
-			struct pkt p;
-			char name[96];
-
-			snprintf(name, sizeof(name), "%s, %s", steps[i].what, v6 ? "IPv6" : "IPv4");
-			inet_pton(v6 ? AF_INET6 : AF_INET, v6 ? PKT_V6_CLIENT : PKT_V4_CLIENT, sa);
-			inet_pton(v6 ? AF_INET6 : AF_INET, v6 ? PKT_V6_SERVER : PKT_V4_SERVER, da);
-			slot = flow_hash_of(sa, da, v6 ? 4 : 1, sport, PKT_DPORT) % CLOSING_SLOTS;
-			expect(bpf_map__update_elem(skel->maps.closing, &slot, sizeof(slot), &zero,
-						    sizeof(zero), BPF_ANY) == 0, name, "clear the slot");
-			pkt_build(&p, &spec);
-			run_xdp(name, p.data, p.len, &r);
-			expect(r.verdict == XDP_PASS, name, "verdict %u, expected XDP_PASS", r.verdict);
-			expect(bpf_map__lookup_elem(skel->maps.closing, &slot, sizeof(slot), &v,
-						    sizeof(v), 0) == 0, name, "read the slot");
-			/* The program's clock: the test clock where it is on. */
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			now = (__u32)((skel->rodata->use_test_clock ? skel->bss->test_clock_ns :
-				       (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec) >> 30);
-			if (steps[i].marked)
-				expect((v & 1) && now - v <= 2, name,
-				       "closing[%u] = %u, expected a time near %u", slot, v, now | 1);
-			else
-				expect(v == 0, name, "closing[%u] = %u, expected 0 (not marked)", slot,
-				       v);
-		}
-	}
-}
-
 /* Mark the flow @spec as given its request socket by the tc program just
  * now, as the program itself does (bpf/config_maps.h: the same hash and
  * slot, the time of bpf_ktime_get_ns()). */
@@ -3335,6 +3531,7 @@ static int add_prefix_v6(const char *addr, __u32 len, __u32 cls)
 static int group_setup(void **state)
 {
 	__u16 port = PROTECTED_PORT, nolisten = NOLISTEN_PORT, fullq = FULLQ_PORT;
+	__u16 quiet = QUIET_PORT;
 	__u8 one = 1;
 	int err;
 
@@ -3360,6 +3557,9 @@ static int group_setup(void **state)
 					   &one, sizeof(one), BPF_ANY);
 	if (!err)
 		err = bpf_map__update_elem(skel->maps.ports, &fullq, sizeof(fullq),
+					   &one, sizeof(one), BPF_ANY);
+	if (!err)
+		err = bpf_map__update_elem(skel->maps.ports, &quiet, sizeof(quiet),
 					   &one, sizeof(one), BPF_ANY);
 	if (!err)
 		err = add_prefix_v4("198.18.1.0", 24, SHEDD_CRITICAL_PLUS);
@@ -3451,8 +3651,6 @@ static const struct CMUnitTest fixed_tests[] = {
 	{ "rate update keeps bucket tokens", test_rate_update_keeps_tokens,
 	  base_setup, NULL, NULL },
 	{ "buckets are per class", test_buckets_per_class, base_setup, NULL, NULL },
-	{ "a FIN marks its flow in closing, where the daemon's hash finds it",
-	  test_fin_marks_closing, base_setup, NULL, NULL },
 	{ "unwritten rate admits", test_unwritten_rate_admits, base_setup, NULL, NULL },
 	{ "batch borrowed into the CPU cache, dropped when stale", test_batch_and_lease,
 	  base_setup, NULL, NULL },
@@ -3472,6 +3670,13 @@ static const struct CMUnitTest fixed_tests[] = {
 	  NULL, NULL },
 	{ "a proven ACK to a full accept queue spends no token", test_ack_to_full_queue,
 	  vtc_setup, NULL, NULL },
+	{ "an ACK without a valid cookie where none was sent goes to the kernel",
+	  test_ack_without_cookies, vtc_setup, NULL, NULL },
+	{ "a SYN of a flow in TIME_WAIT is the kernel's, no FIN seen",
+	  test_syn_into_time_wait, vtc_setup, NULL, NULL },
+	{ "a FIN marks nothing", test_fin_marks_nothing, vtc_setup, NULL, NULL },
+	{ "a forwarded SYN is the kernel's, no cookie", test_syn_not_local, vtc_setup,
+	  not_local_teardown, NULL },
 	{ "cookie budget per CPU", test_cookie_budget, NULL, NULL, NULL },
 	{ "verify while shedding, for the hold", test_verify_while_shedding, NULL, NULL,
 	  NULL },

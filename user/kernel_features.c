@@ -263,6 +263,16 @@ __u8 syn_ecn(__u64 tcp_ecn)
 	return tcp_ecn == 1 || tcp_ecn == 2;
 }
 
+__u32 cookie_rate_per_cpu(__u64 total_per_sec, int ncpus)
+{
+	__u64 share;
+
+	if (ncpus < 1)
+		ncpus = 1;
+	share = (total_per_sec + (__u64)ncpus - 1) / (__u64)ncpus;
+	return share > MAX_COOKIE_RATE_PER_SEC ? MAX_COOKIE_RATE_PER_SEC : (__u32)share;
+}
+
 __u32 cookie_burst_for(__u64 rate_per_sec)
 {
 	__u64 burst = rate_per_sec / 100;

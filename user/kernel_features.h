@@ -81,6 +81,11 @@ __u8 syn_wscale(__u64 tcp_rmem_max, __u64 rmem_max);
 /* 1 when the kernel accepts ECN on incoming connections (tcp_ecn 1 or 2). */
 __u8 syn_ecn(__u64 tcp_ecn);
 
+/* Each CPU's share of a host's budget of @total_per_sec cookies a second
+ * over @ncpus CPUs: rounded up, so the CPUs together send at most
+ * @ncpus - 1 more than the total; at most MAX_COOKIE_RATE_PER_SEC. */
+__u32 cookie_rate_per_cpu(__u64 total_per_sec, int ncpus);
+
 /* The depth of each CPU's cookie budget for @rate_per_sec cookies per
  * second on that CPU: 10 ms of it, at least 1, at most MAX_COOKIE_BURST;
  * 0 when the rate is 0 (no cookie at all). */

@@ -33,6 +33,7 @@ static const struct layout_older stats_older[] = {
 	{ 4 * 88 + 17 * 8, NULL },
 	{ 4 * 88 + 18 * 8, NULL },
 	{ 4 * 88 + 19 * 8, NULL },
+	{ 4 * 88 + 20 * 8, NULL },
 	{ 0 },
 };
 
@@ -74,7 +75,7 @@ static const struct layout_map maps[] = {
 	  sizeof(struct shedd_manual_prefix), 0, NULL },
 	{ "daemon_stats", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_daemon_stats), 0,
 	  daemon_stats_older },
-	{ "closing", BPF_MAP_TYPE_ARRAY, U32, U32, 0, NULL },
+	{ "cookie_sent", BPF_MAP_TYPE_ARRAY, U32, U32, 0, NULL },
 	{ "layout", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_layout), 0, NULL },
 };
 

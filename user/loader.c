@@ -30,7 +30,6 @@
 
 #include "alloc.h"
 #include "ctl.h"
-#include "flow_hash.h"
 #include "handoff.skel.h"
 #include "loader.h"
 #include "log.h"
@@ -38,7 +37,6 @@
 #include "service.h"
 #include "probe.h"
 #include "shedd.skel.h"
-#include "sockdiag.h"
 
 /* The inode number recent kernels give the initial network namespace
  * (PROC_NET_INIT_INO; seen on 6.18). Older ones number it like any other. */
@@ -54,7 +52,9 @@ static const char *const pinned_names[] = {
 	"settings", "ports", "prefix_v4", "prefix_v6", "rates", "reserve", "buckets", "stats",
 	"rst_budget", "ctl_state", "cookie_budget", "refresh", "mss_cache", "proven",
 	"handoff_stats", "handoff", "ctl_cmd", "manual_v4", "manual_v6", "daemon_stats",
-	"closing", "layout",
+	"cookie_sent", "layout",
+	/* Pinned by older shedd, removed with the rest. */
+	"closing",
 };
 
 static int enter_netns(const char *name)
@@ -968,8 +968,10 @@ int loader_configure(struct loader *l, const struct shedd_options *o)
 	cfg.rst_burst = rst_per_cpu / 10 ? (__u32)(rst_per_cpu / 10) : 1;
 	/* Verified admission: with the plan off every class is charged
 	 * directly, whatever --verify says. */
-	cfg.cookie_rate_per_sec = (__u32)o->cookie_rate_per_sec;
-	cfg.cookie_burst = cookie_burst_for(o->cookie_rate_per_sec);
+	/* --cookie-rate is the host's, as --rst-rate: each CPU gets its
+	 * share, rounded up, and 10 ms of it as depth. */
+	cfg.cookie_rate_per_sec = cookie_rate_per_cpu(o->cookie_rate_per_sec, l->ncpus);
+	cfg.cookie_burst = cookie_burst_for(cfg.cookie_rate_per_sec);
 	cfg.verify_hold_ns = o->verify_hold_ns;
 	if (l->plan.enabled) {
 		memcpy(cfg.verify, o->verify, sizeof(cfg.verify));
@@ -1182,66 +1184,4 @@ int loader_remove(const struct shedd_options *o)
 	close(lock_fd);
 	log_notice("removed from %s", o->iface);
 	return 0;
-}
-
-struct time_wait_mark {
-	const struct shedd_options *o;
-	int fd;      /* the closing map */
-	__u32 stamp; /* its value for now */
-	int words;   /* of an address: 1 (IPv4) or 4 */
-	int n;       /* flows marked */
-};
-
-/* One TIME_WAIT socket of the dump: marked in the XDP program's closing map
- * if its local port is protected. */
-static void mark_time_wait_one(const struct inet_diag_msg *d, size_t len, void *arg)
-{
-	struct time_wait_mark *m = arg;
-	bool ours = !m->o->nr_ports;
-	__u32 slot;
-	int i;
-
-	(void)len;
-	for (i = 0; i < m->o->nr_ports && !ours; i++)
-		ours = m->o->ports[i] == ntohs(d->id.idiag_sport);
-	if (!ours)
-		return;
-	/* As the client's SYN will hash: from it (the socket's remote end)
-	 * to us. */
-	slot = flow_hash(d->id.idiag_dst, d->id.idiag_src, m->words, d->id.idiag_dport,
-			 d->id.idiag_sport) % CLOSING_SLOTS;
-	if (!bpf_map_update_elem(m->fd, &slot, &m->stamp, BPF_ANY))
-		m->n++;
-}
-
-/* Mark the flows of one family that the kernel holds in TIME_WAIT on a
- * protected port. Return: how many, or a negative errno. */
-static int mark_time_wait_family(int nl, struct time_wait_mark *m, __u8 family)
-{
-	int err;
-
-	m->words = family == AF_INET6 ? 4 : 1;
-	m->n = 0;
-	err = sockdiag_dump(nl, family, 1 << TCP_TIME_WAIT, 0, mark_time_wait_one, m);
-	return err ? err : m->n;
-}
-
-int loader_mark_time_wait(struct loader *l, const struct shedd_options *o)
-{
-	struct time_wait_mark m = { .o = o, .fd = bpf_map__fd(l->skel->maps.closing) };
-	struct timespec ts;
-	int nl, n4, n6;
-
-	/* The BPF clock (bpf_ktime_get_ns) is CLOCK_MONOTONIC. */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	m.stamp = (__u32)((((__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec) >> 30) | 1);
-	nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	if (nl < 0)
-		return -errno;
-	n4 = mark_time_wait_family(nl, &m, AF_INET);
-	n6 = n4 < 0 ? n4 : mark_time_wait_family(nl, &m, AF_INET6);
-	close(nl);
-	if (n4 < 0 || n6 < 0)
-		return n4 < 0 ? n4 : n6;
-	return n4 + n6;
 }

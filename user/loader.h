@@ -54,14 +54,6 @@ int loader_open(struct loader *l, const struct shedd_options *o);
  * hand-off left by an earlier shedd that this one does not use is detached
  * once our XDP program runs. */
 int loader_attach(struct loader *l, const struct shedd_options *o);
-/**
- * loader_mark_time_wait() - mark in the XDP program's closing map the flows
- * the kernel holds in TIME_WAIT on a protected port, once the program is
- * attached (it marks those that close after that itself), so that a client
- * reusing the port of one gets its SYN to the kernel, not a cookie.
- * Return: how many were marked, or a negative errno.
- */
-int loader_mark_time_wait(struct loader *l, const struct shedd_options *o);
 
 /* For a daemon that goes on as another user (--user): the pin folder and
  * the folders above it up to the shedd folder of the bpffs become root's

@@ -614,12 +614,6 @@ static int run(struct shedd_options *o)
 		}
 		stats_sum(d.prev, n, &d.status_prev);
 	}
-	if ((err = loader_mark_time_wait(&d.l, o)) < 0)
-		log_warn("could not list the flows in TIME_WAIT (%s): a client reusing the port "
-			 "of one within the minute may get a cookie it cannot use", strerror(-err));
-	else
-		log_msg(err ? LOG_NOTICE : LOG_INFO, "%d flows in TIME_WAIT on the protected "
-			"ports marked for the socket lookup of their SYNs", err);
 	err = 0;
 	/* Attached, sockets bound, sysctls set: from here on the daemon
 	 * needs only what service_drop_caps() keeps, as the user it runs as. */

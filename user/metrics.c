@@ -243,6 +243,9 @@ static void xdp_families(struct out *o)
 		{ "ack_after_rst", offsetof(struct shedd_stats, ack_after_rst) },
 		{ "ack_repeat", offsetof(struct shedd_stats, ack_repeat) },
 		{ "syn_tuple_busy", offsetof(struct shedd_stats, syn_tuple_busy) },
+		{ "syn_no_listener", offsetof(struct shedd_stats, syn_no_listener) },
+		{ "syn_not_local", offsetof(struct shedd_stats, syn_not_local) },
+		{ "ack_to_kernel", offsetof(struct shedd_stats, ack_to_kernel) },
 	};
 #define U64_AT(base, off) (*(const __u64 *)((const char *)(base) + (off)))
 

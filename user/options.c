@@ -536,8 +536,9 @@ const struct opt_def options_table[OPT_COUNT] = {
 	{ OPT_HANDOFF, "handoff", 0, "verify", "auto|tc|kernel", "auto", NULL,
 	  "how a proven connection reaches the listener (auto: tc on kernels >= 6.9, "
 	  "else off; kernel sets tcp_syncookies=2 and tcp_timestamps=2)", OPTF_RESTART },
-	{ OPT_COOKIE_RATE, "cookie-rate", 0, "verify", "N", "4000000", NULL,
-	  "cookie SYN-ACKs per second per CPU (0: none, SYNs to verify are shed)", 0 },
+	{ OPT_COOKIE_RATE, "cookie-rate", 0, "verify", "N", "1000000", NULL,
+	  "cookie SYN-ACKs sent per second at most, over all CPUs (0: none, SYNs to verify "
+	  "are shed)", 0 },
 	{ OPT_VERIFY_HOLD, "verify-hold", 0, "verify", "DUR", "10s", NULL,
 	  "how long a CPU that shed a class keeps answering it with cookies "
 	  "(shedding mode)", 0 },

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* sockdiag.h - one dump of the kernel's TCP sockets over NETLINK_SOCK_DIAG,
- * message by message: the listeners the signals read every tick, and the
- * TIME_WAIT flows the daemon marks at start.
+ * message by message: the listeners the signals read every tick.
  */
 #ifndef SHEDD_SOCKDIAG_H
 #define SHEDD_SOCKDIAG_H

@@ -45,6 +45,16 @@ settings() {
 	bpftool map dump pinned "$PIN_DIR/settings" | jq -c ".[0].value$1"
 }
 
+# possible_cpus: how many CPUs the per-CPU maps have (libbpf's count).
+possible_cpus() {
+	local n=0 r lo hi
+	for r in $(tr ',' ' ' </sys/devices/system/cpu/possible); do
+		lo=${r%-*} hi=${r#*-}
+		n=$((n + hi - lo + 1))
+	done
+	echo "$n"
+}
+
 host_sysctls_unchanged() {
 	[ "$(cat /proc/sys/net/ipv4/tcp_syncookies)" = "$HOST_SYNCOOKIES" ]
 	[ "$(cat /proc/sys/net/ipv4/tcp_timestamps)" = "$HOST_TIMESTAMPS" ]
@@ -71,8 +81,10 @@ host_sysctls_unchanged() {
 	while [ "$space" -gt 0 ]; do space=$((space >> 1)); log=$((log + 1)); done
 	want=$(( log - 15 < 0 ? 0 : log - 15 > 14 ? 14 : log - 15 ))
 	[ "$(settings .wscale)" = "$want" ]
-	[ "$(settings .cookie_rate_per_sec)" = 4000000 ]
-	[ "$(settings .cookie_burst)" = 40000 ]
+	# --cookie-rate is the host's: each CPU gets its share, rounded up.
+	share=$(( (1000000 + $(possible_cpus) - 1) / $(possible_cpus) ))
+	[ "$(settings .cookie_rate_per_sec)" = "$share" ]
+	[ "$(settings .cookie_burst)" = $(( share / 100 )) ]
 	[ "$(settings .verify_hold_ns)" = 10000000000 ]
 	host_sysctls_unchanged
 
@@ -151,4 +163,17 @@ host_sysctls_unchanged() {
 	shedd_start --port "$PORT" --rate 100 --handoff kernel
 	run grep -c 'shedd: set ' "$log"
 	[ "$output" = 0 ]
+}
+
+# --cookie-rate, like --rst-rate, bounds the host: the settings hold each
+# CPU's share, rounded up, with 10 ms of it as depth.
+@test "--cookie-rate is the host's total: each CPU gets its share" {
+	local n share
+	n=$(possible_cpus)
+	shedd_start --port "$PORT" --rate 100 --verify sheddable=always --cookie-rate 1001
+	share=$(( (1001 + n - 1) / n ))
+	echo "$n CPUs: cookie_rate_per_sec=$(settings .cookie_rate_per_sec)" \
+		"cookie_burst=$(settings .cookie_burst), expected $share"
+	[ "$(settings .cookie_rate_per_sec)" = "$share" ]
+	[ "$(settings .cookie_burst)" = $(( share / 100 > 0 ? share / 100 : 1 )) ]
 }
