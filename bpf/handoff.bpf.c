@@ -80,12 +80,12 @@ int shedd_handoff(struct __sk_buff *skb)
 	struct bpf_sock *sk;
 	struct tcp_sock *tp;
 	struct tcphdr *tcp;
-	__u32 zero = 0, off, cls, tlen, th_len;
+	__u32 zero = 0, off, cls, tlen, th_len, seq, ack;
 	__u16 proto, dport;
 	int v6 = 0, i, ok;
 
 	hs = bpf_map_lookup_elem(&handoff_stats, &zero);
-	cfg = bpf_map_lookup_elem(&settings, &zero);
+	cfg = settings_begin();
 	if (!hs || !cfg)
 		return TC_ACT_OK;
 	if ((void *)(eth + 1) > data_end)
@@ -145,6 +145,8 @@ int shedd_handoff(struct __sk_buff *skb)
 	}
 
 	dport = bpf_ntohs(tcp->dest);
+	seq = tcp->seq;
+	ack = tcp->ack_seq;
 	if (!cfg->all_ports && !bpf_map_lookup_elem(&ports, &dport))
 		return TC_ACT_OK;
 	if (cfg->verify[cls] == SHEDD_VERIFY_OFF)
@@ -202,7 +204,7 @@ int shedd_handoff(struct __sk_buff *skb)
 	 * socket (the request, in the same batch) reaches us before the
 	 * kernel made the connection: a second request socket would lose it.
 	 * It follows the first one to the connection instead. */
-	if (proven_get(&t, v6, bpf_ktime_get_ns()) == FLOW_ASSIGNED) {
+	if (proven_get(tuple_hash(&t, v6), bpf_ktime_get_ns(), seq, ack) == FLOW_ASSIGNED) {
 		hs->repeat++;
 		goto release;
 	}
@@ -218,11 +220,7 @@ int shedd_handoff(struct __sk_buff *skb)
 		 * program left in the cache; no window scaling, no SACK. */
 		__u32 h, slot, *e, idx = 0;
 
-		if (v6)
-			h = flow_hash(t.ipv6.saddr, t.ipv6.daddr, 4, t.ipv6.sport, t.ipv6.dport);
-		else
-			h = flow_hash(&t.ipv4.saddr, &t.ipv4.daddr, 1, t.ipv4.sport,
-				      t.ipv4.dport);
+		h = tuple_hash(&t, v6);
 		slot = h % MSS_CACHE_SLOTS;
 		e = bpf_map_lookup_elem(&mss_cache, &slot);
 		if (e && (*e & 0xffffff00U) == (h & 0xffffff00U))
@@ -235,7 +233,7 @@ int shedd_handoff(struct __sk_buff *skb)
 		hs->failed++;
 	} else {
 		hs->assigned++;
-		proven_put(&t, v6, FLOW_ASSIGNED, bpf_ktime_get_ns());
+		proven_put(tuple_hash(&t, v6), FLOW_ASSIGNED, bpf_ktime_get_ns(), seq, ack);
 	}
 release:
 	bpf_sk_release(sk);
