@@ -47,7 +47,7 @@ USER_SRCS := user/alloc.c user/options.c user/loader.c user/status.c user/aimd.c
 	user/kernel_features.c user/probe.c user/logline.c user/config.c \
 	user/reload.c user/log.c user/service.c user/ctl.c user/ctl_state.c \
 	user/metrics.c user/metrics_http.c user/sockdiag.c user/xdptx.c user/layout.c \
-	user/migrate.c
+	user/migrate.c user/settings.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
 BIN := shedd
 CTL_BIN := shedctl
@@ -239,9 +239,11 @@ $(OUTPUT)/bench_xdp: tests/bench_xdp.c tests/packets.h $(SKEL)
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(LDFLAGS) $(LIBBPF_LIBS) -o $@
 
-$(OUTPUT)/test_xdp: tests/test_xdp.c tests/packets.h tests/xdp_harness.h $(SKEL)
+$(OUTPUT)/test_xdp: tests/test_xdp.c tests/packets.h tests/xdp_harness.h $(SKEL) \
+		$(OUTPUT)/settings.o
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(LDFLAGS) $(LIBBPF_LIBS) $(CMOCKA_LIBS) -o $@
+	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(OUTPUT)/settings.o $(LDFLAGS) $(LIBBPF_LIBS) \
+		$(CMOCKA_LIBS) -lpthread -o $@
 
 $(OUTPUT)/fuzz_xdp: tests/fuzz_xdp.c tests/packets.h tests/xdp_harness.h tests/splitmix.h $(SKEL)
 	$(call msg,TEST,$@)

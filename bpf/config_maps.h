@@ -6,12 +6,55 @@
 #ifndef SHEDD_CONFIG_MAPS_H
 #define SHEDD_CONFIG_MAPS_H
 
+/* Two records: the daemon writes the one not in use, then flips
+ * settings_cur (user/settings.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SETTINGS_SLOTS);
+	__type(key, __u32);
+	__type(value, struct shedd_config);
+} settings SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct shedd_config);
-} settings SEC(".maps");
+	__type(value, __u32);
+} settings_cur SEC(".maps");
+
+/* The record this CPU's packet reads: chosen once per packet by
+ * settings_begin(), so that the global functions it calls read the same
+ * one. Holds nothing between packets: unpinned, each program its own. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} settings_pkt SEC(".maps");
+
+/* The settings record in use, for the packet now starting; NULL before the
+ * daemon wrote one. */
+static __always_inline struct shedd_config *settings_begin(void)
+{
+	__u32 zero = 0, slot = 0, *cur = bpf_map_lookup_elem(&settings_cur, &zero);
+	__u32 *pin = bpf_map_lookup_elem(&settings_pkt, &zero);
+
+	if (cur)
+		slot = *cur & 1;
+	if (pin)
+		*pin = slot;
+	return bpf_map_lookup_elem(&settings, &slot);
+}
+
+/* The record settings_begin() chose for this packet. */
+static __always_inline struct shedd_config *settings_again(void)
+{
+	__u32 zero = 0, slot = 0, *pin = bpf_map_lookup_elem(&settings_pkt, &zero);
+
+	if (pin)
+		slot = *pin & 1;
+	return bpf_map_lookup_elem(&settings, &slot);
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -45,56 +88,120 @@ struct {
 
 #include "flow_hash.h"
 
+/* The key of the flow hash, as the SipHash state sip_init() makes of it:
+ * set before load by the daemon from the pinned flow_key map (the program
+ * never reads the map: a constant of the program costs no lookup per
+ * packet). The same in every program of a boot: an adopting, restarted or
+ * upgraded daemon loads the key it finds. */
+const volatile __u64 flow_sip[4] = {}; /* v0, v1, v2, v3 */
+
+/* The key's home between programs: written by the daemon, pinned. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shedd_flow_key);
+} flow_key SEC(".maps");
+
+/* The keyed hash of a flow (include/flow_hash.h): @addrs holds the source
+ * address, then the destination address (as IP headers and struct
+ * bpf_sock_tuple do), @words 32-bit words each; @ports the source port
+ * << 16 | the destination port, as they lie in the packet. A function of
+ * its own (a frame of 32 bytes): the hash needs most registers, and its
+ * callers, the global functions, would spill theirs around it inline,
+ * each frame deeper by as much; shedd_refuse(), the deepest, is handed the
+ * hash instead. */
+static __noinline __u32 flow_hash_at(const __u32 *addrs, int words, __u32 ports)
+{
+	/* Read as volatile: the values are the daemon's, not the zeros
+	 * the object holds. */
+	const struct sip_state init = { flow_sip[0], flow_sip[1], flow_sip[2], flow_sip[3] };
+
+	if (words == 4)
+		return flow_hash_from(&init, addrs, addrs + 4, 4, ports >> 16, (__u16)ports);
+	return flow_hash_from(&init, addrs, addrs + 1, 1, ports >> 16, (__u16)ports);
+}
+
 /* The last verdict on each flow that proved its address: written by the
- * XDP program (admitted, refused) and the tc hand-off (assigned). */
+ * XDP program (admitted, refused, charged at its SYN) and the tc hand-off
+ * (assigned). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, PROVEN_SLOTS);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct shedd_proven);
 } proven SEC(".maps");
 
 /* The flow hash of the IPv4 or IPv6 segment in the tuple @t. */
 static __always_inline __u32 tuple_hash(const struct bpf_sock_tuple *t, int v6)
 {
 	if (v6)
-		return flow_hash(t->ipv6.saddr, t->ipv6.daddr, 4, t->ipv6.sport, t->ipv6.dport);
-	return flow_hash(&t->ipv4.saddr, &t->ipv4.daddr, 1, t->ipv4.sport, t->ipv4.dport);
+		return flow_hash_at(t->ipv6.saddr, 4,
+				    (__u32)t->ipv6.sport << 16 | t->ipv6.dport);
+	return flow_hash_at(&t->ipv4.saddr, 1, (__u32)t->ipv4.sport << 16 | t->ipv4.dport);
 }
 
-/* Verdicts on a proven flow (the value's low 2 bits). The segments that
- * follow its ACK closely still carry a valid cookie until the kernel has
- * made the connection (or for good, after a RST). */
-#define FLOW_ADMITTED 1U /* charged and passed by XDP */
-#define FLOW_REFUSED 2U  /* refused with a RST by XDP */
-#define FLOW_ASSIGNED 3U /* given its request socket by the tc hand-off */
+/* Verdicts on a proven flow (the stamp's low 3 bits). */
+#define FLOW_ADMITTED 1U    /* charged and passed by XDP */
+#define FLOW_REFUSED 2U     /* refused with a RST by XDP */
+#define FLOW_ASSIGNED 3U    /* given its request socket by the tc hand-off */
+#define FLOW_SYN_CHARGED 4U /* its SYN charged and passed by XDP: the
+			     * kernel answers it, with a cookie of its own
+			     * under tcp_syncookies=2 */
+#define FLOW_VERDICT_MASK 7U
 
-/* The verdict recorded for the flow of @t in the last PROVEN_HOLD_UNITS
- * before @now_ns, or 0. The time is kept in 30 bits: its age is taken
- * modulo 2^30. */
-static __always_inline __u32 proven_get(const struct bpf_sock_tuple *t, int v6, __u64 now_ns)
+/* The verdict kept for the flow hashed @h that the segment with sequence and
+ * acknowledgment numbers @seq and @ack (network order) follows at @now_ns,
+ * or 0. An ACK's verdict binds the segments that carry its
+ * acknowledgment number and a sequence number up to PROVEN_SEQ_SPAN past
+ * its own: admitted or assigned for PROVEN_REPEAT_UNITS, refused for
+ * PROVEN_HOLD_UNITS. A SYN's binds the one ACK of sequence number ISN + 1
+ * for PROVEN_HOLD_UNITS. The time is kept in 29 bits: its age is taken
+ * modulo 2^29. */
+static __always_inline __u32 proven_get(__u32 h, __u64 now_ns, __u32 seq, __u32 ack)
 {
-	__u32 h = tuple_hash(t, v6), slot = h % PROVEN_SLOTS;
-	__u32 now = (__u32)(now_ns >> 20), v;
-	__u64 *e = bpf_map_lookup_elem(&proven, &slot);
+	__u32 slot = h % PROVEN_SLOTS;
+	__u32 now = (__u32)(now_ns >> 20), v, age;
+	struct shedd_proven *e = bpf_map_lookup_elem(&proven, &slot);
 
-	if (!e || !*e || (__u32)(*e >> 32) != h)
+	if (!e || !e->stamp || e->hash != h)
 		return 0;
-	v = (__u32)*e;
-	if (((now - (v >> 2)) & PROVEN_TIME_MASK) >= PROVEN_HOLD_UNITS)
+	v = e->stamp & FLOW_VERDICT_MASK;
+	age = (now - (e->stamp >> 3)) & PROVEN_TIME_MASK;
+	if (v == FLOW_SYN_CHARGED)
+		return age < PROVEN_HOLD_UNITS && seq == e->seq ? v : 0;
+	if (ack != e->ack || bpf_ntohl(seq) - bpf_ntohl(e->seq) >= PROVEN_SEQ_SPAN)
 		return 0;
-	return v & 3;
+	if (age >= (v == FLOW_REFUSED ? PROVEN_HOLD_UNITS : PROVEN_REPEAT_UNITS))
+		return 0;
+	return v;
 }
 
-static __always_inline void proven_put(const struct bpf_sock_tuple *t, int v6, __u32 verdict,
-				       __u64 now_ns)
+static __always_inline void proven_put(__u32 h, __u32 verdict, __u64 now_ns, __u32 seq,
+				       __u32 ack)
 {
-	__u32 h = tuple_hash(t, v6), slot = h % PROVEN_SLOTS;
+	__u32 slot = h % PROVEN_SLOTS;
 	__u32 now = (__u32)(now_ns >> 20);
-	__u64 *e = bpf_map_lookup_elem(&proven, &slot);
+	struct shedd_proven *e = bpf_map_lookup_elem(&proven, &slot);
 
-	if (e)
-		*e = ((__u64)h << 32) | ((now & PROVEN_TIME_MASK) << 2) | verdict;
+	if (!e)
+		return;
+	e->hash = h;
+	e->seq = seq;
+	e->ack = ack;
+	e->stamp = ((now & PROVEN_TIME_MASK) << 3) | verdict;
+}
+
+/* An inbound RST or FIN of the flow hashed @h: no later segment follows the
+ * verdict kept for it (a connection made and closed leaves nothing for a
+ * copy of its ACK to repeat). */
+static __always_inline void proven_end(__u32 h)
+{
+	__u32 slot = h % PROVEN_SLOTS;
+	struct shedd_proven *e = bpf_map_lookup_elem(&proven, &slot);
+
+	if (e && e->hash == h && (e->stamp & FLOW_VERDICT_MASK) != FLOW_REFUSED)
+		e->stamp = 0;
 }
 
 /* The class of an IPv4 source (network order) or of an IPv6 source (16

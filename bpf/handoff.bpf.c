@@ -70,18 +70,22 @@ int shedd_handoff(struct __sk_buff *skb)
 	struct tcp_sock *tp;
 	struct tcphdr *tcp;
 	struct pkt p = {};
-	__u32 zero = 0, cls, tlen, th_len;
+	__u32 zero = 0, cls, tlen, th_len, seq, ack;
 	__u64 l2_len, l3_len;
 	__u16 dport;
 	int v6 = 0, ok;
 
 	hs = bpf_map_lookup_elem(&handoff_stats, &zero);
-	cfg = bpf_map_lookup_elem(&settings, &zero);
+	cfg = settings_begin();
 	if (!hs || !cfg)
 		return TC_ACT_OK;
 	/* The XDP program's parse and its question: what it charged as the
 	 * end of a handshake is what is handed off here, nothing else. */
 	if (parse_packet(&c, &p) != PARSE_OK || !pkt_handshake_ack(&p))
+		return TC_ACT_OK;
+	/* A first fragment, judged at XDP, cannot be given a request socket
+	 * before reassembly: the listener meets it as it is. */
+	if (p.first_frag)
 		return TC_ACT_OK;
 	tcp = p.tcp;
 	l2_len = p.l2_len;
@@ -108,6 +112,8 @@ int shedd_handoff(struct __sk_buff *skb)
 	}
 
 	dport = bpf_ntohs(tcp->dest);
+	seq = tcp->seq;
+	ack = tcp->ack_seq;
 	if (!cfg->all_ports && !bpf_map_lookup_elem(&ports, &dport))
 		return TC_ACT_OK;
 	if (cfg->verify[cls] == SHEDD_VERIFY_OFF)
@@ -165,7 +171,7 @@ int shedd_handoff(struct __sk_buff *skb)
 	 * socket (the request, in the same batch) reaches us before the
 	 * kernel made the connection: a second request socket would lose it.
 	 * It follows the first one to the connection instead. */
-	if (proven_get(&t, v6, bpf_ktime_get_ns()) == FLOW_ASSIGNED) {
+	if (proven_get(tuple_hash(&t, v6), bpf_ktime_get_ns(), seq, ack) == FLOW_ASSIGNED) {
 		hs->repeat++;
 		goto release;
 	}
@@ -181,11 +187,7 @@ int shedd_handoff(struct __sk_buff *skb)
 		 * program left in the cache; no window scaling, no SACK. */
 		__u32 h, slot, *e, idx = 0;
 
-		if (v6)
-			h = flow_hash(t.ipv6.saddr, t.ipv6.daddr, 4, t.ipv6.sport, t.ipv6.dport);
-		else
-			h = flow_hash(&t.ipv4.saddr, &t.ipv4.daddr, 1, t.ipv4.sport,
-				      t.ipv4.dport);
+		h = tuple_hash(&t, v6);
 		slot = h % MSS_CACHE_SLOTS;
 		e = bpf_map_lookup_elem(&mss_cache, &slot);
 		if (e && (*e & 0xffffff00U) == (h & 0xffffff00U))
@@ -198,7 +200,7 @@ int shedd_handoff(struct __sk_buff *skb)
 		hs->failed++;
 	} else {
 		hs->assigned++;
-		proven_put(&t, v6, FLOW_ASSIGNED, bpf_ktime_get_ns());
+		proven_put(tuple_hash(&t, v6), FLOW_ASSIGNED, bpf_ktime_get_ns(), seq, ack);
 	}
 release:
 	bpf_sk_release(sk);

@@ -294,12 +294,14 @@ static __always_inline int parse_tcp(struct cursor *c, struct pkt *p)
 	return PARSE_OK;
 }
 
-/* An ACK that may end a handshake: no SYN, no RST, in one datagram (a
- * first fragment is never taken for one: the rest could change it). The
- * XDP program and the tc hand-off ask the same question of the same parse. */
+/* An ACK that may end a handshake: no SYN, no RST. A first fragment too:
+ * the kernel reassembles it, and the fixed TCP header it holds is all a
+ * cookie check reads. The XDP program and the tc hand-off ask the same
+ * question of the same parse (the tc hand-off then leaves a fragment to
+ * the kernel: it meets it before reassembly). */
 static __always_inline int pkt_handshake_ack(const struct pkt *p)
 {
-	return p->tcp->ack && !p->tcp->syn && !p->tcp->rst && !p->first_frag;
+	return p->tcp->ack && !p->tcp->syn && !p->tcp->rst;
 }
 
 /* Parse up to and including the TCP header, at XDP (xdp_md data) or at tc

@@ -121,11 +121,13 @@ static __always_inline int refuse_counted(struct shedd_stats *st, int reason)
 }
 
 #define RF_FOR_ACK (1U << 5) /* refuse an ACK: a bare RST (above the tags) */
+#define RF_HASH_SHIFT 32     /* and, for an ACK, its flow hash above these bits */
 
 /* Refuse the packet the parser described: a RST sent back where the kernel
  * would answer one and the budget allows, else a drop. A global function,
  * so the reply is checked once; it finds the headers again from the
- * offsets. @flags: CK_V6, VLAN tags << CK_VLANS_SHIFT, RF_FOR_ACK.
+ * offsets. @flags: CK_V6, VLAN tags << CK_VLANS_SHIFT, RF_FOR_ACK and the
+ * flow hash << RF_HASH_SHIFT (shedd_cookie_ack() computed it).
  * Return: XDP_TX or XDP_DROP. */
 __noinline int shedd_refuse(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len,
 			    __u64 l4_len, __u64 flags)
@@ -137,7 +139,7 @@ __noinline int shedd_refuse(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len,
 	struct pkt p = {};
 	__u32 zero = 0;
 
-	cfg = bpf_map_lookup_elem(&settings, &zero);
+	cfg = settings_again();
 	st = bpf_map_lookup_elem(&stats, &zero);
 	if (!cfg || !st || !lens_bound(&l2_len, &l3_len) || l4_len > 0xffff)
 		return XDP_DROP;
@@ -164,45 +166,27 @@ __noinline int shedd_refuse(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len,
 	/* A refused proven client: its next segments, already on their way,
 	 * must not be admitted. Noted before the frame becomes the RST. */
 	if (flags & RF_FOR_ACK) {
-		struct bpf_sock_tuple t = {};
 		struct tcphdr *tcp = p.tcp;
 
 		if ((void *)(tcp + 1) > data_end)
 			return XDP_DROP;
-		if (flags & CK_V6) {
-			struct ipv6hdr *ip6 = p.l3;
-
-			if ((void *)(ip6 + 1) > data_end)
-				return XDP_DROP;
-			__builtin_memcpy(t.ipv6.saddr, &ip6->saddr, 16);
-			__builtin_memcpy(t.ipv6.daddr, &ip6->daddr, 16);
-			t.ipv6.sport = tcp->source;
-			t.ipv6.dport = tcp->dest;
-		} else {
-			struct iphdr *ip = p.l3;
-
-			if ((void *)(ip + 1) > data_end)
-				return XDP_DROP;
-			t.ipv4.saddr = ip->saddr;
-			t.ipv4.daddr = ip->daddr;
-			t.ipv4.sport = tcp->source;
-			t.ipv4.dport = tcp->dest;
-		}
-		proven_put(&t, (flags & CK_V6) != 0, FLOW_REFUSED, clock_ns());
+		proven_put((__u32)(flags >> RF_HASH_SHIFT), FLOW_REFUSED, clock_ns(), tcp->seq,
+			   tcp->ack_seq);
 	}
 	if (rst_reply(ctx, &p, (flags & RF_FOR_ACK) != 0))
 		return XDP_DROP;
 	return XDP_TX;
 }
 
-static __always_inline int refuse(struct xdp_md *ctx, const struct pkt *p, int for_ack)
+/* @ack_hash: for an ACK, RF_FOR_ACK | its flow hash << RF_HASH_SHIFT; 0 for
+ * a SYN. */
+static __always_inline int refuse(struct xdp_md *ctx, const struct pkt *p, __u64 ack_hash)
 {
 	/* A fragment is never answered: its SYN is only whole after
 	 * reassembly, and the RST would be built from a part of it. */
 	if (p->first_frag)
 		return XDP_DROP;
-	return shedd_refuse(ctx, p->l2_len, p->l3_len, p->l4_len,
-			    cookie_flags(p) | (for_ack ? RF_FOR_ACK : 0));
+	return shedd_refuse(ctx, p->l2_len, p->l3_len, p->l4_len, cookie_flags(p) | ack_hash);
 }
 
 SEC("xdp")
@@ -216,8 +200,8 @@ int shedd_xdp(struct xdp_md *ctx)
 	struct shedd_stats *st;
 	struct pkt p = {};
 	__u32 zero = 0, cls, mode, reject;
-	int ret, is_ack, sock, cookie = 0, charged = 0;
-	__u64 now;
+	int ret, is_ack, is_rst, sock, cookie = 0, charged = 0;
+	__u64 now, judged;
 	__u16 dport;
 
 	/* Without its counters the program fails open: pass everything. */
@@ -232,30 +216,39 @@ int shedd_xdp(struct xdp_md *ctx)
 	if (ret != PARSE_OK)
 		return pass_counted(st, ret);
 	/* Established traffic always passes: only a pure SYN opens work, and
-	 * in a verified class the ACK that ends a cookie handshake. */
+	 * in a verified class the ACK that ends a cookie handshake (a first
+	 * fragment too: the kernel reassembles it, and its fixed TCP header
+	 * is all the cookie check reads). A RST ends what a proven ACK left
+	 * for the segments behind it. */
 	is_ack = verify_enabled && pkt_handshake_ack(&p);
-	if (!is_ack && (!p.tcp->syn || p.tcp->ack)) {
+	is_rst = verify_enabled && p.tcp->rst && !p.tcp->syn;
+	if (!is_ack && !is_rst && (!p.tcp->syn || p.tcp->ack)) {
 		st->non_syn++;
 		return XDP_PASS;
 	}
 	/* A listener discards a SYN with RST or FIN (RFC 793 and Linux's
 	 * tcp_rcv_state_process): no token for it, and no answer. */
-	if (!is_ack && (p.tcp->rst || p.tcp->fin)) {
+	if (!is_ack && !is_rst && (p.tcp->rst || p.tcp->fin)) {
 		st->bad_syn++;
 		return XDP_PASS;
 	}
 
-	cfg = bpf_map_lookup_elem(&settings, &zero);
+	cfg = settings_begin();
 	if (!cfg) {
-		st->non_syn += is_ack;
+		st->non_syn += is_ack | is_rst;
 		return XDP_PASS; /* not configured yet: fail open */
 	}
 	dport = bpf_ntohs(p.tcp->dest);
 	if (!cfg->all_ports && !bpf_map_lookup_elem(&ports, &dport)) {
-		if (is_ack)
+		if (is_ack || is_rst)
 			st->non_syn++;
 		else
 			st->unprotected++;
+		return XDP_PASS;
+	}
+	if (is_rst) {
+		shedd_flow_end(ctx, p.l2_len, p.l3_len, cookie_flags(&p));
+		st->non_syn++;
 		return XDP_PASS;
 	}
 
@@ -275,7 +268,13 @@ int shedd_xdp(struct xdp_md *ctx)
 			return XDP_PASS;
 		}
 		st->ack_probed++;
-		ret = shedd_cookie_ack(ctx, p.l2_len, p.l3_len, cookie_flags(&p), cls);
+		judged = shedd_cookie_ack(ctx, p.l2_len, p.l3_len, cookie_flags(&p), cls);
+		ret = (int)(judged & ACK_VERDICT_MASK);
+		/* A FIN is judged like any segment, then ends the flow. */
+		if (p.tcp->fin)
+			shedd_flow_end(ctx, p.l2_len, p.l3_len, cookie_flags(&p));
+		if (ret != ACK_NOT_OURS)
+			st->frag_judged += p.first_frag;
 		switch (ret) {
 		case ACK_NOT_OURS:
 			st->non_syn++;
@@ -310,6 +309,11 @@ int shedd_xdp(struct xdp_md *ctx)
 			 * not made yet. Its token is spent. */
 			st->ack_repeat++;
 			return XDP_PASS;
+		case ACK_PAID:
+			/* The kernel answered the SYN, which was charged. */
+			cs->ack_valid++;
+			st->ack_repeat++;
+			return XDP_PASS;
 		case ACK_ADMITTED:
 			cs->ack_valid++;
 			cs->charged++;
@@ -321,7 +325,7 @@ int shedd_xdp(struct xdp_md *ctx)
 		cs->ack_refused++;
 		/* Never a silent drop: a client that speaks second would
 		 * wait for data that is not coming. */
-		return refuse(ctx, &p, 1);
+		return refuse(ctx, &p, RF_FOR_ACK | (judged & ~(__u64)ACK_VERDICT_MASK));
 	}
 
 	b = bpf_map_lookup_elem(&buckets, &cls);
@@ -336,6 +340,9 @@ int shedd_xdp(struct xdp_md *ctx)
 		cs->charged++;
 		if (charge(b, cls, now)) {
 			cs->admitted++;
+			/* Charged once: the ACK of the kernel's answer passes. */
+			if (mode != SHEDD_VERIFY_OFF)
+				shedd_syn_charged(ctx, p.l2_len, p.l3_len, cookie_flags(&p), now);
 			return XDP_PASS;
 		}
 		/* The class sheds on this CPU: prove addresses from now on. */

@@ -280,7 +280,7 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 	int head, tail;
 	void *pos;
 
-	cfg = bpf_map_lookup_elem(&settings, &zero);
+	cfg = settings_again();
 	sc = bpf_map_lookup_elem(&reply_scratch, &zero);
 	if (!cfg || !sc || !lens_bound(&l2_len, &l3_len) || nr_vlans > MAX_VLAN_TAGS)
 		return -1;
@@ -349,10 +349,10 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 		__u32 h, slot, *e;
 
 		if (v6)
-			h = flow_hash((__u32 *)&sc->ih.v6.saddr, (__u32 *)&sc->ih.v6.daddr, 4,
-				      sth->source, sth->dest);
+			h = flow_hash_at((__u32 *)&sc->ih.v6.saddr, 4,
+					 (__u32)sth->source << 16 | sth->dest);
 		else
-			h = flow_hash(&sc->ih.v4.saddr, &sc->ih.v4.daddr, 1, sth->source, sth->dest);
+			h = flow_hash_at(&sc->ih.v4.saddr, 1, (__u32)sth->source << 16 | sth->dest);
 		slot = h % MSS_CACHE_SLOTS;
 		e = bpf_map_lookup_elem(&mss_cache, &slot);
 		if (e)
@@ -719,6 +719,97 @@ __noinline int shedd_syn_sock(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __
 	return SYN_LISTENER;
 }
 
+/* Copies of a segment's IP header (without options or extension
+ * headers) and fixed TCP header, as the cookie check takes them. */
+struct seg_hdrs {
+	union {
+		struct iphdr v4;
+		struct ipv6hdr v6;
+	} ih;
+	struct tcphdr th;
+};
+
+/*
+ * seg_load() - copy the headers of the segment in @ctx whose IP header is
+ * at @l2_len and TCP header @l3_len bytes after it, and its 4-tuple.
+ * Copied, not read in place: an IPv6 chain of any length, IPv4 options, a
+ * first fragment (whose fixed TCP header the parser found in it) are all
+ * judged alike, as the kernel judges them after reassembly.
+ * Return: 1, or 0 if the headers are not in the frame.
+ */
+static __always_inline int seg_load(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, int v6,
+				    struct seg_hdrs *s, struct bpf_sock_tuple *t, __u32 *tlen)
+{
+	if (l2_len > 0xffff || l3_len > 0xffff)
+		return 0;
+	if (v6) {
+		if (bpf_xdp_load_bytes(ctx, l2_len, &s->ih.v6, sizeof(s->ih.v6)))
+			return 0;
+	} else {
+		if (bpf_xdp_load_bytes(ctx, l2_len, &s->ih.v4, sizeof(s->ih.v4)))
+			return 0;
+	}
+	if (bpf_xdp_load_bytes(ctx, l2_len + l3_len, &s->th, sizeof(s->th)))
+		return 0;
+	if (v6) {
+		__builtin_memcpy(t->ipv6.saddr, &s->ih.v6.saddr, 16);
+		__builtin_memcpy(t->ipv6.daddr, &s->ih.v6.daddr, 16);
+		t->ipv6.sport = s->th.source;
+		t->ipv6.dport = s->th.dest;
+		*tlen = sizeof(t->ipv6);
+	} else {
+		t->ipv4.saddr = s->ih.v4.saddr;
+		t->ipv4.daddr = s->ih.v4.daddr;
+		t->ipv4.sport = s->th.source;
+		t->ipv4.dport = s->th.dest;
+		*tlen = sizeof(t->ipv4);
+	}
+	return 1;
+}
+
+/**
+ * shedd_syn_charged() - note that the SYN in @ctx was charged and passed.
+ * @ctx, @l2_len, @l3_len, @flags: as for shedd_syncookie_reply()
+ * @now_ns: the program's clock
+ *
+ * The kernel answers it, with tcp_syncookies=2 (the kernel hand-off) with
+ * a cookie of its own (tcp_conn_request(), net/ipv4/tcp_input.c), and
+ * the ACK then reaches the listener with a valid cookie: that ACK, of
+ * sequence number ISN + 1, is not charged a second time.
+ *
+ * Return: 0.
+ */
+__noinline int shedd_syn_charged(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u64 flags,
+				 __u64 now_ns)
+{
+	struct bpf_sock_tuple t = {};
+	struct seg_hdrs s;
+	__u32 tlen;
+
+	if (seg_load(ctx, l2_len, l3_len, (flags & CK_V6) != 0, &s, &t, &tlen))
+		proven_put(tuple_hash(&t, (flags & CK_V6) != 0), FLOW_SYN_CHARGED, now_ns,
+			   bpf_htonl(bpf_ntohl(s.th.seq) + 1), 0);
+	return 0;
+}
+
+/**
+ * shedd_flow_end() - an inbound RST or FIN of the flow in @ctx: forget the
+ * verdict kept for it (proven_end()).
+ * @ctx, @l2_len, @l3_len, @flags: as for shedd_syncookie_reply()
+ *
+ * Return: 0.
+ */
+__noinline int shedd_flow_end(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u64 flags)
+{
+	struct bpf_sock_tuple t = {};
+	struct seg_hdrs s;
+	__u32 tlen;
+
+	if (seg_load(ctx, l2_len, l3_len, (flags & CK_V6) != 0, &s, &t, &tlen))
+		proven_end(tuple_hash(&t, (flags & CK_V6) != 0));
+	return 0;
+}
+
 /* Verdicts of shedd_cookie_ack(). */
 enum ack_verdict {
 	ACK_NOT_OURS = 0,   /* a socket of its own, or no listener: pass */
@@ -728,7 +819,10 @@ enum ack_verdict {
 	ACK_REPEAT = 4,     /* proven, the flow was just admitted: pass */
 	ACK_ADMITTED = 5,   /* proven and charged: pass */
 	ACK_REFUSED = 6,    /* proven, no token: refuse with a RST */
+	ACK_PAID = 7,       /* proven, its SYN was charged: pass */
 };
+#define ACK_VERDICT_MASK 0xffU
+#define ACK_HASH_SHIFT 32 /* the flow hash, above the verdict */
 
 /**
  * shedd_cookie_ack() - judge the ACK in @ctx that may end a cookie handshake.
@@ -737,26 +831,31 @@ enum ack_verdict {
  *
  * A flow with a socket of its own (established, a request socket,
  * time-wait) or without a listener is not ours to judge. At a listener the
- * cookie must be valid. A proven ACK is charged to its class once: the
- * segments right behind it (the request, sent before the kernel made the
- * connection or before our RST reached the client) follow its verdict.
+ * cookie must be valid (ours or the kernel's). A proven ACK is charged to
+ * its class once: the segments right behind it (the request, sent before
+ * the kernel made the connection or before our RST reached the client)
+ * follow its verdict, and the ACK of a SYN charged directly is not charged
+ * again (shedd_syn_charged()).
  *
- * Return: an enum ack_verdict.
+ * Return: an enum ack_verdict, with the flow hash << ACK_HASH_SHIFT once it
+ * was computed (for the RST's note of the refusal).
  */
-__noinline int shedd_cookie_ack(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len,
+__noinline __u64 shedd_cookie_ack(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len,
 				__u64 flags, __u64 cls)
 {
-	void *data, *data_end;
 	struct bpf_sock_tuple t = {};
 	struct shedd_bucket *b;
+	struct seg_hdrs s;
 	struct bpf_sock *sk;
-	struct tcphdr *tcp;
 	int v6 = (flags & CK_V6) != 0, full, valid;
 	__u32 c = (__u32)cls, seen, tlen, h;
+	__u64 now;
 
-	if (c >= SHEDD_NR_CLASSES || !lens_bound(&l2_len, &l3_len) ||
-	    !ctx_tuple(ctx, l2_len, l3_len, flags, &t, &tlen, &h))
+	if (c >= SHEDD_NR_CLASSES)
 		return ACK_NOT_OURS;
+	/* Headers the parser found and we cannot read: never passed. */
+	if (!seg_load(ctx, l2_len, l3_len, v6, &s, &t, &tlen))
+		return ACK_FORGED;
 	sk = tuple_sock(ctx, &t, tlen);
 	if (!sk)
 		return ACK_NOT_OURS;
@@ -767,44 +866,32 @@ __noinline int shedd_cookie_ack(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len,
 	full = acceptq_full(sk);
 	bpf_sk_release(sk);
 
-	/* Bounds again: the verifier forgets them across the calls. */
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	if (v6) {
-		struct ipv6hdr *ip6 = data + l2_len;
-
-		if ((void *)(ip6 + 1) > data_end)
-			return ACK_NOT_OURS;
-		tcp = (void *)ip6 + l3_len;
-		if ((void *)(tcp + 1) > data_end)
-			return ACK_NOT_OURS;
-		valid = bpf_tcp_raw_check_syncookie_ipv6(ip6, tcp) == 0;
-	} else {
-		struct iphdr *ip = data + l2_len;
-
-		if ((void *)(ip + 1) > data_end)
-			return ACK_NOT_OURS;
-		tcp = (void *)ip + l3_len;
-		if ((void *)(tcp + 1) > data_end)
-			return ACK_NOT_OURS;
-		valid = bpf_tcp_raw_check_syncookie_ipv4(ip, tcp) == 0;
-	}
+	if (v6)
+		valid = bpf_tcp_raw_check_syncookie_ipv6(&s.ih.v6, &s.th) == 0;
+	else
+		valid = bpf_tcp_raw_check_syncookie_ipv4(&s.ih.v4, &s.th) == 0;
 	if (!valid)
 		return ACK_FORGED;
 
-	seen = proven_get(&t, v6, clock_ns());
+	now = clock_ns();
+	h = tuple_hash(&t, v6);
+	seen = proven_get(h, now, s.th.seq, s.th.ack_seq);
 	if (seen == FLOW_REFUSED)
 		return ACK_AFTER_RST;
 	if (seen == FLOW_ADMITTED || seen == FLOW_ASSIGNED)
 		return ACK_REPEAT;
 	if (full)
 		return ACK_QUEUE_FULL;
+	if (seen == FLOW_SYN_CHARGED) {
+		proven_put(h, FLOW_ADMITTED, now, s.th.seq, s.th.ack_seq);
+		return ACK_PAID;
+	}
 	b = bpf_map_lookup_elem(&buckets, &c);
-	if (charge(b, c, clock_ns())) {
-		proven_put(&t, v6, FLOW_ADMITTED, clock_ns());
+	if (charge(b, c, now)) {
+		proven_put(h, FLOW_ADMITTED, now, s.th.seq, s.th.ack_seq);
 		return ACK_ADMITTED;
 	}
-	return ACK_REFUSED;
+	return ACK_REFUSED | (__u64)h << ACK_HASH_SHIFT;
 }
 
 #endif /* SHEDD_SYNCOOKIE_H */

@@ -270,8 +270,11 @@ struct shedd_rst_budget {
 
 /* refresh: written by the XDP program only, SHEDD_HANDOFF_KERNEL.
  * PERCPU_ARRAY of REFRESH_SLOTS, key = port % REFRESH_SLOTS: when this CPU
- * last refreshed the overflow stamp of the listener on that port. */
-#define REFRESH_SLOTS 64
+ * last refreshed the overflow stamp of the listener on that port. A prime:
+ * ports that differ by a multiple of 1000 or a small number (80 and 8080,
+ * 443 and 8443, 8080 and 8081) never share a slot, and two ports that do
+ * share one take it in turn, each refreshed as often as its SYNs ask. */
+#define REFRESH_SLOTS 251
 #define REFRESH_NS 1000000000ULL /* at most once a second per port and CPU */
 struct shedd_refresh {
 	__u64 ns;
@@ -289,15 +292,22 @@ struct shedd_refresh {
 #define MSS_CACHE_SLOTS 65536U
 #define MSS_CACHE_NONE 0xffU /* no entry: index byte of an empty slot */
 
-/* proven: the last verdict on a flow that proved its address. ARRAY,
- * shared by the XDP program and the tc hand-off: key = flow hash % PROVEN_SLOTS,
- * value = flow hash << 32 | the time of the verdict in units of 2^20 ns,
- * modulo 2^30, << 2 | 1 admitted or 2 refused with a RST (XDP), 3 given its
- * request socket (the tc hand-off). The segments that follow a proven
- * ACK closely (the request, sent before the kernel made the connection or
- * before the RST reached the client) still carry a valid cookie: they
- * follow the ACK's verdict instead of being charged again. */
+/* proven: the last verdict on a flow that proved its address, or that
+ * was charged at its SYN. ARRAY of struct shedd_proven, shared by the XDP
+ * program and the tc hand-off: key = flow hash % PROVEN_SLOTS. The
+ * segments that follow a proven ACK closely (the request, sent before the
+ * kernel made the connection or before the RST reached the client) still
+ * carry a valid cookie: they follow the ACK's verdict instead of being
+ * charged again, if they carry its acknowledgment number and a sequence
+ * number at most PROVEN_SEQ_SPAN past its own, within PROVEN_REPEAT_UNITS
+ * (the kernel makes the connection from the first of them) and before an
+ * inbound RST or FIN of the flow. */
 #define PROVEN_SLOTS 65536U
+#define PROVEN_SEQ_SPAN (1U << 20)
+#define PROVEN_HOLD_UNITS 3000U /* about 3 s, in units of 2^20 ns */
+#define PROVEN_REPEAT_UNITS 48U /* about 50 ms: a repeat of an admitted ACK */
+#define PROVEN_TIME_MASK 0x1fffffffU /* the time's 29 bits */
+
 /* cookie_sent: when the program last answered a SYN to a port with a
  * cookie, so that an ACK without a valid cookie is dropped only while one
  * may still be outstanding and is otherwise left to the kernel, which
@@ -309,8 +319,6 @@ struct shedd_refresh {
  * last overflow (TCP_SYNCOOKIE_VALID). */
 #define COOKIE_SENT_SLOTS 65536U
 #define COOKIE_LIFE_UNITS 112U /* 120.3 s, and one unit for rounding */
-#define PROVEN_HOLD_UNITS 3000U /* about 3 s, in units of 2^20 ns */
-#define PROVEN_TIME_MASK 0x3fffffffU /* the time's 30 bits */
 
 /* handoff_stats: written by the tc program only. PERCPU_ARRAY, one entry. */
 struct shedd_handoff_stats {
@@ -502,18 +510,53 @@ struct shedd_daemon_stats {
  * (shedctl, an upgrading shedd) checks it, and each map's key and value
  * sizes, before it reads a value (user/layout.c):
  *   1: the layouts up to the one that added this map;
- *   2: the layout map; daemon_stats version 2 (layout_migrations).
+ *   2: the layout map; daemon_stats version 2 (layout_migrations);
+ *   3: settings of two entries and settings_cur; proven of struct
+ *      shedd_proven; flow_key; refresh of REFRESH_SLOTS 251.
  * A change to any pinned map's layout raises it, and user/layout.c says
  * how a value of each older layout becomes today's.
  */
-#define SHEDD_LAYOUT_VERSION 2
+#define SHEDD_LAYOUT_VERSION 3
 struct shedd_layout {
 	__u32 version; /* SHEDD_LAYOUT_VERSION of the daemon that wrote it */
 	__u32 prog_id; /* the id of its XDP program: an upgrade cut short is
 			* told by the program in the link (user/migrate.c) */
 };
 
+/* proven: one flow's last verdict (see PROVEN_SLOTS). */
+struct shedd_proven {
+	__u32 stamp; /* the time of the verdict in units of 2^20 ns, modulo
+		      * 2^29, << 3 | a FLOW_* verdict (bpf/config_maps.h); 0: none */
+	__u32 hash;  /* the flow hash */
+	__u32 seq;   /* FLOW_ADMITTED, _REFUSED, _ASSIGNED: the sequence and */
+	__u32 ack;   /* acknowledgment numbers of the ACK judged (network
+		      * order); FLOW_SYN_CHARGED: seq = the SYN's ISN + 1 */
+};
+
+/* flow_key: the key of the flow hash (include/flow_hash.h), drawn by the
+ * daemon from getrandom() when it first makes the pins and kept with them
+ * (an adopting, restarted or upgraded daemon keeps the key the program
+ * hashes with). ARRAY, one entry; never 0 once written. */
+struct shedd_flow_key {
+	__u64 k0;
+	__u64 k1;
+};
+
+/* settings_cur: the entry of settings (0 or 1) the programs read. The
+ * daemon writes the other entry whole, then flips this index: a packet
+ * reads the index once and sees one record, old or new, never a mix
+ * (user/settings.c). ARRAY, one entry of __u32. */
+#define SETTINGS_SLOTS 2
+
 #ifndef __bpf__
+_Static_assert(sizeof(struct shedd_proven) == 16, "shedd_proven is a map value");
+_Static_assert(sizeof(struct shedd_flow_key) == 16, "shedd_flow_key is a map value");
+_Static_assert(80 % REFRESH_SLOTS != 8080 % REFRESH_SLOTS &&
+	       443 % REFRESH_SLOTS != 8443 % REFRESH_SLOTS &&
+	       8080 % REFRESH_SLOTS != 8081 % REFRESH_SLOTS &&
+	       80 % REFRESH_SLOTS != 8000 % REFRESH_SLOTS &&
+	       443 % REFRESH_SLOTS != 9443 % REFRESH_SLOTS &&
+	       80 % REFRESH_SLOTS != 443 % REFRESH_SLOTS, "common ports share no refresh slot");
 _Static_assert(sizeof(struct shedd_class_rate) == 48, "shedd_class_rate is a map value");
 _Static_assert(sizeof(struct shedd_rate) == 56, "shedd_rate is a map value");
 _Static_assert(sizeof(struct shedd_reserve) == 24, "shedd_reserve is a map value");

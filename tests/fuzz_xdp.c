@@ -135,6 +135,8 @@ struct ref {
 	/* The TCP header, when the program can read it. */
 	size_t tcp_off, l4_len; /* l4_len from the IP lengths */
 	__u32 seq, ack_seq;
+	int rst_end;        /* a RST (no SYN) to a protected port: ends its flow */
+	int fin;            /* the FIN flag */
 	struct ref_opts opts;
 };
 
@@ -258,9 +260,11 @@ static void ref_tcp(const __u8 *f, size_t seg, size_t seglen, struct ref *r)
 	r->l4_len = seglen;
 	protected = r->dport == PORT_A || r->dport == PORT_B;
 	r->cls = ref_class(r->v6, r->saddr);
-	/* An ACK that is no SYN, RST or fragment may end a cookie handshake. */
-	if ((flags & TCP_ACK) && !(flags & (TCP_SYN | TCP_RST)) && !r->first_frag &&
-	    protected) {
+	r->fin = !!(flags & TCP_FIN);
+	r->rst_end = (flags & TCP_RST) && !(flags & TCP_SYN) && protected;
+	/* An ACK that is no SYN or RST may end a cookie handshake, in a first
+	 * fragment too (the kernel reassembles it). */
+	if ((flags & TCP_ACK) && !(flags & (TCP_SYN | TCP_RST)) && protected) {
 		r->kind = REF_ACK;
 		return;
 	}
@@ -458,31 +462,51 @@ enum ref_sock { SOCK_NONE, SOCK_LISTENER, SOCK_ESTABLISHED };
  * the model forgets what the program's direct-mapped cache forgets. */
 #define FLOW_ADMITTED 1U
 #define FLOW_REFUSED 2U
-static __u64 ref_proven[PROVEN_SLOTS];
+#define FLOW_SYN_CHARGED 4U
+static struct shedd_proven ref_proven[PROVEN_SLOTS];
 
 static __u32 ref_flow_hash(const struct ref *r)
 {
 	return flow_hash_of(r->saddr, r->daddr, r->v6 ? 4 : 1, r->sport, r->dport);
 }
 
-static __u32 ref_proven_get(const struct ref *r, __u64 now_ns)
+/* proven_get(): @seq, @ack in host order. */
+static __u32 ref_proven_get(const struct ref *r, __u64 now_ns, __u32 seq, __u32 ack)
 {
-	__u32 h = ref_flow_hash(r), now = (__u32)(now_ns >> 20), v;
-	__u64 e = ref_proven[h % PROVEN_SLOTS];
+	__u32 h = ref_flow_hash(r), now = (__u32)(now_ns >> 20), v, age;
+	const struct shedd_proven *e = &ref_proven[h % PROVEN_SLOTS];
 
-	if (!e || (__u32)(e >> 32) != h)
+	if (!e->stamp || e->hash != h)
 		return 0;
-	v = (__u32)e;
-	if (((now - (v >> 2)) & PROVEN_TIME_MASK) >= PROVEN_HOLD_UNITS)
+	v = e->stamp & 7;
+	age = (now - (e->stamp >> 3)) & PROVEN_TIME_MASK;
+	if (v == FLOW_SYN_CHARGED)
+		return age < PROVEN_HOLD_UNITS && seq == e->seq ? v : 0;
+	if (ack != e->ack || seq - e->seq >= PROVEN_SEQ_SPAN)
 		return 0;
-	return v & 3;
+	return age < (v == FLOW_REFUSED ? PROVEN_HOLD_UNITS : PROVEN_REPEAT_UNITS) ? v : 0;
 }
 
-static void ref_proven_put(const struct ref *r, __u64 now_ns, __u32 verdict)
+static void ref_proven_put(const struct ref *r, __u64 now_ns, __u32 verdict, __u32 seq,
+			   __u32 ack)
 {
 	__u32 h = ref_flow_hash(r), now = (__u32)(now_ns >> 20);
+	struct shedd_proven *e = &ref_proven[h % PROVEN_SLOTS];
 
-	ref_proven[h % PROVEN_SLOTS] = ((__u64)h << 32) | ((now & PROVEN_TIME_MASK) << 2) | verdict;
+	e->hash = h;
+	e->seq = seq;
+	e->ack = ack;
+	e->stamp = ((now & PROVEN_TIME_MASK) << 3) | verdict;
+}
+
+/* A RST or FIN of the flow: proven_end(). */
+static void ref_proven_end(const struct ref *r)
+{
+	__u32 h = ref_flow_hash(r);
+	struct shedd_proven *e = &ref_proven[h % PROVEN_SLOTS];
+
+	if (e->hash == h && (e->stamp & 7) != FLOW_REFUSED)
+		e->stamp = 0;
 }
 
 static enum ref_sock ref_lookup(const struct ref *r)
@@ -1191,6 +1215,9 @@ static const char *expect_syn(const struct frame_ctx *fc, struct ref_state *m,
 			e[C(c, admitted)] = 1;
 			t->admitted++;
 			*out = OUT_PASS;
+			/* Its ACK passes uncharged (shedd_syn_charged()). */
+			if (mode != SHEDD_VERIFY_OFF)
+				ref_proven_put(r, fc->now, FLOW_SYN_CHARGED, r->seq + 1, 0);
 			return NULL;
 		}
 		if (mode == SHEDD_VERIFY_SHEDDING) {
@@ -1268,22 +1295,39 @@ static const char *expect_syn(const struct frame_ctx *fc, struct ref_state *m,
 	return NULL;
 }
 
+static const char *expect_ack_judged(const struct frame_ctx *fc, struct ref_state *m,
+				     const __u64 *d, __u64 *e, enum expect_out *out,
+				     struct tally *t);
+
 /* An ACK to a protected port: looked up in a verifying class; at the
- * listener its cookie decides. */
+ * listener its cookie decides. A FIN is judged, then ends the flow. */
 static const char *expect_ack(const struct frame_ctx *fc, struct ref_state *m,
 			      const __u64 *d, __u64 *e, enum expect_out *out,
 			      struct tally *t)
 {
-	const struct ref *r = fc->r;
-	__u32 c = r->cls;
+	const char *bad;
 
 	t->acks++;
 	*out = OUT_PASS;
-	if (m->cfg.verify[c] == SHEDD_VERIFY_OFF) {
+	if (m->cfg.verify[fc->r->cls] == SHEDD_VERIFY_OFF) {
 		e[W(non_syn)] = 1;
 		t->acks_unverified++;
 		return NULL;
 	}
+	bad = expect_ack_judged(fc, m, d, e, out, t);
+	if (fc->r->fin)
+		ref_proven_end(fc->r);
+	return bad;
+}
+
+static const char *expect_ack_judged(const struct frame_ctx *fc, struct ref_state *m,
+				     const __u64 *d, __u64 *e, enum expect_out *out,
+				     struct tally *t)
+{
+	const struct ref *r = fc->r;
+	__u32 c = r->cls;
+
+	(void)m;
 	e[W(ack_probed)] = 1;
 	switch (ref_lookup(r)) {
 	case SOCK_NONE:
@@ -1297,6 +1341,7 @@ static const char *expect_ack(const struct frame_ctx *fc, struct ref_state *m,
 	case SOCK_LISTENER:
 		break;
 	}
+	e[W(frag_judged)] = r->first_frag;
 	/* A random acknowledgement number is a valid cookie with a chance
 	 * of about 1e-9 (a 24-bit check and two minutes of 256). */
 	/* No cookie of the port can be outstanding (none sent within a
@@ -1323,15 +1368,21 @@ static const char *expect_ack(const struct frame_ctx *fc, struct ref_state *m,
 	}
 	if (fc->cookie == COOKIE_FORGED)
 		return "a forged cookie was not counted ack_invalid";
-	/* A flow judged in the last 3 s follows that verdict, uncharged:
-	 * dropped after a RST, passed after an admission. */
-	switch (ref_proven_get(r, fc->now)) {
+	/* A segment of a flow just judged follows that verdict, uncharged:
+	 * dropped after a RST, passed after an admission; the ACK of a SYN
+	 * charged passes. */
+	switch (ref_proven_get(r, fc->now, r->seq, r->ack_seq)) {
 	case FLOW_REFUSED:
 		e[W(ack_after_rst)] = 1;
 		*out = OUT_DROP;
 		return NULL;
 	case FLOW_ADMITTED:
 		e[W(ack_repeat)] = 1;
+		return NULL;
+	case FLOW_SYN_CHARGED:
+		e[C(c, ack_valid)] = 1;
+		e[W(ack_repeat)] = 1;
+		ref_proven_put(r, fc->now, FLOW_ADMITTED, r->seq, r->ack_seq);
 		return NULL;
 	}
 	e[C(c, ack_valid)] = 1;
@@ -1340,7 +1391,7 @@ static const char *expect_ack(const struct frame_ctx *fc, struct ref_state *m,
 	if (d[C(c, ack_admitted)]) {
 		e[C(c, ack_admitted)] = 1;
 		t->ack_admitted++;
-		ref_proven_put(r, fc->now, FLOW_ADMITTED);
+		ref_proven_put(r, fc->now, FLOW_ADMITTED, r->seq, r->ack_seq);
 		return NULL;
 	}
 	e[C(c, ack_refused)] = 1;
@@ -1348,7 +1399,7 @@ static const char *expect_ack(const struct frame_ctx *fc, struct ref_state *m,
 	*out = expect_refusal(fc, m, e, 1, t);
 	t->ack_rst += *out == OUT_RST_ACK;
 	if (*out == OUT_RST_ACK)
-		ref_proven_put(r, fc->now, FLOW_REFUSED);
+		ref_proven_put(r, fc->now, FLOW_REFUSED, r->seq, r->ack_seq);
 	return NULL;
 }
 
@@ -1370,6 +1421,8 @@ static const char *check_frame(const struct frame_ctx *fc, struct ref_state *m,
 	e[W(packets)] = 1;
 	switch (r->kind) {
 	case REF_PASS:
+		if (r->rst_end)
+			ref_proven_end(r);
 		/* Passed for one reason, whichever the parser saw first. */
 		for (i = 0, n = 0; i < ARRAY_SIZE(pass_counters); i++)
 			n += d[pass_counters[i]];
@@ -1943,7 +1996,7 @@ static void reference_model_knows_the_cases(void **state)
 		{ "IPv4 FIN+ACK", { .flags = TCP_ACK | TCP_FIN }, REF_ACK },
 		{ "IPv4 RST+ACK", { .flags = TCP_ACK | TCP_RST }, REF_PASS },
 		{ "IPv4 SYN+ACK", { .flags = TCP_SYN | TCP_ACK }, REF_PASS },
-		{ "IPv4 first fragment ACK", { .flags = TCP_ACK, .frag = PKT_IP_MF }, REF_PASS },
+		{ "IPv4 first fragment ACK", { .flags = TCP_ACK, .frag = PKT_IP_MF }, REF_ACK },
 		{ "IPv4 SYN+FIN", { .flags = TCP_SYN | TCP_FIN }, REF_PASS },
 		{ "IPv4 SYN to an open port", { .flags = TCP_SYN, .dport = PORT_OPEN }, REF_PASS },
 		{ "IPv4 first fragment SYN", { .flags = TCP_SYN, .frag = PKT_IP_MF }, REF_JUDGE },

@@ -28,7 +28,8 @@ static void test_every_map_known(void **state)
 	const char *names[] = { "settings", "ports", "prefix_v4", "prefix_v6", "rates", "reserve",
 				"buckets", "stats", "rst_budget", "ctl_state", "cookie_budget",
 				"refresh", "mss_cache", "proven", "handoff_stats", "ctl_cmd",
-				"manual_v4", "manual_v6", "daemon_stats", "cookie_sent", "layout" };
+				"manual_v4", "manual_v6", "daemon_stats", "cookie_sent", "layout",
+				"settings_cur", "flow_key" };
 	size_t i, n;
 
 	(void)state;
@@ -39,6 +40,27 @@ static void test_every_map_known(void **state)
 	assert_null(layout_find("nosuch"));
 	assert_int_equal(layout_find("stats")->value_size, sizeof(struct shedd_stats));
 	assert_true(layout_find("stats")->flags & LAYOUT_COUNTERS);
+}
+
+/* proven of layout 2 (hash << 32 | stamp): its words are today's stamp
+ * and hash, the segment's numbers 0. */
+static void test_proven_older(void **state)
+{
+	const struct layout_map *m = layout_find("proven");
+	struct layout_fit fit = { .value_size = sizeof(__u64) };
+	__u64 in = (__u64)0xdeadbeefU << 32 | 0x1235U;
+	struct shedd_proven out;
+
+	(void)state;
+	assert_int_equal(m->value_size, sizeof(struct shedd_proven));
+	fit.from = older_of(m, sizeof(__u64));
+	assert_non_null(fit.from);
+	memset(&out, 0xab, sizeof(out));
+	layout_convert(m, &fit, &in, &out);
+	assert_int_equal(out.stamp, 0x1235U);
+	assert_int_equal(out.hash, 0xdeadbeefU);
+	assert_int_equal(out.seq, 0);
+	assert_int_equal(out.ack, 0);
 }
 
 /* daemon_stats version 1: a prefix; layout_migrations starts at 0. */
@@ -127,6 +149,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_map_known),
 		cmocka_unit_test(test_prefix),
+		cmocka_unit_test(test_proven_older),
 		cmocka_unit_test(test_stats_word_map),
 		cmocka_unit_test(test_stats_prefix),
 	};

@@ -5,6 +5,7 @@
  * CAP_NET_ADMIN). One cmocka group, so `prove` reads it as TAP.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <net/if.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -24,12 +25,14 @@
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <bpf/btf.h>
 
 #include "shedd.h"
 #include "shedd.skel.h"
 #include "handoff.skel.h"
 #include "xdp_harness.h"
 #include "packets.h"
+#include "settings.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MS(n) ((__s64)(n) * 1000000LL)
@@ -194,7 +197,7 @@ static int set_rates(const struct shedd_class_rate *rate)
 static int clear_proven(void)
 {
 	static __u32 keys[PROVEN_SLOTS];
-	static const __u64 none[PROVEN_SLOTS];
+	static const struct shedd_proven none[PROVEN_SLOTS];
 	__u32 i, count = PROVEN_SLOTS;
 
 	for (i = 0; i < PROVEN_SLOTS; i++)
@@ -3143,7 +3146,8 @@ static int handoff_load(void)
 		{ NULL, skel->maps.settings }, { NULL, skel->maps.ports },
 		{ NULL, skel->maps.prefix_v4 }, { NULL, skel->maps.prefix_v6 },
 		{ NULL, skel->maps.mss_cache },
-		{ NULL, skel->maps.proven },
+		{ NULL, skel->maps.proven }, { NULL, skel->maps.settings_cur },
+		{ NULL, skel->maps.flow_key },
 	};
 	size_t i;
 	int err;
@@ -3151,12 +3155,15 @@ static int handoff_load(void)
 	hskel = handoff_bpf__open();
 	if (!hskel)
 		return -errno;
+	SET_FLOW_SIP(hskel->rodata, harness_key);
 	shared[0].mine = hskel->maps.settings;
 	shared[1].mine = hskel->maps.ports;
 	shared[2].mine = hskel->maps.prefix_v4;
 	shared[3].mine = hskel->maps.prefix_v6;
 	shared[4].mine = hskel->maps.mss_cache;
 	shared[5].mine = hskel->maps.proven;
+	shared[6].mine = hskel->maps.settings_cur;
+	shared[7].mine = hskel->maps.flow_key;
 	for (i = 0; i < ARRAY_SIZE(shared); i++) {
 		err = bpf_map__reuse_fd(shared[i].mine, bpf_map__fd(shared[i].xdp));
 		if (err)
@@ -3239,14 +3246,16 @@ static void run_tc(const char *name, const struct pkt *ack, __u64 *delta)
 }
 
 /* Mark the flow @spec as given its request socket by the tc program just
- * now, as the program itself does (bpf/config_maps.h: the same hash and
- * slot, the time of bpf_ktime_get_ns()). */
-static void mark_assigned(const char *name, const struct pkt_spec *spec, int v6)
+ * now for its ACK of @seq and @ack (host order), as the program itself does
+ * (bpf/config_maps.h: the same hash and slot, the time of
+ * bpf_ktime_get_ns()). */
+static void mark_assigned(const char *name, const struct pkt_spec *spec, int v6, __u32 seq,
+			  __u32 ack)
 {
 	__u8 sa[16] = { 0 }, da[16] = { 0 };
 	__u32 h, now, slot;
 	struct timespec ts;
-	__u64 v;
+	struct shedd_proven v;
 
 	inet_pton(v6 ? AF_INET6 : AF_INET,
 		  spec->saddr ? spec->saddr : v6 ? PKT_V6_CLIENT : PKT_V4_CLIENT, sa);
@@ -3256,7 +3265,10 @@ static void mark_assigned(const char *name, const struct pkt_spec *spec, int v6)
 			 spec->dport ? spec->dport : PKT_DPORT);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (__u32)(((__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec) >> 20);
-	v = ((__u64)h << 32) | ((now & PROVEN_TIME_MASK) << 2) | 3 /* FLOW_ASSIGNED */;
+	v.stamp = ((now & PROVEN_TIME_MASK) << 3) | 3 /* FLOW_ASSIGNED */;
+	v.hash = h;
+	v.seq = htonl(seq);
+	v.ack = htonl(ack);
 	slot = h % PROVEN_SLOTS;
 	expect(bpf_map__update_elem(skel->maps.proven, &slot, sizeof(slot), &v, sizeof(v),
 				    BPF_ANY) == 0, name, "mark the flow assigned");
@@ -3342,9 +3354,9 @@ static void test_handoff_sorts_acks(void **state)
 				spec.dport = steps[i].dport;
 			if (steps[i].established)
 				cfd = connect_from_client(name, v6, spec.sport, &sfd);
-			if (steps[i].assigned)
-				mark_assigned(name, &spec, v6);
 			build_cookie_ack(&ack, &spec, &info);
+			if (steps[i].assigned)
+				mark_assigned(name, &spec, v6, PKT_SEQ + 1, info.cookie + 1);
 			run_tc(name, &ack, d);
 			if (cfd >= 0) {
 				close(cfd);
@@ -3482,6 +3494,559 @@ static void test_parsers_agree(void **state)
 		fail_msg("%u of %u shapes judged wrong by one program or both", wrong, shapes);
 }
 
+/* ---- the kernel hand-off: one token per connection ---------------------- */
+
+/* Run @len bytes of @data, which may be longer than PKT_MAX; the frame
+ * that comes out is not kept. */
+static __u32 run_xdp_long(const char *name, const void *data, size_t len)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = data, .data_size_in = len, .repeat = 1);
+	int err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.shedd_xdp), &opts);
+
+	expect(err == 0, name, "BPF_PROG_TEST_RUN on %zu bytes: %s", len, strerror(-err));
+	return opts.retval;
+}
+
+/* Run @p and expect @verdict and exactly the counters @want (packets 1
+ * is added). */
+static void expect_run(const char *name, const struct pkt *p, __u32 verdict,
+		       struct shedd_stats want)
+{
+	struct shedd_stats before, after;
+	struct xdp_run r;
+
+	want.packets = 1;
+	read_stats(&before);
+	run_xdp(name, p->data, p->len, &r);
+	read_stats(&after);
+	expect_verdict(name, r.verdict, verdict);
+	expect_delta(name, &before, &after, &want);
+}
+
+static const struct shedd_class_rate rate_one = { .rate_per_sec = 1, .burst = 1 };
+
+/* The SYN of @spec to a class that verifies always: its cookie. */
+static void cookie_of(const char *name, const struct pkt_spec *spec, struct synack_info *info)
+{
+	const struct synack_want w4 = FULL4, w6 = FULL6;
+
+	get_synack(name, spec, &cfg_vkernel, spec->l3 == ETH_P_IPV6 ? &w6 : &w4, info);
+}
+
+static struct pkt_spec linux_syn(int v6, __u16 sport)
+{
+	struct pkt_spec s = { .l3 = v6 ? ETH_P_IPV6 : ETH_P_IP, .flags = TCP_SYN, .sport = sport };
+
+	s.opt_bytes = v6 ? opt_linux6 : opt_linux;
+	s.opt_len = v6 ? sizeof(opt_linux6) : sizeof(opt_linux);
+	return s;
+}
+
+/* The kernel reassembles a first fragment that carries the cookie ACK and
+ * takes the connection; the cookie check reads only the fixed TCP header,
+ * which a first fragment the parser accepts holds. Judged, never passed
+ * uncharged; refused by a drop (a fragment is never answered). */
+static void test_fragment_ack_judged(void **state)
+{
+	const __u32 cls = SHEDD_SHEDDABLE;
+	int v6;
+
+	(void)state;
+	for (v6 = 0; v6 <= 1; v6++) {
+		struct pkt_spec syn = linux_syn(v6, PKT_SPORT + 60), frag;
+		struct shedd_stats want = {};
+		struct synack_info info;
+		char name[160];
+		struct pkt ack;
+
+		if (reset_maps(&cfg_vkernel, &rate_empty))
+			fail_msg("reset maps");
+		snprintf(name, sizeof(name), "IPv%d first fragment with the cookie ACK, no token: "
+			 "refused", v6 ? 6 : 4);
+		cookie_of(name, &syn, &info);
+		frag = syn;
+		if (v6) {
+			frag.nr_ext = 1;
+			frag.ext[0] = IPPROTO_FRAGMENT;
+			frag.frag = PKT_IP6_MF;
+		} else {
+			frag.frag = PKT_IP_MF;
+		}
+		build_cookie_ack(&ack, &frag, &info);
+		want.ack_probed = 1;
+		want.frag_judged = 1;
+		want.cls[cls].ack_valid = 1;
+		want.cls[cls].charged = 1;
+		want.cls[cls].ack_refused = 1;
+		expect_run(name, &ack, XDP_DROP, want);
+
+		snprintf(name, sizeof(name), "IPv%d first fragment with a forged cookie: dropped",
+			 v6 ? 6 : 4);
+		info.cookie ^= 1U << 9;
+		build_cookie_ack(&ack, &frag, &info);
+		memset(&want, 0, sizeof(want));
+		want.ack_probed = 1;
+		want.frag_judged = 1;
+		want.cls[cls].ack_invalid = 1;
+		expect_run(name, &ack, XDP_DROP, want);
+	}
+}
+
+/* An IPv6 ACK behind 520 bytes of destination options: the kernel walks
+ * any chain, so its cookie is checked here too, forged or not. */
+static void test_deep_chain_ack_judged(void **state)
+{
+	const __u32 cls = SHEDD_SHEDDABLE;
+	static __u8 frame[PKT_MAX + 600];
+	const size_t opt_len = 520, l3 = sizeof(struct pkt_eth) + 40;
+	int forged;
+
+	(void)state;
+	for (forged = 0; forged <= 1; forged++) {
+		struct pkt_spec syn = linux_syn(1, PKT_SPORT + 61);
+		struct shedd_stats before, after, want = {};
+		struct synack_info info;
+		char name[160];
+		struct pkt ack;
+		__u16 plen;
+		__u8 *opt;
+		size_t len;
+
+		if (reset_maps(&cfg_vkernel, forged ? &rate_plenty : &rate_empty))
+			fail_msg("reset maps");
+		snprintf(name, sizeof(name), "IPv6 ACK behind 520 bytes of options, %s",
+			 forged ? "forged cookie: dropped" : "no token: refused");
+		cookie_of(name, &syn, &info);
+		if (forged)
+			info.cookie ^= 1U << 9;
+		build_cookie_ack(&ack, &syn, &info);
+		/* The options header between the IPv6 and the TCP header. */
+		memcpy(frame, ack.data, l3);
+		opt = frame + l3;
+		memset(opt, 0, opt_len);
+		opt[0] = ack.data[sizeof(struct pkt_eth) + 6]; /* TCP */
+		opt[1] = opt_len / 8 - 1;
+		opt[2] = 1; /* PadN over the first 257 bytes, Pad1 after */
+		opt[3] = 255;
+		memcpy(frame + l3 + opt_len, ack.data + l3, ack.len - l3);
+		len = ack.len + opt_len;
+		frame[sizeof(struct pkt_eth) + 6] = 60; /* IPPROTO_DSTOPTS */
+		memcpy(&plen, frame + sizeof(struct pkt_eth) + 4, 2);
+		plen = htons((__u16)(ntohs(plen) + opt_len));
+		memcpy(frame + sizeof(struct pkt_eth) + 4, &plen, 2);
+
+		read_stats(&before);
+		expect_verdict(name, run_xdp_long(name, frame, len), XDP_DROP);
+		read_stats(&after);
+		want.packets = 1;
+		want.ack_probed = 1;
+		if (forged) {
+			want.cls[cls].ack_invalid = 1;
+		} else {
+			want.cls[cls].ack_valid = 1;
+			want.cls[cls].charged = 1;
+			want.cls[cls].ack_refused = 1;
+			/* The RST is built only behind a chain of 512 bytes
+			 * at most: dropped instead, as the parser refuses a
+			 * chain it cannot walk. */
+		}
+		expect_delta(name, &before, &after, &want);
+	}
+}
+
+/* One token, one connection: a copy of the cookie ACK passes as a repeat
+ * only as a segment of the connection not made yet (its acknowledgment
+ * number, shortly after, before a RST of the flow). */
+static void test_repeat_bound_to_its_segment(void **state)
+{
+	enum { AFTER_RST, AFTER_WINDOW, NEW_COOKIE, DATA_BEHIND };
+	static const char *const what[] = {
+		"after a RST of the flow: charged, refused",
+		"100 ms later: charged, refused",
+		"the ACK of another cookie of the flow: charged, refused",
+		"its data right behind it: passed, no token",
+	};
+	const __u32 cls = SHEDD_SHEDDABLE;
+	int v6, step;
+
+	(void)state;
+	for (v6 = 0; v6 <= 1; v6++) {
+		for (step = AFTER_RST; step <= DATA_BEHIND; step++) {
+			struct pkt_spec syn = linux_syn(v6, (__u16)(PKT_SPORT + 70 + step));
+			struct shedd_stats want = {}, refused = {};
+			struct synack_info info, info2;
+			char name[200];
+			struct pkt ack, seg;
+
+			if (reset_maps(&cfg_vkernel, &rate_one))
+				fail_msg("reset maps");
+			snprintf(name, sizeof(name), "IPv%d cookie ACK, one token: admitted",
+				 v6 ? 6 : 4);
+			cookie_of(name, &syn, &info);
+			build_cookie_ack(&ack, &syn, &info);
+			want.ack_probed = 1;
+			want.cls[cls].ack_valid = 1;
+			want.cls[cls].charged = 1;
+			want.cls[cls].ack_admitted = 1;
+			expect_run(name, &ack, XDP_PASS, want);
+
+			snprintf(name, sizeof(name), "IPv%d the same ACK again, %s", v6 ? 6 : 4,
+				 what[step]);
+			refused.ack_probed = 1;
+			refused.cls[cls].ack_valid = 1;
+			refused.cls[cls].charged = 1;
+			refused.cls[cls].ack_refused = 1;
+			refused.cls[cls].rst_sent = 0;
+			switch (step) {
+			case AFTER_RST: {
+				struct pkt_spec rs = syn;
+				struct shedd_stats none = { .non_syn = 1 };
+
+				rs.flags = TCP_RST;
+				rs.seq = PKT_SEQ + 1;
+				rs.tcp_opts = 0;
+				rs.opt_bytes = NULL;
+				rs.opt_len = 0;
+				pkt_build(&seg, &rs);
+				expect_run(name, &seg, XDP_PASS, none);
+				expect_run(name, &ack, XDP_TX, refused);
+				break;
+			}
+			case AFTER_WINDOW:
+				skel->bss->test_clock_ns += MS(100);
+				expect_run(name, &ack, XDP_TX, refused);
+				break;
+			case NEW_COOKIE:
+				/* The client tries again from the same port,
+				 * another ISN: another cookie. */
+				syn.seq = PKT_SEQ + 1000;
+				cookie_of(name, &syn, &info2);
+				build_cookie_ack(&seg, &syn, &info2);
+				expect_run(name, &seg, XDP_TX, refused);
+				break;
+			case DATA_BEHIND: {
+				struct shedd_stats rep = { .ack_probed = 1, .ack_repeat = 1 };
+				struct pkt_spec ds = syn;
+
+				skel->bss->test_clock_ns += MS(10);
+				ds.flags = TCP_ACK | TCP_PSH;
+				ds.seq = PKT_SEQ + 1;
+				ds.ack_seq = info.cookie + 1;
+				ds.opt_bytes = NULL;
+				ds.opt_len = 0;
+				ds.payload_len = 100;
+				pkt_build(&seg, &ds);
+				expect_run(name, &seg, XDP_PASS, rep);
+				break;
+			}
+			}
+		}
+	}
+}
+
+/* The proven flows' hash was unkeyed and invertible: a host of the same
+ * /64 can pick a source that hashes as an admitted flow, and its own
+ * cookie ACK then passed as that flow's repeat. This is the unkeyed hash
+ * shedd used, to make such a pair. */
+static __u32 unkeyed_mix(__u32 h, __u32 v)
+{
+	h ^= v;
+	h *= 0x9e3779b1U;
+	return h ^ (h >> 15);
+}
+
+static void test_colliding_source_charged(void **state)
+{
+	const __u32 cls = SHEDD_SHEDDABLE;
+	struct pkt_spec a = linux_syn(1, PKT_SPORT + 80), b;
+	__u32 sa[4], sb[4], da[4], ha = 0x5edd, hb = 0x5edd;
+	struct shedd_stats want = {};
+	struct synack_info ia, ib;
+	char src_b[INET6_ADDRSTRLEN];
+	struct pkt ack;
+	int i;
+
+	(void)state;
+	inet_pton(AF_INET6, PKT_V6_CLIENT, sa);
+	inet_pton(AF_INET6, PKT_V6_SERVER, da);
+	/* B: the same /64, another third word; its fourth word makes the
+	 * unkeyed state after the addresses equal to A's. */
+	memcpy(sb, sa, sizeof(sb));
+	sb[2] ^= htonl(0x00010000);
+	for (i = 0; i < 3; i++) {
+		ha = unkeyed_mix(unkeyed_mix(ha, sa[i]), da[i]);
+		hb = unkeyed_mix(unkeyed_mix(hb, sb[i]), da[i]);
+	}
+	sb[3] = sa[3] ^ ha ^ hb;
+	expect(unkeyed_mix(unkeyed_mix(ha, sa[3]), da[3]) ==
+	       unkeyed_mix(unkeyed_mix(hb, sb[3]), da[3]), "collision", "the pair does not collide");
+	inet_ntop(AF_INET6, sb, src_b, sizeof(src_b));
+	b = a;
+	b.saddr = src_b;
+
+	if (reset_maps(&cfg_vkernel, &rate_one))
+		fail_msg("reset maps");
+	cookie_of("flow A", &a, &ia);
+	cookie_of("flow B", &b, &ib);
+	build_cookie_ack(&ack, &a, &ia);
+	want.ack_probed = 1;
+	want.cls[cls].ack_valid = 1;
+	want.cls[cls].charged = 1;
+	want.cls[cls].ack_admitted = 1;
+	expect_run("flow A, one token: admitted", &ack, XDP_PASS, want);
+	build_cookie_ack(&ack, &b, &ib);
+	want.cls[cls].ack_admitted = 0;
+	want.cls[cls].ack_refused = 1;
+	expect_run("flow B, a source colliding with A under the unkeyed hash, no token: charged, "
+		   "refused", &ack, XDP_TX, want);
+}
+
+/* SipHash as flow_hash.h computes it, with two compression and four final
+ * rounds, against the reference vectors of its paper (key 00..0f, message
+ * 00..len-1): the rounds, the word order and the length byte are right. */
+static void test_siphash_vectors(void **state)
+{
+	static const struct {
+		unsigned int len;
+		__u64 want;
+	} v[] = { { 8, 0x93f5f5799a932462ULL }, { 12, 0x751e8fbc860ee5fbULL },
+		  { 16, 0x3f2acc7f57c29bdbULL } };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(v); i++) {
+		__u8 msg[24] = { 0 };
+		struct sip_state s;
+		unsigned int j, n;
+		__u64 m;
+
+		for (j = 0; j < v[i].len; j++)
+			msg[j] = (__u8)j;
+		sip_init(&s, 0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL);
+		for (n = 0; n + 8 <= v[i].len; n += 8) {
+			memcpy(&m, msg + n, 8);
+			sip_word(&s, m, 2);
+		}
+		m = 0;
+		memcpy(&m, msg + n, v[i].len - n);
+		sip_word(&s, m | (__u64)v[i].len << 56, 2);
+		m = sip_final(&s, 4);
+		expect(m == v[i].want, "siphash", "SipHash-2-4 of %u bytes: %016llx, expected %016llx",
+		       v[i].len, (unsigned long long)m, (unsigned long long)v[i].want);
+	}
+}
+
+/* A SYN of a verified class admitted directly (not shedding) is answered
+ * by the kernel, under tcp_syncookies=2 with a cookie of its own
+ * (tcp_conn_request()); its ACK, of sequence number ISN + 1, reaches the
+ * listener with a valid cookie and must not be charged again. */
+static void test_direct_syn_charged_once(void **state)
+{
+	const __u32 cls = SHEDD_SHEDDABLE;
+	struct shedd_config shedding = cfg_vkernel;
+	int v6;
+
+	(void)state;
+	shedding.verify[SHEDD_SHEDDABLE] = SHEDD_VERIFY_SHEDDING;
+	for (v6 = 0; v6 <= 1; v6++) {
+		struct pkt_spec syn = linux_syn(v6, PKT_SPORT + 90);
+		struct shedd_stats want = {};
+		struct synack_info info;
+		char name[160];
+		struct pkt p;
+
+		/* The kernel's cookie for this SYN: the same function. */
+		if (reset_maps(&cfg_vkernel, NULL))
+			fail_msg("reset maps");
+		cookie_of("the kernel's cookie", &syn, &info);
+
+		if (reset_maps(&shedding, &rate_one))
+			fail_msg("reset maps");
+		snprintf(name, sizeof(name), "IPv%d SYN, verify while shedding, one token: "
+			 "admitted", v6 ? 6 : 4);
+		pkt_build(&p, &syn);
+		want.cls[cls].syn = 1;
+		want.cls[cls].charged = 1;
+		want.cls[cls].admitted = 1;
+		expect_run(name, &p, XDP_PASS, want);
+
+		snprintf(name, sizeof(name), "IPv%d its ACK with the kernel's cookie: passed, no "
+			 "second token", v6 ? 6 : 4);
+		build_cookie_ack(&p, &syn, &info);
+		memset(&want, 0, sizeof(want));
+		want.ack_probed = 1;
+		want.ack_repeat = 1;
+		want.cls[cls].ack_valid = 1;
+		expect_run(name, &p, XDP_PASS, want);
+
+		snprintf(name, sizeof(name), "IPv%d an ACK of another ISN: charged, refused",
+			 v6 ? 6 : 4);
+		syn.seq = PKT_SEQ + 5000;
+		if (reset_maps(&cfg_vkernel, NULL))
+			fail_msg("reset maps");
+		cookie_of(name, &syn, &info);
+		if (reset_maps(&shedding, &rate_one))
+			fail_msg("reset maps");
+		syn.seq = PKT_SEQ;
+		pkt_build(&p, &syn);
+		run_xdp_long(name, p.data, p.len); /* the SYN of ISN PKT_SEQ, charged */
+		syn.seq = PKT_SEQ + 5000;
+		build_cookie_ack(&p, &syn, &info);
+		memset(&want, 0, sizeof(want));
+		want.ack_probed = 1;
+		want.cls[cls].ack_valid = 1;
+		want.cls[cls].charged = 1;
+		want.cls[cls].ack_refused = 1;
+		expect_run(name, &p, XDP_TX, want);
+	}
+}
+
+/* The listener stamps of the kernel hand-off, per port and CPU: ports a
+ * service pairs (80 and 8080, 443 and 8443) keep a slot each, so a SYN to
+ * one does not refresh the other's listener again within the second. */
+static void test_refresh_slots_apart(void **state)
+{
+	static const __u16 pairs[][2] = { { 80, 8080 }, { 443, 8443 } };
+	struct shedd_config all = cfg_vkernel;
+	int fds[3] = { -1, -1, -1 };
+	size_t i;
+
+	(void)state;
+	all.all_ports = 1;
+	/* The kernel hand-off's setting (probe_apply_sysctls()): with it the
+	 * kernel stamps a listener for bpf_tcp_gen_syncookie() at any time
+	 * (tcp_get_syncookie_mss()). The test's own namespace. */
+	expect(write_sysctl("/proc/sys/net/ipv4/tcp_syncookies", "2") == 0, "refresh",
+	       "set tcp_syncookies=2: %s", strerror(errno));
+	fds[0] = listen_on(0, 80, 16);
+	fds[1] = listen_on(0, 443, 16);
+	fds[2] = listen_on(0, 8443, 16);
+	if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0) {
+		int err = errno;
+
+		for (i = 0; i < ARRAY_SIZE(fds); i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		fail_msg("listen on 80, 443, 8443: %s", strerror(err));
+	}
+	for (i = 0; i < ARRAY_SIZE(pairs); i++) {
+		struct shedd_stats before, after;
+		char name[160];
+		int k;
+
+		snprintf(name, sizeof(name), "SYNs to %u, %u, %u, %u in one second: two refreshes",
+			 pairs[i][0], pairs[i][1], pairs[i][0], pairs[i][1]);
+		if (reset_maps(&all, NULL))
+			fail_msg("reset maps");
+		read_stats(&before);
+		for (k = 0; k < 4; k++) {
+			struct pkt_spec syn = linux_syn(0, (__u16)(PKT_SPORT + 100 + k));
+			struct xdp_run r;
+			struct pkt p;
+
+			syn.dport = pairs[i][k % 2];
+			pkt_build(&p, &syn);
+			run_xdp(name, p.data, p.len, &r);
+			expect_verdict(name, r.verdict, XDP_TX);
+		}
+		read_stats(&after);
+		expect(after.refreshed - before.refreshed == 2, name, "%llu refreshes",
+		       (unsigned long long)(after.refreshed - before.refreshed));
+	}
+	for (i = 0; i < ARRAY_SIZE(fds); i++)
+		close(fds[i]);
+	write_sysctl("/proc/sys/net/ipv4/tcp_syncookies", "1");
+}
+
+/* ---- the settings record, switched whole ------------------------------ */
+
+/* Two records that differ in what a SYN reads first (all_ports) and what
+ * it reads later (default_class): A judges the SYN in SHEDDABLE and drops
+ * it (no token); B passes it (port unprotected). A SYN that read A's
+ * all_ports and B's default_class is counted in CRITICAL: only a mix does
+ * that. */
+static const struct shedd_config cfg_mix_a = { .all_ports = 1, .default_class = SHEDD_SHEDDABLE };
+static const struct shedd_config cfg_mix_b = { .all_ports = 0, .default_class = SHEDD_CRITICAL };
+
+struct flipper {
+	volatile int stop;
+	int cpu;
+	unsigned long flips;
+	int err;
+};
+
+static void *flip_settings(void *arg)
+{
+	struct flipper *f = arg;
+	int slots = bpf_map__fd(skel->maps.settings), cur = bpf_map__fd(skel->maps.settings_cur);
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(f->cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	while (!f->stop && !f->err) {
+		f->err = settings_publish(slots, cur, f->flips % 2 ? &cfg_mix_a : &cfg_mix_b);
+		f->flips++;
+	}
+	return NULL;
+}
+
+static void test_settings_switch_whole(void **state)
+{
+	struct pkt_spec spec = { V4, .flags = TCP_SYN, .dport = OTHER_PORT };
+	struct flipper f = { .cpu = -1 };
+	struct shedd_stats before, after;
+	struct timespec t0, t1;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	__u64 mixed, seen_a, seen_b;
+	pthread_t th;
+	struct pkt p;
+	double sec;
+
+	(void)state;
+	if (ncpu < 2)
+		skip();
+	f.cpu = (int)((test_cpu + 1) % ncpu);
+	if (reset_maps(&cfg_mix_a, &rate_empty))
+		fail_msg("reset maps");
+	pkt_build(&p, &spec);
+	read_stats(&before);
+	assert_int_equal(pthread_create(&th, NULL, flip_settings, &f), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = p.data, .data_size_in = p.len,
+			    .repeat = 2000);
+
+		if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.shedd_xdp), &opts))
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		sec = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	} while (sec < 2.0);
+	f.stop = 1;
+	pthread_join(th, NULL);
+	read_stats(&after);
+	/* The next case starts from record 0 again. */
+	settings_publish(bpf_map__fd(skel->maps.settings), bpf_map__fd(skel->maps.settings_cur),
+			 &cfg_base);
+	{
+		__u32 zero = 0;
+
+		bpf_map__update_elem(skel->maps.settings_cur, &zero, sizeof(zero), &zero,
+				     sizeof(zero), BPF_ANY);
+	}
+	mixed = after.cls[SHEDD_CRITICAL].syn - before.cls[SHEDD_CRITICAL].syn;
+	seen_a = after.cls[SHEDD_SHEDDABLE].syn - before.cls[SHEDD_SHEDDABLE].syn;
+	seen_b = after.unprotected - before.unprotected;
+	print_message("settings: %lu switches; SYNs judged by A %llu, passed by B %llu, by a mix "
+		      "%llu\n", f.flips, (unsigned long long)seen_a, (unsigned long long)seen_b,
+		      (unsigned long long)mixed);
+	expect(f.err == 0, "settings switch", "settings_publish: %s", strerror(-f.err));
+	expect(f.flips >= 10 && seen_a > 0 && seen_b > 0, "settings switch",
+	       "the records did not alternate under the reader");
+	expect(mixed == 0, "settings switch", "%llu SYNs read a mix of the two records",
+	       (unsigned long long)mixed);
+}
+
 /* ---- group ---------------------------------------------------------------- */
 
 /* Pin to one CPU: BPF_PROG_TEST_RUN runs on the caller's CPU, and a bucket
@@ -3584,12 +4149,15 @@ fail:
 
 /* Stack headroom: the verifier allows 512 bytes over a call chain, with
  * each frame rounded up to 32 bytes on the kernels before 6.9 (Debian 12's
- * 6.1 at least). The program's entry calls global functions that call
- * nothing but bpf_loop()'s callback, whose frame is counted on top. The
+ * 6.1 at least). The program's entry calls global functions; they call
+ * flow_hash_at() (all but shedd_refuse(), which is handed the hash), one
+ * bpf_loop()'s callback and one shedd_borrow(), whose frames are counted
+ * on top. The
  * deepest chain must leave STACK_HEADROOM free on every kernel, so one more
  * local does not turn into a program that loads nowhere. The depths are
  * the verifier's own (its statistics, log level 4), of a load with every
- * function in (verify_enabled). */
+ * function in (verify_enabled), each named by the program's function info
+ * (in the verifier's order). */
 #define STACK_LIMIT 512
 #define STACK_HEADROOM 64
 
@@ -3598,11 +4166,35 @@ static __u32 frame_round(__u32 d)
 	return (d + 31) / 32 * 32;
 }
 
+/* The names of the functions of the loaded program @fd, in its order. */
+static __u32 func_names(int fd, const struct btf *btf, const char **names, __u32 max)
+{
+	struct bpf_func_info fi[32];
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info), i, n;
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || !info.nr_func_info)
+		return 0;
+	n = info.nr_func_info < max ? info.nr_func_info : max;
+	memset(&info, 0, sizeof(info));
+	info.nr_func_info = n;
+	info.func_info_rec_size = sizeof(fi[0]);
+	info.func_info = (__u64)(unsigned long)fi;
+	len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return 0;
+	for (i = 0; i < n; i++)
+		names[i] = btf__name_by_offset(btf, btf__type_by_id(btf, fi[i].type_id)->name_off);
+	return n;
+}
+
 static void test_stack_headroom(void **state)
 {
 	static char log[1 << 16];
 	struct shedd_bpf *s;
-	__u32 depth[32], n = 0, i, deepest = 0, cb = 0, chain;
+	__u32 depth[32], n = 0, i, deepest = 0, nested = 0, borrow = 0, chain, nn;
+	const char *names[32] = { 0 };
 	const char *p;
 	char *end;
 	int err;
@@ -3612,14 +4204,20 @@ static void test_stack_headroom(void **state)
 	assert_non_null(s);
 	s->rodata->use_test_clock = 1;
 	s->rodata->verify_enabled = 1;
+	SET_FLOW_SIP(s->rodata, harness_key);
 	bpf_program__set_log_buf(s->progs.shedd_xdp, log, sizeof(log));
 	bpf_program__set_log_level(s->progs.shedd_xdp, 4);
 	err = shedd_bpf__load(s);
-	shedd_bpf__destroy(s);
-	assert_int_equal(err, 0);
+	if (err) {
+		shedd_bpf__destroy(s);
+		fail_msg("load: %s", strerror(-err));
+	}
+	nn = func_names(bpf_program__fd(s->progs.shedd_xdp), bpf_object__btf(s->obj), names, 32);
 	p = strstr(log, "stack depth ");
-	if (!p)
+	if (!p) {
+		shedd_bpf__destroy(s);
 		fail_msg("no stack depth in the verifier's statistics: %.300s", log);
+	}
 	p += strlen("stack depth ");
 	do {
 		depth[n++] = (__u32)strtoul(p, &end, 10);
@@ -3627,20 +4225,40 @@ static void test_stack_headroom(void **state)
 		p = end + 1;
 	} while (*end == '+' && n < 32);
 	assert_true(n >= 2);
-	for (i = 1; i < n; i++) {
-		if (frame_round(depth[i]) > deepest)
-			deepest = frame_round(depth[i]);
-		/* The last function is bpf_loop()'s callback (opt_step). */
-		if (i == n - 1)
-			cb = frame_round(depth[i]);
+	if (nn != n) {
+		shedd_bpf__destroy(s);
+		fail_msg("%u functions named, %u stack depths", nn, n);
 	}
-	chain = frame_round(depth[0]) + deepest + cb;
-	print_message("stack: entry %u, deepest callee %u, callback %u: %u of %u bytes\n",
-		      depth[0], deepest, cb, chain, STACK_LIMIT);
+	/* What the global functions call: the hash or the callback, and
+	 * shedd_cookie_ack() shedd_borrow() (charge()). */
+	for (i = 1; i < n; i++)
+		if (!strcmp(names[i], "flow_hash_at") || !strcmp(names[i], "opt_step"))
+			if (frame_round(depth[i]) > nested)
+				nested = frame_round(depth[i]);
+	for (i = 1; i < n; i++)
+		if (!strcmp(names[i], "shedd_borrow"))
+			borrow = frame_round(depth[i]);
+	for (i = 1; i < n; i++) {
+		__u32 d = frame_round(depth[i]), below = 0;
+
+		if (!strcmp(names[i], "flow_hash_at") || !strcmp(names[i], "opt_step"))
+			continue;
+		if (strcmp(names[i], "shedd_refuse") && strcmp(names[i], "shedd_borrow"))
+			below = nested;
+		if (!strcmp(names[i], "shedd_cookie_ack") && borrow > below)
+			below = borrow;
+		if (d + below > deepest)
+			deepest = d + below;
+	}
+	chain = frame_round(depth[0]) + deepest;
+	print_message("stack: entry %u, deepest callee with what it calls %u: %u of %u bytes\n",
+		      depth[0], deepest, chain, STACK_LIMIT);
+	for (i = 0; i < n; i++)
+		print_message("  %s %u\n", names[i] ? names[i] : "?", depth[i]);
+	shedd_bpf__destroy(s);
 	if (chain > STACK_LIMIT - STACK_HEADROOM)
 		fail_msg("the deepest call chain takes %u bytes of the verifier's %u: less "
-			 "than %u left (%.200s)", chain, STACK_LIMIT, STACK_HEADROOM,
-			 strstr(log, "stack depth"));
+			 "than %u left", chain, STACK_LIMIT, STACK_HEADROOM);
 }
 
 static const struct CMUnitTest fixed_tests[] = {
@@ -3684,6 +4302,21 @@ static const struct CMUnitTest fixed_tests[] = {
 	  vtc_setup, NULL, NULL },
 	{ "XDP and the tc hand-off agree on every shape of ACK", test_parsers_agree,
 	  vtc_setup, NULL, NULL },
+	{ "a first fragment with the cookie ACK is judged", test_fragment_ack_judged, NULL,
+	  NULL, NULL },
+	{ "an IPv6 ACK behind more than 512 bytes of options is judged",
+	  test_deep_chain_ack_judged, NULL, NULL, NULL },
+	{ "a repeat of a proven ACK is a segment of its connection, not made yet",
+	  test_repeat_bound_to_its_segment, NULL, NULL, NULL },
+	{ "a source colliding under the unkeyed hash is charged",
+	  test_colliding_source_charged, NULL, NULL, NULL },
+	{ "SipHash against its reference vectors", test_siphash_vectors, NULL, NULL, NULL },
+	{ "a SYN admitted directly is charged once, not again at its ACK",
+	  test_direct_syn_charged_once, NULL, NULL, NULL },
+	{ "refresh slots: 80/8080 and 443/8443 do not share one", test_refresh_slots_apart,
+	  NULL, NULL, NULL },
+	{ "settings: a reader sees the old record or the new one, never a mix",
+	  test_settings_switch_whole, NULL, NULL, NULL },
 };
 
 static int xdp_group_teardown(void **state)

@@ -14,6 +14,20 @@
 
 static struct shedd_bpf *skel;
 static int nr_cpus; /* possible CPUs: length of every per-CPU value array */
+/* The flow hash key the harness gives the program, as the daemon draws one. */
+static const struct shedd_flow_key harness_key = { 0x5eddf10e4b3c2a19ULL, 0x0123456789abcdefULL };
+
+/* Give a program's .rodata the hash state of the key @k, as the daemon does. */
+#define SET_FLOW_SIP(rodata, k)                                              \
+	do {                                                                 \
+		struct sip_state st_;                                        \
+									     \
+		sip_init(&st_, (k).k0, (k).k1);                              \
+		(rodata)->flow_sip[0] = st_.v0;                              \
+		(rodata)->flow_sip[1] = st_.v1;                              \
+		(rodata)->flow_sip[2] = st_.v2;                              \
+		(rodata)->flow_sip[3] = st_.v3;                              \
+	} while (0)
 
 static int libbpf_print_warn(enum libbpf_print_level level, const char *fmt, va_list args)
 {
@@ -32,7 +46,8 @@ static __u32 flow_hash_of(const __u8 *saddr, const __u8 *daddr, int words, __u16
 
 	memcpy(s, saddr, 4 * (size_t)words);
 	memcpy(d, daddr, 4 * (size_t)words);
-	return flow_hash(s, d, words, htons(sport), htons(dport));
+	return flow_hash_keyed(harness_key.k0, harness_key.k1, s, d, words, htons(sport),
+			       htons(dport));
 }
 
 /* Write the same value for every CPU of a per-CPU map. */
@@ -90,11 +105,24 @@ static int harness_load(void)
 		return -1;
 	}
 	skel->rodata->use_test_clock = 1;
+	SET_FLOW_SIP(skel->rodata, harness_key);
 	/* This kernel has the SYN cookie helpers: verify the whole program. */
 	skel->rodata->verify_enabled = 1;
 	err = shedd_bpf__load(skel);
 	if (err) {
 		print_error("load shedd program: %s (needs root)\n", strerror(-err));
+		shedd_bpf__destroy(skel);
+		skel = NULL;
+		return -1;
+	}
+	{
+		__u32 zero = 0;
+
+		err = bpf_map__update_elem(skel->maps.flow_key, &zero, sizeof(zero), &harness_key,
+					   sizeof(harness_key), BPF_ANY);
+	}
+	if (err) {
+		print_error("write the flow hash key: %s\n", strerror(-err));
 		shedd_bpf__destroy(skel);
 		skel = NULL;
 		return -1;

@@ -47,9 +47,19 @@ static const struct layout_older daemon_stats_older[] = {
 	{ 0 },
 };
 
+/* proven before the verdict was bound to its segment: the stamp, then the
+ * hash, today's first two words (the flow key changes with the upgrade, so
+ * no entry matches again). */
+static const struct layout_older proven_older[] = {
+	{ 8, NULL },
+	{ 0 },
+};
+
 #define U32 sizeof(__u32)
 static const struct layout_map maps[] = {
 	{ "settings", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_config), 0, NULL },
+	{ "settings_cur", BPF_MAP_TYPE_ARRAY, U32, U32, 0, NULL },
+	{ "flow_key", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_flow_key), 0, NULL },
 	{ "ports", BPF_MAP_TYPE_HASH, sizeof(__u16), sizeof(__u8), 0, NULL },
 	{ "prefix_v4", BPF_MAP_TYPE_LPM_TRIE, sizeof(struct shedd_lpm_v4), U32, 0, NULL },
 	{ "prefix_v6", BPF_MAP_TYPE_LPM_TRIE, sizeof(struct shedd_lpm_v6), U32, 0, NULL },
@@ -65,7 +75,7 @@ static const struct layout_map maps[] = {
 	  NULL },
 	{ "refresh", BPF_MAP_TYPE_PERCPU_ARRAY, U32, sizeof(struct shedd_refresh), 0, NULL },
 	{ "mss_cache", BPF_MAP_TYPE_ARRAY, U32, U32, 0, NULL },
-	{ "proven", BPF_MAP_TYPE_ARRAY, U32, sizeof(__u64), 0, NULL },
+	{ "proven", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_proven), 0, proven_older },
 	{ "handoff_stats", BPF_MAP_TYPE_PERCPU_ARRAY, U32, sizeof(struct shedd_handoff_stats), 0,
 	  NULL },
 	{ "ctl_cmd", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_ctl_cmd), 0, NULL },

@@ -16,6 +16,7 @@
 #include <sys/ioctl.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -30,6 +31,8 @@
 
 #include "alloc.h"
 #include "ctl.h"
+#include "flow_hash.h"
+#include "settings.h"
 #include "handoff.skel.h"
 #include "loader.h"
 #include "log.h"
@@ -52,10 +55,22 @@ static const char *const pinned_names[] = {
 	"settings", "ports", "prefix_v4", "prefix_v6", "rates", "reserve", "buckets", "stats",
 	"rst_budget", "ctl_state", "cookie_budget", "refresh", "mss_cache", "proven",
 	"handoff_stats", "handoff", "ctl_cmd", "manual_v4", "manual_v6", "daemon_stats",
-	"cookie_sent", "layout",
+	"cookie_sent", "layout", "settings_cur", "flow_key",
 	/* Pinned by older shedd, removed with the rest. */
 	"closing",
 };
+
+/* The programs hash with the key as constants of theirs (bpf/config_maps.h). */
+#define SET_FLOW_SIP(rodata, k)                                              \
+	do {                                                                 \
+		struct sip_state st_;                                        \
+									     \
+		sip_init(&st_, (k).k0, (k).k1);                              \
+		(rodata)->flow_sip[0] = st_.v0;                              \
+		(rodata)->flow_sip[1] = st_.v1;                              \
+		(rodata)->flow_sip[2] = st_.v2;                              \
+		(rodata)->flow_sip[3] = st_.v3;                              \
+	} while (0)
 
 static int enter_netns(const char *name)
 {
@@ -635,19 +650,22 @@ static int handoff_load(struct loader *l, const struct shedd_options *o)
 {
 	struct {
 		struct bpf_map *mine, *xdp;
-	} shared[6];
+	} shared[8];
 	size_t i;
 	int err;
 
 	l->handoff = handoff_bpf__open();
 	if (!l->handoff)
 		return print_libbpf_error("open the tc hand-off", -errno);
+	SET_FLOW_SIP(l->handoff->rodata, l->flow_key);
 	shared[0].mine = l->handoff->maps.settings, shared[0].xdp = l->skel->maps.settings;
 	shared[1].mine = l->handoff->maps.ports, shared[1].xdp = l->skel->maps.ports;
 	shared[2].mine = l->handoff->maps.prefix_v4, shared[2].xdp = l->skel->maps.prefix_v4;
 	shared[3].mine = l->handoff->maps.prefix_v6, shared[3].xdp = l->skel->maps.prefix_v6;
 	shared[4].mine = l->handoff->maps.mss_cache, shared[4].xdp = l->skel->maps.mss_cache;
 	shared[5].mine = l->handoff->maps.proven, shared[5].xdp = l->skel->maps.proven;
+	shared[6].mine = l->handoff->maps.settings_cur, shared[6].xdp = l->skel->maps.settings_cur;
+	shared[7].mine = l->handoff->maps.flow_key, shared[7].xdp = l->skel->maps.flow_key;
 	for (i = 0; i < sizeof(shared) / sizeof(shared[0]); i++)
 		if ((err = bpf_map__reuse_fd(shared[i].mine, bpf_map__fd(shared[i].xdp))))
 			return print_libbpf_error("share the maps with the tc hand-off", err);
@@ -686,6 +704,52 @@ static int adopt_mode(struct loader *l, const struct shedd_options *o)
 		o->iface, xdp_mode_name(l->xdp_mode), xdp_mode_name(o->xdp_mode), o->iface,
 		xdp_mode_name(o->xdp_mode), o->iface);
 	return -EEXIST;
+}
+
+/* The key of the flow hash: the one pinned in @dir (a running shedd's,
+ * which its flows were hashed with), else a new one from getrandom(). */
+static int flow_key_choose(struct loader *l, const char *dir)
+{
+	char path[PATH_MAX + 32];
+	struct shedd_flow_key k = { 0 };
+	__u32 zero = 0;
+	ssize_t n;
+	int fd;
+
+	pin_path(path, sizeof(path), dir, "flow_key");
+	fd = bpf_obj_get(path);
+	if (fd >= 0) {
+		if (bpf_map_lookup_elem(fd, &zero, &k))
+			memset(&k, 0, sizeof(k));
+		close(fd);
+	}
+	while (!k.k0 && !k.k1) {
+		n = getrandom(&k, sizeof(k), 0);
+		if (n != (ssize_t)sizeof(k)) {
+			int err = n < 0 ? -errno : -EIO;
+
+			log_err("draw the flow hash key with getrandom: %s",
+				n < 0 ? strerror(errno) : "short read");
+			return err;
+		}
+	}
+	l->flow_key = k;
+	return 0;
+}
+
+/* The key into the pinned flow_key map, for the next daemon. */
+static int flow_key_store(struct loader *l)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.flow_key), &zero, &l->flow_key,
+				BPF_ANY)) {
+		int err = -errno;
+
+		log_err("write the flow hash key: %s", strerror(errno));
+		return err;
+	}
+	return 0;
 }
 
 /* The layout version of the pins this program makes or reuses. */
@@ -783,6 +847,9 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 	 * (kernel_baseline()): kernels before 6.8 verify the global functions
 	 * that call them whatever this flag says. */
 	l->skel->rodata->verify_enabled = l->features.cookie_helpers;
+	if ((err = flow_key_choose(l, l->pin_dir)))
+		goto fail;
+	SET_FLOW_SIP(l->skel->rodata, l->flow_key);
 	/* Reuse the maps of a running shedd where their layout is today's,
 	 * pin new ones there, or, for an upgrade, make maps of today's layout
 	 * to carry the running shedd's values into (migrate.c). */
@@ -790,7 +857,7 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 		/* A scratch map holds nothing between packets: each program
 		 * has its own, unpinned. */
 		if (bpf_map__is_internal(map) || map == l->skel->maps.reply_scratch ||
-		    map == l->skel->maps.rst_scratch)
+		    map == l->skel->maps.rst_scratch || map == l->skel->maps.settings_pkt)
 			continue;
 		if ((err = migrate_plan(l, map)))
 			goto fail;
@@ -812,7 +879,7 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 		goto fail;
 	/* An upgrade: the running shedd's values into the new maps, while its
 	 * program sheds. */
-	if ((err = migrate_copy(l)) || (err = write_layout(l)))
+	if ((err = migrate_copy(l)) || (err = flow_key_store(l)) || (err = write_layout(l)))
 		goto fail;
 	return 0;
 fail:
@@ -948,7 +1015,6 @@ int loader_configure(struct loader *l, const struct shedd_options *o)
 {
 	__u64 rst_per_cpu;
 	struct shedd_config cfg;
-	__u32 zero = 0;
 	int err;
 
 	/* Ports and prefixes first: the settings may turn all_ports off. */
@@ -981,9 +1047,9 @@ int loader_configure(struct loader *l, const struct shedd_options *o)
 			return err;
 	}
 	cfg.tx_blocked = l->tx_blocked;
-	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.settings), &zero, &cfg, BPF_ANY)) {
-		err = -errno;
-		log_err("write settings: %s", strerror(errno));
+	if ((err = settings_publish(bpf_map__fd(l->skel->maps.settings),
+				    bpf_map__fd(l->skel->maps.settings_cur), &cfg))) {
+		log_err("write settings: %s", strerror(-err));
 		return err;
 	}
 	return 0;
@@ -992,12 +1058,11 @@ int loader_configure(struct loader *l, const struct shedd_options *o)
 int loader_read_tx_blocked(struct loader *l, __u8 *v)
 {
 	struct shedd_config cfg;
-	__u32 zero = 0;
+	int err = settings_read(bpf_map__fd(l->skel->maps.settings),
+				bpf_map__fd(l->skel->maps.settings_cur), &cfg);
 
-	if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.settings), &zero, &cfg)) {
-		int err = -errno;
-
-		log_err("read settings: %s", strerror(errno));
+	if (err) {
+		log_err("read settings: %s", strerror(-err));
 		return err;
 	}
 	*v = cfg.tx_blocked;
@@ -1009,18 +1074,19 @@ int loader_read_tx_blocked(struct loader *l, __u8 *v)
 int loader_write_tx_blocked(struct loader *l, __u8 v)
 {
 	int fd = bpf_map__fd(l->skel->maps.settings), err;
+	int cur_fd = bpf_map__fd(l->skel->maps.settings_cur);
 	struct shedd_config cfg;
-	__u32 zero = 0;
 
-	if (bpf_map_lookup_elem(fd, &zero, &cfg) == 0) {
+	err = settings_read(fd, cur_fd, &cfg);
+	if (!err) {
 		cfg.tx_blocked = v;
-		if (bpf_map_update_elem(fd, &zero, &cfg, BPF_EXIST) == 0) {
-			l->tx_blocked = v;
-			return 0;
-		}
+		err = settings_publish(fd, cur_fd, &cfg);
 	}
-	err = -errno;
-	log_err("write settings.tx_blocked=%u: %s", v, strerror(errno));
+	if (!err) {
+		l->tx_blocked = v;
+		return 0;
+	}
+	log_err("write settings.tx_blocked=%u: %s", v, strerror(-err));
 	return err;
 }
 

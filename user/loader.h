@@ -37,6 +37,7 @@ struct loader {
 	struct verify_plan plan;        /* verified admission: on? which hand-off? */
 	struct handoff_bpf *handoff;    /* the tc hand-off, with SHEDD_HANDOFF_TC */
 	__u8 tx_blocked;     /* settings.tx_blocked: XDP_TX frames go nowhere */
+	struct shedd_flow_key flow_key; /* the key of the flow hash, in flow_key */
 	struct migrate *mig;            /* an upgrade from older pins (migrate.h) */
 };
 

@@ -30,6 +30,7 @@
 #include "layout.h"
 #include "log.h"
 #include "migrate.h"
+#include "settings.h"
 #include "shedd.skel.h"
 
 #define MIGRATE_MAX_MAPS 32
@@ -438,30 +439,6 @@ int migrate_copy(struct loader *l)
 	return 0;
 }
 
-/* Wait until no program that could have run the old program's code still
- * runs: an update of a map-in-map waits for an RCU grace period
- * (maybe_wait_bpf_programs() in the kernel), which ends every XDP run that
- * began before it. */
-static void wait_programs(void)
-{
-	LIBBPF_OPTS(bpf_map_create_opts, opts);
-	int inner, outer;
-	__u32 zero = 0;
-
-	inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, sizeof(__u32), sizeof(__u32), 1, NULL);
-	opts.inner_map_fd = inner;
-	outer = inner < 0 ? -1 : bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, NULL, sizeof(__u32),
-						sizeof(__u32), 1, &opts);
-	if (outer < 0 || bpf_map_update_elem(outer, &zero, &inner, BPF_ANY)) {
-		/* An XDP run lasts microseconds: a millisecond is plenty. */
-		usleep(10000);
-	}
-	if (outer >= 0)
-		close(outer);
-	if (inner >= 0)
-		close(inner);
-}
-
 /* Add the counters of the old stats map, summed over its CPUs, into the
  * new one while the new program counts into it: with the carry program's
  * atomic adds (bpf/carry.bpf.c); without it (a kernel that cannot run it),
@@ -653,7 +630,7 @@ int migrate_swap(struct loader *l, const struct shedd_options *o)
 	}
 	/* Committed. The old program has run its last packet once every run
 	 * that began before the swap is over: its counters are final. */
-	wait_programs();
+	settings_wait_readers(); /* no run of the old program is left */
 	for (i = 0; i < mg->n; i++) {
 		struct migrate_map *mm = &mg->maps[i];
 

@@ -19,6 +19,7 @@
 
 #include "loader.h"
 #include "pins.h"
+#include "settings.h"
 
 #define SHEDD_STR_(x) #x
 #define SHEDD_STR(x) SHEDD_STR_(x)
@@ -136,7 +137,7 @@ void pins_close(struct pins *p)
 {
 	int *fds[] = { &p->stats_fd, &p->rates_fd, &p->ctl_state_fd, &p->ctl_cmd_fd,
 		       &p->prefix_fd[0], &p->prefix_fd[1], &p->manual_fd[0], &p->manual_fd[1],
-		       &p->settings_fd };
+		       &p->settings_fd, &p->settings_cur_fd };
 	size_t i;
 
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
@@ -158,6 +159,8 @@ int pins_open(struct pins *p, const char *dir, char *err, size_t errlen)
 		{ &p->ctl_state_fd, "ctl_state", false }, { &p->ctl_cmd_fd, "ctl_cmd", false },
 		{ &p->manual_fd[0], "manual_v4", false }, { &p->manual_fd[1], "manual_v6", false },
 		{ &p->settings_fd, "settings", false },
+		/* Pins of layout 2 and older have one settings record. */
+		{ &p->settings_cur_fd, "settings_cur", false },
 	};
 	size_t i;
 	int ret;
@@ -201,6 +204,7 @@ int pins_read_tx_blocked(struct pins *p, bool *blocked, char *err, size_t errlen
 {
 	struct shedd_config cfg;
 	__u32 zero = 0;
+	int ret = 0;
 
 	*blocked = false;
 	if (p->settings_fd < 0)
@@ -208,8 +212,12 @@ int pins_read_tx_blocked(struct pins *p, bool *blocked, char *err, size_t errlen
 	if (p->settings_size != sizeof(cfg))
 		return fail(err, errlen, -EINVAL, "%s/settings: a record of %u bytes, not %zu",
 			    p->dir, p->settings_size, sizeof(cfg));
-	if (bpf_map_lookup_elem(p->settings_fd, &zero, &cfg))
-		return fail(err, errlen, -errno, "read %s/settings: %s", p->dir, strerror(errno));
+	if (p->settings_cur_fd >= 0)
+		ret = settings_read(p->settings_fd, p->settings_cur_fd, &cfg);
+	else if (bpf_map_lookup_elem(p->settings_fd, &zero, &cfg))
+		ret = -errno;
+	if (ret)
+		return fail(err, errlen, ret, "read %s/settings: %s", p->dir, strerror(-ret));
 	*blocked = cfg.tx_blocked != 0;
 	return 0;
 }

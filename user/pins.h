@@ -17,7 +17,7 @@
 struct pins {
 	char dir[PATH_MAX];
 	int ncpus;
-	int stats_fd, rates_fd, ctl_state_fd, ctl_cmd_fd, settings_fd;
+	int stats_fd, rates_fd, ctl_state_fd, ctl_cmd_fd, settings_fd, settings_cur_fd;
 	int prefix_fd[2], manual_fd[2]; /* [0] IPv4, [1] IPv6 */
 	__u32 settings_size;            /* the pinned settings record's size */
 	__u32 layout_version;           /* of the pins (layout.h) */

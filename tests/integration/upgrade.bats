@@ -159,7 +159,7 @@ upgrade_under_flood() {
 	cat "$BATS_TEST_TMPDIR/shedd.log"
 	wait_for "the new shedd adopted" 5 grep -q 'adopted the running shedd' \
 		"$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "upgraded the pins of $IF_SRV from layout version 1 to 2" \
+	grep -q "upgraded the pins of $IF_SRV from layout version 1 to 3" \
 		"$BATS_TEST_TMPDIR/shedd.log"
 	# One link all along, another program in it: the swap, not a gap.
 	[ "$(link_id)" = "$link" ]
@@ -230,7 +230,7 @@ upgrade_under_flood() {
 	cat "$BATS_TEST_TMPDIR/shedd.log"
 	wait_for "the new shedd adopted" 5 grep -q 'adopted the running shedd' \
 		"$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "upgraded the pins of $IF_SRV from layout version 2 to 2: 2[0-9] maps" \
+	grep -q "upgraded the pins of $IF_SRV from layout version 3 to 3: 2[0-9] maps" \
 		"$BATS_TEST_TMPDIR/shedd.log"
 	# Carried by the carry program's atomic adds, not the fallback.
 	run grep -c 'the carry program does not run' "$BATS_TEST_TMPDIR/shedd.log"
@@ -324,7 +324,7 @@ upgrade_under_flood() {
 	[ "$status" -ne 0 ]
 	shedd_start --verify off --port "$PORT" --rate 200 --burst 20
 	cat "$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "upgraded the pins of $IF_SRV from layout version 1 to 2: 4 maps of a new layout (their values carried over)$" \
+	grep -q "upgraded the pins of $IF_SRV from layout version 1 to 3: 7 maps of a new layout (their values carried over)$" \
 		"$BATS_TEST_TMPDIR/shedd.log"
 	grep -q "attached to $IF_SRV" "$BATS_TEST_TMPDIR/shedd.log"
 	xdp_attached

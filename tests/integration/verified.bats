@@ -223,6 +223,27 @@ no_timestamps() {
 
 # A handshake by hand: the genuine cookie is proven, the same with one bit
 # of the cookie flipped is not, and is counted.
+@test "kernel hand-off: a SYN admitted directly is charged once, its ACK to the kernel's cookie passes" {
+	# Verify while shedding, tokens to spare: the SYN is charged and
+	# passed, and the kernel answers it with a cookie of its own
+	# (tcp_syncookies=2). Its ACK reaches the listener with that cookie and
+	# must not be charged again: with the bucket empty by then, the client
+	# would be reset after its connect() returned.
+	shedd_start --port "$PORT" --rate 1000 --verify sheddable=shedding --handoff kernel
+	[ "$(in_srv sysctl -n net.ipv4.tcp_syncookies)" = 2 ]
+	exchange once "$SRV_IP"
+	exchange once6 "$SRV_IP6"
+	direct=$(stat_sum admitted 3)
+	charged=$(stat_sum charged 3)
+	acks=$(stat_sum ack_admitted 3)
+	repeat=$(stat_sum ack_repeat)
+	echo "admitted=$direct charged=$charged ack_admitted=$acks ack_repeat=$repeat"
+	within "$direct" 2 2
+	within "$charged" 2 2
+	within "$acks" 0 0
+	within "$repeat" 2 1000
+}
+
 @test "a forged cookie is counted in ack_invalid, the genuine one in ack_valid" {
 	need_tc_handoff
 	shedd_start --port "$PORT" --rate 1000 --verify sheddable=always --handoff tc

@@ -40,9 +40,12 @@ no_tc_handoff() {
 	fi
 }
 
-# settings FIELD: a field of the pinned settings map (jq path).
+# settings FIELD: a field of the settings record in use (jq path): the
+# entry of the pinned settings map that settings_cur names.
 settings() {
-	bpftool map dump pinned "$PIN_DIR/settings" | jq -c ".[0].value$1"
+	local cur
+	cur=$(bpftool map dump pinned "$PIN_DIR/settings_cur" | jq -r '.[0].value')
+	bpftool map dump pinned "$PIN_DIR/settings" | jq -c ".[$cur].value$1"
 }
 
 # possible_cpus: how many CPUs the per-CPU maps have (libbpf's count).
