@@ -323,4 +323,68 @@ static __always_inline int parse_packet(struct cursor *c, struct pkt *p)
 	return parse_tcp(c, p);
 }
 
+/*
+ * The parse packed into 64 bits, for a parser that is a global function
+ * of its own (shedd_parse() at XDP, shedd_parse_skb() at tc). The
+ * verifier then walks the parser's paths (every depth of VLAN stack and
+ * IPv6 chain) once, and what judges the packet once, with the offsets as
+ * bounded unknowns, instead of once for every path of the parser that
+ * reaches it: inlined, the two multiply past the verifier's budget.
+ *
+ * bits 0-7 enum parse_result; 8 IPv6; 9 first fragment; 12-15 VLAN tags;
+ * 16-31 l2_len; 32-47 l3_len; 48-63 l4_len.
+ */
+#define PM_V6 (1ULL << 8)
+#define PM_FIRST_FRAG (1ULL << 9)
+#define PM_RESULT(m) ((int)((m) & 0xff))
+
+static __always_inline __u64 parse_packed(void *data, void *data_end)
+{
+	struct cursor c = { .pos = data, .end = data_end };
+	struct pkt p = {};
+	int ret = parse_packet(&c, &p);
+
+	if (ret != PARSE_OK)
+		return (__u64)ret;
+	return (p.l3_proto == ETH_P_IPV6 ? PM_V6 : 0) | (p.first_frag ? PM_FIRST_FRAG : 0) |
+	       ((__u64)(p.nr_vlans & 15) << 12) | ((__u64)p.l2_len << 16) |
+	       ((__u64)p.l3_len << 32) | ((__u64)p.l4_len << 48);
+}
+
+/* The headers of a packed parse @m, found again in the frame. Return: 0,
+ * or -1 if they do not lie in it (never, for a parse of this frame). */
+static __always_inline int pkt_unpack(__u64 m, void *data, void *data_end, struct pkt *p)
+{
+	__u64 l2 = (m >> 16) & 0xffff, l3 = (m >> 32) & 0xffff;
+	struct tcphdr *tcp;
+
+	if (l2 > PARSE_MAX_L2_MASK || l3 > PARSE_MAX_L3_MASK)
+		return -1;
+	verifier_bound(l2, PARSE_MAX_L2_MASK);
+	verifier_bound(l3, PARSE_MAX_L3_MASK);
+	p->eth = data;
+	if ((void *)(p->eth + 1) > data_end)
+		return -1;
+	p->l3 = data + l2;
+	if (m & PM_V6) {
+		if (p->l3 + sizeof(struct ipv6hdr) > data_end)
+			return -1;
+		p->l3_proto = ETH_P_IPV6;
+	} else {
+		if (p->l3 + sizeof(struct iphdr) > data_end)
+			return -1;
+		p->l3_proto = ETH_P_IP;
+	}
+	tcp = p->l3 + l3;
+	if ((void *)(tcp + 1) > data_end)
+		return -1;
+	p->tcp = tcp;
+	p->l2_len = (__u16)l2;
+	p->l3_len = (__u16)l3;
+	p->l4_len = (__u16)(m >> 48);
+	p->nr_vlans = (__u16)((m >> 12) & 15);
+	p->first_frag = (m & PM_FIRST_FRAG) != 0;
+	return 0;
+}
+
 #endif /* SHEDD_PARSING_H */

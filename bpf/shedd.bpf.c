@@ -189,11 +189,17 @@ static __always_inline int refuse(struct xdp_md *ctx, const struct pkt *p, __u64
 	return shedd_refuse(ctx, p->l2_len, p->l3_len, p->l4_len, cookie_flags(p) | ack_hash);
 }
 
+/* The parse, packed (parsing.h: parse_packed()). A global function, so
+ * the verifier checks it once on its own. */
+__noinline __u64 shedd_parse(struct xdp_md *ctx)
+{
+	return parse_packed((void *)(long)ctx->data, (void *)(long)ctx->data_end);
+}
+
 SEC("xdp")
 int shedd_xdp(struct xdp_md *ctx)
 {
 	void *data_end = (void *)(long)ctx->data_end;
-	struct cursor c = { .pos = (void *)(long)ctx->data, .end = data_end };
 	struct shedd_class_stats *cs;
 	struct shedd_config *cfg;
 	struct shedd_bucket *b;
@@ -201,7 +207,7 @@ int shedd_xdp(struct xdp_md *ctx)
 	struct pkt p = {};
 	__u32 zero = 0, cls, mode, reject;
 	int ret, is_ack, is_rst, sock, cookie = 0, charged = 0;
-	__u64 now, judged;
+	__u64 m, now, judged;
 	__u16 dport;
 
 	/* Without its counters the program fails open: pass everything. */
@@ -210,11 +216,14 @@ int shedd_xdp(struct xdp_md *ctx)
 		return XDP_PASS;
 	st->packets++;
 
-	ret = parse_packet(&c, &p);
+	m = shedd_parse(ctx);
+	ret = PM_RESULT(m);
 	if (ret == PARSE_FRAG_REFUSED || ret == PARSE_TOO_DEEP)
 		return refuse_counted(st, ret);
 	if (ret != PARSE_OK)
 		return pass_counted(st, ret);
+	if (pkt_unpack(m, (void *)(long)ctx->data, data_end, &p))
+		return pass_counted(st, PARSE_MALFORMED);
 	/* Established traffic always passes: only a pure SYN opens work, and
 	 * in a verified class the ACK that ends a cookie handshake (a first
 	 * fragment too: the kernel reassembles it, and its fixed TCP header
