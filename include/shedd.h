@@ -80,6 +80,9 @@ enum shedd_reject {
 #ifndef MAX_VLAN_TAGS
 #define MAX_VLAN_TAGS 2 /* 802.1ad outer + 802.1Q inner */
 #endif
+#ifndef SHEDD_MAX_BRD4
+#define SHEDD_MAX_BRD4 8 /* IPv4 broadcast addresses in settings */
+#endif
 #ifndef MAX_IPV6_EXT_HDRS
 #define MAX_IPV6_EXT_HDRS 6 /* extension headers walked before giving up */
 #endif
@@ -204,6 +207,18 @@ struct shedd_stats {
 	__u64 syn_tuple_busy; /* SYNs of a verified class whose 4-tuple a
 			       * socket holds (TIME_WAIT, a request, a
 			       * connection): no cookie, judged as unverified */
+	__u64 syn_martian;    /* SYNs the kernel drops for their addresses
+			       * (martian or loopback source or destination,
+			       * broadcast destination, source == destination):
+			       * dropped, no token, no answer */
+	__u64 syn_bad_csum;   /* SYNs with a wrong TCP checksum, which the
+			       * kernel drops: dropped, no token, no answer */
+	__u64 src_failed;     /* SYNs of a class above the default whose source
+			       * is not routed back through the interface they
+			       * came in on: judged as the default class */
+	__u64 src_unchecked;  /* SYNs of a class above the default whose route
+			       * the kernel could not look up (forwarding off
+			       * on the interface): verified while shedding */
 };
 
 /* settings: written by userspace only. ARRAY with one entry. */
@@ -234,6 +249,33 @@ struct shedd_config {
 				    * kernel's own advertised MSS; 0: no cap */
 	__u64 verify_hold_ns;      /* SHEDD_VERIFY_SHEDDING: how long a CPU
 				    * that shed keeps answering with cookies */
+	/* Added after the first layout; new fields go at the end. 0 in each
+	 * is what shedd did before it. */
+	__u8 syn_opts_off;  /* SHEDD_SYNOPT_*: options the kernel's SYN-ACKs do
+			     * not offer (their sysctl is 0) */
+	__u8 source_check;  /* enum shedd_source_check */
+	__u8 _pad3[2];
+	/* The netns's IPv4 subnet broadcast addresses (the kernel's
+	 * RTN_BROADCAST routes of its addresses), 0 = none: a SYN to one is
+	 * dropped by the kernel, so it is neither charged nor answered. */
+	__u32 brd4[SHEDD_MAX_BRD4];
+	__u32 _pad4;
+};
+
+/* shedd_config.syn_opts_off: a sysctl of the namespace turns an option
+ * off in the kernel's SYN-ACKs and in what its cookies accept. */
+#define SHEDD_SYNOPT_NO_TS 1U   /* net.ipv4.tcp_timestamps = 0 */
+#define SHEDD_SYNOPT_NO_SACK 2U /* net.ipv4.tcp_sack = 0 */
+#define SHEDD_SYNOPT_NO_WS 4U   /* net.ipv4.tcp_window_scaling = 0 */
+
+/* shedd_config.source_check: the reverse-path check of a SYN whose source
+ * falls in a class above the default class. */
+enum shedd_source_check {
+	SHEDD_SRC_OFF = 0,    /* the class of the source is taken as it is */
+	SHEDD_SRC_STRICT = 1, /* the route back to the source must leave by
+			       * the interface the SYN came in on (rp_filter
+			       * 1); else the SYN is judged as the default
+			       * class */
 };
 
 /* rst_budget: written by the XDP program only. PERCPU_ARRAY, one entry: the
@@ -498,8 +540,8 @@ _Static_assert(sizeof(struct shedd_rate) == 56, "shedd_rate is a map value");
 _Static_assert(sizeof(struct shedd_reserve) == 24, "shedd_reserve is a map value");
 _Static_assert(sizeof(struct shedd_bucket) == 40, "shedd_bucket is a map value");
 _Static_assert(sizeof(struct shedd_class_stats) == 11 * 8, "shedd_class_stats");
-_Static_assert(sizeof(struct shedd_stats) == 4 * 88 + 20 * 8, "shedd_stats is a map value");
-_Static_assert(sizeof(struct shedd_config) == 56, "shedd_config is a map value");
+_Static_assert(sizeof(struct shedd_stats) == 4 * 88 + 24 * 8, "shedd_stats is a map value");
+_Static_assert(sizeof(struct shedd_config) == 96, "shedd_config is a map value");
 _Static_assert(sizeof(struct shedd_refresh) == 16, "shedd_refresh is a map value");
 _Static_assert(sizeof(struct shedd_handoff_stats) == 9 * 8, "shedd_handoff_stats");
 _Static_assert(sizeof(struct shedd_rst_budget) == 16, "shedd_rst_budget is a map value");

@@ -33,6 +33,7 @@ static const struct layout_older stats_older[] = {
 	{ 4 * 88 + 17 * 8, NULL },
 	{ 4 * 88 + 18 * 8, NULL },
 	{ 4 * 88 + 19 * 8, NULL },
+	{ 4 * 88 + 20 * 8, NULL },
 	{ 0 },
 };
 
