@@ -2,7 +2,9 @@
 /* rst.h - turn a SYN into the RST+ACK that refuses it, or the ACK of a
  * cookie handshake into the RST that refuses it, in place, for XDP_TX.
  * The reply keeps the VLAN tags, drops IP options, IPv6 extension headers,
- * TCP options and payload, and carries correct IPv4 and TCP checksums
+ * TCP options and payload, keeps the TOS or traffic class less its ECN
+ * bits as the kernel's own RST does (tcp_v4_send_reset(),
+ * tcp_v6_send_reset()), and carries correct IPv4 and TCP checksums
  * (RFC 793: <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK> for a SYN,
  * <SEQ=SEG.ACK><CTL=RST> for an ACK). A RST is sent only where the kernel
  * would answer one, and within a per-CPU budget.
@@ -27,6 +29,7 @@ struct rst_src {
 	__be16 dport;
 	__u32 ack_seq;  /* host order: SEG.SEQ + SEG.LEN */
 	__u32 seq;      /* host order: SEG.ACK */
+	__u8 tos;       /* the segment's TOS or traffic class, ECN bits clear */
 };
 
 static __always_inline __u16 csum_fold(__u64 sum)
@@ -89,6 +92,7 @@ static __always_inline int rst_save(const struct pkt *p, void *data_end,
 			return -1;
 		s->saddr[0] = ip->saddr;
 		s->daddr[0] = ip->daddr;
+		s->tos = ip->tos & ~3;
 	} else {
 		struct ipv6hdr *ip6 = p->l3;
 
@@ -96,6 +100,7 @@ static __always_inline int rst_save(const struct pkt *p, void *data_end,
 			return -1;
 		__builtin_memcpy(s->saddr, &ip6->saddr, 16);
 		__builtin_memcpy(s->daddr, &ip6->daddr, 16);
+		s->tos = ((ip6->priority << 4) | (ip6->flow_lbl[0] >> 4)) & ~3;
 	}
 	if ((void *)(tcp + 1) > data_end)
 		return -1;
@@ -351,6 +356,7 @@ static __always_inline int rst_reply(struct xdp_md *ctx, const struct pkt *p, in
 		ih.ihl = IPV4_HLEN / 4;
 		ih.tot_len = bpf_htons(IPV4_HLEN + TCP_HLEN);
 		ih.frag_off = bpf_htons(0x4000); /* DF */
+		ih.tos = s.tos;
 		ih.ttl = RST_TTL;
 		ih.protocol = IPPROTO_TCP;
 		ih.saddr = s.daddr[0];
@@ -373,6 +379,8 @@ static __always_inline int rst_reply(struct xdp_md *ctx, const struct pkt *p, in
 		if ((void *)(tcp + 1) > data_end)
 			return -1;
 		ih.version = 6;
+		ih.priority = s.tos >> 4;
+		ih.flow_lbl[0] = (__u8)(s.tos << 4);
 		ih.payload_len = bpf_htons(TCP_HLEN);
 		ih.nexthdr = IPPROTO_TCP;
 		ih.hop_limit = RST_TTL;

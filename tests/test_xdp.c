@@ -466,6 +466,9 @@ static void expect_rst(const char *name, const struct pkt *in,
 		       ip->ver_ihl);
 		expect(ntohs(ip->tot_len) == 40, name, "IPv4 tot_len %u, expected 40",
 		       ntohs(ip->tot_len));
+		/* The kernel's RST keeps the TOS, less the ECN bits. */
+		expect(ip->tos == (in->data[l2 + 1] & 0xfc), name, "TOS 0x%02x, expected 0x%02x",
+		       ip->tos, in->data[l2 + 1] & 0xfc);
 		expect((ntohs(ip->frag_off) & (PKT_IP_MF | 0x1fff)) == 0, name,
 		       "reply is a fragment (frag_off 0x%04x)", ntohs(ip->frag_off));
 		expect(ip->ttl == 64, name, "TTL %u, expected 64", ip->ttl);
@@ -490,6 +493,13 @@ static void expect_rst(const char *name, const struct pkt *in,
 		       "IPv6 nexthdr %u, expected 6", ip6->nexthdr);
 		expect(ip6->hop_limit == 64, name, "hop limit %u, expected 64",
 		       ip6->hop_limit);
+		{
+			const struct pkt_ipv6 *in6 = (const void *)(in->data + l2);
+			__u32 tc = (ntohl(ip6->ver_tc_flow) >> 20) & 0xff;
+			__u32 want = (ntohl(in6->ver_tc_flow) >> 20) & 0xfc;
+
+			expect(tc == want, name, "traffic class 0x%02x, expected 0x%02x", tc, want);
+		}
 		expect(memcmp(ip6->saddr, in->daddr, 16) == 0, name,
 		       "IPv6 source is not the SYN's destination");
 		expect(memcmp(ip6->daddr, in->saddr, 16) == 0, name,
@@ -699,6 +709,23 @@ static void mangle_dst_mac_other(struct pkt *p)
 static void mangle_dst_mac_zero(struct pkt *p)
 {
 	set_mac(p->data, 0, 0, 0, 0, 0, 0);
+}
+
+/* TOS (traffic class) 0x2b: DSCP 10, ECN 3. The IPv4 header checksum is
+ * made again. */
+static void mangle_tos(struct pkt *p)
+{
+	struct pkt_ipv4 *ip = (void *)(p->data + p->l3_off);
+	__u16 sum;
+
+	if (p->l3_proto == ETH_P_IPV6) {
+		p->data[p->l3_off] = (__u8)(0x60 | (0x2b >> 4));
+		p->data[p->l3_off + 1] = (__u8)((0x2b & 0xf) << 4 | (p->data[p->l3_off + 1] & 0xf));
+		return;
+	}
+	ip->tos = 0x2b;
+	sum = pkt_ipv4_csum(ip, (ip->ver_ihl & 0xf) * 4u);
+	ip->check = htons(sum);
 }
 
 /* A TCP checksum that is wrong. */
@@ -1244,6 +1271,12 @@ static const struct xdp_case cases[] = {
 	{ "IPv6 SYN whose checksum is left to offload (a local sender): judged",
 	  .pkt = { V6, .flags = TCP_SYN }, .mangle = mangle_tcp_csum_partial,
 	  .verdict = XDP_PASS, ADMITTED(SHEDD_SHEDDABLE) },
+	{ "RST sent: IPv4 SYN with TOS 0x2b: the RST's TOS 0x28, the kernel's",
+	  .pkt = { V4, .flags = TCP_SYN }, .mangle = mangle_tos, .cfg = &cfg_rst,
+	  .rate = &rate_empty, .verdict = XDP_TX, RST_SENT(SHEDD_SHEDDABLE), .reply_len = 54 },
+	{ "RST sent: IPv6 SYN with traffic class 0x2b: the RST's 0x28, the kernel's",
+	  .pkt = { V6, .flags = TCP_SYN }, .mangle = mangle_tos, .cfg = &cfg_rst,
+	  .rate = &rate_empty, .verdict = XDP_TX, RST_SENT(SHEDD_SHEDDABLE), .reply_len = 74 },
 	{ "RST sent: IPv4 class E source 240.0.0.1, unicast to Linux",
 	  .pkt = { V4, .flags = TCP_SYN, .saddr = "240.0.0.1" }, .cfg = &cfg_rst,
 	  .rate = &rate_empty, .verdict = XDP_TX, RST_SENT(SHEDD_SHEDDABLE), .reply_len = 54 },
