@@ -263,6 +263,12 @@ __u8 syn_ecn(__u64 tcp_ecn)
 	return tcp_ecn == 1 || tcp_ecn == 2;
 }
 
+__u8 syn_opts_off(__u64 tcp_timestamps, __u64 tcp_sack, __u64 tcp_window_scaling)
+{
+	return (tcp_timestamps ? 0 : SHEDD_SYNOPT_NO_TS) | (tcp_sack ? 0 : SHEDD_SYNOPT_NO_SACK) |
+	       (tcp_window_scaling ? 0 : SHEDD_SYNOPT_NO_WS);
+}
+
 __u32 cookie_burst_for(__u64 rate_per_sec)
 {
 	__u64 burst = rate_per_sec / 100;

@@ -789,7 +789,8 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 	bpf_object__for_each_map(map, l->skel->obj) {
 		/* A scratch map holds nothing between packets: each program
 		 * has its own, unpinned. */
-		if (bpf_map__is_internal(map) || map == l->skel->maps.reply_scratch)
+		if (bpf_map__is_internal(map) || map == l->skel->maps.reply_scratch ||
+		    map == l->skel->maps.csum_scratch)
 			continue;
 		if ((err = migrate_plan(l, map)))
 			goto fail;
@@ -943,6 +944,55 @@ static int iface_mac_mtu(const char *iface, __u8 mac[6], __u32 *mtu)
 	return err;
 }
 
+/* The source check needs the kernel's FIB lookup, which answers only on
+ * an interface that forwards: say where it cannot run. */
+static void source_check_tell(const char *iface)
+{
+	int v4 = probe_forwarding(iface, 0), v6 = probe_forwarding(iface, 1);
+
+	if (v4 == 1 && v6 == 1)
+		return;
+	log_notice("source check: %s%s%s does not forward on %s: the kernel's FIB lookup "
+		   "cannot answer there, and SYNs of classes above the default class are taken "
+		   "as their class (counted src_unchecked); give those classes --verify "
+		   "shedding to prove them instead", v4 == 1 ? "" : "IPv4",
+		   v4 != 1 && v6 != 1 ? " and " : "", v6 == 1 ? "" : "IPv6", iface);
+}
+
+int loader_refresh_host(struct loader *l)
+{
+	int fd = bpf_map__fd(l->skel->maps.settings), err;
+	struct shedd_config cfg, next;
+	__u32 zero = 0;
+	unsigned int n;
+
+	if (bpf_map_lookup_elem(fd, &zero, &cfg)) {
+		err = -errno;
+		log_err("read settings: %s", strerror(errno));
+		return err;
+	}
+	next = cfg;
+	if (l->plan.enabled &&
+	    ((err = probe_syn_options(&next.wscale, &next.ecn)) ||
+	     (err = probe_syn_opts_off(&next.syn_opts_off))))
+		return err;
+	if ((err = probe_brd4(next.brd4, SHEDD_MAX_BRD4)) < 0)
+		return err;
+	if (!memcmp(&cfg, &next, sizeof(cfg)))
+		return 0;
+	if (bpf_map_update_elem(fd, &zero, &next, BPF_EXIST)) {
+		err = -errno;
+		log_err("write settings: %s", strerror(errno));
+		return err;
+	}
+	for (n = 0; n < SHEDD_MAX_BRD4 && next.brd4[n]; n++)
+		;
+	log_notice("the namespace changed what the kernel answers: SYN-ACK window scale %u, "
+		   "ECN %u, options off 0x%x (timestamps 1, SACK 2, window scaling 4), %u IPv4 "
+		   "broadcast addresses", next.wscale, next.ecn, next.syn_opts_off, n);
+	return 0;
+}
+
 int loader_configure(struct loader *l, const struct shedd_options *o)
 {
 	__u64 rst_per_cpu;
@@ -974,9 +1024,15 @@ int loader_configure(struct loader *l, const struct shedd_options *o)
 		memcpy(cfg.verify, o->verify, sizeof(cfg.verify));
 		cfg.handoff = l->plan.handoff;
 		if ((err = probe_apply_sysctls(l->plan.handoff)) ||
-		    (err = probe_syn_options(&cfg.wscale, &cfg.ecn)))
+		    (err = probe_syn_options(&cfg.wscale, &cfg.ecn)) ||
+		    (err = probe_syn_opts_off(&cfg.syn_opts_off)))
 			return err;
 	}
+	cfg.source_check = o->source_check;
+	if (cfg.source_check == SHEDD_SRC_STRICT)
+		source_check_tell(o->iface);
+	if ((err = probe_brd4(cfg.brd4, SHEDD_MAX_BRD4)) < 0)
+		return err;
 	cfg.tx_blocked = l->tx_blocked;
 	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.settings), &zero, &cfg, BPF_ANY)) {
 		err = -errno;
