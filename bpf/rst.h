@@ -126,7 +126,7 @@ static __always_inline int rst_save(const struct pkt *p, void *data_end,
  * - IPv4, ip_route_input_slow(): a multicast, limited broadcast, 0/8 or
  *   127/8 source is a martian, so is a 0/8 or 127/8 destination (127/8
  *   both ways unless route_localnet, which shedd takes as off); a limited
- *   or subnet broadcast destination (@cfg->brd4, the namespace's
+ *   or subnet broadcast destination (the map broadcast: the namespace's
  *   RTN_BROADCAST addresses) or a multicast one is not a local unicast
  *   route, which tcp_v4_conn_request() and tcp_v4_send_reset() require;
  *   fib_validate_source() takes a local source address as a martian
@@ -139,9 +139,10 @@ static __always_inline int rst_save(const struct pkt *p, void *data_end,
  * and are answered.
  * Return: 1 if the kernel drops it (no token, no answer), else 0.
  */
-static __always_inline int addr_kernel_drops(const struct pkt *p, void *data_end,
-					     const struct shedd_config *cfg, __u32 ifindex)
+static __always_inline int addr_kernel_drops(const struct pkt *p, void *data_end, __u32 ifindex)
 {
+	struct shedd_broadcast *brd;
+	__u32 zero = 0;
 	int i;
 
 	if (p->l3_proto == ETH_P_IP) {
@@ -158,9 +159,12 @@ static __always_inline int addr_kernel_drops(const struct pkt *p, void *data_end
 		if ((da >> 24) == 0 || (da >> 24) == 127 || (da >> 28) == 0xe ||
 		    da == 0xffffffffU || sa == da)
 			return 1;
+		brd = bpf_map_lookup_elem(&broadcast, &zero);
+		if (!brd)
+			return 0;
 #pragma unroll
 		for (i = 0; i < SHEDD_MAX_BRD4; i++) {
-			if (cfg->brd4[i] && cfg->brd4[i] == ip->daddr)
+			if (brd->addr[i] && brd->addr[i] == ip->daddr)
 				return 1;
 		}
 	} else {
@@ -214,7 +218,7 @@ static __always_inline int rst_answerable(const struct pkt *p, void *data_end,
 	/* An all-zero MAC in settings means none is known. */
 	if (!any)
 		return 0;
-	if (addr_kernel_drops(p, data_end, cfg, ifindex))
+	if (addr_kernel_drops(p, data_end, ifindex))
 		return 0;
 	if (p->l3_proto == ETH_P_IPV6) {
 		struct ipv6hdr *ip6 = p->l3;

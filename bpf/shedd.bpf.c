@@ -269,7 +269,7 @@ int shedd_xdp(struct xdp_md *ctx)
 	/* What the kernel drops never reaches the listener: no token, no
 	 * answer (addr_kernel_drops(), shedd_syn_csum()). */
 	if (!is_ack) {
-		if (addr_kernel_drops(&p, data_end, cfg, ctx->ingress_ifindex)) {
+		if (addr_kernel_drops(&p, data_end, ctx->ingress_ifindex)) {
 			st->syn_martian++;
 			return XDP_DROP;
 		}

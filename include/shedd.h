@@ -228,7 +228,10 @@ struct shedd_config {
 	__u8 reject[SHEDD_NR_CLASSES]; /* enum shedd_reject, per class */
 	/* A RST answers only a SYN sent to this unicast MAC (all zero: none). */
 	__u8 mac[6];
-	__u8 _pad[2];
+	/* In what was padding: 0 in an older record is what shedd did then. */
+	__u8 syn_opts_off;  /* SHEDD_SYNOPT_*: options the kernel's SYN-ACKs do
+			     * not offer (their sysctl is 0) */
+	__u8 source_check;  /* enum shedd_source_check */
 	__u32 rst_rate_per_sec; /* RST budget of each CPU: RSTs per second */
 	__u32 rst_burst;        /* and its depth, in RSTs */
 	/* Verified admission. */
@@ -249,17 +252,14 @@ struct shedd_config {
 				    * kernel's own advertised MSS; 0: no cap */
 	__u64 verify_hold_ns;      /* SHEDD_VERIFY_SHEDDING: how long a CPU
 				    * that shed keeps answering with cookies */
-	/* Added after the first layout; new fields go at the end. 0 in each
-	 * is what shedd did before it. */
-	__u8 syn_opts_off;  /* SHEDD_SYNOPT_*: options the kernel's SYN-ACKs do
-			     * not offer (their sysctl is 0) */
-	__u8 source_check;  /* enum shedd_source_check */
-	__u8 _pad3[2];
-	/* The netns's IPv4 subnet broadcast addresses (the kernel's
-	 * RTN_BROADCAST routes of its addresses), 0 = none: a SYN to one is
-	 * dropped by the kernel, so it is neither charged nor answered. */
-	__u32 brd4[SHEDD_MAX_BRD4];
-	__u32 _pad4;
+};
+
+/* broadcast: written by userspace only. ARRAY with one entry: the
+ * namespace's IPv4 subnet broadcast addresses (the kernel's RTN_BROADCAST
+ * routes of its addresses), network order, 0 = none. A SYN to one is
+ * dropped by the kernel, so it is neither charged nor answered. */
+struct shedd_broadcast {
+	__u32 addr[SHEDD_MAX_BRD4];
 };
 
 /* shedd_config.syn_opts_off: a sysctl of the namespace turns an option
@@ -541,7 +541,8 @@ _Static_assert(sizeof(struct shedd_reserve) == 24, "shedd_reserve is a map value
 _Static_assert(sizeof(struct shedd_bucket) == 40, "shedd_bucket is a map value");
 _Static_assert(sizeof(struct shedd_class_stats) == 11 * 8, "shedd_class_stats");
 _Static_assert(sizeof(struct shedd_stats) == 4 * 88 + 24 * 8, "shedd_stats is a map value");
-_Static_assert(sizeof(struct shedd_config) == 96, "shedd_config is a map value");
+_Static_assert(sizeof(struct shedd_config) == 56, "shedd_config is a map value");
+_Static_assert(sizeof(struct shedd_broadcast) == 4 * SHEDD_MAX_BRD4, "shedd_broadcast is a map value");
 _Static_assert(sizeof(struct shedd_refresh) == 16, "shedd_refresh is a map value");
 _Static_assert(sizeof(struct shedd_handoff_stats) == 9 * 8, "shedd_handoff_stats");
 _Static_assert(sizeof(struct shedd_rst_budget) == 16, "shedd_rst_budget is a map value");

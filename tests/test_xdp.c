@@ -144,16 +144,6 @@ static const struct shedd_config cfg_rst_blocked = {
 	.mac = SERVER_MAC, .rst_rate_per_sec = 1000, .rst_burst = 100,
 	.tx_blocked = 1,
 };
-/* The IPv4 subnet broadcast address BRD4 is known. */
-static const struct shedd_config cfg_rst_brd = {
-	.default_class = SHEDD_SHEDDABLE,
-	.reject = { SHEDD_REJECT_RST, SHEDD_REJECT_RST, SHEDD_REJECT_RST,
-		    SHEDD_REJECT_RST },
-	.mac = SERVER_MAC, .rst_rate_per_sec = 1000, .rst_burst = 100,
-	.brd4 = { BRD4_BE },
-};
-static const struct shedd_config cfg_vtc_brd = { VERIFY_CFG(SHEDD_HANDOFF_TC, 1),
-						 .brd4 = { BRD4_BE } };
 /* The reverse-path check on. */
 static const struct shedd_config cfg_src = {
 	.default_class = SHEDD_SHEDDABLE,
@@ -254,6 +244,12 @@ static int reset_maps(const struct shedd_config *cfg,
 
 	err = bpf_map__update_elem(skel->maps.settings, &zero, sizeof(zero),
 				   cfg ? cfg : &cfg_base, sizeof(*cfg), BPF_ANY);
+	if (!err) {
+		const struct shedd_broadcast none = { { 0 } };
+
+		err = bpf_map__update_elem(skel->maps.broadcast, &zero, sizeof(zero), &none,
+					   sizeof(none), BPF_ANY);
+	}
 	if (!err)
 		err = set_rates(rate ? rate : &rate_plenty);
 	for (cls = 0; !err && cls < SHEDD_NR_CLASSES; cls++) {
@@ -537,6 +533,7 @@ struct xdp_case {
 	struct shedd_stats any;          /* non-zero: counters left open */
 	size_t reply_len;                /* XDP_TX: length of the RST */
 	int on_dummy;                    /* 1, 2: came in on DUMMY_DEV[0], [1]; 0: lo */
+	int brd;                         /* BRD4 in the map broadcast */
 };
 
 #define ADMITTED(c) .delta = { .cls[c] = { .syn = 1, .charged = 1, .admitted = 1 } }
@@ -1247,11 +1244,11 @@ static const struct xdp_case cases[] = {
 	  .pkt = { V4, .flags = TCP_SYN, .daddr = "127.0.0.1" }, .cfg = &cfg_rst,
 	  .rate = &rate_empty, .verdict = XDP_DROP, MARTIAN },
 	{ "kernel drops: IPv4 subnet broadcast destination: no token, no RST",
-	  .pkt = { V4, .flags = TCP_SYN, .daddr = BRD4 }, .cfg = &cfg_rst_brd,
+	  .pkt = { V4, .flags = TCP_SYN, .daddr = BRD4 }, .cfg = &cfg_rst, .brd = 1,
 	  .rate = &rate_empty, .verdict = XDP_DROP, MARTIAN },
 	{ "kernel drops: IPv4 subnet broadcast destination, verified class: no cookie",
-	  .pkt = { V4, .flags = TCP_SYN, .daddr = BRD4, .tcp_opts = 1 }, .cfg = &cfg_vtc_brd,
-	  .verdict = XDP_DROP, MARTIAN },
+	  .pkt = { V4, .flags = TCP_SYN, .daddr = BRD4, .tcp_opts = 1 }, .cfg = &cfg_vtc,
+	  .brd = 1, .verdict = XDP_DROP, MARTIAN },
 	{ "kernel drops: IPv4 SYN with a wrong TCP checksum: no token, no RST",
 	  .pkt = { V4, .flags = TCP_SYN }, .mangle = mangle_tcp_csum, .cfg = &cfg_rst,
 	  .rate = &rate_empty, .verdict = XDP_DROP, COUNTED(syn_bad_csum) },
@@ -1445,8 +1442,15 @@ static const struct xdp_case cases[] = {
 static int case_setup(void **state)
 {
 	const struct xdp_case *c = *state;
+	struct shedd_broadcast b = { .addr = { BRD4_BE } };
+	__u32 zero = 0;
 
-	return reset_maps(c->cfg, c->rate);
+	if (reset_maps(c->cfg, c->rate))
+		return -1;
+	if (c->brd && bpf_map__update_elem(skel->maps.broadcast, &zero, sizeof(zero), &b,
+					   sizeof(b), BPF_ANY))
+		return -1;
+	return 0;
 }
 
 static void run_case(void **state)

@@ -959,12 +959,32 @@ static void source_check_tell(const char *iface)
 		   v4 != 1 && v6 != 1 ? " and " : "", v6 == 1 ? "" : "IPv6", iface);
 }
 
+/* The namespace's IPv4 broadcast addresses into the map broadcast, if
+ * they changed (@changed: set to 1 then). 0 or a negative errno. */
+static int sync_broadcast(struct loader *l, int *changed)
+{
+	int fd = bpf_map__fd(l->skel->maps.broadcast), err;
+	struct shedd_broadcast cur = { 0 }, next;
+	__u32 zero = 0;
+
+	if ((err = probe_brd4(next.addr, SHEDD_MAX_BRD4)) < 0)
+		return err;
+	if (bpf_map_lookup_elem(fd, &zero, &cur) == 0 && !memcmp(&cur, &next, sizeof(cur)))
+		return 0;
+	if (bpf_map_update_elem(fd, &zero, &next, BPF_ANY)) {
+		err = -errno;
+		log_err("write broadcast: %s", strerror(errno));
+		return err;
+	}
+	*changed = 1;
+	return 0;
+}
+
 int loader_refresh_host(struct loader *l)
 {
-	int fd = bpf_map__fd(l->skel->maps.settings), err;
+	int fd = bpf_map__fd(l->skel->maps.settings), err, brd_changed = 0;
 	struct shedd_config cfg, next;
 	__u32 zero = 0;
-	unsigned int n;
 
 	if (bpf_map_lookup_elem(fd, &zero, &cfg)) {
 		err = -errno;
@@ -976,8 +996,11 @@ int loader_refresh_host(struct loader *l)
 	    ((err = probe_syn_options(&next.wscale, &next.ecn)) ||
 	     (err = probe_syn_opts_off(&next.syn_opts_off))))
 		return err;
-	if ((err = probe_brd4(next.brd4, SHEDD_MAX_BRD4)) < 0)
+	if ((err = sync_broadcast(l, &brd_changed)))
 		return err;
+	if (brd_changed)
+		log_notice("the namespace's IPv4 broadcast addresses changed: SYNs to them are "
+			   "dropped as the kernel drops them");
 	if (!memcmp(&cfg, &next, sizeof(cfg)))
 		return 0;
 	if (bpf_map_update_elem(fd, &zero, &next, BPF_EXIST)) {
@@ -985,11 +1008,9 @@ int loader_refresh_host(struct loader *l)
 		log_err("write settings: %s", strerror(errno));
 		return err;
 	}
-	for (n = 0; n < SHEDD_MAX_BRD4 && next.brd4[n]; n++)
-		;
 	log_notice("the namespace changed what the kernel answers: SYN-ACK window scale %u, "
-		   "ECN %u, options off 0x%x (timestamps 1, SACK 2, window scaling 4), %u IPv4 "
-		   "broadcast addresses", next.wscale, next.ecn, next.syn_opts_off, n);
+		   "ECN %u, options off 0x%x (timestamps 1, SACK 2, window scaling 4)",
+		   next.wscale, next.ecn, next.syn_opts_off);
 	return 0;
 }
 
@@ -1031,8 +1052,12 @@ int loader_configure(struct loader *l, const struct shedd_options *o)
 	cfg.source_check = o->source_check;
 	if (cfg.source_check == SHEDD_SRC_STRICT)
 		source_check_tell(o->iface);
-	if ((err = probe_brd4(cfg.brd4, SHEDD_MAX_BRD4)) < 0)
-		return err;
+	{
+		int changed = 0;
+
+		if ((err = sync_broadcast(l, &changed)))
+			return err;
+	}
 	cfg.tx_blocked = l->tx_blocked;
 	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.settings), &zero, &cfg, BPF_ANY)) {
 		err = -errno;

@@ -39,7 +39,8 @@ int probe_syn_options(__u8 *wscale, __u8 *ecn);
  * message naming the sysctl. */
 int probe_syn_opts_off(__u8 *off);
 
-/* The namespace's IPv4 subnet broadcast addresses, network order, which
+/* The namespace's IPv4 subnet broadcast addresses (for the map
+ * broadcast), network order, which
  * the kernel makes RTN_BROADCAST routes of (fib_add_ifaddr()): the last
  * address of each prefix shorter than /31 (an explicit "brd" other than
  * that is not seen). At most @max in @brd, the rest zero; the number
