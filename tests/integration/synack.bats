@@ -171,3 +171,28 @@ setup_testbed() {
 	echo "rst_sent $n0 -> $n1"
 	within $((n1 - n0)) 4 20
 }
+
+# With tcp_sack or tcp_window_scaling at 0 the kernel's cookie check
+# refuses an ACK whose timestamp carries that option
+# (cookie_timestamp_decode()): under the kernel hand-off, where the kernel
+# checks shedd's cookie itself, a client whose SYN offered them must get a
+# cookie without them, or its ACK is refused after its token was spent.
+@test "kernel hand-off, tcp_sack=0 and tcp_window_scaling=0: a client proven by a cookie is served" {
+	local valid admitted
+	testbed_up
+	ip netns exec "$NS_SRV" "$ROOT/.output/tcpecho" serve --addr "$SRV_IP" --port "$PORT" \
+		--duration 60 >/dev/null 2>&1 &
+	PIDS+=($!)
+	wait_listening "the echo server" "$PORT"
+	in_srv sysctl -qw net.ipv4.tcp_sack=0 net.ipv4.tcp_window_scaling=0
+	shedd_start --port "$PORT" --rate 1000 --verify sheddable=always --handoff kernel
+	run ip netns exec "$NS_CLI" "$ROOT/.output/tcpecho" connect --addr "$SRV_IP" \
+		--port "$PORT" --bytes 100000 --timeout-ms 4000
+	echo "$output"
+	valid=$(stat_sum ack_valid 3)
+	admitted=$(stat_sum ack_admitted 3)
+	echo "cookie_sent=$(stat_sum cookie_sent 3) ack_valid=$valid ack_admitted=$admitted"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *result=ok* ]]
+	within "$admitted" 1 1
+}
