@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* maps.h - the maps of the XDP program. Layouts come from include/shedd.h.
- * Userspace writes settings, ports, prefix_v4, prefix_v6, rates,
+ * Userspace writes settings, broadcast, ports, prefix_v4, prefix_v6, rates,
  * ctl_state, ctl_cmd, manual_v4, manual_v6, daemon_stats and layout; the program
  * writes reserve, buckets, stats, rst_budget, cookie_budget and refresh. The daemon pins every map by name.
  */
@@ -8,6 +8,14 @@
 #define SHEDD_MAPS_H
 
 #include "config_maps.h"
+
+/* Written by userspace only (struct shedd_broadcast). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shedd_broadcast);
+} broadcast SEC(".maps");
 
 /* One rate record and one reserve per class, shared by every CPU and each
  * guarded by its own spin lock; a CPU takes them only to borrow a batch of

@@ -2,7 +2,9 @@
 /* rst.h - turn a SYN into the RST+ACK that refuses it, or the ACK of a
  * cookie handshake into the RST that refuses it, in place, for XDP_TX.
  * The reply keeps the VLAN tags, drops IP options, IPv6 extension headers,
- * TCP options and payload, and carries correct IPv4 and TCP checksums
+ * TCP options and payload, keeps the TOS or traffic class less its ECN
+ * bits as the kernel's own RST does (tcp_v4_send_reset(),
+ * tcp_v6_send_reset()), and carries correct IPv4 and TCP checksums
  * (RFC 793: <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK> for a SYN,
  * <SEQ=SEG.ACK><CTL=RST> for an ACK). A RST is sent only where the kernel
  * would answer one, and within a per-CPU budget.
@@ -27,6 +29,7 @@ struct rst_src {
 	__be16 dport;
 	__u32 ack_seq;  /* host order: SEG.SEQ + SEG.LEN */
 	__u32 seq;      /* host order: SEG.ACK */
+	__u8 tos;       /* the segment's TOS or traffic class, ECN bits clear */
 };
 
 /* Per CPU, off the stack: with MAX_VLAN_TAGS tags it is too big for the
@@ -99,6 +102,7 @@ static __always_inline int rst_save(const struct pkt *p, void *data_end,
 			return -1;
 		s->saddr[0] = ip->saddr;
 		s->daddr[0] = ip->daddr;
+		s->tos = ip->tos & ~3;
 	} else {
 		struct ipv6hdr *ip6 = p->l3;
 
@@ -106,6 +110,7 @@ static __always_inline int rst_save(const struct pkt *p, void *data_end,
 			return -1;
 		__builtin_memcpy(s->saddr, &ip6->saddr, 16);
 		__builtin_memcpy(s->daddr, &ip6->daddr, 16);
+		s->tos = ((ip6->priority << 4) | (ip6->flow_lbl[0] >> 4)) & ~3;
 	}
 	if ((void *)(tcp + 1) > data_end)
 		return -1;
@@ -123,13 +128,90 @@ static __always_inline int rst_save(const struct pkt *p, void *data_end,
 	return 0;
 }
 
-/* Would the kernel answer this SYN? Not if it came from, or went to, a
- * multicast, broadcast, unspecified or loopback address (martians the
- * kernel drops, and a RST there would go to many hosts or to nobody), nor
- * if the frame came from a group MAC or was not sent to this host's
- * unicast MAC (the kernel discards frames not of PACKET_HOST). */
+#define LOOPBACK_IFINDEX 1 /* lo, in every network namespace */
+
+/*
+ * addr_kernel_drops() - would the kernel drop the segment @p described by
+ * its addresses, on its way to a listener? Taken from its input path:
+ * - IPv4, ip_route_input_slow(): a multicast, limited broadcast, 0/8 or
+ *   127/8 source is a martian, so is a 0/8 or 127/8 destination (127/8
+ *   both ways unless route_localnet, which shedd takes as off); a limited
+ *   or subnet broadcast destination (the map broadcast: the namespace's
+ *   RTN_BROADCAST addresses) or a multicast one is not a local unicast
+ *   route, which tcp_v4_conn_request() and tcp_v4_send_reset() require;
+ *   fib_validate_source() takes a local source address as a martian
+ *   unless accept_local (off by default): a source equal to the
+ *   destination (LAND, whatever the ports) is one.
+ * - IPv6, ip6_rcv_core(): ::1 as source or destination from a device
+ *   other than lo, a multicast source; tcp_v6_conn_request() drops a
+ *   v4-mapped source and a destination that is not unicast (multicast).
+ * Class E sources (240/4 but the limited broadcast) are unicast to Linux
+ * and are answered.
+ * Return: 1 if the kernel drops it (no token, no answer), else 0.
+ */
+static __always_inline int addr_kernel_drops(const struct pkt *p, void *data_end, __u32 ifindex)
+{
+	struct shedd_broadcast *brd;
+	__u32 zero = 0;
+	int i;
+
+	if (p->l3_proto == ETH_P_IP) {
+		struct iphdr *ip = p->l3;
+		__u32 sa, da;
+
+		if ((void *)(ip + 1) > data_end)
+			return 0;
+		sa = bpf_ntohl(ip->saddr);
+		da = bpf_ntohl(ip->daddr);
+		if ((sa >> 24) == 0 || (sa >> 24) == 127 || (sa >> 28) == 0xe ||
+		    sa == 0xffffffffU)
+			return 1;
+		if ((da >> 24) == 0 || (da >> 24) == 127 || (da >> 28) == 0xe ||
+		    da == 0xffffffffU || sa == da)
+			return 1;
+		brd = bpf_map_lookup_elem(&broadcast, &zero);
+		if (!brd)
+			return 0;
+#pragma unroll
+		for (i = 0; i < SHEDD_MAX_BRD4; i++) {
+			if (brd->addr[i] && brd->addr[i] == ip->daddr)
+				return 1;
+		}
+	} else {
+		struct ipv6hdr *ip6 = p->l3;
+		__u32 s0, s1, s2, s3, d0, d1, d2, d3;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return 0;
+		if (ip6->saddr.in6_u.u6_addr8[0] == 0xff || ip6->daddr.in6_u.u6_addr8[0] == 0xff)
+			return 1;
+		s0 = ip6->saddr.in6_u.u6_addr32[0];
+		s1 = ip6->saddr.in6_u.u6_addr32[1];
+		s2 = ip6->saddr.in6_u.u6_addr32[2];
+		s3 = ip6->saddr.in6_u.u6_addr32[3];
+		d0 = ip6->daddr.in6_u.u6_addr32[0];
+		d1 = ip6->daddr.in6_u.u6_addr32[1];
+		d2 = ip6->daddr.in6_u.u6_addr32[2];
+		d3 = ip6->daddr.in6_u.u6_addr32[3];
+		/* v4-mapped ::ffff:0:0/96 source. */
+		if ((s0 | s1) == 0 && s2 == bpf_htonl(0xffff))
+			return 1;
+		if (ifindex != LOOPBACK_IFINDEX &&
+		    (((s0 | s1 | s2) == 0 && s3 == bpf_htonl(1)) ||
+		     ((d0 | d1 | d2) == 0 && d3 == bpf_htonl(1))))
+			return 1;
+	}
+	return 0;
+}
+
+/* Would the kernel answer this SYN? Not if it drops it for its addresses
+ * (addr_kernel_drops()), nor if it came from or went to the unspecified
+ * address (nobody to answer, or not a local destination), nor if the
+ * frame came from a group MAC or was not sent to this host's unicast MAC
+ * (the kernel discards frames not of PACKET_HOST). @ifindex: the device
+ * it came in on. */
 static __always_inline int rst_answerable(const struct pkt *p, void *data_end,
-					  const struct shedd_config *cfg)
+					  const struct shedd_config *cfg, __u32 ifindex)
 {
 	const __u8 *dst = p->eth->h_dest, *src = p->eth->h_source;
 	__u8 any = 0;
@@ -146,39 +228,17 @@ static __always_inline int rst_answerable(const struct pkt *p, void *data_end,
 	/* An all-zero MAC in settings means none is known. */
 	if (!any)
 		return 0;
-
-	if (p->l3_proto == ETH_P_IP) {
-		struct iphdr *ip = p->l3;
-		__u32 sa, da;
-
-		if ((void *)(ip + 1) > data_end)
-			return 0;
-		sa = bpf_ntohl(ip->saddr);
-		da = bpf_ntohl(ip->daddr);
-		/* 0/8 this network, 127/8 loopback, 224/4 multicast and
-		 * 240/4 reserved, which holds 255.255.255.255. */
-		if ((sa >> 24) == 0 || (sa >> 24) == 127 || (sa >> 28) >= 0xe)
-			return 0;
-		if ((da >> 24) == 0 || (da >> 24) == 127 || (da >> 28) >= 0xe)
-			return 0;
-	} else {
+	if (addr_kernel_drops(p, data_end, ifindex))
+		return 0;
+	if (p->l3_proto == ETH_P_IPV6) {
 		struct ipv6hdr *ip6 = p->l3;
-		__u32 s0, s1, s2, s3;
 
 		if ((void *)(ip6 + 1) > data_end)
 			return 0;
-		/* ff00::/8 multicast, either way. */
-		if (ip6->saddr.in6_u.u6_addr8[0] == 0xff ||
-		    ip6->daddr.in6_u.u6_addr8[0] == 0xff)
-			return 0;
-		s0 = ip6->saddr.in6_u.u6_addr32[0];
-		s1 = ip6->saddr.in6_u.u6_addr32[1];
-		s2 = ip6->saddr.in6_u.u6_addr32[2];
-		s3 = ip6->saddr.in6_u.u6_addr32[3];
-		/* ::, ::1 and v4-mapped ::ffff:0:0/96, which IPv6 input drops. */
-		if ((s0 | s1) == 0 &&
-		    ((s2 == 0 && (s3 == 0 || s3 == bpf_htonl(1))) ||
-		     s2 == bpf_htonl(0xffff)))
+		if ((ip6->saddr.in6_u.u6_addr32[0] | ip6->saddr.in6_u.u6_addr32[1] |
+		     ip6->saddr.in6_u.u6_addr32[2] | ip6->saddr.in6_u.u6_addr32[3]) == 0 ||
+		    (ip6->daddr.in6_u.u6_addr32[0] | ip6->daddr.in6_u.u6_addr32[1] |
+		     ip6->daddr.in6_u.u6_addr32[2] | ip6->daddr.in6_u.u6_addr32[3]) == 0)
 			return 0;
 	}
 	return 1;
@@ -314,6 +374,7 @@ static __always_inline int rst_reply(struct xdp_md *ctx, const struct pkt *p, in
 		ih.ihl = IPV4_HLEN / 4;
 		ih.tot_len = bpf_htons(IPV4_HLEN + TCP_HLEN);
 		ih.frag_off = bpf_htons(0x4000); /* DF */
+		ih.tos = s->tos;
 		ih.ttl = RST_TTL;
 		ih.protocol = IPPROTO_TCP;
 		ih.saddr = s->daddr[0];
@@ -336,6 +397,8 @@ static __always_inline int rst_reply(struct xdp_md *ctx, const struct pkt *p, in
 		if ((void *)(tcp + 1) > data_end)
 			return -1;
 		ih.version = 6;
+		ih.priority = s->tos >> 4;
+		ih.flow_lbl[0] = (__u8)(s->tos << 4);
 		ih.payload_len = bpf_htons(TCP_HLEN);
 		ih.nexthdr = IPPROTO_TCP;
 		ih.hop_limit = RST_TTL;

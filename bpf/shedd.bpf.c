@@ -83,6 +83,7 @@ static __always_inline int charge(struct shedd_bucket *b, __u32 cls, __u64 now)
 }
 
 #include "syncookie.h"
+#include "syncheck.h"
 
 static __always_inline __u32 cookie_flags(const struct pkt *p)
 {
@@ -155,7 +156,7 @@ __noinline int shedd_refuse(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len,
 	p.nr_vlans = (flags >> CK_VLANS_SHIFT) & CK_VLANS_MASK;
 	/* A RST into a black hole (tx_blocked) is a drop that says it was
 	 * answered: drop it as one. */
-	if (cfg->tx_blocked || !rst_answerable(&p, data_end, cfg)) {
+	if (cfg->tx_blocked || !rst_answerable(&p, data_end, cfg, ctx->ingress_ifindex)) {
 		st->rst_refused++;
 		return XDP_DROP;
 	}
@@ -261,13 +262,46 @@ int shedd_xdp(struct xdp_md *ctx)
 		return XDP_PASS;
 	}
 
+	/* What the kernel drops never reaches the listener: no token, no
+	 * answer (addr_kernel_drops(), shedd_syn_csum()). */
+	if (!is_ack) {
+		if (addr_kernel_drops(&p, data_end, ctx->ingress_ifindex)) {
+			st->syn_martian++;
+			return XDP_DROP;
+		}
+		if (!p.first_frag &&
+		    shedd_syn_csum(ctx, p.l2_len, p.l3_len, p.l4_len, cookie_flags(&p)) == CSUM_BAD) {
+			st->syn_bad_csum++;
+			return XDP_DROP;
+		}
+	}
+
 	cls = classify(&p, data_end, cfg);
 	if (cls >= SHEDD_NR_CLASSES)
 		cls = SHEDD_SHEDDABLE;
+	/* A source above the default class must be routed back where its
+	 * SYN came from, or it is judged as the default class: charged to
+	 * it, never answered with a cookie (the ACK would come back in the
+	 * class of its source). */
+	mode = SHEDD_NR_VERIFY; /* not yet chosen */
+	if (!is_ack && cfg->source_check == SHEDD_SRC_STRICT && cls < cfg->default_class &&
+	    cfg->default_class < SHEDD_NR_CLASSES) {
+		ret = shedd_src_route(ctx, p.l2_len, p.l3_len, cookie_flags(&p));
+		if (ret == SRC_FAILED) {
+			st->src_failed++;
+			cls = cfg->default_class;
+			mode = SHEDD_VERIFY_OFF;
+		} else if (ret == SRC_UNCHECKED) {
+			st->src_unchecked++;
+		}
+		if (cls >= SHEDD_NR_CLASSES)
+			cls = SHEDD_SHEDDABLE;
+	}
 	cs = &st->cls[cls];
 	/* A cookie SYN-ACK that cannot leave (tx_blocked) refuses the
 	 * client it was to prove: judge the class as unverified instead. */
-	mode = verify_enabled && !cfg->tx_blocked ? cfg->verify[cls] : SHEDD_VERIFY_OFF;
+	if (mode == SHEDD_NR_VERIFY)
+		mode = verify_enabled && !cfg->tx_blocked ? cfg->verify[cls] : SHEDD_VERIFY_OFF;
 	/* Read while cls is known to be in range: it is spilled as 32 bits
 	 * across the calls below, which Debian 12's verifiers do not track. */
 	reject = cfg->reject[cls];
@@ -363,7 +397,7 @@ int shedd_xdp(struct xdp_md *ctx)
 	/* A first fragment cannot be answered with a cookie, nor a SYN the
 	 * kernel would not answer (rst_answerable()): a SYN-ACK would be
 	 * reflected to a group or martian address. Shed them. */
-	if (cookie && !p.first_frag && rst_answerable(&p, data_end, cfg)) {
+	if (cookie && !p.first_frag && rst_answerable(&p, data_end, cfg, ctx->ingress_ifindex)) {
 		sock = shedd_syn_sock(ctx, p.l2_len, p.l3_len, cookie_flags(&p));
 		if (sock == SYN_BUSY) {
 			/* The kernel's to answer (see shedd_syn_sock()):

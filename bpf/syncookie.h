@@ -27,8 +27,10 @@
 
 #define SYNACK_TTL 64
 /* The window of a SYN-ACK is never scaled (RFC 7323 2.2): the kernel
- * offers 64 KiB less 1, rounded down to whole segments. */
+ * offers its listener's space, 64 KiB, rounded down to whole segments,
+ * at most 64 KiB less 1. */
 #define SYNACK_WINDOW 65535U
+#define SYNACK_SPACE 65536U
 /* Longest IP header with options or IPv6 chain we answer a SYN behind;
  * the reply drops them all. */
 #define MAX_L3_LEN 512
@@ -236,6 +238,7 @@ struct reply_scratch {
 	struct vlan_tag tags[MAX_VLAN_TAGS];
 	__u8 mac_dst[ETH_ALEN];
 	__u8 mac_src[ETH_ALEN];
+	__be16 eth_proto;
 };
 
 struct {
@@ -267,16 +270,15 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	__u32 zero = 0, nr_vlans = (flags >> CK_VLANS_SHIFT) & CK_VLANS_MASK, v6 = flags & CK_V6;
-	__u32 th_len, tcp_len, new_l3, new_len, cur_len, ip_len, mss, opts, ts_bits;
+	__u32 th_len, tcp_len, new_l3, new_len, cur_len, ip_len, mss, adv, opts, ts_bits;
+	__u8 off, use_ts, use_sack, use_ws;
 	/* On the stack: bpf_loop() takes its context only from there. */
 	struct opt_walk w = {};
 	__u8 *th = w.th;
 	struct reply_scratch *sc;
 	struct shedd_config *cfg;
-	__be16 eth_proto;
 	__u32 client_isn;
 	__s64 ck;
-	__u64 now;
 	int head, tail;
 	void *pos;
 
@@ -297,7 +299,7 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 			return -1;
 		__builtin_memcpy(sc->mac_dst, eth->h_dest, ETH_ALEN);
 		__builtin_memcpy(sc->mac_src, eth->h_source, ETH_ALEN);
-		eth_proto = eth->h_proto;
+		sc->eth_proto = eth->h_proto;
 	}
 	{
 		struct vlan_tag *tag = data + sizeof(struct ethhdr);
@@ -340,11 +342,18 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 	if (ck < 0)
 		return -1;
 	mss = (__u32)(ck >> 32);
-	now = clock_ns();
-
+	/* The reply's sequence numbers go into the scratch at once (as the
+	 * EtherType above, and the clock is read where it is used): a value
+	 * live in a register across the calls below is spilled to the stack,
+	 * whose 512 bytes Debian's 6.1 counts over the whole call chain. */
+	client_isn = bpf_ntohl(((struct tcphdr *)th)->seq);
+	sc->s.th.seq = bpf_htonl((__u32)ck);
+	sc->s.th.ack_seq = bpf_htonl(client_isn + 1);
 	/* The tc hand-off learns the MSS of a client without timestamps
-	 * from the cache: its ACK carries no options. */
-	if (!w.o.ts && cfg->handoff == SHEDD_HANDOFF_TC) {
+	 * (none in its SYN, or tcp_timestamps=0) from the cache: its ACK
+	 * carries no options. */
+	if (cfg->handoff == SHEDD_HANDOFF_TC &&
+	    !(w.o.ts && !(cfg->syn_opts_off & SHEDD_SYNOPT_NO_TS))) {
 		struct tcphdr *sth = (struct tcphdr *)th;
 		__u32 h, slot, *e;
 
@@ -359,35 +368,48 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 			*e = (h & 0xffffff00U) | mss_index(mss, v6);
 	}
 
+	/* What the kernel's own SYN-ACK would offer: an option whose sysctl
+	 * is 0 is neither offered nor carried in the timestamp, whose cookie
+	 * check (cookie_timestamp_decode()) refuses it then. Without
+	 * timestamps the cookie keeps the MSS alone. */
+	off = cfg->syn_opts_off;
+	use_ts = w.o.ts && !(off & SHEDD_SYNOPT_NO_TS);
+	use_sack = use_ts && w.o.sack && !(off & SHEDD_SYNOPT_NO_SACK);
+	use_ws = use_ts && w.o.ws && !(off & SHEDD_SYNOPT_NO_WS);
+
 	/* The SYN-ACK's TCP header and options (RFC 793, RFC 7323, RFC 2018,
 	 * in tcp_options_write()'s order). */
-	client_isn = bpf_ntohl(((struct tcphdr *)th)->seq);
 	sc->s.th.source = ((struct tcphdr *)th)->dest;
 	sc->s.th.dest = ((struct tcphdr *)th)->source;
-	sc->s.th.seq = bpf_htonl((__u32)ck);
-	sc->s.th.ack_seq = bpf_htonl(client_isn + 1);
 	sc->s.th.syn = 1;
 	sc->s.th.ack = 1;
-	/* The MSS option offers what this host can receive: the cookie's
-	 * MSS (the client's, rounded down to the table) says what the client
-	 * can, and the interface caps it, as the kernel's advmss does. */
+	/* The MSS option offers what this host can receive, whatever the
+	 * client offered (or did not: the cookie then holds the smallest
+	 * entry, 536 or 1220): the kernel's advmss, the interface's MTU less
+	 * the headers (tcp_make_synack(), ipv4_default_advmss() and
+	 * ip6_default_advmss(), at least 256 and 1220). Without a known MTU,
+	 * the cookie's MSS. */
+	adv = mss;
+	if (cfg->mtu > 60) {
+		adv = cfg->mtu - (v6 ? 60 : 40);
+		if (adv > 65535 - 20)
+			adv = 65535 - 20;
+		if (adv < (v6 ? 1220U : 256U))
+			adv = v6 ? 1220 : 256;
+	}
 	{
-		__u32 adv = mss, cap = cfg->mtu - (v6 ? 60 : 40);
-
-		if (cfg->mtu > 60 && adv > cap)
-			adv = cap;
 		sc->s.opt[0] = TCPOPT_MSS;
 		sc->s.opt[1] = 4;
 		sc->s.opt[2] = (__u8)(adv >> 8);
 		sc->s.opt[3] = (__u8)adv;
 	}
 	tcp_len = sizeof(struct tcphdr) + 4;
-	if (w.o.ts) {
+	if (use_ts) {
 		__u32 tsval;
 
 		/* ECN setup (RFC 3168 6.1.1) is a SYN with ECE and CWR. */
-		opts = w.o.ws ? w.o.wscale : SHEDD_TS_WSCALE_MASK;
-		if (w.o.sack)
+		opts = use_ws ? w.o.wscale : SHEDD_TS_WSCALE_MASK;
+		if (use_sack)
 			opts |= SHEDD_TS_SACK;
 		if (cfg->ecn && ((struct tcphdr *)th)->ece && ((struct tcphdr *)th)->cwr) {
 			opts |= SHEDD_TS_ECN;
@@ -398,8 +420,8 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 			opts |= mss_index(mss, v6) << SHEDD_TS_MSS_SHIFT;
 			ts_bits = SHEDD_TS_TC_BITS;
 		}
-		tsval = bpf_htonl(cookie_tsval(now, opts, ts_bits));
-		if (w.o.sack) {
+		tsval = bpf_htonl(cookie_tsval(clock_ns(), opts, ts_bits));
+		if (use_sack) {
 			sc->s.opt[4] = TCPOPT_SACK_PERM;
 			sc->s.opt[5] = 2;
 		} else {
@@ -412,7 +434,7 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 		w.o.tsval = bpf_htonl(w.o.tsval);
 		__builtin_memcpy(&sc->s.opt[12], &w.o.tsval, 4);
 		tcp_len += 12;
-		if (w.o.ws) {
+		if (use_ws) {
 			sc->s.opt[16] = TCPOPT_NOP;
 			sc->s.opt[17] = TCPOPT_WINDOW;
 			sc->s.opt[18] = 3;
@@ -423,10 +445,18 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 	/* Without a timestamp the cookie keeps only the MSS: no window
 	 * scaling, SACK or ECN, as the kernel's own cookies. */
 	sc->s.th.doff = tcp_len / 4;
+	/* tcp_select_initial_window(): the listener's space (64 KiB with
+	 * the default tcp_rmem) rounded down to whole segments of the
+	 * advertised MSS less the timestamp, at most 65535. */
 	{
-		__u32 seg = mss - (w.o.ts ? 12 : 0);
+		__u32 seg = adv - (use_ts ? 12 : 0), win;
 
-		sc->s.th.window = bpf_htons((__u16)(SYNACK_WINDOW - SYNACK_WINDOW % (seg ? seg : 1)));
+		if (!seg)
+			seg = 1;
+		win = SYNACK_SPACE - SYNACK_SPACE % seg;
+		if (win > SYNACK_WINDOW)
+			win = SYNACK_WINDOW;
+		sc->s.th.window = bpf_htons((__u16)win);
 	}
 
 	/* Reshape: IP options and extension headers go from the front, so
@@ -459,7 +489,7 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 			return -1;
 		__builtin_memcpy(eth->h_dest, sc->mac_src, ETH_ALEN);
 		__builtin_memcpy(eth->h_source, sc->mac_dst, ETH_ALEN);
-		eth->h_proto = eth_proto;
+		eth->h_proto = sc->eth_proto;
 		pos = eth + 1;
 	}
 	{

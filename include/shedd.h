@@ -31,6 +31,7 @@ enum shedd_verify {
 	SHEDD_VERIFY_SHEDDING = 1, /* cookies on a CPU that shed the class within
 				    * verify_hold_ns; charged directly otherwise */
 	SHEDD_VERIFY_ALWAYS = 2,   /* every SYN is answered with a cookie */
+	SHEDD_NR_VERIFY,
 };
 
 /* How a proven connection reaches the listener. */
@@ -81,11 +82,15 @@ enum shedd_reject {
  * number of priority (VID 0) tags and follows a VLAN device per non-zero
  * VID, so a frame still tagged after the walk could carry a SYN that is
  * delivered (a 6.18 of 2026 drops a frame behind nine priority tags,
- * RECURSION_LIMIT; the source of earlier kernels has no bound). 802.1ad + 802.1Q is two; a priority tag in front of each, a
+ * RECURSION_LIMIT; the source of earlier kernels has no bound).
+ * 802.1ad + 802.1Q is two; a priority tag in front of each, a
  * tag a switch adds and room for one more stack make eight, still cheap
  * to walk (4 bytes a step) and to copy into a reply (46 bytes of L2). */
 #ifndef MAX_VLAN_TAGS
 #define MAX_VLAN_TAGS 8
+#endif
+#ifndef SHEDD_MAX_BRD4
+#define SHEDD_MAX_BRD4 8 /* IPv4 broadcast addresses in settings */
 #endif
 #ifndef MAX_IPV6_EXT_HDRS
 #define MAX_IPV6_EXT_HDRS 6 /* extension headers walked before giving up */
@@ -221,6 +226,18 @@ struct shedd_stats {
 				* to a port that sent no cookie within a
 				* cookie's life: passed to the kernel, which
 				* resets them (within the RST budget) */
+	__u64 syn_martian;    /* SYNs the kernel drops for their addresses
+			       * (martian or loopback source or destination,
+			       * broadcast destination, source == destination):
+			       * dropped, no token, no answer */
+	__u64 syn_bad_csum;   /* SYNs with a wrong TCP checksum, which the
+			       * kernel drops: dropped, no token, no answer */
+	__u64 src_failed;     /* SYNs of a class above the default whose source
+			       * is not routed back through the interface they
+			       * came in on: judged as the default class */
+	__u64 src_unchecked;  /* SYNs of a class above the default whose route
+			       * the kernel could not look up (forwarding off
+			       * on the interface): verified while shedding */
 };
 
 /* settings: written by userspace only. ARRAY with one entry. */
@@ -230,7 +247,10 @@ struct shedd_config {
 	__u8 reject[SHEDD_NR_CLASSES]; /* enum shedd_reject, per class */
 	/* A RST answers only a SYN sent to this unicast MAC (all zero: none). */
 	__u8 mac[6];
-	__u8 _pad[2];
+	/* In what was padding: 0 in an older record is what shedd did then. */
+	__u8 syn_opts_off;  /* SHEDD_SYNOPT_*: options the kernel's SYN-ACKs do
+			     * not offer (their sysctl is 0) */
+	__u8 source_check;  /* enum shedd_source_check */
 	__u32 rst_rate_per_sec; /* RST budget of each CPU: RSTs per second */
 	__u32 rst_burst;        /* and its depth, in RSTs */
 	/* Verified admission. */
@@ -251,6 +271,30 @@ struct shedd_config {
 				    * kernel's own advertised MSS; 0: no cap */
 	__u64 verify_hold_ns;      /* SHEDD_VERIFY_SHEDDING: how long a CPU
 				    * that shed keeps answering with cookies */
+};
+
+/* broadcast: written by userspace only. ARRAY with one entry: the
+ * namespace's IPv4 subnet broadcast addresses (the kernel's RTN_BROADCAST
+ * routes of its addresses), network order, 0 = none. A SYN to one is
+ * dropped by the kernel, so it is neither charged nor answered. */
+struct shedd_broadcast {
+	__u32 addr[SHEDD_MAX_BRD4];
+};
+
+/* shedd_config.syn_opts_off: a sysctl of the namespace turns an option
+ * off in the kernel's SYN-ACKs and in what its cookies accept. */
+#define SHEDD_SYNOPT_NO_TS 1U   /* net.ipv4.tcp_timestamps = 0 */
+#define SHEDD_SYNOPT_NO_SACK 2U /* net.ipv4.tcp_sack = 0 */
+#define SHEDD_SYNOPT_NO_WS 4U   /* net.ipv4.tcp_window_scaling = 0 */
+
+/* shedd_config.source_check: the reverse-path check of a SYN whose source
+ * falls in a class above the default class. */
+enum shedd_source_check {
+	SHEDD_SRC_OFF = 0,    /* the class of the source is taken as it is */
+	SHEDD_SRC_STRICT = 1, /* the route back to the source must leave by
+			       * the interface the SYN came in on (rp_filter
+			       * 1); else the SYN is judged as the default
+			       * class */
 };
 
 /* rst_budget: written by the XDP program only. PERCPU_ARRAY, one entry: the
@@ -562,8 +606,9 @@ _Static_assert(sizeof(struct shedd_rate) == 56, "shedd_rate is a map value");
 _Static_assert(sizeof(struct shedd_reserve) == 24, "shedd_reserve is a map value");
 _Static_assert(sizeof(struct shedd_bucket) == 40, "shedd_bucket is a map value");
 _Static_assert(sizeof(struct shedd_class_stats) == 11 * 8, "shedd_class_stats");
-_Static_assert(sizeof(struct shedd_stats) == 4 * 88 + 23 * 8, "shedd_stats is a map value");
+_Static_assert(sizeof(struct shedd_stats) == 4 * 88 + 27 * 8, "shedd_stats is a map value");
 _Static_assert(sizeof(struct shedd_config) == 56, "shedd_config is a map value");
+_Static_assert(sizeof(struct shedd_broadcast) == 4 * SHEDD_MAX_BRD4, "shedd_broadcast is a map value");
 _Static_assert(sizeof(struct shedd_refresh) == 16, "shedd_refresh is a map value");
 _Static_assert(sizeof(struct shedd_handoff_stats) == 9 * 8, "shedd_handoff_stats");
 _Static_assert(sizeof(struct shedd_rst_budget) == 16, "shedd_rst_budget is a map value");

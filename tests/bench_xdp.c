@@ -9,6 +9,7 @@
  * asserts nothing.
  */
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
@@ -28,17 +29,25 @@
 #define ROUNDS 7
 #define SINGLE_RUNS 200000 /* runs of one packet each, per verified case */
 
-static int run(int prog_fd, const struct pkt *p, __u32 *retval, __u32 *ns)
+/* @ifindex: the device the packet comes in on; 0: lo. */
+static int run_on(int prog_fd, const struct pkt *p, int ifindex, __u32 *retval, __u32 *ns)
 {
 	__u8 out[PKT_MAX + 64];
+	struct xdp_md ctx = { .data_end = (__u32)p->len, .ingress_ifindex = (__u32)ifindex };
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = p->data, .data_size_in = (__u32)p->len,
-		    .data_out = out, .data_size_out = sizeof(out), .repeat = REPEAT);
+		    .data_out = out, .data_size_out = sizeof(out), .repeat = REPEAT,
+		    .ctx_in = ifindex ? &ctx : NULL, .ctx_size_in = ifindex ? sizeof(ctx) : 0);
 
 	if (bpf_prog_test_run_opts(prog_fd, &o))
 		return -errno;
 	*retval = o.retval;
 	*ns = o.duration;
 	return 0;
+}
+
+static int run(int prog_fd, const struct pkt *p, __u32 *retval, __u32 *ns)
+{
+	return run_on(prog_fd, p, 0, retval, ns);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -50,19 +59,88 @@ static int cmp_u32(const void *a, const void *b)
 
 /* Publish sheddable's rate and start it from a full reserve and empty
  * caches, so every round measures the same path. */
-static int set_rate(struct shedd_bpf *skel, int ncpus, __u64 rate, __u32 batch, __u64 lease_ns)
+static int set_rate_of(struct shedd_bpf *skel, __u32 cls, int ncpus, __u64 rate, __u32 batch,
+		       __u64 lease_ns)
 {
 	struct shedd_rate r = { .r = { .rate_per_sec = rate, .burst = MAX_BURST, .batch = batch,
 				       .lease_ns = lease_ns, .flags = SHEDD_RATE_SET } };
 	struct shedd_reserve full = { 0 };
 	struct shedd_bucket b[ncpus];
-	__u32 cls = SHEDD_SHEDDABLE;
 
 	memset(b, 0, sizeof(b));
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.rates), &cls, &r, BPF_F_LOCK) ||
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.reserve), &cls, &full, BPF_ANY) ||
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.buckets), &cls, b, BPF_ANY))
 		return -1;
+	return 0;
+}
+
+static int set_rate(struct shedd_bpf *skel, int ncpus, __u64 rate, __u32 batch, __u64 lease_ns)
+{
+	return set_rate_of(skel, SHEDD_SHEDDABLE, ncpus, rate, batch, lease_ns);
+}
+
+/* The source check (--source-check strict): a SYN of CRITICAL_PLUS, whose
+ * prefix is routed through the veth it comes in on, with the check off
+ * and on, beside the pass-only program; and one on a veth that does not
+ * forward, where the FIB lookup gives up at once. In the namespace of
+ * bench_verified(). */
+static int bench_source_check(struct shedd_bpf *skel, int pass_fd, int ncpus)
+{
+	static const char *const verdicts[] = { "ABORTED", "DROP", "PASS", "TX", "REDIRECT" };
+	struct shedd_lpm_v4 key = { .prefixlen = 24 };
+	__u32 zero = 0, cls = SHEDD_CRITICAL_PLUS, c;
+	struct shedd_config cfg = { .default_class = SHEDD_SHEDDABLE };
+	int fwd, nofwd;
+	struct pkt syn;
+	struct {
+		const char *name;
+		__u8 check;
+		int *ifindex;
+	} cases[] = {
+		{ "SYN admit, check off", SHEDD_SRC_OFF, &fwd },
+		{ "SYN admit, source check", SHEDD_SRC_STRICT, &fwd },
+		{ "SYN, no forwarding", SHEDD_SRC_STRICT, &nofwd },
+	};
+
+	if (system("ip link add shb0 type veth peer name shb0p && ip link add shb1 type veth "
+		   "peer name shb1p && ip link set shb0 up && ip link set shb0p up && "
+		   "ip link set shb1 up && ip link set shb1p up && "
+		   "ip route add 198.18.1.0/24 dev shb0 && "
+		   "sysctl -qw net.ipv4.conf.shb0.forwarding=1")) {
+		fprintf(stderr, "bench: source check devices\n");
+		return -1;
+	}
+	fwd = (int)if_nametoindex("shb0");
+	nofwd = (int)if_nametoindex("shb1");
+	inet_pton(AF_INET, "198.18.1.0", key.addr);
+	pkt_build(&syn, &(struct pkt_spec){ .flags = TCP_SYN, .tcp_opts = 1,
+					    .saddr = "198.18.1.10" });
+	if (!fwd || !nofwd ||
+	    bpf_map_update_elem(bpf_map__fd(skel->maps.prefix_v4), &key, &cls, BPF_ANY))
+		return -1;
+	printf("\n%-24s %8s %10s %10s %7s\n", "CRITICAL_PLUS SYN", "verdict", "shedd",
+	       "pass-only", "ratio");
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		__u32 shedd_ns[ROUNDS], pass_ns[ROUNDS], ret = 0, pret = 0;
+		int r;
+
+		cfg.source_check = cases[c].check;
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.settings), &zero, &cfg, BPF_ANY))
+			return -1;
+		for (r = 0; r < ROUNDS; r++) {
+			if (set_rate_of(skel, cls, ncpus, MAX_RATE_PER_SEC, 64, 1000000) ||
+			    run_on(bpf_program__fd(skel->progs.shedd_xdp), &syn, *cases[c].ifindex,
+				   &ret, &shedd_ns[r]) ||
+			    run_on(pass_fd, &syn, *cases[c].ifindex, &pret, &pass_ns[r]))
+				return -1;
+		}
+		qsort(shedd_ns, ROUNDS, sizeof(__u32), cmp_u32);
+		qsort(pass_ns, ROUNDS, sizeof(__u32), cmp_u32);
+		printf("%-24s %8s %10u %10u %6.2fx\n", cases[c].name,
+		       ret < 5 ? verdicts[ret] : "?", shedd_ns[ROUNDS / 2], pass_ns[ROUNDS / 2],
+		       pass_ns[ROUNDS / 2] ? (double)shedd_ns[ROUNDS / 2] / pass_ns[ROUNDS / 2] : 0);
+	}
 	return 0;
 }
 
@@ -306,6 +384,10 @@ int main(int argc, char **argv)
 		       pass_ns[ROUNDS / 2] ? (double)shedd_ns[ROUNDS / 2] / pass_ns[ROUNDS / 2] : 0);
 	}
 	err = bench_verified(skel, argv[2], &syn) ? 1 : 0;
+	if (!err && bench_source_check(skel, pass_fd, ncpus)) {
+		fprintf(stderr, "bench: source check: %s\n", strerror(errno));
+		err = 1;
+	}
 out:
 	bpf_object__close(pass_obj);
 	shedd_bpf__destroy(skel);

@@ -432,26 +432,63 @@ out:
 		r->kind = REF_REFUSE;
 }
 
-/* Would the kernel answer this SYN? Group MACs and a MAC not this host's,
- * multicast, broadcast, unspecified, loopback and v4-mapped addresses: no. */
-static int ref_answerable(const __u8 *f, const struct ref *r)
+/* Does the kernel drop this segment for its addresses before a listener
+ * sees it? IPv4 (ip_route_input_slow(), fib_validate_source()): a
+ * multicast, limited broadcast, 0/8 or 127/8 source, a 0/8, 127/8,
+ * multicast or limited broadcast destination, a source equal to the
+ * destination; class E is unicast. IPv6 (ip6_rcv_core(),
+ * tcp_v6_conn_request()): a multicast source or destination, a v4-mapped
+ * source; ::1 is taken on lo, where the frames here come in. */
+static int ref_kernel_drops(const struct ref *r)
 {
-	static const __u8 zero[16];
 	static const __u8 mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-	__u8 loop6[16] = { 0 };
+	static const __u8 bcast[4] = { 0xff, 0xff, 0xff, 0xff };
 
-	loop6[15] = 1;
-	if (memcmp(f, fuzz_cfg.mac, ETH_ALEN) || (f[ETH_ALEN] & 1))
-		return 0;
 	if (!r->v6) {
 		__u8 s = r->saddr[0], d = r->daddr[0];
 
-		return s != 0 && s != 127 && s < 224 && d != 0 && d != 127 && d < 224;
+		return s == 0 || s == 127 || (s >= 224 && s < 240) || !memcmp(r->saddr, bcast, 4) ||
+		       d == 0 || d == 127 || (d >= 224 && d < 240) || !memcmp(r->daddr, bcast, 4) ||
+		       !memcmp(r->saddr, r->daddr, 4);
 	}
-	if (r->saddr[0] == 0xff || r->daddr[0] == 0xff)
+	return r->saddr[0] == 0xff || r->daddr[0] == 0xff || !memcmp(r->saddr, mapped, 12);
+}
+
+/* Is the TCP checksum of the SYN wrong, as the kernel would find it? Not
+ * checked (as the program): a first fragment, a segment longer than 508
+ * bytes or past the frame, a check field left to offload (the folded
+ * pseudo-header sum). */
+static int ref_csum_bad(const struct pkt *p, const struct ref *r)
+{
+	size_t alen = r->v6 ? 16 : 4, len = r->l4_len;
+	__u64 sum;
+	__u16 field, partial;
+
+	if (r->first_frag || len < 20 || len > 508 || r->tcp_off + len > p->len)
 		return 0;
-	return memcmp(r->saddr, zero, 16) && memcmp(r->saddr, loop6, 16) &&
-	       memcmp(r->saddr, mapped, 12);
+	sum = pkt_csum_add(pkt_csum_add(0, r->saddr, alen), r->daddr, alen);
+	sum += IPPROTO_TCP + (__u32)len;
+	field = (__u16)be16(p->data + r->tcp_off + 16);
+	if (pkt_csum_fold(pkt_csum_add(sum, p->data + r->tcp_off, len)) == 0)
+		return 0;
+	partial = pkt_csum_fold(sum);
+	partial ^= 0xffff;
+	return field != partial;
+}
+
+/* Would the kernel answer this SYN? Group MACs and a MAC not this host's,
+ * what it drops (ref_kernel_drops()) and the unspecified address: no. */
+static int ref_answerable(const __u8 *f, const struct ref *r)
+{
+	static const __u8 zero[16];
+
+	if (memcmp(f, fuzz_cfg.mac, ETH_ALEN) || (f[ETH_ALEN] & 1))
+		return 0;
+	if (ref_kernel_drops(r))
+		return 0;
+	if (!r->v6)
+		return 1;
+	return memcmp(r->saddr, zero, 16) && memcmp(r->daddr, zero, 16);
 }
 
 /* What a socket lookup of the frame's flow finds in our namespace. */
@@ -941,6 +978,7 @@ static const char *const global_counter[] = {
 	"rst_refused", "rst_limited", "cookie_failed", "ack_probed", "refreshed",
 	"ack_queue_full", "ack_after_rst", "ack_repeat", "syn_tuple_busy",
 	"syn_no_listener", "syn_not_local", "ack_to_kernel",
+	"syn_martian", "syn_bad_csum", "src_failed", "src_unchecked",
 };
 _Static_assert(sizeof(class_counter) / sizeof(char *) * 8 ==
 	       sizeof(struct shedd_class_stats), "a class counter without a name");
@@ -1098,8 +1136,12 @@ static const char *check_synack(const struct frame_ctx *fc, const struct shedd_c
 	const struct ref *r = fc->r;
 	const struct ref_opts *o = &r->opts;
 	const __u8 *in_th = fc->p->data + r->tcp_off;
-	int ecn = o->ts && cfg->ecn && (in_th[13] & TCP_ECE) && (in_th[13] & TCP_CWR);
-	size_t tcp_len = o->ts ? (o->ws ? 40 : 36) : 24;
+	/* What the namespace's sysctls leave of the client's options. */
+	int ts = o->ts && !(cfg->syn_opts_off & SHEDD_SYNOPT_NO_TS);
+	int sack = ts && o->sack && !(cfg->syn_opts_off & SHEDD_SYNOPT_NO_SACK);
+	int ws = ts && o->ws && !(cfg->syn_opts_off & SHEDD_SYNOPT_NO_WS);
+	int ecn = ts && cfg->ecn && (in_th[13] & TCP_ECE) && (in_th[13] & TCP_CWR);
+	size_t tcp_len = ts ? (ws ? 40 : 36) : 24;
 	const __u8 *th = fc->out + r->l2 + (r->v6 ? 40 : 20), *opt = th + 20;
 	unsigned int idx, mss = ref_cookie_mss(r->v6, o->mss, &idx), seg, window;
 	const char *bad = check_reply_headers(fc, tcp_len);
@@ -1116,8 +1158,11 @@ static const char *check_synack(const struct frame_ctx *fc, const struct shedd_c
 			    be32(th + 8), r->seq + 1);
 	if (be16(th + 18))
 		return "SYN-ACK with an urgent pointer";
-	seg = mss - (o->ts ? 12 : 0);
-	window = 65535 - 65535 % seg;
+	/* The settings here know no MTU: the MSS offered is the cookie's. */
+	seg = mss - (ts ? 12 : 0);
+	window = 65536 - 65536 % seg;
+	if (window > 65535)
+		window = 65535;
 	if (be16(th + 14) != window)
 		return explain("SYN-ACK window %u, expected %u", be16(th + 14), window);
 	if (opt[0] != 2 || opt[1] != 4 || be16(opt + 2) != mss)
@@ -1127,22 +1172,22 @@ static const char *check_synack(const struct frame_ctx *fc, const struct shedd_c
 	 * the kernel's own cookies do. */
 	if (o->mss >= (unsigned int)(r->v6 ? SHEDD_MSS6(0) : SHEDD_MSS4(0)) && mss > o->mss)
 		return explain("SYN-ACK MSS %u above the client's %u", mss, o->mss);
-	if (o->ts) {
+	if (ts) {
 		unsigned int bits = cfg->handoff == SHEDD_HANDOFF_TC ? SHEDD_TS_TC_BITS :
 				    SHEDD_TS_KERNEL_BITS;
 		__u32 mask = (1U << bits) - 1, tsval = be32(opt + 8), want;
 		__u32 now_ms = (__u32)(fc->now / 1000000);
 
-		if (o->sack ? opt[4] != 4 || opt[5] != 2 : opt[4] != 1 || opt[5] != 1)
+		if (sack ? opt[4] != 4 || opt[5] != 2 : opt[4] != 1 || opt[5] != 1)
 			return explain("SYN-ACK: %02x %02x before the timestamp, SACK %soffered",
-				    opt[4], opt[5], o->sack ? "" : "not ");
+				    opt[4], opt[5], sack ? "" : "not ");
 		if (opt[6] != 8 || opt[7] != 10)
 			return "SYN-ACK: no timestamp option where the SYN had one";
 		if (be32(opt + 12) != o->tsval)
 			return explain("SYN-ACK echoes %08x, the SYN's tsval is %08x",
 				    be32(opt + 12), o->tsval);
-		want = (o->ws ? o->wscale : SHEDD_TS_WSCALE_MASK) |
-		       (o->sack ? SHEDD_TS_SACK : 0) | (ecn ? SHEDD_TS_ECN : 0);
+		want = (ws ? o->wscale : SHEDD_TS_WSCALE_MASK) |
+		       (sack ? SHEDD_TS_SACK : 0) | (ecn ? SHEDD_TS_ECN : 0);
 		if (cfg->handoff == SHEDD_HANDOFF_TC)
 			want |= idx << SHEDD_TS_MSS_SHIFT;
 		if ((tsval & mask) != want)
@@ -1151,7 +1196,7 @@ static const char *check_synack(const struct frame_ctx *fc, const struct shedd_c
 		if ((__s32)(now_ms - tsval) < 0 || now_ms - tsval > mask)
 			return explain("SYN-ACK tsval %08x not within %u ms before the clock %08x",
 				    tsval, mask, now_ms);
-		if (o->ws && (opt[16] != 1 || opt[17] != 3 || opt[18] != 3 ||
+		if (ws && (opt[16] != 1 || opt[17] != 3 || opt[18] != 3 ||
 			      opt[19] != (cfg->wscale > 14 ? 14 : cfg->wscale)))
 			return explain("SYN-ACK window scale option %02x %02x %02x %02x, expected"
 				    " NOP WS %u", opt[16], opt[17], opt[18], opt[19],
@@ -1160,8 +1205,8 @@ static const char *check_synack(const struct frame_ctx *fc, const struct shedd_c
 	t->cookies++;
 	t->cookies_v6 += r->v6;
 	t->cookies_vlan += r->l2 > 14;
-	t->cookies_ts += o->ts;
-	t->cookies_ws += o->ws && o->ts;
+	t->cookies_ts += ts;
+	t->cookies_ws += ws;
 	t->cookies_ecn += ecn;
 	return NULL;
 }
@@ -1200,6 +1245,17 @@ static const char *expect_syn(const struct frame_ctx *fc, struct ref_state *m,
 	__u32 c = r->cls, mode = m->cfg.verify[c];
 	int cookie = 0, charged = 0, port = r->dport == PORT_B;
 
+	/* What the kernel drops costs no token and gets no answer. */
+	if (ref_kernel_drops(r)) {
+		e[W(syn_martian)] = 1;
+		*out = OUT_DROP;
+		return NULL;
+	}
+	if (ref_csum_bad(fc->p, r)) {
+		e[W(syn_bad_csum)] = 1;
+		*out = OUT_DROP;
+		return NULL;
+	}
 	e[C(c, syn)] = 1;
 	e[W(frag_judged)] = r->first_frag;
 	t->judged++;
@@ -1557,7 +1613,8 @@ static void reset_buckets(struct ref_state *m)
 }
 
 /* The settings of phase @k: the first verifies nothing; the others draw
- * verify modes, hand-off, ECN, window scale and a cookie budget small
+ * verify modes, hand-off, ECN, window scale, the SYN-ACK options the
+ * sysctls turn off and a cookie budget small
  * enough to run out at the fuzzer's SYN rate (about 200 a second). */
 static void next_phase(uint64_t *s, uint64_t k, struct ref_state *m)
 {
@@ -1576,6 +1633,7 @@ static void next_phase(uint64_t *s, uint64_t k, struct ref_state *m)
 		cfg.cookie_rate_per_sec = rates[rnd(s, ARRAY_SIZE(rates))];
 		cfg.cookie_burst = rnd(s, 6);
 		cfg.verify_hold_ns = holds[rnd(s, ARRAY_SIZE(holds))];
+		cfg.syn_opts_off = (__u8)rnd(s, 8);
 	}
 	err = bpf_map__update_elem(skel->maps.settings, &zero, sizeof(zero), &cfg,
 				   sizeof(cfg), BPF_ANY);

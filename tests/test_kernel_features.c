@@ -226,6 +226,15 @@ static void syn_options(void **state)
 	assert_int_equal(syn_ecn(1), 1);
 	assert_int_equal(syn_ecn(2), 1); /* the default: accept, do not ask */
 	assert_int_equal(syn_ecn(3), 0);
+	/* tcp_timestamps, tcp_sack, tcp_window_scaling: 0 turns one off;
+	 * tcp_timestamps 2 (no random offset) is on. */
+	assert_int_equal(syn_opts_off(1, 1, 1), 0);
+	assert_int_equal(syn_opts_off(2, 1, 1), 0);
+	assert_int_equal(syn_opts_off(0, 1, 1), SHEDD_SYNOPT_NO_TS);
+	assert_int_equal(syn_opts_off(1, 0, 1), SHEDD_SYNOPT_NO_SACK);
+	assert_int_equal(syn_opts_off(1, 1, 0), SHEDD_SYNOPT_NO_WS);
+	assert_int_equal(syn_opts_off(0, 0, 0),
+			 SHEDD_SYNOPT_NO_TS | SHEDD_SYNOPT_NO_SACK | SHEDD_SYNOPT_NO_WS);
 }
 
 static void sysctl_numbers(void **state)

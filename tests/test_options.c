@@ -39,6 +39,7 @@ static void defaults(void **state)
 	assert_int_equal(o.rate_per_sec, DEFAULT_RATE_PER_SEC);
 	assert_int_equal(o.nr_ports, 0);
 	assert_int_equal(o.default_class, SHEDD_SHEDDABLE);
+	assert_int_equal(o.source_check, SHEDD_SRC_STRICT);
 	assert_int_equal(o.reject[SHEDD_CRITICAL], SHEDD_REJECT_DROP);
 	assert_int_equal(o.xdp_mode, XDP_MODE_NATIVE);
 	assert_int_equal(o.tick_ms, DEFAULT_TICK_MS);
@@ -241,6 +242,7 @@ static const struct {
 	{ { "-i", "e", "--burst", "0" }, "out of range" },
 	{ { "-i", "e", "--rst-rate", "1000001" }, "out of range" },
 	{ { "-i", "e", "--rst-rate", "5x" }, "not a whole number" },
+	{ { "-i", "e", "--source-check", "loose" }, "is not strict or off" },
 	{ { "-i", "e", "--port", "0" }, "not a port" },
 	{ { "-i", "e", "--port", "80,,x" }, "not a port" },
 	{ { "-i", "e", "--port", "65536" }, "not a port" },
@@ -297,7 +299,7 @@ static const struct {
 	{ { "-i", "e", "--verify-hold", "3601s" }, "longer than an hour" },
 };
 
-/* --rst-rate: the RST budget of the host, default 10000/s, 0 allowed (never
+/* --source-check off; --rst-rate: the RST budget of the host, default 10000/s, 0 allowed (never
  * answer), at most MAX_RST_RATE_PER_SEC. */
 static void rst_rate_option(void **state)
 {
@@ -306,6 +308,9 @@ static void rst_rate_option(void **state)
 	(void)state;
 	assert_int_equal(PARSE(&o, "-i", "e"), OPTIONS_RUN);
 	assert_int_equal(o.rst_rate_per_sec, DEFAULT_RST_RATE_PER_SEC);
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--source-check", "off"), OPTIONS_RUN);
+	assert_int_equal(o.source_check, SHEDD_SRC_OFF);
 	options_free(&o);
 	assert_int_equal(PARSE(&o, "-i", "e", "--rst-rate", "250"), OPTIONS_RUN);
 	assert_int_equal(o.rst_rate_per_sec, 250);

@@ -52,6 +52,26 @@
 #define V4_OTHER PKT_V4_CLIENT   /* no prefix -> default class */
 #define V6_CRIT "2001:db8:1::10" /* 2001:db8:1::/48 -> CRITICAL */
 #define V6_OTHER PKT_V6_CLIENT   /* no prefix -> default class */
+/* The source check's routes (netns_setup()): CRITICAL_PLUS and CRITICAL
+ * sources routed through another device than the one the frames come in
+ * on, and an address of this host in the CRITICAL_PLUS prefix. */
+#define V4_CP_ELSEWHERE "198.18.1.100"      /* 198.18.1.64/26 via DUMMY_DEV[1] */
+#define V4_CP_LOCAL "198.18.1.20"           /* on DUMMY_DEV[0] */
+#define V6_CRIT_ELSEWHERE "2001:db8:1:1::10" /* 2001:db8:1:1::/64 via DUMMY_DEV[1] */
+/* A subnet broadcast address of this host (the server's /24). */
+#define BRD4 "198.19.0.255"
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define BE32(x) __builtin_bswap32(x)
+#else
+#define BE32(x) (x)
+#endif
+#define BRD4_BE BE32(0xc61300ffU)
+
+/* Devices of the test's namespace the frames can come in on (0: lo):
+ * [0] forwards (so bpf_fib_lookup() answers), [1] does not. Veth: the
+ * machine may have no dummy driver. */
+static const char *const DUMMY_DEV[2] = { "shd0", "shd1" };
+static int dummy_ifindex[2];
 
 static int test_cpu; /* the CPU this process is pinned to */
 
@@ -136,8 +156,26 @@ static const struct shedd_config cfg_vtc_norst = {
 	.cookie_rate_per_sec = 1000, .cookie_burst = 100, .verify_hold_ns = VERIFY_HOLD_NS,
 	.mac = SERVER_MAC,
 };
+/* The reverse-path check on. */
+static const struct shedd_config cfg_src = {
+	.default_class = SHEDD_SHEDDABLE,
+	.source_check = SHEDD_SRC_STRICT,
+};
+static const struct shedd_config cfg_vtc_src = { VERIFY_CFG(SHEDD_HANDOFF_TC, 1),
+						 .source_check = SHEDD_SRC_STRICT };
 /* An interface of MTU 1280: the SYN-ACK offers at most 1240 / 1220. */
 static const struct shedd_config cfg_vtc_mtu = { VERIFY_CFG(SHEDD_HANDOFF_TC, 1), .mtu = 1280 };
+/* MTU 1500: the kernel's advmss is 1460 / 1440, whatever the client sent. */
+static const struct shedd_config cfg_vtc_1500 = { VERIFY_CFG(SHEDD_HANDOFF_TC, 1), .mtu = 1500 };
+/* A sysctl of the namespace at 0: tcp_timestamps, tcp_sack, tcp_window_scaling. */
+static const struct shedd_config cfg_vtc_nots = { VERIFY_CFG(SHEDD_HANDOFF_TC, 1),
+						  .syn_opts_off = SHEDD_SYNOPT_NO_TS };
+static const struct shedd_config cfg_vtc_nosack = { VERIFY_CFG(SHEDD_HANDOFF_TC, 1),
+						    .syn_opts_off = SHEDD_SYNOPT_NO_SACK };
+static const struct shedd_config cfg_vkernel_nosack = { VERIFY_CFG(SHEDD_HANDOFF_KERNEL, 1),
+							.syn_opts_off = SHEDD_SYNOPT_NO_SACK };
+static const struct shedd_config cfg_vtc_nows = { VERIFY_CFG(SHEDD_HANDOFF_TC, 1),
+						  .syn_opts_off = SHEDD_SYNOPT_NO_WS };
 
 static const struct shedd_class_rate rate_plenty = { .rate_per_sec = 1000, .burst = 100 };
 /* At rate 0 a fresh bucket gets nothing: every SYN is shed. */
@@ -218,6 +256,12 @@ static int reset_maps(const struct shedd_config *cfg,
 
 	err = bpf_map__update_elem(skel->maps.settings, &zero, sizeof(zero),
 				   cfg ? cfg : &cfg_base, sizeof(*cfg), BPF_ANY);
+	if (!err) {
+		const struct shedd_broadcast none = { { 0 } };
+
+		err = bpf_map__update_elem(skel->maps.broadcast, &zero, sizeof(zero), &none,
+					   sizeof(none), BPF_ANY);
+	}
 	if (!err)
 		err = set_rates(rate ? rate : &rate_plenty);
 	for (cls = 0; !err && cls < SHEDD_NR_CLASSES; cls++) {
@@ -297,14 +341,17 @@ struct xdp_run {
 
 /* Run the program once on @len bytes of @data; fail @name if the kernel
  * refuses the run. */
-static void run_xdp(const char *name, const void *data, size_t len,
-		    struct xdp_run *r)
+static void run_xdp_on(const char *name, const void *data, size_t len, int ifindex,
+		       struct xdp_run *r)
 {
+	struct xdp_md ctx = { .data_end = (__u32)len, .ingress_ifindex = (__u32)ifindex };
 	LIBBPF_OPTS(bpf_test_run_opts, opts,
 		.data_in = data,
 		.data_size_in = len,
 		.data_out = r->out,
 		.data_size_out = sizeof(r->out),
+		.ctx_in = ifindex ? &ctx : NULL,
+		.ctx_size_in = ifindex ? sizeof(ctx) : 0,
 		.repeat = 1,
 	);
 	int err;
@@ -315,6 +362,12 @@ static void run_xdp(const char *name, const void *data, size_t len,
 	       strerror(-err));
 	r->verdict = opts.retval;
 	r->out_len = opts.data_size_out;
+}
+
+/* Run the program once, the frame come in on lo. */
+static void run_xdp(const char *name, const void *data, size_t len, struct xdp_run *r)
+{
+	run_xdp_on(name, data, len, 0, r);
 }
 
 /* Names of the counters, for messages. */
@@ -340,6 +393,7 @@ static const struct {
 	FIELD(ack_probed), FIELD(refreshed), FIELD(ack_queue_full),
 	FIELD(ack_after_rst), FIELD(ack_repeat), FIELD(syn_tuple_busy),
 	FIELD(syn_no_listener), FIELD(syn_not_local), FIELD(ack_to_kernel),
+	FIELD(syn_martian), FIELD(syn_bad_csum), FIELD(src_failed), FIELD(src_unchecked),
 };
 _Static_assert(ARRAY_SIZE(stat_fields) * sizeof(__u64) ==
 	       sizeof(struct shedd_stats), "every counter is named");
@@ -427,6 +481,9 @@ static void expect_rst(const char *name, const struct pkt *in,
 		       ip->ver_ihl);
 		expect(ntohs(ip->tot_len) == 40, name, "IPv4 tot_len %u, expected 40",
 		       ntohs(ip->tot_len));
+		/* The kernel's RST keeps the TOS, less the ECN bits. */
+		expect(ip->tos == (in->data[l2 + 1] & 0xfc), name, "TOS 0x%02x, expected 0x%02x",
+		       ip->tos, in->data[l2 + 1] & 0xfc);
 		expect((ntohs(ip->frag_off) & (PKT_IP_MF | 0x1fff)) == 0, name,
 		       "reply is a fragment (frag_off 0x%04x)", ntohs(ip->frag_off));
 		expect(ip->ttl == 64, name, "TTL %u, expected 64", ip->ttl);
@@ -451,6 +508,13 @@ static void expect_rst(const char *name, const struct pkt *in,
 		       "IPv6 nexthdr %u, expected 6", ip6->nexthdr);
 		expect(ip6->hop_limit == 64, name, "hop limit %u, expected 64",
 		       ip6->hop_limit);
+		{
+			const struct pkt_ipv6 *in6 = (const void *)(in->data + l2);
+			__u32 tc = (ntohl(ip6->ver_tc_flow) >> 20) & 0xff;
+			__u32 want = (ntohl(in6->ver_tc_flow) >> 20) & 0xfc;
+
+			expect(tc == want, name, "traffic class 0x%02x, expected 0x%02x", tc, want);
+		}
 		expect(memcmp(ip6->saddr, in->daddr, 16) == 0, name,
 		       "IPv6 source is not the SYN's destination");
 		expect(memcmp(ip6->daddr, in->saddr, 16) == 0, name,
@@ -487,6 +551,8 @@ struct xdp_case {
 	struct shedd_stats delta;        /* besides packets, which is always +1 */
 	struct shedd_stats any;          /* non-zero: counters left open */
 	size_t reply_len;                /* XDP_TX: length of the RST */
+	int on_dummy;                    /* 1, 2: came in on DUMMY_DEV[0], [1]; 0: lo */
+	int brd;                         /* BRD4 in the map broadcast */
 };
 
 #define ADMITTED(c) .delta = { .cls[c] = { .syn = 1, .charged = 1, .admitted = 1 } }
@@ -661,6 +727,43 @@ static void mangle_dst_mac_zero(struct pkt *p)
 	set_mac(p->data, 0, 0, 0, 0, 0, 0);
 }
 
+/* TOS (traffic class) 0x2b: DSCP 10, ECN 3. The IPv4 header checksum is
+ * made again. */
+static void mangle_tos(struct pkt *p)
+{
+	struct pkt_ipv4 *ip = (void *)(p->data + p->l3_off);
+	__u16 sum;
+
+	if (p->l3_proto == ETH_P_IPV6) {
+		p->data[p->l3_off] = (__u8)(0x60 | (0x2b >> 4));
+		p->data[p->l3_off + 1] = (__u8)((0x2b & 0xf) << 4 | (p->data[p->l3_off + 1] & 0xf));
+		return;
+	}
+	ip->tos = 0x2b;
+	sum = pkt_ipv4_csum(ip, (ip->ver_ihl & 0xf) * 4u);
+	ip->check = htons(sum);
+}
+
+/* A TCP checksum that is wrong. */
+static void mangle_tcp_csum(struct pkt *p)
+{
+	p->data[p->l4_off + offsetof(struct pkt_tcp, check)] ^= 0x5a;
+}
+
+/* The check field a stack leaves to offload (CHECKSUM_PARTIAL): the
+ * pseudo-header's sum, folded, not complemented. */
+static void mangle_tcp_csum_partial(struct pkt *p)
+{
+	size_t alen = p->l3_proto == ETH_P_IPV6 ? 16 : 4, len = p->len - p->l4_off;
+	__u64 sum = pkt_csum_add(pkt_csum_add(0, p->saddr, alen), p->daddr, alen);
+	__u16 v;
+
+	sum += IPPROTO_TCP + (__u32)len;
+	v = (__u16)~pkt_csum_fold(sum);
+	p->data[p->l4_off + offsetof(struct pkt_tcp, check)] = (__u8)(v >> 8);
+	p->data[p->l4_off + offsetof(struct pkt_tcp, check) + 1] = (__u8)v;
+}
+
 static void mangle_src_mac_bcast(struct pkt *p)
 {
 	set_mac(p->data + ETH_ALEN, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff);
@@ -674,6 +777,7 @@ static void mangle_src_mac_mcast(struct pkt *p)
 #define FRAG_ADMITTED(c) .delta = { .cls[c] = { .syn = 1, .charged = 1, .admitted = 1 }, .frag_judged = 1 }
 #define FRAG_DROPPED(c) .delta = { .cls[c] = { .syn = 1, .charged = 1, .dropped = 1 }, .frag_judged = 1 }
 #define RST_REFUSED(c) .delta = { .cls[c] = { .syn = 1, .charged = 1, .dropped = 1 }, .rst_refused = 1 }
+#define MARTIAN .delta = { .syn_martian = 1 }
 #define EXT7_DST .nr_ext = 7, .ext = { IPPROTO_DSTOPTS, IPPROTO_DSTOPTS, \
 	IPPROTO_DSTOPTS, IPPROTO_DSTOPTS, IPPROTO_DSTOPTS, IPPROTO_DSTOPTS, \
 	IPPROTO_DSTOPTS }
@@ -1156,46 +1260,146 @@ static const struct xdp_case cases[] = {
 	/* A RST only where the kernel would answer: never to a multicast,
 	 * broadcast, unspecified or loopback address, never from a group
 	 * MAC, only to a SYN sent to this host's MAC. Such SYNs are dropped. */
-	{ "RST refused: IPv4 source 224.0.0.1 (multicast)",
+	{ "kernel drops: IPv4 source 224.0.0.1 (multicast): no token, no RST",
 	  .pkt = { V4, .flags = TCP_SYN, .saddr = "224.0.0.1" }, .cfg = &cfg_rst,
-	  .rate = &rate_empty, .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
-	{ "RST refused: IPv4 source 239.255.255.250 (multicast)",
+	  .rate = &rate_empty, .verdict = XDP_DROP, MARTIAN },
+	{ "kernel drops: IPv4 source 239.255.255.250 (multicast): no token, no RST",
 	  .pkt = { V4, .flags = TCP_SYN, .saddr = "239.255.255.250" },
 	  .cfg = &cfg_rst, .rate = &rate_empty,
-	  .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
-	{ "RST refused: IPv4 source 255.255.255.255 (broadcast)",
+	  .verdict = XDP_DROP, MARTIAN },
+	{ "kernel drops: IPv4 source 255.255.255.255 (broadcast): no token, no RST",
 	  .pkt = { V4, .flags = TCP_SYN, .saddr = "255.255.255.255" },
 	  .cfg = &cfg_rst, .rate = &rate_empty,
-	  .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
-	{ "RST refused: IPv4 source 0.0.0.0 (unspecified)",
+	  .verdict = XDP_DROP, MARTIAN },
+	{ "kernel drops: IPv4 source 0.0.0.0 (unspecified): no token, no RST",
 	  .pkt = { V4, .flags = TCP_SYN, .saddr = "0.0.0.0" }, .cfg = &cfg_rst,
-	  .rate = &rate_empty, .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
-	{ "RST refused: IPv4 source 127.0.0.1 (loopback)",
+	  .rate = &rate_empty, .verdict = XDP_DROP, MARTIAN },
+	{ "kernel drops: IPv4 source 127.0.0.1 (loopback): no token, no RST",
 	  .pkt = { V4, .flags = TCP_SYN, .saddr = "127.0.0.1" }, .cfg = &cfg_rst,
-	  .rate = &rate_empty, .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
-	{ "RST refused: IPv4 destination 224.0.0.251 (multicast)",
+	  .rate = &rate_empty, .verdict = XDP_DROP, MARTIAN },
+	{ "kernel drops: IPv4 destination 224.0.0.251 (multicast): no token, no RST",
 	  .pkt = { V4, .flags = TCP_SYN, .daddr = "224.0.0.251" }, .cfg = &cfg_rst,
-	  .rate = &rate_empty, .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
-	{ "RST refused: IPv4 destination 255.255.255.255 (broadcast)",
+	  .rate = &rate_empty, .verdict = XDP_DROP, MARTIAN },
+	{ "kernel drops: IPv4 destination 255.255.255.255 (broadcast): no token, no RST",
 	  .pkt = { V4, .flags = TCP_SYN, .daddr = "255.255.255.255" },
 	  .cfg = &cfg_rst, .rate = &rate_empty,
-	  .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
-	{ "RST refused: IPv6 source ff02::1 (multicast)",
+	  .verdict = XDP_DROP, MARTIAN },
+	{ "kernel drops: IPv6 source ff02::1 (multicast): no token, no RST",
 	  .pkt = { V6, .flags = TCP_SYN, .saddr = "ff02::1" }, .cfg = &cfg_rst,
-	  .rate = &rate_empty, .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
+	  .rate = &rate_empty, .verdict = XDP_DROP, MARTIAN },
 	{ "RST refused: IPv6 source :: (unspecified)",
 	  .pkt = { V6, .flags = TCP_SYN, .saddr = "::" }, .cfg = &cfg_rst,
 	  .rate = &rate_empty, .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
-	{ "RST refused: IPv6 source ::1 (loopback)",
+	{ "kernel drops: IPv6 source ::1 from a device other than lo: no token, no RST",
+	  .pkt = { V6, .flags = TCP_SYN, .saddr = "::1" }, .cfg = &cfg_rst, .on_dummy = 1,
+	  .rate = &rate_empty, .verdict = XDP_DROP, MARTIAN },
+	{ "kernel drops: IPv6 destination ::1 from a device other than lo: no token, no RST",
+	  .pkt = { V6, .flags = TCP_SYN, .daddr = "::1" }, .cfg = &cfg_rst, .on_dummy = 1,
+	  .rate = &rate_empty, .verdict = XDP_DROP, MARTIAN },
+	{ "kernel drops: IPv6 destination ::1 from a device other than lo, verified class: no cookie",
+	  .pkt = { V6, .flags = TCP_SYN, .daddr = "::1", .tcp_opts = 1 }, .cfg = &cfg_vtc,
+	  .on_dummy = 1, .verdict = XDP_DROP, MARTIAN },
+	{ "kernel drops: IPv4 LAND (source = destination): no token, no RST",
+	  .pkt = { V4, .flags = TCP_SYN, .saddr = PKT_V4_SERVER }, .cfg = &cfg_rst,
+	  .rate = &rate_empty, .verdict = XDP_DROP, MARTIAN },
+	{ "kernel drops: IPv4 LAND, source port = destination port: no token",
+	  .pkt = { V4, .flags = TCP_SYN, .saddr = PKT_V4_SERVER, .sport = PROTECTED_PORT },
+	  .cfg = &cfg_rst, .verdict = XDP_DROP, MARTIAN },
+	{ "kernel drops: IPv4 destination 0.0.0.0: no token, no RST",
+	  .pkt = { V4, .flags = TCP_SYN, .daddr = "0.0.0.0" }, .cfg = &cfg_rst,
+	  .rate = &rate_empty, .verdict = XDP_DROP, MARTIAN },
+	{ "kernel drops: IPv4 destination 127.0.0.1: no token, no RST",
+	  .pkt = { V4, .flags = TCP_SYN, .daddr = "127.0.0.1" }, .cfg = &cfg_rst,
+	  .rate = &rate_empty, .verdict = XDP_DROP, MARTIAN },
+	{ "kernel drops: IPv4 subnet broadcast destination: no token, no RST",
+	  .pkt = { V4, .flags = TCP_SYN, .daddr = BRD4 }, .cfg = &cfg_rst, .brd = 1,
+	  .rate = &rate_empty, .verdict = XDP_DROP, MARTIAN },
+	{ "kernel drops: IPv4 subnet broadcast destination, verified class: no cookie",
+	  .pkt = { V4, .flags = TCP_SYN, .daddr = BRD4, .tcp_opts = 1 }, .cfg = &cfg_vtc,
+	  .brd = 1, .verdict = XDP_DROP, MARTIAN },
+	{ "kernel drops: IPv4 SYN with a wrong TCP checksum: no token, no RST",
+	  .pkt = { V4, .flags = TCP_SYN }, .mangle = mangle_tcp_csum, .cfg = &cfg_rst,
+	  .rate = &rate_empty, .verdict = XDP_DROP, COUNTED(syn_bad_csum) },
+	{ "kernel drops: IPv6 SYN with options and a wrong TCP checksum: no token",
+	  .pkt = { V6, .flags = TCP_SYN, .tcp_opts = 1 }, .mangle = mangle_tcp_csum,
+	  .verdict = XDP_DROP, COUNTED(syn_bad_csum) },
+	{ "kernel drops: IPv4 SYN with data and a wrong TCP checksum, verified class: no cookie",
+	  .pkt = { V4, .flags = TCP_SYN, .tcp_opts = 1, .payload_len = 7 },
+	  .mangle = mangle_tcp_csum, .cfg = &cfg_vtc, .verdict = XDP_DROP,
+	  COUNTED(syn_bad_csum) },
+	{ "IPv4 SYN with 7 bytes of data, right checksum: judged",
+	  .pkt = { V4, .flags = TCP_SYN, .tcp_opts = 1, .payload_len = 7 },
+	  .verdict = XDP_PASS, ADMITTED(SHEDD_SHEDDABLE) },
+	{ "IPv4 SYN whose checksum is left to offload (a local sender): judged",
+	  .pkt = { V4, .flags = TCP_SYN, .tcp_opts = 1 }, .mangle = mangle_tcp_csum_partial,
+	  .verdict = XDP_PASS, ADMITTED(SHEDD_SHEDDABLE) },
+	{ "IPv6 SYN whose checksum is left to offload (a local sender): judged",
+	  .pkt = { V6, .flags = TCP_SYN }, .mangle = mangle_tcp_csum_partial,
+	  .verdict = XDP_PASS, ADMITTED(SHEDD_SHEDDABLE) },
+	{ "RST sent: IPv4 SYN with TOS 0x2b: the RST's TOS 0x28, the kernel's",
+	  .pkt = { V4, .flags = TCP_SYN }, .mangle = mangle_tos, .cfg = &cfg_rst,
+	  .rate = &rate_empty, .verdict = XDP_TX, RST_SENT(SHEDD_SHEDDABLE), .reply_len = 54 },
+	{ "RST sent: IPv6 SYN with traffic class 0x2b: the RST's 0x28, the kernel's",
+	  .pkt = { V6, .flags = TCP_SYN }, .mangle = mangle_tos, .cfg = &cfg_rst,
+	  .rate = &rate_empty, .verdict = XDP_TX, RST_SENT(SHEDD_SHEDDABLE), .reply_len = 74 },
+	{ "RST sent: IPv4 class E source 240.0.0.1, unicast to Linux",
+	  .pkt = { V4, .flags = TCP_SYN, .saddr = "240.0.0.1" }, .cfg = &cfg_rst,
+	  .rate = &rate_empty, .verdict = XDP_TX, RST_SENT(SHEDD_SHEDDABLE), .reply_len = 54 },
+	{ "RST sent: IPv6 source ::1 on lo, where the kernel takes it",
 	  .pkt = { V6, .flags = TCP_SYN, .saddr = "::1" }, .cfg = &cfg_rst,
-	  .rate = &rate_empty, .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
-	{ "RST refused: IPv6 source ::ffff:198.18.0.10 (v4-mapped)",
+	  .rate = &rate_empty, .verdict = XDP_TX, RST_SENT(SHEDD_SHEDDABLE), .reply_len = 74 },
+	/* The reverse-path check (shedd_src_route()): 198.18.1.0/25 and
+	 * 2001:db8:1::/64 are routed through the dummy device the frames
+	 * come in on, 198.18.1.64/26 and 2001:db8:1:1::/64 through another. */
+	{ "source check: CRITICAL_PLUS client routed back where it came from: its class",
+	  .pkt = { V4, .flags = TCP_SYN, .saddr = V4_CP }, .cfg = &cfg_src, .on_dummy = 1,
+	  .verdict = XDP_PASS, ADMITTED(SHEDD_CRITICAL_PLUS) },
+	{ "source check: spoofed CRITICAL_PLUS source routed elsewhere: the default class",
+	  .pkt = { V4, .flags = TCP_SYN, .saddr = V4_CP_ELSEWHERE }, .cfg = &cfg_src,
+	  .on_dummy = 1, .verdict = XDP_PASS,
+	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .admitted = 1 },
+		     .src_failed = 1 } },
+	{ "source check: spoofed CRITICAL_PLUS source, empty buckets: shed as the default class",
+	  .pkt = { V4, .flags = TCP_SYN, .saddr = V4_CP_ELSEWHERE }, .cfg = &cfg_src,
+	  .on_dummy = 1, .rate = &rate_empty, .verdict = XDP_DROP,
+	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .dropped = 1 },
+		     .src_failed = 1 } },
+	{ "source check: spoofed source in a verified default class: charged, no cookie",
+	  .pkt = { V4, .flags = TCP_SYN, .saddr = V4_CP_ELSEWHERE, .tcp_opts = 1 },
+	  .cfg = &cfg_vtc_src, .on_dummy = 1, .verdict = XDP_PASS,
+	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .admitted = 1 },
+		     .src_failed = 1 } },
+	{ "source check: IPv6 CRITICAL client routed back where it came from: its class",
+	  .pkt = { V6, .flags = TCP_SYN, .saddr = V6_CRIT }, .cfg = &cfg_src, .on_dummy = 1,
+	  .verdict = XDP_PASS, ADMITTED(SHEDD_CRITICAL) },
+	{ "source check: spoofed IPv6 CRITICAL source routed elsewhere: the default class",
+	  .pkt = { V6, .flags = TCP_SYN, .saddr = V6_CRIT_ELSEWHERE }, .cfg = &cfg_src,
+	  .on_dummy = 1, .verdict = XDP_PASS,
+	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .admitted = 1 },
+		     .src_failed = 1 } },
+	{ "source check: CRITICAL_PLUS source with a local address: the default class",
+	  .pkt = { V4, .flags = TCP_SYN, .saddr = V4_CP_LOCAL }, .cfg = &cfg_src,
+	  .on_dummy = 1, .verdict = XDP_PASS,
+	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .admitted = 1 },
+		     .src_failed = 1 } },
+	{ "source check: the default class is not looked up",
+	  .pkt = { V4, .flags = TCP_SYN }, .cfg = &cfg_src, .on_dummy = 1,
+	  .verdict = XDP_PASS, ADMITTED(SHEDD_SHEDDABLE) },
+	{ "source check off: spoofed CRITICAL_PLUS source keeps its class",
+	  .pkt = { V4, .flags = TCP_SYN, .saddr = V4_CP_ELSEWHERE }, .on_dummy = 1,
+	  .verdict = XDP_PASS, ADMITTED(SHEDD_CRITICAL_PLUS) },
+	{ "source check: forwarding off on the device: not checked, its class",
+	  .pkt = { V4, .flags = TCP_SYN, .saddr = V4_CP_ELSEWHERE }, .cfg = &cfg_src,
+	  .on_dummy = 2, .verdict = XDP_PASS,
+	  .delta = { .cls[SHEDD_CRITICAL_PLUS] = { .syn = 1, .charged = 1, .admitted = 1 },
+		     .src_unchecked = 1 } },
+	{ "kernel drops: IPv6 source ::ffff:198.18.0.10 (v4-mapped): no token, no RST",
 	  .pkt = { V6, .flags = TCP_SYN, .saddr = "::ffff:198.18.0.10" },
 	  .cfg = &cfg_rst, .rate = &rate_empty,
-	  .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
-	{ "RST refused: IPv6 destination ff02::1 (multicast)",
+	  .verdict = XDP_DROP, MARTIAN },
+	{ "kernel drops: IPv6 destination ff02::1 (multicast): no token, no RST",
 	  .pkt = { V6, .flags = TCP_SYN, .daddr = "ff02::1" }, .cfg = &cfg_rst,
-	  .rate = &rate_empty, .verdict = XDP_DROP, RST_REFUSED(SHEDD_SHEDDABLE) },
+	  .rate = &rate_empty, .verdict = XDP_DROP, MARTIAN },
 	{ "RST refused: destination MAC ff:ff:ff:ff:ff:ff",
 	  .pkt = { V4, .flags = TCP_SYN }, .mangle = mangle_dst_mac_bcast,
 	  .cfg = &cfg_rst, .rate = &rate_empty,
@@ -1319,8 +1523,15 @@ static const struct xdp_case cases[] = {
 static int case_setup(void **state)
 {
 	const struct xdp_case *c = *state;
+	struct shedd_broadcast b = { .addr = { BRD4_BE } };
+	__u32 zero = 0;
 
-	return reset_maps(c->cfg, c->rate);
+	if (reset_maps(c->cfg, c->rate))
+		return -1;
+	if (c->brd && bpf_map__update_elem(skel->maps.broadcast, &zero, sizeof(zero), &b,
+					   sizeof(b), BPF_ANY))
+		return -1;
+	return 0;
 }
 
 static void run_case(void **state)
@@ -1334,7 +1545,7 @@ static void run_case(void **state)
 	if (c->mangle)
 		c->mangle(&p);
 	read_stats(&before);
-	run_xdp(c->name, p.data, p.len, &r);
+	run_xdp_on(c->name, p.data, p.len, c->on_dummy ? dummy_ifindex[c->on_dummy - 1] : 0, &r);
 	read_stats(&after);
 
 	expect_verdict(c->name, r.verdict, c->verdict);
@@ -1932,6 +2143,48 @@ static int listen_on(int v6, __u16 port, int backlog)
 	return fd;
 }
 
+/* Two veth devices of the test's namespace (their peers too) for frames that come in on a
+ * device other than lo, with the routes of the source check: what the
+ * frames' sources are routed through, and forwarding on the first only
+ * (bpf_fib_lookup() looks up nothing on a device that does not forward).
+ * The commands act in this process's namespace only. */
+static int dummy_setup(void)
+{
+	static const char *const cmds[] = {
+		"ip link add shd0 type veth peer name shd0p",
+		"ip link add shd1 type veth peer name shd1p",
+		"ip link set shd0 up",
+		"ip link set shd0p up",
+		"ip link set shd1 up",
+		"ip link set shd1p up",
+		"ip addr add " V4_CP_LOCAL "/32 dev shd0",
+		"ip route add 198.18.1.0/26 dev shd0",
+		"ip route add 198.18.1.64/26 dev shd1",
+		"ip -6 route add 2001:db8:1::/64 dev shd0",
+		"ip -6 route add 2001:db8:1:1::/64 dev shd1",
+		"sysctl -qw net.ipv4.conf.shd0.forwarding=1",
+		"sysctl -qw net.ipv6.conf.shd0.forwarding=1",
+		"sysctl -qw net.ipv4.conf.shd1.forwarding=0",
+		"sysctl -qw net.ipv6.conf.shd1.forwarding=0",
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
+		if (system(cmds[i]) != 0) {
+			print_error("test namespace: '%s' failed\n", cmds[i]);
+			return -1;
+		}
+	}
+	for (i = 0; i < 2; i++) {
+		dummy_ifindex[i] = (int)if_nametoindex(DUMMY_DEV[i]);
+		if (!dummy_ifindex[i]) {
+			print_error("test namespace: no %s: %s\n", DUMMY_DEV[i], strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* A namespace of this process's own: BPF_PROG_TEST_RUN hands the program
  * the loopback device of the caller's namespace, so the socket lookups of
  * the verified path see what is made here, and nothing of the host's. */
@@ -1953,6 +2206,8 @@ static int netns_setup(void)
 	if (ioctl(fd4, SIOCSIFFLAGS, &ifr) || lo_addr4(fd4, "lo:1", PKT_V4_SERVER) ||
 	    lo_addr4(fd4, "lo:2", PKT_V4_CLIENT) || lo_addr6(fd6, PKT_V6_SERVER) ||
 	    lo_addr6(fd6, PKT_V6_CLIENT))
+		goto out;
+	if (dummy_setup())
 		goto out;
 	listen_fds[0] = listen_on(0, PROTECTED_PORT, 16);
 	listen_fds[1] = listen_on(1, PROTECTED_PORT, 16);
@@ -2167,7 +2422,17 @@ static void expect_synack(const char *name, const struct pkt *in,
 	expect(ot->flags == (TCP_SYN | TCP_ACK | (w->ecn ? TCP_ECE : 0)), name,
 	       "TCP flags 0x%02x, expected 0x%02x", ot->flags,
 	       TCP_SYN | TCP_ACK | (w->ecn ? TCP_ECE : 0));
-	expect(ot->window != 0, name, "window 0");
+	/* tcp_select_initial_window(): 64 KiB of space in whole segments of
+	 * the offered MSS less the timestamp, at most 65535. */
+	{
+		__u32 seg = (w->adv_mss ? w->adv_mss : w->mss) - (w->ts ? 12 : 0);
+		__u32 win = 65536 - 65536 % seg;
+
+		if (win > 65535)
+			win = 65535;
+		expect(ntohs(ot->window) == win, name, "window %u, expected %u",
+		       ntohs(ot->window), win);
+	}
 	expect(ot->urg_ptr == 0, name, "urgent pointer %u", ntohs(ot->urg_ptr));
 	sum = pkt_l4_csum(v6, in->daddr, in->saddr, IPPROTO_TCP, ot, tcp_len,
 			  offsetof(struct pkt_tcp, check));
@@ -2284,6 +2549,30 @@ static const struct synack_case synack_cases[] = {
 	{ "cookie: IPv4 SYN with 10 bytes of data: none in the SYN-ACK, not acked",
 	  .pkt = { V4, .flags = TCP_SYN, .payload_len = 10, OPTS(opt_linux) },
 	  .want = FULL4 },
+	{ "cookie: IPv4 SYN without options, MTU 1500: MSS option 1460 (advmss), cookie 536",
+	  .pkt = { V4, .flags = TCP_SYN }, .cfg = &cfg_vtc_1500,
+	  .want = { .mss = 536, .mss_idx = 0, .adv_mss = 1460 } },
+	{ "cookie: IPv6 SYN without options, MTU 1500: MSS option 1440 (advmss), cookie 1220",
+	  .pkt = { V6, .flags = TCP_SYN }, .cfg = &cfg_vtc_1500,
+	  .want = { .mss = 1220, .mss_idx = 0, .adv_mss = 1440 } },
+	{ "cookie: IPv4 SYN with MSS 1400, MTU 1500: MSS option 1460, cookie 1300",
+	  .pkt = { V4, .flags = TCP_SYN, OPTS(opt_mss1400) }, .cfg = &cfg_vtc_1500,
+	  .want = { .mss = 1300, .mss_idx = 1, .adv_mss = 1460 } },
+	{ "cookie: IPv4 Linux SYN, tcp_timestamps=0: MSS alone",
+	  .pkt = { V4, .flags = TCP_SYN, OPTS(opt_linux) }, .cfg = &cfg_vtc_nots,
+	  .want = { .mss = 1460, .mss_idx = 3 } },
+	{ "cookie: IPv6 ECN SYN, tcp_timestamps=0: MSS alone, no ECE",
+	  .pkt = { V6, .flags = TCP_SYN | TCP_ECE | TCP_CWR, OPTS(opt_linux6) },
+	  .cfg = &cfg_vtc_nots, .want = { .mss = 1440, .mss_idx = 2 } },
+	{ "cookie: IPv4 Linux SYN, tcp_sack=0: NOP NOP TS WS, no SACK in the timestamp",
+	  .pkt = { V4, .flags = TCP_SYN, OPTS(opt_linux) }, .cfg = &cfg_vtc_nosack,
+	  .want = { .mss = 1460, .mss_idx = 3, .ts = 1, .ws = 1, .client_ws = 7 } },
+	{ "cookie: IPv6 Linux SYN, tcp_sack=0, kernel hand-off: no SACK",
+	  .pkt = { V6, .flags = TCP_SYN, OPTS(opt_linux6) }, .cfg = &cfg_vkernel_nosack,
+	  .want = { .mss = 1440, .mss_idx = 2, .ts = 1, .ws = 1, .client_ws = 7 } },
+	{ "cookie: IPv4 Linux SYN, tcp_window_scaling=0: SACK TS, no WS, none in the timestamp",
+	  .pkt = { V4, .flags = TCP_SYN, OPTS(opt_linux) }, .cfg = &cfg_vtc_nows,
+	  .want = { .mss = 1460, .mss_idx = 3, .ts = 1, .sack = 1, .client_ws = 0xf } },
 	{ "cookie: IPv4 SYN without options grows to a 24-byte TCP header, MSS 536",
 	  .pkt = { V4, .flags = TCP_SYN }, .want = { .mss = 536, .mss_idx = 0 } },
 	{ "cookie: IPv6 SYN without options: MSS 1220",

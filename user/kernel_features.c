@@ -273,6 +273,12 @@ __u32 cookie_rate_per_cpu(__u64 total_per_sec, int ncpus)
 	return share > MAX_COOKIE_RATE_PER_SEC ? MAX_COOKIE_RATE_PER_SEC : (__u32)share;
 }
 
+__u8 syn_opts_off(__u64 tcp_timestamps, __u64 tcp_sack, __u64 tcp_window_scaling)
+{
+	return (tcp_timestamps ? 0 : SHEDD_SYNOPT_NO_TS) | (tcp_sack ? 0 : SHEDD_SYNOPT_NO_SACK) |
+	       (tcp_window_scaling ? 0 : SHEDD_SYNOPT_NO_WS);
+}
+
 __u32 cookie_burst_for(__u64 rate_per_sec)
 {
 	__u64 burst = rate_per_sec / 100;

@@ -86,6 +86,12 @@ __u8 syn_ecn(__u64 tcp_ecn);
  * @ncpus - 1 more than the total; at most MAX_COOKIE_RATE_PER_SEC. */
 __u32 cookie_rate_per_cpu(__u64 total_per_sec, int ncpus);
 
+/* shedd_config.syn_opts_off from the sysctls tcp_timestamps, tcp_sack and
+ * tcp_window_scaling: each at 0 turns its option off in the kernel's
+ * SYN-ACKs (tcp_parse_options() does not see it in a SYN) and in what its
+ * cookies accept (cookie_timestamp_decode()). tcp_timestamps 2 is on. */
+__u8 syn_opts_off(__u64 tcp_timestamps, __u64 tcp_sack, __u64 tcp_window_scaling);
+
 /* The depth of each CPU's cookie budget for @rate_per_sec cookies per
  * second on that CPU: 10 ms of it, at least 1, at most MAX_COOKIE_BURST;
  * 0 when the rate is 0 (no cookie at all). */

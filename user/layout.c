@@ -60,6 +60,7 @@ static const struct layout_map maps[] = {
 	{ "settings", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_config), 0, NULL },
 	{ "settings_cur", BPF_MAP_TYPE_ARRAY, U32, U32, 0, NULL },
 	{ "flow_key", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_flow_key), 0, NULL },
+	{ "broadcast", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_broadcast), 0, NULL },
 	{ "ports", BPF_MAP_TYPE_HASH, sizeof(__u16), sizeof(__u8), 0, NULL },
 	{ "prefix_v4", BPF_MAP_TYPE_LPM_TRIE, sizeof(struct shedd_lpm_v4), U32, 0, NULL },
 	{ "prefix_v6", BPF_MAP_TYPE_LPM_TRIE, sizeof(struct shedd_lpm_v6), U32, 0, NULL },

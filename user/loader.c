@@ -55,7 +55,7 @@ static const char *const pinned_names[] = {
 	"settings", "ports", "prefix_v4", "prefix_v6", "rates", "reserve", "buckets", "stats",
 	"rst_budget", "ctl_state", "cookie_budget", "refresh", "mss_cache", "proven",
 	"handoff_stats", "handoff", "ctl_cmd", "manual_v4", "manual_v6", "daemon_stats",
-	"cookie_sent", "layout", "settings_cur", "flow_key",
+	"cookie_sent", "layout", "settings_cur", "flow_key", "broadcast",
 	/* Pinned by older shedd, removed with the rest. */
 	"closing",
 };
@@ -857,7 +857,8 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 		/* A scratch map holds nothing between packets: each program
 		 * has its own, unpinned. */
 		if (bpf_map__is_internal(map) || map == l->skel->maps.reply_scratch ||
-		    map == l->skel->maps.rst_scratch || map == l->skel->maps.settings_pkt)
+		    map == l->skel->maps.rst_scratch || map == l->skel->maps.settings_pkt ||
+		    map == l->skel->maps.csum_scratch)
 			continue;
 		if ((err = migrate_plan(l, map)))
 			goto fail;
@@ -1011,6 +1012,76 @@ static int iface_mac_mtu(const char *iface, __u8 mac[6], __u32 *mtu)
 	return err;
 }
 
+/* The source check needs the kernel's FIB lookup, which answers only on
+ * an interface that forwards: say where it cannot run. */
+static void source_check_tell(const char *iface)
+{
+	int v4 = probe_forwarding(iface, 0), v6 = probe_forwarding(iface, 1);
+
+	if (v4 == 1 && v6 == 1)
+		return;
+	log_notice("source check: %s%s%s does not forward on %s: the kernel's FIB lookup "
+		   "cannot answer there, and SYNs of classes above the default class are taken "
+		   "as their class (counted src_unchecked); give those classes --verify "
+		   "shedding to prove them instead", v4 == 1 ? "" : "IPv4",
+		   v4 != 1 && v6 != 1 ? " and " : "", v6 == 1 ? "" : "IPv6", iface);
+}
+
+/* The namespace's IPv4 broadcast addresses into the map broadcast, if
+ * they changed (@changed: set to 1 then). 0 or a negative errno. */
+static int sync_broadcast(struct loader *l, int *changed)
+{
+	int fd = bpf_map__fd(l->skel->maps.broadcast), err;
+	struct shedd_broadcast cur = { 0 }, next;
+	__u32 zero = 0;
+
+	if ((err = probe_brd4(next.addr, SHEDD_MAX_BRD4)) < 0)
+		return err;
+	if (bpf_map_lookup_elem(fd, &zero, &cur) == 0 && !memcmp(&cur, &next, sizeof(cur)))
+		return 0;
+	if (bpf_map_update_elem(fd, &zero, &next, BPF_ANY)) {
+		err = -errno;
+		log_err("write broadcast: %s", strerror(errno));
+		return err;
+	}
+	*changed = 1;
+	return 0;
+}
+
+int loader_refresh_host(struct loader *l)
+{
+	int fd = bpf_map__fd(l->skel->maps.settings), err, brd_changed = 0;
+	struct shedd_config cfg, next;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(fd, &zero, &cfg)) {
+		err = -errno;
+		log_err("read settings: %s", strerror(errno));
+		return err;
+	}
+	next = cfg;
+	if (l->plan.enabled &&
+	    ((err = probe_syn_options(&next.wscale, &next.ecn)) ||
+	     (err = probe_syn_opts_off(&next.syn_opts_off))))
+		return err;
+	if ((err = sync_broadcast(l, &brd_changed)))
+		return err;
+	if (brd_changed)
+		log_notice("the namespace's IPv4 broadcast addresses changed: SYNs to them are "
+			   "dropped as the kernel drops them");
+	if (!memcmp(&cfg, &next, sizeof(cfg)))
+		return 0;
+	if (bpf_map_update_elem(fd, &zero, &next, BPF_EXIST)) {
+		err = -errno;
+		log_err("write settings: %s", strerror(errno));
+		return err;
+	}
+	log_notice("the namespace changed what the kernel answers: SYN-ACK window scale %u, "
+		   "ECN %u, options off 0x%x (timestamps 1, SACK 2, window scaling 4)",
+		   next.wscale, next.ecn, next.syn_opts_off);
+	return 0;
+}
+
 int loader_configure(struct loader *l, const struct shedd_options *o)
 {
 	__u64 rst_per_cpu;
@@ -1043,7 +1114,17 @@ int loader_configure(struct loader *l, const struct shedd_options *o)
 		memcpy(cfg.verify, o->verify, sizeof(cfg.verify));
 		cfg.handoff = l->plan.handoff;
 		if ((err = probe_apply_sysctls(l->plan.handoff)) ||
-		    (err = probe_syn_options(&cfg.wscale, &cfg.ecn)))
+		    (err = probe_syn_options(&cfg.wscale, &cfg.ecn)) ||
+		    (err = probe_syn_opts_off(&cfg.syn_opts_off)))
+			return err;
+	}
+	cfg.source_check = o->source_check;
+	if (cfg.source_check == SHEDD_SRC_STRICT)
+		source_check_tell(o->iface);
+	{
+		int changed = 0;
+
+		if ((err = sync_broadcast(l, &changed)))
 			return err;
 	}
 	cfg.tx_blocked = l->tx_blocked;

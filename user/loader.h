@@ -80,6 +80,12 @@ int loader_write_daemon_stats(struct loader *l, const struct shedd_daemon_stats 
  * verified admission, first the sysctls its hand-off needs (probe.h). */
 int loader_configure(struct loader *l, const struct shedd_options *o);
 
+/* Read again what the namespace may change while shedd runs (the sysctls
+ * behind the SYN-ACK's options, the IPv4 broadcast addresses) and rewrite
+ * settings if it changed, saying so. Only the daemon's thread writes
+ * settings. 0 or a negative errno, with a message. */
+int loader_refresh_host(struct loader *l);
+
 /* settings.tx_blocked (xdptx.h): what the running program has, and a new
  * value for it (kept in l->tx_blocked, which loader_configure() writes
  * too). 0 or a negative errno, said on stderr. */

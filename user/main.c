@@ -95,6 +95,7 @@ struct daemon {
 	struct signal_report second;    /* merged over the status interval */
 	__u64 second_overflows, second_drops;
 	struct shedd_stats *prev, *cur; /* per-CPU snapshots */
+	__u64 host_read_ns;             /* when loader_refresh_host() last ran */
 	struct shedd_stats status_prev; /* summed, at the last status line */
 	__u64 *syn;                     /* token requests of the tick (charged),
 					 * [class * ncpus + cpu] */
@@ -361,6 +362,13 @@ static int tick(struct daemon *d)
 	d->prev = d->cur;
 	d->cur = swap;
 	tx_judge(d, d->prev);
+	/* The sysctls behind the SYN-ACK's options and the broadcast
+	 * addresses may change under us: read again once a second. A
+	 * failure is said and tried again. */
+	if (now - d->host_read_ns >= 1000000000ULL) {
+		d->host_read_ns = now;
+		loader_refresh_host(&d->l);
+	}
 
 	signals_read(&d->sig, &r);
 	merge_second(d, &r);

@@ -233,6 +233,8 @@ static void xdp_families(struct out *o)
 		{ "frag_judged", offsetof(struct shedd_stats, frag_judged) },
 		{ "frag_refused", offsetof(struct shedd_stats, frag_refused) },
 		{ "deep_refused", offsetof(struct shedd_stats, deep_refused) },
+		{ "syn_martian", offsetof(struct shedd_stats, syn_martian) },
+		{ "syn_bad_csum", offsetof(struct shedd_stats, syn_bad_csum) },
 	}, events[] = {
 		{ "rst_refused", offsetof(struct shedd_stats, rst_refused) },
 		{ "rst_limited", offsetof(struct shedd_stats, rst_limited) },
@@ -246,6 +248,8 @@ static void xdp_families(struct out *o)
 		{ "syn_no_listener", offsetof(struct shedd_stats, syn_no_listener) },
 		{ "syn_not_local", offsetof(struct shedd_stats, syn_not_local) },
 		{ "ack_to_kernel", offsetof(struct shedd_stats, ack_to_kernel) },
+		{ "src_failed", offsetof(struct shedd_stats, src_failed) },
+		{ "src_unchecked", offsetof(struct shedd_stats, src_unchecked) },
 	};
 #define U64_AT(base, off) (*(const __u64 *)((const char *)(base) + (off)))
 

@@ -104,6 +104,7 @@ struct shedd_options {
 	bool remove;
 	int verbose;
 	__u64 rst_rate_per_sec;   /* --rst-rate: RST budget of the host */
+	__u8 source_check;        /* --source-check: enum shedd_source_check */
 	bool latency_socket_set;  /* --latency-socket given (else the default) */
 	bool latency_target_off;  /* --latency-target off: latency is no signal */
 	bool latency_group_set;   /* --latency-group given */
@@ -124,7 +125,7 @@ struct shedd_options {
  * section, and a default: options_table[] holds them all, once. */
 enum opt_id {
 	OPT_IFACE, OPT_NETNS, OPT_PORT, OPT_BACKEND_PORT, OPT_RATE, OPT_BURST,
-	OPT_PREFIX, OPT_DEFAULT_CLASS, OPT_FLOOR, OPT_REJECT, OPT_RST_RATE,
+	OPT_PREFIX, OPT_DEFAULT_CLASS, OPT_SOURCE_CHECK, OPT_FLOOR, OPT_REJECT, OPT_RST_RATE,
 	OPT_CONTROLLER, OPT_TARGET_DELAY, OPT_INTERVAL, OPT_MIN_RATE, OPT_MAX_RATE,
 	OPT_STEP, OPT_DEPTH_FRAC, OPT_RAMP, OPT_RAMP_HOLD, OPT_LATENCY_TARGET,
 	OPT_LATENCY_SOCKET, OPT_LATENCY_GROUP, OPT_VERIFY, OPT_HANDOFF,

@@ -9,7 +9,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <net/if.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +144,7 @@ int probe_apply_sysctls(__u8 handoff)
 
 static __u64 host_rmem_max;
 static bool host_rmem_max_known;
+static bool rmem_max_warned;
 
 void probe_host_rmem_max(void)
 {
@@ -166,8 +170,11 @@ int probe_syn_options(__u8 *wscale, __u8 *ecn)
 		err = 0;
 		if (host_rmem_max_known) {
 			rmem_max = host_rmem_max;
+		} else if (rmem_max_warned) {
+			rmem_max = 0;
 		} else {
 			rmem_max = 0;
+			rmem_max_warned = true; /* read again every second: said once */
 			log_warn("verified admission: net.core.rmem_max is the host's on this "
 				 "kernel and not visible in this network namespace: the SYN-ACK's "
 				 "window scale follows net.ipv4.tcp_rmem alone (start shedd with "
@@ -183,6 +190,87 @@ int probe_syn_options(__u8 *wscale, __u8 *ecn)
 	*wscale = syn_wscale(tcp_rmem_max, rmem_max);
 	*ecn = syn_ecn(tcp_ecn);
 	return 0;
+}
+
+int probe_syn_opts_off(__u8 *off)
+{
+	static const char *const names[] = { "net.ipv4.tcp_timestamps", "net.ipv4.tcp_sack",
+					      "net.ipv4.tcp_window_scaling" };
+	__u64 v[3];
+	size_t i;
+	int err;
+
+	for (i = 0; i < 3; i++) {
+		err = sysctl_read_u64(names[i], &v[i]);
+		if (err) {
+			log_err("verified admission: read %s: %s", names[i], strerror(-err));
+			return err;
+		}
+	}
+	*off = syn_opts_off(v[0], v[1], v[2]);
+	return 0;
+}
+
+int probe_brd4(__u32 *brd, unsigned int max)
+{
+	struct ifaddrs *ifa, *a;
+	unsigned int n = 0, i;
+	int err;
+
+	memset(brd, 0, max * sizeof(*brd));
+	if (getifaddrs(&ifa)) {
+		err = -errno;
+		log_err("list the addresses of this network namespace: %s", strerror(errno));
+		return err;
+	}
+	for (a = ifa; a; a = a->ifa_next) {
+		__u32 cand, addr, mask;
+
+		if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET || !a->ifa_netmask)
+			continue;
+		addr = ((struct sockaddr_in *)(void *)a->ifa_addr)->sin_addr.s_addr;
+		mask = ((struct sockaddr_in *)(void *)a->ifa_netmask)->sin_addr.s_addr;
+		/* A prefix shorter than /31 has a broadcast address, its last.
+		 * (getifaddrs() gives no explicit "brd" reliably: without one
+		 * it names the address itself.) */
+		if ((ntohl(mask) & 2) || (a->ifa_flags & IFF_LOOPBACK))
+			continue;
+		cand = addr | ~mask;
+		if (cand == 0xffffffffU)
+			continue;
+		for (i = 0; i < n && brd[i] != cand; i++)
+			;
+		if (i < n)
+			continue;
+		if (n == max) {
+			log_warn("more than %u IPv4 broadcast addresses in this network "
+				 "namespace: SYNs to the others are judged", max);
+			break;
+		}
+		brd[n++] = cand;
+	}
+	freeifaddrs(ifa);
+	return (int)n;
+}
+
+int probe_forwarding(const char *iface, int v6)
+{
+	char path[128], buf[32];
+	ssize_t n;
+	int fd;
+
+	/* A path, not a sysctl name: an interface name may hold a dot. */
+	snprintf(path, sizeof(path), "/proc/sys/net/%s/conf/%s/forwarding", v6 ? "ipv6" : "ipv4",
+		 iface);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -EINVAL;
+	buf[n] = '\0';
+	return buf[0] != '0';
 }
 
 /* ---- XDP_TX: the driver's word -------------------------------------------- */

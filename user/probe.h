@@ -33,6 +33,24 @@ void probe_host_rmem_max(void);
  * said in a warning. 0 or a negative errno, with a message. */
 int probe_syn_options(__u8 *wscale, __u8 *ecn);
 
+/* The SYN-ACK options the namespace's sysctls turn off in the kernel's
+ * own SYN-ACKs and cookies: tcp_timestamps, tcp_sack, tcp_window_scaling
+ * at 0 (SHEDD_SYNOPT_*, syn_opts_off()). 0 or a negative errno, with a
+ * message naming the sysctl. */
+int probe_syn_opts_off(__u8 *off);
+
+/* The namespace's IPv4 subnet broadcast addresses (for the map
+ * broadcast), network order, which
+ * the kernel makes RTN_BROADCAST routes of (fib_add_ifaddr()): the last
+ * address of each prefix shorter than /31 (an explicit "brd" other than
+ * that is not seen). At most @max in @brd, the rest zero; the number
+ * found, or a negative errno with a message. */
+int probe_brd4(__u32 *brd, unsigned int max);
+
+/* Does @iface forward IPv4 (@v6 0) or IPv6? bpf_fib_lookup() answers
+ * only there. 1, 0, or a negative errno. */
+int probe_forwarding(const char *iface, int v6);
+
 /**
  * struct xdptx_probe - what the driver of shedd's interface says about the
  * frames the program sends back with XDP_TX (xdptx.h): its XDP_TX error

@@ -1,0 +1,90 @@
+#!/usr/bin/env bats
+# source_check.bats - a source that claims a class above the default class
+# must be routed back through the interface its SYN came in on
+# (--source-check strict, the default). In the server's namespace the
+# client's address is critical_plus and routed back through the testbed's
+# veth; 198.19.5.0/24 is critical_plus too but routed through another
+# interface, so a flood from it arriving on the veth is spoofed: it is
+# judged as the default class (src_failed) and spends none of
+# critical_plus's tokens, while the real client keeps its class. Where
+# the interface does not forward, the kernel cannot look it up: the class
+# is kept and counted (src_unchecked).
+
+load lib
+
+teardown() { testbed_down; }
+
+PROBE="$ROOT/tests/tools/synprobe.py"
+
+setup_routes() {
+	testbed_up
+	CLI_MAC=$(in_cli cat "/sys/class/net/$IF_CLI/address")
+	# Another interface of the server, where 198.19.5.0/24 lives.
+	in_srv ip link add shdo0 type veth peer name shdo1
+	in_srv ip link set shdo0 up
+	in_srv ip link set shdo1 up
+	in_srv ip route add 198.19.5.0/24 dev shdo0
+	listener_start
+}
+
+# one_syn SPORT: one SYN of the real client, from $CLI_IP.
+one_syn() {
+	in_cli python3 "$PROBE" probe "$IF_CLI" "$CLI_MAC" "$SRV_MAC" "$CLI_IP" "$SRV_IP" \
+		"$1" "$PORT" --opts linux
+}
+
+@test "strict: a spoofed critical_plus flood from a prefix routed elsewhere spends the default class's tokens, the real client keeps its class" {
+	local cp0 cp1 sh0 sh1 failed
+	setup_routes
+	in_srv sysctl -qw "net.ipv4.conf.$IF_SRV.forwarding=1"
+	shedd_start --port "$PORT" --verify off --controller off --rate 100000 \
+		--prefix "$CLI_IP/32=critical_plus" --prefix 198.19.5.0/24=critical_plus
+	cp0=$(stat_sum syn 0)
+	sh0=$(stat_sum syn 3)
+	flood 198.19.5.0/24 1000 1
+	run one_syn 43000
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# The kernel answered it: admitted in its class.
+	jq -e '.reply.flags == 18' <<<"$output"
+	cp1=$(stat_sum syn 0)
+	sh1=$(stat_sum syn 3)
+	failed=$(stat_sum src_failed)
+	echo "critical_plus syn $cp0 -> $cp1, sheddable syn $sh0 -> $sh1, src_failed $failed"
+	[ $((cp1 - cp0)) -eq 1 ]
+	within "$failed" 900 1000
+	[ $((sh1 - sh0)) -eq "$failed" ]
+	[ "$(stat_sum src_unchecked)" -eq 0 ]
+}
+
+@test "strict, the interface does not forward: the class is kept, counted src_unchecked" {
+	local cp0 cp1 unchecked
+	setup_routes
+	in_srv sysctl -qw "net.ipv4.conf.$IF_SRV.forwarding=0"
+	shedd_start --port "$PORT" --verify off --controller off --rate 100000 \
+		--prefix 198.19.5.0/24=critical_plus
+	grep -q "source check: IPv4.* does not forward on $IF_SRV" "$TESTBED_TMP/shedd.log"
+	cp0=$(stat_sum syn 0)
+	flood 198.19.5.0/24 1000 1
+	cp1=$(stat_sum syn 0)
+	unchecked=$(stat_sum src_unchecked)
+	echo "critical_plus syn $cp0 -> $cp1, src_unchecked $unchecked"
+	within $((cp1 - cp0)) 900 1000
+	[ "$unchecked" -eq $((cp1 - cp0)) ]
+	[ "$(stat_sum src_failed)" -eq 0 ]
+}
+
+@test "off: a spoofed critical_plus flood keeps its class" {
+	local cp0 cp1
+	setup_routes
+	in_srv sysctl -qw "net.ipv4.conf.$IF_SRV.forwarding=1"
+	shedd_start --port "$PORT" --verify off --controller off --rate 100000 \
+		--prefix 198.19.5.0/24=critical_plus --source-check off
+	cp0=$(stat_sum syn 0)
+	flood 198.19.5.0/24 1000 1
+	cp1=$(stat_sum syn 0)
+	echo "critical_plus syn $cp0 -> $cp1"
+	within $((cp1 - cp0)) 900 1000
+	[ "$(stat_sum src_failed)" -eq 0 ]
+	[ "$(stat_sum src_unchecked)" -eq 0 ]
+}
