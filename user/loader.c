@@ -1013,18 +1013,42 @@ static int iface_mac_mtu(const char *iface, __u8 mac[6], __u32 *mtu)
 }
 
 /* The source check needs the kernel's FIB lookup, which answers only on
- * an interface that forwards: say where it cannot run. */
-static void source_check_tell(const char *iface)
+ * an interface that forwards. Where it cannot run, a spoofed flood from a
+ * top class's prefix would spend that class's tokens: the classes above
+ * the default class that --verify does not name verify while shedding
+ * instead (@cfg, with verified admission on), so such a flood must prove
+ * its addresses once the class sheds. Says which. */
+static void source_check_fallback(const struct shedd_options *o, struct shedd_config *cfg,
+				  bool can_verify)
 {
-	int v4 = probe_forwarding(iface, 0), v6 = probe_forwarding(iface, 1);
+	int v4 = probe_forwarding(o->iface, 0), v6 = probe_forwarding(o->iface, 1);
+	char names[128] = "";
+	size_t len = 0;
+	__u32 c;
 
 	if (v4 == 1 && v6 == 1)
 		return;
-	log_notice("source check: %s%s%s does not forward on %s: the kernel's FIB lookup "
-		   "cannot answer there, and SYNs of classes above the default class are taken "
-		   "as their class (counted src_unchecked); give those classes --verify "
-		   "shedding to prove them instead", v4 == 1 ? "" : "IPv4",
-		   v4 != 1 && v6 != 1 ? " and " : "", v6 == 1 ? "" : "IPv6", iface);
+	for (c = 0; can_verify && c < o->default_class && c < SHEDD_NR_CLASSES; c++) {
+		if ((o->verify_named & (1U << c)) || cfg->verify[c] != SHEDD_VERIFY_OFF)
+			continue;
+		cfg->verify[c] = SHEDD_VERIFY_SHEDDING;
+		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "",
+					class_name(c));
+		if (len >= sizeof(names))
+			len = sizeof(names) - 1;
+	}
+	if (names[0])
+		log_notice("source check: %s%s%s does not forward on %s: the kernel's FIB lookup "
+			   "cannot answer there (SYNs counted src_unchecked), so %s verify while "
+			   "shedding instead (--verify CLASS=off to keep a class unverified)",
+			   v4 == 1 ? "" : "IPv4", v4 != 1 && v6 != 1 ? " and " : "",
+			   v6 == 1 ? "" : "IPv6", o->iface, names);
+	else
+		log_notice("source check: %s%s%s does not forward on %s: the kernel's FIB lookup "
+			   "cannot answer there, and SYNs of classes above the default class are "
+			   "taken as their class (counted src_unchecked)",
+			   v4 == 1 ? "" : "IPv4", v4 != 1 && v6 != 1 ? " and " : "",
+			   v6 == 1 ? "" : "IPv6", o->iface);
 }
 
 /* The namespace's IPv4 broadcast addresses into the map broadcast, if
@@ -1120,7 +1144,7 @@ int loader_configure(struct loader *l, const struct shedd_options *o)
 	}
 	cfg.source_check = o->source_check;
 	if (cfg.source_check == SHEDD_SRC_STRICT)
-		source_check_tell(o->iface);
+		source_check_fallback(o, &cfg, l->plan.enabled);
 	{
 		int changed = 0;
 

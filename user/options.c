@@ -1193,6 +1193,7 @@ int options_parse(int argc, char **argv, struct shedd_options *o,
 	for (c = 0; c < SHEDD_NR_CLASSES; c++)
 		if ((st.verify_given & (1U << c)) && o->verify[c] != SHEDD_VERIFY_OFF)
 			o->verify_explicit = true;
+	o->verify_named = st.verify_given;
 	if (!o->latency_socket[0])
 		snprintf(o->latency_socket, sizeof(o->latency_socket), "/run/shedd/%s.sock", o->iface);
 	return OPTIONS_RUN;

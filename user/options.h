@@ -112,6 +112,7 @@ struct shedd_options {
 	/* Verified admission. */
 	__u8 verify[SHEDD_NR_CLASSES]; /* enum shedd_verify, per class */
 	bool verify_explicit;     /* --verify asked a class for a mode other than off */
+	unsigned int verify_named; /* classes --verify named (bit per class) */
 	enum handoff_choice handoff;
 	__u64 cookie_rate_per_sec; /* --cookie-rate: the host's, all CPUs */
 	__u64 verify_hold_ns;     /* --verify-hold */

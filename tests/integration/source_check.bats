@@ -74,6 +74,35 @@ one_syn() {
 	[ "$(stat_sum src_failed)" -eq 0 ]
 }
 
+@test "strict, the interface does not forward, --verify silent on the top classes: they verify while shedding, so a spoofed critical_plus flood spends almost nothing" {
+	local charged cookies
+	setup_routes
+	in_srv sysctl -qw "net.ipv4.conf.$IF_SRV.forwarding=0"
+	shedd_start --port "$PORT" --controller off --rate 100 --burst 10 \
+		--prefix 198.19.5.0/24=critical_plus
+	grep -q "source check: IPv4.* does not forward on $IF_SRV: .* critical_plus, critical verify while shedding" \
+		"$TESTBED_TMP/shedd.log"
+	flood 198.19.5.0/24 1000 1
+	charged=$(stat_sum charged 0)
+	cookies=$(stat_sum cookie_sent 0)
+	echo "# critical_plus charged $charged, cookie_sent $cookies, src_unchecked $(stat_sum src_unchecked)" >&3
+	# The class's burst and what shed before the CPU turned to cookies.
+	[ "$charged" -le 100 ]
+	within "$cookies" 850 1000
+}
+
+@test "strict, the interface does not forward, --verify naming a top class: that class is left as asked" {
+	setup_routes
+	in_srv sysctl -qw "net.ipv4.conf.$IF_SRV.forwarding=0"
+	shedd_start --port "$PORT" --controller off --rate 100 --burst 10 \
+		--verify critical_plus=off --prefix 198.19.5.0/24=critical_plus
+	grep -q "source check: .* so critical verify while shedding" "$TESTBED_TMP/shedd.log"
+	flood 198.19.5.0/24 1000 1
+	echo "critical_plus charged $(stat_sum charged 0), cookie_sent $(stat_sum cookie_sent 0)"
+	within "$(stat_sum charged 0)" 900 1000
+	[ "$(stat_sum cookie_sent 0)" -eq 0 ]
+}
+
 @test "off: a spoofed critical_plus flood keeps its class" {
 	local cp0 cp1
 	setup_routes
