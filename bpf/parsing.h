@@ -57,6 +57,7 @@ struct pkt {
 	__u16 nr_vlans;
 	__u16 l4_len;       /* TCP header and data, from the IP length fields */
 	__u8 first_frag;    /* an IP first fragment: judged, never answered */
+	__u8 l4_proto;      /* PARSE_NON_TCP only: the protocol after l3 */
 };
 
 /*
@@ -77,6 +78,18 @@ static __always_inline __u32 ntohs_bounded(__be16 field)
 
 	verifier_bound(v, 0xffff);
 	return v;
+}
+
+/* An IP packet that is not TCP: where its payload lies and what it is,
+ * for the tunnel hook (bpf/tunnel.h), then PARSE_NON_TCP. */
+static __always_inline int parse_other(struct pkt *p, void *l3, __u32 l3_len, __u32 l4_len,
+				       __u8 proto)
+{
+	p->l3 = l3;
+	p->l3_len = (__u16)l3_len;
+	p->l4_len = (__u16)l4_len;
+	p->l4_proto = proto;
+	return PARSE_NON_TCP;
 }
 
 static __always_inline int parse_eth(struct cursor *c, struct pkt *p)
@@ -136,18 +149,27 @@ static __always_inline int parse_ipv4(struct cursor *c, struct pkt *p)
 	if (c->pos + hlen > c->end)
 		return PARSE_MALFORMED;
 	tot_len = ntohs_bounded(ip->tot_len);
-	if (tot_len < hlen || c->pos + tot_len > c->end)
+	/* first_frag already set: a datagram inside the first fragment of
+	 * a tunnel's packet (bpf/tunnel.h), which goes on in the next ones. */
+	if (tot_len < hlen || (!p->first_frag && c->pos + tot_len > c->end))
 		return PARSE_MALFORMED;
 	off = bpf_ntohs(ip->frag_off) & IP_OFFSET;
 	if (ip->frag_off & bpf_htons(IP_MF | IP_OFFSET)) {
-		if (ip->protocol != IPPROTO_TCP || off > 1)
+		if (ip->protocol != IPPROTO_TCP || off > 1) {
+			/* A first fragment of another protocol may be a
+			 * tunnel's: noted for the tunnel hook. */
+			if (off == 0) {
+				p->first_frag = 1;
+				parse_other(p, ip, hlen, tot_len - hlen, ip->protocol);
+			}
 			return PARSE_FRAGMENT;
+		}
 		if (off == 1 || tot_len - hlen < TCP_MIN_HLEN)
 			return PARSE_FRAG_REFUSED;
 		p->first_frag = 1;
 	}
 	if (ip->protocol != IPPROTO_TCP)
-		return PARSE_NON_TCP;
+		return parse_other(p, ip, hlen, tot_len - hlen, ip->protocol);
 	p->l3 = ip;
 	p->l3_len = hlen;
 	p->l4_len = tot_len - hlen;
@@ -190,7 +212,7 @@ static __always_inline int parse_ipv6(struct cursor *c, struct pkt *p)
 		return PARSE_MALFORMED;
 	/* The kernel drops a datagram longer than its frame. */
 	end_off = sizeof(*ip6) + ntohs_bounded(ip6->payload_len);
-	if (c->pos + end_off > c->end)
+	if (!p->first_frag && c->pos + end_off > c->end)
 		return PARSE_MALFORMED;
 	next = ip6->nexthdr;
 	c->pos = ip6 + 1;
@@ -247,7 +269,7 @@ static __always_inline int parse_ipv6(struct cursor *c, struct pkt *p)
 	if (ipv6_is_ext(next))
 		return PARSE_TOO_DEEP;
 	if (next != IPPROTO_TCP)
-		return PARSE_NON_TCP;
+		return parse_other(p, ip6, l3_len, end_off - l3_len, next);
 	if (p->first_frag && end_off - l3_len < TCP_MIN_HLEN)
 		return PARSE_FRAG_REFUSED;
 	p->l3 = ip6;

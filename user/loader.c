@@ -33,6 +33,7 @@
 #include "flow_hash.h"
 #include "handoff.skel.h"
 #include "loader.h"
+#include "tunnels.h"
 #include "log.h"
 #include "migrate.h"
 #include "service.h"
@@ -54,7 +55,7 @@ static const char *const pinned_names[] = {
 	"settings", "ports", "prefix_v4", "prefix_v6", "rates", "reserve", "buckets", "stats",
 	"rst_budget", "ctl_state", "cookie_budget", "refresh", "mss_cache", "proven",
 	"handoff_stats", "handoff", "ctl_cmd", "manual_v4", "manual_v6", "daemon_stats",
-	"closing", "layout",
+	"closing", "tun_local", "layout",
 };
 
 static int enter_netns(const char *name)
@@ -978,6 +979,9 @@ int loader_configure(struct loader *l, const struct shedd_options *o)
 			return err;
 	}
 	cfg.tx_blocked = l->tx_blocked;
+	cfg.tun_kinds = l->tun_kinds;
+	memcpy(cfg.tun_udp_port, l->tun_udp_port, sizeof(cfg.tun_udp_port));
+	memcpy(cfg.tun_udp_kind, l->tun_udp_kind, sizeof(cfg.tun_udp_kind));
 	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.settings), &zero, &cfg, BPF_ANY)) {
 		err = -errno;
 		log_err("write settings: %s", strerror(errno));
@@ -1019,6 +1023,78 @@ int loader_write_tx_blocked(struct loader *l, __u8 v)
 	err = -errno;
 	log_err("write settings.tx_blocked=%u: %s", v, strerror(errno));
 	return err;
+}
+
+static bool tun_has_local(const struct tun_found *f, const struct shedd_tun_addr *a)
+{
+	unsigned int i;
+
+	for (i = 0; i < f->nr_local; i++)
+		if (!memcmp(&f->local[i], a, sizeof(*a)))
+			return true;
+	return false;
+}
+
+int loader_write_tunnels(struct loader *l, const struct tun_found *f, bool settings)
+{
+	int fd = bpf_map__fd(l->skel->maps.tun_local), sfd = bpf_map__fd(l->skel->maps.settings);
+	struct shedd_tun_addr key, next, stale[64];
+	struct shedd_config cfg;
+	unsigned int i, nstale;
+	__u32 zero = 0;
+	__u8 one = 1;
+	bool more;
+
+	for (i = 0; i < f->nr_local; i++) {
+		if (bpf_map_update_elem(fd, &f->local[i], &one, BPF_ANY)) {
+			int err = -errno;
+
+			log_err("write tun_local: %s", strerror(errno));
+			return err;
+		}
+	}
+	/* Delete what is no longer local, a batch at a time: a deletion
+	 * during the walk would restart it. */
+	do {
+		more = false;
+		nstale = 0;
+		if (bpf_map_get_next_key(fd, NULL, &next))
+			break;
+		do {
+			key = next;
+			if (!tun_has_local(f, &key)) {
+				if (nstale == sizeof(stale) / sizeof(stale[0])) {
+					more = true;
+					break;
+				}
+				stale[nstale++] = key;
+			}
+		} while (bpf_map_get_next_key(fd, &key, &next) == 0);
+		for (i = 0; i < nstale; i++)
+			bpf_map_delete_elem(fd, &stale[i]);
+	} while (more);
+
+	l->tun_kinds = f->kinds;
+	memset(l->tun_udp_port, 0, sizeof(l->tun_udp_port));
+	memset(l->tun_udp_kind, 0, sizeof(l->tun_udp_kind));
+	memcpy(l->tun_udp_port, f->udp_port, sizeof(f->udp_port[0]) * f->nr_ports);
+	memcpy(l->tun_udp_kind, f->udp_kind, sizeof(f->udp_kind[0]) * f->nr_ports);
+	if (!settings)
+		return 0;
+	/* Only the daemon's tick writes settings while it runs. */
+	if (bpf_map_lookup_elem(sfd, &zero, &cfg) == 0) {
+		cfg.tun_kinds = l->tun_kinds;
+		memcpy(cfg.tun_udp_port, l->tun_udp_port, sizeof(cfg.tun_udp_port));
+		memcpy(cfg.tun_udp_kind, l->tun_udp_kind, sizeof(cfg.tun_udp_kind));
+		if (bpf_map_update_elem(sfd, &zero, &cfg, BPF_EXIST) == 0)
+			return 0;
+	}
+	{
+		int err = -errno;
+
+		log_err("write settings.tun_kinds: %s", strerror(errno));
+		return err;
+	}
 }
 
 int loader_write_rates(struct loader *l, const struct shedd_class_rate *next, __u64 now_ns)

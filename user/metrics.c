@@ -233,6 +233,9 @@ static void xdp_families(struct out *o)
 		{ "frag_judged", offsetof(struct shedd_stats, frag_judged) },
 		{ "frag_refused", offsetof(struct shedd_stats, frag_refused) },
 		{ "deep_refused", offsetof(struct shedd_stats, deep_refused) },
+		{ "tun_decap", offsetof(struct shedd_stats, tun_decap) },
+		{ "tun_judged", offsetof(struct shedd_stats, tun_judged) },
+		{ "tun_refused", offsetof(struct shedd_stats, tun_refused) },
 	}, events[] = {
 		{ "rst_refused", offsetof(struct shedd_stats, rst_refused) },
 		{ "rst_limited", offsetof(struct shedd_stats, rst_limited) },
