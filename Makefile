@@ -235,15 +235,15 @@ $(OUTPUT)/test_status: tests/test_status.c $(OUTPUT)/status.o $(OUTPUT)/options.
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) $(INIH_LIBS) -lm -o $@
 
-$(OUTPUT)/bench_xdp: tests/bench_xdp.c tests/packets.h $(SKEL)
+$(OUTPUT)/bench_xdp: tests/bench_xdp.c tests/packets.h tests/tun_packets.h $(SKEL)
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(LDFLAGS) $(LIBBPF_LIBS) -o $@
 
-$(OUTPUT)/test_xdp: tests/test_xdp.c tests/packets.h tests/xdp_harness.h $(SKEL)
+$(OUTPUT)/test_xdp: tests/test_xdp.c tests/packets.h tests/tun_packets.h tests/xdp_harness.h $(SKEL)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(LDFLAGS) $(LIBBPF_LIBS) $(CMOCKA_LIBS) -o $@
 
-$(OUTPUT)/fuzz_xdp: tests/fuzz_xdp.c tests/packets.h tests/xdp_harness.h tests/splitmix.h $(SKEL)
+$(OUTPUT)/fuzz_xdp: tests/fuzz_xdp.c tests/packets.h tests/tun_packets.h tests/xdp_harness.h tests/splitmix.h $(SKEL)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(LDFLAGS) $(LIBBPF_LIBS) $(CMOCKA_LIBS) -o $@
 

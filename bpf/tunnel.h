@@ -336,23 +336,29 @@ __noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u6
 		ret = parse_tcp(&c, &in);
 	switch (ret) {
 	case PARSE_OK:
+		/* The inner datagram must end inside the outer one: the
+		 * kernel drops it otherwise (the parser saw the frame). */
+		if (!frag && (__u64)((void *)in.l3 - data) + in.l3_len + in.l4_len >
+			     l2_len + l3_len + l4_len)
+			return pass_counted(st, PARSE_MALFORMED);
 		return tun_judge(cfg, st, &in, data_end);
 	case PARSE_NON_TCP:
-		/* A tunnel in the tunnel: more than one level, refused. */
+	case PARSE_FRAGMENT:
+		/* A tunnel in the tunnel, or the first fragment of one: more
+		 * than one level, refused. */
 		in_l3_len = in.l3_len;
-		if (in_l3_len > MAX_L3_LEN)
-			return pass_counted(st, ret);
-		verifier_bound(in_l3_len, MAX_L3_MASK);
-		if (tun_ends_here(cfg, in.l3_proto == ETH_P_IPV6, in.l4_proto,
-				  in.l3 + in_l3_len, data_end))
-			break;
-		/* fallthrough */
+		if (in.l4_proto && in_l3_len <= MAX_L3_LEN) {
+			verifier_bound(in_l3_len, MAX_L3_MASK);
+			if (tun_ends_here(cfg, in.l3_proto == ETH_P_IPV6, in.l4_proto,
+					  in.l3 + in_l3_len, data_end))
+				break;
+		}
+		return pass_counted(st, ret);
 	case PARSE_MALFORMED:
 		if (frag)
 			break; /* cut by the outer fragment: see above */
 		/* fallthrough */
 	case PARSE_NON_IP:
-	case PARSE_FRAGMENT:
 		return pass_counted(st, ret);
 	}
 refuse:

@@ -40,6 +40,7 @@
 #include "shedd.skel.h"
 #include "xdp_harness.h"
 #include "packets.h"
+#include "tun_packets.h"
 #include "splitmix.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -73,6 +74,12 @@ static const struct shedd_config fuzz_cfg = {
 	.rst_burst = 3,
 	.cookie_rate_per_sec = 20,
 	.cookie_burst = 3,
+	/* Tunnels that end here: every kind but ip6gretap, VXLAN and
+	 * Geneve on their ports; tun_local holds the server's addresses. */
+	.tun_kinds = SHEDD_TUN_IPIP | SHEDD_TUN_SIT | SHEDD_TUN_4IN6 | SHEDD_TUN_6IN6 |
+		     SHEDD_TUN_GRE | SHEDD_TUN_GRETAP | SHEDD_TUN_GRE6,
+	.tun_udp_port = { TUNP_VXLAN_PORT, TUNP_GENEVE_PORT },
+	.tun_udp_kind = { SHEDD_UDP_VXLAN, SHEDD_UDP_GENEVE },
 };
 
 /* The source prefixes; the program gets them in its tries, the reference
@@ -131,6 +138,13 @@ struct ref {
 	size_t tcp_off, l4_len; /* l4_len from the IP lengths */
 	__u32 seq, ack_seq;
 	struct ref_opts opts;
+	/* Tunnels that end here (ref_tunnel()). */
+	int tunnel;      /* a tunnel was opened: tun_decap */
+	int tun_refused; /* refused for what the tunnel holds: tun_refused */
+	int in_tunnel;   /* this ref describes an inner packet */
+	int outer_frag;  /* ... in an outer first fragment: it may go on */
+	int cut;         /* a header the parser finds malformed */
+	size_t ip_end;   /* where the IP datagram ends, by its header */
 };
 
 static unsigned int be16(const __u8 *b)
@@ -231,16 +245,23 @@ static void ref_options(const __u8 *th, size_t hlen, struct ref_opts *o)
 /* The TCP segment at @seg, @seglen bytes by the IP lengths. A datagram
  * must hold the whole header with options; a first fragment only the
  * fixed header (its options may be in the next fragment). */
+static void ref_tunnel(const __u8 *f, size_t len, size_t l4, size_t l4_len, __u8 proto,
+		       struct ref *r);
+
 static void ref_tcp(const __u8 *f, size_t seg, size_t seglen, struct ref *r)
 {
 	unsigned int doff, flags;
 	int protected;
 
-	if (seglen < 20)
+	if (seglen < 20) {
+		r->cut = 1;
 		return; /* kernel: no TCP header, dropped */
+	}
 	doff = f[seg + 12] >> 4;
-	if (doff < 5 || (!r->first_frag && doff * 4 > seglen))
+	if (doff < 5 || (!r->first_frag && doff * 4 > seglen)) {
+		r->cut = 1;
 		return;
+	}
 	flags = f[seg + 13];
 	r->sport = be16(f + seg);
 	r->dport = be16(f + seg + 2);
@@ -251,8 +272,9 @@ static void ref_tcp(const __u8 *f, size_t seg, size_t seglen, struct ref *r)
 	protected = r->dport == PORT_A || r->dport == PORT_B;
 	r->cls = ref_class(r->v6, r->saddr);
 	/* An ACK that is no SYN, RST or fragment may end a cookie handshake. */
+	/* Never inside a tunnel: no cookie is sent into one. */
 	if ((flags & TCP_ACK) && !(flags & (TCP_SYN | TCP_RST)) && !r->first_frag &&
-	    protected) {
+	    protected && !r->in_tunnel) {
 		r->kind = REF_ACK;
 		return;
 	}
@@ -270,19 +292,31 @@ static void ref_ipv4(const __u8 *f, size_t len, size_t off, struct ref *r)
 	size_t hl, tot;
 	unsigned int fo, frag_off;
 
-	if (off + 20 > len || f[off] >> 4 != 4 || (f[off] & 15) < 5)
+	if (off + 20 > len || f[off] >> 4 != 4 || (f[off] & 15) < 5) {
+		r->cut = 1;
 		return;
+	}
 	hl = (f[off] & 15) * 4u;
 	tot = be16(f + off + 2);
 	/* Linux ip_rcv: a header past the frame, tot_len below the header
-	 * or past the frame: dropped. A shorter tot_len trims the frame. */
-	if (off + hl > len || tot < hl || off + tot > len)
+	 * or past the frame: dropped. A shorter tot_len trims the frame.
+	 * Inside an outer first fragment the datagram goes on after it. */
+	if (off + hl > len || tot < hl || (!r->outer_frag && off + tot > len)) {
+		r->cut = 1;
 		return;
-	if (f[off + 9] != IPPROTO_TCP)
-		return;
+	}
+	r->ip_end = off + tot;
 	memcpy(r->saddr, f + off + 12, 4);
 	memcpy(r->daddr, f + off + 16, 4);
 	fo = be16(f + off + 6);
+	if (f[off + 9] != IPPROTO_TCP) {
+		/* A first fragment or a whole datagram may be a tunnel's. */
+		if (!(fo & 0x1fff)) {
+			r->first_frag |= !!(fo & PKT_IP_MF);
+			ref_tunnel(f, len, off + hl, tot - hl, f[off + 9], r);
+		}
+		return;
+	}
 	frag_off = fo & 0x1fff;
 	if (frag_off == 1) {
 		r->kind = REF_REFUSE; /* RFC 1858: could rewrite the flags */
@@ -290,12 +324,14 @@ static void ref_ipv4(const __u8 *f, size_t len, size_t off, struct ref *r)
 	}
 	if (frag_off > 1)
 		return; /* its first fragment is the one judged */
-	r->first_frag = !!(fo & PKT_IP_MF);
-	if (r->first_frag && tot - hl < 20) {
+	/* |=: an inner datagram of an outer first fragment is one too. */
+	r->first_frag |= !!(fo & PKT_IP_MF);
+	if ((fo & PKT_IP_MF) && tot - hl < 20) {
 		r->kind = REF_REFUSE; /* RFC 1858 tiny fragment */
 		return;
 	}
-	ref_tcp(f, off + hl, tot - hl, r);
+	/* In an outer first fragment the segment is read in the frame. */
+	ref_tcp(f, off + hl, off + tot > len ? len - off - hl : tot - hl, r);
 }
 
 /* The walk of the program goes MAX_IPV6_EXT_HDRS headers deep; a longer
@@ -306,11 +342,19 @@ static void ref_ipv6(const __u8 *f, size_t len, size_t off, struct ref *r)
 	int n = 0;
 	__u8 nh;
 
-	if (off + 40 > len || f[off] >> 4 != 6)
+	if (off + 40 > len || f[off] >> 4 != 6) {
+		r->cut = 1;
 		return;
+	}
 	end = off + 40 + be16(f + off + 4);
-	if (end > len)
+	if (end > len && !r->outer_frag) {
+		r->cut = 1;
 		return; /* Linux ipv6_rcv: longer than the frame, dropped */
+	}
+	r->ip_end = end;
+	/* In an outer first fragment, the headers are read in the frame. */
+	if (end > len)
+		end = len;
 	memcpy(r->saddr, f + off + 8, 16);
 	memcpy(r->daddr, f + off + 24, 16);
 	nh = f[off + 6];
@@ -346,8 +390,10 @@ static void ref_ipv6(const __u8 *f, size_t len, size_t off, struct ref *r)
 		p += hl;
 		n++;
 	}
-	if (nh != IPPROTO_TCP)
+	if (nh != IPPROTO_TCP) {
+		ref_tunnel(f, len, p, end - p, nh, r);
 		return;
+	}
 	if (r->first_frag && end - p < 20) {
 		r->kind = REF_REFUSE; /* RFC 7112: headers in the first fragment */
 		return;
@@ -359,6 +405,184 @@ cut:
 	 * a first fragment it goes on in the next one (RFC 7112): refused. */
 	if (r->first_frag)
 		r->kind = REF_REFUSE;
+	else
+		r->cut = 1;
+}
+
+/* ---- the reference model: tunnels that end here ---------------------------
+ *
+ * The kernel decapsulates after XDP a packet of a tunnel device that is up
+ * (fuzz_cfg.tun_kinds, tun_udp_port), addressed to this host (the server's
+ * addresses), and gives the inner SYN to the listener: the model opens one
+ * level and judges it (by rate only), refuses a tunnel in the tunnel and,
+ * in an outer first fragment, an inner packet whose headers it cannot see
+ * whole (the kernel reassembles first). Outer keys, endpoints and checksums
+ * are not matched (the program charges a SYN the kernel may then drop).
+ */
+enum { TUN_IN_NOT, TUN_IN_4, TUN_IN_6, TUN_IN_ETHER };
+
+/* The fuzz_cfg bits or UDP kind of a packet of @proto at @l4; 0: none. */
+static unsigned int ref_tun_kind(const __u8 *f, size_t len, size_t l4, __u8 proto, int v6)
+{
+	__u32 k = fuzz_cfg.tun_kinds;
+	unsigned int port, i;
+
+	switch (proto) {
+	case IPPROTO_IPIP:
+		return k & (v6 ? SHEDD_TUN_4IN6 : SHEDD_TUN_IPIP);
+	case IPPROTO_IPV6:
+		return k & (v6 ? SHEDD_TUN_6IN6 : SHEDD_TUN_SIT);
+	case IPPROTO_GRE:
+		return k & (v6 ? SHEDD_TUN_GRE6 | SHEDD_TUN_GRETAP6 :
+			    SHEDD_TUN_GRE | SHEDD_TUN_GRETAP);
+	case IPPROTO_UDP:
+		if (l4 + 8 > len)
+			return 0;
+		port = be16(f + l4 + 2);
+		for (i = 0; i < MAX_TUN_UDP_PORTS; i++)
+			if (port && fuzz_cfg.tun_udp_port[i] == port)
+				return fuzz_cfg.tun_udp_kind[i];
+		return 0;
+	}
+	return 0;
+}
+
+/* The tunnel header at @l4 (@l4_len bytes of datagram): what it carries
+ * and where, or -1 when it is cut short. */
+static int ref_tun_header(const __u8 *f, size_t len, size_t l4, size_t l4_len, __u8 proto,
+			  unsigned int kind, size_t *inner)
+{
+	unsigned int flags, type;
+	size_t hl;
+
+	if (proto == IPPROTO_IPIP || proto == IPPROTO_IPV6) {
+		*inner = l4;
+		return proto == IPPROTO_IPIP ? TUN_IN_4 : TUN_IN_6;
+	}
+	if (proto == IPPROTO_GRE) {
+		if (l4 + 4 > len)
+			return -1;
+		flags = be16(f + l4);
+		if (flags & 0x4007) /* routing, version: not decapsulated */
+			return TUN_IN_NOT;
+		hl = 4 + 4 * (!!(flags & 0x8000) + !!(flags & 0x2000) + !!(flags & 0x1000));
+		if (hl > l4_len || l4 + hl > len)
+			return -1;
+		*inner = l4 + hl;
+		type = be16(f + l4 + 2);
+		if (type == 0x0800 || type == 0x86dd)
+			return !(kind & (SHEDD_TUN_GRE | SHEDD_TUN_GRE6)) ? TUN_IN_NOT :
+			       type == 0x0800 ? TUN_IN_4 : TUN_IN_6;
+		if (type == 0x6558)
+			return kind & (SHEDD_TUN_GRETAP | SHEDD_TUN_GRETAP6) ? TUN_IN_ETHER :
+			       TUN_IN_NOT;
+		return TUN_IN_NOT;
+	}
+	/* UDP: VXLAN or Geneve, 8 bytes after the UDP header. */
+	if (l4_len < 8)
+		return -1;
+	if (kind == SHEDD_UDP_VXLAN) {
+		if (l4 + 16 > len || l4_len < 16)
+			return -1;
+		*inner = l4 + 16;
+		return f[l4 + 8] & 0x08 ? TUN_IN_ETHER : TUN_IN_NOT;
+	}
+	if (l4 + 16 > len)
+		return -1;
+	if (f[l4 + 8] >> 6)
+		return TUN_IN_NOT;
+	hl = 8 + (f[l4 + 8] & 0x3f) * 4u;
+	if (hl > l4_len - 8 || l4 + 8 + hl > len)
+		return -1;
+	*inner = l4 + 8 + hl;
+	type = be16(f + l4 + 10);
+	return type == 0x6558 ? TUN_IN_ETHER : type == 0x0800 ? TUN_IN_4 :
+	       type == 0x86dd ? TUN_IN_6 : TUN_IN_NOT;
+}
+
+static void ref_tunnel(const __u8 *f, size_t len, size_t l4, size_t l4_len, __u8 proto,
+		       struct ref *r)
+{
+	__u8 local[16];
+	unsigned int kind = ref_tun_kind(f, len, l4, proto, r->v6), tags = 0, type;
+	int frag = r->first_frag, in;
+	size_t p = 0;
+	struct ref sub;
+
+	if (!kind)
+		return;
+	if (r->in_tunnel) {
+		/* One level: what the kernel would open again is refused. */
+		r->kind = REF_REFUSE;
+		r->tun_refused = 1;
+		return;
+	}
+	pkt_addr(r->v6 ? AF_INET6 : AF_INET, r->v6 ? PKT_V6_SERVER : PKT_V4_SERVER, local);
+	if (memcmp(r->daddr, local, r->v6 ? 16 : 4))
+		return;
+	in = ref_tun_header(f, len, l4, l4_len, proto, kind, &p);
+	if (in == TUN_IN_NOT)
+		return;
+	if (in < 0) {
+		if (frag) {
+			r->kind = REF_REFUSE;
+			r->tun_refused = 1;
+		}
+		return;
+	}
+	r->tunnel = 1;
+	if (in == TUN_IN_ETHER) {
+		/* The inner Ethernet header and up to two VLAN tags. */
+		if (p + 14 > len)
+			goto cut;
+		type = be16(f + p + 12);
+		p += 14;
+		while (type == 0x8100 || type == 0x88a8) {
+			if (tags == 2)
+				return; /* not IP to the parser */
+			if (p + 4 > len)
+				goto cut;
+			type = be16(f + p + 2);
+			p += 4;
+			tags++;
+		}
+		if (type != 0x0800 && type != 0x86dd)
+			return;
+		in = type == 0x0800 ? TUN_IN_4 : TUN_IN_6;
+	}
+	memset(&sub, 0, sizeof(sub));
+	sub.kind = REF_PASS;
+	sub.in_tunnel = 1;
+	sub.outer_frag = frag;
+	sub.first_frag = frag;
+	sub.v6 = in == TUN_IN_6;
+	sub.l2 = r->l2;
+	if (in == TUN_IN_4)
+		ref_ipv4(f, len, p, &sub);
+	else
+		ref_ipv6(f, len, p, &sub);
+	if (sub.kind == REF_REFUSE) {
+		r->kind = REF_REFUSE;
+		r->tun_refused = 1;
+		return;
+	}
+	if (sub.cut)
+		goto cut;
+	if (sub.kind != REF_JUDGE)
+		return;
+	/* The inner datagram ends inside the outer one, or the kernel
+	 * drops it. */
+	if (!frag && sub.ip_end > l4 + l4_len)
+		return;
+	sub.tunnel = 1;
+	sub.in_tunnel = 0;
+	*r = sub;
+	return;
+cut:
+	if (frag) {
+		r->kind = REF_REFUSE;
+		r->tun_refused = 1;
+	}
 }
 
 static void ref_model(const __u8 *f, size_t len, struct ref *r)
@@ -661,6 +885,69 @@ static void random_frame(uint64_t *s, struct pkt *p)
 	}
 }
 
+/* A frame of a tunnel: a kind at random (ip6gretap does not end here),
+ * to the server or not, GRE flags and odd versions, Geneve options, outer
+ * fragments, around an inner SYN (mostly) with VLAN tags, fragments and
+ * nested tunnels. */
+static void random_tunnel_frame(uint64_t *s, struct pkt *p)
+{
+	static const __u16 gre_flags[] = { 0, TUNP_GRE_K, TUNP_GRE_C | TUNP_GRE_K | TUNP_GRE_S,
+					   TUNP_GRE_S, TUNP_GRE_R, 1 };
+	static const __u8 inner_l4[] = { 0, 0, 0, 0, 0, IPPROTO_UDP, IPPROTO_IPIP, IPPROTO_GRE };
+	struct tun_pkt_spec t = { 0 };
+	struct pkt_spec in = { 0 };
+	unsigned int k;
+	int v6;
+
+	t.kind = (enum tun_pkt_kind)(TUNP_IPIP + rnd(s, TUNP_GENEVE6));
+	v6 = tun_pkt_outer_v6(t.kind);
+	if (rnd(s, 8) == 0)
+		t.outer_daddr = v6 ? "2001:db8::99" : "198.19.0.99";
+	t.gre_flags = gre_flags[rnd(s, ARRAY_SIZE(gre_flags))];
+	if (rnd(s, 10) == 0)
+		t.gre_proto = (__u16)rnd(s, 0x10000);
+	if (rnd(s, 10) == 0)
+		t.udp_port = rnd(s, 2) ? 4790 : TUNP_GENEVE_PORT;
+	t.vxlan_no_i = rnd(s, 10) == 0;
+	t.geneve_opt = rnd(s, 3) ? 0 : 4 * rnd(s, 64);
+	t.geneve_ver = rnd(s, 10) == 0;
+	if (rnd(s, 4) == 0)
+		t.geneve_proto = rnd(s, 2) ? ETH_P_IP : ETH_P_IPV6;
+	k = rnd(s, 100);
+	t.outer_frag = k < 85 ? 0 : k < 95 ? (v6 ? PKT_IP6_MF : PKT_IP_MF) :
+		       (v6 ? 3 << 3 : 3);
+	/* SIT and IP6IP6 carry IPv6; IPIP and IPv4-in-IPv6 IPv4. */
+	if (t.kind == TUNP_SIT || t.kind == TUNP_6IN6)
+		in.l3 = ETH_P_IPV6;
+	else if (t.kind == TUNP_IPIP || t.kind == TUNP_4IN6)
+		in.l3 = ETH_P_IP;
+	else if (t.geneve_proto && t.kind >= TUNP_GENEVE)
+		in.l3 = t.geneve_proto;
+	else
+		in.l3 = rnd(s, 2) ? ETH_P_IP : ETH_P_IPV6;
+	if (tun_pkt_carries_eth(&t))
+		in.vlans = rnd(s, 4) ? 0 : (int)rnd(s, 4);
+	in.saddr = in.l3 == ETH_P_IP ? v4_sources[rnd(s, 5)] : v6_sources[rnd(s, 4)];
+	k = rnd(s, 100);
+	in.frag = k < 85 ? 0 : in.l3 == ETH_P_IP ? (k < 92 ? PKT_IP_MF : PKT_IP_MF | 1) : 0;
+	if (in.l3 == ETH_P_IPV6 && k >= 85) {
+		in.nr_ext = 1 + rnd(s, PKT_MAX_EXT - 1);
+		for (k = 0; k < (unsigned int)in.nr_ext; k++)
+			in.ext[k] = ext_types[rnd(s, ARRAY_SIZE(ext_types))];
+		in.frag = rnd(s, 2) ? PKT_IP6_MF : 0;
+	}
+	in.l4 = inner_l4[rnd(s, ARRAY_SIZE(inner_l4))];
+	k = rnd(s, 100);
+	in.flags = k < 70 ? TCP_SYN : k < 85 ? TCP_ACK : (__u8)rnd(s, 256);
+	k = rnd(s, 100);
+	in.dport = k < 60 ? PORT_A : k < 80 ? PORT_B : PORT_OPEN;
+	in.sport = (__u16)(1 + rnd(s, 65535));
+	in.seq = (__u32)rng_next(s) | 1;
+	in.tcp_opts = rnd(s, 2);
+	in.payload_len = rnd(s, 3) ? 0 : rnd(s, 48);
+	tun_pkt_build(p, &t, &in);
+}
+
 /* An ACK to a protected port: a client ending a handshake with a cookie
  * it guessed (a random acknowledgement number), from anywhere, at times
  * with data or FIN. */
@@ -848,6 +1135,7 @@ static int mutate_outside_cookie(uint64_t *s, struct pkt *p)
 struct tally {
 	uint64_t frames, mutated, judged, refused, passed, admitted, shed,
 		 rst, rst_limited, rst_refused, frag_judged, violations;
+	uint64_t tunnels, tun_judged, tun_refused; /* tunnels that end here */
 	/* Verified admission. */
 	uint64_t phases, cookies, cookies_v6, cookies_vlan, cookies_ts, cookies_ws,
 		 cookies_ecn, cookies_shedding, cookie_limited, refreshed,
@@ -866,6 +1154,7 @@ static const char *const global_counter[] = {
 	"malformed", "frag_judged", "frag_refused", "deep_refused", "bad_syn",
 	"rst_refused", "rst_limited", "cookie_failed", "ack_probed", "refreshed",
 	"ack_queue_full", "ack_after_rst", "ack_repeat", "syn_tuple_busy",
+	"tun_decap", "tun_judged", "tun_refused",
 };
 _Static_assert(sizeof(class_counter) / sizeof(char *) * 8 ==
 	       sizeof(struct shedd_class_stats), "a class counter without a name");
@@ -1125,6 +1414,12 @@ static const char *expect_syn(const struct frame_ctx *fc, struct ref_state *m,
 	__u32 c = r->cls, mode = m->cfg.verify[c];
 	int cookie = 0, port = r->dport == PORT_B;
 
+	/* Inside a tunnel: by rate only, never answered. */
+	if (r->tunnel) {
+		mode = SHEDD_VERIFY_OFF;
+		e[W(tun_decap)] = 1;
+		e[W(tun_judged)] = 1;
+	}
 	e[C(c, syn)] = 1;
 	e[W(frag_judged)] = r->first_frag;
 	t->judged++;
@@ -1173,7 +1468,8 @@ static const char *expect_syn(const struct frame_ctx *fc, struct ref_state *m,
 		e[C(c, cookie_limited)] = 1;
 		t->cookie_limited++;
 	}
-	*out = m->cfg.reject[c] == SHEDD_REJECT_RST ? expect_refusal(fc, m, e, 0, t) : OUT_DROP;
+	*out = m->cfg.reject[c] == SHEDD_REJECT_RST && !r->tunnel ?
+	       expect_refusal(fc, m, e, 0, t) : OUT_DROP;
 	e[*out == OUT_RST_SYN ? C(c, rst_sent) : C(c, dropped)] = 1;
 	return NULL;
 }
@@ -1274,9 +1570,18 @@ static const char *check_frame(const struct frame_ctx *fc, struct ref_state *m,
 			       " counter, or several";
 		for (i = 0; i < ARRAY_SIZE(pass_counters); i++)
 			e[pass_counters[i]] = d[pass_counters[i]];
+		e[W(tun_decap)] = r->tunnel;
 		t->passed++;
 		break;
 	case REF_REFUSE:
+		if (r->tun_refused) {
+			e[W(tun_refused)] = 1;
+			e[W(tun_decap)] = r->tunnel;
+			t->refused++;
+			t->tun_refused++;
+			out = OUT_DROP;
+			break;
+		}
 		if (d[W(frag_refused)] + d[W(deep_refused)] != 1)
 			return "a refusal was not counted once";
 		e[W(frag_refused)] = d[W(frag_refused)];
@@ -1492,7 +1797,10 @@ static void fuzz_frames(void **state)
 		}
 		k = rnd(&rng, 100);
 		if (k < 75) {
-			random_frame(&rng, &p);
+			if (k < 12)
+				random_tunnel_frame(&rng, &p);
+			else
+				random_frame(&rng, &p);
 			t.mutated += mutate(&rng, &p) > 0;
 		} else if (k < 88) {
 			forged_ack(&rng, &p);
@@ -1508,6 +1816,8 @@ static void fuzz_frames(void **state)
 			random_frame(&rng, &p);
 		}
 		ref_model(p.data, p.len, &r);
+		t.tunnels += r.tunnel;
+		t.tun_judged += r.tunnel && r.kind == REF_JUDGE;
 		opts.data_in = p.data;
 		opts.data_size_in = p.len;
 		err = bpf_prog_test_run_opts(fd, &opts);
@@ -1592,13 +1902,16 @@ static void fuzz_frames(void **state)
 	       " answered (admitted %" PRIu64 ", refused %" PRIu64 ", RST %" PRIu64 ")\n",
 	       t.acks, t.acks_unverified, t.acks_no_listener, t.acks_established,
 	       t.ack_invalid, t.ack_valid, t.answered, t.ack_admitted, t.ack_refused, t.ack_rst);
+	printf("# tunnels opened %" PRIu64 ": inner SYNs judged %" PRIu64 ", refused %" PRIu64 "\n",
+	       t.tunnels, t.tun_judged, t.tun_refused);
 	printf("# invariant violations: %" PRIu64 "\n", t.violations);
 	if (t.violations)
 		fail_msg("%" PRIu64 " invariant violations (seed 0x%" PRIx64 ")",
 			 t.violations, seed);
 	/* A run that never exercised a path proves nothing about it. */
 	if (t.frames >= 10000 && (!t.admitted || !t.shed || !t.rst || !t.rst_limited ||
-				  !t.rst_refused || !t.refused || !t.frag_judged))
+				  !t.rst_refused || !t.refused || !t.frag_judged ||
+				  !t.tun_judged || !t.tun_refused))
 		fail_msg("the run did not reach every verdict: widen the generator");
 	if (t.frames >= 50000 && (!t.cookies || !t.cookies_v6 || !t.cookies_vlan ||
 				  !t.cookies_ts || !t.cookies_ws || !t.cookies_ecn ||
@@ -1797,6 +2110,17 @@ static int group_setup(void **state)
 		err = update_percpu(skel->maps.rst_budget, 0, &fresh_rst, sizeof(fresh_rst));
 	if (!err)
 		err = update_percpu(skel->maps.cookie_budget, 0, &fresh_rst, sizeof(fresh_rst));
+	/* The addresses tunnels may end on: the server's. */
+	for (i = 0; !err && i < 2; i++) {
+		struct shedd_tun_addr a = { .addr = { [10] = 0xff, [11] = 0xff } };
+
+		if (i == 0)
+			pkt_addr(AF_INET, PKT_V4_SERVER, a.addr + 12);
+		else
+			pkt_addr(AF_INET6, PKT_V6_SERVER, a.addr);
+		err = bpf_map__update_elem(skel->maps.tun_local, &a, sizeof(a), &one,
+					   sizeof(one), BPF_ANY);
+	}
 	if (err) {
 		print_error("configure maps: %s\n", strerror(-err));
 		goto fail;
@@ -1855,6 +2179,34 @@ static void reference_model_knows_the_cases(void **state)
 		{ "802.1ad+802.1Q IPv4 SYN", { .flags = TCP_SYN, .vlans = 2 }, REF_JUDGE },
 		{ "ARP", { .l3 = ETH_P_ARP }, REF_PASS },
 	};
+	static const struct {
+		const char *name;
+		struct tun_pkt_spec tun;
+		struct pkt_spec in;
+		enum ref_kind kind;
+		int tunnel;
+	} tun_cases[] = {
+		{ "IPIP SYN", { .kind = TUNP_IPIP }, { .flags = TCP_SYN }, REF_JUDGE, 1 },
+		{ "IPIP SYN to another host", { .kind = TUNP_IPIP, .outer_daddr = "198.19.0.99" },
+		  { .flags = TCP_SYN }, REF_PASS, 0 },
+		{ "IPIP ACK", { .kind = TUNP_IPIP }, { .flags = TCP_ACK }, REF_PASS, 1 },
+		{ "GRE key+csum+seq SYN",
+		  { .kind = TUNP_GRE, .gre_flags = TUNP_GRE_C | TUNP_GRE_K | TUNP_GRE_S },
+		  { .flags = TCP_SYN }, REF_JUDGE, 1 },
+		{ "GRE version 1", { .kind = TUNP_GRE, .gre_flags = 1 }, { .flags = TCP_SYN },
+		  REF_PASS, 0 },
+		{ "ip6gretap SYN (none ends here)", { .kind = TUNP_GRETAP6 }, { .flags = TCP_SYN },
+		  REF_PASS, 0 },
+		{ "VXLAN 802.1Q SYN", { .kind = TUNP_VXLAN }, { .flags = TCP_SYN, .vlans = 1 },
+		  REF_JUDGE, 1 },
+		{ "VXLAN on port 4790", { .kind = TUNP_VXLAN, .udp_port = 4790 },
+		  { .flags = TCP_SYN }, REF_PASS, 0 },
+		{ "Geneve options SYN over IPv6", { .kind = TUNP_GENEVE6, .geneve_opt = 20 },
+		  { .l3 = ETH_P_IPV6, .flags = TCP_SYN }, REF_JUDGE, 1 },
+		{ "IPIP in GRE", { .kind = TUNP_GRE }, { .l4 = IPPROTO_IPIP }, REF_REFUSE, 1 },
+		{ "SIT SYN in an outer first fragment", { .kind = TUNP_SIT, .outer_frag = PKT_IP_MF },
+		  { .l3 = ETH_P_IPV6, .flags = TCP_SYN }, REF_JUDGE, 1 },
+	};
 	struct ref r;
 	struct pkt p;
 	unsigned int idx;
@@ -1868,6 +2220,22 @@ static void reference_model_knows_the_cases(void **state)
 			fail_msg("reference model on %s: %d, expected %d", cases[i].name,
 				 r.kind, cases[i].kind);
 	}
+	for (i = 0; i < ARRAY_SIZE(tun_cases); i++) {
+		tun_pkt_build(&p, &tun_cases[i].tun, &tun_cases[i].in);
+		ref_model(p.data, p.len, &r);
+		if (r.kind != tun_cases[i].kind || r.tunnel != tun_cases[i].tunnel)
+			fail_msg("reference model on tunnel %s: %d (opened %d), expected %d (%d)",
+				 tun_cases[i].name, r.kind, r.tunnel, tun_cases[i].kind,
+				 tun_cases[i].tunnel);
+	}
+	/* An IPIP first fragment cut inside the inner TCP header: refused. */
+	tun_pkt_build(&p, &(struct tun_pkt_spec){ .kind = TUNP_IPIP, .outer_frag = PKT_IP_MF },
+		      &(struct pkt_spec){ .flags = TCP_SYN });
+	p.len = p.l4_off + 20 + 10;
+	pkt_finish(&p);
+	ref_model(p.data, p.len, &r);
+	assert_int_equal(r.kind, REF_REFUSE);
+	assert_true(r.tun_refused);
 	pkt_build(&p, &(struct pkt_spec){ .flags = TCP_SYN, .saddr = "198.18.1.200" });
 	ref_model(p.data, p.len, &r);
 	assert_int_equal(r.cls, SHEDD_SHEDDABLE_PLUS);

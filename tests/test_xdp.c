@@ -1391,7 +1391,18 @@ struct tun_case {
 	struct shedd_stats delta;            /* besides packets */
 	size_t cut_l4;   /* keep only this many bytes after the outer IP
 			  * header(s), the outer lengths set to match */
+	void (*mangle)(struct pkt *p); /* after the build */
 };
+
+/* The outer IPv4 datagram ends 4 bytes before the frame, inside the
+ * inner TCP header: the kernel trims the frame to it. */
+static void mangle_outer_short(struct pkt *p)
+{
+	struct pkt_ipv4 *ip = (void *)(p->data + p->l3_off);
+
+	ip->tot_len = htons(ntohs(ip->tot_len) - 4);
+	ip->check = htons(pkt_ipv4_csum(ip, sizeof(*ip)));
+}
 
 #define TUN_ADMITTED(c) .verdict = XDP_PASS, .delta = { .cls[c] = { .syn = 1, .charged = 1, \
 	.admitted = 1 }, .tun_decap = 1, .tun_judged = 1 }
@@ -1530,7 +1541,16 @@ static const struct tun_case tun_cases[] = {
 	{ "tunnel: an outer IPv4 fragment past the first passes (the first was judged)",
 	  .tun = { .kind = TUNP_IPIP, .outer_frag = 5 }, .in = TUN_SYN4,
 	  .verdict = XDP_PASS, .delta = { .fragment = 1 } },
+	{ "tunnel: an inner SYN past the end of the outer datagram passes (the kernel drops it)",
+	  .tun = { .kind = TUNP_GRE }, .in = TUN_SYN4, .mangle = mangle_outer_short,
+	  .verdict = XDP_PASS, .delta = { .tun_decap = 1, .malformed = 1 } },
 	/* One level: a tunnel in a tunnel is refused. */
+	{ "tunnel: the first fragment of an IPIP packet inside GRE is refused",
+	  .tun = { .kind = TUNP_GRE }, .in = { V4, .l4 = IPPROTO_IPIP, .frag = PKT_IP_MF },
+	  .verdict = XDP_DROP, .delta = { .tun_decap = 1, .tun_refused = 1 } },
+	{ "tunnel: a later fragment of an IPIP packet inside GRE passes",
+	  .tun = { .kind = TUNP_GRE }, .in = { V4, .l4 = IPPROTO_IPIP, .frag = 3 },
+	  .verdict = XDP_PASS, .delta = { .tun_decap = 1, .fragment = 1 } },
 	{ "tunnel: IPIP in IPIP is refused", .tun = { .kind = TUNP_IPIP }, .in = { V4, .l4 = IPPROTO_IPIP },
 	  .verdict = XDP_DROP, .delta = { .tun_decap = 1, .tun_refused = 1 } },
 	{ "tunnel: GRE in VXLAN is refused", .tun = { .kind = TUNP_VXLAN }, .in = { V4, .l4 = IPPROTO_GRE },
@@ -1560,6 +1580,8 @@ static void run_tun(void **state)
 		p.len = p.l4_off + c->cut_l4;
 		pkt_finish(&p);
 	}
+	if (c->mangle)
+		c->mangle(&p);
 	read_stats(&before);
 	run_xdp(c->name, p.data, p.len, &r);
 	read_stats(&after);
