@@ -341,6 +341,11 @@ __noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u6
 		if (!frag && (__u64)((void *)in.l3 - data) + in.l3_len + in.l4_len >
 			     l2_len + l3_len + l4_len)
 			return pass_counted(st, PARSE_MALFORMED);
+		/* In an outer first fragment the parser did not hold the
+		 * TCP header to the inner lengths: one shorter than a TCP
+		 * header is junk the kernel drops; not passed unjudged. */
+		if (frag && in.l4_len < TCP_MIN_HLEN)
+			break;
 		return tun_judge(cfg, st, &in, data_end);
 	case PARSE_NON_TCP:
 	case PARSE_FRAGMENT:

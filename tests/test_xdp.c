@@ -1394,6 +1394,16 @@ struct tun_case {
 	void (*mangle)(struct pkt *p); /* after the build */
 };
 
+/* The inner IPv4 datagram of an IPIP packet says its TCP segment is 10
+ * bytes long; the frame holds all 20 of the header. */
+static void mangle_inner_tcp10(struct pkt *p)
+{
+	struct pkt_ipv4 *ip = (void *)(p->data + p->l4_off);
+
+	ip->tot_len = htons(20 + 10);
+	ip->check = htons(pkt_ipv4_csum(ip, sizeof(*ip)));
+}
+
 /* The outer IPv4 datagram ends 4 bytes before the frame, inside the
  * inner TCP header: the kernel trims the frame to it. */
 static void mangle_outer_short(struct pkt *p)
@@ -1543,6 +1553,13 @@ static const struct tun_case tun_cases[] = {
 	  .verdict = XDP_PASS, .delta = { .fragment = 1 } },
 	{ "tunnel: an inner SYN past the end of the outer datagram passes (the kernel drops it)",
 	  .tun = { .kind = TUNP_GRE }, .in = TUN_SYN4, .mangle = mangle_outer_short,
+	  .verdict = XDP_PASS, .delta = { .tun_decap = 1, .malformed = 1 } },
+	{ "tunnel: IPIP first fragment whose inner TCP segment is shorter than its header is refused",
+	  .tun = { .kind = TUNP_IPIP, .outer_frag = PKT_IP_MF }, .in = TUN_SYN4,
+	  .mangle = mangle_inner_tcp10, .verdict = XDP_DROP,
+	  .delta = { .tun_decap = 1, .tun_refused = 1 } },
+	{ "tunnel: IPIP whose inner TCP segment is shorter than its header passes",
+	  .tun = { .kind = TUNP_IPIP }, .in = TUN_SYN4, .mangle = mangle_inner_tcp10,
 	  .verdict = XDP_PASS, .delta = { .tun_decap = 1, .malformed = 1 } },
 	/* One level: a tunnel in a tunnel is refused. */
 	{ "tunnel: the first fragment of an IPIP packet inside GRE is refused",
