@@ -2,8 +2,8 @@
 /* tunnel.h - inner SYNs of the tunnels that end on this host. The kernel
  * decapsulates IPIP, SIT, IP6IP6, GRE, VXLAN and Geneve after XDP has run
  * and gives the inner SYN to a listener, so the program opens one level of
- * encapsulation of a kind the daemon found a device of (settings.tun_kinds,
- * settings.tun_udp_port), addressed to one of the host's own addresses
+ * encapsulation of a kind the daemon found a device of (tun_config),
+ * addressed to one of the host's own addresses
  * (tun_local), and judges the inner SYN by rate: a reply would have to be
  * encapsulated again, so it is never answered (no cookie, no RST), and a
  * shed SYN drops the whole outer packet. Included by shedd.bpf.c after
@@ -12,7 +12,23 @@
 #ifndef SHEDD_TUNNEL_H
 #define SHEDD_TUNNEL_H
 
-/* The host's own addresses, written by the daemon (user/tunnels.c). */
+/* The tunnels that end here and the host's own addresses, written by the
+ * daemon (user/tunnels.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shedd_tun_config);
+} tun_config SEC(".maps");
+
+/* Its counters, per CPU as stats. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shedd_tun_stats);
+} tun_stats SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_TUN_LOCAL);
@@ -66,7 +82,7 @@ struct tun_geneve_hdr {
 };
 #define TUN_GENEVE_OPT_MASK 0x3f
 
-static __always_inline __u32 tun_udp_kind(const struct shedd_config *cfg, __u16 port)
+static __always_inline __u32 tun_udp_kind(const struct shedd_tun_config *tc, __u16 port)
 {
 	int i;
 
@@ -74,18 +90,18 @@ static __always_inline __u32 tun_udp_kind(const struct shedd_config *cfg, __u16 
 		return SHEDD_UDP_NONE;
 #pragma unroll
 	for (i = 0; i < MAX_TUN_UDP_PORTS; i++)
-		if (cfg->tun_udp_port[i] == port)
-			return cfg->tun_udp_kind[i];
+		if (tc->udp_port[i] == port)
+			return tc->udp_kind[i];
 	return SHEDD_UDP_NONE;
 }
 
 /* Does a tunnel of this kind end here? Non-zero for protocol @proto over
  * IPv6 (@v6) or IPv4, whose payload starts at @l4: the SHEDD_TUN_* bits
  * of the family, or the enum shedd_tun_udp of a UDP port. */
-static __always_inline __u32 tun_ends_here(const struct shedd_config *cfg, int v6, __u8 proto,
+static __always_inline __u32 tun_ends_here(const struct shedd_tun_config *tc, int v6, __u8 proto,
 					   void *l4, void *data_end)
 {
-	__u32 k = cfg->tun_kinds;
+	__u32 k = tc->kinds;
 	struct udphdr *udp = l4;
 
 	switch (proto) {
@@ -98,7 +114,7 @@ static __always_inline __u32 tun_ends_here(const struct shedd_config *cfg, int v
 	case IPPROTO_UDP:
 		if ((void *)(udp + 1) > data_end)
 			return 0;
-		return tun_udp_kind(cfg, bpf_ntohs(udp->dest));
+		return tun_udp_kind(tc, bpf_ntohs(udp->dest));
 	}
 	return 0;
 }
@@ -175,7 +191,8 @@ static __always_inline int tun_udp(struct cursor *c, __u32 kind, __u32 l4_len)
 /* Judge an inner TCP segment: a pure SYN to a protected port is charged
  * to the class of its inner source as in an unverified class. */
 static __always_inline int tun_judge(const struct shedd_config *cfg, struct shedd_stats *st,
-				     const struct pkt *in, void *data_end)
+				     struct shedd_tun_stats *ts, const struct pkt *in,
+				     void *data_end)
 {
 	struct tcphdr *tcp = in->tcp;
 	struct shedd_class_stats *cs;
@@ -209,7 +226,7 @@ static __always_inline int tun_judge(const struct shedd_config *cfg, struct shed
 	now = clock_ns();
 	cs->syn++;
 	cs->charged++;
-	st->tun_judged++;
+	ts->judged++;
 	st->frag_judged += in->first_frag;
 	if (charge(b, cls, now)) {
 		cs->admitted++;
@@ -256,6 +273,8 @@ __noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u6
 	void *data_end = (void *)(long)ctx->data_end;
 	__u32 zero = 0, proto = meta & 0xff, l4_len = (meta >> 8) & 0xffff;
 	struct shedd_tun_addr key = {};
+	struct shedd_tun_config *tc;
+	struct shedd_tun_stats *ts;
 	struct shedd_config *cfg;
 	struct shedd_stats *st;
 	struct cursor c;
@@ -265,15 +284,19 @@ __noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u6
 	__u32 kind;
 	void *l3, *l4;
 
+	/* Without its maps the program cannot open the tunnel: it passes,
+	 * as before tunnels were judged (fail open). */
+	tc = bpf_map_lookup_elem(&tun_config, &zero);
+	if (!tc || (!tc->kinds && !tc->udp_port[0]))
+		return TUN_NOT_OURS;
 	cfg = bpf_map_lookup_elem(&settings, &zero);
 	st = bpf_map_lookup_elem(&stats, &zero);
-	if (!cfg || !st || !lens_bound(&l2_len, &l3_len))
-		return TUN_NOT_OURS;
-	if (!cfg->tun_kinds && !cfg->tun_udp_port[0])
+	ts = bpf_map_lookup_elem(&tun_stats, &zero);
+	if (!cfg || !st || !ts || !lens_bound(&l2_len, &l3_len))
 		return TUN_NOT_OURS;
 	l3 = data + l2_len;
 	l4 = l3 + l3_len;
-	kind = tun_ends_here(cfg, v6, proto, l4, data_end);
+	kind = tun_ends_here(tc, v6, proto, l4, data_end);
 	if (!kind)
 		return TUN_NOT_OURS;
 	/* The kernel decapsulates only what is addressed to this host. */
@@ -315,7 +338,7 @@ __noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u6
 		st->malformed++;
 		return XDP_PASS;
 	}
-	st->tun_decap++;
+	ts->decap++;
 	in.first_frag = frag;
 
 	ret = PARSE_OK;
@@ -346,7 +369,7 @@ __noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u6
 		 * header is junk the kernel drops; not passed unjudged. */
 		if (frag && in.l4_len < TCP_MIN_HLEN)
 			break;
-		return tun_judge(cfg, st, &in, data_end);
+		return tun_judge(cfg, st, ts, &in, data_end);
 	case PARSE_NON_TCP:
 	case PARSE_FRAGMENT:
 		/* A tunnel in the tunnel, or the first fragment of one: more
@@ -354,7 +377,7 @@ __noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u6
 		in_l3_len = in.l3_len;
 		if (in.l4_proto && in_l3_len <= MAX_L3_LEN) {
 			verifier_bound(in_l3_len, MAX_L3_MASK);
-			if (tun_ends_here(cfg, in.l3_proto == ETH_P_IPV6, in.l4_proto,
+			if (tun_ends_here(tc, in.l3_proto == ETH_P_IPV6, in.l4_proto,
 					  in.l3 + in_l3_len, data_end))
 				break;
 		}
@@ -368,7 +391,7 @@ __noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u6
 	}
 refuse:
 	/* What the parser refuses outside a tunnel, it refuses inside. */
-	st->tun_refused++;
+	ts->refused++;
 	return XDP_DROP;
 }
 

@@ -92,7 +92,7 @@ enum shedd_reject {
 #endif
 
 /* Tunnels whose inner SYNs are judged, by what the outer header says
- * (shedd_config.tun_kinds): one bit per kind of device that ends here. */
+ * (shedd_tun_config.kinds): one bit per kind of device that ends here. */
 #define SHEDD_TUN_IPIP    (1U << 0) /* IPv4 in IPv4, protocol 4: ipip, sit mode any */
 #define SHEDD_TUN_SIT     (1U << 1) /* IPv6 in IPv4, protocol 41: sit */
 #define SHEDD_TUN_4IN6    (1U << 2) /* IPv4 in IPv6, next header 4: ip6tnl */
@@ -102,11 +102,23 @@ enum shedd_reject {
 #define SHEDD_TUN_GRE6    (1U << 6) /* GRE in IPv6 carrying IP: ip6gre */
 #define SHEDD_TUN_GRETAP6 (1U << 7) /* GRE in IPv6 carrying Ethernet: ip6gretap */
 
-/* What a UDP port of shedd_config.tun_udp_port carries. */
+/* What a UDP port of shedd_tun_config.udp_port carries. */
 enum shedd_tun_udp {
 	SHEDD_UDP_NONE = 0,
 	SHEDD_UDP_VXLAN = 1,  /* RFC 7348: 8 bytes, then Ethernet */
 	SHEDD_UDP_GENEVE = 2, /* RFC 8926: 8 bytes and options, then Ethernet or IP */
+};
+
+/* tun_config: written by userspace only. ARRAY with one entry: the tunnels
+ * that end on this host, found by the daemon (user/tunnels.h), whose inner
+ * SYNs are judged (bpf/tunnel.h). A map of its own, not settings: only
+ * the tunnel path reads it, and settings keeps the layout older readers
+ * know. All 0: nothing is decapsulated. */
+struct shedd_tun_config {
+	__u32 kinds;                      /* SHEDD_TUN_* */
+	__u16 udp_port[MAX_TUN_UDP_PORTS]; /* host order; 0: unused */
+	__u8 udp_kind[MAX_TUN_UDP_PORTS];  /* enum shedd_tun_udp */
+	__u32 _pad;
 };
 
 /* tun_local: HASH, a local address (IPv4 as ::ffff:a.b.c.d) -> __u8 (1),
@@ -236,12 +248,18 @@ struct shedd_stats {
 	__u64 syn_tuple_busy; /* SYNs of a verified class whose 4-tuple a
 			       * socket holds (TIME_WAIT, a request, a
 			       * connection): no cookie, judged as unverified */
-	/* Tunnels that end on this host (bpf/tunnel.h). */
-	__u64 tun_decap;   /* packets of a tunnel that ends here, its header
-			    * read to reach the inner packet */
-	__u64 tun_judged;  /* inner SYNs to a protected port: judged (in cls[]) */
-	__u64 tun_refused; /* a tunnel inside a tunnel, or an inner packet
-			    * that could hide a SYN from us: dropped */
+};
+
+/* tun_stats: written by the XDP program only. PERCPU_ARRAY with one entry:
+ * the tunnels that end on this host (bpf/tunnel.h). A map of its own, so
+ * readers of stats built before it (an older shedctl) read stats as they
+ * always did. */
+struct shedd_tun_stats {
+	__u64 decap;   /* packets of a tunnel that ends here, its header read
+			* to reach the inner packet */
+	__u64 judged;  /* inner SYNs to a protected port: judged (in stats.cls[]) */
+	__u64 refused; /* a tunnel inside a tunnel, or an inner packet that
+			* could hide a SYN from us: dropped */
 };
 
 /* settings: written by userspace only. ARRAY with one entry. */
@@ -272,13 +290,6 @@ struct shedd_config {
 				    * kernel's own advertised MSS; 0: no cap */
 	__u64 verify_hold_ns;      /* SHEDD_VERIFY_SHEDDING: how long a CPU
 				    * that shed keeps answering with cookies */
-	/* Tunnels that end on this host, found by the daemon (user/tunnels.h):
-	 * their inner SYNs are judged (bpf/tunnel.h). 0 in a record of an
-	 * older shedd: nothing decapsulated. */
-	__u32 tun_kinds;                      /* SHEDD_TUN_* */
-	__u16 tun_udp_port[MAX_TUN_UDP_PORTS]; /* host order; 0: unused */
-	__u8 tun_udp_kind[MAX_TUN_UDP_PORTS];  /* enum shedd_tun_udp */
-	__u32 _pad_tun;
 };
 
 /* rst_budget: written by the XDP program only. PERCPU_ARRAY, one entry: the
@@ -543,8 +554,10 @@ _Static_assert(sizeof(struct shedd_rate) == 56, "shedd_rate is a map value");
 _Static_assert(sizeof(struct shedd_reserve) == 24, "shedd_reserve is a map value");
 _Static_assert(sizeof(struct shedd_bucket) == 40, "shedd_bucket is a map value");
 _Static_assert(sizeof(struct shedd_class_stats) == 11 * 8, "shedd_class_stats");
-_Static_assert(sizeof(struct shedd_stats) == 4 * 88 + 23 * 8, "shedd_stats is a map value");
-_Static_assert(sizeof(struct shedd_config) == 88, "shedd_config is a map value");
+_Static_assert(sizeof(struct shedd_stats) == 4 * 88 + 20 * 8, "shedd_stats is a map value");
+_Static_assert(sizeof(struct shedd_tun_stats) == 3 * 8, "shedd_tun_stats is a map value");
+_Static_assert(sizeof(struct shedd_config) == 56, "shedd_config is a map value");
+_Static_assert(sizeof(struct shedd_tun_config) == 32, "shedd_tun_config is a map value");
 _Static_assert(sizeof(struct shedd_tun_addr) == 16, "tun_local key");
 _Static_assert(sizeof(struct shedd_refresh) == 16, "shedd_refresh is a map value");
 _Static_assert(sizeof(struct shedd_handoff_stats) == 9 * 8, "shedd_handoff_stats");

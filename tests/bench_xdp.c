@@ -203,10 +203,10 @@ int main(int argc, char **argv)
 	static const char *const verdicts[] = { "ABORTED", "DROP", "PASS", "TX", "REDIRECT" };
 	/* A host where IPIP and VXLAN tunnels end: the plain cases pay what
 	 * such a host pays, the tunnel cases open one level. */
-	struct shedd_config cfg = { .all_ports = 0, .default_class = SHEDD_SHEDDABLE,
-				    .tun_kinds = SHEDD_TUN_IPIP,
-				    .tun_udp_port = { TUNP_VXLAN_PORT },
-				    .tun_udp_kind = { SHEDD_UDP_VXLAN } };
+	struct shedd_config cfg = { .all_ports = 0, .default_class = SHEDD_SHEDDABLE };
+	struct shedd_tun_config tc = { .kinds = SHEDD_TUN_IPIP,
+				       .udp_port = { TUNP_VXLAN_PORT },
+				       .udp_kind = { SHEDD_UDP_VXLAN } };
 	struct shedd_tun_addr local = { .addr = { [10] = 0xff, [11] = 0xff } };
 	struct bpf_object *pass_obj = NULL;
 	struct shedd_bpf *skel = NULL;
@@ -264,6 +264,7 @@ int main(int argc, char **argv)
 	pass_fd = bpf_program__fd(bpf_object__next_program(pass_obj, NULL));
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.settings), &zero, &cfg, BPF_ANY) ||
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.ports), &port16, &one, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(skel->maps.tun_config), &zero, &tc, BPF_ANY) ||
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.tun_local), &local, &one, BPF_ANY)) {
 		fprintf(stderr, "bench: configure: %s\n", strerror(errno));
 		goto out;

@@ -74,12 +74,14 @@ static const struct shedd_config fuzz_cfg = {
 	.rst_burst = 3,
 	.cookie_rate_per_sec = 20,
 	.cookie_burst = 3,
-	/* Tunnels that end here: every kind but ip6gretap, VXLAN and
-	 * Geneve on their ports; tun_local holds the server's addresses. */
-	.tun_kinds = SHEDD_TUN_IPIP | SHEDD_TUN_SIT | SHEDD_TUN_4IN6 | SHEDD_TUN_6IN6 |
-		     SHEDD_TUN_GRE | SHEDD_TUN_GRETAP | SHEDD_TUN_GRE6,
-	.tun_udp_port = { TUNP_VXLAN_PORT, TUNP_GENEVE_PORT },
-	.tun_udp_kind = { SHEDD_UDP_VXLAN, SHEDD_UDP_GENEVE },
+};
+/* Tunnels that end here: every kind but ip6gretap, VXLAN and Geneve on
+ * their ports; tun_local holds the server's addresses. */
+static const struct shedd_tun_config fuzz_tun = {
+	.kinds = SHEDD_TUN_IPIP | SHEDD_TUN_SIT | SHEDD_TUN_4IN6 | SHEDD_TUN_6IN6 |
+		 SHEDD_TUN_GRE | SHEDD_TUN_GRETAP | SHEDD_TUN_GRE6,
+	.udp_port = { TUNP_VXLAN_PORT, TUNP_GENEVE_PORT },
+	.udp_kind = { SHEDD_UDP_VXLAN, SHEDD_UDP_GENEVE },
 };
 
 /* The source prefixes; the program gets them in its tries, the reference
@@ -412,7 +414,7 @@ cut:
 /* ---- the reference model: tunnels that end here ---------------------------
  *
  * The kernel decapsulates after XDP a packet of a tunnel device that is up
- * (fuzz_cfg.tun_kinds, tun_udp_port), addressed to this host (the server's
+ * (fuzz_tun), addressed to this host (the server's
  * addresses), and gives the inner SYN to the listener: the model opens one
  * level and judges it (by rate only), refuses a tunnel in the tunnel and,
  * in an outer first fragment, an inner packet whose headers it cannot see
@@ -424,7 +426,7 @@ enum { TUN_IN_NOT, TUN_IN_4, TUN_IN_6, TUN_IN_ETHER };
 /* The fuzz_cfg bits or UDP kind of a packet of @proto at @l4; 0: none. */
 static unsigned int ref_tun_kind(const __u8 *f, size_t len, size_t l4, __u8 proto, int v6)
 {
-	__u32 k = fuzz_cfg.tun_kinds;
+	__u32 k = fuzz_tun.kinds;
 	unsigned int port, i;
 
 	switch (proto) {
@@ -440,8 +442,8 @@ static unsigned int ref_tun_kind(const __u8 *f, size_t len, size_t l4, __u8 prot
 			return 0;
 		port = be16(f + l4 + 2);
 		for (i = 0; i < MAX_TUN_UDP_PORTS; i++)
-			if (port && fuzz_cfg.tun_udp_port[i] == port)
-				return fuzz_cfg.tun_udp_kind[i];
+			if (port && fuzz_tun.udp_port[i] == port)
+				return fuzz_tun.udp_kind[i];
 		return 0;
 	}
 	return 0;
@@ -1154,7 +1156,6 @@ static const char *const global_counter[] = {
 	"malformed", "frag_judged", "frag_refused", "deep_refused", "bad_syn",
 	"rst_refused", "rst_limited", "cookie_failed", "ack_probed", "refreshed",
 	"ack_queue_full", "ack_after_rst", "ack_repeat", "syn_tuple_busy",
-	"tun_decap", "tun_judged", "tun_refused",
 };
 _Static_assert(sizeof(class_counter) / sizeof(char *) * 8 ==
 	       sizeof(struct shedd_class_stats), "a class counter without a name");
@@ -1163,12 +1164,19 @@ _Static_assert(offsetof(struct shedd_stats, packets) + sizeof(global_counter) /
 	       "a counter without a name");
 
 #define NR_COUNTERS (sizeof(struct shedd_stats) / 8)
+/* After the stats counters, those of the tun_stats map. */
+#define NR_TUN (sizeof(struct shedd_tun_stats) / 8)
+#define TW(f) (NR_COUNTERS + offsetof(struct shedd_tun_stats, f) / 8)
+static const char *const tun_counter[] = { "decap", "judged", "refused" };
+_Static_assert(sizeof(tun_counter) / sizeof(char *) == NR_TUN, "a tunnel counter without a name");
 
 static void counter_name(size_t w, char *buf, size_t size)
 {
 	size_t per = ARRAY_SIZE(class_counter);
 
-	if (w < SHEDD_NR_CLASSES * per)
+	if (w >= NR_COUNTERS)
+		snprintf(buf, size, "tun_stats.%s", tun_counter[w - NR_COUNTERS]);
+	else if (w < SHEDD_NR_CLASSES * per)
 		snprintf(buf, size, "cls[%zu].%s", w / per, class_counter[w % per]);
 	else
 		snprintf(buf, size, "%s", global_counter[w - SHEDD_NR_CLASSES * per]);
@@ -1211,6 +1219,7 @@ enum ack_cookie {
 
 struct frame_ctx {
 	const struct pkt *p;
+	struct shedd_tun_stats tun_before, tun_after;
 	const struct ref *r;
 	enum ack_cookie cookie;
 	__u64 now;
@@ -1417,8 +1426,8 @@ static const char *expect_syn(const struct frame_ctx *fc, struct ref_state *m,
 	/* Inside a tunnel: by rate only, never answered. */
 	if (r->tunnel) {
 		mode = SHEDD_VERIFY_OFF;
-		e[W(tun_decap)] = 1;
-		e[W(tun_judged)] = 1;
+		e[TW(decap)] = 1;
+		e[TW(judged)] = 1;
 	}
 	e[C(c, syn)] = 1;
 	e[W(frag_judged)] = r->first_frag;
@@ -1552,13 +1561,16 @@ static const char *check_frame(const struct frame_ctx *fc, struct ref_state *m,
 {
 	const struct ref *r = fc->r;
 	int unchanged = fc->out_len == fc->p->len && !memcmp(fc->out, fc->p->data, fc->p->len);
-	__u64 d[NR_COUNTERS], e[NR_COUNTERS] = { 0 };
+	__u64 d[NR_COUNTERS + NR_TUN], e[NR_COUNTERS + NR_TUN] = { 0 };
 	enum expect_out out = OUT_PASS;
 	const char *bad = NULL;
 	size_t w, i;
 	__u64 n;
 
 	stats_delta(before, after, d);
+	d[TW(decap)] = fc->tun_after.decap - fc->tun_before.decap;
+	d[TW(judged)] = fc->tun_after.judged - fc->tun_before.judged;
+	d[TW(refused)] = fc->tun_after.refused - fc->tun_before.refused;
 	e[W(packets)] = 1;
 	switch (r->kind) {
 	case REF_PASS:
@@ -1570,13 +1582,13 @@ static const char *check_frame(const struct frame_ctx *fc, struct ref_state *m,
 			       " counter, or several";
 		for (i = 0; i < ARRAY_SIZE(pass_counters); i++)
 			e[pass_counters[i]] = d[pass_counters[i]];
-		e[W(tun_decap)] = r->tunnel;
+		e[TW(decap)] = r->tunnel;
 		t->passed++;
 		break;
 	case REF_REFUSE:
 		if (r->tun_refused) {
-			e[W(tun_refused)] = 1;
-			e[W(tun_decap)] = r->tunnel;
+			e[TW(refused)] = 1;
+			e[TW(decap)] = r->tunnel;
 			t->refused++;
 			t->tun_refused++;
 			out = OUT_DROP;
@@ -1598,7 +1610,7 @@ static const char *check_frame(const struct frame_ctx *fc, struct ref_state *m,
 	}
 	if (bad)
 		return bad;
-	for (w = 0; w < NR_COUNTERS; w++) {
+	for (w = 0; w < NR_COUNTERS + NR_TUN; w++) {
 		if (d[w] != e[w]) {
 			char name[40];
 
@@ -1689,6 +1701,26 @@ static double now_sec(void)
 }
 
 /* Fresh class buckets and reserves: each phase starts unshed. */
+/* The tun_stats map, summed over the CPUs. */
+static void read_tun(struct shedd_tun_stats *sum)
+{
+	struct shedd_tun_stats *vals = calloc((size_t)nr_cpus, sizeof(*vals));
+	__u32 zero = 0;
+	int i;
+
+	assert_non_null(vals);
+	if (bpf_map__lookup_elem(skel->maps.tun_stats, &zero, sizeof(zero), vals,
+				 (size_t)nr_cpus * sizeof(*vals), 0))
+		fail_msg("read tun_stats: %s", strerror(errno));
+	memset(sum, 0, sizeof(*sum));
+	for (i = 0; i < nr_cpus; i++) {
+		sum->decap += vals[i].decap;
+		sum->judged += vals[i].judged;
+		sum->refused += vals[i].refused;
+	}
+	free(vals);
+}
+
 static void reset_buckets(struct ref_state *m)
 {
 	const struct shedd_bucket fresh = { 0 };
@@ -1760,6 +1792,7 @@ static void fuzz_frames(void **state)
 	uint64_t seed = env_u64("SHEDD_FUZZ_SEED", DEFAULT_SEED);
 	double limit = (double)env_u64("SHEDD_FUZZ_SECONDS", (uint64_t)DEFAULT_SECONDS);
 	struct shedd_stats before, after, first, last;
+	struct shedd_tun_stats tun_last;
 	struct ring_entry ring[RING];
 	struct ref_state m = { 0 };
 	struct phase_count pc = { 0 };
@@ -1771,6 +1804,7 @@ static void fuzz_frames(void **state)
 
 	(void)state;
 	read_stats(&before);
+	read_tun(&tun_last);
 	first = before;
 	for (i = 0; i < frames && (i % 1024 || now_sec() - start < limit); i++) {
 		__u8 out[PKT_MAX];
@@ -1825,6 +1859,9 @@ static void fuzz_frames(void **state)
 			fail_msg("BPF_PROG_TEST_RUN on frame %" PRIu64 " (%zu bytes): %s",
 				 i, p.len, strerror(-err));
 		read_stats(&after);
+		fc.tun_before = tun_last;
+		read_tun(&fc.tun_after);
+		tun_last = fc.tun_after;
 		fc.p = &p;
 		fc.r = &r;
 		fc.now = skel->bss->test_clock_ns;
@@ -2110,6 +2147,9 @@ static int group_setup(void **state)
 		err = update_percpu(skel->maps.rst_budget, 0, &fresh_rst, sizeof(fresh_rst));
 	if (!err)
 		err = update_percpu(skel->maps.cookie_budget, 0, &fresh_rst, sizeof(fresh_rst));
+	if (!err)
+		err = bpf_map__update_elem(skel->maps.tun_config, &zero, sizeof(zero), &fuzz_tun,
+					   sizeof(fuzz_tun), BPF_ANY);
 	/* The addresses tunnels may end on: the server's. */
 	for (i = 0; !err && i < 2; i++) {
 		struct shedd_tun_addr a = { .addr = { [10] = 0xff, [11] = 0xff } };

@@ -235,6 +235,13 @@ static int reset_maps(const struct shedd_config *cfg,
 	}
 	if (!err)
 		err = clear_proven();
+	/* No tunnel ends here unless a case says so. */
+	if (!err) {
+		const struct shedd_tun_config none = { 0 };
+
+		err = bpf_map__update_elem(skel->maps.tun_config, &zero, sizeof(zero), &none,
+					   sizeof(none), BPF_ANY);
+	}
 	if (err) {
 		print_error("reset maps: %s\n", strerror(-err));
 		return -1;
@@ -323,7 +330,6 @@ static const struct {
 	FIELD(rst_refused), FIELD(rst_limited), FIELD(cookie_failed),
 	FIELD(ack_probed), FIELD(refreshed), FIELD(ack_queue_full),
 	FIELD(ack_after_rst), FIELD(ack_repeat), FIELD(syn_tuple_busy),
-	FIELD(tun_decap), FIELD(tun_judged), FIELD(tun_refused),
 };
 _Static_assert(ARRAY_SIZE(stat_fields) * sizeof(__u64) ==
 	       sizeof(struct shedd_stats), "every counter is named");
@@ -1364,31 +1370,31 @@ static void run_cuts(void **state)
 
 /* Every kind ends here, VXLAN and Geneve on their IANA ports; tun_local
  * holds PKT_V4_SERVER and PKT_V6_SERVER (group_setup()). */
-#define TUN_ALL                                                                  \
-	.default_class = SHEDD_SHEDDABLE,                                        \
-	.tun_kinds = SHEDD_TUN_IPIP | SHEDD_TUN_SIT | SHEDD_TUN_4IN6 | SHEDD_TUN_6IN6 | \
-		     SHEDD_TUN_GRE | SHEDD_TUN_GRETAP | SHEDD_TUN_GRE6 | SHEDD_TUN_GRETAP6, \
-	.tun_udp_port = { TUNP_VXLAN_PORT, TUNP_GENEVE_PORT },                   \
-	.tun_udp_kind = { SHEDD_UDP_VXLAN, SHEDD_UDP_GENEVE }
-static const struct shedd_config cfg_tun = { TUN_ALL };
-/* Only gre devices: GRE-TAP frames are not decapsulated here. */
-static const struct shedd_config cfg_tun_gre_only = {
-	.default_class = SHEDD_SHEDDABLE, .tun_kinds = SHEDD_TUN_GRE,
+static const struct shedd_tun_config tunc_all = {
+	.kinds = SHEDD_TUN_IPIP | SHEDD_TUN_SIT | SHEDD_TUN_4IN6 | SHEDD_TUN_6IN6 |
+		 SHEDD_TUN_GRE | SHEDD_TUN_GRETAP | SHEDD_TUN_GRE6 | SHEDD_TUN_GRETAP6,
+	.udp_port = { TUNP_VXLAN_PORT, TUNP_GENEVE_PORT },
+	.udp_kind = { SHEDD_UDP_VXLAN, SHEDD_UDP_GENEVE },
 };
+/* Only gre devices: GRE-TAP frames are not decapsulated here. */
+static const struct shedd_tun_config tunc_gre_only = { .kinds = SHEDD_TUN_GRE };
+/* No tunnel ends here. */
+static const struct shedd_tun_config tunc_none = { 0 };
 /* Verified classes and RSTs: an inner SYN is still judged by rate only. */
 static const struct shedd_config cfg_tun_verify = { VERIFY_CFG(SHEDD_HANDOFF_TC, 1),
-	.reject = { SHEDD_REJECT_RST, SHEDD_REJECT_RST, SHEDD_REJECT_RST, SHEDD_REJECT_RST },
-	.tun_kinds = SHEDD_TUN_IPIP };
+	.reject = { SHEDD_REJECT_RST, SHEDD_REJECT_RST, SHEDD_REJECT_RST, SHEDD_REJECT_RST } };
 #define TUN_NOT_LOCAL_V4 "198.19.0.99"
 
 struct tun_case {
 	const char *name;
 	struct tun_pkt_spec tun;
 	struct pkt_spec in;
-	const struct shedd_config *cfg;      /* NULL: cfg_tun */
+	const struct shedd_config *cfg;      /* NULL: cfg_base */
+	const struct shedd_tun_config *tc;   /* NULL: tunc_all */
 	const struct shedd_class_rate *rate; /* NULL: rate_plenty */
 	__u32 verdict;
 	struct shedd_stats delta;            /* besides packets */
+	struct shedd_tun_stats tdelta;       /* tun_stats */
 	size_t cut_l4;   /* keep only this many bytes after the outer IP
 			  * header(s), the outer lengths set to match */
 	void (*mangle)(struct pkt *p); /* after the build */
@@ -1415,9 +1421,9 @@ static void mangle_outer_short(struct pkt *p)
 }
 
 #define TUN_ADMITTED(c) .verdict = XDP_PASS, .delta = { .cls[c] = { .syn = 1, .charged = 1, \
-	.admitted = 1 }, .tun_decap = 1, .tun_judged = 1 }
+	.admitted = 1 } }, .tdelta = { .decap = 1, .judged = 1 }
 #define TUN_DROPPED(c) .verdict = XDP_DROP, .delta = { .cls[c] = { .syn = 1, .charged = 1, \
-	.dropped = 1 }, .tun_decap = 1, .tun_judged = 1 }
+	.dropped = 1 } }, .tdelta = { .decap = 1, .judged = 1 }
 #define TUN_NOT_OURS .verdict = XDP_PASS, .delta = { .non_tcp = 1 }
 #define TUN_SYN4 { V4, .flags = TCP_SYN }
 #define TUN_SYN6 { V6, .flags = TCP_SYN }
@@ -1480,11 +1486,11 @@ static const struct tun_case tun_cases[] = {
 	{ "tunnel: IPIP to an address not this host's passes",
 	  .tun = { .kind = TUNP_IPIP, .outer_daddr = TUN_NOT_LOCAL_V4 }, .in = TUN_SYN4, TUN_NOT_OURS },
 	{ "tunnel: IPIP with no ipip device passes", .tun = { .kind = TUNP_IPIP }, .in = TUN_SYN4,
-	  .cfg = &cfg_base, TUN_NOT_OURS },
+	  .tc = &tunc_none, TUN_NOT_OURS },
 	{ "tunnel: GRE-TAP with only gre devices passes", .tun = { .kind = TUNP_GRETAP }, .in = TUN_SYN4,
-	  .cfg = &cfg_tun_gre_only, TUN_NOT_OURS },
+	  .tc = &tunc_gre_only, TUN_NOT_OURS },
 	{ "tunnel: ip6gre with only IPv4 gre devices passes", .tun = { .kind = TUNP_GRE6 }, .in = TUN_SYN4,
-	  .cfg = &cfg_tun_gre_only, TUN_NOT_OURS },
+	  .tc = &tunc_gre_only, TUN_NOT_OURS },
 	{ "tunnel: GRE version 1 (PPTP) passes", .tun = { .kind = TUNP_GRE, .gre_flags = 1 }, .in = TUN_SYN4,
 	  TUN_NOT_OURS },
 	{ "tunnel: GRE with the routing bit passes", .tun = { .kind = TUNP_GRE, .gre_flags = TUNP_GRE_R },
@@ -1499,95 +1505,143 @@ static const struct tun_case tun_cases[] = {
 	  TUN_NOT_OURS },
 	/* Inside: what is not a new connection passes, counted. */
 	{ "tunnel: inner ACK passes", .tun = { .kind = TUNP_GRE }, .in = { V4, .flags = TCP_ACK },
-	  .verdict = XDP_PASS, .delta = { .tun_decap = 1, .non_syn = 1 } },
+	  .verdict = XDP_PASS, .delta = { .non_syn = 1 }, .tdelta = { .decap = 1 } },
 	{ "tunnel: inner SYN to an unprotected port passes", .tun = { .kind = TUNP_VXLAN },
 	  .in = { V4, .flags = TCP_SYN, .dport = OTHER_PORT },
-	  .verdict = XDP_PASS, .delta = { .tun_decap = 1, .unprotected = 1 } },
+	  .verdict = XDP_PASS, .delta = { .unprotected = 1 }, .tdelta = { .decap = 1 } },
 	{ "tunnel: inner SYN+RST passes, no token", .tun = { .kind = TUNP_IPIP },
 	  .in = { V4, .flags = TCP_SYN | TCP_RST }, .rate = &rate_empty,
-	  .verdict = XDP_PASS, .delta = { .tun_decap = 1, .bad_syn = 1 } },
+	  .verdict = XDP_PASS, .delta = { .bad_syn = 1 }, .tdelta = { .decap = 1 } },
 	{ "tunnel: inner UDP passes", .tun = { .kind = TUNP_6IN6 }, .in = { V6, .l4 = IPPROTO_UDP },
-	  .verdict = XDP_PASS, .delta = { .tun_decap = 1, .non_tcp = 1 } },
+	  .verdict = XDP_PASS, .delta = { .non_tcp = 1 }, .tdelta = { .decap = 1 } },
 	{ "tunnel: inner ARP passes", .tun = { .kind = TUNP_VXLAN }, .in = { .l3 = ETH_P_ARP },
-	  .verdict = XDP_PASS, .delta = { .tun_decap = 1, .non_ip = 1 } },
+	  .verdict = XDP_PASS, .delta = { .non_ip = 1 }, .tdelta = { .decap = 1 } },
 	{ "tunnel: inner first fragment of a SYN is judged", .tun = { .kind = TUNP_IPIP },
 	  .in = { V4, .flags = TCP_SYN, .frag = PKT_IP_MF }, .rate = &rate_empty,
 	  .verdict = XDP_DROP, .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1,
-	  .dropped = 1 }, .tun_decap = 1, .tun_judged = 1, .frag_judged = 1 } },
+	  .dropped = 1 }, .frag_judged = 1 }, .tdelta = { .decap = 1, .judged = 1 } },
 	/* What cannot be judged inside is refused, as outside. */
 	{ "tunnel: inner TCP fragment at offset 1 is refused", .tun = { .kind = TUNP_GRE },
 	  .in = { V4, .flags = TCP_ACK, .frag = PKT_IP_MF | 1 },
-	  .verdict = XDP_DROP, .delta = { .tun_decap = 1, .tun_refused = 1 } },
+	  .verdict = XDP_DROP, .tdelta = { .decap = 1, .refused = 1 } },
 	{ "tunnel: inner IPv6 chain deeper than the walk is refused", .tun = { .kind = TUNP_SIT },
 	  .in = { V6, .flags = TCP_SYN, EXT7_DST },
-	  .verdict = XDP_DROP, .delta = { .tun_decap = 1, .tun_refused = 1 } },
+	  .verdict = XDP_DROP, .tdelta = { .decap = 1, .refused = 1 } },
 	/* Outer fragments: the kernel reassembles, then opens the tunnel. */
 	{ "tunnel: IPIP in an outer IPv4 first fragment: the inner SYN is judged",
 	  .tun = { .kind = TUNP_IPIP, .outer_frag = PKT_IP_MF }, .in = TUN_SYN4,
 	  .rate = &rate_empty, .verdict = XDP_DROP,
-	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .dropped = 1 },
-		     .tun_decap = 1, .tun_judged = 1, .frag_judged = 1 } },
+	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .dropped = 1 }, .frag_judged = 1 },
+	  .tdelta = { .decap = 1, .judged = 1 } },
 	{ "tunnel: GRE first fragment with the inner datagram going on: SYN is judged",
 	  .tun = { .kind = TUNP_GRE, .outer_frag = PKT_IP_MF },
 	  .in = { V4, .flags = TCP_SYN, .payload_len = 64 }, .cut_l4 = 4 + 20 + 20 + 8,
 	  .verdict = XDP_PASS,
-	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .admitted = 1 },
-		     .tun_decap = 1, .tun_judged = 1, .frag_judged = 1 } },
+	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .admitted = 1 }, .frag_judged = 1 },
+	  .tdelta = { .decap = 1, .judged = 1 } },
 	{ "tunnel: VXLAN in an outer IPv6 first fragment: the inner SYN is judged",
 	  .tun = { .kind = TUNP_VXLAN6, .outer_frag = PKT_IP6_MF }, .in = TUN_SYN6,
 	  .rate = &rate_empty, .verdict = XDP_DROP,
-	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .dropped = 1 },
-		     .tun_decap = 1, .tun_judged = 1, .frag_judged = 1 } },
+	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .dropped = 1 }, .frag_judged = 1 },
+	  .tdelta = { .decap = 1, .judged = 1 } },
 	{ "tunnel: GRE first fragment cut inside the GRE header is refused",
 	  .tun = { .kind = TUNP_GRE, .gre_flags = GRE_CKS, .outer_frag = PKT_IP_MF },
-	  .in = TUN_SYN4, .cut_l4 = 8, .verdict = XDP_DROP, .delta = { .tun_refused = 1 } },
+	  .in = TUN_SYN4, .cut_l4 = 8, .verdict = XDP_DROP, .tdelta = { .refused = 1 } },
 	{ "tunnel: IPIP first fragment cut inside the inner TCP header is refused",
 	  .tun = { .kind = TUNP_IPIP, .outer_frag = PKT_IP_MF }, .in = TUN_SYN4,
-	  .cut_l4 = 20 + 8, .verdict = XDP_DROP, .delta = { .tun_decap = 1, .tun_refused = 1 } },
+	  .cut_l4 = 20 + 8, .verdict = XDP_DROP, .tdelta = { .decap = 1, .refused = 1 } },
 	{ "tunnel: VXLAN IPv6 first fragment cut inside the inner IPv4 header is refused",
 	  .tun = { .kind = TUNP_VXLAN6, .outer_frag = PKT_IP6_MF }, .in = TUN_SYN4,
 	  .cut_l4 = 8 + 8 + 8 + 8, .verdict = XDP_DROP,
-	  .delta = { .tun_decap = 1, .tun_refused = 1 } },
+	  .tdelta = { .decap = 1, .refused = 1 } },
 	{ "tunnel: an outer IPv4 fragment past the first passes (the first was judged)",
 	  .tun = { .kind = TUNP_IPIP, .outer_frag = 5 }, .in = TUN_SYN4,
 	  .verdict = XDP_PASS, .delta = { .fragment = 1 } },
 	{ "tunnel: an inner SYN past the end of the outer datagram passes (the kernel drops it)",
 	  .tun = { .kind = TUNP_GRE }, .in = TUN_SYN4, .mangle = mangle_outer_short,
-	  .verdict = XDP_PASS, .delta = { .tun_decap = 1, .malformed = 1 } },
+	  .verdict = XDP_PASS, .delta = { .malformed = 1 }, .tdelta = { .decap = 1 } },
 	{ "tunnel: IPIP first fragment whose inner TCP segment is shorter than its header is refused",
 	  .tun = { .kind = TUNP_IPIP, .outer_frag = PKT_IP_MF }, .in = TUN_SYN4,
 	  .mangle = mangle_inner_tcp10, .verdict = XDP_DROP,
-	  .delta = { .tun_decap = 1, .tun_refused = 1 } },
+	  .tdelta = { .decap = 1, .refused = 1 } },
 	{ "tunnel: IPIP whose inner TCP segment is shorter than its header passes",
 	  .tun = { .kind = TUNP_IPIP }, .in = TUN_SYN4, .mangle = mangle_inner_tcp10,
-	  .verdict = XDP_PASS, .delta = { .tun_decap = 1, .malformed = 1 } },
+	  .verdict = XDP_PASS, .delta = { .malformed = 1 }, .tdelta = { .decap = 1 } },
 	/* One level: a tunnel in a tunnel is refused. */
 	{ "tunnel: the first fragment of an IPIP packet inside GRE is refused",
 	  .tun = { .kind = TUNP_GRE }, .in = { V4, .l4 = IPPROTO_IPIP, .frag = PKT_IP_MF },
-	  .verdict = XDP_DROP, .delta = { .tun_decap = 1, .tun_refused = 1 } },
+	  .verdict = XDP_DROP, .tdelta = { .decap = 1, .refused = 1 } },
 	{ "tunnel: a later fragment of an IPIP packet inside GRE passes",
 	  .tun = { .kind = TUNP_GRE }, .in = { V4, .l4 = IPPROTO_IPIP, .frag = 3 },
-	  .verdict = XDP_PASS, .delta = { .tun_decap = 1, .fragment = 1 } },
+	  .verdict = XDP_PASS, .delta = { .fragment = 1 }, .tdelta = { .decap = 1 } },
 	{ "tunnel: IPIP in IPIP is refused", .tun = { .kind = TUNP_IPIP }, .in = { V4, .l4 = IPPROTO_IPIP },
-	  .verdict = XDP_DROP, .delta = { .tun_decap = 1, .tun_refused = 1 } },
+	  .verdict = XDP_DROP, .tdelta = { .decap = 1, .refused = 1 } },
 	{ "tunnel: GRE in VXLAN is refused", .tun = { .kind = TUNP_VXLAN }, .in = { V4, .l4 = IPPROTO_GRE },
-	  .verdict = XDP_DROP, .delta = { .tun_decap = 1, .tun_refused = 1 } },
+	  .verdict = XDP_DROP, .tdelta = { .decap = 1, .refused = 1 } },
 	{ "tunnel: IPIP inside GRE passes where no ipip device ends here",
-	  .tun = { .kind = TUNP_GRE }, .in = { V4, .l4 = IPPROTO_IPIP }, .cfg = &cfg_tun_gre_only,
-	  .verdict = XDP_PASS, .delta = { .tun_decap = 1, .non_tcp = 1 } },
+	  .tun = { .kind = TUNP_GRE }, .in = { V4, .l4 = IPPROTO_IPIP }, .tc = &tunc_gre_only,
+	  .verdict = XDP_PASS, .delta = { .non_tcp = 1 }, .tdelta = { .decap = 1 } },
 };
+
+/* The tun_stats map, summed over the CPUs. */
+static void read_tun_stats(struct shedd_tun_stats *sum)
+{
+	struct shedd_tun_stats *vals = calloc((size_t)nr_cpus, sizeof(*vals));
+	__u32 zero = 0;
+	int i, err;
+
+	assert_non_null(vals);
+	err = bpf_map__lookup_elem(skel->maps.tun_stats, &zero, sizeof(zero), vals,
+				   (size_t)nr_cpus * sizeof(*vals), 0);
+	memset(sum, 0, sizeof(*sum));
+	for (i = 0; !err && i < nr_cpus; i++) {
+		sum->decap += vals[i].decap;
+		sum->judged += vals[i].judged;
+		sum->refused += vals[i].refused;
+	}
+	free(vals);
+	if (err)
+		fail_msg("read tun_stats: %s", strerror(-err));
+}
+
+static void expect_tun_delta(const char *name, const struct shedd_tun_stats *before,
+			     const struct shedd_tun_stats *after,
+			     const struct shedd_tun_stats *want)
+{
+	expect(after->decap - before->decap == want->decap, name,
+	       "tun_stats.decap moved by %llu, expected %llu",
+	       (unsigned long long)(after->decap - before->decap),
+	       (unsigned long long)want->decap);
+	expect(after->judged - before->judged == want->judged, name,
+	       "tun_stats.judged moved by %llu, expected %llu",
+	       (unsigned long long)(after->judged - before->judged),
+	       (unsigned long long)want->judged);
+	expect(after->refused - before->refused == want->refused, name,
+	       "tun_stats.refused moved by %llu, expected %llu",
+	       (unsigned long long)(after->refused - before->refused),
+	       (unsigned long long)want->refused);
+}
 
 static int tun_case_setup(void **state)
 {
 	const struct tun_case *c = *state;
+	__u32 zero = 0;
 
-	return reset_maps(c->cfg ? c->cfg : &cfg_tun, c->rate);
+	if (reset_maps(c->cfg, c->rate))
+		return -1;
+	if (bpf_map__update_elem(skel->maps.tun_config, &zero, sizeof(zero),
+				 c->tc ? c->tc : &tunc_all, sizeof(*c->tc), BPF_ANY)) {
+		print_error("write tun_config: %s\n", strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 static void run_tun(void **state)
 {
 	const struct tun_case *c = *state;
 	struct shedd_stats before, after, want = c->delta;
+	struct shedd_tun_stats tbefore, tafter;
 	struct xdp_run r;
 	struct pkt p;
 
@@ -1600,11 +1654,14 @@ static void run_tun(void **state)
 	if (c->mangle)
 		c->mangle(&p);
 	read_stats(&before);
+	read_tun_stats(&tbefore);
 	run_xdp(c->name, p.data, p.len, &r);
 	read_stats(&after);
+	read_tun_stats(&tafter);
 	expect_verdict(c->name, r.verdict, c->verdict);
 	want.packets = 1;
 	expect_delta(c->name, &before, &after, &want);
+	expect_tun_delta(c->name, &tbefore, &tafter, &c->tdelta);
 	expect(r.out_len == p.len && memcmp(r.out, p.data, p.len) == 0, c->name,
 	       "an encapsulated frame is never rewritten");
 }
@@ -1615,6 +1672,7 @@ static void run_tun_cuts(void **state)
 {
 	const struct tun_case *c = *state;
 	struct shedd_stats before, after, want;
+	struct shedd_tun_stats tbefore, tafter;
 	char name[256], where[96];
 	struct xdp_run r;
 	size_t len;
@@ -1626,10 +1684,13 @@ static void run_tun_cuts(void **state)
 		snprintf(name, sizeof(name), "%s cut to %zu bytes (%s)", c->name, len, where);
 		want = (struct shedd_stats){ .malformed = 1, .packets = 1 };
 		read_stats(&before);
+		read_tun_stats(&tbefore);
 		run_xdp(name, p.data, len, &r);
 		read_stats(&after);
+		read_tun_stats(&tafter);
 		expect_verdict(name, r.verdict, XDP_PASS);
 		expect_delta(name, &before, &after, &want);
+		expect_tun_delta(name, &tbefore, &tafter, &(struct shedd_tun_stats){ 0 });
 	}
 }
 
@@ -1640,6 +1701,7 @@ static void run_tun_short(void **state)
 {
 	const struct tun_case *c = *state;
 	struct shedd_stats before, after, want;
+	struct shedd_tun_stats tbefore, tafter, twant;
 	char name[256];
 	struct xdp_run r;
 	size_t len, hdr, inner;
@@ -1664,12 +1726,16 @@ static void run_tun_short(void **state)
 		snprintf(name, sizeof(name), "%s: tunnel header cut to %zu bytes", c->name,
 			 len - hdr);
 		want = (struct shedd_stats){ .malformed = 1, .packets = 1 };
-		want.tun_decap = p.l4_proto == IPPROTO_IPIP || p.l4_proto == IPPROTO_IPV6;
+		twant = (struct shedd_tun_stats){
+			.decap = p.l4_proto == IPPROTO_IPIP || p.l4_proto == IPPROTO_IPV6 };
 		read_stats(&before);
+		read_tun_stats(&tbefore);
 		run_xdp(name, q.data, q.len, &r);
 		read_stats(&after);
+		read_tun_stats(&tafter);
 		expect_verdict(name, r.verdict, XDP_PASS);
 		expect_delta(name, &before, &after, &want);
+		expect_tun_delta(name, &tbefore, &tafter, &twant);
 	}
 }
 

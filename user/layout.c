@@ -33,15 +33,9 @@ static const struct layout_older stats_older[] = {
 	{ 4 * 88 + 17 * 8, NULL },
 	{ 4 * 88 + 18 * 8, NULL },
 	{ 4 * 88 + 19 * 8, NULL },
-	{ 4 * 88 + 20 * 8, NULL }, /* before tunnels */
 	{ 0 },
 };
 
-/* settings grew at the end: an older record is a prefix of today's. */
-static const struct layout_older settings_older[] = {
-	{ 56, NULL }, /* before tunnels */
-	{ 0 },
-};
 
 static const struct layout_older ctl_state_older[] = {
 	{ SHEDD_CTL_STATE_V1_SIZE, NULL },
@@ -55,7 +49,7 @@ static const struct layout_older daemon_stats_older[] = {
 
 #define U32 sizeof(__u32)
 static const struct layout_map maps[] = {
-	{ "settings", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_config), 0, settings_older },
+	{ "settings", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_config), 0, NULL },
 	{ "ports", BPF_MAP_TYPE_HASH, sizeof(__u16), sizeof(__u8), 0, NULL },
 	{ "prefix_v4", BPF_MAP_TYPE_LPM_TRIE, sizeof(struct shedd_lpm_v4), U32, 0, NULL },
 	{ "prefix_v6", BPF_MAP_TYPE_LPM_TRIE, sizeof(struct shedd_lpm_v6), U32, 0, NULL },
@@ -82,6 +76,9 @@ static const struct layout_map maps[] = {
 	{ "daemon_stats", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_daemon_stats), 0,
 	  daemon_stats_older },
 	{ "closing", BPF_MAP_TYPE_ARRAY, U32, U32, 0, NULL },
+	{ "tun_config", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_tun_config), 0, NULL },
+	{ "tun_stats", BPF_MAP_TYPE_PERCPU_ARRAY, U32, sizeof(struct shedd_tun_stats),
+	  LAYOUT_COUNTERS, NULL },
 	{ "tun_local", BPF_MAP_TYPE_HASH, sizeof(struct shedd_tun_addr), sizeof(__u8), 0, NULL },
 	{ "layout", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_layout), 0, NULL },
 };

@@ -55,7 +55,7 @@ static const char *const pinned_names[] = {
 	"settings", "ports", "prefix_v4", "prefix_v6", "rates", "reserve", "buckets", "stats",
 	"rst_budget", "ctl_state", "cookie_budget", "refresh", "mss_cache", "proven",
 	"handoff_stats", "handoff", "ctl_cmd", "manual_v4", "manual_v6", "daemon_stats",
-	"closing", "tun_local", "layout",
+	"closing", "tun_config", "tun_local", "tun_stats", "layout",
 };
 
 static int enter_netns(const char *name)
@@ -979,9 +979,6 @@ int loader_configure(struct loader *l, const struct shedd_options *o)
 			return err;
 	}
 	cfg.tx_blocked = l->tx_blocked;
-	cfg.tun_kinds = l->tun_kinds;
-	memcpy(cfg.tun_udp_port, l->tun_udp_port, sizeof(cfg.tun_udp_port));
-	memcpy(cfg.tun_udp_kind, l->tun_udp_kind, sizeof(cfg.tun_udp_kind));
 	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.settings), &zero, &cfg, BPF_ANY)) {
 		err = -errno;
 		log_err("write settings: %s", strerror(errno));
@@ -1025,6 +1022,28 @@ int loader_write_tx_blocked(struct loader *l, __u8 v)
 	return err;
 }
 
+int loader_read_tun_stats(struct loader *l, struct shedd_tun_stats *sum)
+{
+	struct shedd_tun_stats *percpu = calloc((size_t)l->ncpus, sizeof(*percpu));
+	__u32 zero = 0;
+	int i, err = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (!percpu)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.tun_stats), &zero, percpu)) {
+		err = -errno;
+	} else {
+		for (i = 0; i < l->ncpus; i++) {
+			sum->decap += percpu[i].decap;
+			sum->judged += percpu[i].judged;
+			sum->refused += percpu[i].refused;
+		}
+	}
+	free(percpu);
+	return err;
+}
+
 static bool tun_has_local(const struct tun_found *f, const struct shedd_tun_addr *a)
 {
 	unsigned int i;
@@ -1035,11 +1054,11 @@ static bool tun_has_local(const struct tun_found *f, const struct shedd_tun_addr
 	return false;
 }
 
-int loader_write_tunnels(struct loader *l, const struct tun_found *f, bool settings)
+int loader_write_tunnels(struct loader *l, const struct tun_found *f)
 {
-	int fd = bpf_map__fd(l->skel->maps.tun_local), sfd = bpf_map__fd(l->skel->maps.settings);
+	int fd = bpf_map__fd(l->skel->maps.tun_local), cfd = bpf_map__fd(l->skel->maps.tun_config);
 	struct shedd_tun_addr key, next, stale[64];
-	struct shedd_config cfg;
+	struct shedd_tun_config cfg = { 0 };
 	unsigned int i, nstale;
 	__u32 zero = 0;
 	__u8 one = 1;
@@ -1074,27 +1093,17 @@ int loader_write_tunnels(struct loader *l, const struct tun_found *f, bool setti
 			bpf_map_delete_elem(fd, &stale[i]);
 	} while (more);
 
-	l->tun_kinds = f->kinds;
-	memset(l->tun_udp_port, 0, sizeof(l->tun_udp_port));
-	memset(l->tun_udp_kind, 0, sizeof(l->tun_udp_kind));
-	memcpy(l->tun_udp_port, f->udp_port, sizeof(f->udp_port[0]) * f->nr_ports);
-	memcpy(l->tun_udp_kind, f->udp_kind, sizeof(f->udp_kind[0]) * f->nr_ports);
-	if (!settings)
-		return 0;
-	/* Only the daemon's tick writes settings while it runs. */
-	if (bpf_map_lookup_elem(sfd, &zero, &cfg) == 0) {
-		cfg.tun_kinds = l->tun_kinds;
-		memcpy(cfg.tun_udp_port, l->tun_udp_port, sizeof(cfg.tun_udp_port));
-		memcpy(cfg.tun_udp_kind, l->tun_udp_kind, sizeof(cfg.tun_udp_kind));
-		if (bpf_map_update_elem(sfd, &zero, &cfg, BPF_EXIST) == 0)
-			return 0;
-	}
-	{
+	/* One value: the program sees the old record or the new one. */
+	cfg.kinds = f->kinds;
+	memcpy(cfg.udp_port, f->udp_port, sizeof(f->udp_port[0]) * f->nr_ports);
+	memcpy(cfg.udp_kind, f->udp_kind, sizeof(f->udp_kind[0]) * f->nr_ports);
+	if (bpf_map_update_elem(cfd, &zero, &cfg, BPF_ANY)) {
 		int err = -errno;
 
-		log_err("write settings.tun_kinds: %s", strerror(errno));
+		log_err("write tun_config: %s", strerror(errno));
 		return err;
 	}
+	return 0;
 }
 
 int loader_write_rates(struct loader *l, const struct shedd_class_rate *next, __u64 now_ns)

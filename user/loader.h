@@ -38,11 +38,6 @@ struct loader {
 	struct handoff_bpf *handoff;    /* the tc hand-off, with SHEDD_HANDOFF_TC */
 	__u8 tx_blocked;     /* settings.tx_blocked: XDP_TX frames go nowhere */
 	struct migrate *mig;            /* an upgrade from older pins (migrate.h) */
-	/* settings.tun_*: the tunnels that end here (tunnels.h), kept for
-	 * loader_configure() as tx_blocked is. */
-	__u32 tun_kinds;
-	__u16 tun_udp_port[MAX_TUN_UDP_PORTS];
-	__u8 tun_udp_kind[MAX_TUN_UDP_PORTS];
 };
 
 /* Enter --netns, check root, take the interface (a second shedd on it, in
@@ -100,10 +95,12 @@ int loader_write_tx_blocked(struct loader *l, __u8 v);
 
 struct tun_found;
 /* The tunnels that end here (tunnels.h): the local addresses into tun_local
- * (new ones first, then the stale ones deleted), and the kinds and UDP
- * ports into l and, with @settings, into the running settings record.
- * 0 or a negative errno, said on stderr. */
-int loader_write_tunnels(struct loader *l, const struct tun_found *f, bool settings);
+ * (new ones first, then the stale ones deleted), then the kinds and UDP
+ * ports into tun_config. 0 or a negative errno, said on stderr. */
+int loader_write_tunnels(struct loader *l, const struct tun_found *f);
+
+/* The tun_stats map, summed over CPUs. 0 or a negative errno. */
+int loader_read_tun_stats(struct loader *l, struct shedd_tun_stats *sum);
 
 /* Publish every class's rate record (alloc_publish() at @now_ns). */
 int loader_write_rates(struct loader *l, const struct shedd_class_rate *next, __u64 now_ns);

@@ -537,8 +537,8 @@ static void tunnels_tell(const struct daemon *d)
 		log_warn("%u VXLAN-GPE devices: SYNs inside them are not judged", f->gpe);
 }
 
-/* Before the settings are written: the tunnels that end here, and a
- * watch on the links and addresses that may change them. */
+/* Before attach: the tunnels that end here, and a watch on the links and
+ * addresses that may change them. */
 static int tunnels_start(struct daemon *d)
 {
 	int err;
@@ -554,7 +554,7 @@ static int tunnels_start(struct daemon *d)
 		return err;
 	}
 	tunnels_tell(d);
-	return loader_write_tunnels(&d->l, &d->tun, false);
+	return loader_write_tunnels(&d->l, &d->tun);
 }
 
 /* Every tick: read them again when a link or an address changed. A
@@ -575,7 +575,7 @@ static void tunnels_tick(struct daemon *d)
 		return;
 	d->tun = d->tun_next;
 	tunnels_tell(d);
-	loader_write_tunnels(&d->l, &d->tun, true); /* said; tried again on a change */
+	loader_write_tunnels(&d->l, &d->tun); /* said; tried again on a change */
 }
 
 static int run(struct shedd_options *o)

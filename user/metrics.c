@@ -233,9 +233,6 @@ static void xdp_families(struct out *o)
 		{ "frag_judged", offsetof(struct shedd_stats, frag_judged) },
 		{ "frag_refused", offsetof(struct shedd_stats, frag_refused) },
 		{ "deep_refused", offsetof(struct shedd_stats, deep_refused) },
-		{ "tun_decap", offsetof(struct shedd_stats, tun_decap) },
-		{ "tun_judged", offsetof(struct shedd_stats, tun_judged) },
-		{ "tun_refused", offsetof(struct shedd_stats, tun_refused) },
 	}, events[] = {
 		{ "rst_refused", offsetof(struct shedd_stats, rst_refused) },
 		{ "rst_limited", offsetof(struct shedd_stats, rst_limited) },
@@ -257,6 +254,10 @@ static void xdp_families(struct out *o)
 		snprintf(lbl, sizeof(lbl), "kind=\"%s\"", kinds[i].kind);
 		sample_u64(o, "shedd_packets_total", lbl, U64_AT(st, kinds[i].off));
 	}
+	/* Tunnels that end here (the tun_stats map). */
+	sample_u64(o, "shedd_packets_total", "kind=\"tun_decap\"", o->s->tun.decap);
+	sample_u64(o, "shedd_packets_total", "kind=\"tun_judged\"", o->s->tun.judged);
+	sample_u64(o, "shedd_packets_total", "kind=\"tun_refused\"", o->s->tun.refused);
 	family(o, "shedd_syn_packets_total", "counter",
 	       "Protected SYNs judged by XDP, by class and verdict (admitted, dropped, "
 	       "rst: refused with a RST, cookie: answered with a SYN cookie).");

@@ -115,11 +115,16 @@ syn_judged() {
 	bpftool map dump pinned "$PIN_DIR/stats" | jq '[.[0].values[].value.cls[].syn] | add'
 }
 
+# tun_stat FIELD: a counter of the pinned tun_stats map, summed over CPUs.
+tun_stat() {
+	bpftool map dump pinned "$PIN_DIR/tun_stats" | jq "[.[0].values[].value.$1] | add"
+}
+
 # tunnel_judged KIND [OPTIONS...]: the kernel gives the listener every
 # encapsulated SYN without shedd; with shedd at --rate 100 a flood of 2000
 # at 1000/s reaches it at about the rate, and every SYN was judged.
 tunnel_judged() {
-	local before judged line sent
+	local before judged tjudged line sent
 	if [ -n "${SHEDD_FIRST:-}" ]; then
 		# shedd runs before the tunnel exists: it hears of the new
 		# device and reads the tunnels again.
@@ -142,15 +147,17 @@ tunnel_judged() {
 	sleep 1
 	before=$(half_open)
 	judged=$(syn_judged)
+	tjudged=$(tun_stat judged)
 	line=$(tun_flood 2000 1000 "$@")
 	echo "with shedd --rate 100: $line"
 	sent=$(field sent "$line")
 	[ "$sent" -eq 2000 ]
 	sleep 0.5
 	echo "judged: $(( $(syn_judged) - judged )) reached the listener: $(( $(half_open) - before ))"
-	echo "tunnel counters: $(stat_sum tun_decap) decapsulated, $(stat_sum tun_judged) judged"
-	# Every inner SYN was judged ...
+	echo "tun_stats: $(tun_stat decap) opened, $(tun_stat judged) judged, $(tun_stat refused) refused"
+	# Every inner SYN was judged, in its class and as a tunnel's ...
 	within $(( $(syn_judged) - judged )) 2000 2000
+	within $(( $(tun_stat judged) - tjudged )) 2000 2000
 	# ... and about 2 s at 100/s and the burst reached the listener.
 	within $(( $(half_open) - before )) 150 320
 }
