@@ -28,7 +28,8 @@ static void test_every_map_known(void **state)
 	const char *names[] = { "settings", "ports", "prefix_v4", "prefix_v6", "rates", "reserve",
 				"buckets", "stats", "rst_budget", "ctl_state", "cookie_budget",
 				"refresh", "mss_cache", "proven", "handoff_stats", "ctl_cmd",
-				"manual_v4", "manual_v6", "daemon_stats", "closing", "layout" };
+				"manual_v4", "manual_v6", "daemon_stats", "closing", "tun_config",
+				"tun_stats", "tun_local", "layout" };
 	size_t i, n;
 
 	(void)state;
