@@ -87,7 +87,10 @@ tunnel_up() {
 		in_srv ip route add "$INNER_SRC" via 198.18.200.2 dev "$DEV" onlink
 		in_srv ip neigh add 198.18.200.2 lladdr 02:00:00:00:00:01 dev "$DEV" nud permanent
 	fi
-	INNER_MAC=$(in_srv cat /sys/class/net/tnl0/address)
+	# The inner frames' destination: the device's own MAC where they are
+	# Ethernet frames (an IP tunnel's "address" is an IP address).
+	INNER_MAC=02:00:00:00:00:02
+	[ "$UDP_PORT" = 0 ] || INNER_MAC=$(in_srv cat /sys/class/net/tnl0/address)
 	listener_start "$INNER_DST"
 }
 
