@@ -47,7 +47,7 @@ USER_SRCS := user/alloc.c user/options.c user/loader.c user/status.c user/aimd.c
 	user/kernel_features.c user/probe.c user/logline.c user/config.c \
 	user/reload.c user/log.c user/service.c user/ctl.c user/ctl_state.c \
 	user/metrics.c user/metrics_http.c user/sockdiag.c user/xdptx.c user/layout.c \
-	user/migrate.c user/settings.c
+	user/migrate.c user/settings.c user/tunnels.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
 BIN := shedd
 CTL_BIN := shedctl
@@ -59,7 +59,7 @@ UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options 
 	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_signals $(OUTPUT)/test_spread \
 	$(OUTPUT)/test_kernel_features $(OUTPUT)/test_status $(OUTPUT)/test_auto_target \
 	$(OUTPUT)/test_logline $(OUTPUT)/test_log $(OUTPUT)/test_ctl $(OUTPUT)/test_metrics \
-	$(OUTPUT)/test_xdptx $(OUTPUT)/test_layout
+	$(OUTPUT)/test_xdptx $(OUTPUT)/test_layout $(OUTPUT)/test_tunnels
 XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/fuzz_xdp
 # libFuzzer targets (clang): `make test` gives each a few seconds.
 FUZZ_TESTS := $(OUTPUT)/fuzz_logline $(OUTPUT)/fuzz_config $(OUTPUT)/fuzz_options \
@@ -203,6 +203,10 @@ $(OUTPUT)/test_layout: tests/test_layout.c $(OUTPUT)/layout.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) $(LIBBPF_LIBS) -o $@
 
+$(OUTPUT)/test_tunnels: tests/test_tunnels.c $(OUTPUT)/tunnels.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -o $@
+
 $(OUTPUT)/test_logline: tests/test_logline.c $(OUTPUT)/logline.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -o $@
@@ -235,17 +239,17 @@ $(OUTPUT)/test_status: tests/test_status.c $(OUTPUT)/status.o $(OUTPUT)/options.
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) $(INIH_LIBS) -lm -o $@
 
-$(OUTPUT)/bench_xdp: tests/bench_xdp.c tests/packets.h $(SKEL)
+$(OUTPUT)/bench_xdp: tests/bench_xdp.c tests/packets.h tests/tun_packets.h $(SKEL)
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(LDFLAGS) $(LIBBPF_LIBS) -o $@
 
-$(OUTPUT)/test_xdp: tests/test_xdp.c tests/packets.h tests/xdp_harness.h $(SKEL) \
-		$(OUTPUT)/settings.o
+$(OUTPUT)/test_xdp: tests/test_xdp.c tests/packets.h tests/tun_packets.h tests/xdp_harness.h \
+		$(SKEL) $(OUTPUT)/settings.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(OUTPUT)/settings.o $(LDFLAGS) $(LIBBPF_LIBS) \
 		$(CMOCKA_LIBS) -lpthread -o $@
 
-$(OUTPUT)/fuzz_xdp: tests/fuzz_xdp.c tests/packets.h tests/xdp_harness.h tests/splitmix.h $(SKEL)
+$(OUTPUT)/fuzz_xdp: tests/fuzz_xdp.c tests/packets.h tests/tun_packets.h tests/xdp_harness.h tests/splitmix.h $(SKEL)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(LDFLAGS) $(LIBBPF_LIBS) $(CMOCKA_LIBS) -o $@
 

@@ -69,6 +69,7 @@ struct pkt {
 	__u16 nr_vlans;
 	__u16 l4_len;       /* TCP header and data, from the IP length fields */
 	__u8 first_frag;    /* an IP first fragment: judged, never answered */
+	__u8 l4_proto;      /* PARSE_NON_TCP only: the protocol after l3 */
 };
 
 /*
@@ -89,6 +90,18 @@ static __always_inline __u32 ntohs_bounded(__be16 field)
 
 	verifier_bound(v, 0xffff);
 	return v;
+}
+
+/* An IP packet that is not TCP: where its payload lies and what it is,
+ * for the tunnel hook (bpf/tunnel.h), then PARSE_NON_TCP. */
+static __always_inline int parse_other(struct pkt *p, void *l3, __u32 l3_len, __u32 l4_len,
+				       __u8 proto)
+{
+	p->l3 = l3;
+	p->l3_len = (__u16)l3_len;
+	p->l4_len = (__u16)l4_len;
+	p->l4_proto = proto;
+	return PARSE_NON_TCP;
 }
 
 static __always_inline int parse_eth(struct cursor *c, struct pkt *p)
@@ -150,18 +163,27 @@ static __always_inline int parse_ipv4(struct cursor *c, struct pkt *p)
 	if (c->pos + hlen > c->end)
 		return PARSE_MALFORMED;
 	tot_len = ntohs_bounded(ip->tot_len);
-	if (tot_len < hlen || c->pos + tot_len > c->end)
+	/* first_frag already set: a datagram inside the first fragment of
+	 * a tunnel's packet (bpf/tunnel.h), which goes on in the next ones. */
+	if (tot_len < hlen || (!p->first_frag && c->pos + tot_len > c->end))
 		return PARSE_MALFORMED;
 	off = bpf_ntohs(ip->frag_off) & IP_OFFSET;
 	if (ip->frag_off & bpf_htons(IP_MF | IP_OFFSET)) {
-		if (ip->protocol != IPPROTO_TCP || off > 1)
+		if (ip->protocol != IPPROTO_TCP || off > 1) {
+			/* A first fragment of another protocol may be a
+			 * tunnel's: noted for the tunnel hook. */
+			if (off == 0) {
+				p->first_frag = 1;
+				parse_other(p, ip, hlen, tot_len - hlen, ip->protocol);
+			}
 			return PARSE_FRAGMENT;
+		}
 		if (off == 1 || tot_len - hlen < TCP_MIN_HLEN)
 			return PARSE_FRAG_REFUSED;
 		p->first_frag = 1;
 	}
 	if (ip->protocol != IPPROTO_TCP)
-		return PARSE_NON_TCP;
+		return parse_other(p, ip, hlen, tot_len - hlen, ip->protocol);
 	p->l3 = ip;
 	p->l3_len = hlen;
 	p->l4_len = tot_len - hlen;
@@ -204,7 +226,7 @@ static __always_inline int parse_ipv6(struct cursor *c, struct pkt *p)
 		return PARSE_MALFORMED;
 	/* The kernel drops a datagram longer than its frame. */
 	end_off = sizeof(*ip6) + ntohs_bounded(ip6->payload_len);
-	if (c->pos + end_off > c->end)
+	if (!p->first_frag && c->pos + end_off > c->end)
 		return PARSE_MALFORMED;
 	next = ip6->nexthdr;
 	c->pos = ip6 + 1;
@@ -261,7 +283,7 @@ static __always_inline int parse_ipv6(struct cursor *c, struct pkt *p)
 	if (ipv6_is_ext(next))
 		return PARSE_TOO_DEEP;
 	if (next != IPPROTO_TCP)
-		return PARSE_NON_TCP;
+		return parse_other(p, ip6, l3_len, end_off - l3_len, next);
 	if (p->first_frag && end_off - l3_len < TCP_MIN_HLEN)
 		return PARSE_FRAG_REFUSED;
 	p->l3 = ip6;
@@ -331,23 +353,34 @@ static __always_inline int parse_packet(struct cursor *c, struct pkt *p)
  * bounded unknowns, instead of once for every path of the parser that
  * reaches it: inlined, the two multiply past the verifier's budget.
  *
- * bits 0-7 enum parse_result; 8 IPv6; 9 first fragment; 12-15 VLAN tags;
- * 16-31 l2_len; 32-47 l3_len; 48-63 l4_len.
+ * bits 0-3 enum parse_result; 4 IPv6; 5 first fragment; 8-15 the VLAN
+ * tags (PARSE_OK) or the protocol after the IP header (PARSE_NON_TCP, and
+ * PARSE_FRAGMENT for a first fragment: for the tunnel hook); 16-31 l2_len;
+ * 32-47 l3_len; 48-63 l4_len.
  */
-#define PM_V6 (1ULL << 8)
-#define PM_FIRST_FRAG (1ULL << 9)
-#define PM_RESULT(m) ((int)((m) & 0xff))
+#define PM_V6 (1ULL << 4)
+#define PM_FIRST_FRAG (1ULL << 5)
+#define PM_RESULT(m) ((int)((m) & 0xf))
+#define PM_BYTE(m) ((__u8)((m) >> 8))
+#define PM_L2(m) (((m) >> 16) & 0xffff)
+#define PM_L3(m) (((m) >> 32) & 0xffff)
+#define PM_L4(m) ((m) >> 48)
 
 static __always_inline __u64 parse_packed(void *data, void *data_end)
 {
 	struct cursor c = { .pos = data, .end = data_end };
 	struct pkt p = {};
 	int ret = parse_packet(&c, &p);
+	__u64 byte;
 
-	if (ret != PARSE_OK)
+	if (ret == PARSE_OK)
+		byte = p.nr_vlans & 15;
+	else if (ret == PARSE_NON_TCP || (ret == PARSE_FRAGMENT && p.first_frag))
+		byte = p.l4_proto;
+	else
 		return (__u64)ret;
-	return (p.l3_proto == ETH_P_IPV6 ? PM_V6 : 0) | (p.first_frag ? PM_FIRST_FRAG : 0) |
-	       ((__u64)(p.nr_vlans & 15) << 12) | ((__u64)p.l2_len << 16) |
+	return (__u64)ret | (p.l3_proto == ETH_P_IPV6 ? PM_V6 : 0) |
+	       (p.first_frag ? PM_FIRST_FRAG : 0) | byte << 8 | ((__u64)p.l2_len << 16) |
 	       ((__u64)p.l3_len << 32) | ((__u64)p.l4_len << 48);
 }
 
@@ -355,7 +388,7 @@ static __always_inline __u64 parse_packed(void *data, void *data_end)
  * or -1 if they do not lie in it (never, for a parse of this frame). */
 static __always_inline int pkt_unpack(__u64 m, void *data, void *data_end, struct pkt *p)
 {
-	__u64 l2 = (m >> 16) & 0xffff, l3 = (m >> 32) & 0xffff;
+	__u64 l2 = PM_L2(m), l3 = PM_L3(m);
 	struct tcphdr *tcp;
 
 	if (l2 > PARSE_MAX_L2_MASK || l3 > PARSE_MAX_L3_MASK)
@@ -381,8 +414,8 @@ static __always_inline int pkt_unpack(__u64 m, void *data, void *data_end, struc
 	p->tcp = tcp;
 	p->l2_len = (__u16)l2;
 	p->l3_len = (__u16)l3;
-	p->l4_len = (__u16)(m >> 48);
-	p->nr_vlans = (__u16)((m >> 12) & 15);
+	p->l4_len = (__u16)PM_L4(m);
+	p->nr_vlans = PM_BYTE(m) & 15;
 	p->first_frag = (m & PM_FIRST_FRAG) != 0;
 	return 0;
 }

@@ -5,7 +5,8 @@
  * us are refused; every other packet passes, counted by kind. A shed SYN is
  * dropped, or answered with a RST where the kernel itself would answer.
  * In a verified class a SYN is answered with a SYN cookie instead and the
- * ACK that returns a valid one is charged (syncookie.h).
+ * ACK that returns a valid one is charged (syncookie.h). The inner SYN of
+ * a tunnel that ends on this host is judged too, by rate only (tunnel.h).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -110,6 +111,8 @@ static __always_inline int pass_counted(struct shedd_stats *st, int reason)
 	}
 	return XDP_PASS;
 }
+
+#include "tunnel.h"
 
 /* Drop what could carry a SYN past us but cannot be judged. */
 static __always_inline int refuse_counted(struct shedd_stats *st, int reason)
@@ -219,6 +222,15 @@ int shedd_xdp(struct xdp_md *ctx)
 
 	m = shedd_parse(ctx);
 	ret = PM_RESULT(m);
+	/* IP that is not TCP, or its first fragment, may be a tunnel that
+	 * ends here (tunnel.h). */
+	if ((ret == PARSE_NON_TCP || (ret == PARSE_FRAGMENT && (m & PM_FIRST_FRAG))) &&
+	    tun_proto(PM_BYTE(m))) {
+		int v = shedd_tunnel(ctx, PM_L2(m), PM_L3(m), tun_meta_packed(m));
+
+		if (v != TUN_NOT_OURS)
+			return v;
+	}
 	if (ret == PARSE_FRAG_REFUSED || ret == PARSE_TOO_DEEP)
 		return refuse_counted(st, ret);
 	if (ret != PARSE_OK)

@@ -96,6 +96,50 @@ enum shedd_reject {
 #define MAX_IPV6_EXT_HDRS 6 /* extension headers walked before giving up */
 #endif
 
+#ifndef MAX_TUN_UDP_PORTS
+#define MAX_TUN_UDP_PORTS 8 /* UDP ports of VXLAN and Geneve devices judged */
+#endif
+#ifndef MAX_TUN_LOCAL
+#define MAX_TUN_LOCAL 1024 /* local addresses a tunnel may end on (tun_local) */
+#endif
+
+/* Tunnels whose inner SYNs are judged, by what the outer header says
+ * (shedd_tun_config.kinds): one bit per kind of device that ends here. */
+#define SHEDD_TUN_IPIP    (1U << 0) /* IPv4 in IPv4, protocol 4: ipip, sit mode any */
+#define SHEDD_TUN_SIT     (1U << 1) /* IPv6 in IPv4, protocol 41: sit */
+#define SHEDD_TUN_4IN6    (1U << 2) /* IPv4 in IPv6, next header 4: ip6tnl */
+#define SHEDD_TUN_6IN6    (1U << 3) /* IPv6 in IPv6, next header 41: ip6tnl */
+#define SHEDD_TUN_GRE     (1U << 4) /* GRE in IPv4 carrying IP: gre */
+#define SHEDD_TUN_GRETAP  (1U << 5) /* GRE in IPv4 carrying Ethernet: gretap */
+#define SHEDD_TUN_GRE6    (1U << 6) /* GRE in IPv6 carrying IP: ip6gre */
+#define SHEDD_TUN_GRETAP6 (1U << 7) /* GRE in IPv6 carrying Ethernet: ip6gretap */
+
+/* What a UDP port of shedd_tun_config.udp_port carries. */
+enum shedd_tun_udp {
+	SHEDD_UDP_NONE = 0,
+	SHEDD_UDP_VXLAN = 1,  /* RFC 7348: 8 bytes, then Ethernet */
+	SHEDD_UDP_GENEVE = 2, /* RFC 8926: 8 bytes and options, then Ethernet or IP */
+};
+
+/* tun_config: written by userspace only. ARRAY with one entry: the tunnels
+ * that end on this host, found by the daemon (user/tunnels.h), whose inner
+ * SYNs are judged (bpf/tunnel.h). A map of its own, not settings: only
+ * the tunnel path reads it, and settings keeps the layout older readers
+ * know. All 0: nothing is decapsulated. */
+struct shedd_tun_config {
+	__u32 kinds;                      /* SHEDD_TUN_* */
+	__u16 udp_port[MAX_TUN_UDP_PORTS]; /* host order; 0: unused */
+	__u8 udp_kind[MAX_TUN_UDP_PORTS];  /* enum shedd_tun_udp */
+	__u32 _pad;
+};
+
+/* tun_local: HASH, a local address (IPv4 as ::ffff:a.b.c.d) -> __u8 (1),
+ * written by the daemon: the kernel decapsulates only what is addressed
+ * to the host itself. */
+struct shedd_tun_addr {
+	__u8 addr[16];
+};
+
 /* A token is worth NSEC_PER_SEC bucket units, so a refill is
  * elapsed_ns * rate_per_sec units and needs no division. */
 #define SHEDD_NSEC_PER_SEC 1000000000ULL
@@ -238,6 +282,18 @@ struct shedd_stats {
 	__u64 src_unchecked;  /* SYNs of a class above the default whose route
 			       * the kernel could not look up (forwarding off
 			       * on the interface): verified while shedding */
+};
+
+/* tun_stats: written by the XDP program only. PERCPU_ARRAY with one entry:
+ * the tunnels that end on this host (bpf/tunnel.h). A map of its own, so
+ * readers of stats built before it (an older shedctl) read stats as they
+ * always did. */
+struct shedd_tun_stats {
+	__u64 decap;   /* packets of a tunnel that ends here, its header read
+			* to reach the inner packet */
+	__u64 judged;  /* inner SYNs to a protected port: judged (in stats.cls[]) */
+	__u64 refused; /* a tunnel inside a tunnel, or an inner packet that
+			* could hide a SYN from us: dropped */
 };
 
 /* settings: written by userspace only. ARRAY with one entry. */
@@ -609,6 +665,9 @@ _Static_assert(sizeof(struct shedd_class_stats) == 11 * 8, "shedd_class_stats");
 _Static_assert(sizeof(struct shedd_stats) == 4 * 88 + 27 * 8, "shedd_stats is a map value");
 _Static_assert(sizeof(struct shedd_config) == 56, "shedd_config is a map value");
 _Static_assert(sizeof(struct shedd_broadcast) == 4 * SHEDD_MAX_BRD4, "shedd_broadcast is a map value");
+_Static_assert(sizeof(struct shedd_tun_stats) == 3 * 8, "shedd_tun_stats is a map value");
+_Static_assert(sizeof(struct shedd_tun_config) == 32, "shedd_tun_config is a map value");
+_Static_assert(sizeof(struct shedd_tun_addr) == 16, "tun_local key");
 _Static_assert(sizeof(struct shedd_refresh) == 16, "shedd_refresh is a map value");
 _Static_assert(sizeof(struct shedd_handoff_stats) == 9 * 8, "shedd_handoff_stats");
 _Static_assert(sizeof(struct shedd_rst_budget) == 16, "shedd_rst_budget is a map value");

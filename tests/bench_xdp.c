@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 
 #include "packets.h"
+#include "tun_packets.h"
 #include "shedd.h"
 #include "shedd.skel.h"
 
@@ -301,10 +302,16 @@ out:
 int main(int argc, char **argv)
 {
 	static const char *const verdicts[] = { "ABORTED", "DROP", "PASS", "TX", "REDIRECT" };
+	/* A host where IPIP and VXLAN tunnels end: the plain cases pay what
+	 * such a host pays, the tunnel cases open one level. */
 	struct shedd_config cfg = { .all_ports = 0, .default_class = SHEDD_SHEDDABLE };
+	struct shedd_tun_config tc = { .kinds = SHEDD_TUN_IPIP,
+				       .udp_port = { TUNP_VXLAN_PORT },
+				       .udp_kind = { SHEDD_UDP_VXLAN } };
+	struct shedd_tun_addr local = { .addr = { [10] = 0xff, [11] = 0xff } };
 	struct bpf_object *pass_obj = NULL;
 	struct shedd_bpf *skel = NULL;
-	struct pkt syn, ack, udp, fin, syn_qinq, syn_prio8;
+	struct pkt syn, ack, udp, fin, syn_qinq, syn_prio8, ipip_syn, vxlan_syn, vxlan_ack;
 	__u32 zero = 0, port = 8080;
 	__u16 port16 = (__u16)port;
 	__u8 one = 1;
@@ -325,6 +332,10 @@ int main(int argc, char **argv)
 		{ "TCP ACK (established)", &ack, 0, 1, 0 },
 		{ "TCP FIN|ACK", &fin, 0, 1, 0 },
 		{ "UDP", &udp, 0, 1, 0 },
+		{ "IPIP SYN shed, backed off", &ipip_syn, 0, 1, 1000000 },
+		{ "VXLAN SYN admit, cache", &vxlan_syn, MAX_RATE_PER_SEC, 64, 1000000 },
+		{ "VXLAN SYN shed, backed off", &vxlan_syn, 0, 1, 1000000 },
+		{ "VXLAN TCP ACK", &vxlan_ack, 0, 1, 0 },
 	};
 
 	if (argc != 3) {
@@ -338,6 +349,13 @@ int main(int argc, char **argv)
 						  .vid0 = 1 });
 	pkt_build(&udp, &(struct pkt_spec){ .l4 = IPPROTO_UDP, .payload_len = 64 });
 	pkt_build(&fin, &(struct pkt_spec){ .flags = TCP_FIN | TCP_ACK });
+	tun_pkt_build(&ipip_syn, &(struct tun_pkt_spec){ .kind = TUNP_IPIP },
+		      &(struct pkt_spec){ .flags = TCP_SYN, .tcp_opts = 1 });
+	tun_pkt_build(&vxlan_syn, &(struct tun_pkt_spec){ .kind = TUNP_VXLAN },
+		      &(struct pkt_spec){ .flags = TCP_SYN, .tcp_opts = 1 });
+	tun_pkt_build(&vxlan_ack, &(struct tun_pkt_spec){ .kind = TUNP_VXLAN },
+		      &(struct pkt_spec){ .flags = TCP_ACK, .payload_len = 64 });
+	inet_pton(AF_INET, PKT_V4_SERVER, &local.addr[12]);
 
 	skel = shedd_bpf__open();
 	if (skel)
@@ -353,7 +371,9 @@ int main(int argc, char **argv)
 	}
 	pass_fd = bpf_program__fd(bpf_object__next_program(pass_obj, NULL));
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.settings), &zero, &cfg, BPF_ANY) ||
-	    bpf_map_update_elem(bpf_map__fd(skel->maps.ports), &port16, &one, BPF_ANY)) {
+	    bpf_map_update_elem(bpf_map__fd(skel->maps.ports), &port16, &one, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(skel->maps.tun_config), &zero, &tc, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(skel->maps.tun_local), &local, &one, BPF_ANY)) {
 		fprintf(stderr, "bench: configure: %s\n", strerror(errno));
 		goto out;
 	}

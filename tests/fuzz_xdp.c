@@ -40,6 +40,7 @@
 #include "shedd.skel.h"
 #include "xdp_harness.h"
 #include "packets.h"
+#include "tun_packets.h"
 #include "splitmix.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -73,6 +74,14 @@ static const struct shedd_config fuzz_cfg = {
 	.rst_burst = 3,
 	.cookie_rate_per_sec = 20,
 	.cookie_burst = 3,
+};
+/* Tunnels that end here: every kind but ip6gretap, VXLAN and Geneve on
+ * their ports; tun_local holds the server's addresses. */
+static const struct shedd_tun_config fuzz_tun = {
+	.kinds = SHEDD_TUN_IPIP | SHEDD_TUN_SIT | SHEDD_TUN_4IN6 | SHEDD_TUN_6IN6 |
+		 SHEDD_TUN_GRE | SHEDD_TUN_GRETAP | SHEDD_TUN_GRE6,
+	.udp_port = { TUNP_VXLAN_PORT, TUNP_GENEVE_PORT },
+	.udp_kind = { SHEDD_UDP_VXLAN, SHEDD_UDP_GENEVE },
 };
 
 /* The source prefixes; the program gets them in its tries, the reference
@@ -138,6 +147,13 @@ struct ref {
 	int rst_end;        /* a RST (no SYN) to a protected port: ends its flow */
 	int fin;            /* the FIN flag */
 	struct ref_opts opts;
+	/* Tunnels that end here (ref_tunnel()). */
+	int tunnel;      /* a tunnel was opened: tun_decap */
+	int tun_refused; /* refused for what the tunnel holds: tun_refused */
+	int in_tunnel;   /* this ref describes an inner packet */
+	int outer_frag;  /* ... in an outer first fragment: it may go on */
+	int cut;         /* a header the parser finds malformed */
+	size_t ip_end;   /* where the IP datagram ends, by its header */
 };
 
 static unsigned int be16(const __u8 *b)
@@ -238,16 +254,24 @@ static void ref_options(const __u8 *th, size_t hlen, struct ref_opts *o)
 /* The TCP segment at @seg, @seglen bytes by the IP lengths. A datagram
  * must hold the whole header with options; a first fragment only the
  * fixed header (its options may be in the next fragment). */
+static void ref_ipv6(const __u8 *f, size_t len, size_t off, struct ref *r);
+static void ref_tunnel(const __u8 *f, size_t len, size_t l4, size_t l4_len, __u8 proto,
+		       struct ref *r);
+
 static void ref_tcp(const __u8 *f, size_t seg, size_t seglen, struct ref *r)
 {
 	unsigned int doff, flags;
 	int protected;
 
-	if (seglen < 20)
+	if (seglen < 20) {
+		r->cut = 1;
 		return; /* kernel: no TCP header, dropped */
+	}
 	doff = f[seg + 12] >> 4;
-	if (doff < 5 || (!r->first_frag && doff * 4 > seglen))
+	if (doff < 5 || (!r->first_frag && doff * 4 > seglen)) {
+		r->cut = 1;
 		return;
+	}
 	flags = f[seg + 13];
 	/* A listener takes a SYN without ACK; it discards one with RST or
 	 * FIN (tcp_rcv_state_process()). */
@@ -261,10 +285,11 @@ static void ref_tcp(const __u8 *f, size_t seg, size_t seglen, struct ref *r)
 	protected = r->dport == PORT_A || r->dport == PORT_B;
 	r->cls = ref_class(r->v6, r->saddr);
 	r->fin = !!(flags & TCP_FIN);
-	r->rst_end = (flags & TCP_RST) && !(flags & TCP_SYN) && protected;
+	r->rst_end = (flags & TCP_RST) && !(flags & TCP_SYN) && protected && !r->in_tunnel;
 	/* An ACK that is no SYN or RST may end a cookie handshake, in a first
-	 * fragment too (the kernel reassembles it). */
-	if ((flags & TCP_ACK) && !(flags & (TCP_SYN | TCP_RST)) && protected) {
+	 * fragment too (the kernel reassembles it); never inside a tunnel: no
+	 * cookie is sent into one. */
+	if ((flags & TCP_ACK) && !(flags & (TCP_SYN | TCP_RST)) && protected && !r->in_tunnel) {
 		r->kind = REF_ACK;
 		return;
 	}
@@ -282,19 +307,31 @@ static void ref_ipv4(const __u8 *f, size_t len, size_t off, struct ref *r)
 	size_t hl, tot;
 	unsigned int fo, frag_off;
 
-	if (off + 20 > len || f[off] >> 4 != 4 || (f[off] & 15) < 5)
+	if (off + 20 > len || f[off] >> 4 != 4 || (f[off] & 15) < 5) {
+		r->cut = 1;
 		return;
+	}
 	hl = (f[off] & 15) * 4u;
 	tot = be16(f + off + 2);
 	/* Linux ip_rcv: a header past the frame, tot_len below the header
-	 * or past the frame: dropped. A shorter tot_len trims the frame. */
-	if (off + hl > len || tot < hl || off + tot > len)
+	 * or past the frame: dropped. A shorter tot_len trims the frame.
+	 * Inside an outer first fragment the datagram goes on after it. */
+	if (off + hl > len || tot < hl || (!r->outer_frag && off + tot > len)) {
+		r->cut = 1;
 		return;
-	if (f[off + 9] != IPPROTO_TCP)
-		return;
+	}
+	r->ip_end = off + tot;
 	memcpy(r->saddr, f + off + 12, 4);
 	memcpy(r->daddr, f + off + 16, 4);
 	fo = be16(f + off + 6);
+	if (f[off + 9] != IPPROTO_TCP) {
+		/* A first fragment or a whole datagram may be a tunnel's. */
+		if (!(fo & 0x1fff)) {
+			r->first_frag |= !!(fo & PKT_IP_MF);
+			ref_tunnel(f, len, off + hl, tot - hl, f[off + 9], r);
+		}
+		return;
+	}
 	frag_off = fo & 0x1fff;
 	if (frag_off == 1) {
 		r->kind = REF_REFUSE; /* RFC 1858: could rewrite the flags */
@@ -302,12 +339,14 @@ static void ref_ipv4(const __u8 *f, size_t len, size_t off, struct ref *r)
 	}
 	if (frag_off > 1)
 		return; /* its first fragment is the one judged */
-	r->first_frag = !!(fo & PKT_IP_MF);
-	if (r->first_frag && tot - hl < 20) {
+	/* |=: an inner datagram of an outer first fragment is one too. */
+	r->first_frag |= !!(fo & PKT_IP_MF);
+	if ((fo & PKT_IP_MF) && tot - hl < 20) {
 		r->kind = REF_REFUSE; /* RFC 1858 tiny fragment */
 		return;
 	}
-	ref_tcp(f, off + hl, tot - hl, r);
+	/* In an outer first fragment the segment is read in the frame. */
+	ref_tcp(f, off + hl, off + tot > len ? len - off - hl : tot - hl, r);
 }
 
 /* The chain walked @limit headers deep: past it, refused. */
@@ -317,11 +356,19 @@ static void ref_ipv6_walk(const __u8 *f, size_t len, size_t off, struct ref *r, 
 	int n = 0;
 	__u8 nh;
 
-	if (off + 40 > len || f[off] >> 4 != 6)
+	if (off + 40 > len || f[off] >> 4 != 6) {
+		r->cut = 1;
 		return;
+	}
 	end = off + 40 + be16(f + off + 4);
-	if (end > len)
+	if (end > len && !r->outer_frag) {
+		r->cut = 1;
 		return; /* Linux ipv6_rcv: longer than the frame, dropped */
+	}
+	r->ip_end = end;
+	/* In an outer first fragment, the headers are read in the frame. */
+	if (end > len)
+		end = len;
 	memcpy(r->saddr, f + off + 8, 16);
 	memcpy(r->daddr, f + off + 24, 16);
 	nh = f[off + 6];
@@ -357,8 +404,10 @@ static void ref_ipv6_walk(const __u8 *f, size_t len, size_t off, struct ref *r, 
 		p += hl;
 		n++;
 	}
-	if (nh != IPPROTO_TCP)
+	if (nh != IPPROTO_TCP) {
+		ref_tunnel(f, len, p, end - p, nh, r);
 		return;
+	}
 	if (r->first_frag && end - p < 20) {
 		r->kind = REF_REFUSE; /* RFC 7112: headers in the first fragment */
 		return;
@@ -370,6 +419,191 @@ cut:
 	 * a first fragment it goes on in the next one (RFC 7112): refused. */
 	if (r->first_frag)
 		r->kind = REF_REFUSE;
+	else
+		r->cut = 1;
+}
+
+/* ---- the reference model: tunnels that end here ---------------------------
+ *
+ * The kernel decapsulates after XDP a packet of a tunnel device that is up
+ * (fuzz_tun), addressed to this host (the server's
+ * addresses), and gives the inner SYN to the listener: the model opens one
+ * level and judges it (by rate only), refuses a tunnel in the tunnel and,
+ * in an outer first fragment, an inner packet whose headers it cannot see
+ * whole (the kernel reassembles first). Outer keys, endpoints and checksums
+ * are not matched (the program charges a SYN the kernel may then drop).
+ */
+enum { TUN_IN_NOT, TUN_IN_4, TUN_IN_6, TUN_IN_ETHER };
+
+/* The fuzz_cfg bits or UDP kind of a packet of @proto at @l4; 0: none. */
+static unsigned int ref_tun_kind(const __u8 *f, size_t len, size_t l4, __u8 proto, int v6)
+{
+	__u32 k = fuzz_tun.kinds;
+	unsigned int port, i;
+
+	switch (proto) {
+	case IPPROTO_IPIP:
+		return k & (v6 ? SHEDD_TUN_4IN6 : SHEDD_TUN_IPIP);
+	case IPPROTO_IPV6:
+		return k & (v6 ? SHEDD_TUN_6IN6 : SHEDD_TUN_SIT);
+	case IPPROTO_GRE:
+		return k & (v6 ? SHEDD_TUN_GRE6 | SHEDD_TUN_GRETAP6 :
+			    SHEDD_TUN_GRE | SHEDD_TUN_GRETAP);
+	case IPPROTO_UDP:
+		if (l4 + 8 > len)
+			return 0;
+		port = be16(f + l4 + 2);
+		for (i = 0; i < MAX_TUN_UDP_PORTS; i++)
+			if (port && fuzz_tun.udp_port[i] == port)
+				return fuzz_tun.udp_kind[i];
+		return 0;
+	}
+	return 0;
+}
+
+/* The tunnel header at @l4 (@l4_len bytes of datagram): what it carries
+ * and where, or -1 when it is cut short. */
+static int ref_tun_header(const __u8 *f, size_t len, size_t l4, size_t l4_len, __u8 proto,
+			  unsigned int kind, size_t *inner)
+{
+	unsigned int flags, type;
+	size_t hl;
+
+	if (proto == IPPROTO_IPIP || proto == IPPROTO_IPV6) {
+		*inner = l4;
+		return proto == IPPROTO_IPIP ? TUN_IN_4 : TUN_IN_6;
+	}
+	if (proto == IPPROTO_GRE) {
+		if (l4 + 4 > len)
+			return -1;
+		flags = be16(f + l4);
+		if (flags & 0x4007) /* routing, version: not decapsulated */
+			return TUN_IN_NOT;
+		hl = 4 + 4 * (!!(flags & 0x8000) + !!(flags & 0x2000) + !!(flags & 0x1000));
+		if (hl > l4_len || l4 + hl > len)
+			return -1;
+		*inner = l4 + hl;
+		type = be16(f + l4 + 2);
+		if (type == 0x0800 || type == 0x86dd)
+			return !(kind & (SHEDD_TUN_GRE | SHEDD_TUN_GRE6)) ? TUN_IN_NOT :
+			       type == 0x0800 ? TUN_IN_4 : TUN_IN_6;
+		if (type == 0x6558)
+			return kind & (SHEDD_TUN_GRETAP | SHEDD_TUN_GRETAP6) ? TUN_IN_ETHER :
+			       TUN_IN_NOT;
+		return TUN_IN_NOT;
+	}
+	/* UDP: VXLAN or Geneve, 8 bytes after the UDP header. */
+	if (l4_len < 8)
+		return -1;
+	if (kind == SHEDD_UDP_VXLAN) {
+		if (l4 + 16 > len || l4_len < 16)
+			return -1;
+		*inner = l4 + 16;
+		return f[l4 + 8] & 0x08 ? TUN_IN_ETHER : TUN_IN_NOT;
+	}
+	if (l4 + 16 > len)
+		return -1;
+	if (f[l4 + 8] >> 6)
+		return TUN_IN_NOT;
+	hl = 8 + (f[l4 + 8] & 0x3f) * 4u;
+	if (hl > l4_len - 8 || l4 + 8 + hl > len)
+		return -1;
+	*inner = l4 + 8 + hl;
+	type = be16(f + l4 + 10);
+	return type == 0x6558 ? TUN_IN_ETHER : type == 0x0800 ? TUN_IN_4 :
+	       type == 0x86dd ? TUN_IN_6 : TUN_IN_NOT;
+}
+
+static void ref_tunnel(const __u8 *f, size_t len, size_t l4, size_t l4_len, __u8 proto,
+		       struct ref *r)
+{
+	__u8 local[16];
+	unsigned int kind = ref_tun_kind(f, len, l4, proto, r->v6), tags = 0, type;
+	int frag = r->first_frag, in, deep = 0;
+	size_t p = 0;
+	struct ref sub;
+
+	if (!kind)
+		return;
+	if (r->in_tunnel) {
+		/* One level: what the kernel would open again is refused. */
+		r->kind = REF_REFUSE;
+		r->tun_refused = 1;
+		return;
+	}
+	pkt_addr(r->v6 ? AF_INET6 : AF_INET, r->v6 ? PKT_V6_SERVER : PKT_V4_SERVER, local);
+	if (memcmp(r->daddr, local, r->v6 ? 16 : 4))
+		return;
+	in = ref_tun_header(f, len, l4, l4_len, proto, kind, &p);
+	if (in == TUN_IN_NOT)
+		return;
+	if (in < 0) {
+		if (frag) {
+			r->kind = REF_REFUSE;
+			r->tun_refused = 1;
+		}
+		return;
+	}
+	r->tunnel = 1;
+	if (in == TUN_IN_ETHER) {
+		/* The inner Ethernet header and its VLAN tags, as outside a
+		 * tunnel (ref_model()): the tunnel's device strips them as
+		 * any device does; past MAX_VLAN_TAGS refused. */
+		if (p + 14 > len)
+			goto cut;
+		type = be16(f + p + 12);
+		p += 14;
+		while (type == 0x8100 || type == 0x88a8) {
+			if (tags == MAX_VLAN_TAGS)
+				deep = 1;
+			if (p + 4 > len)
+				goto cut;
+			type = be16(f + p + 2);
+			p += 4;
+			tags++;
+		}
+		if (deep) {
+			r->kind = REF_REFUSE;
+			r->tun_refused = 1;
+			return;
+		}
+		if (type != 0x0800 && type != 0x86dd)
+			return;
+		in = type == 0x0800 ? TUN_IN_4 : TUN_IN_6;
+	}
+	memset(&sub, 0, sizeof(sub));
+	sub.kind = REF_PASS;
+	sub.in_tunnel = 1;
+	sub.outer_frag = frag;
+	sub.first_frag = frag;
+	sub.v6 = in == TUN_IN_6;
+	sub.l2 = r->l2;
+	if (in == TUN_IN_4)
+		ref_ipv4(f, len, p, &sub);
+	else
+		ref_ipv6(f, len, p, &sub);
+	if (sub.kind == REF_REFUSE) {
+		r->kind = REF_REFUSE;
+		r->tun_refused = 1;
+		return;
+	}
+	if (sub.cut)
+		goto cut;
+	if (sub.kind != REF_JUDGE)
+		return;
+	/* The inner datagram ends inside the outer one, or the kernel
+	 * drops it. */
+	if (!frag && sub.ip_end > l4 + l4_len)
+		return;
+	sub.tunnel = 1;
+	sub.in_tunnel = 0;
+	*r = sub;
+	return;
+cut:
+	if (frag) {
+		r->kind = REF_REFUSE;
+		r->tun_refused = 1;
+	}
 }
 
 /* The kernel walks the whole chain (ipv6_rcv(), then each header's
@@ -421,6 +655,10 @@ static void ref_model(const __u8 *f, size_t len, struct ref *r)
 		tags++;
 	}
 	r->l2 = off;
+	/* Refused on the tags alone: nothing behind them is looked at (a
+	 * tunnel's packet included). */
+	if (deep)
+		goto out;
 	if (proto == 0x0800) {
 		ref_ipv4(f, len, off, r);
 	} else if (proto == 0x86dd) {
@@ -769,6 +1007,73 @@ static void random_frame(uint64_t *s, struct pkt *p)
 	}
 }
 
+/* A frame of a tunnel: a kind at random (ip6gretap does not end here),
+ * to the server or not, GRE flags and odd versions, Geneve options, outer
+ * fragments, around an inner SYN (mostly) with VLAN tags, fragments and
+ * nested tunnels. */
+static void random_tunnel_frame(uint64_t *s, struct pkt *p)
+{
+	static const __u16 gre_flags[] = { 0, TUNP_GRE_K, TUNP_GRE_C | TUNP_GRE_K | TUNP_GRE_S,
+					   TUNP_GRE_S, TUNP_GRE_R, 1 };
+	static const __u8 inner_l4[] = { 0, 0, 0, 0, 0, IPPROTO_UDP, IPPROTO_IPIP, IPPROTO_GRE };
+	struct tun_pkt_spec t = { 0 };
+	struct pkt_spec in = { 0 };
+	unsigned int k;
+	int v6;
+
+	t.kind = (enum tun_pkt_kind)(TUNP_IPIP + rnd(s, TUNP_GENEVE6));
+	v6 = tun_pkt_outer_v6(t.kind);
+	if (rnd(s, 8) == 0)
+		t.outer_daddr = v6 ? "2001:db8::99" : "198.19.0.99";
+	t.gre_flags = gre_flags[rnd(s, ARRAY_SIZE(gre_flags))];
+	if (rnd(s, 10) == 0)
+		t.gre_proto = (__u16)rnd(s, 0x10000);
+	if (rnd(s, 10) == 0)
+		t.udp_port = rnd(s, 2) ? 4790 : TUNP_GENEVE_PORT;
+	t.vxlan_no_i = rnd(s, 10) == 0;
+	/* Bounded with the inner headers below so that the frame fits in
+	 * PKT_MAX: the longest Geneve options only around a short inner. */
+	t.geneve_opt = rnd(s, 3) ? 0 : rnd(s, 8) ? 4 * rnd(s, 32) : 252;
+	t.geneve_ver = rnd(s, 10) == 0;
+	if (rnd(s, 4) == 0)
+		t.geneve_proto = rnd(s, 2) ? ETH_P_IP : ETH_P_IPV6;
+	k = rnd(s, 100);
+	t.outer_frag = k < 85 ? 0 : k < 95 ? (v6 ? PKT_IP6_MF : PKT_IP_MF) :
+		       (v6 ? 3 << 3 : 3);
+	/* SIT and IP6IP6 carry IPv6; IPIP and IPv4-in-IPv6 IPv4. */
+	if (t.kind == TUNP_SIT || t.kind == TUNP_6IN6)
+		in.l3 = ETH_P_IPV6;
+	else if (t.kind == TUNP_IPIP || t.kind == TUNP_4IN6)
+		in.l3 = ETH_P_IP;
+	else if (t.geneve_proto && t.kind >= TUNP_GENEVE)
+		in.l3 = t.geneve_proto;
+	else
+		in.l3 = rnd(s, 2) ? ETH_P_IP : ETH_P_IPV6;
+	if (tun_pkt_carries_eth(&t))
+		in.vlans = rnd(s, 4) ? 0 : (int)rnd(s, 4);
+	in.saddr = in.l3 == ETH_P_IP ? v4_sources[rnd(s, 5)] : v6_sources[rnd(s, 4)];
+	k = rnd(s, 100);
+	in.frag = k < 85 ? 0 : in.l3 == ETH_P_IP ? (k < 92 ? PKT_IP_MF : PKT_IP_MF | 1) : 0;
+	if (in.l3 == ETH_P_IPV6 && k >= 85 && t.geneve_opt < 252) {
+		in.nr_ext = 1 + rnd(s, 4);
+		for (k = 0; k < (unsigned int)in.nr_ext; k++)
+			in.ext[k] = ext_types[rnd(s, ARRAY_SIZE(ext_types))];
+		in.frag = rnd(s, 2) ? PKT_IP6_MF : 0;
+	}
+	in.l4 = inner_l4[rnd(s, ARRAY_SIZE(inner_l4))];
+	k = rnd(s, 100);
+	in.flags = k < 70 ? TCP_SYN : k < 85 ? TCP_ACK : (__u8)rnd(s, 256);
+	k = rnd(s, 100);
+	in.dport = k < 60 ? PORT_A : k < 80 ? PORT_B : PORT_OPEN;
+	in.sport = (__u16)(1 + rnd(s, 65535));
+	in.seq = (__u32)rng_next(s) | 1;
+	in.tcp_opts = rnd(s, 2);
+	in.payload_len = rnd(s, 3) || t.geneve_opt == 252 ? 0 : rnd(s, 48);
+	if (t.geneve_opt == 252)
+		in.vlans = 0;
+	tun_pkt_build(p, &t, &in);
+}
+
 /* An ACK to a protected port: a client ending a handshake with a cookie
  * it guessed (a random acknowledgement number), from anywhere, at times
  * with data or FIN. */
@@ -958,6 +1263,7 @@ static int mutate_outside_cookie(uint64_t *s, struct pkt *p)
 struct tally {
 	uint64_t frames, mutated, judged, refused, passed, admitted, shed,
 		 rst, rst_limited, rst_refused, frag_judged, violations;
+	uint64_t tunnels, tun_judged, tun_refused; /* tunnels that end here */
 	/* Verified admission. */
 	uint64_t phases, cookies, cookies_v6, cookies_vlan, cookies_ts, cookies_ws,
 		 cookies_ecn, cookies_shedding, cookie_limited, refreshed,
@@ -987,12 +1293,19 @@ _Static_assert(offsetof(struct shedd_stats, packets) + sizeof(global_counter) /
 	       "a counter without a name");
 
 #define NR_COUNTERS (sizeof(struct shedd_stats) / 8)
+/* After the stats counters, those of the tun_stats map. */
+#define NR_TUN (sizeof(struct shedd_tun_stats) / 8)
+#define TW(f) (NR_COUNTERS + offsetof(struct shedd_tun_stats, f) / 8)
+static const char *const tun_counter[] = { "decap", "judged", "refused" };
+_Static_assert(sizeof(tun_counter) / sizeof(char *) == NR_TUN, "a tunnel counter without a name");
 
 static void counter_name(size_t w, char *buf, size_t size)
 {
 	size_t per = ARRAY_SIZE(class_counter);
 
-	if (w < SHEDD_NR_CLASSES * per)
+	if (w >= NR_COUNTERS)
+		snprintf(buf, size, "tun_stats.%s", tun_counter[w - NR_COUNTERS]);
+	else if (w < SHEDD_NR_CLASSES * per)
 		snprintf(buf, size, "cls[%zu].%s", w / per, class_counter[w % per]);
 	else
 		snprintf(buf, size, "%s", global_counter[w - SHEDD_NR_CLASSES * per]);
@@ -1035,6 +1348,7 @@ enum ack_cookie {
 
 struct frame_ctx {
 	const struct pkt *p;
+	struct shedd_tun_stats tun_before, tun_after;
 	const struct ref *r;
 	enum ack_cookie cookie;
 	__u64 now;
@@ -1245,13 +1559,20 @@ static const char *expect_syn(const struct frame_ctx *fc, struct ref_state *m,
 	__u32 c = r->cls, mode = m->cfg.verify[c];
 	int cookie = 0, charged = 0, port = r->dport == PORT_B;
 
-	/* What the kernel drops costs no token and gets no answer. */
-	if (ref_kernel_drops(r)) {
+	/* Inside a tunnel: by rate only, never answered. */
+	if (r->tunnel) {
+		mode = SHEDD_VERIFY_OFF;
+		e[TW(decap)] = 1;
+		e[TW(judged)] = 1;
+	}
+	/* What the kernel drops costs no token and gets no answer (outside a
+	 * tunnel: the inner SYN is judged by rate only). */
+	if (!r->tunnel && ref_kernel_drops(r)) {
 		e[W(syn_martian)] = 1;
 		*out = OUT_DROP;
 		return NULL;
 	}
-	if (ref_csum_bad(fc->p, r)) {
+	if (!r->tunnel && ref_csum_bad(fc->p, r)) {
 		e[W(syn_bad_csum)] = 1;
 		*out = OUT_DROP;
 		return NULL;
@@ -1346,7 +1667,8 @@ static const char *expect_syn(const struct frame_ctx *fc, struct ref_state *m,
 		}
 	}
 	t->shed++;
-	*out = m->cfg.reject[c] == SHEDD_REJECT_RST ? expect_refusal(fc, m, e, 0, t) : OUT_DROP;
+	*out = m->cfg.reject[c] == SHEDD_REJECT_RST && !r->tunnel ?
+	       expect_refusal(fc, m, e, 0, t) : OUT_DROP;
 	e[*out == OUT_RST_SYN ? C(c, rst_sent) : C(c, dropped)] = 1;
 	return NULL;
 }
@@ -1467,13 +1789,16 @@ static const char *check_frame(const struct frame_ctx *fc, struct ref_state *m,
 {
 	const struct ref *r = fc->r;
 	int unchanged = fc->out_len == fc->p->len && !memcmp(fc->out, fc->p->data, fc->p->len);
-	__u64 d[NR_COUNTERS], e[NR_COUNTERS] = { 0 };
+	__u64 d[NR_COUNTERS + NR_TUN], e[NR_COUNTERS + NR_TUN] = { 0 };
 	enum expect_out out = OUT_PASS;
 	const char *bad = NULL;
 	size_t w, i;
 	__u64 n;
 
 	stats_delta(before, after, d);
+	d[TW(decap)] = fc->tun_after.decap - fc->tun_before.decap;
+	d[TW(judged)] = fc->tun_after.judged - fc->tun_before.judged;
+	d[TW(refused)] = fc->tun_after.refused - fc->tun_before.refused;
 	e[W(packets)] = 1;
 	switch (r->kind) {
 	case REF_PASS:
@@ -1487,9 +1812,18 @@ static const char *check_frame(const struct frame_ctx *fc, struct ref_state *m,
 			       " counter, or several";
 		for (i = 0; i < ARRAY_SIZE(pass_counters); i++)
 			e[pass_counters[i]] = d[pass_counters[i]];
+		e[TW(decap)] = r->tunnel;
 		t->passed++;
 		break;
 	case REF_REFUSE:
+		if (r->tun_refused) {
+			e[TW(refused)] = 1;
+			e[TW(decap)] = r->tunnel;
+			t->refused++;
+			t->tun_refused++;
+			out = OUT_DROP;
+			break;
+		}
 		if (d[W(frag_refused)] + d[W(deep_refused)] != 1)
 			return "a refusal was not counted once";
 		e[W(frag_refused)] = d[W(frag_refused)];
@@ -1506,7 +1840,7 @@ static const char *check_frame(const struct frame_ctx *fc, struct ref_state *m,
 	}
 	if (bad)
 		return bad;
-	for (w = 0; w < NR_COUNTERS; w++) {
+	for (w = 0; w < NR_COUNTERS + NR_TUN; w++) {
 		if (d[w] != e[w]) {
 			char name[40];
 
@@ -1597,6 +1931,26 @@ static double now_sec(void)
 }
 
 /* Fresh class buckets and reserves: each phase starts unshed. */
+/* The tun_stats map, summed over the CPUs. */
+static void read_tun(struct shedd_tun_stats *sum)
+{
+	struct shedd_tun_stats *vals = calloc((size_t)nr_cpus, sizeof(*vals));
+	__u32 zero = 0;
+	int i;
+
+	assert_non_null(vals);
+	if (bpf_map__lookup_elem(skel->maps.tun_stats, &zero, sizeof(zero), vals,
+				 (size_t)nr_cpus * sizeof(*vals), 0))
+		fail_msg("read tun_stats: %s", strerror(errno));
+	memset(sum, 0, sizeof(*sum));
+	for (i = 0; i < nr_cpus; i++) {
+		sum->decap += vals[i].decap;
+		sum->judged += vals[i].judged;
+		sum->refused += vals[i].refused;
+	}
+	free(vals);
+}
+
 static void reset_buckets(struct ref_state *m)
 {
 	const struct shedd_bucket fresh = { 0 };
@@ -1670,6 +2024,7 @@ static void fuzz_frames(void **state)
 	uint64_t seed = env_u64("SHEDD_FUZZ_SEED", DEFAULT_SEED);
 	double limit = (double)env_u64("SHEDD_FUZZ_SECONDS", (uint64_t)DEFAULT_SECONDS);
 	struct shedd_stats before, after, first, last;
+	struct shedd_tun_stats tun_last;
 	struct ring_entry ring[RING];
 	struct ref_state m = { 0 };
 	struct phase_count pc = { 0 };
@@ -1681,6 +2036,7 @@ static void fuzz_frames(void **state)
 
 	(void)state;
 	read_stats(&before);
+	read_tun(&tun_last);
 	first = before;
 	for (i = 0; i < frames && (i % 1024 || now_sec() - start < limit); i++) {
 		__u8 out[PKT_MAX];
@@ -1707,7 +2063,10 @@ static void fuzz_frames(void **state)
 		}
 		k = rnd(&rng, 100);
 		if (k < 75) {
-			random_frame(&rng, &p);
+			if (k < 12)
+				random_tunnel_frame(&rng, &p);
+			else
+				random_frame(&rng, &p);
 			t.mutated += mutate(&rng, &p) > 0;
 		} else if (k < 88) {
 			forged_ack(&rng, &p);
@@ -1723,6 +2082,8 @@ static void fuzz_frames(void **state)
 			random_frame(&rng, &p);
 		}
 		ref_model(p.data, p.len, &r);
+		t.tunnels += r.tunnel;
+		t.tun_judged += r.tunnel && r.kind == REF_JUDGE;
 		opts.data_in = p.data;
 		opts.data_size_in = p.len;
 		err = bpf_prog_test_run_opts(fd, &opts);
@@ -1730,6 +2091,9 @@ static void fuzz_frames(void **state)
 			fail_msg("BPF_PROG_TEST_RUN on frame %" PRIu64 " (%zu bytes): %s",
 				 i, p.len, strerror(-err));
 		read_stats(&after);
+		fc.tun_before = tun_last;
+		read_tun(&fc.tun_after);
+		tun_last = fc.tun_after;
 		fc.p = &p;
 		fc.r = &r;
 		fc.now = skel->bss->test_clock_ns;
@@ -1810,13 +2174,16 @@ static void fuzz_frames(void **state)
 	printf("# to the kernel: SYNs without a listener %" PRIu64 ", ACKs with no cookie out %"
 	       PRIu64 "; SYNs of a held 4-tuple %" PRIu64 "\n", t.syn_no_listener,
 	       t.ack_to_kernel, t.syn_tuple_busy);
+	printf("# tunnels opened %" PRIu64 ": inner SYNs judged %" PRIu64 ", refused %" PRIu64 "\n",
+	       t.tunnels, t.tun_judged, t.tun_refused);
 	printf("# invariant violations: %" PRIu64 "\n", t.violations);
 	if (t.violations)
 		fail_msg("%" PRIu64 " invariant violations (seed 0x%" PRIx64 ")",
 			 t.violations, seed);
 	/* A run that never exercised a path proves nothing about it. */
 	if (t.frames >= 10000 && (!t.admitted || !t.shed || !t.rst || !t.rst_limited ||
-				  !t.rst_refused || !t.refused || !t.frag_judged))
+				  !t.rst_refused || !t.refused || !t.frag_judged ||
+				  !t.tun_judged || !t.tun_refused))
 		fail_msg("the run did not reach every verdict: widen the generator");
 	if (t.frames >= 50000 && (!t.cookies || !t.cookies_v6 || !t.cookies_vlan ||
 				  !t.cookies_ts || !t.cookies_ws || !t.cookies_ecn ||
@@ -2016,6 +2383,20 @@ static int group_setup(void **state)
 		err = update_percpu(skel->maps.rst_budget, 0, &fresh_rst, sizeof(fresh_rst));
 	if (!err)
 		err = update_percpu(skel->maps.cookie_budget, 0, &fresh_rst, sizeof(fresh_rst));
+	if (!err)
+		err = bpf_map__update_elem(skel->maps.tun_config, &zero, sizeof(zero), &fuzz_tun,
+					   sizeof(fuzz_tun), BPF_ANY);
+	/* The addresses tunnels may end on: the server's. */
+	for (i = 0; !err && i < 2; i++) {
+		struct shedd_tun_addr a = { .addr = { [10] = 0xff, [11] = 0xff } };
+
+		if (i == 0)
+			pkt_addr(AF_INET, PKT_V4_SERVER, a.addr + 12);
+		else
+			pkt_addr(AF_INET6, PKT_V6_SERVER, a.addr);
+		err = bpf_map__update_elem(skel->maps.tun_local, &a, sizeof(a), &one,
+					   sizeof(one), BPF_ANY);
+	}
 	if (err) {
 		print_error("configure maps: %s\n", strerror(-err));
 		goto fail;
@@ -2081,6 +2462,34 @@ static void reference_model_knows_the_cases(void **state)
 		{ "nine VLAN tags, ARP", { .l3 = ETH_P_ARP, .vlans = 9 }, REF_REFUSE },
 		{ "ARP", { .l3 = ETH_P_ARP }, REF_PASS },
 	};
+	static const struct {
+		const char *name;
+		struct tun_pkt_spec tun;
+		struct pkt_spec in;
+		enum ref_kind kind;
+		int tunnel;
+	} tun_cases[] = {
+		{ "IPIP SYN", { .kind = TUNP_IPIP }, { .flags = TCP_SYN }, REF_JUDGE, 1 },
+		{ "IPIP SYN to another host", { .kind = TUNP_IPIP, .outer_daddr = "198.19.0.99" },
+		  { .flags = TCP_SYN }, REF_PASS, 0 },
+		{ "IPIP ACK", { .kind = TUNP_IPIP }, { .flags = TCP_ACK }, REF_PASS, 1 },
+		{ "GRE key+csum+seq SYN",
+		  { .kind = TUNP_GRE, .gre_flags = TUNP_GRE_C | TUNP_GRE_K | TUNP_GRE_S },
+		  { .flags = TCP_SYN }, REF_JUDGE, 1 },
+		{ "GRE version 1", { .kind = TUNP_GRE, .gre_flags = 1 }, { .flags = TCP_SYN },
+		  REF_PASS, 0 },
+		{ "ip6gretap SYN (none ends here)", { .kind = TUNP_GRETAP6 }, { .flags = TCP_SYN },
+		  REF_PASS, 0 },
+		{ "VXLAN 802.1Q SYN", { .kind = TUNP_VXLAN }, { .flags = TCP_SYN, .vlans = 1 },
+		  REF_JUDGE, 1 },
+		{ "VXLAN on port 4790", { .kind = TUNP_VXLAN, .udp_port = 4790 },
+		  { .flags = TCP_SYN }, REF_PASS, 0 },
+		{ "Geneve options SYN over IPv6", { .kind = TUNP_GENEVE6, .geneve_opt = 20 },
+		  { .l3 = ETH_P_IPV6, .flags = TCP_SYN }, REF_JUDGE, 1 },
+		{ "IPIP in GRE", { .kind = TUNP_GRE }, { .l4 = IPPROTO_IPIP }, REF_REFUSE, 1 },
+		{ "SIT SYN in an outer first fragment", { .kind = TUNP_SIT, .outer_frag = PKT_IP_MF },
+		  { .l3 = ETH_P_IPV6, .flags = TCP_SYN }, REF_JUDGE, 1 },
+	};
 	struct ref r;
 	struct pkt p;
 	unsigned int idx;
@@ -2094,6 +2503,22 @@ static void reference_model_knows_the_cases(void **state)
 			fail_msg("reference model on %s: %d, expected %d", cases[i].name,
 				 r.kind, cases[i].kind);
 	}
+	for (i = 0; i < ARRAY_SIZE(tun_cases); i++) {
+		tun_pkt_build(&p, &tun_cases[i].tun, &tun_cases[i].in);
+		ref_model(p.data, p.len, &r);
+		if (r.kind != tun_cases[i].kind || r.tunnel != tun_cases[i].tunnel)
+			fail_msg("reference model on tunnel %s: %d (opened %d), expected %d (%d)",
+				 tun_cases[i].name, r.kind, r.tunnel, tun_cases[i].kind,
+				 tun_cases[i].tunnel);
+	}
+	/* An IPIP first fragment cut inside the inner TCP header: refused. */
+	tun_pkt_build(&p, &(struct tun_pkt_spec){ .kind = TUNP_IPIP, .outer_frag = PKT_IP_MF },
+		      &(struct pkt_spec){ .flags = TCP_SYN });
+	p.len = p.l4_off + 20 + 10;
+	pkt_finish(&p);
+	ref_model(p.data, p.len, &r);
+	assert_int_equal(r.kind, REF_REFUSE);
+	assert_true(r.tun_refused);
 	pkt_build(&p, &(struct pkt_spec){ .flags = TCP_SYN, .saddr = "198.18.1.200" });
 	ref_model(p.data, p.len, &r);
 	assert_int_equal(r.cls, SHEDD_SHEDDABLE_PLUS);

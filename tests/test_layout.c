@@ -29,7 +29,8 @@ static void test_every_map_known(void **state)
 				"buckets", "stats", "rst_budget", "ctl_state", "cookie_budget",
 				"refresh", "mss_cache", "proven", "handoff_stats", "ctl_cmd",
 				"manual_v4", "manual_v6", "daemon_stats", "cookie_sent", "layout",
-				"settings_cur", "flow_key", "broadcast" };
+				"settings_cur", "flow_key", "broadcast", "tun_config", "tun_stats",
+				"tun_local" };
 	size_t i, n;
 
 	(void)state;

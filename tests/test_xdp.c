@@ -24,6 +24,7 @@
 
 #include <linux/types.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <bpf/btf.h>
 
@@ -33,6 +34,7 @@
 #include "xdp_harness.h"
 #include "packets.h"
 #include "settings.h"
+#include "tun_packets.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MS(n) ((__s64)(n) * 1000000LL)
@@ -294,6 +296,13 @@ static int reset_maps(const struct shedd_config *cfg,
 
 		err = bpf_map__update_elem(skel->maps.cookie_sent, &port, sizeof(port), &never,
 					   sizeof(never), BPF_ANY);
+	}
+	/* No tunnel ends here unless a case says so. */
+	if (!err) {
+		const struct shedd_tun_config none = { 0 };
+
+		err = bpf_map__update_elem(skel->maps.tun_config, &zero, sizeof(zero), &none,
+					   sizeof(none), BPF_ANY);
 	}
 	if (err) {
 		print_error("reset maps: %s\n", strerror(-err));
@@ -1648,6 +1657,391 @@ static void run_cuts(void **state)
 		expect_delta(name, &before, &after, &want);
 	}
 }
+
+/* ---- table 3: tunnels that end here --------------------------------------- */
+
+/* Every kind ends here, VXLAN and Geneve on their IANA ports; tun_local
+ * holds PKT_V4_SERVER and PKT_V6_SERVER (group_setup()). */
+static const struct shedd_tun_config tunc_all = {
+	.kinds = SHEDD_TUN_IPIP | SHEDD_TUN_SIT | SHEDD_TUN_4IN6 | SHEDD_TUN_6IN6 |
+		 SHEDD_TUN_GRE | SHEDD_TUN_GRETAP | SHEDD_TUN_GRE6 | SHEDD_TUN_GRETAP6,
+	.udp_port = { TUNP_VXLAN_PORT, TUNP_GENEVE_PORT },
+	.udp_kind = { SHEDD_UDP_VXLAN, SHEDD_UDP_GENEVE },
+};
+/* Only gre devices: GRE-TAP frames are not decapsulated here. */
+static const struct shedd_tun_config tunc_gre_only = { .kinds = SHEDD_TUN_GRE };
+/* No tunnel ends here. */
+static const struct shedd_tun_config tunc_none = { 0 };
+/* Verified classes and RSTs: an inner SYN is still judged by rate only. */
+static const struct shedd_config cfg_tun_verify = { VERIFY_CFG(SHEDD_HANDOFF_TC, 1),
+	.reject = { SHEDD_REJECT_RST, SHEDD_REJECT_RST, SHEDD_REJECT_RST, SHEDD_REJECT_RST } };
+#define TUN_NOT_LOCAL_V4 "198.19.0.99"
+
+struct tun_case {
+	const char *name;
+	struct tun_pkt_spec tun;
+	struct pkt_spec in;
+	const struct shedd_config *cfg;      /* NULL: cfg_base */
+	const struct shedd_tun_config *tc;   /* NULL: tunc_all */
+	const struct shedd_class_rate *rate; /* NULL: rate_plenty */
+	__u32 verdict;
+	struct shedd_stats delta;            /* besides packets */
+	struct shedd_tun_stats tdelta;       /* tun_stats */
+	size_t cut_l4;   /* keep only this many bytes after the outer IP
+			  * header(s), the outer lengths set to match */
+	void (*mangle)(struct pkt *p); /* after the build */
+};
+
+/* The inner IPv4 datagram of an IPIP packet says its TCP segment is 10
+ * bytes long; the frame holds all 20 of the header. */
+static void mangle_inner_tcp10(struct pkt *p)
+{
+	struct pkt_ipv4 *ip = (void *)(p->data + p->l4_off);
+
+	ip->tot_len = htons(20 + 10);
+	ip->check = htons(pkt_ipv4_csum(ip, sizeof(*ip)));
+}
+
+/* The outer IPv4 datagram ends 4 bytes before the frame, inside the
+ * inner TCP header: the kernel trims the frame to it. */
+static void mangle_outer_short(struct pkt *p)
+{
+	struct pkt_ipv4 *ip = (void *)(p->data + p->l3_off);
+
+	ip->tot_len = htons(ntohs(ip->tot_len) - 4);
+	ip->check = htons(pkt_ipv4_csum(ip, sizeof(*ip)));
+}
+
+#define TUN_ADMITTED(c) .verdict = XDP_PASS, .delta = { .cls[c] = { .syn = 1, .charged = 1, \
+	.admitted = 1 } }, .tdelta = { .decap = 1, .judged = 1 }
+#define TUN_DROPPED(c) .verdict = XDP_DROP, .delta = { .cls[c] = { .syn = 1, .charged = 1, \
+	.dropped = 1 } }, .tdelta = { .decap = 1, .judged = 1 }
+#define TUN_NOT_OURS .verdict = XDP_PASS, .delta = { .non_tcp = 1 }
+#define TUN_SYN4 { V4, .flags = TCP_SYN }
+#define TUN_SYN6 { V6, .flags = TCP_SYN }
+#define GRE_CKS (TUNP_GRE_C | TUNP_GRE_K | TUNP_GRE_S)
+
+static const struct tun_case tun_cases[] = {
+	/* Each kind, its inner SYN judged. */
+	{ "tunnel: IPIP SYN is judged", .tun = { .kind = TUNP_IPIP }, .in = TUN_SYN4,
+	  TUN_ADMITTED(SHEDD_SHEDDABLE) },
+	{ "tunnel: IPIP SYN is classified by its inner source",
+	  .tun = { .kind = TUNP_IPIP }, .in = { V4, .flags = TCP_SYN, .saddr = V4_CP },
+	  TUN_ADMITTED(SHEDD_CRITICAL_PLUS) },
+	{ "tunnel: IPIP SYN, no token: the outer packet is dropped", .tun = { .kind = TUNP_IPIP }, .in = TUN_SYN4,
+	  .rate = &rate_empty, TUN_DROPPED(SHEDD_SHEDDABLE) },
+	{ "tunnel: SIT (IPv6 in IPv4) SYN is judged", .tun = { .kind = TUNP_SIT },
+	  .in = { V6, .flags = TCP_SYN, .saddr = V6_CRIT }, TUN_ADMITTED(SHEDD_CRITICAL) },
+	{ "tunnel: IPv4 in IPv6 SYN is judged", .tun = { .kind = TUNP_4IN6 }, .in = TUN_SYN4,
+	  TUN_ADMITTED(SHEDD_SHEDDABLE) },
+	{ "tunnel: IP6IP6 SYN is judged", .tun = { .kind = TUNP_6IN6 }, .in = TUN_SYN6,
+	  .rate = &rate_empty, TUN_DROPPED(SHEDD_SHEDDABLE) },
+	{ "tunnel: GRE SYN is judged", .tun = { .kind = TUNP_GRE }, .in = TUN_SYN4, .rate = &rate_empty,
+	  TUN_DROPPED(SHEDD_SHEDDABLE) },
+	{ "tunnel: GRE with checksum, key and sequence number: SYN is judged",
+	  .tun = { .kind = TUNP_GRE, .gre_flags = GRE_CKS }, .in = { V4, .flags = TCP_SYN, .saddr = V4_CP },
+	  TUN_ADMITTED(SHEDD_CRITICAL_PLUS) },
+	{ "tunnel: GRE with a key only: SYN is judged", .tun = { .kind = TUNP_GRE, .gre_flags = TUNP_GRE_K },
+	  .in = TUN_SYN6, .rate = &rate_empty, TUN_DROPPED(SHEDD_SHEDDABLE) },
+	{ "tunnel: GRE-TAP SYN (inner Ethernet, 802.1Q tag) is judged", .tun = { .kind = TUNP_GRETAP },
+	  .in = { V4, .flags = TCP_SYN, .vlans = 1 }, .rate = &rate_empty,
+	  TUN_DROPPED(SHEDD_SHEDDABLE) },
+	{ "tunnel: ip6gre SYN is judged", .tun = { .kind = TUNP_GRE6, .gre_flags = TUNP_GRE_K }, .in = TUN_SYN4,
+	  .rate = &rate_empty, TUN_DROPPED(SHEDD_SHEDDABLE) },
+	{ "tunnel: ip6gretap SYN is judged", .tun = { .kind = TUNP_GRETAP6 }, .in = TUN_SYN6,
+	  TUN_ADMITTED(SHEDD_SHEDDABLE) },
+	{ "tunnel: VXLAN SYN is judged", .tun = { .kind = TUNP_VXLAN }, .in = TUN_SYN4, .rate = &rate_empty,
+	  TUN_DROPPED(SHEDD_SHEDDABLE) },
+	{ "tunnel: VXLAN SYN with an inner 802.1Q tag is judged", .tun = { .kind = TUNP_VXLAN },
+	  .in = { V4, .flags = TCP_SYN, .vlans = 1, .saddr = V4_CP },
+	  TUN_ADMITTED(SHEDD_CRITICAL_PLUS) },
+	{ "tunnel: VXLAN over IPv6, inner IPv6 SYN is judged", .tun = { .kind = TUNP_VXLAN6 }, .in = TUN_SYN6,
+	  .rate = &rate_empty, TUN_DROPPED(SHEDD_SHEDDABLE) },
+	{ "tunnel: Geneve SYN is judged", .tun = { .kind = TUNP_GENEVE }, .in = TUN_SYN4, .rate = &rate_empty,
+	  TUN_DROPPED(SHEDD_SHEDDABLE) },
+	{ "tunnel: Geneve with 8 bytes of options: SYN is judged",
+	  .tun = { .kind = TUNP_GENEVE, .geneve_opt = 8 }, .in = TUN_SYN4, .rate = &rate_empty,
+	  TUN_DROPPED(SHEDD_SHEDDABLE) },
+	{ "tunnel: Geneve with 252 bytes of options (the most): SYN is judged",
+	  .tun = { .kind = TUNP_GENEVE6, .geneve_opt = 252 }, .in = TUN_SYN6, .rate = &rate_empty,
+	  TUN_DROPPED(SHEDD_SHEDDABLE) },
+	{ "tunnel: Geneve carrying IPv4 itself: SYN is judged",
+	  .tun = { .kind = TUNP_GENEVE, .geneve_proto = ETH_P_IP }, .in = TUN_SYN4, .rate = &rate_empty,
+	  TUN_DROPPED(SHEDD_SHEDDABLE) },
+	/* Rate only: no cookie, no RST inside a tunnel. */
+	{ "tunnel: a verified class's inner SYN is charged, no cookie", .tun = { .kind = TUNP_IPIP },
+	  .in = TUN_SYN4, .cfg = &cfg_tun_verify, TUN_ADMITTED(SHEDD_SHEDDABLE) },
+	{ "tunnel: with --reject rst a shed inner SYN is dropped, never answered",
+	  .tun = { .kind = TUNP_IPIP }, .in = TUN_SYN4, .cfg = &cfg_tun_verify, .rate = &rate_empty,
+	  TUN_DROPPED(SHEDD_SHEDDABLE) },
+	/* Not a tunnel that ends here: passed as before. */
+	{ "tunnel: IPIP to an address not this host's passes",
+	  .tun = { .kind = TUNP_IPIP, .outer_daddr = TUN_NOT_LOCAL_V4 }, .in = TUN_SYN4, TUN_NOT_OURS },
+	{ "tunnel: IPIP with no ipip device passes", .tun = { .kind = TUNP_IPIP }, .in = TUN_SYN4,
+	  .tc = &tunc_none, TUN_NOT_OURS },
+	{ "tunnel: GRE-TAP with only gre devices passes", .tun = { .kind = TUNP_GRETAP }, .in = TUN_SYN4,
+	  .tc = &tunc_gre_only, TUN_NOT_OURS },
+	{ "tunnel: ip6gre with only IPv4 gre devices passes", .tun = { .kind = TUNP_GRE6 }, .in = TUN_SYN4,
+	  .tc = &tunc_gre_only, TUN_NOT_OURS },
+	{ "tunnel: GRE version 1 (PPTP) passes", .tun = { .kind = TUNP_GRE, .gre_flags = 1 }, .in = TUN_SYN4,
+	  TUN_NOT_OURS },
+	{ "tunnel: GRE with the routing bit passes", .tun = { .kind = TUNP_GRE, .gre_flags = TUNP_GRE_R },
+	  .in = TUN_SYN4, TUN_NOT_OURS },
+	{ "tunnel: GRE of another protocol passes", .tun = { .kind = TUNP_GRE, .gre_proto = 0x880b },
+	  .in = TUN_SYN4, TUN_NOT_OURS },
+	{ "tunnel: VXLAN header on another UDP port passes", .tun = { .kind = TUNP_VXLAN, .udp_port = 4790 },
+	  .in = TUN_SYN4, TUN_NOT_OURS },
+	{ "tunnel: VXLAN without the VNI flag passes", .tun = { .kind = TUNP_VXLAN, .vxlan_no_i = 1 },
+	  .in = TUN_SYN4, TUN_NOT_OURS },
+	{ "tunnel: Geneve version 1 passes", .tun = { .kind = TUNP_GENEVE, .geneve_ver = 1 }, .in = TUN_SYN4,
+	  TUN_NOT_OURS },
+	/* Inside: what is not a new connection passes, counted. */
+	{ "tunnel: inner ACK passes", .tun = { .kind = TUNP_GRE }, .in = { V4, .flags = TCP_ACK },
+	  .verdict = XDP_PASS, .delta = { .non_syn = 1 }, .tdelta = { .decap = 1 } },
+	{ "tunnel: inner SYN to an unprotected port passes", .tun = { .kind = TUNP_VXLAN },
+	  .in = { V4, .flags = TCP_SYN, .dport = OTHER_PORT },
+	  .verdict = XDP_PASS, .delta = { .unprotected = 1 }, .tdelta = { .decap = 1 } },
+	{ "tunnel: inner SYN+RST passes, no token", .tun = { .kind = TUNP_IPIP },
+	  .in = { V4, .flags = TCP_SYN | TCP_RST }, .rate = &rate_empty,
+	  .verdict = XDP_PASS, .delta = { .bad_syn = 1 }, .tdelta = { .decap = 1 } },
+	{ "tunnel: inner UDP passes", .tun = { .kind = TUNP_6IN6 }, .in = { V6, .l4 = IPPROTO_UDP },
+	  .verdict = XDP_PASS, .delta = { .non_tcp = 1 }, .tdelta = { .decap = 1 } },
+	{ "tunnel: inner ARP passes", .tun = { .kind = TUNP_VXLAN }, .in = { .l3 = ETH_P_ARP },
+	  .verdict = XDP_PASS, .delta = { .non_ip = 1 }, .tdelta = { .decap = 1 } },
+	{ "tunnel: inner first fragment of a SYN is judged", .tun = { .kind = TUNP_IPIP },
+	  .in = { V4, .flags = TCP_SYN, .frag = PKT_IP_MF }, .rate = &rate_empty,
+	  .verdict = XDP_DROP, .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1,
+	  .dropped = 1 }, .frag_judged = 1 }, .tdelta = { .decap = 1, .judged = 1 } },
+	/* What cannot be judged inside is refused, as outside. */
+	{ "tunnel: inner TCP fragment at offset 1 is refused", .tun = { .kind = TUNP_GRE },
+	  .in = { V4, .flags = TCP_ACK, .frag = PKT_IP_MF | 1 },
+	  .verdict = XDP_DROP, .tdelta = { .decap = 1, .refused = 1 } },
+	{ "tunnel: inner IPv6 chain deeper than the walk is refused", .tun = { .kind = TUNP_SIT },
+	  .in = { V6, .flags = TCP_SYN, EXT7_DST },
+	  .verdict = XDP_DROP, .tdelta = { .decap = 1, .refused = 1 } },
+	/* Outer fragments: the kernel reassembles, then opens the tunnel. */
+	{ "tunnel: IPIP in an outer IPv4 first fragment: the inner SYN is judged",
+	  .tun = { .kind = TUNP_IPIP, .outer_frag = PKT_IP_MF }, .in = TUN_SYN4,
+	  .rate = &rate_empty, .verdict = XDP_DROP,
+	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .dropped = 1 }, .frag_judged = 1 },
+	  .tdelta = { .decap = 1, .judged = 1 } },
+	{ "tunnel: GRE first fragment with the inner datagram going on: SYN is judged",
+	  .tun = { .kind = TUNP_GRE, .outer_frag = PKT_IP_MF },
+	  .in = { V4, .flags = TCP_SYN, .payload_len = 64 }, .cut_l4 = 4 + 20 + 20 + 8,
+	  .verdict = XDP_PASS,
+	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .admitted = 1 }, .frag_judged = 1 },
+	  .tdelta = { .decap = 1, .judged = 1 } },
+	{ "tunnel: VXLAN in an outer IPv6 first fragment: the inner SYN is judged",
+	  .tun = { .kind = TUNP_VXLAN6, .outer_frag = PKT_IP6_MF }, .in = TUN_SYN6,
+	  .rate = &rate_empty, .verdict = XDP_DROP,
+	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .dropped = 1 }, .frag_judged = 1 },
+	  .tdelta = { .decap = 1, .judged = 1 } },
+	{ "tunnel: GRE first fragment cut inside the GRE header is refused",
+	  .tun = { .kind = TUNP_GRE, .gre_flags = GRE_CKS, .outer_frag = PKT_IP_MF },
+	  .in = TUN_SYN4, .cut_l4 = 8, .verdict = XDP_DROP, .tdelta = { .refused = 1 } },
+	{ "tunnel: IPIP first fragment cut inside the inner TCP header is refused",
+	  .tun = { .kind = TUNP_IPIP, .outer_frag = PKT_IP_MF }, .in = TUN_SYN4,
+	  .cut_l4 = 20 + 8, .verdict = XDP_DROP, .tdelta = { .decap = 1, .refused = 1 } },
+	{ "tunnel: VXLAN IPv6 first fragment cut inside the inner IPv4 header is refused",
+	  .tun = { .kind = TUNP_VXLAN6, .outer_frag = PKT_IP6_MF }, .in = TUN_SYN4,
+	  .cut_l4 = 8 + 8 + 8 + 8, .verdict = XDP_DROP,
+	  .tdelta = { .decap = 1, .refused = 1 } },
+	{ "tunnel: an outer IPv4 fragment past the first passes (the first was judged)",
+	  .tun = { .kind = TUNP_IPIP, .outer_frag = 5 }, .in = TUN_SYN4,
+	  .verdict = XDP_PASS, .delta = { .fragment = 1 } },
+	{ "tunnel: an inner SYN past the end of the outer datagram passes (the kernel drops it)",
+	  .tun = { .kind = TUNP_GRE }, .in = TUN_SYN4, .mangle = mangle_outer_short,
+	  .verdict = XDP_PASS, .delta = { .malformed = 1 }, .tdelta = { .decap = 1 } },
+	{ "tunnel: IPIP first fragment whose inner TCP segment is shorter than its header is refused",
+	  .tun = { .kind = TUNP_IPIP, .outer_frag = PKT_IP_MF }, .in = TUN_SYN4,
+	  .mangle = mangle_inner_tcp10, .verdict = XDP_DROP,
+	  .tdelta = { .decap = 1, .refused = 1 } },
+	{ "tunnel: IPIP whose inner TCP segment is shorter than its header passes",
+	  .tun = { .kind = TUNP_IPIP }, .in = TUN_SYN4, .mangle = mangle_inner_tcp10,
+	  .verdict = XDP_PASS, .delta = { .malformed = 1 }, .tdelta = { .decap = 1 } },
+	/* One level: a tunnel in a tunnel is refused. */
+	{ "tunnel: the first fragment of an IPIP packet inside GRE is refused",
+	  .tun = { .kind = TUNP_GRE }, .in = { V4, .l4 = IPPROTO_IPIP, .frag = PKT_IP_MF },
+	  .verdict = XDP_DROP, .tdelta = { .decap = 1, .refused = 1 } },
+	{ "tunnel: a later fragment of an IPIP packet inside GRE passes",
+	  .tun = { .kind = TUNP_GRE }, .in = { V4, .l4 = IPPROTO_IPIP, .frag = 3 },
+	  .verdict = XDP_PASS, .delta = { .fragment = 1 }, .tdelta = { .decap = 1 } },
+	{ "tunnel: IPIP in IPIP is refused", .tun = { .kind = TUNP_IPIP }, .in = { V4, .l4 = IPPROTO_IPIP },
+	  .verdict = XDP_DROP, .tdelta = { .decap = 1, .refused = 1 } },
+	{ "tunnel: GRE in VXLAN is refused", .tun = { .kind = TUNP_VXLAN }, .in = { V4, .l4 = IPPROTO_GRE },
+	  .verdict = XDP_DROP, .tdelta = { .decap = 1, .refused = 1 } },
+	{ "tunnel: IPIP inside GRE passes where no ipip device ends here",
+	  .tun = { .kind = TUNP_GRE }, .in = { V4, .l4 = IPPROTO_IPIP }, .tc = &tunc_gre_only,
+	  .verdict = XDP_PASS, .delta = { .non_tcp = 1 }, .tdelta = { .decap = 1 } },
+};
+
+/* The tun_stats map, summed over the CPUs. */
+static void read_tun_stats(struct shedd_tun_stats *sum)
+{
+	struct shedd_tun_stats *vals = calloc((size_t)nr_cpus, sizeof(*vals));
+	__u32 zero = 0;
+	int i, err;
+
+	assert_non_null(vals);
+	err = bpf_map__lookup_elem(skel->maps.tun_stats, &zero, sizeof(zero), vals,
+				   (size_t)nr_cpus * sizeof(*vals), 0);
+	memset(sum, 0, sizeof(*sum));
+	for (i = 0; !err && i < nr_cpus; i++) {
+		sum->decap += vals[i].decap;
+		sum->judged += vals[i].judged;
+		sum->refused += vals[i].refused;
+	}
+	free(vals);
+	if (err)
+		fail_msg("read tun_stats: %s", strerror(-err));
+}
+
+static void expect_tun_delta(const char *name, const struct shedd_tun_stats *before,
+			     const struct shedd_tun_stats *after,
+			     const struct shedd_tun_stats *want)
+{
+	expect(after->decap - before->decap == want->decap, name,
+	       "tun_stats.decap moved by %llu, expected %llu",
+	       (unsigned long long)(after->decap - before->decap),
+	       (unsigned long long)want->decap);
+	expect(after->judged - before->judged == want->judged, name,
+	       "tun_stats.judged moved by %llu, expected %llu",
+	       (unsigned long long)(after->judged - before->judged),
+	       (unsigned long long)want->judged);
+	expect(after->refused - before->refused == want->refused, name,
+	       "tun_stats.refused moved by %llu, expected %llu",
+	       (unsigned long long)(after->refused - before->refused),
+	       (unsigned long long)want->refused);
+}
+
+static int tun_case_setup(void **state)
+{
+	const struct tun_case *c = *state;
+	__u32 zero = 0;
+
+	if (reset_maps(c->cfg, c->rate))
+		return -1;
+	if (bpf_map__update_elem(skel->maps.tun_config, &zero, sizeof(zero),
+				 c->tc ? c->tc : &tunc_all, sizeof(*c->tc), BPF_ANY)) {
+		print_error("write tun_config: %s\n", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void run_tun(void **state)
+{
+	const struct tun_case *c = *state;
+	struct shedd_stats before, after, want = c->delta;
+	struct shedd_tun_stats tbefore, tafter;
+	struct xdp_run r;
+	struct pkt p;
+
+	tun_pkt_build(&p, &c->tun, &c->in);
+	if (c->cut_l4) {
+		assert_true(p.l4_off + c->cut_l4 <= p.len);
+		p.len = p.l4_off + c->cut_l4;
+		pkt_finish(&p);
+	}
+	if (c->mangle)
+		c->mangle(&p);
+	read_stats(&before);
+	read_tun_stats(&tbefore);
+	run_xdp(c->name, p.data, p.len, &r);
+	read_stats(&after);
+	read_tun_stats(&tafter);
+	expect_verdict(c->name, r.verdict, c->verdict);
+	want.packets = 1;
+	expect_delta(c->name, &before, &after, &want);
+	expect_tun_delta(c->name, &tbefore, &tafter, &c->tdelta);
+	expect(r.out_len == p.len && memcmp(r.out, p.data, p.len) == 0, c->name,
+	       "an encapsulated frame is never rewritten");
+}
+
+/* Cut an encapsulated SYN at every length: the outer datagram is then
+ * longer than its frame, which the kernel drops: passed as malformed. */
+static void run_tun_cuts(void **state)
+{
+	const struct tun_case *c = *state;
+	struct shedd_stats before, after, want;
+	struct shedd_tun_stats tbefore, tafter;
+	char name[256], where[96];
+	struct xdp_run r;
+	size_t len;
+	struct pkt p;
+
+	tun_pkt_build(&p, &c->tun, &c->in);
+	for (len = ETH_HLEN; len < p.len; len++) {
+		pkt_describe_cut(&p, len, where, sizeof(where));
+		snprintf(name, sizeof(name), "%s cut to %zu bytes (%s)", c->name, len, where);
+		want = (struct shedd_stats){ .malformed = 1, .packets = 1 };
+		read_stats(&before);
+		read_tun_stats(&tbefore);
+		run_xdp(name, p.data, len, &r);
+		read_stats(&after);
+		read_tun_stats(&tafter);
+		expect_verdict(name, r.verdict, XDP_PASS);
+		expect_delta(name, &before, &after, &want);
+		expect_tun_delta(name, &tbefore, &tafter, &(struct shedd_tun_stats){ 0 });
+	}
+}
+
+/* Short tunnel headers inside a whole outer datagram: the outer length
+ * ends inside the tunnel header (the kernel drops them): passed as
+ * malformed, never judged. */
+static void run_tun_short(void **state)
+{
+	const struct tun_case *c = *state;
+	struct shedd_stats before, after, want;
+	struct shedd_tun_stats tbefore, tafter, twant;
+	char name[256];
+	struct xdp_run r;
+	size_t len, hdr, inner;
+	struct pkt p;
+	int i;
+
+	tun_pkt_build(&p, &c->tun, &c->in);
+	/* From the tunnel header's first byte to the inner frame's (IPIP and
+	 * SIT have none: their inner header is cut instead, once opened). */
+	hdr = p.l4_off + (p.l4_proto == IPPROTO_UDP ? 8 : 0);
+	for (i = 0, inner = hdr + 4; i < p.nr_marks; i++)
+		if (p.marks[i].off > hdr && strncmp(p.marks[i].what, "GRE", 3) &&
+		    strncmp(p.marks[i].what, "Geneve", 6)) {
+			inner = p.marks[i].off;
+			break;
+		}
+	for (len = hdr; len < inner; len++) {
+		struct pkt q = p;
+
+		q.len = len;
+		pkt_finish(&q);
+		snprintf(name, sizeof(name), "%s: tunnel header cut to %zu bytes", c->name,
+			 len - hdr);
+		want = (struct shedd_stats){ .malformed = 1, .packets = 1 };
+		twant = (struct shedd_tun_stats){
+			.decap = p.l4_proto == IPPROTO_IPIP || p.l4_proto == IPPROTO_IPV6 };
+		read_stats(&before);
+		read_tun_stats(&tbefore);
+		run_xdp(name, q.data, q.len, &r);
+		read_stats(&after);
+		read_tun_stats(&tafter);
+		expect_verdict(name, r.verdict, XDP_PASS);
+		expect_delta(name, &before, &after, &want);
+		expect_tun_delta(name, &tbefore, &tafter, &twant);
+	}
+}
+
+static const struct tun_case tun_cut_cases[] = {
+	{ "tunnel cuts: GRE with checksum, key and sequence number",
+	  .tun = { .kind = TUNP_GRE, .gre_flags = GRE_CKS }, .in = TUN_SYN4 },
+	{ "tunnel cuts: VXLAN with an inner 802.1Q tag", .tun = { .kind = TUNP_VXLAN },
+	  .in = { V4, .flags = TCP_SYN, .vlans = 1 } },
+	{ "tunnel cuts: Geneve over IPv6 with options", .tun = { .kind = TUNP_GENEVE6, .geneve_opt = 12 },
+	  .in = TUN_SYN6 },
+	{ "tunnel cuts: SIT", .tun = { .kind = TUNP_SIT }, .in = TUN_SYN6 },
+	{ "tunnel cuts: GRE-TAP over IPv6 with a key", .tun = { .kind = TUNP_GRETAP6, .gre_flags = TUNP_GRE_K },
+	  .in = TUN_SYN4 },
+};
 
 /* test_run itself refuses a frame shorter than an Ethernet header
  * (bpf_test_init: EINVAL), so the program never sees one. */
@@ -4385,6 +4779,23 @@ static int add_prefix_v6(const char *addr, __u32 len, __u32 cls)
 				    &cls, sizeof(cls), BPF_ANY);
 }
 
+/* A local address in tun_local: IPv4 as ::ffff:a.b.c.d. */
+static int add_tun_local(int family, const char *addr)
+{
+	struct shedd_tun_addr key = { 0 };
+	__u8 one = 1;
+
+	if (family == AF_INET) {
+		key.addr[10] = 0xff;
+		key.addr[11] = 0xff;
+		pkt_addr(AF_INET, addr, key.addr + 12);
+	} else {
+		pkt_addr(AF_INET6, addr, key.addr);
+	}
+	return bpf_map__update_elem(skel->maps.tun_local, &key, sizeof(key), &one, sizeof(one),
+				    BPF_ANY);
+}
+
 static int group_setup(void **state)
 {
 	__u16 port = PROTECTED_PORT, nolisten = NOLISTEN_PORT, fullq = FULLQ_PORT;
@@ -4426,6 +4837,14 @@ static int group_setup(void **state)
 		err = add_prefix_v6("2001:db8:1::", 48, SHEDD_CRITICAL);
 	if (err) {
 		print_error("fill ports and prefixes: %s\n", strerror(-err));
+		goto fail;
+	}
+	if (!err)
+		err = add_tun_local(AF_INET, PKT_V4_SERVER);
+	if (!err)
+		err = add_tun_local(AF_INET6, PKT_V6_SERVER);
+	if (err) {
+		print_error("fill tun_local: %s\n", strerror(-err));
 		goto fail;
 	}
 	err = handoff_load();
@@ -4625,7 +5044,10 @@ static int xdp_group_teardown(void **state)
 
 static struct CMUnitTest tests[ARRAY_SIZE(cases) + ARRAY_SIZE(cut_cases) +
 			       ARRAY_SIZE(tb_cases) + ARRAY_SIZE(rst_budget_cases) +
-			       ARRAY_SIZE(synack_cases) + ARRAY_SIZE(fixed_tests)];
+			       ARRAY_SIZE(synack_cases) + ARRAY_SIZE(tun_cases) +
+			       2 * ARRAY_SIZE(tun_cut_cases) + ARRAY_SIZE(fixed_tests)];
+
+static char tun_short_names[ARRAY_SIZE(tun_cut_cases)][128];
 
 int main(void)
 {
@@ -4648,6 +5070,17 @@ int main(void)
 	for (i = 0; i < ARRAY_SIZE(synack_cases); i++)
 		tests[n++] = (struct CMUnitTest){ synack_cases[i].name, run_synack,
 			synack_setup, NULL, (void *)&synack_cases[i] };
+	for (i = 0; i < ARRAY_SIZE(tun_cases); i++)
+		tests[n++] = (struct CMUnitTest){ tun_cases[i].name, run_tun,
+			tun_case_setup, NULL, (void *)&tun_cases[i] };
+	for (i = 0; i < ARRAY_SIZE(tun_cut_cases); i++) {
+		tests[n++] = (struct CMUnitTest){ tun_cut_cases[i].name, run_tun_cuts,
+			tun_case_setup, NULL, (void *)&tun_cut_cases[i] };
+		snprintf(tun_short_names[i], sizeof(tun_short_names[i]),
+			 "%s: the tunnel header cut short", tun_cut_cases[i].name);
+		tests[n++] = (struct CMUnitTest){ tun_short_names[i], run_tun_short,
+			tun_case_setup, NULL, (void *)&tun_cut_cases[i] };
+	}
 	for (i = 0; i < ARRAY_SIZE(fixed_tests); i++)
 		tests[n++] = fixed_tests[i];
 

@@ -37,6 +37,7 @@ static const struct layout_older stats_older[] = {
 	{ 0 },
 };
 
+
 static const struct layout_older ctl_state_older[] = {
 	{ SHEDD_CTL_STATE_V1_SIZE, NULL },
 	{ 0 },
@@ -87,6 +88,10 @@ static const struct layout_map maps[] = {
 	{ "daemon_stats", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_daemon_stats), 0,
 	  daemon_stats_older },
 	{ "cookie_sent", BPF_MAP_TYPE_ARRAY, U32, U32, 0, NULL },
+	{ "tun_config", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_tun_config), 0, NULL },
+	{ "tun_stats", BPF_MAP_TYPE_PERCPU_ARRAY, U32, sizeof(struct shedd_tun_stats),
+	  LAYOUT_COUNTERS, NULL },
+	{ "tun_local", BPF_MAP_TYPE_HASH, sizeof(struct shedd_tun_addr), sizeof(__u8), 0, NULL },
 	{ "layout", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_layout), 0, NULL },
 };
 

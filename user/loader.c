@@ -35,6 +35,7 @@
 #include "settings.h"
 #include "handoff.skel.h"
 #include "loader.h"
+#include "tunnels.h"
 #include "log.h"
 #include "migrate.h"
 #include "service.h"
@@ -55,7 +56,8 @@ static const char *const pinned_names[] = {
 	"settings", "ports", "prefix_v4", "prefix_v6", "rates", "reserve", "buckets", "stats",
 	"rst_budget", "ctl_state", "cookie_budget", "refresh", "mss_cache", "proven",
 	"handoff_stats", "handoff", "ctl_cmd", "manual_v4", "manual_v6", "daemon_stats",
-	"cookie_sent", "layout", "settings_cur", "flow_key", "broadcast",
+	"cookie_sent", "layout", "settings_cur", "flow_key", "broadcast", "tun_config",
+	"tun_local", "tun_stats",
 	/* Pinned by older shedd, removed with the rest. */
 	"closing",
 };
@@ -1193,6 +1195,90 @@ int loader_write_tx_blocked(struct loader *l, __u8 v)
 	}
 	log_err("write settings.tx_blocked=%u: %s", v, strerror(-err));
 	return err;
+}
+
+int loader_read_tun_stats(struct loader *l, struct shedd_tun_stats *sum)
+{
+	struct shedd_tun_stats *percpu = calloc((size_t)l->ncpus, sizeof(*percpu));
+	__u32 zero = 0;
+	int i, err = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (!percpu)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.tun_stats), &zero, percpu)) {
+		err = -errno;
+	} else {
+		for (i = 0; i < l->ncpus; i++) {
+			sum->decap += percpu[i].decap;
+			sum->judged += percpu[i].judged;
+			sum->refused += percpu[i].refused;
+		}
+	}
+	free(percpu);
+	return err;
+}
+
+static bool tun_has_local(const struct tun_found *f, const struct shedd_tun_addr *a)
+{
+	unsigned int i;
+
+	for (i = 0; i < f->nr_local; i++)
+		if (!memcmp(&f->local[i], a, sizeof(*a)))
+			return true;
+	return false;
+}
+
+int loader_write_tunnels(struct loader *l, const struct tun_found *f)
+{
+	int fd = bpf_map__fd(l->skel->maps.tun_local), cfd = bpf_map__fd(l->skel->maps.tun_config);
+	struct shedd_tun_addr key, next, stale[64];
+	struct shedd_tun_config cfg = { 0 };
+	unsigned int i, nstale;
+	__u32 zero = 0;
+	__u8 one = 1;
+	bool more;
+
+	for (i = 0; i < f->nr_local; i++) {
+		if (bpf_map_update_elem(fd, &f->local[i], &one, BPF_ANY)) {
+			int err = -errno;
+
+			log_err("write tun_local: %s", strerror(errno));
+			return err;
+		}
+	}
+	/* Delete what is no longer local, a batch at a time: a deletion
+	 * during the walk would restart it. */
+	do {
+		more = false;
+		nstale = 0;
+		if (bpf_map_get_next_key(fd, NULL, &next))
+			break;
+		do {
+			key = next;
+			if (!tun_has_local(f, &key)) {
+				if (nstale == sizeof(stale) / sizeof(stale[0])) {
+					more = true;
+					break;
+				}
+				stale[nstale++] = key;
+			}
+		} while (bpf_map_get_next_key(fd, &key, &next) == 0);
+		for (i = 0; i < nstale; i++)
+			bpf_map_delete_elem(fd, &stale[i]);
+	} while (more);
+
+	/* One value: the program sees the old record or the new one. */
+	cfg.kinds = f->kinds;
+	memcpy(cfg.udp_port, f->udp_port, sizeof(f->udp_port[0]) * f->nr_ports);
+	memcpy(cfg.udp_kind, f->udp_kind, sizeof(f->udp_kind[0]) * f->nr_ports);
+	if (bpf_map_update_elem(cfd, &zero, &cfg, BPF_ANY)) {
+		int err = -errno;
+
+		log_err("write tun_config: %s", strerror(errno));
+		return err;
+	}
+	return 0;
 }
 
 int loader_write_rates(struct loader *l, const struct shedd_class_rate *next, __u64 now_ns)

@@ -92,6 +92,15 @@ int loader_refresh_host(struct loader *l);
 int loader_read_tx_blocked(struct loader *l, __u8 *v);
 int loader_write_tx_blocked(struct loader *l, __u8 v);
 
+struct tun_found;
+/* The tunnels that end here (tunnels.h): the local addresses into tun_local
+ * (new ones first, then the stale ones deleted), then the kinds and UDP
+ * ports into tun_config. 0 or a negative errno, said on stderr. */
+int loader_write_tunnels(struct loader *l, const struct tun_found *f);
+
+/* The tun_stats map, summed over CPUs. 0 or a negative errno. */
+int loader_read_tun_stats(struct loader *l, struct shedd_tun_stats *sum);
+
 /* Publish every class's rate record (alloc_publish() at @now_ns). */
 int loader_write_rates(struct loader *l, const struct shedd_class_rate *next, __u64 now_ns);
 

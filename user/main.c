@@ -27,6 +27,7 @@
 #include "signals.h"
 #include "status.h"
 #include "tick.h"
+#include "tunnels.h"
 #include "xdptx.h"
 
 static volatile sig_atomic_t exiting;
@@ -107,6 +108,8 @@ struct daemon {
 	struct metrics metrics;         /* counters and the /metrics endpoint */
 	struct xdptx_probe txp;         /* the driver's word on XDP_TX ... */
 	struct xdptx_state txs;         /* ... and the judgement (xdptx.h) */
+	int tun_fd;                     /* hears of link and address changes */
+	struct tun_found tun, tun_next; /* the tunnels that end here (tunnels.h) */
 };
 
 /* Frames the program sent back with XDP_TX, every CPU: cookie SYN-ACKs,
@@ -524,9 +527,68 @@ static int tx_start(struct daemon *d)
 }
 
 /* Runs the daemon; returns its exit status (enum shedd_exit). */
+static void tunnels_tell(const struct daemon *d)
+{
+	const struct tun_found *f = &d->tun;
+	char what[256];
+
+	tun_describe(f, what, sizeof(what));
+	log_info("tunnels that end here: %s; their inner SYNs are judged by rate when sent "
+		 "to one of %u local addresses", what, f->nr_local);
+	if (f->ports_over)
+		log_warn("%u UDP tunnel ports past the %d shedd reads: SYNs inside them are not "
+			 "judged", f->ports_over, MAX_TUN_UDP_PORTS);
+	if (f->local_over)
+		log_warn("%u local addresses past the %d shedd keeps: tunnels to them are not "
+			 "judged", f->local_over, MAX_TUN_LOCAL);
+	if (f->gpe)
+		log_warn("%u VXLAN-GPE devices: SYNs inside them are not judged", f->gpe);
+}
+
+/* Before attach: the tunnels that end here, and a watch on the links and
+ * addresses that may change them. */
+static int tunnels_start(struct daemon *d)
+{
+	int err;
+
+	d->tun_fd = tun_watch_open();
+	if (d->tun_fd < 0)
+		log_warn("watch links and addresses: %s: tunnels are read at start and reload "
+			 "only", strerror(-d->tun_fd));
+	err = tun_scan(&d->tun);
+	if (err) {
+		log_err("read the tunnel devices and local addresses (rtnetlink): %s",
+			strerror(-err));
+		return err;
+	}
+	tunnels_tell(d);
+	return loader_write_tunnels(&d->l, &d->tun);
+}
+
+/* Every tick: read them again when a link or an address changed. A
+ * failed read keeps what the program has. */
+static void tunnels_tick(struct daemon *d)
+{
+	int err;
+
+	if (d->tun_fd < 0 || !tun_watch_changed(d->tun_fd))
+		return;
+	err = tun_scan(&d->tun_next);
+	if (err) {
+		log_warn("read the tunnel devices and local addresses (rtnetlink): %s; "
+			 "judging tunnels as before", strerror(-err));
+		return;
+	}
+	if (!memcmp(&d->tun_next, &d->tun, sizeof(d->tun)))
+		return;
+	d->tun = d->tun_next;
+	tunnels_tell(d);
+	loader_write_tunnels(&d->l, &d->tun); /* said; tried again on a change */
+}
+
 static int run(struct shedd_options *o)
 {
-	struct daemon d = { .o = o, .txp = { .fd = -1, .genl_fd = -1 } };
+	struct daemon d = { .o = o, .txp = { .fd = -1, .genl_fd = -1 }, .tun_fd = -1 };
 	double start, adopted = 0;
 	bool started = false;
 	__u64 deadline;
@@ -584,7 +646,7 @@ static int run(struct shedd_options *o)
 	tick_init(&d.tp, &d.ts, start);
 	controller_resume(&d);
 
-	if ((err = tx_start(&d)) || (err = loader_configure(&d.l, o)) ||
+	if ((err = tx_start(&d)) || (err = tunnels_start(&d)) || (err = loader_configure(&d.l, o)) ||
 	    (err = loader_apply_manual_prefixes(&d.l)))
 		goto out;
 	ctl_read_cmd(&d.ctl, &d.l, o->iface);
@@ -683,11 +745,14 @@ static int run(struct shedd_options *o)
 			break;
 		if ((err = tick(&d)))
 			break;
+		tunnels_tick(&d);
 		service_ready(&d.svc, "attached; the first tick ran");
 		service_tick(&d.svc, now_ns());
 	}
 	service_stopping();
 out:
+	if (d.tun_fd >= 0)
+		close(d.tun_fd);
 	metrics_close(&d.metrics);
 	signals_close(&d.sig);
 	probe_xdptx_close(&d.txp);

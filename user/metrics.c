@@ -261,6 +261,10 @@ static void xdp_families(struct out *o)
 		snprintf(lbl, sizeof(lbl), "kind=\"%s\"", kinds[i].kind);
 		sample_u64(o, "shedd_packets_total", lbl, U64_AT(st, kinds[i].off));
 	}
+	/* Tunnels that end here (the tun_stats map). */
+	sample_u64(o, "shedd_packets_total", "kind=\"tun_decap\"", o->s->tun.decap);
+	sample_u64(o, "shedd_packets_total", "kind=\"tun_judged\"", o->s->tun.judged);
+	sample_u64(o, "shedd_packets_total", "kind=\"tun_refused\"", o->s->tun.refused);
 	family(o, "shedd_syn_packets_total", "counter",
 	       "Protected SYNs judged by XDP, by class and verdict (admitted, dropped, "
 	       "rst: refused with a RST, cookie: answered with a SYN cookie).");

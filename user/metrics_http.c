@@ -232,6 +232,8 @@ int metrics_tick(struct metrics *m, struct loader *l, const struct metrics_tick 
 		}
 	}
 	stats_sum(t->percpu, t->ncpus, &n->stats);
+	/* Not fatal either: the tunnel counters keep their last values. */
+	loader_read_tun_stats(l, &n->tun);
 	n->d = m->d;
 	n->limit = t->limit;
 	for (c = 0; c < SHEDD_NR_CLASSES; c++) {

@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* tunnel.h - inner SYNs of the tunnels that end on this host. The kernel
+ * decapsulates IPIP, SIT, IP6IP6, GRE, VXLAN and Geneve after XDP has run
+ * and gives the inner SYN to a listener, so the program opens one level of
+ * encapsulation of a kind the daemon found a device of (tun_config),
+ * addressed to one of the host's own addresses
+ * (tun_local), and judges the inner SYN by rate: a reply would have to be
+ * encapsulated again, so it is never answered (no cookie, no RST), and a
+ * shed SYN drops the whole outer packet. Included by shedd.bpf.c after
+ * classify() and charge().
+ */
+#ifndef SHEDD_TUNNEL_H
+#define SHEDD_TUNNEL_H
+
+/* The tunnels that end here and the host's own addresses, written by the
+ * daemon (user/tunnels.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shedd_tun_config);
+} tun_config SEC(".maps");
+
+/* Its counters, per CPU as stats. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shedd_tun_stats);
+} tun_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TUN_LOCAL);
+	__type(key, struct shedd_tun_addr);
+	__type(value, __u8);
+} tun_local SEC(".maps");
+
+#define TUN_NOT_OURS (-1) /* no tunnel that ends here: parse on as before */
+
+/* What follows a tunnel header, or why it cannot be read. */
+enum tun_inner {
+	TUN_CUT = -1,     /* the tunnel header is cut short: the kernel drops it */
+	TUN_IN_NONE = 0,  /* a header the kernel does not decapsulate here */
+	TUN_IN_IP4,
+	TUN_IN_IP6,
+	TUN_IN_ETH,       /* VXLAN, Geneve, GRE-TAP: an Ethernet frame */
+};
+
+#define TUN_ETH_P_TEB 0x6558 /* transparent Ethernet bridging (RFC 1701) */
+
+/* GRE (RFC 2784, RFC 2890): flags, version, protocol; then the optional
+ * checksum (C), key (K) and sequence number (S), 4 bytes each. The kernel
+ * does not decapsulate version 1 (PPTP) or a packet with the routing bit
+ * (gre_parse_header() in net/ipv4/gre_demux.c). */
+struct tun_gre_hdr {
+	__be16 flags;
+	__be16 proto;
+};
+#define TUN_GRE_CSUM 0x8000
+#define TUN_GRE_ROUTING 0x4000
+#define TUN_GRE_KEY 0x2000
+#define TUN_GRE_SEQ 0x1000
+#define TUN_GRE_VERSION 0x0007
+
+/* VXLAN (RFC 7348): flags (I = a valid VNI), reserved, VNI. */
+struct tun_vxlan_hdr {
+	__u8 flags;
+	__u8 rsvd[3];
+	__be32 vni;
+};
+#define TUN_VXLAN_I 0x08
+
+/* Geneve (RFC 8926): version and options length (4-byte units), flags,
+ * protocol of the payload, VNI; then the options. */
+struct tun_geneve_hdr {
+	__u8 ver_opt;
+	__u8 flags;
+	__be16 proto;
+	__u8 vni[3];
+	__u8 rsvd;
+};
+#define TUN_GENEVE_OPT_MASK 0x3f
+
+static __always_inline __u32 tun_udp_kind(const struct shedd_tun_config *tc, __u16 port)
+{
+	int i;
+
+	if (!port)
+		return SHEDD_UDP_NONE;
+#pragma unroll
+	for (i = 0; i < MAX_TUN_UDP_PORTS; i++)
+		if (tc->udp_port[i] == port)
+			return tc->udp_kind[i];
+	return SHEDD_UDP_NONE;
+}
+
+/* Does a tunnel of this kind end here? Non-zero for protocol @proto over
+ * IPv6 (@v6) or IPv4, whose payload starts at @l4: the SHEDD_TUN_* bits
+ * of the family, or the enum shedd_tun_udp of a UDP port. */
+static __always_inline __u32 tun_ends_here(const struct shedd_tun_config *tc, int v6, __u8 proto,
+					   void *l4, void *data_end)
+{
+	__u32 k = tc->kinds;
+	struct udphdr *udp = l4;
+
+	switch (proto) {
+	case IPPROTO_IPIP:
+		return k & (v6 ? SHEDD_TUN_4IN6 : SHEDD_TUN_IPIP);
+	case IPPROTO_IPV6:
+		return k & (v6 ? SHEDD_TUN_6IN6 : SHEDD_TUN_SIT);
+	case IPPROTO_GRE:
+		return k & (v6 ? SHEDD_TUN_GRE6 | SHEDD_TUN_GRETAP6 : SHEDD_TUN_GRE | SHEDD_TUN_GRETAP);
+	case IPPROTO_UDP:
+		if ((void *)(udp + 1) > data_end)
+			return 0;
+		return tun_udp_kind(tc, bpf_ntohs(udp->dest));
+	}
+	return 0;
+}
+
+static __always_inline int tun_gre(struct cursor *c, __u32 kind, __u32 l4_len)
+{
+	struct tun_gre_hdr *g = c->pos;
+	__u32 hlen = sizeof(*g);
+	__u16 flags;
+
+	if ((void *)(g + 1) > c->end)
+		return TUN_CUT;
+	flags = bpf_ntohs(g->flags);
+	if (flags & (TUN_GRE_ROUTING | TUN_GRE_VERSION))
+		return TUN_IN_NONE;
+	if (flags & TUN_GRE_CSUM)
+		hlen += 4;
+	if (flags & TUN_GRE_KEY)
+		hlen += 4;
+	if (flags & TUN_GRE_SEQ)
+		hlen += 4;
+	if (hlen > l4_len || c->pos + hlen > c->end)
+		return TUN_CUT;
+	c->pos += hlen;
+	/* gre and ip6gre carry IP, gretap and ip6gretap Ethernet. */
+	if (g->proto == bpf_htons(ETH_P_IP))
+		return kind & (SHEDD_TUN_GRE | SHEDD_TUN_GRE6) ? TUN_IN_IP4 : TUN_IN_NONE;
+	if (g->proto == bpf_htons(ETH_P_IPV6))
+		return kind & (SHEDD_TUN_GRE | SHEDD_TUN_GRE6) ? TUN_IN_IP6 : TUN_IN_NONE;
+	if (g->proto == bpf_htons(TUN_ETH_P_TEB))
+		return kind & (SHEDD_TUN_GRETAP | SHEDD_TUN_GRETAP6) ? TUN_IN_ETH : TUN_IN_NONE;
+	return TUN_IN_NONE;
+}
+
+static __always_inline int tun_udp(struct cursor *c, __u32 kind, __u32 l4_len)
+{
+	struct udphdr *udp = c->pos;
+	struct tun_vxlan_hdr *vx;
+	struct tun_geneve_hdr *gn;
+	__u32 hlen;
+
+	if ((void *)(udp + 1) > c->end || l4_len < sizeof(*udp))
+		return TUN_CUT;
+	c->pos = udp + 1;
+	l4_len -= sizeof(*udp);
+	if (kind == SHEDD_UDP_VXLAN) {
+		vx = c->pos;
+		if ((void *)(vx + 1) > c->end || l4_len < sizeof(*vx))
+			return TUN_CUT;
+		if (!(vx->flags & TUN_VXLAN_I))
+			return TUN_IN_NONE;
+		c->pos = vx + 1;
+		return TUN_IN_ETH;
+	}
+	gn = c->pos;
+	if ((void *)(gn + 1) > c->end)
+		return TUN_CUT;
+	if (gn->ver_opt >> 6) /* only version 0 is decapsulated */
+		return TUN_IN_NONE;
+	hlen = sizeof(*gn) + (gn->ver_opt & TUN_GENEVE_OPT_MASK) * 4;
+	if (hlen > l4_len || c->pos + hlen > c->end)
+		return TUN_CUT;
+	c->pos += hlen;
+	/* Ethernet; IP itself on a device with inner_proto_inherit. */
+	if (gn->proto == bpf_htons(TUN_ETH_P_TEB))
+		return TUN_IN_ETH;
+	if (gn->proto == bpf_htons(ETH_P_IP))
+		return TUN_IN_IP4;
+	if (gn->proto == bpf_htons(ETH_P_IPV6))
+		return TUN_IN_IP6;
+	return TUN_IN_NONE;
+}
+
+/* Judge an inner TCP segment: a pure SYN to a protected port is charged
+ * to the class of its inner source as in an unverified class. */
+static __always_inline int tun_judge(const struct shedd_config *cfg, struct shedd_stats *st,
+				     struct shedd_tun_stats *ts, const struct pkt *in,
+				     void *data_end)
+{
+	struct tcphdr *tcp = in->tcp;
+	struct shedd_class_stats *cs;
+	struct shedd_bucket *b;
+	__u32 cls;
+	__u16 dport;
+	__u64 now;
+
+	if ((void *)(tcp + 1) > data_end) {
+		st->malformed++;
+		return XDP_PASS;
+	}
+	if (!tcp->syn || tcp->ack) {
+		st->non_syn++;
+		return XDP_PASS;
+	}
+	if (tcp->rst || tcp->fin) {
+		st->bad_syn++;
+		return XDP_PASS;
+	}
+	dport = bpf_ntohs(tcp->dest);
+	if (!cfg->all_ports && !bpf_map_lookup_elem(&ports, &dport)) {
+		st->unprotected++;
+		return XDP_PASS;
+	}
+	cls = classify(in, data_end, cfg);
+	if (cls >= SHEDD_NR_CLASSES)
+		cls = SHEDD_SHEDDABLE;
+	cs = &st->cls[cls];
+	b = bpf_map_lookup_elem(&buckets, &cls);
+	now = clock_ns();
+	cs->syn++;
+	cs->charged++;
+	ts->judged++;
+	st->frag_judged += in->first_frag;
+	if (charge(b, cls, now)) {
+		cs->admitted++;
+		return XDP_PASS;
+	}
+	cs->dropped++;
+	return XDP_DROP;
+}
+
+/* tun_meta_packed() - what shedd_tunnel() needs of the outer packet
+ * besides its header lengths, from the packed parse (parsing.h): the
+ * protocol after the IP header, the length of what follows it, and the
+ * family. */
+#define TUN_META_V6 (1ULL << 24)
+#define TUN_META_FRAG (1ULL << 25) /* an outer first fragment */
+static __always_inline __u64 tun_meta_packed(__u64 m)
+{
+	return (__u64)PM_BYTE(m) | (__u64)(PM_L4(m) & 0xffff) << 8 |
+	       ((m & PM_V6) ? TUN_META_V6 : 0) | ((m & PM_FIRST_FRAG) ? TUN_META_FRAG : 0);
+}
+
+/* The protocols a tunnel of this host can use: the hook's cheap test. */
+static __always_inline int tun_proto(__u8 proto)
+{
+	return proto == IPPROTO_IPIP || proto == IPPROTO_IPV6 || proto == IPPROTO_GRE ||
+	       proto == IPPROTO_UDP;
+}
+
+/*
+ * shedd_tunnel() - judge the inner packet of an IP packet that is not TCP,
+ * if a tunnel of its kind ends here. A global function, verified once on
+ * its own; it finds the headers again from the offsets (@meta: tun_meta_packed()).
+ * Return: TUN_NOT_OURS, or the verdict, counted.
+ *
+ * One level only: an inner packet that is itself a tunnel of a kind that
+ * ends here (the kernel would open it too) is refused; so is an inner
+ * packet the parser refuses (a deep IPv6 chain, a tiny fragment). Outer
+ * keys, endpoints and checksums are not matched: the kernel may drop a SYN
+ * charged here, it never gets one that was not.
+ */
+__noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u64 meta)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u32 zero = 0, proto = meta & 0xff, l4_len = (meta >> 8) & 0xffff;
+	struct shedd_tun_addr key = {};
+	struct shedd_tun_config *tc;
+	struct shedd_tun_stats *ts;
+	struct shedd_config *cfg;
+	struct shedd_stats *st;
+	struct cursor c;
+	struct pkt in = {};
+	int v6 = (meta & TUN_META_V6) != 0, frag = (meta & TUN_META_FRAG) != 0, inner, ret;
+	__u64 in_l3_len;
+	__u32 kind;
+	void *l3, *l4;
+
+	/* Without its maps the program cannot open the tunnel: it passes,
+	 * as before tunnels were judged (fail open). */
+	tc = bpf_map_lookup_elem(&tun_config, &zero);
+	if (!tc || (!tc->kinds && !tc->udp_port[0]))
+		return TUN_NOT_OURS;
+	cfg = bpf_map_lookup_elem(&settings, &zero);
+	st = bpf_map_lookup_elem(&stats, &zero);
+	ts = bpf_map_lookup_elem(&tun_stats, &zero);
+	if (!cfg || !st || !ts || !lens_bound(&l2_len, &l3_len))
+		return TUN_NOT_OURS;
+	l3 = data + l2_len;
+	l4 = l3 + l3_len;
+	kind = tun_ends_here(tc, v6, proto, l4, data_end);
+	if (!kind)
+		return TUN_NOT_OURS;
+	/* The kernel decapsulates only what is addressed to this host. */
+	if (v6) {
+		struct ipv6hdr *ip6 = l3;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return TUN_NOT_OURS;
+		__builtin_memcpy(key.addr, &ip6->daddr, 16);
+	} else {
+		struct iphdr *ip = l3;
+
+		if ((void *)(ip + 1) > data_end)
+			return TUN_NOT_OURS;
+		key.addr[10] = 0xff;
+		key.addr[11] = 0xff;
+		__builtin_memcpy(&key.addr[12], &ip->daddr, 4);
+	}
+	if (!bpf_map_lookup_elem(&tun_local, &key))
+		return TUN_NOT_OURS;
+
+	c.pos = l4;
+	c.end = data_end;
+	if (proto == IPPROTO_GRE)
+		inner = tun_gre(&c, kind, l4_len);
+	else if (proto == IPPROTO_UDP)
+		inner = tun_udp(&c, kind, l4_len);
+	else
+		inner = proto == IPPROTO_IPIP ? TUN_IN_IP4 : TUN_IN_IP6;
+	if (inner == TUN_IN_NONE)
+		return TUN_NOT_OURS;
+	if (inner == TUN_CUT) {
+		/* An outer first fragment is reassembled by the kernel
+		 * before it opens the tunnel: what the first fragment does
+		 * not show, we cannot judge (RFC 1858's tiny fragment, one
+		 * level down). A whole packet cut short is dropped by it. */
+		if (frag)
+			goto refuse;
+		st->malformed++;
+		return XDP_PASS;
+	}
+	ts->decap++;
+	in.first_frag = frag;
+
+	ret = PARSE_OK;
+	if (inner == TUN_IN_ETH) {
+		ret = parse_eth(&c, &in);
+		inner = in.l3_proto == ETH_P_IPV6 ? TUN_IN_IP6 : TUN_IN_IP4;
+	}
+	if (ret == PARSE_OK) {
+		if (inner == TUN_IN_IP4) {
+			in.l3_proto = ETH_P_IP;
+			ret = parse_ipv4(&c, &in);
+		} else {
+			in.l3_proto = ETH_P_IPV6;
+			ret = parse_ipv6(&c, &in);
+		}
+	}
+	if (ret == PARSE_OK)
+		ret = parse_tcp(&c, &in);
+	switch (ret) {
+	case PARSE_OK:
+		/* The inner datagram must end inside the outer one: the
+		 * kernel drops it otherwise (the parser saw the frame). */
+		if (!frag && (__u64)((void *)in.l3 - data) + in.l3_len + in.l4_len >
+			     l2_len + l3_len + l4_len)
+			return pass_counted(st, PARSE_MALFORMED);
+		/* In an outer first fragment the parser did not hold the
+		 * TCP header to the inner lengths: one shorter than a TCP
+		 * header is junk the kernel drops; not passed unjudged. */
+		if (frag && in.l4_len < TCP_MIN_HLEN)
+			break;
+		return tun_judge(cfg, st, ts, &in, data_end);
+	case PARSE_NON_TCP:
+	case PARSE_FRAGMENT:
+		/* A tunnel in the tunnel, or the first fragment of one: more
+		 * than one level, refused. */
+		in_l3_len = in.l3_len;
+		if (in.l4_proto && in_l3_len <= MAX_L3_LEN) {
+			verifier_bound(in_l3_len, MAX_L3_MASK);
+			if (tun_ends_here(tc, in.l3_proto == ETH_P_IPV6, in.l4_proto,
+					  in.l3 + in_l3_len, data_end))
+				break;
+		}
+		return pass_counted(st, ret);
+	case PARSE_MALFORMED:
+		if (frag)
+			break; /* cut by the outer fragment: see above */
+		/* fallthrough */
+	case PARSE_NON_IP:
+		return pass_counted(st, ret);
+	}
+refuse:
+	/* What the parser refuses outside a tunnel, it refuses inside. */
+	ts->refused++;
+	return XDP_DROP;
+}
+
+#endif /* SHEDD_TUNNEL_H */
