@@ -55,8 +55,7 @@ frag_shed() {
 	shedd_start --verify off --port "$PORT" --rate 50 --burst 5 --controller off --reject rst \
 		--rst-rate 200
 	# The settings carry the interface's MAC: a RST only answers SYNs sent to it.
-	mac=$(bpftool map dump pinned "$PIN_DIR/settings" |
-		jq -r '.[0].value.mac | map(. as $b | "0123456789abcdef" | .[($b / 16 | floor):($b / 16 | floor) + 1] + .[($b % 16):($b % 16) + 1]) | join(":")')
+	mac=$(settings .mac | jq -r 'map(. as $b | "0123456789abcdef" | .[($b / 16 | floor):($b / 16 | floor) + 1] + .[($b % 16):($b % 16) + 1]) | join(":")')
 	[ "$mac" = "$SRV_MAC" ]
 
 	line=$(flood_frag 198.19.0.0/16 1000 2)
@@ -67,8 +66,8 @@ frag_shed() {
 	# Whole SYNs: answered, but only as fast as the RST budget of the
 	# flood's CPU allows (200/s split over the CPUs, rounded up, with a
 	# tenth of a second of depth), for the 2 s of the flood and 1 s of --wait.
-	per_cpu=$(bpftool map dump pinned "$PIN_DIR/settings" | jq '.[0].value.rst_rate_per_sec')
-	depth=$(bpftool map dump pinned "$PIN_DIR/settings" | jq '.[0].value.rst_burst')
+	per_cpu=$(settings .rst_rate_per_sec)
+	depth=$(settings .rst_burst)
 	line=$(flood 198.19.1.0/24 2000 2)
 	echo "whole SYNs: $line (RST budget ${per_cpu}/s, depth $depth per CPU)"
 	within "$(field rst "$line")" $(( per_cpu * 2 )) $(( per_cpu * 3 + depth + 2 ))

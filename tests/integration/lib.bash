@@ -66,3 +66,11 @@ server_with_capacity() {
 		"ip netns exec $NS_SRV ss -ltnH 'sport = :$PORT' | awk '{ q += \$2 } END { exit !(NR && q == 0) }'"
 	: >"$TESTBED_TMP/shedd.log"
 }
+
+# settings FIELD: a field of the settings record in use (jq path): the
+# entry of the pinned settings map that settings_cur names.
+settings() {
+	local cur
+	cur=$(bpftool map dump pinned "$PIN_DIR/settings_cur" | jq -r '.[0].value')
+	bpftool map dump pinned "$PIN_DIR/settings" | jq -c ".[$cur].value$1"
+}

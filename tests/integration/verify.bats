@@ -40,14 +40,6 @@ no_tc_handoff() {
 	fi
 }
 
-# settings FIELD: a field of the settings record in use (jq path): the
-# entry of the pinned settings map that settings_cur names.
-settings() {
-	local cur
-	cur=$(bpftool map dump pinned "$PIN_DIR/settings_cur" | jq -r '.[0].value')
-	bpftool map dump pinned "$PIN_DIR/settings" | jq -c ".[$cur].value$1"
-}
-
 # possible_cpus: how many CPUs the per-CPU maps have (libbpf's count).
 possible_cpus() {
 	local n=0 r lo hi
