@@ -1077,12 +1077,11 @@ static int sync_broadcast(struct loader *l, int *changed)
 int loader_refresh_host(struct loader *l)
 {
 	int fd = bpf_map__fd(l->skel->maps.settings), err, brd_changed = 0;
+	int cur_fd = bpf_map__fd(l->skel->maps.settings_cur);
 	struct shedd_config cfg, next;
-	__u32 zero = 0;
 
-	if (bpf_map_lookup_elem(fd, &zero, &cfg)) {
-		err = -errno;
-		log_err("read settings: %s", strerror(errno));
+	if ((err = settings_read(fd, cur_fd, &cfg))) {
+		log_err("read settings: %s", strerror(-err));
 		return err;
 	}
 	next = cfg;
@@ -1097,9 +1096,8 @@ int loader_refresh_host(struct loader *l)
 			   "dropped as the kernel drops them");
 	if (!memcmp(&cfg, &next, sizeof(cfg)))
 		return 0;
-	if (bpf_map_update_elem(fd, &zero, &next, BPF_EXIST)) {
-		err = -errno;
-		log_err("write settings: %s", strerror(errno));
+	if ((err = settings_publish(fd, cur_fd, &next))) {
+		log_err("write settings: %s", strerror(-err));
 		return err;
 	}
 	log_notice("the namespace changed what the kernel answers: SYN-ACK window scale %u, "
