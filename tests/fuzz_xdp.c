@@ -151,6 +151,7 @@ struct ref {
 	int tunnel;      /* a tunnel was opened: tun_decap */
 	int tun_refused; /* refused for what the tunnel holds: tun_refused */
 	int in_tunnel;   /* this ref describes an inner packet */
+	int deep_tags;   /* more VLAN tags than the walk: refused on them */
 	int outer_frag;  /* ... in an outer first fragment: it may go on */
 	int cut;         /* a header the parser finds malformed */
 	size_t ip_end;   /* where the IP datagram ends, by its header */
@@ -523,7 +524,7 @@ static void ref_tunnel(const __u8 *f, size_t len, size_t l4, size_t l4_len, __u8
 	size_t p = 0;
 	struct ref sub;
 
-	if (!kind)
+	if (!kind || r->deep_tags)
 		return;
 	if (r->in_tunnel) {
 		/* One level: what the kernel would open again is refused. */
@@ -655,10 +656,10 @@ static void ref_model(const __u8 *f, size_t len, struct ref *r)
 		tags++;
 	}
 	r->l2 = off;
-	/* Refused on the tags alone: nothing behind them is looked at (a
-	 * tunnel's packet included). */
-	if (deep)
-		goto out;
+	/* Refused on the tags alone; what is behind them is still read, for
+	 * what the kernel would deliver, but no tunnel is opened: the program
+	 * never looks past the tags. */
+	r->deep_tags = deep;
 	if (proto == 0x0800) {
 		ref_ipv4(f, len, off, r);
 	} else if (proto == 0x86dd) {

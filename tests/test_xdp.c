@@ -4673,6 +4673,11 @@ static void *flip_settings(void *arg)
 	while (!f->stop && !f->err) {
 		f->err = settings_publish(slots, cur, f->flips % 2 ? &cfg_mix_a : &cfg_mix_b);
 		f->flips++;
+		/* Each record stays a while, 1 to 12 ms, never in step with the
+		 * reader: a run of BPF_PROG_TEST_RUN for XDP waits for a grace
+		 * period itself, as the switch does, and the two fall into
+		 * step on a busy machine (the reader then saw one record). */
+		usleep(1000 + (useconds_t)(f->flips * 7919 % 12) * 1000);
 	}
 	return NULL;
 }
