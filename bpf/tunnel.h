@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* tunnel.h - inner SYNs of the tunnels that end on this host. The kernel
- * decapsulates IPIP, SIT, IP6IP6, GRE, VXLAN and Geneve after XDP has run
- * and gives the inner SYN to a listener, so the program opens one level of
+ * decapsulates IPIP, SIT, IP6IP6, GRE, VXLAN, Geneve, FOU and GUE after XDP
+ * has run and gives the inner SYN to a listener, so the program opens one level of
  * encapsulation of a kind the daemon found a device of (tun_config),
  * addressed to one of the host's own addresses
  * (tun_local), and judges the inner SYN by rate: a reply would have to be
@@ -45,6 +45,7 @@ enum tun_inner {
 	TUN_IN_IP4,
 	TUN_IN_IP6,
 	TUN_IN_ETH,       /* VXLAN, Geneve, GRE-TAP: an Ethernet frame */
+	TUN_IN_PROTO,     /* FOU, GUE: an IP protocol's header (*proto) */
 };
 
 #define TUN_ETH_P_TEB 0x6558 /* transparent Ethernet bridging (RFC 1701) */
@@ -82,16 +83,34 @@ struct tun_geneve_hdr {
 };
 #define TUN_GENEVE_OPT_MASK 0x3f
 
-static __always_inline __u32 tun_udp_kind(const struct shedd_tun_config *tc, __u16 port)
+/* GUE (draft-ietf-intarea-gue), as net/ipv4/fou_core.c reads it: the
+ * version in the top two bits of the first byte. Version 0: the control
+ * bit, the length of the optional fields (4-byte units), the protocol
+ * (or control type), flags; then the fields. Version 1: no header, an
+ * IPv4 or IPv6 header by its first nibble. A control message is dropped. */
+struct tun_gue_hdr {
+	__u8 ver_c_hlen;
+	__u8 proto_ctype;
+	__be16 flags;
+};
+#define TUN_GUE_C 0x20
+#define TUN_GUE_HLEN_MASK 0x1f
+
+/* The kind of UDP port @port over IPv6 (@v6) or IPv4: its enum
+ * shedd_tun_udp, and for FOU the protocol it carries in bits 8-15. */
+#define TUN_UDP_KIND(k) ((k) & 0xff)
+#define TUN_UDP_PROTO(k) (((k) >> 8) & 0xff)
+static __always_inline __u32 tun_udp_kind(const struct shedd_tun_config *tc, int v6, __u16 port)
 {
+	__u8 fam = v6 ? 6 : 4;
 	int i;
 
 	if (!port)
 		return SHEDD_UDP_NONE;
 #pragma unroll
 	for (i = 0; i < MAX_TUN_UDP_PORTS; i++)
-		if (tc->udp_port[i] == port)
-			return tc->udp_kind[i];
+		if (tc->udp_port[i] == port && (!tc->udp_family[i] || tc->udp_family[i] == fam))
+			return tc->udp_kind[i] | (__u32)tc->udp_proto[i] << 8;
 	return SHEDD_UDP_NONE;
 }
 
@@ -114,7 +133,7 @@ static __always_inline __u32 tun_ends_here(const struct shedd_tun_config *tc, in
 	case IPPROTO_UDP:
 		if ((void *)(udp + 1) > data_end)
 			return 0;
-		return tun_udp_kind(tc, bpf_ntohs(udp->dest));
+		return tun_udp_kind(tc, v6, bpf_ntohs(udp->dest));
 	}
 	return 0;
 }
@@ -149,18 +168,50 @@ static __always_inline int tun_gre(struct cursor *c, __u32 kind, __u32 l4_len)
 	return TUN_IN_NONE;
 }
 
-static __always_inline int tun_udp(struct cursor *c, __u32 kind, __u32 l4_len)
+static __always_inline int tun_udp(struct cursor *c, __u32 kind, __u32 l4_len, __u32 *proto)
 {
 	struct udphdr *udp = c->pos;
 	struct tun_vxlan_hdr *vx;
 	struct tun_geneve_hdr *gn;
+	struct tun_gue_hdr *gue;
 	__u32 hlen;
 
 	if ((void *)(udp + 1) > c->end || l4_len < sizeof(*udp))
 		return TUN_CUT;
 	c->pos = udp + 1;
 	l4_len -= sizeof(*udp);
-	if (kind == SHEDD_UDP_VXLAN) {
+	if (TUN_UDP_KIND(kind) == SHEDD_UDP_FOU) {
+		/* fou_udp_recv(): the payload is the configured protocol's. */
+		*proto = TUN_UDP_PROTO(kind);
+		return TUN_IN_PROTO;
+	}
+	if (TUN_UDP_KIND(kind) == SHEDD_UDP_GUE) {
+		gue = c->pos;
+		if ((void *)(gue + 1) > c->end || l4_len < sizeof(*gue))
+			return TUN_CUT;
+		switch (gue->ver_c_hlen >> 6) {
+		case 0:
+			break;
+		case 1:
+			/* Direct: the IP header's version says which. */
+			if (gue->ver_c_hlen >> 4 == 4)
+				return TUN_IN_IP4;
+			if (gue->ver_c_hlen >> 4 == 6)
+				return TUN_IN_IP6;
+			return TUN_IN_NONE;
+		default:
+			return TUN_IN_NONE;
+		}
+		if (gue->ver_c_hlen & TUN_GUE_C)
+			return TUN_IN_NONE; /* a control message, not data */
+		hlen = sizeof(*gue) + (gue->ver_c_hlen & TUN_GUE_HLEN_MASK) * 4;
+		if (hlen > l4_len || c->pos + hlen > c->end)
+			return TUN_CUT;
+		c->pos += hlen;
+		*proto = gue->proto_ctype;
+		return TUN_IN_PROTO;
+	}
+	if (TUN_UDP_KIND(kind) == SHEDD_UDP_VXLAN) {
 		vx = c->pos;
 		if ((void *)(vx + 1) > c->end || l4_len < sizeof(*vx))
 			return TUN_CUT;
@@ -281,7 +332,7 @@ __noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u6
 	struct pkt in = {};
 	int v6 = (meta & TUN_META_V6) != 0, frag = (meta & TUN_META_FRAG) != 0, inner, ret;
 	__u64 in_l3_len;
-	__u32 kind;
+	__u32 kind, fou_proto = 0, rest;
 	void *l3, *l4;
 
 	/* Without its maps the program cannot open the tunnel: it passes,
@@ -323,9 +374,51 @@ __noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u6
 	if (proto == IPPROTO_GRE)
 		inner = tun_gre(&c, kind, l4_len);
 	else if (proto == IPPROTO_UDP)
-		inner = tun_udp(&c, kind, l4_len);
+		inner = tun_udp(&c, kind, l4_len, &fou_proto);
 	else
 		inner = proto == IPPROTO_IPIP ? TUN_IN_IP4 : TUN_IN_IP6;
+	if (inner == TUN_IN_PROTO) {
+		/* FOU and GUE hand the payload to the protocol they name,
+		 * as if the outer IP header had said it. */
+		rest = l4_len - (__u32)(c.pos - l4);
+		if (fou_proto == IPPROTO_IPIP) {
+			inner = TUN_IN_IP4;
+		} else if (fou_proto == IPPROTO_IPV6) {
+			inner = TUN_IN_IP6;
+		} else if (fou_proto == IPPROTO_GRE) {
+			inner = tun_gre(&c, tc->kinds & (v6 ? SHEDD_TUN_GRE6 | SHEDD_TUN_GRETAP6 :
+						       SHEDD_TUN_GRE | SHEDD_TUN_GRETAP), rest);
+		} else if (fou_proto == IPPROTO_TCP) {
+			/* The TCP header itself: its addresses are the
+			 * outer IP header's, and so is its class. */
+			ts->decap++;
+			in.first_frag = frag;
+			in.l3 = l3;
+			in.l3_proto = v6 ? ETH_P_IPV6 : ETH_P_IP;
+			in.l3_len = l3_len;
+			in.l4_len = rest;
+			/* Cut short: in an outer first fragment it goes on
+			 * in the next one; else the kernel drops it. */
+			if (parse_tcp(&c, &in) != PARSE_OK) {
+				if (frag)
+					goto refuse;
+				return pass_counted(st, PARSE_MALFORMED);
+			}
+			if (frag && rest < TCP_MIN_HLEN)
+				goto refuse;
+			return tun_judge(cfg, st, ts, &in, data_end);
+		} else if (fou_proto == IPPROTO_UDP) {
+			/* A UDP tunnel in it, to a port that ends here: more
+			 * than one level. */
+			if (tun_ends_here(tc, v6, IPPROTO_UDP, c.pos, data_end)) {
+				ts->decap++;
+				goto refuse;
+			}
+			return TUN_NOT_OURS;
+		} else {
+			return TUN_NOT_OURS;
+		}
+	}
 	if (inner == TUN_IN_NONE)
 		return TUN_NOT_OURS;
 	if (inner == TUN_CUT) {

@@ -47,6 +47,11 @@ static const struct layout_older daemon_stats_older[] = {
 	{ 0 },
 };
 
+static const struct layout_older tun_config_older[] = {
+	{ SHEDD_TUN_CONFIG_V1_SIZE, NULL }, /* before FOU and GUE */
+	{ 0 },
+};
+
 #define U32 sizeof(__u32)
 static const struct layout_map maps[] = {
 	{ "settings", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_config), 0, NULL },
@@ -76,7 +81,8 @@ static const struct layout_map maps[] = {
 	{ "daemon_stats", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_daemon_stats), 0,
 	  daemon_stats_older },
 	{ "closing", BPF_MAP_TYPE_ARRAY, U32, U32, 0, NULL },
-	{ "tun_config", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_tun_config), 0, NULL },
+	{ "tun_config", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_tun_config), 0,
+	  tun_config_older },
 	{ "tun_stats", BPF_MAP_TYPE_PERCPU_ARRAY, U32, sizeof(struct shedd_tun_stats),
 	  LAYOUT_COUNTERS, NULL },
 	{ "tun_local", BPF_MAP_TYPE_HASH, sizeof(struct shedd_tun_addr), sizeof(__u8), 0, NULL },
