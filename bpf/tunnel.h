@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* tunnel.h - inner SYNs of the tunnels that end on this host. The kernel
- * decapsulates IPIP, SIT, IP6IP6, GRE, VXLAN, Geneve, FOU and GUE after XDP
- * has run and gives the inner SYN to a listener, so the program opens one level of
- * encapsulation of a kind the daemon found a device of (tun_config),
- * addressed to one of the host's own addresses
+ * decapsulates IPIP, SIT, IP6IP6, GRE, VXLAN, Geneve, FOU and GUE after
+ * XDP has run and gives the inner SYN to a listener, so the program opens
+ * one level of encapsulation of a kind the daemon found a device or a fou
+ * port of (tun_config), addressed to one of the host's own addresses
  * (tun_local), and judges the inner SYN by rate: a reply would have to be
  * encapsulated again, so it is never answered (no cookie, no RST), and a
  * shed SYN drops the whole outer packet. Included by shedd.bpf.c after
