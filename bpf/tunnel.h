@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* tunnel.h - inner SYNs of the tunnels that end on this host. The kernel
- * decapsulates IPIP, SIT, IP6IP6, GRE, VXLAN and Geneve after XDP has run
- * and gives the inner SYN to a listener, so the program opens one level of
- * encapsulation of a kind the daemon found a device of (tun_config),
- * addressed to one of the host's own addresses
+ * decapsulates IPIP, SIT, IP6IP6, GRE, VXLAN, Geneve, FOU and GUE after
+ * XDP has run and gives the inner SYN to a listener, so the program opens
+ * one level of encapsulation of a kind the daemon found a device or a fou
+ * port of (tun_config), addressed to one of the host's own addresses
  * (tun_local), and judges the inner SYN by rate: a reply would have to be
  * encapsulated again, so it is never answered (no cookie, no RST), and a
  * shed SYN drops the whole outer packet. Included by shedd.bpf.c after
@@ -45,6 +45,7 @@ enum tun_inner {
 	TUN_IN_IP4,
 	TUN_IN_IP6,
 	TUN_IN_ETH,       /* VXLAN, Geneve, GRE-TAP: an Ethernet frame */
+	TUN_IN_PROTO,     /* FOU, GUE: an IP protocol's header (*proto) */
 };
 
 #define TUN_ETH_P_TEB 0x6558 /* transparent Ethernet bridging (RFC 1701) */
@@ -82,16 +83,34 @@ struct tun_geneve_hdr {
 };
 #define TUN_GENEVE_OPT_MASK 0x3f
 
-static __always_inline __u32 tun_udp_kind(const struct shedd_tun_config *tc, __u16 port)
+/* GUE (draft-ietf-intarea-gue), as net/ipv4/fou_core.c reads it: the
+ * version in the top two bits of the first byte. Version 0: the control
+ * bit, the length of the optional fields (4-byte units), the protocol
+ * (or control type), flags; then the fields. Version 1: no header, an
+ * IPv4 or IPv6 header by its first nibble. A control message is dropped. */
+struct tun_gue_hdr {
+	__u8 ver_c_hlen;
+	__u8 proto_ctype;
+	__be16 flags;
+};
+#define TUN_GUE_C 0x20
+#define TUN_GUE_HLEN_MASK 0x1f
+
+/* The kind of UDP port @port over IPv6 (@v6) or IPv4: its enum
+ * shedd_tun_udp, and for FOU the protocol it carries in bits 8-15. */
+#define TUN_UDP_KIND(k) ((k) & 0xff)
+#define TUN_UDP_PROTO(k) (((k) >> 8) & 0xff)
+static __always_inline __u32 tun_udp_kind(const struct shedd_tun_config *tc, int v6, __u16 port)
 {
+	__u8 fam = v6 ? 6 : 4;
 	int i;
 
 	if (!port)
 		return SHEDD_UDP_NONE;
 #pragma unroll
 	for (i = 0; i < MAX_TUN_UDP_PORTS; i++)
-		if (tc->udp_port[i] == port)
-			return tc->udp_kind[i];
+		if (tc->udp_port[i] == port && (!tc->udp_family[i] || tc->udp_family[i] == fam))
+			return tc->udp_kind[i] | (__u32)tc->udp_proto[i] << 8;
 	return SHEDD_UDP_NONE;
 }
 
@@ -114,7 +133,7 @@ static __always_inline __u32 tun_ends_here(const struct shedd_tun_config *tc, in
 	case IPPROTO_UDP:
 		if ((void *)(udp + 1) > data_end)
 			return 0;
-		return tun_udp_kind(tc, bpf_ntohs(udp->dest));
+		return tun_udp_kind(tc, v6, bpf_ntohs(udp->dest));
 	}
 	return 0;
 }
@@ -149,18 +168,50 @@ static __always_inline int tun_gre(struct cursor *c, __u32 kind, __u32 l4_len)
 	return TUN_IN_NONE;
 }
 
-static __always_inline int tun_udp(struct cursor *c, __u32 kind, __u32 l4_len)
+static __always_inline int tun_udp(struct cursor *c, __u32 kind, __u32 l4_len, __u32 *proto)
 {
 	struct udphdr *udp = c->pos;
 	struct tun_vxlan_hdr *vx;
 	struct tun_geneve_hdr *gn;
+	struct tun_gue_hdr *gue;
 	__u32 hlen;
 
 	if ((void *)(udp + 1) > c->end || l4_len < sizeof(*udp))
 		return TUN_CUT;
 	c->pos = udp + 1;
 	l4_len -= sizeof(*udp);
-	if (kind == SHEDD_UDP_VXLAN) {
+	if (TUN_UDP_KIND(kind) == SHEDD_UDP_FOU) {
+		/* fou_udp_recv(): the payload is the configured protocol's. */
+		*proto = TUN_UDP_PROTO(kind);
+		return TUN_IN_PROTO;
+	}
+	if (TUN_UDP_KIND(kind) == SHEDD_UDP_GUE) {
+		gue = c->pos;
+		if ((void *)(gue + 1) > c->end || l4_len < sizeof(*gue))
+			return TUN_CUT;
+		switch (gue->ver_c_hlen >> 6) {
+		case 0:
+			break;
+		case 1:
+			/* Direct: the IP header's version says which. */
+			if (gue->ver_c_hlen >> 4 == 4)
+				return TUN_IN_IP4;
+			if (gue->ver_c_hlen >> 4 == 6)
+				return TUN_IN_IP6;
+			return TUN_IN_NONE;
+		default:
+			return TUN_IN_NONE;
+		}
+		if (gue->ver_c_hlen & TUN_GUE_C)
+			return TUN_IN_NONE; /* a control message, not data */
+		hlen = sizeof(*gue) + (gue->ver_c_hlen & TUN_GUE_HLEN_MASK) * 4;
+		if (hlen > l4_len || c->pos + hlen > c->end)
+			return TUN_CUT;
+		c->pos += hlen;
+		*proto = gue->proto_ctype;
+		return TUN_IN_PROTO;
+	}
+	if (TUN_UDP_KIND(kind) == SHEDD_UDP_VXLAN) {
 		vx = c->pos;
 		if ((void *)(vx + 1) > c->end || l4_len < sizeof(*vx))
 			return TUN_CUT;
@@ -255,6 +306,95 @@ static __always_inline int tun_proto(__u8 proto)
 	       proto == IPPROTO_UDP;
 }
 
+/* The inner packet's parse, packed as parse_packed() packs a frame's
+ * (parsing.h), but with the inner IP header's offset in the frame where a
+ * frame's parse has l2_len. */
+#define TUN_PARSE_FRAG 0x100U /* @how: an outer first fragment */
+#define TUN_L3_MASK 0x3ff     /* the inner IP header lies within 1 KiB */
+
+/*
+ * shedd_parse_inner() - parse the inner packet at @off of the frame, as
+ * the parser parses a frame. A global function, so that the verifier walks
+ * the parser's paths (every VLAN stack and IPv6 chain of the inner packet)
+ * once, not once for every tunnel header that leads to them. @how:
+ * TUN_IN_ETH, TUN_IN_IP4 or TUN_IN_IP6, | TUN_PARSE_FRAG.
+ */
+__noinline __u64 shedd_parse_inner(struct xdp_md *ctx, __u64 off, __u64 how)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u32 inner = how & 0xff;
+	struct cursor c;
+	struct pkt in = {};
+	__u64 byte, l3off;
+	int ret = PARSE_OK;
+
+	if (off > TUN_L3_MASK)
+		return PARSE_MALFORMED;
+	verifier_bound(off, TUN_L3_MASK);
+	c.pos = data + off;
+	c.end = data_end;
+	in.first_frag = (how & TUN_PARSE_FRAG) != 0;
+	if (inner == TUN_IN_ETH) {
+		ret = parse_eth(&c, &in);
+		inner = in.l3_proto == ETH_P_IPV6 ? TUN_IN_IP6 : TUN_IN_IP4;
+	}
+	if (ret == PARSE_OK) {
+		if (inner == TUN_IN_IP4) {
+			in.l3_proto = ETH_P_IP;
+			ret = parse_ipv4(&c, &in);
+		} else {
+			in.l3_proto = ETH_P_IPV6;
+			ret = parse_ipv6(&c, &in);
+		}
+	}
+	if (ret == PARSE_OK)
+		ret = parse_tcp(&c, &in);
+	if (ret == PARSE_OK)
+		byte = 0;
+	else if ((ret == PARSE_NON_TCP || ret == PARSE_FRAGMENT) && in.l3)
+		byte = in.l4_proto; /* the parser noted what follows (parse_other()) */
+	else
+		return (__u64)ret;
+	l3off = (__u64)((void *)in.l3 - data);
+	if (l3off > TUN_L3_MASK)
+		return PARSE_MALFORMED;
+	return (__u64)ret | (in.l3_proto == ETH_P_IPV6 ? PM_V6 : 0) |
+	       (in.first_frag ? PM_FIRST_FRAG : 0) | byte << 8 | l3off << 16 |
+	       ((__u64)in.l3_len << 32) | ((__u64)in.l4_len << 48);
+}
+
+/* The inner headers of shedd_parse_inner()'s @m found again in the frame.
+ * Return: 0, or -1 if they do not lie in it. */
+static __always_inline int tun_unpack(__u64 m, void *data, void *data_end, struct pkt *in)
+{
+	__u64 l3off = PM_L2(m), l3 = PM_L3(m);
+	struct tcphdr *tcp;
+
+	if (l3off > TUN_L3_MASK || l3 > PARSE_MAX_L3_MASK)
+		return -1;
+	verifier_bound(l3off, TUN_L3_MASK);
+	verifier_bound(l3, PARSE_MAX_L3_MASK);
+	in->l3 = data + l3off;
+	if (m & PM_V6) {
+		if (in->l3 + sizeof(struct ipv6hdr) > data_end)
+			return -1;
+		in->l3_proto = ETH_P_IPV6;
+	} else {
+		if (in->l3 + sizeof(struct iphdr) > data_end)
+			return -1;
+		in->l3_proto = ETH_P_IP;
+	}
+	tcp = in->l3 + l3;
+	if ((void *)(tcp + 1) > data_end)
+		return -1;
+	in->tcp = tcp;
+	in->l3_len = (__u16)l3;
+	in->l4_len = (__u16)PM_L4(m);
+	in->first_frag = (m & PM_FIRST_FRAG) != 0;
+	return 0;
+}
+
 /*
  * shedd_tunnel() - judge the inner packet of an IP packet that is not TCP,
  * if a tunnel of its kind ends here. A global function, verified once on
@@ -280,8 +420,8 @@ __noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u6
 	struct cursor c;
 	struct pkt in = {};
 	int v6 = (meta & TUN_META_V6) != 0, frag = (meta & TUN_META_FRAG) != 0, inner, ret;
-	__u64 in_l3_len;
-	__u32 kind;
+	__u64 m, in_l3off, in_l3_len;
+	__u32 kind, fou_proto = 0, rest;
 	void *l3, *l4;
 
 	/* Without its maps the program cannot open the tunnel: it passes,
@@ -289,7 +429,8 @@ __noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u6
 	tc = bpf_map_lookup_elem(&tun_config, &zero);
 	if (!tc || (!tc->kinds && !tc->udp_port[0]))
 		return TUN_NOT_OURS;
-	cfg = bpf_map_lookup_elem(&settings, &zero);
+	/* The record in use: the hook runs before shedd_xdp() chose one. */
+	cfg = settings_begin();
 	st = bpf_map_lookup_elem(&stats, &zero);
 	ts = bpf_map_lookup_elem(&tun_stats, &zero);
 	if (!cfg || !st || !ts || !lens_bound(&l2_len, &l3_len))
@@ -323,9 +464,51 @@ __noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u6
 	if (proto == IPPROTO_GRE)
 		inner = tun_gre(&c, kind, l4_len);
 	else if (proto == IPPROTO_UDP)
-		inner = tun_udp(&c, kind, l4_len);
+		inner = tun_udp(&c, kind, l4_len, &fou_proto);
 	else
 		inner = proto == IPPROTO_IPIP ? TUN_IN_IP4 : TUN_IN_IP6;
+	if (inner == TUN_IN_PROTO) {
+		/* FOU and GUE hand the payload to the protocol they name,
+		 * as if the outer IP header had said it. */
+		rest = l4_len - (__u32)(c.pos - l4);
+		if (fou_proto == IPPROTO_IPIP) {
+			inner = TUN_IN_IP4;
+		} else if (fou_proto == IPPROTO_IPV6) {
+			inner = TUN_IN_IP6;
+		} else if (fou_proto == IPPROTO_GRE) {
+			inner = tun_gre(&c, tc->kinds & (v6 ? SHEDD_TUN_GRE6 | SHEDD_TUN_GRETAP6 :
+						       SHEDD_TUN_GRE | SHEDD_TUN_GRETAP), rest);
+		} else if (fou_proto == IPPROTO_TCP) {
+			/* The TCP header itself: its addresses are the
+			 * outer IP header's, and so is its class. */
+			ts->decap++;
+			in.first_frag = frag;
+			in.l3 = l3;
+			in.l3_proto = v6 ? ETH_P_IPV6 : ETH_P_IP;
+			in.l3_len = l3_len;
+			in.l4_len = rest;
+			/* Cut short: in an outer first fragment it goes on
+			 * in the next one; else the kernel drops it. */
+			if (parse_tcp(&c, &in) != PARSE_OK) {
+				if (frag)
+					goto refuse;
+				return pass_counted(st, PARSE_MALFORMED);
+			}
+			if (frag && rest < TCP_MIN_HLEN)
+				goto refuse;
+			return tun_judge(cfg, st, ts, &in, data_end);
+		} else if (fou_proto == IPPROTO_UDP) {
+			/* A UDP tunnel in it, to a port that ends here: more
+			 * than one level. */
+			if (tun_ends_here(tc, v6, IPPROTO_UDP, c.pos, data_end)) {
+				ts->decap++;
+				goto refuse;
+			}
+			return TUN_NOT_OURS;
+		} else {
+			return TUN_NOT_OURS;
+		}
+	}
 	if (inner == TUN_IN_NONE)
 		return TUN_NOT_OURS;
 	if (inner == TUN_CUT) {
@@ -339,46 +522,36 @@ __noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u6
 		return XDP_PASS;
 	}
 	ts->decap++;
-	in.first_frag = frag;
-
-	ret = PARSE_OK;
-	if (inner == TUN_IN_ETH) {
-		ret = parse_eth(&c, &in);
-		inner = in.l3_proto == ETH_P_IPV6 ? TUN_IN_IP6 : TUN_IN_IP4;
-	}
-	if (ret == PARSE_OK) {
-		if (inner == TUN_IN_IP4) {
-			in.l3_proto = ETH_P_IP;
-			ret = parse_ipv4(&c, &in);
-		} else {
-			in.l3_proto = ETH_P_IPV6;
-			ret = parse_ipv6(&c, &in);
-		}
-	}
-	if (ret == PARSE_OK)
-		ret = parse_tcp(&c, &in);
+	m = shedd_parse_inner(ctx, (__u64)(c.pos - data), inner | (frag ? TUN_PARSE_FRAG : 0));
+	ret = PM_RESULT(m);
+	/* The frame again: bounds are lost across the call. */
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
 	switch (ret) {
 	case PARSE_OK:
 		/* The inner datagram must end inside the outer one: the
 		 * kernel drops it otherwise (the parser saw the frame). */
-		if (!frag && (__u64)((void *)in.l3 - data) + in.l3_len + in.l4_len >
-			     l2_len + l3_len + l4_len)
+		if (!frag && PM_L2(m) + PM_L3(m) + PM_L4(m) > l2_len + l3_len + l4_len)
 			return pass_counted(st, PARSE_MALFORMED);
 		/* In an outer first fragment the parser did not hold the
 		 * TCP header to the inner lengths: one shorter than a TCP
 		 * header is junk the kernel drops; not passed unjudged. */
-		if (frag && in.l4_len < TCP_MIN_HLEN)
+		if (frag && PM_L4(m) < TCP_MIN_HLEN)
 			break;
+		if (tun_unpack(m, data, data_end, &in))
+			return pass_counted(st, PARSE_MALFORMED);
 		return tun_judge(cfg, st, ts, &in, data_end);
 	case PARSE_NON_TCP:
 	case PARSE_FRAGMENT:
 		/* A tunnel in the tunnel, or the first fragment of one: more
 		 * than one level, refused. */
-		in_l3_len = in.l3_len;
-		if (in.l4_proto && in_l3_len <= MAX_L3_LEN) {
+		in_l3off = PM_L2(m);
+		in_l3_len = PM_L3(m);
+		if (PM_BYTE(m) && in_l3off <= TUN_L3_MASK && in_l3_len <= MAX_L3_LEN) {
+			verifier_bound(in_l3off, TUN_L3_MASK);
 			verifier_bound(in_l3_len, MAX_L3_MASK);
-			if (tun_ends_here(tc, in.l3_proto == ETH_P_IPV6, in.l4_proto,
-					  in.l3 + in_l3_len, data_end))
+			if (tun_ends_here(tc, (m & PM_V6) != 0, PM_BYTE(m),
+					  data + in_l3off + in_l3_len, data_end))
 				break;
 		}
 		return pass_counted(st, ret);

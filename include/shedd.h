@@ -119,6 +119,8 @@ enum shedd_tun_udp {
 	SHEDD_UDP_NONE = 0,
 	SHEDD_UDP_VXLAN = 1,  /* RFC 7348: 8 bytes, then Ethernet */
 	SHEDD_UDP_GENEVE = 2, /* RFC 8926: 8 bytes and options, then Ethernet or IP */
+	SHEDD_UDP_FOU = 3,    /* foo-over-UDP: the payload is protocol udp_proto */
+	SHEDD_UDP_GUE = 4,    /* GUE: a GUE header, then what it names */
 };
 
 /* tun_config: written by userspace only. ARRAY with one entry: the tunnels
@@ -131,6 +133,9 @@ struct shedd_tun_config {
 	__u16 udp_port[MAX_TUN_UDP_PORTS]; /* host order; 0: unused */
 	__u8 udp_kind[MAX_TUN_UDP_PORTS];  /* enum shedd_tun_udp */
 	__u32 _pad;
+	/* Appended for FOU and GUE, whose sockets are of one family. */
+	__u8 udp_proto[MAX_TUN_UDP_PORTS];  /* SHEDD_UDP_FOU: the IP protocol it carries */
+	__u8 udp_family[MAX_TUN_UDP_PORTS]; /* 0: UDP over both; 4, 6: over IPv4, IPv6 only */
 };
 
 /* tun_local: HASH, a local address (IPv4 as ::ffff:a.b.c.d) -> __u8 (1),
@@ -666,7 +671,7 @@ _Static_assert(sizeof(struct shedd_stats) == 4 * 88 + 27 * 8, "shedd_stats is a 
 _Static_assert(sizeof(struct shedd_config) == 56, "shedd_config is a map value");
 _Static_assert(sizeof(struct shedd_broadcast) == 4 * SHEDD_MAX_BRD4, "shedd_broadcast is a map value");
 _Static_assert(sizeof(struct shedd_tun_stats) == 3 * 8, "shedd_tun_stats is a map value");
-_Static_assert(sizeof(struct shedd_tun_config) == 32, "shedd_tun_config is a map value");
+_Static_assert(sizeof(struct shedd_tun_config) == 48, "shedd_tun_config is a map value");
 _Static_assert(sizeof(struct shedd_tun_addr) == 16, "tun_local key");
 _Static_assert(sizeof(struct shedd_refresh) == 16, "shedd_refresh is a map value");
 _Static_assert(sizeof(struct shedd_handoff_stats) == 9 * 8, "shedd_handoff_stats");

@@ -76,12 +76,17 @@ static const struct shedd_config fuzz_cfg = {
 	.cookie_burst = 3,
 };
 /* Tunnels that end here: every kind but ip6gretap, VXLAN and Geneve on
- * their ports; tun_local holds the server's addresses. */
+ * their ports, FOU ports of four protocols and a GUE port; tun_local holds
+ * the server's addresses. */
 static const struct shedd_tun_config fuzz_tun = {
 	.kinds = SHEDD_TUN_IPIP | SHEDD_TUN_SIT | SHEDD_TUN_4IN6 | SHEDD_TUN_6IN6 |
 		 SHEDD_TUN_GRE | SHEDD_TUN_GRETAP | SHEDD_TUN_GRE6,
-	.udp_port = { TUNP_VXLAN_PORT, TUNP_GENEVE_PORT },
-	.udp_kind = { SHEDD_UDP_VXLAN, SHEDD_UDP_GENEVE },
+	.udp_port = { TUNP_VXLAN_PORT, TUNP_GENEVE_PORT, TUNP_FOU4_PORT, TUNP_FOU41_PORT,
+		      TUNP_FOU6_PORT, TUNP_FOU47_PORT, TUNP_GUE_PORT },
+	.udp_kind = { SHEDD_UDP_VXLAN, SHEDD_UDP_GENEVE, SHEDD_UDP_FOU, SHEDD_UDP_FOU,
+		      SHEDD_UDP_FOU, SHEDD_UDP_FOU, SHEDD_UDP_GUE },
+	.udp_proto = { 0, 0, IPPROTO_IPIP, IPPROTO_IPV6, IPPROTO_TCP, IPPROTO_GRE, 0 },
+	.udp_family = { 0, 0, 4, 0, 0, 0, 0 }, /* the ipproto 4 port: IPv4 only */
 };
 
 /* The source prefixes; the program gets them in its tries, the reference
@@ -434,7 +439,7 @@ cut:
  * whole (the kernel reassembles first). Outer keys, endpoints and checksums
  * are not matched (the program charges a SYN the kernel may then drop).
  */
-enum { TUN_IN_NOT, TUN_IN_4, TUN_IN_6, TUN_IN_ETHER };
+enum { TUN_IN_NOT, TUN_IN_4, TUN_IN_6, TUN_IN_ETHER, TUN_IN_TCP, TUN_IN_NESTED };
 
 /* The fuzz_cfg bits or UDP kind of a packet of @proto at @l4; 0: none. */
 static unsigned int ref_tun_kind(const __u8 *f, size_t len, size_t l4, __u8 proto, int v6)
@@ -455,8 +460,9 @@ static unsigned int ref_tun_kind(const __u8 *f, size_t len, size_t l4, __u8 prot
 			return 0;
 		port = be16(f + l4 + 2);
 		for (i = 0; i < MAX_TUN_UDP_PORTS; i++)
-			if (port && fuzz_tun.udp_port[i] == port)
-				return fuzz_tun.udp_kind[i];
+			if (port && fuzz_tun.udp_port[i] == port &&
+			    (!fuzz_tun.udp_family[i] || fuzz_tun.udp_family[i] == (v6 ? 6 : 4)))
+				return fuzz_tun.udp_kind[i] | (unsigned int)fuzz_tun.udp_proto[i] << 8;
 		return 0;
 	}
 	return 0;
@@ -465,7 +471,7 @@ static unsigned int ref_tun_kind(const __u8 *f, size_t len, size_t l4, __u8 prot
 /* The tunnel header at @l4 (@l4_len bytes of datagram): what it carries
  * and where, or -1 when it is cut short. */
 static int ref_tun_header(const __u8 *f, size_t len, size_t l4, size_t l4_len, __u8 proto,
-			  unsigned int kind, size_t *inner)
+			  unsigned int kind, size_t *inner, int v6)
 {
 	unsigned int flags, type;
 	size_t hl;
@@ -493,9 +499,57 @@ static int ref_tun_header(const __u8 *f, size_t len, size_t l4, size_t l4_len, _
 			       TUN_IN_NOT;
 		return TUN_IN_NOT;
 	}
-	/* UDP: VXLAN or Geneve, 8 bytes after the UDP header. */
+	/* UDP: VXLAN or Geneve, 8 bytes after the UDP header; FOU and GUE
+	 * (fou_udp_recv(), gue_udp_recv()). */
 	if (l4_len < 8)
 		return -1;
+	if ((kind & 0xff) == SHEDD_UDP_FOU || (kind & 0xff) == SHEDD_UDP_GUE) {
+		unsigned int next = kind >> 8;
+
+		if (l4 + 8 > len)
+			return -1;
+		hl = 8;
+		if ((kind & 0xff) == SHEDD_UDP_GUE) {
+			if (l4 + 12 > len || l4_len < 12)
+				return -1;
+			switch (f[l4 + 8] >> 6) {
+			case 0:
+				break;
+			case 1: /* the IP header directly, by its version */
+				*inner = l4 + 8;
+				return f[l4 + 8] >> 4 == 4 ? TUN_IN_4 :
+				       f[l4 + 8] >> 4 == 6 ? TUN_IN_6 : TUN_IN_NOT;
+			default:
+				return TUN_IN_NOT;
+			}
+			if (f[l4 + 8] & 0x20)
+				return TUN_IN_NOT; /* a control message: dropped */
+			hl = 12 + (f[l4 + 8] & 0x1f) * 4u;
+			if (hl > l4_len || l4 + hl > len)
+				return -1;
+			next = f[l4 + 9];
+		}
+		*inner = l4 + hl;
+		switch (next) {
+		case IPPROTO_IPIP:
+			return TUN_IN_4;
+		case IPPROTO_IPV6:
+			return TUN_IN_6;
+		case IPPROTO_TCP:
+			return TUN_IN_TCP;
+		case IPPROTO_GRE:
+			/* As GRE in the outer IP header, after the UDP one. */
+			return ref_tun_header(f, len, l4 + hl, l4_len - hl, IPPROTO_GRE,
+					      fuzz_tun.kinds & (v6 ? SHEDD_TUN_GRE6 | SHEDD_TUN_GRETAP6 :
+								SHEDD_TUN_GRE | SHEDD_TUN_GRETAP),
+					      inner, v6);
+		case IPPROTO_UDP:
+			/* A UDP tunnel in it is a second level. */
+			return ref_tun_kind(f, len, l4 + hl, IPPROTO_UDP, v6) ? TUN_IN_NESTED :
+			       TUN_IN_NOT;
+		}
+		return TUN_IN_NOT;
+	}
 	if (kind == SHEDD_UDP_VXLAN) {
 		if (l4 + 16 > len || l4_len < 16)
 			return -1;
@@ -535,7 +589,7 @@ static void ref_tunnel(const __u8 *f, size_t len, size_t l4, size_t l4_len, __u8
 	pkt_addr(r->v6 ? AF_INET6 : AF_INET, r->v6 ? PKT_V6_SERVER : PKT_V4_SERVER, local);
 	if (memcmp(r->daddr, local, r->v6 ? 16 : 4))
 		return;
-	in = ref_tun_header(f, len, l4, l4_len, proto, kind, &p);
+	in = ref_tun_header(f, len, l4, l4_len, proto, kind, &p, r->v6);
 	if (in == TUN_IN_NOT)
 		return;
 	if (in < 0) {
@@ -546,6 +600,40 @@ static void ref_tunnel(const __u8 *f, size_t len, size_t l4, size_t l4_len, __u8
 		return;
 	}
 	r->tunnel = 1;
+	if (in == TUN_IN_NESTED) {
+		r->kind = REF_REFUSE;
+		r->tun_refused = 1;
+		return;
+	}
+	if (in == TUN_IN_TCP) {
+		/* FOU or GUE of protocol 6: the TCP header itself, with
+		 * the outer IP header's addresses (and class). */
+		size_t seglen = l4_len - (p - l4);
+
+		memset(&sub, 0, sizeof(sub));
+		sub.kind = REF_PASS;
+		sub.in_tunnel = 1;
+		sub.outer_frag = frag;
+		sub.first_frag = frag;
+		sub.v6 = r->v6;
+		sub.l2 = r->l2;
+		memcpy(sub.saddr, r->saddr, 16);
+		memcpy(sub.daddr, r->daddr, 16);
+		/* In an outer first fragment the segment is read in the frame. */
+		if (p + seglen > len)
+			seglen = len - p;
+		if (frag && l4_len - (p - l4) < 20)
+			goto cut;
+		ref_tcp(f, p, seglen, &sub);
+		if (sub.cut)
+			goto cut;
+		if (sub.kind != REF_JUDGE)
+			return;
+		sub.tunnel = 1;
+		sub.in_tunnel = 0;
+		*r = sub;
+		return;
+	}
 	if (in == TUN_IN_ETHER) {
 		/* The inner Ethernet header and its VLAN tags, as outside a
 		 * tunnel (ref_model()): the tunnel's device strips them as
@@ -1022,7 +1110,7 @@ static void random_tunnel_frame(uint64_t *s, struct pkt *p)
 	unsigned int k;
 	int v6;
 
-	t.kind = (enum tun_pkt_kind)(TUNP_IPIP + rnd(s, TUNP_GENEVE6));
+	t.kind = (enum tun_pkt_kind)(TUNP_IPIP + rnd(s, TUNP_GUE6));
 	v6 = tun_pkt_outer_v6(t.kind);
 	if (rnd(s, 8) == 0)
 		t.outer_daddr = v6 ? "2001:db8::99" : "198.19.0.99";
@@ -1036,6 +1124,15 @@ static void random_tunnel_frame(uint64_t *s, struct pkt *p)
 	 * PKT_MAX: the longest Geneve options only around a short inner. */
 	t.geneve_opt = rnd(s, 3) ? 0 : rnd(s, 8) ? 4 * rnd(s, 32) : 252;
 	t.geneve_ver = rnd(s, 10) == 0;
+	/* FOU and GUE: the protocol (mostly by the inner), GUE versions,
+	 * control messages and fields. */
+	k = rnd(s, 100);
+	t.fou_proto = k < 60 ? 0 : k < 75 ? IPPROTO_TCP : k < 85 ? IPPROTO_GRE :
+		      k < 92 ? IPPROTO_UDP : (__u8)rnd(s, 256);
+	k = rnd(s, 100);
+	t.gue_ver = k < 80 ? 0 : k < 95 ? 1 : (__u8)(2 + rnd(s, 2));
+	t.gue_control = rnd(s, 10) == 0;
+	t.gue_opt = rnd(s, 2) ? 0 : 4 * rnd(s, 32);
 	if (rnd(s, 4) == 0)
 		t.geneve_proto = rnd(s, 2) ? ETH_P_IP : ETH_P_IPV6;
 	k = rnd(s, 100);
@@ -1062,10 +1159,16 @@ static void random_tunnel_frame(uint64_t *s, struct pkt *p)
 		in.frag = rnd(s, 2) ? PKT_IP6_MF : 0;
 	}
 	in.l4 = inner_l4[rnd(s, ARRAY_SIZE(inner_l4))];
+	if ((tun_pkt_fou(t.kind) || tun_pkt_gue(t.kind)) && t.fou_proto == IPPROTO_UDP)
+		in.l4 = IPPROTO_UDP;
 	k = rnd(s, 100);
 	in.flags = k < 70 ? TCP_SYN : k < 85 ? TCP_ACK : (__u8)rnd(s, 256);
 	k = rnd(s, 100);
 	in.dport = k < 60 ? PORT_A : k < 80 ? PORT_B : PORT_OPEN;
+	/* Inner UDP to a tunnel's port: a tunnel in the tunnel. */
+	if (in.l4 == IPPROTO_UDP && rnd(s, 2))
+		in.dport = rnd(s, 3) == 0 ? TUNP_VXLAN_PORT : rnd(s, 2) ? TUNP_FOU41_PORT :
+			   TUNP_GUE_PORT;
 	in.sport = (__u16)(1 + rnd(s, 65535));
 	in.seq = (__u32)rng_next(s) | 1;
 	in.tcp_opts = rnd(s, 2);
@@ -2490,6 +2593,24 @@ static void reference_model_knows_the_cases(void **state)
 		{ "IPIP in GRE", { .kind = TUNP_GRE }, { .l4 = IPPROTO_IPIP }, REF_REFUSE, 1 },
 		{ "SIT SYN in an outer first fragment", { .kind = TUNP_SIT, .outer_frag = PKT_IP_MF },
 		  { .l3 = ETH_P_IPV6, .flags = TCP_SYN }, REF_JUDGE, 1 },
+		{ "FOU ipproto 4 SYN", { .kind = TUNP_FOU }, { .flags = TCP_SYN }, REF_JUDGE, 1 },
+		{ "FOU ipproto 4 port over IPv6", { .kind = TUNP_FOU6, .udp_port = TUNP_FOU4_PORT },
+		  { .flags = TCP_SYN }, REF_PASS, 0 },
+		{ "FOU ipproto 41 SYN over IPv6", { .kind = TUNP_FOU6 },
+		  { .l3 = ETH_P_IPV6, .flags = TCP_SYN }, REF_JUDGE, 1 },
+		{ "FOU ipproto 6 SYN", { .kind = TUNP_FOU, .fou_proto = IPPROTO_TCP },
+		  { .flags = TCP_SYN }, REF_JUDGE, 1 },
+		{ "FOU ipproto 47 SYN", { .kind = TUNP_FOU, .fou_proto = IPPROTO_GRE },
+		  { .flags = TCP_SYN }, REF_JUDGE, 1 },
+		{ "GUE SYN with fields", { .kind = TUNP_GUE, .gue_opt = 16 }, { .flags = TCP_SYN },
+		  REF_JUDGE, 1 },
+		{ "GUE version 1 SYN", { .kind = TUNP_GUE6, .gue_ver = 1 },
+		  { .l3 = ETH_P_IPV6, .flags = TCP_SYN }, REF_JUDGE, 1 },
+		{ "GUE control message", { .kind = TUNP_GUE, .gue_control = 1 }, { .flags = TCP_SYN },
+		  REF_PASS, 0 },
+		{ "GUE of protocol 17 to a VXLAN port",
+		  { .kind = TUNP_GUE, .fou_proto = IPPROTO_UDP },
+		  { .l4 = IPPROTO_UDP, .dport = TUNP_VXLAN_PORT }, REF_REFUSE, 1 },
 	};
 	struct ref r;
 	struct pkt p;

@@ -52,10 +52,18 @@ static void test_ports_once_and_bounded(void **state)
 	assert_int_equal(f.nr_ports, 2);
 	assert_int_equal(f.udp_port[0], 4789);
 	assert_int_equal(f.udp_kind[1], SHEDD_UDP_GENEVE);
+	/* A FOU port once per protocol and family: an IPv4 and an IPv6
+	 * socket may share a port number. */
+	tun_add_fou(&f, 5555, SHEDD_UDP_FOU, IPPROTO_IPIP, 4);
+	tun_add_fou(&f, 5555, SHEDD_UDP_FOU, IPPROTO_IPIP, 4);
+	tun_add_fou(&f, 5555, SHEDD_UDP_FOU, IPPROTO_IPV6, 6);
+	assert_int_equal(f.nr_ports, 4);
+	assert_int_equal(f.udp_proto[2], IPPROTO_IPIP);
+	assert_int_equal(f.udp_family[3], 6);
 	for (i = 0; i < MAX_TUN_UDP_PORTS + 3; i++)
 		tun_add_port(&f, (__u16)(10000 + i), SHEDD_UDP_VXLAN);
 	assert_int_equal(f.nr_ports, MAX_TUN_UDP_PORTS);
-	assert_int_equal(f.ports_over, 5);
+	assert_int_equal(f.ports_over, 7);
 }
 
 static void test_local_addresses(void **state)
@@ -95,6 +103,11 @@ static void test_describe(void **state)
 	tun_add_port(&f, 6081, SHEDD_UDP_GENEVE);
 	tun_describe(&f, buf, sizeof(buf));
 	assert_string_equal(buf, "ipip ip6gre vxlan:4789 geneve:6081");
+	/* FOU ports with their protocol and family, GUE ports. */
+	tun_add_fou(&f, 5555, SHEDD_UDP_FOU, IPPROTO_IPIP, 4);
+	tun_add_fou(&f, 5556, SHEDD_UDP_GUE, 0, 6);
+	tun_describe(&f, buf, sizeof(buf));
+	assert_string_equal(buf, "ipip ip6gre vxlan:4789 geneve:6081 fou:5555/4/ipv4 gue:5556/ipv6");
 	/* Cut to the buffer, still a string. */
 	tun_describe(&f, buf, 8);
 	assert_int_equal(strlen(buf), 7);

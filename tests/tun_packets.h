@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* tun_packets.h - encapsulated frames for the XDP tests and the fuzzer: an
  * inner frame built by packets.h, wrapped in one tunnel header (IPIP, SIT,
- * IP6IP6, GRE, GRE-TAP, VXLAN, Geneve) and an outer IPv4 or IPv6 header
+ * IP6IP6, GRE, GRE-TAP, VXLAN, Geneve, FOU, GUE) and an outer IPv4 or IPv6 header
  * from pkt_client_mac to pkt_server_mac. Included after packets.h.
  */
 #ifndef SHEDD_TUN_PACKETS_H
@@ -20,10 +20,20 @@ enum tun_pkt_kind {
 	TUNP_VXLAN6,   /* ... in IPv6 */
 	TUNP_GENEVE,   /* Ethernet (or IP, geneve_proto) in Geneve in UDP in IPv4 */
 	TUNP_GENEVE6,
+	TUNP_FOU,      /* IP (or TCP, GRE: fou_proto) in FOU in UDP in IPv4 */
+	TUNP_FOU6,
+	TUNP_GUE,      /* IP (or what fou_proto says) in GUE in UDP in IPv4 */
+	TUNP_GUE6,
 };
 
 #define TUNP_VXLAN_PORT 4789
 #define TUNP_GENEVE_PORT 6081
+/* FOU ports by the protocol they carry, and the GUE port. */
+#define TUNP_FOU4_PORT 5555   /* ipproto 4, IPv4 only */
+#define TUNP_FOU41_PORT 5557  /* ipproto 41 */
+#define TUNP_FOU6_PORT 5558   /* ipproto 6: TCP itself */
+#define TUNP_FOU47_PORT 5559  /* ipproto 47: GRE */
+#define TUNP_GUE_PORT 5556
 #define TUNP_GRE_C 0x8000
 #define TUNP_GRE_R 0x4000
 #define TUNP_GRE_K 0x2000
@@ -42,12 +52,43 @@ struct tun_pkt_spec {
 	__u16 geneve_proto;       /* 0x6558 (Ethernet), or ETH_P_IP/_IPV6 */
 	__u16 outer_frag;         /* the outer IPv4 frag_off, or (IPv6) a
 				   * Fragment header's offset and M */
+	__u8 fou_proto;           /* FOU: what the port carries, GUE version 0:
+				   * proto_ctype; 0: 4 or 41 by the inner. 6:
+				   * the inner TCP header itself, 47: in GRE */
+	__u8 gue_ver;             /* GUE version (0 or 1; 2, 3 undefined) */
+	int gue_control;          /* 1: the C bit (a control message) */
+	unsigned int gue_opt;     /* bytes of optional fields: a multiple of 4, <= 124 */
 };
+
+static inline int tun_pkt_fou(enum tun_pkt_kind k)
+{
+	return k == TUNP_FOU || k == TUNP_FOU6;
+}
+
+static inline int tun_pkt_gue(enum tun_pkt_kind k)
+{
+	return k == TUNP_GUE || k == TUNP_GUE6;
+}
+
+/* The protocol a FOU or GUE header hands the payload to. */
+static inline __u8 tun_pkt_fou_proto(const struct tun_pkt_spec *t, __u16 inner_l3)
+{
+	if (t->fou_proto)
+		return t->fou_proto;
+	return inner_l3 == ETH_P_IPV6 ? IPPROTO_IPV6 : IPPROTO_IPIP;
+}
+
+/* The port of a FOU tunnel of this protocol. */
+static inline __u16 tun_pkt_fou_port(__u8 proto)
+{
+	return proto == IPPROTO_IPV6 ? TUNP_FOU41_PORT : proto == IPPROTO_TCP ? TUNP_FOU6_PORT :
+	       proto == IPPROTO_GRE ? TUNP_FOU47_PORT : TUNP_FOU4_PORT;
+}
 
 static inline int tun_pkt_outer_v6(enum tun_pkt_kind k)
 {
 	return k == TUNP_4IN6 || k == TUNP_6IN6 || k == TUNP_GRE6 || k == TUNP_GRETAP6 ||
-	       k == TUNP_VXLAN6 || k == TUNP_GENEVE6;
+	       k == TUNP_VXLAN6 || k == TUNP_GENEVE6 || k == TUNP_FOU6 || k == TUNP_GUE6;
 }
 
 /* Does the tunnel carry the inner frame's Ethernet header? */
@@ -137,13 +178,32 @@ static inline void tun_pkt_build(struct pkt *p, const struct tun_pkt_spec *t,
 	} else if (proto == IPPROTO_UDP) {
 		struct pkt_udp *udp = pkt_put(p, sizeof(*udp), "UDP header");
 		int geneve = t->kind == TUNP_GENEVE || t->kind == TUNP_GENEVE6;
+		__u8 fp = tun_pkt_fou_proto(t, in.l3_proto);
 		__u16 port = t->udp_port ? t->udp_port :
+			     tun_pkt_fou(t->kind) ? tun_pkt_fou_port(fp) :
+			     tun_pkt_gue(t->kind) ? TUNP_GUE_PORT :
 			     geneve ? TUNP_GENEVE_PORT : TUNP_VXLAN_PORT;
 		__u8 *h;
 
 		udp->sport = htons(49152);
 		udp->dport = htons(port);
-		if (!geneve) {
+		if (tun_pkt_fou(t->kind) || tun_pkt_gue(t->kind)) {
+			if (tun_pkt_gue(t->kind) && t->gue_ver != 1) {
+				if (t->gue_opt % 4 || t->gue_opt > 124)
+					pkt_bug("GUE fields: a multiple of 4, at most 124 bytes");
+				h = pkt_put(p, 4, "GUE header");
+				h[0] = (__u8)(t->gue_ver << 6 | (t->gue_control ? 0x20 : 0) |
+					      t->gue_opt / 4);
+				h[1] = fp;
+				if (t->gue_opt)
+					pkt_put(p, t->gue_opt, "GUE fields");
+			}
+			if (fp == IPPROTO_GRE && !(tun_pkt_gue(t->kind) && t->gue_ver == 1)) {
+				h = pkt_put(p, 4, "GRE header");
+				h[2] = in.l3_proto >> 8;
+				h[3] = in.l3_proto & 0xff;
+			}
+		} else if (!geneve) {
 			h = pkt_put(p, 8, "VXLAN header");
 			h[0] = t->vxlan_no_i ? 0 : 0x08;
 			h[6] = 42; /* VNI 42 */
@@ -170,8 +230,13 @@ static inline void tun_pkt_build(struct pkt *p, const struct tun_pkt_spec *t,
 			}
 		}
 	}
-	/* The inner frame, with or without its Ethernet header. */
+	/* The inner frame, with or without its Ethernet header; for FOU or
+	 * GUE of protocol 6 or 17, its TCP or UDP header only. */
 	from = eth ? 0 : in.l3_off;
+	if ((tun_pkt_fou(t->kind) || (tun_pkt_gue(t->kind) && t->gue_ver != 1)) &&
+	    (tun_pkt_fou_proto(t, in.l3_proto) == IPPROTO_TCP ||
+	     tun_pkt_fou_proto(t, in.l3_proto) == IPPROTO_UDP))
+		from = in.l4_off;
 	base = p->len;
 	if (p->len + (in.len - from) > PKT_MAX)
 		pkt_bug("encapsulated frame longer than PKT_MAX");

@@ -1270,6 +1270,8 @@ int loader_write_tunnels(struct loader *l, const struct tun_found *f)
 	cfg.kinds = f->kinds;
 	memcpy(cfg.udp_port, f->udp_port, sizeof(f->udp_port[0]) * f->nr_ports);
 	memcpy(cfg.udp_kind, f->udp_kind, sizeof(f->udp_kind[0]) * f->nr_ports);
+	memcpy(cfg.udp_proto, f->udp_proto, sizeof(f->udp_proto[0]) * f->nr_ports);
+	memcpy(cfg.udp_family, f->udp_family, sizeof(f->udp_family[0]) * f->nr_ports);
 	if (bpf_map_update_elem(cfd, &zero, &cfg, BPF_ANY)) {
 		int err = -errno;
 

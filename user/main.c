@@ -110,6 +110,7 @@ struct daemon {
 	struct xdptx_state txs;         /* ... and the judgement (xdptx.h) */
 	int tun_fd;                     /* hears of link and address changes */
 	struct tun_found tun, tun_next; /* the tunnels that end here (tunnels.h) */
+	__u64 tun_fou_ns;               /* when the FOU ports were last asked for */
 };
 
 /* Frames the program sent back with XDP_TX, every CPU: cookie SYN-ACKs,
@@ -565,13 +566,22 @@ static int tunnels_start(struct daemon *d)
 	return loader_write_tunnels(&d->l, &d->tun);
 }
 
-/* Every tick: read them again when a link or an address changed. A
- * failed read keeps what the program has. */
+/* Every tick: read them again when a link or an address changed, or a
+ * FOU port (asked for every TUN_FOU_RESCAN_NS). A failed read keeps what
+ * the program has. */
 static void tunnels_tick(struct daemon *d)
 {
 	int err;
 
-	if (d->tun_fd < 0 || !tun_watch_changed(d->tun_fd))
+	bool changed = d->tun_fd >= 0 && tun_watch_changed(d->tun_fd);
+	__u64 now = now_ns();
+
+	/* FOU and GUE ports have no event: asked for once a second. */
+	if (!changed && now - d->tun_fou_ns >= TUN_FOU_RESCAN_NS) {
+		d->tun_fou_ns = now;
+		changed = tun_fou_changed(&d->tun);
+	}
+	if (!changed)
 		return;
 	err = tun_scan(&d->tun_next);
 	if (err) {

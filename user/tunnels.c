@@ -12,6 +12,8 @@
 #include <linux/if_addr.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <linux/genetlink.h>
+#include <linux/fou.h>
 
 #include "tunnels.h"
 
@@ -39,14 +41,15 @@ __u32 tun_kind_bits(const char *kind, int proto)
 	return 0;
 }
 
-void tun_add_port(struct tun_found *f, __u16 port, __u8 kind)
+void tun_add_fou(struct tun_found *f, __u16 port, __u8 kind, __u8 proto, __u8 family)
 {
 	unsigned int i;
 
 	if (!port)
 		return;
 	for (i = 0; i < f->nr_ports; i++)
-		if (f->udp_port[i] == port && f->udp_kind[i] == kind)
+		if (f->udp_port[i] == port && f->udp_kind[i] == kind &&
+		    f->udp_proto[i] == proto && f->udp_family[i] == family)
 			return;
 	if (f->nr_ports == MAX_TUN_UDP_PORTS) {
 		f->ports_over++;
@@ -54,7 +57,14 @@ void tun_add_port(struct tun_found *f, __u16 port, __u8 kind)
 	}
 	f->udp_port[f->nr_ports] = port;
 	f->udp_kind[f->nr_ports] = kind;
+	f->udp_proto[f->nr_ports] = proto;
+	f->udp_family[f->nr_ports] = family;
 	f->nr_ports++;
+}
+
+void tun_add_port(struct tun_found *f, __u16 port, __u8 kind)
+{
+	tun_add_fou(f, port, kind, 0, 0);
 }
 
 void tun_add_local(struct tun_found *f, const void *addr, size_t len)
@@ -228,6 +238,167 @@ static int nl_dump(int fd, __u16 type, struct tun_found *f)
 	}
 }
 
+/* ---- FOU and GUE: generic netlink family "fou" ---- */
+
+/* One request of @len bytes on @fd, its answers handed to @cb until
+ * NLMSG_DONE (a dump) or the first answer (not a dump). */
+static int genl_talk(int fd, void *req, size_t len, bool dump,
+		     void (*cb)(struct nlmsghdr *h, void *arg), void *arg)
+{
+	static char buf[TUN_NL_BUF] __attribute__((aligned(NLMSG_ALIGNTO)));
+
+	if (send(fd, req, len, 0) < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		struct nlmsghdr *h;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_type == NLMSG_DONE)
+				return 0;
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				struct nlmsgerr *e = NLMSG_DATA(h);
+
+				return e->error;
+			}
+			cb(h, arg);
+			if (!dump)
+				return 0;
+		}
+	}
+}
+
+/* The attributes of a generic netlink message into @tb, up to @max. */
+static void genl_parse(struct nlattr **tb, int max, struct nlmsghdr *h)
+{
+	int len = (int)h->nlmsg_len - (int)NLMSG_LENGTH(GENL_HDRLEN);
+	struct nlattr *a = (struct nlattr *)((char *)NLMSG_DATA(h) + GENL_HDRLEN);
+
+	memset(tb, 0, sizeof(*tb) * (size_t)(max + 1));
+	while (len >= (int)sizeof(*a) && a->nla_len >= sizeof(*a) && a->nla_len <= len) {
+		__u16 type = a->nla_type & NLA_TYPE_MASK;
+
+		if (type <= max && !tb[type])
+			tb[type] = a;
+		len -= NLA_ALIGN(a->nla_len);
+		a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
+	}
+}
+
+#define NLA_DATA(a) ((void *)((char *)(a) + NLA_HDRLEN))
+#define NLA_LEN(a) ((a)->nla_len - NLA_HDRLEN)
+
+static void family_id_cb(struct nlmsghdr *h, void *arg)
+{
+	struct nlattr *tb[CTRL_ATTR_MAX + 1];
+	struct nlattr *name;
+
+	if (h->nlmsg_type != GENL_ID_CTRL)
+		return;
+	genl_parse(tb, CTRL_ATTR_MAX, h);
+	name = tb[CTRL_ATTR_FAMILY_NAME];
+	if (!name || NLA_LEN(name) != sizeof(FOU_GENL_NAME) ||
+	    memcmp(NLA_DATA(name), FOU_GENL_NAME, sizeof(FOU_GENL_NAME)))
+		return;
+	if (tb[CTRL_ATTR_FAMILY_ID] && NLA_LEN(tb[CTRL_ATTR_FAMILY_ID]) == 2)
+		*(__u16 *)arg = *(__u16 *)NLA_DATA(tb[CTRL_ATTR_FAMILY_ID]);
+}
+
+static void fou_cb(struct nlmsghdr *h, void *arg)
+{
+	struct tun_found *f = arg;
+	struct nlattr *tb[FOU_ATTR_MAX + 1];
+	__u8 af = AF_INET, type = FOU_ENCAP_DIRECT, proto = 0;
+
+	genl_parse(tb, FOU_ATTR_MAX, h);
+	if (!tb[FOU_ATTR_PORT] || NLA_LEN(tb[FOU_ATTR_PORT]) != 2)
+		return;
+	if (tb[FOU_ATTR_AF] && NLA_LEN(tb[FOU_ATTR_AF]) == 1)
+		af = *(__u8 *)NLA_DATA(tb[FOU_ATTR_AF]);
+	if (tb[FOU_ATTR_TYPE] && NLA_LEN(tb[FOU_ATTR_TYPE]) == 1)
+		type = *(__u8 *)NLA_DATA(tb[FOU_ATTR_TYPE]);
+	if (tb[FOU_ATTR_IPPROTO] && NLA_LEN(tb[FOU_ATTR_IPPROTO]) == 1)
+		proto = *(__u8 *)NLA_DATA(tb[FOU_ATTR_IPPROTO]);
+	/* A FOU socket is of one family (an IPv6 one is v6only). */
+	tun_add_fou(f, ntohs(*(__be16 *)NLA_DATA(tb[FOU_ATTR_PORT])),
+		    type == FOU_ENCAP_GUE ? SHEDD_UDP_GUE : SHEDD_UDP_FOU,
+		    type == FOU_ENCAP_GUE ? 0 : proto, af == AF_INET6 ? 6 : 4);
+}
+
+int tun_scan_fou(struct tun_found *f)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct genlmsghdr gh;
+	} req;
+	__u16 id = 0;
+	int fd, err;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (fd < 0)
+		return -errno;
+	/* The families by a dump: asking for "fou" by name would have the
+	 * kernel load the module, every time it is asked. */
+	memset(&req, 0, sizeof(req));
+	req.nh.nlmsg_len = sizeof(req);
+	req.nh.nlmsg_type = GENL_ID_CTRL;
+	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	req.nh.nlmsg_seq = 1;
+	req.gh.cmd = CTRL_CMD_GETFAMILY;
+	req.gh.version = 1;
+	err = genl_talk(fd, &req, sizeof(req), true, family_id_cb, &id);
+	/* No family: the fou module is not loaded, no FOU port exists. */
+	if (!err && id) {
+		memset(&req, 0, sizeof(req));
+		req.nh.nlmsg_len = sizeof(req);
+		req.nh.nlmsg_type = id;
+		req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+		req.nh.nlmsg_seq = 2;
+		req.gh.cmd = FOU_CMD_GET;
+		req.gh.version = FOU_GENL_VERSION;
+		err = genl_talk(fd, &req, sizeof(req), true, fou_cb, f);
+	}
+	close(fd);
+	return err;
+}
+
+static bool is_fou(__u8 kind)
+{
+	return kind == SHEDD_UDP_FOU || kind == SHEDD_UDP_GUE;
+}
+
+bool tun_fou_changed(const struct tun_found *f)
+{
+	static struct tun_found now;
+	unsigned int i, j = 0, room = MAX_TUN_UDP_PORTS;
+
+	memset(&now, 0, sizeof(now));
+	if (tun_scan_fou(&now))
+		return false;
+	for (i = 0; i < f->nr_ports; i++)
+		if (!is_fou(f->udp_kind[i]))
+			room--;
+	/* The FOU entries of @f, in order, against those read now (as many
+	 * as fit beside the ports of the devices). */
+	for (i = 0; i < f->nr_ports; i++) {
+		if (!is_fou(f->udp_kind[i]))
+			continue;
+		if (j >= now.nr_ports || f->udp_port[i] != now.udp_port[j] ||
+		    f->udp_kind[i] != now.udp_kind[j] || f->udp_proto[i] != now.udp_proto[j] ||
+		    f->udp_family[i] != now.udp_family[j])
+			return true;
+		j++;
+	}
+	return j != (now.nr_ports < room ? now.nr_ports : room);
+}
+
 int tun_scan(struct tun_found *f)
 {
 	static const __u8 bcast[4] = { 255, 255, 255, 255 };
@@ -241,6 +412,8 @@ int tun_scan(struct tun_found *f)
 	if (!err)
 		err = nl_dump(fd, RTM_GETADDR, f);
 	close(fd);
+	if (!err)
+		err = tun_scan_fou(f);
 	/* The limited broadcast reaches a UDP tunnel's socket too. */
 	tun_add_local(f, bcast, 4);
 	return err;
@@ -313,10 +486,20 @@ void tun_describe(const struct tun_found *f, char *buf, size_t len)
 		n += w > 0 ? (size_t)w : 0;
 	}
 	for (i = 0; i < f->nr_ports && n < len; i++) {
-		w = snprintf(buf + n, len - n, "%s%s:%u", n ? " " : "",
-			     f->udp_kind[i] == SHEDD_UDP_VXLAN ? "vxlan" : "geneve",
-			     f->udp_port[i]);
+		const char *k = f->udp_kind[i] == SHEDD_UDP_VXLAN ? "vxlan" :
+				f->udp_kind[i] == SHEDD_UDP_GENEVE ? "geneve" :
+				f->udp_kind[i] == SHEDD_UDP_GUE ? "gue" : "fou";
+
+		w = snprintf(buf + n, len - n, "%s%s:%u", n ? " " : "", k, f->udp_port[i]);
 		n += w > 0 ? (size_t)w : 0;
+		if (f->udp_kind[i] == SHEDD_UDP_FOU && n < len) {
+			w = snprintf(buf + n, len - n, "/%u", f->udp_proto[i]);
+			n += w > 0 ? (size_t)w : 0;
+		}
+		if (f->udp_family[i] && n < len) {
+			w = snprintf(buf + n, len - n, "/ipv%u", f->udp_family[i]);
+			n += w > 0 ? (size_t)w : 0;
+		}
 	}
 	if (!buf[0])
 		snprintf(buf, len, "none");

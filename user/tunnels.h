@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* tunnels.h - the tunnels that end on this host, as the XDP program needs
  * them (bpf/tunnel.h): the kinds of tunnel device present and up, the UDP
- * ports of the VXLAN and Geneve devices, and the addresses an encapsulated
+ * ports of the VXLAN and Geneve devices and of FOU and GUE (generic
+ * netlink family "fou", which has no event: read again every
+ * TUN_FOU_RESCAN_NS), and the addresses an encapsulated
  * packet may be sent to (the host's own, their broadcasts, the VXLAN
  * groups). Read over rtnetlink in the network namespace shedd runs in;
  * changes are watched on a netlink socket and read again on the next tick.
@@ -19,6 +21,8 @@ struct tun_found {
 	__u32 kinds;                          /* SHEDD_TUN_* */
 	__u16 udp_port[MAX_TUN_UDP_PORTS];    /* host order */
 	__u8 udp_kind[MAX_TUN_UDP_PORTS];     /* enum shedd_tun_udp */
+	__u8 udp_proto[MAX_TUN_UDP_PORTS];    /* SHEDD_UDP_FOU: its IP protocol */
+	__u8 udp_family[MAX_TUN_UDP_PORTS];   /* 0: both; 4, 6: one family */
 	unsigned int nr_ports;
 	unsigned int ports_over;              /* UDP tunnels past MAX_TUN_UDP_PORTS */
 	unsigned int gpe;                     /* VXLAN-GPE devices: not judged */
@@ -36,12 +40,28 @@ __u32 tun_kind_bits(const char *kind, int proto);
  * ports_over when the table is full. Pure. */
 void tun_add_port(struct tun_found *f, __u16 port, __u8 kind);
 
+/* Add FOU or GUE port @port (@kind SHEDD_UDP_FOU carrying IP protocol
+ * @proto, or SHEDD_UDP_GUE) of UDP over IPv4 (@family 4) or IPv6 (6)
+ * once, as tun_add_port(). Pure. */
+void tun_add_fou(struct tun_found *f, __u16 port, __u8 kind, __u8 proto, __u8 family);
+
 /* Add a local address (@len 4 or 16 bytes, network order) once. Pure. */
 void tun_add_local(struct tun_found *f, const void *addr, size_t len);
 
 /* Fill @f from the links and addresses of this network namespace.
  * 0 or a negative errno. */
 int tun_scan(struct tun_found *f);
+
+/* FOU ports have no netlink event: the daemon asks again this often. */
+#define TUN_FOU_RESCAN_NS 1000000000ULL
+
+/* Add the FOU and GUE ports of this network namespace to @f. 0 (also
+ * when the fou module is not loaded: no ports) or a negative errno. */
+int tun_scan_fou(struct tun_found *f);
+
+/* Do the FOU and GUE ports of this namespace differ from those of @f?
+ * A failed read says no (what the program has is kept). */
+bool tun_fou_changed(const struct tun_found *f);
 
 /* A netlink socket that hears of link and address changes, non-blocking:
  * its fd, or a negative errno. */
@@ -51,7 +71,7 @@ int tun_watch_open(void);
  * (or messages were lost), so tun_scan() is due. */
 bool tun_watch_changed(int fd);
 
-/* "ipip gre vxlan:4789" into @buf: what @f judges. */
+/* "ipip gre vxlan:4789 fou:5555/4 gue:5556" into @buf: what @f judges. */
 void tun_describe(const struct tun_found *f, char *buf, size_t len);
 
 #endif /* SHEDD_TUNNELS_H */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # tunnels.bats - no way around shedd through a tunnel that ends on the
-# server: the kernel decapsulates IPIP, SIT, IP6IP6, GRE, VXLAN and Geneve
-# after XDP has run and gives the inner SYN to the listener, so shedd must
+# server: the kernel decapsulates IPIP, SIT, IP6IP6, GRE, VXLAN, Geneve,
+# FOU and GUE after XDP has run and gives the inner SYN to the listener, so shedd must
 # judge the inner SYN on the physical interface. Each test makes one tunnel
 # in srv, a listener on an address behind it, and floods it with crafted
 # encapsulated SYNs (tests/tools/tunflood.py) from cli. What got past XDP
@@ -27,6 +27,7 @@ tunnel_up() {
 	local six=0
 	KIND=$1
 	UDP_PORT=0
+	ETH_TUN=0
 	INNER_DST=198.18.200.1
 	INNER_SRC=198.19.128.0/17
 	case "$KIND" in
@@ -37,14 +38,36 @@ tunnel_up() {
 	ip6ip6) run in_srv ip link add tnl0 type ip6tnl mode ip6ip6 local "$SRV_IP6" \
 		remote "$CLI_IP6"; six=1 ;;
 	ip6gre) run in_srv ip link add tnl0 type ip6gre local "$SRV_IP6" remote "$CLI_IP6" ;;
-	vxlan) UDP_PORT=4789
+	vxlan) UDP_PORT=4789 ETH_TUN=1
 		run in_srv ip link add tnl0 type vxlan id 42 local "$SRV_IP" remote "$CLI_IP" \
 			dstport "$UDP_PORT" ;;
-	vxlan6) UDP_PORT=4789
+	vxlan6) UDP_PORT=4789 ETH_TUN=1
 		run in_srv ip link add tnl0 type vxlan id 42 local "$SRV_IP6" remote "$CLI_IP6" \
 			dstport "$UDP_PORT" ;;
-	geneve) UDP_PORT=6081
+	geneve) UDP_PORT=6081 ETH_TUN=1
 		run in_srv ip link add tnl0 type geneve id 42 remote "$CLI_IP" ;;
+	fou | gue)
+		# An ipip device whose packets come in UDP: the fou port
+		# hands them to it (ipproto 4), or the GUE header does.
+		UDP_PORT=5555
+		[ "$KIND" = fou ] || UDP_PORT=5556
+		# The fou module is not loaded by asking for its family.
+		modprobe -q fou 2>/dev/null || true
+		run in_srv ip fou show
+		if [ "$status" -ne 0 ]; then
+			skip "kernel $(uname -r) has no fou module ($output)"
+		fi
+		if [ "$KIND" = fou ]; then
+			run in_srv ip fou add port "$UDP_PORT" ipproto 4
+		else
+			run in_srv ip fou add port "$UDP_PORT" gue
+		fi
+		if [ "$status" -ne 0 ]; then
+			echo "tunnel_up: ip fou add port $UDP_PORT: $output" >&2
+			return 1
+		fi
+		run in_srv ip link add tnl0 type ipip local "$SRV_IP" remote "$CLI_IP" \
+			encap "$KIND" encap-sport auto encap-dport "$UDP_PORT" ;;
 	*) echo "tunnel_up: unknown kind '$KIND'" >&2; return 1 ;;
 	esac
 	if [ "$status" -ne 0 ]; then
@@ -78,7 +101,7 @@ tunnel_up() {
 		in_srv ip addr add "$INNER_DST/32" dev "$DEV"
 	fi
 	in_srv ip link set "$DEV" up
-	if [ "$UDP_PORT" = 0 ]; then
+	if [ "$ETH_TUN" = 0 ]; then
 		in_srv ip route add "$INNER_SRC" dev "$DEV"
 	else
 		# An Ethernet tunnel: the replies to thousands of spoofed
@@ -91,7 +114,7 @@ tunnel_up() {
 	# The inner frames' destination: the device's own MAC where they are
 	# Ethernet frames (an IP tunnel's "address" is an IP address).
 	INNER_MAC=02:00:00:00:00:02
-	[ "$UDP_PORT" = 0 ] || INNER_MAC=$(in_srv cat /sys/class/net/tnl0/address)
+	[ "$ETH_TUN" = 0 ] || INNER_MAC=$(in_srv cat /sys/class/net/tnl0/address)
 	listener_start "$INNER_DST"
 }
 
@@ -151,6 +174,11 @@ tunnel_judged() {
 			sh -c "[ \$(ip netns exec $NS_SRV cat /sys/class/net/tnl0/statistics/rx_packets) -ge $((rx + 200)) ]"
 		echo "without shedd: the tunnel received $(( $(tun_rx) - rx )), the listener holds $(( $(half_open) - before )) more half-open connections"
 		shedd_start --verify off --port "$PORT" --rate 100 --burst 10 --controller off
+		# shedd read the fou port from generic netlink.
+		case "$KIND" in
+		fou) grep -q "tunnels that end here: .*fou:$UDP_PORT/4/ipv4" "$TESTBED_TMP/shedd.log" ;;
+		gue) grep -q "tunnels that end here: .*gue:$UDP_PORT/ipv4" "$TESTBED_TMP/shedd.log" ;;
+		esac
 	else
 		wait_for "shedd to read the new tunnel" 5 \
 			grep -q "tunnels that end here: .*vxlan:$UDP_PORT" "$TESTBED_TMP/shedd.log"
@@ -213,4 +241,12 @@ tunnel_judged() {
 
 @test "ip6gre: inner SYNs are judged and shed at --rate" {
 	tunnel_judged ip6gre
+}
+
+@test "FOU (ipip, encap fou, ipproto 4): inner SYNs are judged and shed at --rate" {
+	tunnel_judged fou
+}
+
+@test "GUE (ipip, encap gue) with 8 bytes of fields: inner SYNs are judged and shed at --rate" {
+	tunnel_judged gue --gue-opt 8
 }

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """tunflood.py - testbed source of encapsulated TCP SYNs: each SYN, from its
 own spoofed inner source, is wrapped in one tunnel header (IPIP, SIT,
-IP6IP6, GRE, GRE-TAP, VXLAN or Geneve) and an outer IPv4 or IPv6 header,
+IP6IP6, GRE, GRE-TAP, VXLAN, Geneve, FOU or GUE) and an outer IPv4 or IPv6
+header,
 then sent as an Ethernet frame through AF_PACKET, paced. Prints one line:
 sent=N elapsed_ms=N. Exit 0 ok, 1 error, 2 usage.
 """
@@ -30,6 +31,9 @@ KINDS = {
     "vxlan6": (6, 17, "eth"),
     "geneve": (4, 17, "eth"),
     "geneve6": (6, 17, "eth"),
+    # FOU and GUE of an ipip device: inner IPv4 after UDP (and GUE).
+    "fou": (4, 17, "ip"),
+    "gue": (4, 17, "ip"),
 }
 
 
@@ -96,6 +100,8 @@ def main():
     ap.add_argument("--gre-csum", action="store_true", help="GRE: a checksum")
     ap.add_argument("--geneve-opt", type=int, default=0,
                     help="Geneve: bytes of options (a multiple of 4, at most 252)")
+    ap.add_argument("--gue-opt", type=int, default=0,
+                    help="GUE: bytes of optional fields (a multiple of 4, at most 124)")
     ap.add_argument("--sport-base", type=int, default=1024)
     a = ap.parse_args()
 
@@ -103,9 +109,11 @@ def main():
     if not 1 <= a.count <= MAX_COUNT or not 1 <= a.rate <= MAX_RATE:
         ap.error("--count 1-%d, --rate 1-%d" % (MAX_COUNT, MAX_RATE))
     if not 1 <= a.dport <= 65535 or (proto == 17 and not 1 <= a.udp_port <= 65535):
-        ap.error("--dport 1-65535; VXLAN and Geneve need --udp-port 1-65535")
+        ap.error("--dport 1-65535; VXLAN, Geneve, FOU and GUE need --udp-port 1-65535")
     if a.geneve_opt % 4 or not 0 <= a.geneve_opt <= 252:
         ap.error("--geneve-opt: a multiple of 4 in 0-252")
+    if a.gue_opt % 4 or not 0 <= a.gue_opt <= 124:
+        ap.error("--gue-opt: a multiple of 4 in 0-124")
     osrc = ipaddress.ip_address(a.outer_src)
     odst = ipaddress.ip_address(a.outer_dst)
     if osrc.version != fam or odst.version != fam:
@@ -116,6 +124,8 @@ def main():
         ap.error("--src and --dst: one family")
     if proto == 4 and idst.version != 4 or proto == 41 and idst.version != 6:
         ap.error("--kind %s carries IPv%d" % (a.kind, 4 if proto == 4 else 6))
+    if a.kind in ("fou", "gue") and idst.version != 4:
+        ap.error("--kind %s (of an ipip device) carries IPv4" % a.kind)
     if net.num_addresses < a.count + 2:
         ap.error("--src %s has fewer addresses than --count" % a.src)
     try:
@@ -162,7 +172,12 @@ def main():
                 gre = gre[:4] + struct.pack("!H", csum(gre)) + gre[6:]
             payload = gre
         elif proto == 17:
-            if a.kind.startswith("vxlan"):
+            if a.kind == "fou":
+                tun = b""
+            elif a.kind == "gue":
+                # Version 0, not control, the fields' length; protocol 4.
+                tun = struct.pack("!BBH", a.gue_opt // 4, 4, 0) + b"\0" * a.gue_opt
+            elif a.kind.startswith("vxlan"):
                 tun = struct.pack("!II", 0x08000000, a.vni << 8)
             else:
                 tun = struct.pack("!BBHI", a.geneve_opt // 4, 0, 0x6558, a.vni << 8)
