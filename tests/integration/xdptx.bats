@@ -26,6 +26,9 @@ tx_blocked_metric() {
 			END { exit n != 1 }'
 }
 
+# tx_blocked_is V: the metric says V.
+tx_blocked_is() { [ "$(tx_blocked_metric)" = "$1" ]; }
+
 # said PATTERN: how many lines of shedd's log match PATTERN.
 said() {
 	grep -c -- "$1" "$TESTBED_TMP/shedd.log" || true
@@ -161,12 +164,12 @@ cookies() {
 	[ "$output" -eq 1 ]
 	in_cli ethtool -K "$IF_CLI" gro on
 	wait_for "cookies back on" 5 sh -c "grep -q -- '$RESTORED' '$TESTBED_TMP/shedd.log'"
-	run tx_blocked_metric
-	[ "$output" -eq 0 ]
+	# The metric follows within the tick: the line is said before the
+	# settings are switched (an RCU grace period) and the metrics published.
+	wait_for "the metric at 0" 5 tx_blocked_is 0
 	in_cli ethtool -K "$IF_CLI" gro off
 	wait_for "cookies off again" 5 sh -c "[ \$(grep -c -- '$BLOCKED' '$TESTBED_TMP/shedd.log') -eq 2 ]"
-	run tx_blocked_metric
-	[ "$output" -eq 1 ]
+	wait_for "the metric at 1" 5 tx_blocked_is 1
 	run said "$RESTORED"
 	[ "$output" -eq 1 ]
 }
