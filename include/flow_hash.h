@@ -128,4 +128,20 @@ flow_hash_keyed(__u64 k0, __u64 k1, const __u32 *saddr, const __u32 *daddr, int 
 	return flow_hash_from(&init, saddr, daddr, words, sport, dport);
 }
 
+#ifndef __bpf__
+/* Give a program's .rodata (its flow_sip[4]) the hash state of the key
+ * @k (struct shedd_flow_key): the programs hash with the key as constants
+ * of theirs (bpf/config_maps.h). For the daemon and the tests. */
+#define SET_FLOW_SIP(rodata, k)                                              \
+	do {                                                                 \
+		struct sip_state st_;                                        \
+									     \
+		sip_init(&st_, (k).k0, (k).k1);                              \
+		(rodata)->flow_sip[0] = st_.v0;                              \
+		(rodata)->flow_sip[1] = st_.v1;                              \
+		(rodata)->flow_sip[2] = st_.v2;                              \
+		(rodata)->flow_sip[3] = st_.v3;                              \
+	} while (0)
+#endif
+
 #endif

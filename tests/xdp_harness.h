@@ -17,18 +17,6 @@ static int nr_cpus; /* possible CPUs: length of every per-CPU value array */
 /* The flow hash key the harness gives the program, as the daemon draws one. */
 static const struct shedd_flow_key harness_key = { 0x5eddf10e4b3c2a19ULL, 0x0123456789abcdefULL };
 
-/* Give a program's .rodata the hash state of the key @k, as the daemon does. */
-#define SET_FLOW_SIP(rodata, k)                                              \
-	do {                                                                 \
-		struct sip_state st_;                                        \
-									     \
-		sip_init(&st_, (k).k0, (k).k1);                              \
-		(rodata)->flow_sip[0] = st_.v0;                              \
-		(rodata)->flow_sip[1] = st_.v1;                              \
-		(rodata)->flow_sip[2] = st_.v2;                              \
-		(rodata)->flow_sip[3] = st_.v3;                              \
-	} while (0)
-
 static int libbpf_print_warn(enum libbpf_print_level level, const char *fmt, va_list args)
 {
 	if (level != LIBBPF_WARN)

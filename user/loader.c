@@ -62,18 +62,6 @@ static const char *const pinned_names[] = {
 	"closing",
 };
 
-/* The programs hash with the key as constants of theirs (bpf/config_maps.h). */
-#define SET_FLOW_SIP(rodata, k)                                              \
-	do {                                                                 \
-		struct sip_state st_;                                        \
-									     \
-		sip_init(&st_, (k).k0, (k).k1);                              \
-		(rodata)->flow_sip[0] = st_.v0;                              \
-		(rodata)->flow_sip[1] = st_.v1;                              \
-		(rodata)->flow_sip[2] = st_.v2;                              \
-		(rodata)->flow_sip[3] = st_.v3;                              \
-	} while (0)
-
 static int enter_netns(const char *name)
 {
 	char path[PATH_MAX];
