@@ -30,18 +30,11 @@ import subprocess
 import sys
 import time
 
+from inetsum import csum
+
 ETH_P_ALL = 0x0003
 WAIT_S = 2.0  # for SYN-ACKs after the last row is sent
 SEQ = 0x1000
-
-
-def csum(data):
-    if len(data) % 2:
-        data += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return (~s) & 0xFFFF
 
 
 def tcp_syn(src, dst, sport, dport, v6, bad_sum=False, doff=None, data=b""):

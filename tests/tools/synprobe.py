@@ -25,18 +25,11 @@ import struct
 import sys
 import time
 
+from inetsum import csum
+
 ETH_P_ALL = 0x0003
 ISN = 0x1A2B3C4D
 TSVAL = 0xA1B2C3D4
-
-
-def csum(data):
-    if len(data) % 2:
-        data += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return (~s) & 0xFFFF
 
 
 def mac(text):

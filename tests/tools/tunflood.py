@@ -14,6 +14,8 @@ import struct
 import sys
 import time
 
+from inetsum import csum
+
 MAX_COUNT = 100000
 MAX_RATE = 100000
 
@@ -35,15 +37,6 @@ KINDS = {
     "fou": (4, 17, "ip"),
     "gue": (4, 17, "ip"),
 }
-
-
-def csum(data):
-    if len(data) % 2:
-        data += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return (~s) & 0xFFFF
 
 
 def ipv4(src, dst, proto, payload):
