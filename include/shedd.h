@@ -489,8 +489,9 @@ struct shedd_sojourn {
  * Version 2 appends fields to version 1 and changes none: a version 1
  * record is a version 2 one whose appended fields are 0 (the loader
  * converts the pinned map of an older shedd so, see user/ctl.c). */
-#define SHEDD_CTL_STATE_VERSION 2
+#define SHEDD_CTL_STATE_VERSION 3
 #define SHEDD_CTL_STATE_V1_SIZE 72
+#define SHEDD_CTL_STATE_V2_SIZE 184
 enum shedd_ctl_controller {
 	SHEDD_CTL_AIMD = 0,  /* the limit is found by the AIMD controller */
 	SHEDD_CTL_FIXED = 1, /* the limit is the fixed --rate: no controller state */
@@ -533,6 +534,11 @@ struct shedd_ctl_state {
 	__u32 have;                 /* which signals the tick had: 1 sojourn,
 				     * 2 depth, 4 latency */
 	__u32 _pad;
+	/* Version 3. */
+	__u64 baseline_ns;          /* the derived target's calm latency; 0:
+				     * none learned */
+	__u64 calm_at_ns;           /* when its newest calm point was taken
+				     * (CLOCK_MONOTONIC, as written_ns) */
 };
 #define SHEDD_CTL_HAVE_SOJOURN 1U
 #define SHEDD_CTL_HAVE_DEPTH 2U
@@ -676,8 +682,10 @@ _Static_assert(sizeof(struct shedd_tun_addr) == 16, "tun_local key");
 _Static_assert(sizeof(struct shedd_refresh) == 16, "shedd_refresh is a map value");
 _Static_assert(sizeof(struct shedd_handoff_stats) == 9 * 8, "shedd_handoff_stats");
 _Static_assert(sizeof(struct shedd_rst_budget) == 16, "shedd_rst_budget is a map value");
-_Static_assert(sizeof(struct shedd_ctl_state) == 8 * 4 + 18 * 8 + 2 * 4, "shedd_ctl_state");
+_Static_assert(sizeof(struct shedd_ctl_state) == 8 * 4 + 20 * 8 + 2 * 4, "shedd_ctl_state");
 _Static_assert(SHEDD_CTL_STATE_V1_SIZE == 4 * 4 + 7 * 8, "version 1 of shedd_ctl_state");
+_Static_assert(sizeof(struct shedd_ctl_state) == SHEDD_CTL_STATE_V2_SIZE + 16,
+	       "version 3 of shedd_ctl_state appends two words to version 2");
 _Static_assert(sizeof(struct shedd_ctl_cmd) == 24, "shedd_ctl_cmd is a map value");
 _Static_assert(sizeof(struct shedd_manual_prefix) == 8, "shedd_manual_prefix is a map value");
 _Static_assert(sizeof(struct shedd_daemon_stats) == SHEDD_DAEMON_STATS_V1_SIZE + 8,

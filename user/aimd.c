@@ -21,7 +21,7 @@ void aimd_defaults(struct aimd_params *p)
 		.auto_k = 2.0,
 		.auto_margin_ns = 5 * MS,
 		.auto_min_ns = 10 * MS,
-		.auto_max_ns = 5000 * MS,
+		.auto_max_ns = 500 * MS, /* a quarter of the default --patience */
 		.auto_window_ns = 300000 * MS,
 		.auto_point_ns = 1000 * MS,
 		.auto_point_samples = 100,
@@ -46,6 +46,13 @@ void aimd_defaults(struct aimd_params *p)
 		.peak_decay = 0.99,
 		.complete_frac = 0.8,
 		.stall_ns = 300 * MS,
+		.probe_frac = 0.5,
+		.probe_min_ns = 300 * MS,
+		.probe_max_ns = 3000 * MS,
+		.probe_every_ns = 150000 * MS,
+		.fresh_ns = 3000 * MS,
+		.headroom_gain = 4,
+		.auto_jump = 2,
 	};
 }
 
@@ -110,16 +117,139 @@ static void auto_add_point(const struct aimd_params *p, struct aimd_auto *a, __u
 	}
 }
 
+/* Handshakes completed per request answered over the served window, at
+ * most 1; 1 when not known (every request on its own connection). */
+static double per_conn(const struct aimd_state *s)
+{
+	double conns = 0, served = 0;
+	int i;
+
+	for (i = 0; i < AIMD_SERVED_SLOTS; i++) {
+		if (s->conn_n[i] < 0)
+			return 1;
+		conns += s->conn_n[i];
+		served += s->served_n[i];
+	}
+	if (served <= 0 || conns >= served)
+		return 1;
+	return conns / served;
+}
+
+static void point_reset(struct aimd_auto *a)
+{
+	a->point_sum = 0;
+	a->point_n = 0;
+	a->point_first_mid_ns = 0;
+	a->point_last_mid_ns = 0;
+	a->point_completed = 0;
+	a->point_answered = 0;
+	a->point_pressure = false;
+	a->point_binding = false;
+}
+
+/* Begin a calm probe (see "Calm probe" in aimd.h): hold the limit at
+ * probe_frac of the served rate, in connections, never above the limit. */
+static void probe_begin(const struct aimd_params *p, struct aimd_state *s, __u64 now_ns)
+{
+	struct aimd_auto *a = &s->lat;
+	double r = p->probe_frac * s->served_rate * per_conn(s);
+
+	a->probing = true;
+	a->probe_done = false;
+	a->probe_start_ns = now_ns;
+	a->probe_rate = r < s->rate ? r : s->rate;
+	a->probe_min_ns = 0;
+	a->probe_flat = 0;
+	a->probe_flat_sum = 0;
+	a->probe_flat_n = 0;
+	a->probe_served = s->served_rate;
+	a->probes++;
+	a->probe_lag_ns = a->point_last_mid_ns;
+	point_reset(a);
+	a->verdict_sum = 0;
+	a->verdict_n = 0;
+	a->above_since_ns = 0;
+	a->over = false;
+}
+
+static void probe_end(const struct aimd_params *p, struct aimd_auto *a, __u64 now_ns)
+{
+	__u64 point = a->probe_flat >= 3 && a->probe_flat_n ?
+			      (__u64)(a->probe_flat_sum / (double)a->probe_flat_n) :
+			      a->probe_min_ns;
+
+	a->probing = false;
+	a->probe_done = true;
+	if (point) {
+		auto_add_point(p, a, now_ns, point);
+		a->calm_at_ns = now_ns;
+	}
+	auto_refresh(p, a, now_ns);
+}
+
+/* One tick of a probe. The requests answered in its first E (the level it
+ * began at) arrived before it; after that the level falls by (1 - f) / f
+ * per unit of time while the queue drains. A tick that falls by less than
+ * half that and stays near the lowest seen is flat; three in a row end it. */
+static void probe_step(const struct aimd_params *p, struct aimd_state *s,
+		       const struct aimd_signals *sig, __u64 now_ns)
+{
+	struct aimd_auto *a = &s->lat;
+	__u64 dt = sig->dt_ns ? sig->dt_ns : p->tick_ns;
+	__u64 elapsed = now_ns - a->probe_start_ns, lag = a->probe_lag_ns;
+	double f = p->probe_frac > 0.05 ? p->probe_frac : 0.05;
+	double fall = 0.5 * (1 - f) / f * (double)dt;
+
+	if (s->served_rate > a->probe_served)
+		a->probe_served = s->served_rate;
+	if (sig->have_latency && sig->latency_count >= 3) {
+		__u64 mid = sig->latency_mid_ns, prev = a->probe_min_ns;
+		__u64 near = prev / 5 > 2 * MS ? prev / 5 : 2 * MS;
+
+		if (!prev || mid < prev)
+			a->probe_min_ns = mid;
+		if (elapsed >= lag && prev && (double)mid + fall >= (double)prev &&
+		    mid <= prev + near) {
+			a->probe_flat++;
+			a->probe_flat_sum += (double)mid * (double)sig->latency_count;
+			a->probe_flat_n += sig->latency_count;
+		} else {
+			a->probe_flat = 0;
+			a->probe_flat_sum = 0;
+			a->probe_flat_n = 0;
+		}
+	}
+	if ((a->probe_flat >= 3 && elapsed >= p->probe_min_ns) || elapsed >= p->probe_max_ns)
+		probe_end(p, a, now_ns);
+}
+
+/* Evidence of pressure over the point gathered so far (see "Calm probe"). */
+static bool pressured(const struct aimd_auto *a, bool conns_known)
+{
+	if (a->point_n >= 10 && a->point_answered < 0.9 * (double)a->point_n)
+		return true;
+	if (conns_known && a->point_completed > 1.25 * a->point_answered + 5 &&
+	    a->point_answered > 0)
+		return true;
+	return a->point_first_mid_ns &&
+	       a->point_last_mid_ns > 2 * a->point_first_mid_ns + 5 * MS;
+}
+
 /* The derived latency target (see aimd.h): learn the baseline from the
  * tick's samples, then judge them. Returns true while latency says
- * overload. */
-static bool auto_latency(const struct aimd_params *p, struct aimd_auto *a,
-			 const struct aimd_signals *sig, __u64 now_ns)
+ * overload. @other: the other signals' verdict of the tick. */
+static bool auto_latency(const struct aimd_params *p, struct aimd_state *s,
+			 const struct aimd_signals *sig, __u64 now_ns, unsigned int other)
 {
+	struct aimd_auto *a = &s->lat;
 	__u64 dt = sig->dt_ns ? sig->dt_ns : p->tick_ns;
 	__u64 start = now_ns > dt ? now_ns - dt : 0;
 	double w, v;
 
+	if (a->probing) {
+		probe_step(p, s, sig, now_ns);
+		return false;
+	}
 	/* Samples stopped (or never came): no verdict for a while means no
 	 * signal, not the last one stuck. */
 	if (a->last_verdict_ns && now_ns - a->last_verdict_ns > p->auto_stale_ns) {
@@ -137,16 +267,42 @@ static bool auto_latency(const struct aimd_params *p, struct aimd_auto *a,
 	/* A baseline point: enough samples, and enough time to average out
 	 * a tick's noise; but the first point as soon as it has the samples:
 	 * shedd started into a growing queue must not average a second of
-	 * growth into its baseline. */
+	 * growth into its baseline. Only a point without pressure is calm. */
 	if (!a->point_n)
 		a->point_start_ns = start;
+	if (!a->point_first_mid_ns && sig->latency_count >= 5)
+		a->point_first_mid_ns = sig->latency_mid_ns;
+	if (sig->latency_count >= 5)
+		a->point_last_mid_ns = sig->latency_mid_ns;
 	a->point_sum += w * v;
 	a->point_n += sig->latency_count;
+	a->point_completed += sig->have_completed ? (double)sig->completed : 0;
+	a->point_answered += (double)sig->latency_served;
+	if (other || pressured(a, sig->have_completed))
+		a->point_pressure = true;
+	if (sig->demand >= s->rate)
+		a->point_binding = true;
+	/* Started into an overload: no calm reference, so make one. */
+	if (!a->baseline_ns && a->point_pressure && a->point_n >= p->auto_verdict_samples) {
+		probe_begin(p, s, now_ns);
+		return false;
+	}
 	if (a->point_n >= p->auto_point_samples &&
 	    (now_ns - a->point_start_ns >= p->auto_point_ns || !a->baseline_ns)) {
-		auto_add_point(p, a, now_ns, (__u64)(a->point_sum / (double)a->point_n));
-		a->point_sum = 0;
-		a->point_n = 0;
+		bool renew = a->point_binding && a->calm_at_ns &&
+			     now_ns - a->calm_at_ns >= p->probe_every_ns;
+
+		if (!a->point_pressure) {
+			auto_add_point(p, a, now_ns, (__u64)(a->point_sum / (double)a->point_n));
+			if (!a->point_binding)
+				a->calm_at_ns = now_ns;
+		}
+		point_reset(a);
+		if (renew) {
+			auto_refresh(p, a, now_ns);
+			probe_begin(p, s, now_ns);
+			return false;
+		}
 	}
 	auto_refresh(p, a, now_ns);
 
@@ -170,12 +326,59 @@ static bool auto_latency(const struct aimd_params *p, struct aimd_auto *a,
 	if (!a->target_ns || v <= (double)a->target_ns) {
 		a->above_since_ns = 0;
 		a->over = false;
+	} else if (v > p->auto_jump * (double)a->target_ns) {
+		/* Far above: a queue growing this fast is no burst. */
+		a->above_since_ns = now_ns;
+		a->over = true;
 	} else if (!a->above_since_ns) {
 		a->above_since_ns = now_ns + p->auto_interval_ns;
 	} else if (now_ns >= a->above_since_ns) {
 		a->over = true;
 	}
 	return a->over;
+}
+
+/* The explicit target's verdict: the tick's p99, weighted by its samples,
+ * over at least auto_verdict_samples gathered within auto_stale_ns, above
+ * the target for auto_interval_ns: one slow request is not an overload. */
+static bool explicit_latency(const struct aimd_params *p, struct aimd_state *s,
+			     const struct aimd_signals *sig, __u64 now_ns)
+{
+	__u64 dt = sig->dt_ns ? sig->dt_ns : p->tick_ns;
+	__u64 start = now_ns > dt ? now_ns - dt : 0;
+	double v;
+
+	if (s->vlast_ns && now_ns - s->vlast_ns > p->auto_stale_ns) {
+		s->vover = false;
+		s->vabove_ns = 0;
+		s->vlast_ns = 0;
+	}
+	if (!sig->have_latency || !sig->latency_count)
+		return s->vover;
+	if (s->vn && now_ns - s->vstart_ns > p->auto_stale_ns) {
+		s->vsum = 0;
+		s->vn = 0;
+	}
+	if (!s->vn)
+		s->vstart_ns = start;
+	s->vsum += (double)sig->latency_count * (double)sig->latency_p99_ns;
+	s->vn += sig->latency_count;
+	if (s->vn < p->auto_verdict_samples)
+		return s->vover;
+	v = s->vsum / (double)s->vn;
+	s->vsum = 0;
+	s->vn = 0;
+	s->vlast_ns = now_ns;
+	s->vval_ns = (__u64)v;
+	if (v <= (double)p->latency_target_ns) {
+		s->vabove_ns = 0;
+		s->vover = false;
+	} else if (!s->vabove_ns) {
+		s->vabove_ns = now_ns + p->auto_interval_ns;
+	} else if (now_ns >= s->vabove_ns) {
+		s->vover = true;
+	}
+	return s->vover;
 }
 
 __u64 aimd_latency_target(const struct aimd_params *p, const struct aimd_state *s,
@@ -213,11 +416,12 @@ unsigned int aimd_overloaded(const struct aimd_params *p, struct aimd_state *s,
 	/* An explicit target is the operator's word on p99; without one, the
 	 * derived target judges the middle of the distribution. */
 	if (p->latency_target_ns) {
-		if (sig->have_latency && sig->latency_p99_ns > p->latency_target_ns) {
+		if (explicit_latency(p, s, sig, now_ns)) {
 			why |= AIMD_WHY_LATENCY;
-			s->lat_excess_ns = sig->latency_p99_ns - p->latency_target_ns;
+			s->lat_excess_ns = s->vval_ns > p->latency_target_ns ?
+						   s->vval_ns - p->latency_target_ns : 0;
 		}
-	} else if (p->latency_auto && auto_latency(p, &s->lat, sig, now_ns)) {
+	} else if (p->latency_auto && auto_latency(p, s, sig, now_ns, why)) {
 		why |= AIMD_WHY_LATENCY;
 		s->lat_excess_ns = s->lat.last_mid_ns > s->lat.target_ns ?
 					   s->lat.last_mid_ns - s->lat.target_ns : 0;
@@ -262,6 +466,29 @@ static void peak_track(const struct aimd_params *p, double *peak, double rate, d
 	*peak *= pow(p->peak_decay, dt_sec / 0.1);
 	if (rate > *peak)
 		*peak = rate;
+}
+
+/* The requests answered over the last AIMD_SERVED_SLOTS ticks. */
+static void served_track(struct aimd_state *s, const struct aimd_signals *sig, __u64 dt_ns)
+{
+	double n = 0;
+	__u64 t = 0;
+	int i, k;
+
+	if (!s->served_ticks && !(sig->have_latency && sig->latency_count))
+		return; /* no sample yet: nothing was asked of the service */
+	s->served_n[s->served_i] = sig->have_latency ? (double)sig->latency_served : 0;
+	s->conn_n[s->served_i] = sig->have_completed ? (double)sig->completed : -1;
+	s->served_dt[s->served_i] = dt_ns;
+	s->served_i = (s->served_i + 1) % AIMD_SERVED_SLOTS;
+	if (s->served_ticks < AIMD_SERVED_SLOTS)
+		s->served_ticks++;
+	for (k = 0; k < s->served_ticks; k++) {
+		i = (s->served_i + AIMD_SERVED_SLOTS - 1 - k) % AIMD_SERVED_SLOTS;
+		n += s->served_n[i];
+		t += s->served_dt[i];
+	}
+	s->served_rate = t ? n / ((double)t / 1e9) : 0;
 }
 
 /* What the service has recently shown it takes: its peak accept rate; after
@@ -361,6 +588,16 @@ static double drain_step(const struct aimd_params *p, struct aimd_state *s,
 	return 1;
 }
 
+/* The last verdict of the derived target was within a quarter of the way
+ * from the baseline to the target: nothing waits inside the service. */
+static bool headroom(const struct aimd_params *p, const struct aimd_auto *a)
+{
+	if (p->latency_target_ns || !p->latency_auto || !a->target_ns || !a->last_verdict_ns ||
+	    a->over || a->probing)
+		return false;
+	return a->last_mid_ns <= a->baseline_ns + (a->target_ns - a->baseline_ns) / 4;
+}
+
 /* The additive step. Unset, it is 1 % of the larger of the last good rate
  * and the recent peak accept rate: constant while the limit climbs
  * (additive), yet in scale with the service, so 10 % is regained in ten
@@ -371,6 +608,10 @@ static double alpha(const struct aimd_params *p, const struct aimd_state *s)
 	double base = s->last_good > peak ? s->last_good : peak;
 	double a = p->alpha_per_sec > 0 ? p->alpha_per_sec : base / 100;
 
+	/* No queue at all (the derived target's last verdict near the calm
+	 * latency, and recent): the service has room, climb faster. */
+	if (headroom(p, &s->lat))
+		a *= p->headroom_gain;
 	return a < 1 ? 1 : a;
 }
 
@@ -446,10 +687,36 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 	}
 	if (sig->have_sojourn && dt_ns)
 		peak_track(p, &s->peak_accept, (double)sig->sojourn_count / dt_sec, dt_sec);
-	if (dt_ns)
-		peak_track(p, &s->peak_served,
-			   sig->have_latency ? (double)sig->latency_served / dt_sec : 0, dt_sec);
+	if (dt_ns) {
+		served_track(s, sig, dt_ns);
+		peak_track(p, &s->peak_served, s->served_rate, dt_sec);
+	}
 	s->why = aimd_overloaded(p, s, sig, now_ns);
+
+	/* A calm probe holds its rate; when it ends, the limit resumes at
+	 * what the service served while it drained its queue (its
+	 * capacity), in connections, and the law goes on from there. */
+	if (s->lat.probing) {
+		s->why &= ~(unsigned int)AIMD_WHY_LATENCY;
+		s->mode = AIMD_OVERLOAD;
+		s->rate = clamp(p, s->lat.probe_rate);
+		return s->rate;
+	}
+	if (s->lat.probe_done) {
+		double r = s->lat.probe_served * per_conn(s);
+
+		s->lat.probe_done = false;
+		s->mode = AIMD_STEADY;
+		s->why = 0;
+		s->drain = AIMD_DRAIN_NONE;
+		s->episode_latency = false;
+		if (s->lat.probe_served > 0) {
+			s->peak_served = s->lat.probe_served;
+			s->rate = clamp(p, r > s->lat.probe_rate ? r : s->lat.probe_rate);
+		}
+		s->last_good = s->rate;
+		return s->rate;
+	}
 
 	/* A queue that is already draining (the minimum sojourn falls) is
 	 * answering the last decrease, or the end of a stall: while that is
@@ -574,6 +841,8 @@ void aimd_export(const struct aimd_state *s, __u64 now_ns, struct shedd_ctl_stat
 		.peak_served_mrate = to_mrate(s->peak_served),
 		.applied_mrate = to_mrate(s->rate),
 		.controller = SHEDD_CTL_AIMD,
+		.baseline_ns = s->lat.calm_at_ns ? s->lat.baseline_ns : 0,
+		.calm_at_ns = s->lat.baseline_ns ? s->lat.calm_at_ns : 0,
 	};
 }
 
@@ -584,7 +853,9 @@ int aimd_import(const struct aimd_params *p, struct aimd_state *s,
 
 	/* Version 1 is version 2 without its appended fields (0 in a record
 	 * converted from it): no peak served, the aimd controller. */
-	if ((in->version != 1 && in->version != SHEDD_CTL_STATE_VERSION) ||
+	__u64 age = now_ns > in->written_ns ? now_ns - in->written_ns : 0;
+
+	if (in->version < 1 || in->version > SHEDD_CTL_STATE_VERSION ||
 	    in->controller != SHEDD_CTL_AIMD || in->mode > AIMD_RECOVERING ||
 	    !in->limit_mrate || in->stage >= AIMD_MAX_STAGES)
 		return -1;
@@ -598,6 +869,29 @@ int aimd_import(const struct aimd_params *p, struct aimd_state *s,
 	r.peak_served = (double)in->peak_served_mrate / 1000;
 	r.stage = (int)in->stage;
 	r.stage_end_ns = in->stage_end_ns;
+	/* History, not the present: the limit is the best start there is,
+	 * but an overload or a ramp of then is over, and the peaks have
+	 * decayed as they would have. */
+	if (age > p->fresh_ns) {
+		double decay = pow(p->peak_decay, (double)age / AIMD_GAIN_PERIOD_NS);
+
+		r.mode = AIMD_STEADY;
+		r.why = 0;
+		r.stage = 0;
+		r.stage_end_ns = 0;
+		r.last_good = r.rate;
+		r.floor_rate = 0;
+		r.held_rate = 0;
+		r.peak_accept *= decay;
+		r.peak_served *= decay;
+	}
+	/* The calm latency, while its point is inside the window. */
+	if (in->version >= 3 && in->baseline_ns && in->calm_at_ns && in->calm_at_ns <= now_ns &&
+	    now_ns - in->calm_at_ns < p->auto_window_ns) {
+		auto_add_point(p, &r.lat, in->calm_at_ns, in->baseline_ns);
+		r.lat.calm_at_ns = in->calm_at_ns;
+		auto_refresh(p, &r.lat, now_ns);
+	}
 	if (r.mode == AIMD_RECOVERING) {
 		if (r.stage >= p->nr_stages) {
 			r.mode = AIMD_STEADY;

@@ -21,6 +21,9 @@
 /* A drain whose excess latency grew past 1.25 x its start plus this was
  * too shallow, and begins again (aimd_params.drain_ns). */
 #define AIMD_DRAIN_GREW_NS 10000000ULL
+/* The served rate is the requests answered over the last this many ticks
+ * (aimd_state.served_rate): a peak of single-tick rates is a peak of noise. */
+#define AIMD_SERVED_SLOTS 10
 
 /**
  * struct aimd_params - the controller's knobs, with their units. Those that
@@ -146,6 +149,26 @@
  *                   clients at half its limit, before the class verified,
  *                   grew the limit a step above the server's capacity);
  *                   real clients complete nearly all their admitted SYNs
+ * @probe_frac:      a calm probe (see "Calm probe" below) admits this
+ *                   fraction of the served rate (0.5) ...
+ * @probe_min_ns:    ... for at least this long (300 ms) ...
+ * @probe_max_ns:    ... and at most this long (3 s)
+ * @probe_every_ns:  while the limit binds, a calm point older than this
+ *                   (150 s, half of @auto_window_ns) is renewed by a probe,
+ *                   so the window never fills with points of a controlled
+ *                   overload
+ * @fresh_ns:        a resumed state written longer ago than this (3 s) is
+ *                   history, not the present: its mode, verdicts and peaks
+ *                   are not resumed (aimd_import())
+ * @headroom_gain:   the additive step is this many times larger (4) while
+ *                   the derived target's last verdict is within a quarter
+ *                   of the way from the baseline to the target: nothing
+ *                   waits inside the service, and a limit cut below its
+ *                   capacity climbs back in a second rather than in five
+ * @auto_jump:       a verdict above this many times the derived target (2)
+ *                   is overload at once, without auto_interval_ns: a queue
+ *                   that grew this far within a verdict is no burst, and
+ *                   waiting the interval let it reach the clients' patience
  */
 struct aimd_params {
 	__u64 target_delay_ns;
@@ -181,6 +204,13 @@ struct aimd_params {
 	double peak_decay;
 	double complete_frac;
 	__u64 stall_ns;
+	double probe_frac;
+	__u64 probe_min_ns;
+	__u64 probe_max_ns;
+	__u64 probe_every_ns;
+	__u64 fresh_ns;
+	double headroom_gain;
+	double auto_jump;
 };
 
 /**
@@ -307,19 +337,44 @@ enum aimd_reason {
  *   within 5 min (cut as overloaded meanwhile), and an overload is forgotten
  *   as calm only if shedd could not bring one second of calm in 5 min.
  *
- * Known limits: a service that is overloaded from the first sample with a
- * latency that does not grow (clients give up at their patience P, so
- * latency sits near P) teaches a baseline near P: the target is useless
- * until another signal cuts the rate and a calm point lowers it. A client
- * that gives up after P is lost whatever the target, so when P is known,
- * give --latency-target below it. A service overloaded from the first
- * sample whose latency grows is caught (its first point is the baseline),
- * but then held near 2 x that point + 5 ms, not lower: the served floor
- * and the drain aim at the target, and the calm level is learned only
- * when the load falls under the capacity for a second (simulated: caught
- * within 4 s, held at the capacity with the latency near a target of
- * 247 ms, relearned at 20 ms within 5 s of calm). The baseline is not
- * pinned: a restarted daemon learns it again (one calm second).
+ * Calm probe: a shedd that starts into an overload (a restart in an
+ * incident, a deploy into a spike) has never seen the service calm, and
+ * its first point would be the overloaded latency: a target near the
+ * clients' patience, which protects nobody. So a point is taken as calm
+ * only without evidence of pressure while it was gathered:
+ *   - handshakes completed faster than requests were answered (by more
+ *     than a quarter: requests pile up inside the service);
+ *   - a tenth of the samples not answered (clients gave up, or the
+ *     upstream failed);
+ *   - the statistic rising through the point (mid of its last tick above
+ *     2 x that of its first + 5 ms: a growing queue);
+ *   - another signal's overload verdict (sojourn, depth, overflows).
+ * Without a baseline, pressure starts a probe at once (as Envoy's adaptive
+ * concurrency pins its limit low to measure its minimum RTT, and BBR's
+ * ProbeRTT drains the queue): the limit is held at probe_frac x the served
+ * rate (in connections), so the queue drains at (1 - probe_frac) of what
+ * is served, and the latency falls by as much per unit of time. The probe
+ * ends once three ticks in a row fell by less than half that speed and
+ * stay near the lowest tick seen (the queue is gone: what is left is the
+ * service's own time), after probe_min_ns, or at probe_max_ns with the
+ * lowest tick. That level is the calm point; the limit then resumes at
+ * the highest served rate seen during the probe (the service draining
+ * its queue works at capacity). With a baseline, a point gathered under
+ * pressure is not added to the window, and while the limit binds a calm
+ * point older than probe_every_ns is renewed by a probe: the window keeps
+ * a calm reference however long the overload lasts.
+ * The baseline and when its point was taken are pinned with the
+ * controller's state (aimd_export()), so a restart resumes it rather than
+ * learn the overload it restarted into.
+ *
+ * Known limits: a probe cuts SYNs, so it drains a queue of requests that
+ * came on new connections; on keep-alive connections most requests do not
+ * wait for a SYN, the probe ends at probe_max_ns with the lowest level
+ * seen, higher than the calm one. A service whose latency does not rise
+ * with overload (clients give up at their patience) is caught by the
+ * answered share. The derived target never exceeds auto_max_ns (a quarter
+ * of --patience): a target that approaches the clients' patience protects
+ * nobody.
  */
 
 /**
@@ -340,6 +395,25 @@ enum aimd_reason {
  * @over:           the last verdict found overload
  * @baseline_ns:    the baseline in force (0 = none yet)
  * @target_ns:      the derived target in force (0 = none: still learning)
+ * @point_first_mid_ns: the statistic of the point's first tick ...
+ * @point_last_mid_ns: ... and of its last (both of ticks with samples)
+ * @point_completed: handshakes completed ...
+ * @point_answered: ... and requests answered during the point
+ * @point_pressure: evidence of pressure during the point (see "Calm probe")
+ * @point_binding:  the limit bound (demand >= limit) during the point
+ * @calm_at_ns:     when the newest calm point was taken (0 = none)
+ * @probing:        a calm probe runs
+ * @probe_done:     it ended on this tick (aimd_update() applies its rate)
+ * @probe_start_ns: when it began
+ * @probe_rate:     the limit it holds
+ * @probe_min_ns:   the lowest tick statistic seen during it (0 = none)
+ * @probe_lag_ns:   the level it began at: answers that come sooner than
+ *                  this after its start arrived before it
+ * @probe_flat:     ticks in a row that no longer fall
+ * @probe_flat_sum: sum of mid x count over them ...
+ * @probe_flat_n:   ... and their samples
+ * @probe_served:   the highest served rate seen during it (requests/s)
+ * @probes:         probes run since start
  */
 struct aimd_auto {
 	double point_sum;
@@ -356,6 +430,24 @@ struct aimd_auto {
 	bool over;
 	__u64 baseline_ns;
 	__u64 target_ns;
+	__u64 point_first_mid_ns;
+	__u64 point_last_mid_ns;
+	double point_completed;
+	double point_answered;
+	bool point_pressure;
+	bool point_binding;
+	__u64 calm_at_ns;
+	bool probing;
+	bool probe_done;
+	__u64 probe_start_ns;
+	double probe_rate;
+	__u64 probe_min_ns;
+	__u64 probe_lag_ns;
+	int probe_flat;
+	double probe_flat_sum;
+	__u64 probe_flat_n;
+	double probe_served;
+	__u64 probes;
 };
 
 /**
@@ -403,7 +495,20 @@ struct aimd_auto {
  * @stuck:         inside a run of ticks in which connections waited and
  *                 none left the queue
  * @stuck_since_ns: the start of that run
- * @lat:           the derived latency target (not pinned: relearned)
+ * @served_n:      requests answered in each of the last AIMD_SERVED_SLOTS
+ *                 ticks ...
+ * @served_dt:     ... and the ticks' lengths
+ * @served_i:      the slot of the next tick
+ * @served_ticks:  ticks since the first latency sample (at most
+ *                 AIMD_SERVED_SLOTS): the ticks before it do not count
+ * @served_rate:   their sum over their time: the served rate (requests/s)
+ * @conn_n:        handshakes completed in the same ticks (-1: not known)
+ * @lat:           the derived latency target (its baseline pinned, see
+ *                 aimd_export())
+ * @vsum, @vn, @vstart_ns, @vabove_ns, @vover: the explicit target's
+ *                 verdict: p99 weighted by samples over at least
+ *                 auto_verdict_samples within auto_stale_ns, above the
+ *                 target for auto_interval_ns before it is overload
  */
 struct aimd_state {
 	double rate;
@@ -430,7 +535,20 @@ struct aimd_state {
 	bool drain_conns_known;
 	bool stuck;
 	__u64 stuck_since_ns;
+	double served_n[AIMD_SERVED_SLOTS];
+	__u64 served_dt[AIMD_SERVED_SLOTS];
+	int served_i;
+	int served_ticks;
+	double served_rate;
+	double conn_n[AIMD_SERVED_SLOTS];
 	struct aimd_auto lat;
+	double vsum;
+	__u64 vn;
+	__u64 vstart_ns;
+	__u64 vabove_ns;
+	__u64 vlast_ns;
+	__u64 vval_ns;
+	bool vover;
 };
 
 void aimd_defaults(struct aimd_params *p);
@@ -509,9 +627,11 @@ void aimd_export(const struct aimd_state *s, __u64 now_ns, struct shedd_ctl_stat
  * today's @p: the limit is clamped to [min_rate, max_rate], a ramp stage
  * that today's ramp no longer has ends the ramp (steady), and a stage end
  * further away than one stage_hold_ns from @now_ns is brought back to it.
- * The CoDel timer starts afresh, and the derived latency target is learned
- * again (it is not in the record). Returns 0, or -1 (and leaves @s alone) if
- * the record was never written, has another version (1 and 2 are read), was
+ * The CoDel timer starts afresh. A record older than fresh_ns is history:
+ * only its limit is resumed, in steady state, with its peaks decayed by
+ * its age. The derived target's baseline is resumed if its point is still
+ * inside the window (version 3). Returns 0, or -1 (and leaves @s alone) if
+ * the record was never written, has another version (1 to 3 are read), was
  * written by a fixed-rate shedd or makes no sense.
  */
 int aimd_import(const struct aimd_params *p, struct aimd_state *s,

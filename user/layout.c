@@ -40,6 +40,7 @@ static const struct layout_older stats_older[] = {
 
 static const struct layout_older ctl_state_older[] = {
 	{ SHEDD_CTL_STATE_V1_SIZE, NULL },
+	{ SHEDD_CTL_STATE_V2_SIZE, NULL },
 	{ 0 },
 };
 

@@ -301,8 +301,11 @@ static size_t signals_format(char *buf, size_t len, const struct daemon *d, doub
 		bool derived;
 		__u64 target = aimd_latency_target(&d->tp.cp, &d->ts.cs, &derived);
 
-		off += status_latency_target(buf + off, len - (size_t)off,
-					     !target && !derived, derived, target);
+		if (derived && d->ts.cs.lat.probing)
+			off += snprintf(buf + off, len - (size_t)off, "latency_target=auto:probing");
+		else
+			off += status_latency_target(buf + off, len - (size_t)off,
+						     !target && !derived, derived, target);
 		off += snprintf(buf + off, len - (size_t)off, " ");
 	}
 	if (s->have_sojourn)
