@@ -599,6 +599,7 @@ static void table_defaults_are_used(void **state)
 	assert_float_equal((double)o.max_rate, p.max_rate, 1e-9);
 	assert_float_equal(o.depth_frac, p.depth_frac, 1e-12);
 	assert_int_equal(o.ramp_hold_ns, p.stage_hold_ns);
+	assert_int_equal(o.patience_ns / 4, p.auto_max_ns);
 	assert_int_equal(o.nr_ramp, p.nr_stages);
 	for (i = 0; i < p.nr_stages; i++)
 		assert_float_equal(o.ramp[i], p.ramp[i], 1e-12);

@@ -435,9 +435,12 @@ static void controller_resume(struct daemon *d)
 		return;
 	d->ts.limit = d->ts.cs.rate;
 	log_notice("controller resumes: mode=%s stage=%d limit=%.0f/s "
-		   "last_good=%.0f/s peak_accept=%.0f/s",
+		   "last_good=%.0f/s peak_accept=%.0f/s latency_baseline=%.1fms "
+		   "(state written %.1fs ago%s)",
 		   aimd_mode_name(d->ts.cs.mode), d->ts.cs.stage + 1, d->ts.cs.rate,
-		   d->ts.cs.last_good, d->ts.cs.peak_accept);
+		   d->ts.cs.last_good, d->ts.cs.peak_accept, d->ts.cs.lat.baseline_ns / 1e6,
+		   now_ns() > st.written_ns ? (double)(now_ns() - st.written_ns) / 1e9 : 0,
+		   now_ns() > st.written_ns + d->tp.cp.fresh_ns ? ": history, only the limit" : "");
 }
 
 /* Who the daemon goes on as once attached: --user, or the user shedd if

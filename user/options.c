@@ -526,6 +526,9 @@ const struct opt_def options_table[OPT_COUNT] = {
 	{ OPT_LATENCY_TARGET, "latency-target", 0, "controller", "DUR|auto|off", "auto", NULL,
 	  "service p99 above DUR is overload; auto: derived from the service's calm "
 	  "latency; off: latency is no signal", 0 },
+	{ OPT_PATIENCE, "patience", 0, "controller", "DUR", "2s", NULL,
+	  "how long clients wait for an answer: the derived latency target stays under a "
+	  "quarter of it", 0 },
 	{ OPT_LATENCY_SOCKET, "latency-socket", 'L', "shedd", "PATH", NULL,
 	  "/run/shedd/IFACE.sock",
 	  "UNIX datagram socket for service latency samples or log lines of nginx and "
@@ -780,10 +783,12 @@ int options_apply(struct options_state *st, const struct opt_def *d, const char 
 	case OPT_TARGET_DELAY:
 	case OPT_INTERVAL:
 	case OPT_RAMP_HOLD:
+	case OPT_PATIENCE:
 	case OPT_VERIFY_HOLD: {
 		__u64 *dst = d->id == OPT_TARGET_DELAY ? &o->target_delay_ns :
 			     d->id == OPT_INTERVAL     ? &o->interval_ns :
 			     d->id == OPT_RAMP_HOLD    ? &o->ramp_hold_ns :
+			     d->id == OPT_PATIENCE     ? &o->patience_ns :
 							 &o->verify_hold_ns;
 
 		why[0] = '\0';

@@ -86,6 +86,7 @@ struct shedd_options {
 	double ramp[MAX_RAMP_STAGES];
 	int nr_ramp;              /* -1 = default stages; 0 = --ramp none */
 	__u64 ramp_hold_ns;
+	__u64 patience_ns; /* --patience: clients' patience; the derived target stays under a quarter */
 	__u64 latency_target_ns;  /* 0 = none given: derived, unless off */
 	double depth_frac;        /* 0 = default */
 	__u64 step;               /* additive step, SYN/s per 100 ms; 0 = default */
@@ -128,7 +129,7 @@ enum opt_id {
 	OPT_IFACE, OPT_NETNS, OPT_PORT, OPT_BACKEND_PORT, OPT_RATE, OPT_BURST,
 	OPT_PREFIX, OPT_DEFAULT_CLASS, OPT_SOURCE_CHECK, OPT_FLOOR, OPT_REJECT, OPT_RST_RATE,
 	OPT_CONTROLLER, OPT_TARGET_DELAY, OPT_INTERVAL, OPT_MIN_RATE, OPT_MAX_RATE,
-	OPT_STEP, OPT_DEPTH_FRAC, OPT_RAMP, OPT_RAMP_HOLD, OPT_LATENCY_TARGET,
+	OPT_STEP, OPT_DEPTH_FRAC, OPT_RAMP, OPT_RAMP_HOLD, OPT_LATENCY_TARGET, OPT_PATIENCE,
 	OPT_LATENCY_SOCKET, OPT_LATENCY_GROUP, OPT_VERIFY, OPT_HANDOFF,
 	OPT_COOKIE_RATE, OPT_VERIFY_HOLD, OPT_XDP_MODE, OPT_TICK_MS,
 	OPT_METRICS_ADDR, OPT_USER, OPT_STATUS_INTERVAL, OPT_KEEP_ON_EXIT, OPT_FORCE,

@@ -43,6 +43,8 @@ void controller_params(const struct shedd_options *o, struct aimd_params *p)
 		p->depth_frac = o->depth_frac;
 	if (o->ramp_hold_ns)
 		p->stage_hold_ns = o->ramp_hold_ns;
+	if (o->patience_ns)
+		p->auto_max_ns = o->patience_ns / 4;
 	p->latency_target_ns = o->latency_target_ns;
 	p->latency_auto = !o->latency_target_off;
 	if (o->nr_ramp >= 0) {
