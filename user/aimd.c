@@ -473,7 +473,7 @@ static void served_track(struct aimd_state *s, const struct aimd_signals *sig, _
 {
 	double n = 0;
 	__u64 t = 0;
-	int i, k;
+	int i, k, recent;
 
 	if (!s->served_ticks && !(sig->have_latency && sig->latency_count))
 		return; /* no sample yet: nothing was asked of the service */
@@ -483,12 +483,24 @@ static void served_track(struct aimd_state *s, const struct aimd_signals *sig, _
 	s->served_i = (s->served_i + 1) % AIMD_SERVED_SLOTS;
 	if (s->served_ticks < AIMD_SERVED_SLOTS)
 		s->served_ticks++;
+	recent = s->served_ticks < AIMD_RECENT_SLOTS ? s->served_ticks : AIMD_RECENT_SLOTS;
 	for (k = 0; k < s->served_ticks; k++) {
 		i = (s->served_i + AIMD_SERVED_SLOTS - 1 - k) % AIMD_SERVED_SLOTS;
 		n += s->served_n[i];
 		t += s->served_dt[i];
+		if (k == recent - 1)
+			s->served_recent = t ? n / ((double)t / 1e9) : 0;
 	}
 	s->served_rate = t ? n / ((double)t / 1e9) : 0;
+}
+
+/* What the service serves, for a cut: the decaying peak of the served
+ * rate, or the rate of the last few ticks where that is higher (an
+ * overload that began within the second: the second's rate still holds
+ * the calm before it, which asked less of the service). */
+static double served_now(const struct aimd_state *s)
+{
+	return s->served_recent > s->peak_served ? s->served_recent : s->peak_served;
 }
 
 /* What the service has recently shown it takes: its peak accept rate; after
@@ -526,7 +538,7 @@ static void drain_begin(const struct aimd_params *p, struct aimd_state *s, doubl
 		need_ns = (double)p->drain_ns;
 	s->drain = AIMD_DRAINING;
 	s->drain_end_ns = now_ns + (__u64)(2 * need_ns);
-	s->drain_ref = s->peak_served;
+	s->drain_ref = served_now(s);
 	s->drain_excess0_ns = s->lat_excess_ns;
 	s->drain_samples = 0;
 	s->drain_served = 0;
@@ -756,8 +768,8 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		/* Latency lags the queue: stop cutting near what is served,
 		 * less what drains the queue behind the excess latency. */
 		drain = (s->why & AIMD_WHY_LATENCY) ? drain_step(p, s, sig, now_ns) : 1;
-		served = s->drain == AIMD_DRAINING && s->drain_ref > s->peak_served ?
-				 s->drain_ref : s->peak_served;
+		served = s->drain == AIMD_DRAINING && s->drain_ref > served_now(s) ?
+				 s->drain_ref : served_now(s);
 		lo = p->served_floor * drain * served;
 		if ((s->why & AIMD_WHY_LATENCY) && p->served_floor > 0 && s->rate < lo)
 			s->rate = before < lo ? before : lo;

@@ -24,6 +24,8 @@
 /* The served rate is the requests answered over the last this many ticks
  * (aimd_state.served_rate): a peak of single-tick rates is a peak of noise. */
 #define AIMD_SERVED_SLOTS 10
+/* ... and over the last this many (aimd_state.served_recent). */
+#define AIMD_RECENT_SLOTS 3
 
 /**
  * struct aimd_params - the controller's knobs, with their units. Those that
@@ -502,6 +504,7 @@ struct aimd_auto {
  * @served_ticks:  ticks since the first latency sample (at most
  *                 AIMD_SERVED_SLOTS): the ticks before it do not count
  * @served_rate:   their sum over their time: the served rate (requests/s)
+ * @served_recent: the same over the last AIMD_RECENT_SLOTS ticks
  * @conn_n:        handshakes completed in the same ticks (-1: not known)
  * @lat:           the derived latency target (its baseline pinned, see
  *                 aimd_export())
@@ -540,6 +543,7 @@ struct aimd_state {
 	int served_i;
 	int served_ticks;
 	double served_rate;
+	double served_recent;
 	double conn_n[AIMD_SERVED_SLOTS];
 	struct aimd_auto lat;
 	double vsum;
