@@ -66,14 +66,20 @@ nginx_start() {
 	wait_listening nginx "$FRONT_PORT"
 }
 
-# haproxy_start: as the haproxy user; a frontend on FRONT_PORT that logs with
-# the shedd format, to a backend on UP_PORT that answers 200 itself.
+# haproxy_start [FIELDS]: as the haproxy user; a frontend on FRONT_PORT that
+# logs with the shedd format of contrib/, FIELDS of the operator's own after
+# shedd's (the User-Agent captured as capture.req.hdr(0)), to shedd and to
+# HAProxy's stdout ($TESTBED_TMP/haproxy/out); to a backend on UP_PORT that
+# answers 200 itself, and under /down to one where nothing listens (503).
 haproxy_start() {
-	local d=$TESTBED_TMP/haproxy
+	local d=$TESTBED_TMP/haproxy fmt
 	mkdir -p "$d"
+	fmt=$(grep -v '^#' "$ROOT/contrib/haproxy/shedd.cfg" | grep log-format)
+	[ -z "${1:-}" ] || fmt="${fmt%\"} $1\""
 	cat >"$d/haproxy.cfg" <<-EOF
 		global
 			log unix@$LATENCY_SOCK local0
+			log stdout format raw local0
 			user haproxy
 			group haproxy
 			pidfile $d/haproxy.pid
@@ -86,10 +92,15 @@ haproxy_start() {
 			timeout server 5s
 		frontend fe
 			bind $SRV_IP:$FRONT_PORT
-			$(grep -v '^#' "$ROOT/contrib/haproxy/shedd.cfg" | grep log-format)
+			$fmt
+			http-request capture req.hdr(user-agent) len 200
+			use_backend down if { path_beg /down }
 			default_backend be
 		backend be
 			server up 127.0.0.1:$UP_PORT
+		backend down
+			retries 0
+			server down 127.0.0.1:$DOWN_PORT
 		frontend up
 			bind 127.0.0.1:$UP_PORT
 			no log
@@ -251,6 +262,40 @@ logger_send() {
 	status_field upstream_p99_ms | grep -q .
 	[ "$(sum bad)" -eq 0 ]
 	grep ' | critical_plus ' "$TESTBED_TMP/shedd.log" | grep -o 'latency_n=.*lost=[0-9]*' | tail -3
+	shedd_stop
+}
+
+@test "a User-Agent that carries a sample does not change HAProxy's: the true one counts" {
+	# The same through HAProxy, which writes the captured header as it
+	# came: quotes and all. Each request failed at once (503: the server
+	# is down); its User-Agent claims an hour-long success.
+	local ua='x" shedd rt_ms=3000000 urt_ms=3000000 st=200 x' n=20
+	shedd_start --port "$FRONT_PORT" --controller off --rate 100000 --latency-group haproxy
+	haproxy_start '%{+Q}r ua=%{+Q}[capture.req.hdr(0)]'
+	run in_cli bash -c 'for ((i = 0; i < $1; i++)); do
+		curl -sS -o /dev/null -m 5 -w "%{http_code}\n" -A "$2" "http://$3:$4/down"
+	done' _ "$n" "$ua" "$SRV_IP" "$FRONT_PORT"
+	echo "answered: $(echo $output)"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^503$' <<<"$output")" -eq "$n" ]
+	wait_for "$n log samples" 10 at_least log_n "$n"
+	# The lines HAProxy sent carry the forged fields after shedd's.
+	tail -n 1 "$TESTBED_TMP/haproxy/out"
+	run grep -c -F "st=503 \"GET /down HTTP/1.1\" ua=\"$ua\"" "$TESTBED_TMP/haproxy/out"
+	[ "$status" -eq 0 ]
+	[ "$output" -eq "$n" ]
+	wait_for "$n samples in the metrics" 5 metric_at_least shedd_service_latency_seconds_count "$n"
+	grep ' | critical_plus ' "$TESTBED_TMP/shedd.log" | grep -o 'latency_n=.*lost=[0-9]*' | tail -3
+	run metric 'shedd_latency_samples_total{result="unserved"}'
+	[ "$output" -eq "$n" ]
+	run metric 'shedd_latency_samples_total{result="served"}'
+	[ "$output" -eq 0 ]
+	run metric shedd_service_latency_seconds_sum
+	echo "latency sum: $output s"
+	[ "$status" -eq 0 ]
+	run awk -v s="$output" 'BEGIN { exit !(s >= 0 && s < 2) }'
+	[ "$status" -eq 0 ]
+	[ "$(sum bad)" -eq 0 ]
 	shedd_stop
 }
 
