@@ -105,6 +105,9 @@ static const struct row rows[] = {
 	{ "haproxy, format iso",
 	  "2026-12-01T17:38:02.919179+00:00 shedd rt_ms=4 urt_ms=2 st=200\n",
 	  LOGLINE_OK, 4 * MS, 2 * MS, 200 },
+	{ "haproxy, log-send-hostname shedd, log-tag shedd",
+	  "<134>Dec  1 17:58:15 shedd shedd[13306]: shedd rt_ms=0 urt_ms=0 st=200\n",
+	  LOGLINE_OK, 0, 0, 200 },
 	{ "haproxy, rfc5424, host and program named shedd",
 	  "<134>1 2026-12-01T17:38:02Z shedd shedd 7 - - shedd rt_ms=6 urt_ms=5 st=200\n",
 	  LOGLINE_OK, 6 * MS, 5 * MS, 200 },
@@ -318,6 +321,8 @@ static void nul_bytes_refused(void **state)
 	assert_int_equal(logline_parse("\0shedd rt=0.1", 13, &s), LOGLINE_REJ_NUL);
 	/* before the cut, no NUL: fine */
 	assert_int_equal(logline_parse(line, 12, &s), LOGLINE_OK);
+	/* a NUL a client wrote after st= gets the line refused, no more */
+	assert_int_equal(logline_parse("shedd rt=0.1 st=200 ua=\0", 24, &s), LOGLINE_REJ_NUL);
 }
 
 /* A line of exactly LOGLINE_MAX_LEN bytes (padded with an unknown key) is
@@ -326,12 +331,20 @@ static void length_limit(void **state)
 {
 	static char line[LOGLINE_MAX_LEN + 2];
 	struct logline_sample s;
+	size_t i;
 	int n = snprintf(line, sizeof(line), "<190>Nov 30 14:51:02 shedd: shedd rt=0.250 st=200 pad=");
 
 	memset(line + n, 'x', sizeof(line) - (size_t)n);
 	assert_int_equal(logline_parse(line, LOGLINE_MAX_LEN, &s), LOGLINE_OK);
 	assert_int_equal(s.rt_ns, 250 * MS);
 	assert_int_equal(logline_parse(line, LOGLINE_MAX_LEN + 1, &s), LOGLINE_REJ_TOO_LONG);
+	/* a value after st= as long as the line allows, full of markers and
+	 * fields: the line's own sample */
+	for (i = (size_t)n; i + 18 <= sizeof(line); i += 18)
+		memcpy(line + i, " shedd rt=9 st=499", 18);
+	assert_int_equal(logline_parse(line, LOGLINE_MAX_LEN, &s), LOGLINE_OK);
+	assert_int_equal(s.rt_ns, 250 * MS);
+	assert_int_equal(s.status, 200);
 }
 
 static void reject_names(void **state)
