@@ -449,6 +449,9 @@ static void served_requests_by_status(void **state)
 		{ "<134>Nov 30 14:00:00 haproxy[7]: shedd rt_ms=20 urt_ms=19 st=302", true },
 		{ "<134>Nov 30 14:00:00 haproxy[7]: shedd rt_ms=500 urt_ms=-1 st=-1", false },
 		{ "<190>Nov 30 14:00:00 shedd: shedd rt=0.500 urt=- st=-", false },
+		/* a client's User-Agent after st= does not turn a 499 into a 200 */
+		{ "<190>Nov 30 14:00:00 shedd: shedd rt=0.500 urt=- st=499 ua=x shedd rt=0.001 st=200 x",
+		  false },
 	};
 	struct latency_datagram d;
 	size_t i;
