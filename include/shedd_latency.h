@@ -20,7 +20,9 @@
  *   offset 20 __u32 reserved 0
  * Version 1 (16 bytes, shedd_latency_open/shedd_latency_report) stays
  * accepted; its losses are invisible to shedd. shedd counts and ignores any
- * datagram that is neither.
+ * datagram that is neither, and one whose latency_ns is above one hour
+ * (3600 * 10^9, the cap of the log lines: a request that took longer is
+ * no delay a load shedder acts on, and the sums could wrap).
  */
 #ifndef SHEDD_LATENCY_H
 #define SHEDD_LATENCY_H

@@ -50,21 +50,21 @@ static void latency_wire_format(void **state)
 	__u32 unsent = 7;
 
 	memcpy(buf, &s, sizeof(s));
-	assert_int_equal(latency_decode(buf, 16, &ns, &unsent), 0);
+	assert_int_equal(latency_decode(buf, 16, &ns, &unsent), LOGLINE_OK);
 	assert_int_equal(ns, 12345678);
 	/* Wrong length, magic, version or flags: rejected. */
-	assert_int_equal(latency_decode(buf, 15, &ns, &unsent), -1);
-	assert_int_equal(latency_decode(buf, 17, &ns, &unsent), -1);
+	assert_int_equal(latency_decode(buf, 15, &ns, &unsent), LOGLINE_REJ_BINARY);
+	assert_int_equal(latency_decode(buf, 17, &ns, &unsent), LOGLINE_REJ_BINARY);
 	buf[0] ^= 1;
-	assert_int_equal(latency_decode(buf, 16, &ns, &unsent), -1);
+	assert_int_equal(latency_decode(buf, 16, &ns, &unsent), LOGLINE_REJ_BINARY);
 	buf[0] ^= 1;
 	buf[4] = 2;
-	assert_int_equal(latency_decode(buf, 16, &ns, &unsent), -1);
+	assert_int_equal(latency_decode(buf, 16, &ns, &unsent), LOGLINE_REJ_BINARY);
 	buf[4] = 1;
 	buf[6] = 1;
-	assert_int_equal(latency_decode(buf, 16, &ns, &unsent), -1);
+	assert_int_equal(latency_decode(buf, 16, &ns, &unsent), LOGLINE_REJ_BINARY);
 	buf[6] = 0;
-	assert_int_equal(latency_decode(buf, 16, &ns, &unsent), 0);
+	assert_int_equal(latency_decode(buf, 16, &ns, &unsent), LOGLINE_OK);
 	assert_int_equal(unsent, 0); /* version 1 tells no loss */
 }
 
@@ -80,16 +80,16 @@ static void latency_wire_format_2_counts_losses(void **state)
 	__u32 unsent = 0;
 
 	memcpy(buf, &s, sizeof(s));
-	assert_int_equal(latency_decode(buf, 24, &ns, &unsent), 0);
+	assert_int_equal(latency_decode(buf, 24, &ns, &unsent), LOGLINE_OK);
 	assert_int_equal(ns, 777);
 	assert_int_equal(unsent, 41);
 	/* Version 2 in 16 bytes, version 1 in 24, a reserved word set: no. */
-	assert_int_equal(latency_decode(buf, 16, &ns, &unsent), -1);
+	assert_int_equal(latency_decode(buf, 16, &ns, &unsent), LOGLINE_REJ_BINARY);
 	buf[4] = 1;
-	assert_int_equal(latency_decode(buf, 24, &ns, &unsent), -1);
+	assert_int_equal(latency_decode(buf, 24, &ns, &unsent), LOGLINE_REJ_BINARY);
 	buf[4] = 2;
 	buf[20] = 1;
-	assert_int_equal(latency_decode(buf, 24, &ns, &unsent), -1);
+	assert_int_equal(latency_decode(buf, 24, &ns, &unsent), LOGLINE_REJ_BINARY);
 }
 
 /* Both formats on one socket: the binary magic picks the decoder; anything
@@ -130,6 +130,43 @@ static void latency_datagram_either_format(void **state)
 	assert_int_equal(latency_datagram_decode("garbage", 7, false, &d), LOGLINE_REJ_NO_MARKER);
 	assert_int_equal(latency_datagram_decode("", 0, false, &d), LOGLINE_REJ_NO_MARKER);
 	assert_int_equal(latency_datagram_decode("SHD", 3, false, &d), LOGLINE_REJ_NO_MARKER);
+}
+
+/* A binary sample is bounded as a log line is: above LOGLINE_MAX_NS (one
+ * hour) it is refused as out of range, in either version, and nothing of
+ * it is taken; at the bound it is a sample. */
+static void latency_binary_sample_capped(void **state)
+{
+	static const __u64 refused[] = { LOGLINE_MAX_NS + 1, 1ULL << 63, UINT64_MAX };
+	struct shedd_latency_sample v1 = {
+		.magic = SHEDD_LATENCY_MAGIC, .version = SHEDD_LATENCY_VERSION,
+		.latency_ns = LOGLINE_MAX_NS,
+	};
+	struct shedd_latency_sample2 v2 = {
+		.magic = SHEDD_LATENCY_MAGIC, .version = SHEDD_LATENCY_VERSION_2,
+		.latency_ns = LOGLINE_MAX_NS, .unsent = 5,
+	};
+	struct latency_datagram d;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(latency_datagram_decode(&v1, sizeof(v1), false, &d), LOGLINE_OK);
+	assert_int_equal(d.ns, LOGLINE_MAX_NS);
+	assert_int_equal(latency_datagram_decode(&v2, sizeof(v2), false, &d), LOGLINE_OK);
+	assert_int_equal(d.ns, LOGLINE_MAX_NS);
+	assert_int_equal(d.unsent, 5);
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		v1.latency_ns = v2.latency_ns = refused[i];
+		if (latency_datagram_decode(&v1, sizeof(v1), false, &d) != LOGLINE_REJ_RANGE)
+			fail_msg("version 1, %llu ns: not refused as range",
+				 (unsigned long long)refused[i]);
+		assert_int_equal(d.ns, 0);
+		if (latency_datagram_decode(&v2, sizeof(v2), false, &d) != LOGLINE_REJ_RANGE)
+			fail_msg("version 2, %llu ns: not refused as range",
+				 (unsigned long long)refused[i]);
+		assert_int_equal(d.ns, 0);
+		assert_int_equal(d.unsent, 0);
+	}
 }
 
 static void percentiles_within_the_bucket_error(void **state)
@@ -412,6 +449,9 @@ static void served_requests_by_status(void **state)
 		{ "<134>Nov 30 14:00:00 haproxy[7]: shedd rt_ms=20 urt_ms=19 st=302", true },
 		{ "<134>Nov 30 14:00:00 haproxy[7]: shedd rt_ms=500 urt_ms=-1 st=-1", false },
 		{ "<190>Nov 30 14:00:00 shedd: shedd rt=0.500 urt=- st=-", false },
+		/* a client's User-Agent after st= does not turn a 499 into a 200 */
+		{ "<190>Nov 30 14:00:00 shedd: shedd rt=0.500 urt=- st=499 ua=x shedd rt=0.001 st=200 x",
+		  false },
 	};
 	struct latency_datagram d;
 	size_t i;
@@ -436,6 +476,7 @@ int main(void)
 		cmocka_unit_test(latency_wire_format),
 		cmocka_unit_test(latency_wire_format_2_counts_losses),
 		cmocka_unit_test(latency_datagram_either_format),
+		cmocka_unit_test(latency_binary_sample_capped),
 		cmocka_unit_test(served_requests_by_status),
 		cmocka_unit_test(percentiles_within_the_bucket_error),
 		cmocka_unit_test(mid_mean_of_the_middle_80_percent),

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* logline.c - request latency from nginx's and HAProxy's log lines (see
- * logline.h). A hand-written scanner rather than strtod: strtod follows the
- * locale, takes inf, nan, hex and exponents, and cannot be told to stop at
- * the datagram's length. Every byte is looked at a bounded number of times.
+ * logline.h): the syslog header, then shedd's fields at the message's start.
+ * A hand-written scanner rather than strtod: strtod follows the locale,
+ * takes inf, nan, hex and exponents, and cannot be told to stop at the
+ * datagram's length. Every byte is looked at a bounded number of times.
  */
 #include <string.h>
 
@@ -203,25 +204,181 @@ static enum logline_reject status_code(struct cursor *c, __u32 *status, bool *no
 	return LOGLINE_OK;
 }
 
-/* The end of the last word `shedd` standing alone (spaces or the line's
- * ends around it): a host or program name in the header may be `shedd`
- * too, the message's marker comes after it; a value never is one. */
-static bool find_marker(const char *b, size_t len, size_t *after)
+/* The byte @ch is next: past it, or false. */
+static bool expect(struct cursor *c, char ch)
 {
-	bool found = false;
-	size_t i;
+	if (at_end(c) || c->b[c->i] != ch)
+		return false;
+	c->i++;
+	return true;
+}
 
-	for (i = 0; i + MARKER_LEN <= len; i++) {
-		if (b[i] != MARKER[0] || memcmp(b + i, MARKER, MARKER_LEN))
-			continue;
-		if (i > 0 && !is_space(b[i - 1]))
-			continue;
-		if (i + MARKER_LEN < len && !is_space(b[i + MARKER_LEN]))
-			continue;
-		*after = i + MARKER_LEN;
-		found = true;
+/* @n digits: past them, or false. */
+static bool n_digits(struct cursor *c, size_t n)
+{
+	for (; n; n--, c->i++)
+		if (at_end(c) || !is_digit(c->b[c->i]))
+			return false;
+	return true;
+}
+
+/* A run of bytes that are not blanks, at least one (a header field). */
+static bool token(struct cursor *c)
+{
+	size_t start = c->i;
+
+	while (!at_end(c) && !is_space(c->b[c->i]))
+		c->i++;
+	return c->i > start;
+}
+
+/* <PRI>: up to three digits, 0 to 191 (facility * 8 + severity). */
+static bool priority(struct cursor *c)
+{
+	size_t start;
+	__u64 v;
+	bool over;
+
+	if (!expect(c, '<'))
+		return false;
+	start = c->i;
+	return digits(c, 191, &v, &over) && !over && c->i - start <= 3 && expect(c, '>');
+}
+
+/* A month's name and a space begin here ("Dec "). */
+static bool month_here(const struct cursor *c)
+{
+	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+	size_t m;
+
+	if (c->len - c->i < 4 || c->b[c->i + 3] != ' ')
+		return false;
+	for (m = 0; m < 12; m++)
+		if (!memcmp(c->b + c->i, months + 3 * m, 3))
+			return true;
+	return false;
+}
+
+/* An RFC 3164 time stamp and the space after it: "Dec  1 17:38:02 " (the
+ * day padded with a space or a zero). */
+static bool bsd_time(struct cursor *c)
+{
+	if (!month_here(c))
+		return false;
+	c->i += 4;
+	if (!expect(c, ' ') && !n_digits(c, 1))
+		return false;
+	return n_digits(c, 1) && expect(c, ' ') && n_digits(c, 2) && expect(c, ':') &&
+	       n_digits(c, 2) && expect(c, ':') && n_digits(c, 2) && expect(c, ' ');
+}
+
+/* An RFC 3339 time stamp begins here ("2026-12-01T"). */
+static bool iso_time_here(const struct cursor *c)
+{
+	struct cursor t = *c;
+
+	return n_digits(&t, 4) && expect(&t, '-') && n_digits(&t, 2) && expect(&t, '-') &&
+	       n_digits(&t, 2) && expect(&t, 'T');
+}
+
+/* An RFC 3164 header after the time stamp: an optional host name, then the
+ * tag ("shedd:", "haproxy[4242]:") and one space. Neither holds a blank,
+ * and a host name does not end with ':'. */
+static bool bsd_host_tag(struct cursor *c)
+{
+	if (!token(c))
+		return false;
+	if (c->b[c->i - 1] != ':') { /* a host name: the tag follows */
+		if (!expect(c, ' ') || !token(c) || c->b[c->i - 1] != ':')
+			return false;
 	}
-	return found;
+	return expect(c, ' ');
+}
+
+/* RFC 5424 structured data: `-`, or elements [ID NAME="VALUE" ...] one
+ * after the other, where a value may hold `\"`, `\\` and `\]`. */
+static bool structured_data(struct cursor *c)
+{
+	if (expect(c, '-'))
+		return true;
+	if (at_end(c) || c->b[c->i] != '[')
+		return false;
+	while (expect(c, '[')) {
+		bool quoted = false;
+
+		for (;; c->i++) {
+			char ch;
+
+			if (at_end(c))
+				return false;
+			ch = c->b[c->i];
+			if (quoted && ch == '\\') {
+				c->i++; /* the escaped byte */
+				if (at_end(c))
+					return false;
+			} else if (ch == '"') {
+				quoted = !quoted;
+			} else if (ch == ']' && !quoted) {
+				c->i++;
+				break;
+			}
+		}
+	}
+	return true;
+}
+
+/* An RFC 5424 header after "<PRI>1 ": time stamp, host name, application,
+ * process id, message id, structured data; then one space before the
+ * message, or the datagram's end (no message). */
+static bool rfc5424_rest(struct cursor *c)
+{
+	int f;
+
+	for (f = 0; f < 5; f++)
+		if (!token(c) || !expect(c, ' '))
+			return false;
+	return structured_data(c) && (at_end(c) || expect(c, ' '));
+}
+
+/* Past the syslog header, to the message's first byte. The header is the
+ * server's own (priority, time, host name, tag), never its client's, so
+ * the message begins at a place no client can move. What the servers send:
+ *   <PRI>Mmm dd hh:mm:ss [HOST ]TAG: MSG        RFC 3164 (nginx, HAProxy's
+ *                                               rfc3164 and local, logger)
+ *   <PRI>1 TIME HOST APP PID MSGID SD MSG      RFC 5424
+ *   <PRI>TIME MSG, TIME MSG                    HAProxy timed, iso (RFC 3339)
+ *   <PRI>MSG                                   HAProxy short, priority
+ *   MSG                                        HAProxy raw
+ * A message itself never begins with '<', a month's name, "1 " or a time:
+ * it begins with the marker. */
+static enum logline_reject skip_header(struct cursor *c)
+{
+	bool ok = true;
+
+	if (!at_end(c) && c->b[c->i] == '<') {
+		if (!priority(c))
+			return LOGLINE_REJ_HEADER;
+		if (c->len - c->i >= 2 && c->b[c->i] == '1' && c->b[c->i + 1] == ' ') {
+			c->i += 2;
+			ok = rfc5424_rest(c);
+		} else if (month_here(c)) {
+			ok = bsd_time(c) && bsd_host_tag(c);
+		} else if (iso_time_here(c)) {
+			ok = token(c) && expect(c, ' ');
+		}
+	} else if (iso_time_here(c)) {
+		ok = token(c) && expect(c, ' ');
+	}
+	return ok ? LOGLINE_OK : LOGLINE_REJ_HEADER;
+}
+
+/* The message begins with the word `shedd`: past it, or false. */
+static bool marker(struct cursor *c)
+{
+	if (c->len - c->i < MARKER_LEN || memcmp(c->b + c->i, MARKER, MARKER_LEN))
+		return false;
+	c->i += MARKER_LEN;
+	return at_end(c) || is_space(c->b[c->i]);
 }
 
 enum key { KEY_RT, KEY_URT, KEY_RT_MS, KEY_URT_MS, KEY_ST, KEY_UNKNOWN };
@@ -256,10 +413,16 @@ enum logline_reject logline_parse(const char *buf, size_t len, struct logline_sa
 		return LOGLINE_REJ_TOO_LONG;
 	if (memchr(buf, '\0', len))
 		return LOGLINE_REJ_NUL;
-	if (!find_marker(buf, len, &c.i))
+	err = skip_header(&c);
+	if (err)
+		return err;
+	if (!marker(&c))
 		return LOGLINE_REJ_NO_MARKER;
 	memset(out, 0, sizeof(*out));
-	for (;;) {
+	/* shedd's fields, up to st= or the message's end: nothing after st=
+	 * is read, and any other word before it refuses the line, so what a
+	 * client writes behind them can never be taken for a field. */
+	while (!(seen & SEEN_ST)) {
 		size_t start;
 		enum key k;
 
@@ -269,16 +432,12 @@ enum logline_reject logline_parse(const char *buf, size_t len, struct logline_sa
 		start = c.i;
 		while (!at_end(&c) && !is_space(c.b[c.i]) && c.b[c.i] != '=')
 			c.i++;
-		if (at_end(&c) || c.b[c.i] != '=') {
-			continue; /* a word that is not key=value: ignored */
-		}
+		if (at_end(&c) || c.b[c.i] != '=')
+			return LOGLINE_REJ_UNCLOSED; /* a word that is not key=value */
 		k = key_of(buf + start, c.i - start);
+		if (k == KEY_UNKNOWN)
+			return LOGLINE_REJ_UNCLOSED;
 		c.i++; /* '=' */
-		if (k == KEY_UNKNOWN) {
-			while (!at_end(&c) && !is_space(c.b[c.i]))
-				c.i++;
-			continue;
-		}
 		bit = k == KEY_RT || k == KEY_RT_MS ? SEEN_RT :
 		      k == KEY_ST ? SEEN_ST : SEEN_URT;
 		if (seen & bit)
@@ -301,6 +460,7 @@ enum logline_reject logline_parse(const char *buf, size_t len, struct logline_sa
 			break;
 		case KEY_ST:
 			err = status_code(&c, &out->status, &out->no_response);
+			out->have_status = true;
 			break;
 		case KEY_UNKNOWN:
 			break;
@@ -325,6 +485,8 @@ const char *logline_reject_name(enum logline_reject r)
 		[LOGLINE_REJ_NUL] = "nul",
 		[LOGLINE_REJ_BINARY] = "binary",
 		[LOGLINE_REJ_TRUNCATED] = "truncated",
+		[LOGLINE_REJ_HEADER] = "header",
+		[LOGLINE_REJ_UNCLOSED] = "unclosed",
 	};
 
 	return (unsigned int)r < LOGLINE_NR_REJECTS ? names[r] : "?";

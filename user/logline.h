@@ -3,15 +3,19 @@
  * HAProxy send it to shedd's latency socket over syslog. Pure: no I/O, no
  * allocation, no locale; reads exactly the bytes it is given.
  *
- * The message part begins with the word `shedd`, then `key=value` tokens:
+ * The syslog header is the server's (priority, time, host name, tag; RFC
+ * 3164 or 5424, HAProxy's short, timed, iso or raw), so the message begins
+ * at a place no client moves. The message begins with the word `shedd`,
+ * then shedd's fields, `key=value`:
  *   rt=SECONDS    request time, decimal seconds (nginx $request_time)
  *   urt=SECONDS   upstream time; `-` for none, several values joined by
  *                 `,` or `:` (several upstreams tried) are summed
  *   rt_ms=MS      request time, integer milliseconds (HAProxy %Ta); -1: none
  *   urt_ms=MS     upstream time in ms (HAProxy %Tr); -1: none
- *   st=CODE       HTTP status (optional)
- * Unknown keys are ignored. Whatever comes before the marker (an RFC 3164 or
- * RFC 5424 header, or nothing) is skipped.
+ *   st=CODE       HTTP status; it closes the fields
+ * Nothing after st= is read: fields of the operator's own, and anything a
+ * client wrote (a URL, a header), follow it. Without st=, the fields run
+ * to the message's end, and any other word refuses the line.
  */
 #ifndef SHEDD_LOGLINE_H
 #define SHEDD_LOGLINE_H
@@ -36,20 +40,26 @@
 #endif
 
 /* Why a datagram on the latency socket was refused. The parser returns
- * LOGLINE_REJ_NO_MARKER..LOGLINE_REJ_NUL; the receiver adds the two it
- * alone can tell (a malformed binary sample, a truncated datagram). */
+ * LOGLINE_REJ_NO_MARKER..LOGLINE_REJ_NUL, LOGLINE_REJ_HEADER and
+ * LOGLINE_REJ_UNCLOSED; the receiver adds the ones it alone can tell (a
+ * malformed binary sample, a truncated datagram; a binary sample above
+ * LOGLINE_MAX_NS is LOGLINE_REJ_RANGE). The values index pinned counters
+ * (shedd_daemon_stats.latency_refused): new ones go at the end. */
 enum logline_reject {
 	LOGLINE_OK = 0,
-	LOGLINE_REJ_NO_MARKER,  /* no word `shedd` */
+	LOGLINE_REJ_NO_MARKER,  /* the message does not begin with the word `shedd` */
 	LOGLINE_REJ_NO_RT,      /* no request time (missing, `-`, -1) */
 	LOGLINE_REJ_BAD_NUMBER, /* not a plain decimal (inf, nan, 1e9, 0x10, +1, ...) */
 	LOGLINE_REJ_NEGATIVE,   /* a time below zero (other than -1 for none) */
-	LOGLINE_REJ_RANGE,      /* above LOGLINE_MAX_NS, or a status above 999 */
+	LOGLINE_REJ_RANGE,      /* above LOGLINE_MAX_NS (either format), or a status
+	                         * above 999 */
 	LOGLINE_REJ_DUPLICATE,  /* a key twice, or rt with rt_ms, urt with urt_ms */
 	LOGLINE_REJ_TOO_LONG,   /* more than LOGLINE_MAX_LEN bytes */
 	LOGLINE_REJ_NUL,        /* a NUL byte inside the datagram */
 	LOGLINE_REJ_BINARY,     /* (receiver) binary format, malformed */
 	LOGLINE_REJ_TRUNCATED,  /* (receiver) longer than the receive buffer */
+	LOGLINE_REJ_HEADER,     /* began with '<' or a time, not a syslog header */
+	LOGLINE_REJ_UNCLOSED,   /* a word other than a field before st= */
 	LOGLINE_NR_REJECTS
 };
 
@@ -59,6 +69,7 @@ struct logline_sample {
 	bool have_urt;
 	__u64 urt_ns;     /* upstream time, summed over the upstreams tried */
 	__u32 status;     /* HTTP status, 0 when not given */
+	bool have_status; /* st= was given (it closed the fields) */
 	bool no_response; /* st= given as `-` or -1: no response was sent
 	                   * (HAProxy, a request its client abandoned) */
 };

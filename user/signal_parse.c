@@ -49,7 +49,7 @@ int netstat_parse(const char *text, __u64 *overflows, __u64 *drops)
 	return found == 3 ? 0 : -1;
 }
 
-int latency_decode(const void *buf, size_t len, __u64 *ns, __u32 *unsent)
+enum logline_reject latency_decode(const void *buf, size_t len, __u64 *ns, __u32 *unsent)
 {
 	struct shedd_latency_sample2 s;
 
@@ -57,19 +57,23 @@ int latency_decode(const void *buf, size_t len, __u64 *ns, __u32 *unsent)
 		memcpy(&s, buf, sizeof(struct shedd_latency_sample));
 		s.unsent = s.reserved = 0;
 		if (s.version != SHEDD_LATENCY_VERSION)
-			return -1;
+			return LOGLINE_REJ_BINARY;
 	} else if (len == sizeof(s)) {
 		memcpy(&s, buf, sizeof(s));
 		if (s.version != SHEDD_LATENCY_VERSION_2 || s.reserved)
-			return -1;
+			return LOGLINE_REJ_BINARY;
 	} else {
-		return -1;
+		return LOGLINE_REJ_BINARY;
 	}
 	if (s.magic != SHEDD_LATENCY_MAGIC || s.flags)
-		return -1;
+		return LOGLINE_REJ_BINARY;
+	/* The log lines' cap: beyond it the sum of a second's samples, and
+	 * the histogram's _sum, could wrap. */
+	if (s.latency_ns > LOGLINE_MAX_NS)
+		return LOGLINE_REJ_RANGE;
 	*ns = s.latency_ns;
 	*unsent = s.unsent;
-	return 0;
+	return LOGLINE_OK;
 }
 
 enum logline_reject latency_datagram_decode(const void *buf, size_t len, bool truncated,
@@ -83,8 +87,7 @@ enum logline_reject latency_datagram_decode(const void *buf, size_t len, bool tr
 	if (truncated)
 		return LOGLINE_REJ_TRUNCATED;
 	if (len >= sizeof(magic) && !memcmp(buf, &magic, sizeof(magic)))
-		return latency_decode(buf, len, &d->ns, &d->unsent) ? LOGLINE_REJ_BINARY
-								    : LOGLINE_OK;
+		return latency_decode(buf, len, &d->ns, &d->unsent);
 	r = logline_parse(buf, len, &ls);
 	if (r != LOGLINE_OK)
 		return r;

@@ -155,10 +155,11 @@ __u64 overflow_drops(__u64 listener_drops, bool have_netstat, __u64 ns_overflows
  * not hide a backend's small, full one, as a sum would. Ties go to the
  * deeper queue, then to the first group. @n > 0. */
 struct queue_group queue_fullest(const struct queue_group *g, int n);
-/* One latency datagram (version 1 or 2): 0, the latency and the sender's
- * count of samples it could not send before it (0 for version 1), or -1 if
- * malformed. */
-int latency_decode(const void *buf, size_t len, __u64 *ns, __u32 *unsent);
+/* One latency datagram (version 1 or 2): LOGLINE_OK, the latency and the
+ * sender's count of samples it could not send before it (0 for version 1);
+ * LOGLINE_REJ_BINARY if malformed, LOGLINE_REJ_RANGE for a latency above
+ * LOGLINE_MAX_NS (the log lines' cap); *@ns and *@unsent are then left. */
+enum logline_reject latency_decode(const void *buf, size_t len, __u64 *ns, __u32 *unsent);
 
 /* One datagram on the latency socket, in either format. */
 struct latency_datagram {

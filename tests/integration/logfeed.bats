@@ -11,6 +11,7 @@ NGINX=/usr/sbin/nginx
 HAPROXY=/usr/sbin/haproxy
 FRONT_PORT=8081 # the proxy, protected by shedd
 UP_PORT=8083    # its upstream, on the server's loopback
+DOWN_PORT=8084  # an upstream that is down: nothing listens there
 REQUESTS=60
 
 setup() {
@@ -21,11 +22,16 @@ setup() {
 }
 teardown() { testbed_down; }
 
-# nginx_start: one worker as www-data; a proxy on FRONT_PORT to an upstream
-# on UP_PORT that answers 200 itself; the proxy logs with the shedd format.
+# nginx_start [FIELDS]: one worker as www-data; a proxy on FRONT_PORT to an
+# upstream on UP_PORT that answers 200 itself (and, under /down, to a port
+# where nothing listens: 502); the proxy logs with the shedd format of
+# contrib/, to shedd and to $TESTBED_TMP/nginx/access.log, with FIELDS of
+# the operator's own after shedd's.
 nginx_start() {
-	local d=$TESTBED_TMP/nginx
+	local d=$TESTBED_TMP/nginx fmt
 	mkdir -p "$d"
+	fmt=$(grep -v '^#' "$ROOT/contrib/nginx/shedd.conf" | grep log_format)
+	[ -z "${1:-}" ] || fmt="${fmt%\';} $1';"
 	cat >"$d/nginx.conf" <<-EOF
 		daemon off;
 		user www-data;
@@ -40,11 +46,13 @@ nginx_start() {
 			uwsgi_temp_path $d/uwsgi;
 			scgi_temp_path $d/scgi;
 			access_log off;
-			$(grep -v '^#' "$ROOT/contrib/nginx/shedd.conf" | grep log_format)
+			$fmt
 			server {
 				listen $SRV_IP:$FRONT_PORT;
 				access_log syslog:server=unix:$LATENCY_SOCK,nohostname,tag=shedd shedd;
+				access_log $d/access.log shedd;
 				location / { proxy_pass http://127.0.0.1:$UP_PORT; }
+				location /down { proxy_pass http://127.0.0.1:$DOWN_PORT; }
 			}
 			server {
 				listen 127.0.0.1:$UP_PORT;
@@ -58,14 +66,20 @@ nginx_start() {
 	wait_listening nginx "$FRONT_PORT"
 }
 
-# haproxy_start: as the haproxy user; a frontend on FRONT_PORT that logs with
-# the shedd format, to a backend on UP_PORT that answers 200 itself.
+# haproxy_start [FIELDS]: as the haproxy user; a frontend on FRONT_PORT that
+# logs with the shedd format of contrib/, FIELDS of the operator's own after
+# shedd's (the User-Agent captured as capture.req.hdr(0)), to shedd and to
+# HAProxy's stdout ($TESTBED_TMP/haproxy/out); to a backend on UP_PORT that
+# answers 200 itself, and under /down to one where nothing listens (503).
 haproxy_start() {
-	local d=$TESTBED_TMP/haproxy
+	local d=$TESTBED_TMP/haproxy fmt
 	mkdir -p "$d"
+	fmt=$(grep -v '^#' "$ROOT/contrib/haproxy/shedd.cfg" | grep log-format)
+	[ -z "${1:-}" ] || fmt="${fmt%\"} $1\""
 	cat >"$d/haproxy.cfg" <<-EOF
 		global
 			log unix@$LATENCY_SOCK local0
+			log stdout format raw local0
 			user haproxy
 			group haproxy
 			pidfile $d/haproxy.pid
@@ -78,10 +92,15 @@ haproxy_start() {
 			timeout server 5s
 		frontend fe
 			bind $SRV_IP:$FRONT_PORT
-			$(grep -v '^#' "$ROOT/contrib/haproxy/shedd.cfg" | grep log-format)
+			$fmt
+			http-request capture req.hdr(user-agent) len 200
+			use_backend down if { path_beg /down }
 			default_backend be
 		backend be
 			server up 127.0.0.1:$UP_PORT
+		backend down
+			retries 0
+			server down 127.0.0.1:$DOWN_PORT
 		frontend up
 			bind 127.0.0.1:$UP_PORT
 			no log
@@ -141,6 +160,21 @@ shedd_stop() {
 	[ ! -e "$LATENCY_SOCK" ]
 }
 
+# metric 'NAME{LABELS}': one series of shedd's metrics endpoint (labels in
+# the order shedd prints them, iface first and implied); fails if absent.
+metric() {
+	local name=${1%%\{*} labels="" v
+	[[ "$1" == *"{"* ]] && labels=",${1#*\{}" && labels=${labels%\}}
+	v=$(in_srv curl -sS --fail --max-time 5 http://127.0.0.1:9464/metrics |
+		grep -F "$name{iface=\"$IF_SRV\"$labels} " | awk '{ print $2 }')
+	if [ -z "$v" ]; then
+		echo "metric: no series $1" >&2
+		return 1
+	fi
+	echo "$v"
+}
+metric_at_least() { [ "$(metric "$1")" -ge "$2" ]; }
+
 # logger_send ARGS...: one datagram to shedd's socket through util-linux
 # logger, as any syslog client would send it.
 logger_send() {
@@ -175,6 +209,47 @@ logger_send() {
 	shedd_stop
 }
 
+@test "a User-Agent that carries a sample does not change nginx's: the true one counts" {
+	# What a client writes (its User-Agent) follows shedd's fields, where
+	# contrib/nginx/shedd.conf lets an operator put fields of their own.
+	# Each request failed within milliseconds (502: not served); its
+	# User-Agent claims an hour-long success behind a marker of its own,
+	# with a quote nginx writes as \x22.
+	local ua='x" shedd rt=3000.000 urt=3000.000 st=200 x' n=20
+	shedd_start --port "$FRONT_PORT" --controller off --rate 100000 --latency-group www-data
+	nginx_start 'ua="$http_user_agent"'
+	run in_cli bash -c 'for ((i = 0; i < $1; i++)); do
+		curl -sS -o /dev/null -m 2 -w "%{http_code}\n" -A "$2" "http://$3:$4/down"
+	done' _ "$n" "$ua" "$SRV_IP" "$FRONT_PORT"
+	echo "answered: $(echo $output)"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^502$' <<<"$output")" -eq "$n" ]
+	# The lines nginx sent carry the forged fields after shedd's.
+	run grep -c 'st=502 ua="x\\x22 shedd rt=3000.000 urt=3000.000 st=200 x"$' \
+		"$TESTBED_TMP/nginx/access.log"
+	[ "$status" -eq 0 ]
+	[ "$output" -eq "$n" ]
+	wait_for "$n log samples" 10 at_least log_n "$n"
+	wait_for "$n samples in the metrics" 5 metric_at_least shedd_service_latency_seconds_count "$n"
+	grep ' | critical_plus ' "$TESTBED_TMP/shedd.log" | grep -o 'latency_n=.*lost=[0-9]*' | tail -3
+	# Each sample is nginx's own: not served, under a second in all.
+	run metric 'shedd_latency_samples_total{result="unserved"}'
+	[ "$output" -eq "$n" ]
+	run metric 'shedd_latency_samples_total{result="served"}'
+	[ "$output" -eq 0 ]
+	run metric shedd_service_latency_seconds_count
+	[ "$output" -eq "$n" ]
+	run metric shedd_service_latency_seconds_sum
+	echo "latency sum: $output s"
+	[ "$status" -eq 0 ]
+	run awk -v s="$output" 'BEGIN { exit !(s >= 0 && s < 1) }'
+	[ "$status" -eq 0 ]
+	run metric 'shedd_service_latency_seconds_bucket{le="0.1"}'
+	[ "$output" -eq "$n" ]
+	[ "$(sum bad)" -eq 0 ]
+	shedd_stop
+}
+
 @test "HAProxy's log lines arrive as samples" {
 	shedd_start --port "$FRONT_PORT" --controller off --rate 100000 --latency-group haproxy
 	[ "$(stat -c '%G %a' "$LATENCY_SOCK")" = "haproxy 660" ]
@@ -187,6 +262,40 @@ logger_send() {
 	status_field upstream_p99_ms | grep -q .
 	[ "$(sum bad)" -eq 0 ]
 	grep ' | critical_plus ' "$TESTBED_TMP/shedd.log" | grep -o 'latency_n=.*lost=[0-9]*' | tail -3
+	shedd_stop
+}
+
+@test "a User-Agent that carries a sample does not change HAProxy's: the true one counts" {
+	# The same through HAProxy, which writes the captured header as it
+	# came: quotes and all. Each request failed at once (503: the server
+	# is down); its User-Agent claims an hour-long success.
+	local ua='x" shedd rt_ms=3000000 urt_ms=3000000 st=200 x' n=20
+	shedd_start --port "$FRONT_PORT" --controller off --rate 100000 --latency-group haproxy
+	haproxy_start '%{+Q}r ua=%{+Q}[capture.req.hdr(0)]'
+	run in_cli bash -c 'for ((i = 0; i < $1; i++)); do
+		curl -sS -o /dev/null -m 5 -w "%{http_code}\n" -A "$2" "http://$3:$4/down"
+	done' _ "$n" "$ua" "$SRV_IP" "$FRONT_PORT"
+	echo "answered: $(echo $output)"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^503$' <<<"$output")" -eq "$n" ]
+	wait_for "$n log samples" 10 at_least log_n "$n"
+	# The lines HAProxy sent carry the forged fields after shedd's.
+	tail -n 1 "$TESTBED_TMP/haproxy/out"
+	run grep -c -F "st=503 \"GET /down HTTP/1.1\" ua=\"$ua\"" "$TESTBED_TMP/haproxy/out"
+	[ "$status" -eq 0 ]
+	[ "$output" -eq "$n" ]
+	wait_for "$n samples in the metrics" 5 metric_at_least shedd_service_latency_seconds_count "$n"
+	grep ' | critical_plus ' "$TESTBED_TMP/shedd.log" | grep -o 'latency_n=.*lost=[0-9]*' | tail -3
+	run metric 'shedd_latency_samples_total{result="unserved"}'
+	[ "$output" -eq "$n" ]
+	run metric 'shedd_latency_samples_total{result="served"}'
+	[ "$output" -eq 0 ]
+	run metric shedd_service_latency_seconds_sum
+	echo "latency sum: $output s"
+	[ "$status" -eq 0 ]
+	run awk -v s="$output" 'BEGIN { exit !(s >= 0 && s < 2) }'
+	[ "$status" -eq 0 ]
+	[ "$(sum bad)" -eq 0 ]
 	shedd_stop
 }
 

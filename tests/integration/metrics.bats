@@ -151,6 +151,51 @@ counters_monotonic() {
 	[ "$(metric "$BATS_TEST_TMPDIR/m.txt" 'shedd_controller_mode{mode="fixed"}')" -eq 1 ]
 }
 
+# latency_handled FILE N: the latency histogram's count and the refused
+# datagrams add up to N at least (every datagram sent was read).
+latency_handled() {
+	local c r
+	scrape "$1" || return 1
+	c=$(metric "$1" shedd_service_latency_seconds_count) || return 1
+	r=$(metric "$1" 'shedd_latency_samples_total{result="refused"}') || return 1
+	[ $((c + r)) -ge "$2" ]
+}
+
+@test "a binary latency sample above one hour is refused as range: the histogram's sum does not wrap" {
+	local m=$BATS_TEST_TMPDIR/m.txt
+	shedd_start --port "$PORT" --controller off --rate 1000
+	# 1 ms; 2^63 ns twice (version 1 and 2: their sum wraps 64 bits to
+	# 0); exactly the cap, one hour.
+	run python3 - "$LATENCY_SOCK" <<-'EOF'
+		import socket, struct, sys
+		s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+		s.connect(sys.argv[1])
+		magic = 0x4c444853
+		s.send(struct.pack("=IHHQ", magic, 1, 0, 1000000))
+		s.send(struct.pack("=IHHQ", magic, 1, 0, 1 << 63))
+		s.send(struct.pack("=IHHQII", magic, 2, 0, 1 << 63, 0, 0))
+		s.send(struct.pack("=IHHQ", magic, 1, 0, 3600 * 10**9))
+	EOF
+	[ "$status" -eq 0 ]
+	wait_for "four datagrams read" 5 latency_handled "$m" 4
+	grep -E '^shedd_(service_latency_seconds_(sum|count)|latency_datagrams_refused_total.*range)' "$m"
+	run metric "$m" shedd_service_latency_seconds_count
+	[ "$output" -eq 2 ]
+	run metric "$m" shedd_service_latency_seconds_sum
+	[ "$output" = 3600.001 ]
+	run metric "$m" 'shedd_latency_datagrams_refused_total{reason="range"}'
+	[ "$output" -eq 2 ]
+	run metric "$m" 'shedd_latency_datagrams_refused_total{reason="binary"}'
+	[ "$output" -eq 0 ]
+	# The hour is above the last bound (60 s), the millisecond below 2.5 ms.
+	run metric "$m" 'shedd_service_latency_seconds_bucket{le="60"}'
+	[ "$output" -eq 1 ]
+	run metric "$m" 'shedd_service_latency_seconds_bucket{le="0.0025"}'
+	[ "$output" -eq 1 ]
+	# The status line names the reason.
+	wait_for "bad_why=range:2" 3 sh -c "grep -q 'bad_why=range:2' '$TESTBED_TMP/shedd.log'"
+}
+
 @test "a SIGKILL and an adopting shedd keep every counter monotonic" {
 	serve_and_shed
 	load clients 200 1 1000
