@@ -192,6 +192,8 @@ static void publish_metrics(struct daemon *d, const struct signal_report *r)
 		.rates = d->rates, .demand = d->ts.demand, .aimd = d->tp.aimd,
 		.mode = cs->mode, .stage = cs->stage, .why = cs->why,
 		.last_good = cs->last_good, .peak_accept = cs->peak_accept,
+		.served_rate = cs->served_rate, .latency_baseline_ns = cs->lat.baseline_ns,
+		.calm_probes = cs->lat.probes, .probing = cs->lat.probing,
 		.skipped = d->skipped, .tx_blocked = d->l.tx_blocked });
 }
 

@@ -352,6 +352,17 @@ static void controller_families(struct out *o)
 	gauge1(o, "shedd_controller_peak_accept_per_second",
 	       "The recent peak rate of connections the service accepted.",
 	       s->aimd ? s->peak_accept : 0);
+	gauge1(o, "shedd_controller_served_per_second",
+	       "Requests the service answered per second over the last second (latency samples).",
+	       s->aimd ? s->served_rate : 0);
+	gauge1(o, "shedd_latency_baseline_seconds",
+	       "The calm latency the derived latency target is learned from (0: none yet).",
+	       s->aimd ? (double)s->latency_baseline_ns / 1e9 : 0);
+	counter1(o, "shedd_calm_probes_total",
+		 "Calm probes run since start: the limit held at half the served rate until the "
+		 "latency stopped falling, to learn the calm latency.", s->calm_probes);
+	gauge1(o, "shedd_calm_probe_running", "1 while a calm probe holds the limit.",
+	       s->aimd && s->probing ? 1 : 0);
 	family(o, "shedd_controller_overload_total", "counter",
 	       "Control ticks judged overloaded, by reason (a tick may have several).");
 	for (i = 0; i < SHEDD_OVERLOAD_REASONS; i++) {

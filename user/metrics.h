@@ -36,6 +36,10 @@ struct metrics_snapshot {
 	int stage;                       /* ramp stage while recovering (0-based) */
 	double last_good;                /* SYN/s */
 	double peak_accept;              /* connections/s */
+	double served_rate;              /* requests answered/s, over 1 s */
+	__u64 latency_baseline_ns;       /* the derived target's calm latency */
+	__u64 calm_probes;               /* calm probes since start */
+	bool probing;                    /* one runs */
 	bool have_depth;                 /* depth/backlog read at least once */
 	__u64 depth, backlog;
 	bool backend;                    /* --backend-port listeners exist */
@@ -54,6 +58,9 @@ struct metrics_tick {
 	int mode, stage;
 	unsigned int why;                 /* enum aimd_reason bits of the tick */
 	double last_good, peak_accept;
+	double served_rate;
+	__u64 latency_baseline_ns, calm_probes;
+	bool probing;
 	__u64 skipped;                    /* the daemon's ticks skipped, in all */
 	bool tx_blocked;                  /* settings.tx_blocked (xdptx.h) */
 };

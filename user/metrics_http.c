@@ -247,6 +247,10 @@ int metrics_tick(struct metrics *m, struct loader *l, const struct metrics_tick 
 	n->stage = t->stage;
 	n->last_good = t->last_good;
 	n->peak_accept = t->peak_accept;
+	n->served_rate = t->served_rate;
+	n->latency_baseline_ns = t->latency_baseline_ns;
+	n->calm_probes = t->calm_probes;
+	n->probing = t->probing;
 	n->tx_blocked = t->tx_blocked;
 	/* Copy only: no syscall, no formatting under the lock. */
 	pthread_mutex_lock(&m->lock);
