@@ -101,3 +101,17 @@ status_next() {
 	wait_for "the next status line" 3 status_lines_above "$n"
 }
 status_lines_above() { [ "$(status_lines)" -gt "$1" ]; }
+
+# ticks_now: the ticks the running shedd has counted (daemon_stats).
+ticks_now() {
+	bpftool map dump pinned "$PIN_DIR/daemon_stats" | jq -e '.[0].value.ticks'
+}
+
+# wait_ticks N: until shedd has run N more ticks than now (what a tick
+# would change has had its chance).
+wait_ticks() {
+	local t0
+	t0=$(ticks_now)
+	wait_for "$1 more ticks" 5 ticks_above $((t0 + $1 - 1))
+}
+ticks_above() { [ "$(ticks_now)" -gt "$1" ]; }
