@@ -6,11 +6,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/testbed.sh"
 # Every test ends within BATS_TEST_TIMEOUT seconds: bats (1.7.0 or later)
 # then fails it ("timeout after Ns"), ends its processes and runs its
 # teardown, so a hung shedd or client fails its test instead of hanging
-# `make test`. The longest test takes about a minute; the kernel matrix's
-# guests scale the bound as they scale every wait. A file whose tests need
-# more sets it before `load lib`; the environment may set it too.
+# `make test`. 240 s, scaled as every wait is in the kernel matrix's
+# guests: far more than a test here needs. A file whose tests need more
+# sets it before `load lib`; the environment may set it too.
 if ! printf '%s\n' 1.7.0 "${BATS_VERSION:-0}" | sort -V -C; then
-	echo "lib.bash: bats ${BATS_VERSION:-older than 1.2} cannot time a test out" \
+	echo "lib.bash: bats ${BATS_VERSION:-of unknown version} cannot time a test out" \
 		"(BATS_TEST_TIMEOUT needs 1.7.0 or later)" >&2
 	exit 1
 fi
