@@ -402,7 +402,7 @@ rates_now() {
 	link_id=$(link_of id)
 	# Rates that are not those it started with: the operator pins 300/s,
 	# and the next tick writes them (with no demand, 75/s a class).
-	run "$ROOT/shedctl" --netns "$NS_SRV" rate pin 300
+	run "${SHEDCTL:-$ROOT/shedctl}" --netns "$NS_SRV" rate pin 300
 	[ "$status" -eq 0 ]
 	wait_for "the pinned rates" 2 sh -c "[ \"\$(bpftool map dump pinned '$PIN_DIR/rates' |
 		jq -c '[.[].value.r.rate_per_sec]')\" = '[75,75,75,75]' ]"
