@@ -111,7 +111,31 @@ struct daemon {
 	int tun_fd;                     /* hears of link and address changes */
 	struct tun_found tun, tun_next; /* the tunnels that end here (tunnels.h) */
 	__u64 tun_fou_ns;               /* when the FOU ports were last asked for */
+	unsigned long ticks;            /* ticks run since start */
+	unsigned long fail_tick;        /* SHEDD_TEST_FAIL_TICK: 0, or the tick to fail */
 };
+
+/* For the test suite only: SHEDD_TEST_FAIL_TICK=N makes the Nth tick fail
+ * as a failed read of the stats map would, so a test can see the error
+ * path of a running daemon. Unset (or empty), it does nothing. */
+static int fail_tick_from_env(struct daemon *d)
+{
+	const char *e = getenv("SHEDD_TEST_FAIL_TICK");
+	char *end;
+	unsigned long n;
+
+	if (!e || !*e)
+		return 0;
+	errno = 0;
+	n = strtoul(e, &end, 10);
+	if (errno || *end || !n || *e == '-') {
+		log_err("SHEDD_TEST_FAIL_TICK: '%s' is not a tick number (1, 2, ...)", e);
+		return -EINVAL;
+	}
+	d->fail_tick = n;
+	log_warn("SHEDD_TEST_FAIL_TICK=%lu: tick %lu will fail (a fault injected for tests)", n, n);
+	return 0;
+}
 
 /* Frames the program sent back with XDP_TX, every CPU: cookie SYN-ACKs,
  * RSTs to SYNs and to refused proven ACKs (a few of those were dropped
@@ -349,6 +373,11 @@ static int tick(struct daemon *d)
 	enum aimd_drain drain = d->ts.cs.drain;
 	__u64 drain_end_ns = d->ts.cs.drain_end_ns;
 
+	if (++d->ticks == d->fail_tick) {
+		log_err("read stats: %s (tick %lu, as SHEDD_TEST_FAIL_TICK asks)", strerror(EIO),
+			d->ticks);
+		return -EIO;
+	}
 	err = loader_read_stats(&d->l, d->cur);
 	if (err) {
 		log_err("read stats: %s", strerror(-err));
@@ -615,6 +644,8 @@ static int run(struct shedd_options *o)
 
 	service_init(&d.svc);
 
+	if (fail_tick_from_env(&d))
+		return SHEDD_EXIT_USAGE;
 	err = loader_open(&d.l, o);
 	if (err)
 		return SHEDD_EXIT_ENV;

@@ -3,6 +3,19 @@
 TESTBED_TMP=$BATS_TEST_TMPDIR
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/testbed.sh"
 
+# Every test ends within BATS_TEST_TIMEOUT seconds: bats (1.7.0 or later)
+# then fails it ("timeout after Ns"), ends its processes and runs its
+# teardown, so a hung shedd or client fails its test instead of hanging
+# `make test`. 240 s, scaled as every wait is in the kernel matrix's
+# guests: far more than a test here needs. A file whose tests need more
+# sets it before `load lib`; the environment may set it too.
+if ! printf '%s\n' 1.7.0 "${BATS_VERSION:-0}" | sort -V -C; then
+	echo "lib.bash: bats ${BATS_VERSION:-of unknown version} cannot time a test out" \
+		"(BATS_TEST_TIMEOUT needs 1.7.0 or later)" >&2
+	exit 1
+fi
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-$((240 * TESTBED_TIME_SCALE))}
+
 # within VALUE LOW HIGH: integer bounds check that says what failed. A value
 # that is not an integer (an empty field, a missing counter) fails too: `[`
 # on a non-number errs, and inside an `if` that error would read as success.
@@ -74,3 +87,31 @@ settings() {
 	cur=$(bpftool map dump pinned "$PIN_DIR/settings_cur" | jq -r '.[0].value')
 	bpftool map dump pinned "$PIN_DIR/settings" | jq -c ".[$cur].value$1"
 }
+
+# status_lines: how many status lines shedd has logged.
+status_lines() {
+	grep -c ' | critical_plus ' "$TESTBED_TMP/shedd.log" || true
+}
+
+# status_next: until shedd logs its next status line, the first that covers
+# what happened up to now (the end of a load, a flood).
+status_next() {
+	local n
+	n=$(status_lines)
+	wait_for "the next status line" 3 status_lines_above "$n"
+}
+status_lines_above() { [ "$(status_lines)" -gt "$1" ]; }
+
+# ticks_now: the ticks the running shedd has counted (daemon_stats).
+ticks_now() {
+	bpftool map dump pinned "$PIN_DIR/daemon_stats" | jq -e '.[0].value.ticks'
+}
+
+# wait_ticks N: until shedd has run N more ticks than now (what a tick
+# would change has had its chance).
+wait_ticks() {
+	local t0
+	t0=$(ticks_now)
+	wait_for "$1 more ticks" 5 ticks_above $((t0 + $1 - 1))
+}
+ticks_above() { [ "$(ticks_now)" -gt "$1" ]; }

@@ -31,6 +31,26 @@ xdp_detached() {
 	fi
 }
 
+# link_of FIELD [PIN_DIR]: a field of the pinned link (id, prog_id), a
+# number; fails, saying so, when there is none (a missing pin would
+# otherwise print nothing, and two nothings compare equal).
+link_of() {
+	local v
+	v=$(bpftool -j link show pinned "${2:-$PIN_DIR}/link" | jq ".$1")
+	if ! [[ "$v" =~ ^[0-9]+$ ]]; then
+		echo "link_of: no $1 of a link pinned in ${2:-$PIN_DIR}" >&2
+		return 1
+	fi
+	echo "$v"
+}
+
+# flood_rates: until the daemon has given a spoofed flood's class
+# (sheddable) the whole --rate of 200: the rates it writes for that flood.
+flood_rates() {
+	wait_for "the rates written for the flood" 5 sh -c \
+		"bpftool map dump pinned '$PIN_DIR/rates' | jq -e '.[3].value.r.rate_per_sec == 200' >/dev/null"
+}
+
 # rate_total [PIN_DIR]: the rates map summed over classes.
 rate_total() {
 	bpftool map dump pinned "${1:-$PIN_DIR}/rates" | jq '[.[].value.r.rate_per_sec] | add'
@@ -48,7 +68,8 @@ too_many_prefixes() {
 @test "SIGTERM detaches and removes every pin" {
 	shedd_start --verify off --port "$PORT" --rate 100
 	xdp_attached
-	[ -e "$PIN_DIR/link" ] && [ -e "$PIN_DIR/stats" ]
+	[ -e "$PIN_DIR/link" ]
+	[ -e "$PIN_DIR/stats" ]
 	kill -TERM "$SHEDD_PID"
 	wait "$SHEDD_PID"
 	xdp_detached
@@ -76,12 +97,12 @@ too_many_prefixes() {
 	# The daemon dies in the middle of a flood: the program keeps the rates
 	# it last wrote for that flood.
 	flood_bg /dev/null 198.19.0.0/16 1000 3
-	sleep 1.5
+	flood_rates
 	kill -KILL "$SHEDD_PID"
 	wait "$SHEDD_PID" || true
 	wait "$FLOOD_PID"
 	xdp_attached
-	link_id=$(bpftool -j link show pinned "$PIN_DIR/link" | jq .id)
+	link_id=$(link_of id)
 	line=$(flood 198.19.0.0/16 1000 2)
 	echo "no daemon: $line"
 	within "$(field synack "$line")" 360 460
@@ -90,7 +111,7 @@ too_many_prefixes() {
 	shedd_start --verify off --port "$PORT" --rate 200 --burst 20
 	grep -q 'adopted the running shedd' "$BATS_TEST_TMPDIR/shedd.log"
 	# Same link, so no gap; counters continue from where they were.
-	[ "$(bpftool -j link show pinned "$PIN_DIR/link" | jq .id)" = "$link_id" ]
+	[ "$(link_of id)" = "$link_id" ]
 	[ "$(stat_sum syn 3)" -ge "$before" ]
 	line=$(flood 198.19.0.0/16 1000 2)
 	echo "adopted: $line"
@@ -142,8 +163,8 @@ xdp_mode_now() {
 	kill -TERM "$SHEDD_PID"
 	wait "$SHEDD_PID"
 	[ "$(xdp_mode_now)" = xdpgeneric ]
-	link_id=$(bpftool -j link show pinned "$PIN_DIR/link" | jq .id)
-	prog_id=$(bpftool -j link show pinned "$PIN_DIR/link" | jq .prog_id)
+	link_id=$(link_of id)
+	prog_id=$(link_of prog_id)
 	# The other mode asked for: refused before anything changes.
 	run timeout 10 "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --verify off --port "$PORT" \
 		--rate 100 --xdp-mode native --keep-on-exit
@@ -151,7 +172,7 @@ xdp_mode_now() {
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"the running shedd on $IF_SRV is attached in generic mode and --xdp-mode asks for native"* ]]
 	[ "$(xdp_mode_now)" = xdpgeneric ]
-	[ "$(bpftool -j link show pinned "$PIN_DIR/link" | jq .prog_id)" = "$prog_id" ]
+	[ "$(link_of prog_id)" = "$prog_id" ]
 	# It still sheds at its rate.
 	line=$(flood 198.19.0.0/16 1000 1)
 	echo "after the refusal: $line"
@@ -160,7 +181,7 @@ xdp_mode_now() {
 	shedd_start --verify off --port "$PORT" --rate 100 --keep-on-exit
 	grep -q "adopted the running shedd on $IF_SRV (ifindex [0-9]*, [0-9]* CPUs, generic XDP)" \
 		"$TESTBED_TMP/shedd.log"
-	[ "$(bpftool -j link show pinned "$PIN_DIR/link" | jq .id)" = "$link_id" ]
+	[ "$(link_of id)" = "$link_id" ]
 	kill -TERM "$SHEDD_PID"
 	wait "$SHEDD_PID"
 	# The mode it runs in, asked for: adopted.
@@ -190,7 +211,7 @@ xdp_mode_now() {
 	[ -e "$PIN_DIR/link" ]
 	attached=$(nsenter --net="/run/netns/$NS_SRV" bpftool -j net show dev "$IF_SRV" | jq '.[0].xdp[0].id')
 	[ "$attached" != "$foreign_id" ]
-	[ "$attached" = "$(bpftool -j link show pinned "$PIN_DIR/link" | jq .prog_id)" ]
+	[ "$attached" = "$(link_of prog_id)" ]
 }
 
 @test "an established connection keeps flowing while every new SYN is shed" {
@@ -202,7 +223,9 @@ xdp_mode_now() {
 		>"$BATS_TEST_TMPDIR/sent" 2>/dev/null &
 	send_pid=$!
 	PIDS+=("$send_pid")
-	sleep 0.5 # the connection is established before shedd arrives
+	# The connection is established before shedd arrives.
+	wait_for "the stream's connection" 5 sh -c \
+		"ip netns exec $NS_SRV ss -tnH state established '( sport = :8081 )' | grep -q ."
 	shedd_start --verify off --port 8080,8081 --rate 0
 	line=$(flood 198.19.0.0/16 5000 3)
 	echo "flood: $line"
@@ -234,8 +257,11 @@ xdp_mode_now() {
 	# Critical clients at 2000 SYN/s, a tenth of the rate, already
 	# sending when shedd starts and for seconds after it attached: none of
 	# their SYNs may be shed.
+	rx=$(in_srv cat "/sys/class/net/$IF_SRV/statistics/rx_packets")
 	flood_bg "$BATS_TEST_TMPDIR/flood" 198.19.1.0/24 2000 6
-	sleep 0.5 # the flood is under way before shedd loads
+	# The flood is under way before shedd loads.
+	wait_for "the flood under way" 5 sh -c \
+		"[ \$(ip netns exec $NS_SRV cat /sys/class/net/$IF_SRV/statistics/rx_packets) -ge $((rx + 200)) ]"
 	shedd_start --verify off --port "$PORT" --rate 20000 --prefix 198.19.1.0/24=critical
 	wait "$FLOOD_PID"
 	cat "$BATS_TEST_TMPDIR/flood"
@@ -248,8 +274,8 @@ xdp_mode_now() {
 
 @test "a second shedd on the interface is refused and the first keeps it" {
 	shedd_start --verify off --port "$PORT" --rate 100
-	link_id=$(bpftool -j link show pinned "$PIN_DIR/link" | jq .id)
-	prog_id=$(bpftool -j link show pinned "$PIN_DIR/link" | jq .prog_id)
+	link_id=$(link_of id)
+	prog_id=$(link_of prog_id)
 	[ "$(rate_total)" -eq 100 ]
 	run timeout 10 "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --port "$PORT" --rate 5
 	echo "$output"
@@ -257,8 +283,8 @@ xdp_mode_now() {
 	[[ "$output" == *"another shedd is running on $IF_SRV"* ]]
 	# Nothing was swapped, rewritten or removed.
 	kill -0 "$SHEDD_PID"
-	[ "$(bpftool -j link show pinned "$PIN_DIR/link" | jq .id)" = "$link_id" ]
-	[ "$(bpftool -j link show pinned "$PIN_DIR/link" | jq .prog_id)" = "$prog_id" ]
+	[ "$(link_of id)" = "$link_id" ]
+	[ "$(link_of prog_id)" = "$prog_id" ]
 	[ "$(rate_total)" -eq 100 ]
 	# Nor does --remove take it away under the running shedd.
 	run "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --remove
@@ -266,7 +292,8 @@ xdp_mode_now() {
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"a shedd is running on $IF_SRV"* ]]
 	xdp_attached
-	[ -e "$PIN_DIR/link" ] && [ -e "$PIN_DIR/rates" ]
+	[ -e "$PIN_DIR/link" ]
+	[ -e "$PIN_DIR/rates" ]
 	kill -0 "$SHEDD_PID"
 	# Once it is gone (killed: the lock dies with it), a new one adopts.
 	kill -KILL "$SHEDD_PID"
@@ -295,9 +322,11 @@ xdp_mode_now() {
 	echo "pins: $pins and $twin_pins"
 	[ "$pins" = "$PIN_DIR" ]
 	[ "$twin_pins" = "/sys/fs/bpf/shedd/$twin_tag/$IF_SRV" ]
-	[ -e "$twin_pins/link" ] && [ -e "$pins/link" ]
-	[ "$(bpftool -j link show pinned "$twin_pins/link" | jq .id)" != \
-	  "$(bpftool -j link show pinned "$pins/link" | jq .id)" ]
+	[ -e "$twin_pins/link" ]
+	[ -e "$pins/link" ]
+	twin_link=$(link_of id "$twin_pins")
+	link=$(link_of id "$pins")
+	[ "$twin_link" != "$link" ]
 	[ "$(rate_total "$pins")" -eq 100 ]
 	[ "$(rate_total "$twin_pins")" -eq 300 ]
 	# The latency sockets do not collide either.
@@ -329,12 +358,12 @@ xdp_mode_now() {
 	[ "$(cat "$f")" = keep ]
 }
 
-@test "an error after attach exits 1 and leaves the program shedding" {
+@test "a restart that fails before the swap exits 3 and leaves the adopted program shedding" {
 	shedd_start --verify off --port "$PORT" --rate 200 --burst 20
-	link_id=$(bpftool -j link show pinned "$PIN_DIR/link" | jq .id)
+	link_id=$(link_of id)
 	# The daemon dies during a flood: its last rates are for that flood.
 	flood_bg /dev/null 198.19.0.0/16 1000 3
-	sleep 1.5
+	flood_rates
 	kill -KILL "$SHEDD_PID"
 	wait "$SHEDD_PID" || true
 	wait "$FLOOD_PID"
@@ -347,11 +376,67 @@ xdp_mode_now() {
 	[[ "$output" == *"the prefix trie is full"* ]]
 	[[ "$output" == *"stays attached to $IF_SRV"* ]]
 	xdp_attached
-	[ "$(bpftool -j link show pinned "$PIN_DIR/link" | jq .id)" = "$link_id" ]
+	[ "$(link_of id)" = "$link_id" ]
 	# ... and it still sheds at its last rates.
 	line=$(flood 198.19.0.0/16 1000 2)
 	echo "after the failed restart: $line"
 	within "$(field synack "$line")" 360 460
+}
+
+# rates_now: what the program judges by, class by class (the rates map).
+rates_now() {
+	bpftool map dump pinned "$PIN_DIR/rates" | jq -c '[.[].value.r]'
+}
+
+@test "a failed tick exits 1 and leaves the program shedding at its last rates" {
+	LOG="$BATS_TEST_TMPDIR/shedd.log"
+	# Tick 30 of 100 ms fails, 3 s after the attach. timeout bounds a
+	# shedd that does not fail.
+	# A burst of 1 s of the rate: a busy VM's pauses in the flood below cost
+	# no tokens.
+	SHEDD_TEST_FAIL_TICK=30 timeout 20 "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" \
+		--verify off --port "$PORT" --rate 1000 --burst 1000 2>"$LOG" &
+	SHEDD_PID=$!
+	PIDS+=("$SHEDD_PID")
+	wait_for "shedd attached" 5 grep -q 'attached to' "$LOG"
+	link_id=$(link_of id)
+	# Rates that are not those it started with: the operator pins 300/s,
+	# and the next tick writes them (with no demand, 75/s a class).
+	run "${SHEDCTL:-$ROOT/shedctl}" --netns "$NS_SRV" rate pin 300
+	[ "$status" -eq 0 ]
+	wait_for "the pinned rates" 2 sh -c "[ \"\$(bpftool map dump pinned '$PIN_DIR/rates' |
+		jq -c '[.[].value.r.rate_per_sec]')\" = '[75,75,75,75]' ]"
+	before=$(rates_now)
+	rc=0
+	wait "$SHEDD_PID" || rc=$?
+	cat "$LOG"
+	[ "$rc" -eq 1 ]
+	grep -q 'read stats: Input/output error (tick 30, as SHEDD_TEST_FAIL_TICK asks)' "$LOG"
+	grep -q "exiting on error; the program stays attached to $IF_SRV" "$LOG"
+	# Fail static: the same program on the same link, its pins kept, the
+	# rates the daemon last wrote untouched...
+	xdp_attached
+	[ "$(link_of id)" = "$link_id" ]
+	[ -e "$PIN_DIR/stats" ]
+	after=$(rates_now)
+	echo "rates before the failed tick: $before"
+	echo "rates after the exit:         $after"
+	[ "$after" = "$before" ]
+	[ "$(rate_total)" -eq 300 ]
+	# ... and it goes on shedding by them with no daemon: the sheddable
+	# class's 75/s for 2 s and its burst of 75 (at the start rate's 250/s
+	# a class, 750; with nothing attached, every SYN).
+	syn=$(stat_sum syn 3)
+	admitted=$(stat_sum admitted 3)
+	line=$(flood 198.19.0.0/16 1000 2)
+	admitted=$(( $(stat_sum admitted 3) - admitted ))
+	echo "no daemon: $line; admitted $admitted"
+	[ "$(stat_sum syn 3)" -eq $((syn + $(field sent "$line"))) ]
+	within "$admitted" 190 240
+	# A supervisor's restart adopts it.
+	shedd_start --verify off --port "$PORT" --rate 1000 --burst 1000
+	grep -q 'adopted the running shedd' "$LOG"
+	[ "$(link_of id)" = "$link_id" ]
 }
 
 @test "a fresh start that fails before attach leaves nothing behind" {
@@ -383,6 +468,7 @@ xdp_mode_now() {
 	# far below half of what the service took.
 	kill -STOP "$SLOW_PID"
 	wait_for "overload" 5 grep -q 'mode=overload' "$LOG"
+	# The length of the stall: a duration, no condition to wait for.
 	sleep 2.5
 	kill -CONT "$SLOW_PID"
 	# The stall ends: the ramp starts, and shedd dies in the middle of it.

@@ -45,6 +45,17 @@ scrape() {
 	in_srv curl -sS --fail --max-time 5 "$METRICS_URL" >"$1"
 }
 
+# scrape_ticked FILE: a scrape made once two more ticks have published
+# (shedd_ticks_total grown by two: the first may have read the stats before
+# now), so it holds the figures of everything done before the call.
+scrape_ticked() {
+	local t0
+	scrape "$1"
+	t0=$(metric "$1" shedd_ticks_total)
+	wait_for "two more ticks" 3 ticked_past "$1" $((t0 + 1))
+}
+ticked_past() { scrape "$1" && [ "$(metric "$1" shedd_ticks_total)" -gt "$2" ]; }
+
 # metric FILE 'NAME{LABELS}': the value of one series (labels in the
 # order shedd prints them, iface first and implied); fails if absent.
 metric() {
@@ -96,8 +107,7 @@ counters_monotonic() {
 	local load_pid=$!
 	flood 198.19.0.0/16 2000 2 >/dev/null
 	wait "$load_pid"
-	sleep 0.3
-	scrape "$BATS_TEST_TMPDIR/m.txt"
+	scrape_ticked "$BATS_TEST_TMPDIR/m.txt"
 	head -n 30 "$BATS_TEST_TMPDIR/m.txt"
 	run promtool check metrics <"$BATS_TEST_TMPDIR/m.txt"
 	echo "promtool: $output"
@@ -132,11 +142,12 @@ counters_monotonic() {
 	shedd_start --verify off --port "$PORT" --rate 300 --prefix 198.19.1.0/24=critical
 	listener_start
 	flood 198.19.1.0/24 400 1 >/dev/null
-	flood 198.19.0.0/16 1500 1 >/dev/null
-	# The flood is over (synflood waited for the replies); one more tick
-	# publishes the last figures.
-	sleep 0.3
-	scrape "$BATS_TEST_TMPDIR/m.txt"
+	# Sheddable sources outside the critical prefix (synflood walks its
+	# range in order: 198.19.0.0/16 would send 256 of them from it).
+	flood 198.19.128.0/17 1500 1 >/dev/null
+	# The flood is over (synflood waited for the replies); the next ticks
+	# publish the last figures.
+	scrape_ticked "$BATS_TEST_TMPDIR/m.txt"
 	local c v
 	for c in 1:critical 3:sheddable; do
 		for v in admitted:admitted dropped:dropped rst_sent:rst; do
@@ -147,7 +158,8 @@ counters_monotonic() {
 		[ "$(metric "$BATS_TEST_TMPDIR/m.txt" "shedd_token_requests_total{class=\"${c#*:}\"}")" \
 			-eq "$(stat_sum charged "${c%%:*}")" ]
 	done
-	[ "$(stat_sum syn 1)" -eq 400 ] && [ "$(stat_sum syn 3)" -eq 1500 ]
+	[ "$(stat_sum syn 1)" -eq 400 ]
+	[ "$(stat_sum syn 3)" -eq 1500 ]
 	[ "$(metric "$BATS_TEST_TMPDIR/m.txt" 'shedd_syn_packets_total{class="sheddable",verdict="dropped"}')" -ge 900 ]
 	[ "$(metric "$BATS_TEST_TMPDIR/m.txt" 'shedd_admit_limit_syn_per_second')" -eq 300 ]
 	[ "$(metric "$BATS_TEST_TMPDIR/m.txt" 'shedd_controller_mode{mode="fixed"}')" -eq 1 ]
@@ -202,8 +214,7 @@ latency_handled() {
 	serve_and_shed
 	load clients 200 1 1000
 	flood 198.19.0.0/16 1000 1 >/dev/null
-	sleep 0.3
-	scrape "$BATS_TEST_TMPDIR/before.txt"
+	scrape_ticked "$BATS_TEST_TMPDIR/before.txt"
 	[ "$(metric "$BATS_TEST_TMPDIR/before.txt" 'shedd_accept_queue_sojourn_seconds_count{listener="protected"}')" -ge 100 ]
 	kill -KILL "$SHEDD_PID"
 	wait "$SHEDD_PID" || true
@@ -222,8 +233,7 @@ latency_handled() {
 		"$(metric "$BATS_TEST_TMPDIR/before.txt" 'shedd_ticks_total')" ]
 	# And it goes on counting after the restart.
 	load clients2 200 1 1000
-	sleep 0.3
-	scrape "$BATS_TEST_TMPDIR/later.txt"
+	scrape_ticked "$BATS_TEST_TMPDIR/later.txt"
 	run counters_monotonic "$BATS_TEST_TMPDIR/after.txt" "$BATS_TEST_TMPDIR/later.txt"
 	[ "$status" -eq 0 ]
 	[ "$(metric "$BATS_TEST_TMPDIR/later.txt" 'shedd_accept_queue_sojourn_seconds_count{listener="protected"}')" -ge \
@@ -236,6 +246,9 @@ prom_query() {
 	in_srv curl -sS --fail --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/query" \
 		--data-urlencode "query=$1" | jq -r '.data.result[0].value[1] // empty'
 }
+
+# prom_is EXPR VALUE: the instant query gives VALUE.
+prom_is() { [ "$(prom_query "$1")" = "$2" ]; }
 
 @test "a real Prometheus scrapes shedd and PromQL agrees with the pinned counters" {
 	shedd_start --verify off --port "$PORT" --rate 200 --burst 20
@@ -262,15 +275,18 @@ prom_query() {
 	# 1000 SYN/s for 6 s against a fixed 200/s: the admitted rate
 	# Prometheus computes over the flood is shedd's rate.
 	flood_bg "$BATS_TEST_TMPDIR/flood.txt" 198.19.0.0/16 1000 6
+	# A point inside the flood, 3 s of it behind: a time, no condition.
 	sleep 4.5
 	rate=$(prom_query 'rate(shedd_syn_packets_total{class="sheddable",verdict="admitted"}[3s])')
 	echo "admitted rate by PromQL during the flood: $rate/s"
 	within "$(printf '%.0f' "$rate")" 160 240
 	wait "$FLOOD_PID"
-	# Two scrapes after the last SYN, then the counter Prometheus holds is
-	# the pinned one.
-	sleep 2.5
+	# Until a scrape after the last SYN has given Prometheus the pinned
+	# counter (10 s at most).
 	pinned=$(stat_sum admitted 3)
+	q='shedd_syn_packets_total{class="sheddable",verdict="admitted"}'
+	wait_for "Prometheus' counter at the pinned $pinned" 10 prom_is "$q" "$pinned" ||
+		{ echo "PromQL: $(prom_query "$q")"; false; }
 	promql=$(prom_query 'shedd_syn_packets_total{class="sheddable",verdict="admitted"}')
 	total=$(prom_query 'sum(shedd_syn_packets_total{class="sheddable"})')
 	echo "admitted: pinned $pinned, PromQL $promql; judged: pinned $(stat_sum syn 3), PromQL $total"
@@ -299,10 +315,12 @@ prom_query() {
 	ip netns exec "$NS_SRV" bash -c \
 		"end=\$((SECONDS + 4)); while [ \$SECONDS -lt \$end ]; do curl -s -o /dev/null --max-time 2 $METRICS_URL; done" &
 	STUCK_PIDS+=($!)
-	sleep 0.5
+	wait_for "the stuck scrapers connected" 5 sh -c \
+		"[ \$(ip netns exec $NS_SRV ss -tnH state established '( sport = :9464 )' | wc -l) -ge 6 ]"
 	w0=$(date +%s%N)
 	t0=$(bpftool map dump pinned "$PIN_DIR/ctl_state" | jq '.[0].value.written_ns')
 	k0=$(bpftool map dump pinned "$PIN_DIR/daemon_stats" | jq '.[0].value.ticks')
+	# The window measured: a duration.
 	sleep 3
 	t1=$(bpftool map dump pinned "$PIN_DIR/ctl_state" | jq '.[0].value.written_ns')
 	k1=$(bpftool map dump pinned "$PIN_DIR/daemon_stats" | jq '.[0].value.ticks')
@@ -400,8 +418,7 @@ prom_query() {
 	shedd_start --verify off --port "$PORT"
 	listener_start
 	flood 198.19.0.0/16 200 1 >/dev/null
-	sleep 0.3
-	scrape "$BATS_TEST_TMPDIR/m.txt"
+	scrape_ticked "$BATS_TEST_TMPDIR/m.txt"
 	names=$(jq -r '.. | objects | select(has("expr")) | .expr' "$DASHBOARD" |
 		grep -o 'shedd_[a-z_]*' | sort -u)
 	[ -n "$names" ]

@@ -106,7 +106,7 @@ class_rate() { bpftool map dump pinned "$PIN_DIR/rates" | jq ".[] | select(.key 
 	hup 3
 	grep -q "^shedd: reload refused, the running configuration stays: $CONF:8: --floor: the floors add up to" \
 		"$TESTBED_TMP/shedd.log"
-	sleep 0.3 # a few ticks: nothing may have changed
+	wait_ticks 3 # a few ticks: nothing may have changed
 	kill -0 "$SHEDD_PID"
 	[ "$(ports)" = "[$PORT]" ]
 	[ "$(prefixes)" = '["198.19.1.0/24=0"]' ]
@@ -142,7 +142,7 @@ latency_socket = /run/shedd-reload-test.sock"
 		jq '[.[].value.r.rate_per_sec] | add')\" = 700 ]"
 	conf 1500 "$PORT" 198.19.1.0/24=critical_plus 0.1
 	hup 2
-	sleep 0.3
+	wait_ticks 3
 	[ "$(total_rate)" = 700 ]
 }
 
@@ -151,7 +151,7 @@ latency_socket = /run/shedd-reload-test.sock"
 	kill -HUP "$SHEDD_PID"
 	wait_for "the SIGHUP line" 3 grep -q 'SIGHUP: shedd runs without --config, nothing to reload' \
 		"$TESTBED_TMP/shedd.log"
-	sleep 0.3
+	wait_ticks 3
 	kill -0 "$SHEDD_PID"
 	[ "$(total_rate)" = 1000 ]
 }

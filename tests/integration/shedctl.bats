@@ -93,7 +93,7 @@ restart_shedd() {
 	ctl status --json --interval 200ms | jq -e '.pinned == true and .pinned_rate_per_sec == 300 and .limit_per_sec == 300'
 	# A restart with the same options adopts the program: the pin holds.
 	restart_shedd --verify off --port "$PORT" --rate 1000
-	sleep 0.5
+	wait_ticks 3
 	[ "$(ctl_field applied_mrate)" -eq 300000 ]
 	within "$(admitted_over 3 3 198.19.0.0/16 3000)" 250 340
 	# Unpinned: --rate again.
@@ -241,7 +241,7 @@ restart_shedd() {
 	grep -q 'controller state of version 1 converted to version 2' "$TESTBED_TMP/shedd.log"
 	grep -q 'controller resumes: mode=steady stage=1 limit=1234/s last_good=1234/s' \
 		"$TESTBED_TMP/shedd.log"
-	sleep 0.3
+	wait_ticks 2
 	[ "$(ctl_field version)" -eq 2 ]
 	ctl status --json --interval 200ms | jq -e '.controller == "aimd" and .daemon_running'
 }

@@ -22,8 +22,8 @@ fill_queue() {
 	before=$(in_srv nstat -az TcpExtListenOverflows | awk '/ListenOverflows/ {print $2}')
 	load fill 200 6 5000
 	after=$(in_srv nstat -az TcpExtListenOverflows | awk '/ListenOverflows/ {print $2}')
-	# Let the status line of the last second come out.
-	sleep 1.2
+	# The status line of the last second.
+	status_next
 }
 
 # At steady state (status lines 3-5, inside the 6 s of load) each second's
@@ -45,10 +45,13 @@ check_sojourn() {
 	fill_queue
 	check_sojourn
 	# The depth is the full queue (backlog 32, the kernel's check lets 33 in).
+	n=0
 	for d in $(status_field depth | sed -n 3,5p); do
 		within "${d%/*}" 28 33
 		[ "${d#*/}" -eq 32 ]
+		n=$((n + 1))
 	done
+	[ "$n" -eq 3 ]
 	# Overflows reported by shedd add up to the kernel's own counter.
 	total=0
 	for o in $(status_field overflows); do total=$((total + o)); done
@@ -69,7 +72,7 @@ check_sojourn() {
 	[ "$(stat -c %a "$sock")" = 660 ]
 	slow_start --workers 4 --service-ms 20 --dist fixed --latency-socket "$sock"
 	load lat 100 3 2000
-	sleep 1.2
+	status_next
 	echo "latency: $(status_field latency_p99_ms 3 | tr '\n' ' ') n: $(status_field latency_n 3 | tr '\n' ' ')"
 	# The middle second of the load: 100 samples, a p99 of the 20 ms the
 	# server spends (plus this VM's scheduling; the median of three).
@@ -90,7 +93,7 @@ check_sojourn() {
 	wait_for "the start-up message" 2 grep -q 'latency_target=auto:learning' "$TESTBED_TMP/shedd.log"
 	slow_start --workers 4 --service-ms 20 --dist fixed --latency-socket "$LATENCY_SOCK"
 	load lat 100 4 2000
-	sleep 1.2
+	status_next
 	t=$(status_field latency_target 1)
 	echo "latency_target: $t; p99: $(status_field latency_p99_ms 4 | tr '\n' ' ')"
 	[[ "$t" =~ ^auto:([0-9]+)ms$ ]] || false
@@ -124,18 +127,23 @@ other_overflows() {
 	before=$(in_srv nstat -az TcpExtListenOverflows | awk '/ListenOverflows/ {print $2}')
 	other_overflows
 	after=$(in_srv nstat -az TcpExtListenOverflows | awk '/ListenOverflows/ {print $2}')
-	sleep 1.2
+	status_next
 	echo "namespace ListenOverflows +$((after - before));" \
 		"protected listen_drops: $(status_field listen_drops | tr '\n' ' ');" \
 		"limits: $(status_field limit | tr '\n' ' ')"
 	# The unrelated listener did overflow, many times...
 	[ $((after - before)) -gt 100 ]
 	# ...the protected listener saw none of it...
-	for d in $(status_field listen_drops); do [ "$d" -eq 0 ]; done
+	# (every status line of the 4 s of load and more)
+	n=0
+	for d in $(status_field listen_drops); do [ "$d" -eq 0 ]; n=$((n + 1)); done
+	[ "$n" -ge 4 ]
 	# ...and the controller never cut: no overload line, the limit held.
 	run grep -E 'mode=overload' "$TESTBED_TMP/shedd.log"
 	[ "$status" -ne 0 ]
-	for l in $(status_field limit); do [ "${l%/s}" -ge 1000 ]; done
+	n=0
+	for l in $(status_field limit); do [ "${l%/s}" -ge 1000 ]; n=$((n + 1)); done
+	[ "$n" -ge 4 ]
 }
 
 @test "the protected listener's own overflows cut the rate" {
@@ -143,7 +151,7 @@ other_overflows() {
 	shedd_start --port "$PORT" --controller aimd --rate 1000
 	slow_start --workers 1 --service-ms 10 --dist fixed --backlog 8 --duration 30
 	load fill 200 4 2000
-	sleep 1.2
+	status_next
 	total=0
 	for d in $(status_field listen_drops); do total=$((total + d)); done
 	echo "protected listen_drops $total; limits: $(status_field limit | tr '\n' ' ')"
@@ -162,13 +170,16 @@ latency_sum() {
 	echo "$t"
 }
 
+# samples_counted N: shedd's status lines count N samples or more.
+samples_counted() { [ "$(latency_sum latency_n)" -ge "$1" ]; }
+
 @test "the latency channel takes 100 000 samples/s without loss" {
 	shedd_start --port "$PORT" --controller off --rate 100000
 	sock=$LATENCY_SOCK
 	out=$(in_srv "$LATBENCH" --socket "$sock" --rate 100000 --duration 3)
-	# The status line of the last second.
-	sleep 1.2
 	sent=$(field sent "$out")
+	wait_for "$sent samples counted" 3 samples_counted "$sent" ||
+		{ echo "shedd counted $(latency_sum latency_n) of the $sent sent"; false; }
 	unsent=$(field unsent "$out")
 	got=$(latency_sum latency_n)
 	echo "latbench: $out; shedd: received $got, lost $(latency_sum lost), bad $(latency_sum bad)"
@@ -187,14 +198,16 @@ latency_sum() {
 	in_srv "$LATBENCH" --socket "$sock" --rate 50000 --duration 3 >"$TESTBED_TMP/lat.out" &
 	bench=$!
 	PIDS+=("$bench")
-	sleep 0.5
+	wait_for "the first samples" 3 samples_counted 1
 	kill -STOP "$SHEDD_PID"
+	# The length of the stop: a duration, no condition to wait for.
 	sleep 1
 	kill -CONT "$SHEDD_PID"
 	wait "$bench"
-	sleep 1.2
 	out=$(cat "$TESTBED_TMP/lat.out")
 	sent=$(field sent "$out")
+	wait_for "$sent samples counted" 3 samples_counted "$sent" ||
+		{ echo "shedd counted $(latency_sum latency_n) of the $sent sent"; false; }
 	unsent=$(field unsent "$out")
 	echo "latbench: $out; shedd: received $(latency_sum latency_n), lost $(latency_sum lost)"
 	[ "$unsent" -gt 1000 ]
@@ -211,15 +224,17 @@ latency_sum() {
 	slow_start --workers 4 --service-ms 1 --dist fixed --backlog 128 --duration 30
 	shedd_start --port "$PORT" --controller aimd --rate 1000 --max-rate 50000
 	flood 198.19.128.0/17 5000 8 >"$TESTBED_TMP/flood"
-	sleep 1.2
+	status_next
 	limits=$(status_field limit | tr -d '/s' | tr '\n' ' ')
 	echo "flood: $(cat "$TESTBED_TMP/flood"); limits: $limits"
 	# The flood was offered and bound the limit...
 	ins=$(grep ' | critical_plus ' "$TESTBED_TMP/shedd.log" | grep -o 'sheddable in=[0-9]*' |
 		cut -d= -f2 | sort -n | tail -1)
 	[ "$ins" -gt 2000 ]
-	# ...and the limit never rose above its start.
-	for l in $limits; do [ "$l" -le 1000 ]; done
+	# ...and the limit never rose above its start (every second of the flood).
+	n=0
+	for l in $limits; do [ "$l" -le 1000 ]; n=$((n + 1)); done
+	[ "$n" -ge 8 ]
 }
 
 # A server that takes one connection every 100 ms from a queue that filled
@@ -247,16 +262,20 @@ while time.time() < end:
 	wait_listening "slow acceptor" "$PORT"
 }
 
+queue_drained() { [ "$(status_field depth 1 | cut -d/ -f1)" = 0 ]; }
+
 @test "connections queued before the probes attached are not a stall" {
 	slow_acceptor
 	# 60 clients in a second fill the accept queue, with patience to spare.
 	ip netns exec "$NS_CLI" "$LOADGEN" --dst "$SRV_IP" --port "$PORT" --rate 60 \
 		--duration 1 --patience-ms 15000 >/dev/null 2>&1 &
 	PIDS+=($!)
-	sleep 1.2
+	wait_for "a full accept queue" 5 sh -c \
+		"ip netns exec $NS_SRV ss -ltnH 'sport = :$PORT' | awk '{ q += \$2 } END { exit !(q >= 40) }'"
 	shedd_start --port "$PORT" --controller aimd --rate 1000
-	# About 50 left, taken at 10/s: 5 s.
-	sleep 6
+	# About 50 left, taken at 10/s: 5 s, then a status line of the empty queue.
+	wait_for "the queue drained" 10 queue_drained ||
+		{ echo "depth: $(status_field depth | cut -d/ -f1 | tr '\n' ' ')"; false; }
 	depths=$(status_field depth | cut -d/ -f1 | tr '\n' ' ')
 	accepts=$(status_field accepts | cut -d/ -f1 | tr '\n' ' ')
 	echo "depth: $depths; accepts/s (with a sojourn sample): $accepts"
@@ -281,13 +300,15 @@ while time.time() < end:
 	shedd_start --port "$PORT" --controller aimd --rate 1000
 	# 55 clients/s against 50/s: the queue is rarely empty.
 	load uring 55 6 5000
-	sleep 1.2
+	status_next
 	depths=$(status_field depth | cut -d/ -f1 | tr '\n' ' ')
 	accepts=$(status_field accepts | cut -d/ -f1 | tr '\n' ' ')
 	echo "depth: $depths; accepts/s seen by the probes: $accepts; load: $(cat "$TESTBED_TMP/uring")"
 	grep 'mode=' "$TESTBED_TMP/shedd.log" | grep -v ' | critical_plus ' || true
 	# The probes saw no accept, while connections waited...
-	for a in $accepts; do [ "${a%.*}" -eq 0 ]; done
+	n=0
+	for a in $accepts; do [ "${a%.*}" -eq 0 ]; n=$((n + 1)); done
+	[ "$n" -ge 6 ]
 	max=0
 	for d in $depths; do [ "$d" -gt "$max" ] && max=$d; done
 	[ "$max" -gt 0 ]

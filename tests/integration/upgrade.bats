@@ -68,9 +68,21 @@ stop() {
 	wait "$SHEDD_PID"
 }
 
-link_prog() { bpftool -j link show pinned "$PIN_DIR/link" | jq .prog_id; }
-link_id() { bpftool -j link show pinned "$PIN_DIR/link" | jq .id; }
-value_size() { bpftool -j map show pinned "$PIN_DIR/$1" | jq .bytes_value; }
+# num: its input, which must be one whole number (an id, a size); a missing
+# pin gives none, and an empty id must not compare equal, or unequal, to
+# anything.
+num() {
+	local v
+	v=$(cat)
+	if ! [[ "$v" =~ ^[0-9]+$ ]]; then
+		echo "num: '$v' is not a number" >&2
+		return 1
+	fi
+	echo "$v"
+}
+link_prog() { bpftool -j link show pinned "$PIN_DIR/link" | jq .prog_id | num; }
+link_id() { bpftool -j link show pinned "$PIN_DIR/link" | jq .id | num; }
+value_size() { bpftool -j map show pinned "$PIN_DIR/$1" | jq .bytes_value | num; }
 
 # syn_all: cls[].syn summed over classes and CPUs.
 syn_all() {
@@ -162,7 +174,8 @@ upgrade_under_flood() {
 		"$BATS_TEST_TMPDIR/shedd.log"
 	# One link all along, another program in it: the swap, not a gap.
 	[ "$(link_id)" = "$link" ]
-	[ "$(link_prog)" != "$old_prog" ]
+	now=$(link_prog)
+	[ "$now" != "$old_prog" ]
 	[ "$(value_size daemon_stats)" -gt "$old_daemon" ]
 	# Every SYN sent was judged by one program or the other.
 	after=$(syn_all)
@@ -188,14 +201,15 @@ upgrade_under_flood() {
 	# The release's shedctl reads today's pins alike, while stats keeps
 	# the release's size: it reads stats into a buffer of its own size
 	# (pins_read_stats() of 6fa4655), which a stats grown since overruns.
-	if [ "$(value_size stats)" -eq "$old_stats" ]; then
+	size=$(value_size stats)
+	if [ "$size" -eq "$old_stats" ]; then
 		run "$OLD/shedctl" --netns "$NS_SRV" status --json --interval 100ms
 		echo "$output"
 		[ "$status" -eq 0 ]
 		[ "$(echo "$output" | jq .pinned_rate_per_sec)" = 150 ]
 		[ "$(echo "$output" | jq .limit_per_sec)" = "$(echo "$new_status" | jq .limit_per_sec)" ]
 	else
-		echo "# stats grew from $old_stats to $(value_size stats) bytes since the release:" \
+		echo "# stats grew from $old_stats to $size bytes since the release:" \
 			"its shedctl status would overrun its buffer; not run" >&3
 	fi
 	run "$OLD/shedctl" --netns "$NS_SRV" prefix list --json
@@ -224,7 +238,7 @@ upgrade_under_flood() {
 	run "$SHEDCTL" --netns "$NS_SRV" rate pin 150
 	[ "$status" -eq 0 ]
 	stop
-	stats_id=$(bpftool -j map show pinned "$PIN_DIR/stats" | jq .id)
+	stats_id=$(bpftool -j map show pinned "$PIN_DIR/stats" | jq .id | num)
 	counters "$BATS_TEST_TMPDIR/before"
 	before=$(syn_all)
 	upgrade_under_flood all SHEDD_TEST_MIGRATE=all
@@ -236,7 +250,8 @@ upgrade_under_flood() {
 	# Carried by the carry program's atomic adds, not the fallback.
 	run grep -c 'the carry program does not run' "$BATS_TEST_TMPDIR/shedd.log"
 	[ "$output" -eq 0 ]
-	[ "$(bpftool -j map show pinned "$PIN_DIR/stats" | jq .id)" != "$stats_id" ]
+	now=$(bpftool -j map show pinned "$PIN_DIR/stats" | jq .id | num)
+	[ "$now" != "$stats_id" ]
 	after=$(syn_all)
 	echo "# SYNs judged: before $before, sent $SENT during the upgrade, after $after" >&3
 	[ "$after" -eq $((before + SENT)) ]
@@ -281,7 +296,8 @@ upgrade_under_flood() {
 	# And then the upgrade goes through.
 	shedd_start --verify off --port "$PORT" --rate 200 --burst 20
 	grep -q "upgraded the pins of $IF_SRV" "$BATS_TEST_TMPDIR/shedd.log"
-	[ "$(link_prog)" != "$old_prog" ]
+	now=$(link_prog)
+	[ "$now" != "$old_prog" ]
 }
 
 @test "an upgrade killed between its swap and its renames is completed by the next shedd" {
@@ -305,7 +321,8 @@ upgrade_under_flood() {
 	run grep -c "upgraded the pins" "$BATS_TEST_TMPDIR/shedd.log"
 	[ "$output" -eq 0 ]
 	[ "$(value_size daemon_stats)" -gt "$old_daemon" ]
-	[ "$(link_prog)" != "$crashed" ]
+	now=$(link_prog)
+	[ "$now" != "$crashed" ]
 	run bpftool map dump pinned "$PIN_DIR/daemon_stats"
 	[[ "$output" == *'"layout_migrations": 1'* ]]
 	run "$SHEDCTL" --netns "$NS_SRV" prefix list --json
@@ -350,7 +367,7 @@ upgrade_under_flood() {
 	echo "$output"
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"layout version 99"* ]]
-	[ "$(link_prog)" != null ]
+	link_prog
 	bpftool map update pinned "$PIN_DIR/layout" key 0 0 0 0 value 2 0 0 0 0 0 0 0
 	# A map of a size it does not know: the stats of a newer build.
 	rm "$PIN_DIR/stats"
@@ -369,7 +386,9 @@ upgrade_under_flood() {
 		--prefix 198.19.7.0/24=critical
 	flood 198.19.0.0/16 1000 1 >/dev/null
 	stop
-	[ -e "$OLDER_DIR/link" ] && [ -e "$OLDER_DIR/stats" ] && [ ! -e "$PIN_DIR/link" ]
+	[ -e "$OLDER_DIR/link" ]
+	[ -e "$OLDER_DIR/stats" ]
+	[ ! -e "$PIN_DIR/link" ]
 	old_prog=$(bpftool -j link show pinned "$OLDER_DIR/link" | jq .prog_id)
 	link=$(bpftool -j link show pinned "$OLDER_DIR/link" | jq .id)
 	[ "$(bpftool -j map show pinned "$OLDER_DIR/stats" | jq .bytes_value)" -eq 184 ]
@@ -382,7 +401,8 @@ upgrade_under_flood() {
 		"$BATS_TEST_TMPDIR/shedd.log"
 	grep -q "found the running shedd of $IF_SRV at the older path" "$BATS_TEST_TMPDIR/shedd.log"
 	[ "$(link_id)" = "$link" ]
-	[ "$(link_prog)" != "$old_prog" ]
+	now=$(link_prog)
+	[ "$now" != "$old_prog" ]
 	[ ! -e "$OLDER_DIR" ]
 	after=$(syn_all)
 	echo "# SYNs judged: before $before, sent $SENT during the upgrade, after $after" >&3
@@ -422,8 +442,10 @@ tc_prog() {
 	UPGRADE_OPTS="--handoff tc" upgrade_under_flood verified
 	cat "$BATS_TEST_TMPDIR/shedd.log"
 	grep -q "upgraded the pins of $IF_SRV" "$BATS_TEST_TMPDIR/shedd.log"
-	[ "$(link_prog)" != "$old_prog" ]
-	[ "$(tc_prog)" != "$old_tc" ]
+	now=$(link_prog)
+	[ "$now" != "$old_prog" ]
+	now=$(tc_prog)
+	[ "$now" != "$old_tc" ]
 	after=$(syn_all)
 	echo "# SYNs judged (verified admission): before $before, sent $SENT, after $after" >&3
 	[ "$after" -eq $((before + SENT)) ]
