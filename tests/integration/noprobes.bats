@@ -4,7 +4,8 @@
 # CAP_SYS_ADMIN to mount it): the limit must be able to grow again after an
 # overload, from the namespace's passive opens, and a spoofed flood must
 # not grow it; where no measure of completed handshakes can be trusted,
-# shedd runs at a fixed rate and says so.
+# shedd runs at a fixed rate and says so. SIGHUP with an unchanged file
+# changes nothing, also after a fallback to a fixed rate.
 
 load lib
 
@@ -14,18 +15,24 @@ teardown() { testbed_down; }
 BATS_TEST_TIMEOUT=150
 METRICS_URL=http://127.0.0.1:9464/metrics
 
-# shedd_noprobes ARGS...: shedd in the server's namespace,
+# shedd_noprobes [--no-sock-diag] ARGS...: shedd in the server's namespace,
 # in a mount namespace of its own where tracefs is hidden under an empty
 # tmpfs (and debugfs, where an older libbpf looks), with the capabilities a
 # unit grants it and without CAP_SYS_ADMIN, so it cannot mount tracefs
-# again: the sojourn probes do not attach. Waits until it has attached.
+# again: the sojourn probes do not attach. --no-sock-diag also refuses it
+# sock_diag (tests/tools/nosockdiag.py). Waits until it has attached.
 shedd_noprobes() {
 	local log=$TESTBED_TMP/shedd.log seen=0 caps=+bpf,+net_admin,+perfmon,+dac_read_search
+	local wrap=()
+	if [ "${1:-}" = --no-sock-diag ]; then
+		wrap=(python3 "$ROOT/tests/tools/nosockdiag.py")
+		shift
+	fi
 	[ -f "$log" ] && seen=$(wc -l <"$log")
 	nsenter --net="/run/netns/$NS_SRV" unshare -m sh -c '
 		mount -t tmpfs none /sys/kernel/tracing || exit 1
 		if [ -d /sys/kernel/debug ]; then mount -t tmpfs none /sys/kernel/debug || exit 1; fi
-		exec "$@"' _ setpriv --inh-caps=-all,$caps --ambient-caps=-all,$caps \
+		exec "$@"' _ "${wrap[@]}" setpriv --inh-caps=-all,$caps --ambient-caps=-all,$caps \
 		--bounding-set=-all,$caps "$SHEDD" --iface "$IF_SRV" "$@" 2>>"$log" &
 	SHEDD_PID=$!
 	PIDS+=("$SHEDD_PID")
@@ -138,4 +145,43 @@ min_of() { sort -n | awk 'NR == 1 { print; found = 1 } END { exit !found }'; }
 	[ "$output" = 0 ]
 	run grep -E 'sojourn probes unavailable|no sojourn probes|FALLING BACK' "$TESTBED_TMP/shedd.log"
 	[ "$status" -eq 1 ]
+}
+
+@test "SIGHUP with an unchanged file changes nothing, also at the fixed rate of the no-signal fallback; a changed rate applies" {
+	local conf=$BATS_TEST_TMPDIR/shedd.conf blocked=$BATS_TEST_TMPDIR/not-a-socket
+	printf '[shedd]\nport = %s\n\n[verify]\nverify = off\n' "$PORT" >"$conf"
+	# A program that sheds at 300/s, left behind by a shedd that was killed.
+	shedd_start --port "$PORT" --verify off --controller off --rate 300
+	kill -KILL "$SHEDD_PID"
+	wait "$SHEDD_PID" || true
+	# Adopted without --rate and without any delay signal (no probes, no
+	# sock_diag, a file where the latency socket would be): the aimd
+	# controller falls back to the rate it adopted.
+	: >"$blocked"
+	mark=$(($(wc -l <"$TESTBED_TMP/shedd.log") + 1))
+	shedd_noprobes --no-sock-diag --config "$conf" --latency-socket "$blocked"
+	grep -q 'no delay signal .*FALLING BACK to a fixed rate of 300 SYN/s' "$TESTBED_TMP/shedd.log"
+	wait_for "a status line" 5 sh -c "tail -n +$mark '$TESTBED_TMP/shedd.log' | grep -q ' | critical_plus '"
+	# The unchanged file: a no-op, said so; the limit stays.
+	kill -HUP "$SHEDD_PID"
+	wait_for "the reload line" 5 grep -qE '^shedd: reload(ed|:) ' "$TESTBED_TMP/shedd.log"
+	grep -E '^shedd: reload(ed|:) ' "$TESTBED_TMP/shedd.log"
+	mark=$(($(wc -l <"$TESTBED_TMP/shedd.log") + 1))
+	wait_for "two status lines" 5 sh -c "[ \$(tail -n +$mark '$TESTBED_TMP/shedd.log' | grep -c ' | critical_plus ') -ge 2 ]"
+	limits=$(limits_of "$mark" | tr '\n' ' ')
+	echo "limits after the SIGHUP: $limits"
+	run min_of <<<"$(limits_of "$mark")"
+	[ "$status" -eq 0 ]
+	[ "$output" -eq 300 ]
+	run max_of <<<"$(limits_of "$mark")"
+	[ "$output" -eq 300 ]
+	[ "$(bpftool map dump pinned "$PIN_DIR/rates" | jq '[.[].value.r.rate_per_sec] | add')" = 300 ]
+	grep -q "^shedd: reload: $conf is unchanged; nothing to do$" "$TESTBED_TMP/shedd.log"
+	# A file that changes the rate is applied: the new fixed rate.
+	printf '[shedd]\nport = %s\nrate = 400\n\n[verify]\nverify = off\n' "$PORT" >"$conf.new"
+	mv "$conf.new" "$conf"
+	kill -HUP "$SHEDD_PID"
+	wait_for "the second reload" 5 grep -q '^shedd: reloaded .*: limit 400 SYN/s' "$TESTBED_TMP/shedd.log"
+	wait_for "rate 400" 3 sh -c "[ \"\$(bpftool map dump pinned '$PIN_DIR/rates' |
+		jq '[.[].value.r.rate_per_sec] | add')\" = 400 ]"
 }
