@@ -217,7 +217,7 @@ int reload_config(struct shedd_options *o, struct loader *l, struct signals *sig
 	 * and the limit stays where the controller, or a fallback, put it
 	 * (the fixed rate of a fallback is not the file's --rate). */
 	if (!*restart && options_same(o, &n)) {
-		log_notice("reload: %s is unchanged; nothing to do", o->config);
+		log_notice("reload: %s: the configuration is unchanged; nothing to do", o->config);
 		options_free(&n);
 		return 0;
 	}

@@ -176,7 +176,7 @@ min_of() { sort -n | awk 'NR == 1 { print; found = 1 } END { exit !found }'; }
 	run max_of <<<"$(limits_of "$mark")"
 	[ "$output" -eq 300 ]
 	[ "$(bpftool map dump pinned "$PIN_DIR/rates" | jq '[.[].value.r.rate_per_sec] | add')" = 300 ]
-	grep -q "^shedd: reload: $conf is unchanged; nothing to do$" "$TESTBED_TMP/shedd.log"
+	grep -q "^shedd: reload: $conf: the configuration is unchanged; nothing to do$" "$TESTBED_TMP/shedd.log"
 	# A file that changes the rate is applied: the new fixed rate.
 	printf '[shedd]\nport = %s\nrate = 400\n\n[verify]\nverify = off\n' "$PORT" >"$conf.new"
 	mv "$conf.new" "$conf"
