@@ -217,6 +217,17 @@ static void test_format_shape(void **state)
 	assert_non_null(strstr(out, "# TYPE shedd_xdp_tx_blocked gauge\n"));
 	assert_non_null(strstr(out, "shedd_xdp_tx_blocked{iface=\"a\\\"b\\\\c\"} 1\n"));
 	free(out);
+	/* Where completed handshakes come from: one source at 1. */
+	s.completion = SIGNALS_COMPLETION_PASSIVE_OPENS;
+	out = format(&s);
+	assert_non_null(strstr(out, "# TYPE shedd_completion_source gauge\n"));
+	assert_non_null(strstr(out, "shedd_completion_source{iface=\"a\\\"b\\\\c\","
+				    "source=\"passive_opens\"} 1\n"));
+	assert_non_null(strstr(out, "shedd_completion_source{iface=\"a\\\"b\\\\c\","
+				    "source=\"probes\"} 0\n"));
+	assert_non_null(strstr(out, "shedd_completion_source{iface=\"a\\\"b\\\\c\","
+				    "source=\"none\"} 0\n"));
+	free(out);
 }
 
 static void test_parse_addr(void **state)

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* test_signals.c - the pure parts of the signal sources: /proc/net/netstat
- * parsing, the latency wire format, sample aggregation and percentiles,
+ * and /proc/net/snmp parsing, the passive-opens estimate of completed
+ * handshakes, the latency wire format, sample aggregation and percentiles,
  * listener drops from sock_diag, the two-slot sojourn protocol.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -37,6 +40,160 @@ static void netstat_without_the_fields_is_an_error(void **state)
 	assert_int_equal(netstat_parse("TcpExt: ListenOverflows\n", &ovf, &drops), -1);
 	assert_int_equal(netstat_parse("TcpExt: A B\nTcpExt: 1 2\n", &ovf, &drops), -1);
 	assert_int_equal(netstat_parse("", &ovf, &drops), -1);
+}
+
+/* /proc/net/snmp of this kernel (6.18), MaxConn -1 included. */
+static const char snmp_text[] =
+	"Ip: Forwarding DefaultTTL InReceives InHdrErrors\n"
+	"Ip: 2 64 12890 0\n"
+	"IcmpMsg: InType3\n"
+	"IcmpMsg: 3\n"
+	"Tcp: RtoAlgorithm RtoMin RtoMax MaxConn ActiveOpens PassiveOpens AttemptFails "
+	"EstabResets CurrEstab InSegs OutSegs RetransSegs InErrs OutRsts InCsumErrors\n"
+	"Tcp: 1 200 120000 -1 69 6 3 0 0 12728 9490 0 0 3 0\n"
+	"Udp: InDatagrams NoPorts InErrors OutDatagrams\n"
+	"Udp: 159 0 0 162\n"
+	"UdpLite: InDatagrams NoPorts\n"
+	"UdpLite: 0 0\n";
+
+/* A string literal and its length, NULs inside included. */
+#define LIT(s) s, sizeof(s) - 1
+
+static void snmp_counters_are_found_by_name(void **state)
+{
+	__u64 v = 0;
+
+	assert_int_equal(proc_counter_parse(snmp_text, strlen(snmp_text), "Tcp", "PassiveOpens", &v),
+			 0);
+	assert_int_equal(v, 6);
+	assert_int_equal(proc_counter_parse(snmp_text, strlen(snmp_text), "Tcp", "ActiveOpens", &v),
+			 0);
+	assert_int_equal(v, 69);
+	assert_int_equal(proc_counter_parse(snmp_text, strlen(snmp_text), "Udp", "OutDatagrams", &v),
+			 0);
+	assert_int_equal(v, 162);
+	/* The largest value. */
+	assert_int_equal(proc_counter_parse(LIT("Tcp: PassiveOpens\nTcp: 18446744073709551615\n"),
+					    "Tcp", "PassiveOpens", &v), 0);
+	assert_int_equal(v, 18446744073709551615ULL);
+	/* Separated by runs of spaces. */
+	assert_int_equal(proc_counter_parse(LIT("Tcp:  A   PassiveOpens\nTcp: 1    2\n"), "Tcp",
+					    "PassiveOpens", &v), 0);
+	assert_int_equal(v, 2);
+}
+
+/* Only @len bytes are read: the text need not end in a NUL, and a text cut
+ * anywhere (a file larger than the buffer) gives the value whole or an
+ * error, never half a number or a byte past it. */
+static void snmp_reads_only_its_bytes(void **state)
+{
+	size_t len = strlen(snmp_text), cut;
+	size_t whole = (size_t)(strchr(strstr(snmp_text, "Tcp: 1 "), '\n') - snmp_text) + 1;
+	char *buf = malloc(len);
+	__u64 v;
+
+	assert_non_null(buf);
+	memcpy(buf, snmp_text, len); /* no NUL at the end */
+	for (cut = 0; cut <= len; cut++) {
+		v = 12345;
+		if (cut < whole) {
+			assert_int_equal(proc_counter_parse(buf, cut, "Tcp", "PassiveOpens", &v), -1);
+			assert_int_equal(v, 12345);
+		} else {
+			assert_int_equal(proc_counter_parse(buf, cut, "Tcp", "PassiveOpens", &v), 0);
+			assert_int_equal(v, 6);
+		}
+	}
+	/* Cut in the middle of "12890": not taken as 12. */
+	v = 12345;
+	assert_int_equal(proc_counter_parse(buf, (size_t)(strstr(snmp_text, "12890") - snmp_text) + 2,
+					    "Ip", "InReceives", &v), -1);
+	assert_int_equal(v, 12345);
+	free(buf);
+}
+
+static void snmp_garbage_is_an_error(void **state)
+{
+	static const char *const bad[] = {
+		"",
+		"\n\n\n",
+		"Tcp: PassiveOpens\n",                  /* no values line */
+		"Tcp: PassiveOpens\nUdp: 5\n",          /* the next line is another group */
+		"Tcp: A PassiveOpens\nTcp: 1\n",        /* fewer values than names */
+		"Tcp: PassiveOpens\nTcp: -5\n",         /* a sign */
+		"Tcp: PassiveOpens\nTcp: +5\n",
+		"Tcp: PassiveOpens\nTcp: 12x\n",        /* junk after the digits */
+		"Tcp: PassiveOpens\nTcp: 0x10\n",
+		"Tcp: PassiveOpens\nTcp: 18446744073709551616\n", /* 2^64 */
+		"Tcp: PassiveOpens\nTcp: 000000000000000000001\n", /* 21 digits */
+		"Tcp: PassiveOpensX\nTcp: 5\n",         /* another name */
+		"Tcp: Passive\nTcp: 5\n",
+		"XTcp: PassiveOpens\nXTcp: 5\n",        /* another group */
+		"Tcpx: PassiveOpens\nTcpx: 5\n",
+		" Tcp: PassiveOpens\n Tcp: 5\n",        /* not at the start of a line */
+		"Udp: Tcp: PassiveOpens\nUdp: 1 2 3\n",
+		"Tcp\nTcp: 5\n",
+		"Tcp:",
+		"Tcp: PassiveOpens\nTcp:",
+		"Tcp: PassiveOpens\nTcp",
+		"Tcp: PassiveOpens\nTcp: 5",             /* cut short: no newline */
+	};
+	size_t i;
+	__u64 v;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = 777;
+		if (proc_counter_parse(bad[i], strlen(bad[i]), "Tcp", "PassiveOpens", &v) != -1)
+			fail_msg("case %zu ('%s') was parsed as %llu", i, bad[i],
+				 (unsigned long long)v);
+		assert_int_equal(v, 777);
+	}
+	/* The first group of the name counts, a later one is not looked at. */
+	assert_int_equal(proc_counter_parse(LIT("Tcp: A\nTcp: 1\nTcp: PassiveOpens\nTcp: 5\n"),
+					    "Tcp", "PassiveOpens", &v), -1);
+	/* A group whose name ends in the one asked for is another group. */
+	assert_int_equal(proc_counter_parse(LIT("MPTcp: PassiveOpens\nMPTcp: 5\nTcp: PassiveOpens\n"
+						"Tcp: 7\n"), "Tcp", "PassiveOpens", &v), 0);
+	assert_int_equal(v, 7);
+	/* A NUL inside the bytes ends nothing early and matches nothing. */
+	assert_int_equal(proc_counter_parse(LIT("Tcp: Passive\0Opens\nTcp: 5\n"), "Tcp",
+					    "PassiveOpens", &v), -1);
+}
+
+/* A long line of names (bounded by the buffer the daemon reads into):
+ * walked to its end, the field found after thousands of others. */
+static void snmp_long_lines(void **state)
+{
+	size_t cap = 65536, off = 0, i, n = 5000;
+	char *t = malloc(cap);
+	__u64 v = 0;
+
+	assert_non_null(t);
+	off += (size_t)snprintf(t + off, cap - off, "Tcp:");
+	for (i = 0; i < n; i++)
+		off += (size_t)snprintf(t + off, cap - off, " F%zu", i);
+	off += (size_t)snprintf(t + off, cap - off, " PassiveOpens\nTcp:");
+	for (i = 0; i < n; i++)
+		off += (size_t)snprintf(t + off, cap - off, " %zu", i);
+	off += (size_t)snprintf(t + off, cap - off, " 424242\n");
+	assert_true(off < cap);
+	assert_int_equal(proc_counter_parse(t, off, "Tcp", "PassiveOpens", &v), 0);
+	assert_int_equal(v, 424242);
+	free(t);
+}
+
+static void passive_opens_estimate_is_bounded(void **state)
+{
+	/* All opens the protected ports': at most what was admitted. */
+	assert_int_equal(completed_from_passive_opens(100, 0, 200), 100);
+	assert_int_equal(completed_from_passive_opens(500, 0, 200), 200);
+	/* Less the SYNs XDP passed to other ports, never below 0. */
+	assert_int_equal(completed_from_passive_opens(100, 30, 200), 70);
+	assert_int_equal(completed_from_passive_opens(100, 150, 200), 0);
+	/* A spoofed flood admitted, nobody opened: nothing completed. */
+	assert_int_equal(completed_from_passive_opens(0, 0, 5000), 0);
+	assert_int_equal(completed_from_passive_opens(0, 0, 0), 0);
+	assert_int_equal(completed_from_passive_opens(~0ULL, 0, ~0ULL), ~0ULL);
 }
 
 static void latency_wire_format(void **state)
@@ -473,6 +630,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(netstat_fields_are_found_by_name),
 		cmocka_unit_test(netstat_without_the_fields_is_an_error),
+		cmocka_unit_test(snmp_counters_are_found_by_name),
+		cmocka_unit_test(snmp_reads_only_its_bytes),
+		cmocka_unit_test(snmp_garbage_is_an_error),
+		cmocka_unit_test(snmp_long_lines),
+		cmocka_unit_test(passive_opens_estimate_is_bounded),
 		cmocka_unit_test(latency_wire_format),
 		cmocka_unit_test(latency_wire_format_2_counts_losses),
 		cmocka_unit_test(latency_datagram_either_format),

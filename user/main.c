@@ -113,6 +113,7 @@ struct daemon {
 	__u64 tun_fou_ns;               /* when the FOU ports were last asked for */
 	unsigned long ticks;            /* ticks run since start */
 	unsigned long fail_tick;        /* SHEDD_TEST_FAIL_TICK: 0, or the tick to fail */
+	enum signals_completion completion; /* where completed handshakes come from */
 };
 
 /* For the test suite only: SHEDD_TEST_FAIL_TICK=N makes the Nth tick fail
@@ -218,7 +219,8 @@ static void publish_metrics(struct daemon *d, const struct signal_report *r)
 		.last_good = cs->last_good, .peak_accept = cs->peak_accept,
 		.served_rate = cs->served_rate, .latency_baseline_ns = cs->lat.baseline_ns,
 		.calm_probes = cs->lat.probes, .probing = cs->lat.probing,
-		.skipped = d->skipped, .tx_blocked = d->l.tx_blocked });
+		.skipped = d->skipped, .tx_blocked = d->l.tx_blocked,
+		.completion = (int)d->completion });
 }
 
 static int write_rates(struct daemon *d)
@@ -270,6 +272,8 @@ static void merge_second(struct daemon *d, const struct signal_report *r)
 	s->latency_lost += r->latency_lost;
 	s->have_listen_drops |= r->have_listen_drops;
 	s->listen_drops += r->listen_drops;
+	s->have_completed |= r->have_completed;
+	s->completed += r->completed;
 }
 
 /* A line whenever the controller changes mode or ramp stage, or finds a
@@ -340,6 +344,10 @@ static size_t signals_format(char *buf, size_t len, const struct daemon *d, doub
 				dt > 0 ? (double)s->sojourn.count / dt : 0, s->sojourn.min_ns / 1e6,
 				agg_quantile(&s->sojourn, 0.5) / 1e6,
 				agg_quantile(&s->sojourn, 0.99) / 1e6, s->sojourn.max_ns / 1e6);
+	/* Estimated without the probes (with them, accepts= tells). */
+	if (d->completion == SIGNALS_COMPLETION_PASSIVE_OPENS && s->have_completed)
+		off += snprintf(buf + off, len - (size_t)off, "completed=%.1f/s ",
+				dt > 0 ? (double)s->completed / dt : 0);
 	if (s->have_depth)
 		off += snprintf(buf + off, len - (size_t)off, "depth=%llu/%llu ",
 				(unsigned long long)s->depth, (unsigned long long)s->backlog);
@@ -362,7 +370,7 @@ static double status_period(const struct daemon *d)
 static int tick(struct daemon *d)
 {
 	int n = d->l.ncpus, c, i, err;
-	__u64 now = now_ns(), admitted = 0;
+	__u64 now = now_ns(), admitted = 0, unprotected = 0;
 	double t = now_sec();
 	struct shedd_stats *swap;
 	struct signal_report r;
@@ -383,6 +391,9 @@ static int tick(struct daemon *d)
 		log_err("read stats: %s", strerror(-err));
 		return err;
 	}
+	for (i = 0; i < n; i++)
+		unprotected += d->cur[i].unprotected >= d->prev[i].unprotected ?
+				       d->cur[i].unprotected - d->prev[i].unprotected : 0;
 	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
 		for (i = 0; i < n; i++) {
 			const struct shedd_class_stats *p = &d->prev[i].cls[c], *q = &d->cur[i].cls[c];
@@ -409,6 +420,13 @@ static int tick(struct daemon *d)
 	}
 
 	signals_read(&d->sig, &r);
+	/* Without the probes, the handshakes completed come from the
+	 * namespace's passive opens, bounded (signals.h). */
+	if (d->completion == SIGNALS_COMPLETION_PASSIVE_OPENS && !r.have_completed &&
+	    r.have_passive_opens) {
+		r.have_completed = true;
+		r.completed = completed_from_passive_opens(r.passive_opens, unprotected, admitted);
+	}
 	merge_second(d, &r);
 	in = (struct tick_input){
 		.now_ns = now,
@@ -692,6 +710,24 @@ static int run(struct shedd_options *o)
 		log_warn("no delay signal (no sojourn probes, no sock_diag depth, "
 			 "no latency socket): the aimd controller cannot close its loop; "
 			 "FALLING BACK to a fixed rate of %.0f SYN/s", start);
+	/* Growth needs evidence that the admitted SYNs complete: without a
+	 * measure of it the limit could only fall, episode after episode
+	 * and across restarts. Run at a fixed rate instead, and say so. */
+	d.completion = signals_completion(&d.sig);
+	if (d.completion == SIGNALS_COMPLETION_PASSIVE_OPENS && d.tp.aimd)
+		log_warn("no sojourn probes: completed handshakes are estimated from the "
+			 "network namespace's TcpPassiveOpens, less the SYNs to unprotected "
+			 "ports, at most the SYNs admitted (opens through another interface, "
+			 "loopback, count too)");
+	else if (d.completion == SIGNALS_COMPLETION_NONE && d.tp.aimd) {
+		d.tp.aimd = false;
+		d.tp.fixed_rate = start;
+		log_warn("no measure of completed handshakes (no sojourn probes; %s): the "
+			 "aimd controller could only lower its limit; FALLING BACK to a "
+			 "fixed rate of %.0f SYN/s", o->nr_backend_ports ?
+			 "TcpPassiveOpens would count the backend ports' opens too" :
+			 "no TcpPassiveOpens in /proc/net/snmp", start);
+	}
 	tick_init(&d.tp, &d.ts, start);
 	controller_resume(&d);
 

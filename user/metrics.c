@@ -319,6 +319,8 @@ static void controller_families(struct out *o)
 {
 	const struct metrics_snapshot *s = o->s;
 	static const char *const modes[] = { "steady", "overload", "recovering", "fixed" };
+	/* By enum signals_completion. */
+	static const char *const sources[] = { "none", "probes", "passive_opens" };
 	char lbl[128];
 	int c, i, mode = s->aimd ? s->mode : 3;
 
@@ -371,6 +373,14 @@ static void controller_families(struct out *o)
 	}
 	counter1(o, "shedd_controller_overloaded_ticks_total",
 		 "Control ticks judged overloaded, for any reason.", s->d.overload_ticks);
+	family(o, "shedd_completion_source", "gauge",
+	       "1 for where completed handshakes are measured (probes: the sojourn probes; "
+	       "passive_opens: the namespace's TcpPassiveOpens, estimated; none: the "
+	       "controller cannot raise the limit and runs at a fixed rate), 0 for the others.");
+	for (i = 0; i < 3; i++) {
+		snprintf(lbl, sizeof(lbl), "source=\"%s\"", sources[i]);
+		sample_u64(o, "shedd_completion_source", lbl, i == s->completion);
+	}
 	counter1(o, "shedd_ticks_total", "Control ticks run.", s->d.ticks);
 	counter1(o, "shedd_ticks_skipped_total",
 		 "Control ticks skipped after a stall of the daemon.", s->d.ticks_skipped);

@@ -44,6 +44,7 @@ struct metrics_snapshot {
 	__u64 depth, backlog;
 	bool backend;                    /* --backend-port listeners exist */
 	bool tx_blocked;                 /* cookies and RSTs off: XDP_TX goes nowhere */
+	int completion;                  /* enum signals_completion */
 };
 
 /* One tick's worth of what the daemon measured. */
@@ -63,6 +64,7 @@ struct metrics_tick {
 	bool probing;
 	__u64 skipped;                    /* the daemon's ticks skipped, in all */
 	bool tx_blocked;                  /* settings.tx_blocked (xdptx.h) */
+	int completion;                   /* enum signals_completion */
 };
 
 struct MHD_Daemon;

@@ -150,6 +150,22 @@ static void keep(enum opt_id id, struct shedd_options *n, const struct shedd_opt
 	}
 }
 
+/* Does @n ask for exactly what @o runs? Both come from options_parse(),
+ * which zeroes the whole struct first (padding and the tails of strings
+ * too), and @n has had the running values of what cannot change copied
+ * in: the bytes compare, the prefix list by its contents. */
+static bool options_same(const struct shedd_options *o, const struct shedd_options *n)
+{
+	struct shedd_options a = *o, b = *n;
+
+	if (o->nr_prefixes != n->nr_prefixes ||
+	    (o->nr_prefixes && memcmp(o->prefixes, n->prefixes,
+				      sizeof(*o->prefixes) * (size_t)o->nr_prefixes)))
+		return false;
+	a.prefixes = b.prefixes = NULL;
+	return !memcmp(&a, &b, sizeof(a));
+}
+
 static void append(char *buf, size_t len, const char *what)
 {
 	size_t off = strlen(buf);
@@ -187,11 +203,25 @@ int reload_config(struct shedd_options *o, struct loader *l, struct signals *sig
 	n.latency_socket_set = o->latency_socket_set;
 	n.latency_gid = o->latency_gid;
 	n.latency_group_set = o->latency_group_set;
+	/* Without --user the daemon took the user shedd, if any, at start. */
+	if (!n.user_set && !o->user_set) {
+		n.run_uid = o->run_uid;
+		n.run_gid = o->run_gid;
+		memcpy(n.user_name, o->user_name, sizeof(n.user_name));
+	}
 	/* The sojourn program has "every port" as a constant. */
 	if ((n.nr_ports == 0) != (o->nr_ports == 0)) {
 		append(restart, sizeof(restart), "port (between every port and a list)");
 		memcpy(n.ports, o->ports, sizeof(n.ports));
 		n.nr_ports = o->nr_ports;
+	}
+	/* A file that asks for what runs changes nothing: no map is written
+	 * and the limit stays where the controller, or a fallback, put it
+	 * (the fixed rate of a fallback is not the file's --rate). */
+	if (!*restart && options_same(o, &n)) {
+		log_notice("reload: %s: the configuration is unchanged; nothing to do", o->config);
+		options_free(&n);
+		return 0;
 	}
 	/* With the controller, --rate is where it starts. */
 	if (tp->aimd && n.rate_per_sec != o->rate_per_sec)
@@ -242,8 +272,13 @@ int reload_config(struct shedd_options *o, struct loader *l, struct signals *sig
 		ts->limit = ts->cs.rate;
 	} else {
 		tp->cp = cp;
-		tp->fixed_rate = (double)n.rate_per_sec;
-		ts->limit = tp->fixed_rate;
+		/* A rate the file changes is the new fixed rate; an unchanged
+		 * one leaves the rate that runs, which a fallback may have
+		 * chosen (main.c: the start rate, an adopted one). */
+		if (n.rate_per_sec != o->rate_per_sec) {
+			tp->fixed_rate = (double)n.rate_per_sec;
+			ts->limit = tp->fixed_rate;
+		}
 	}
 
 	if (n.nr_ports != o->nr_ports || memcmp(n.ports, o->ports, sizeof(n.ports)))

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* signal_parse.c - the pure parts of the signals: /proc/net/netstat text,
- * latency datagrams, sock_diag drop attributes, per-listener drop deltas,
+/* signal_parse.c - the pure parts of the signals: /proc/net/netstat and
+ * /proc/net/snmp text, latency datagrams, sock_diag drop attributes, per-listener drop deltas,
  * the fullest listener group and the two-slot sojourn protocol. No BPF skeleton, no I/O: unit-tested
  * without root, clang or bpftool.
  */
@@ -47,6 +47,99 @@ int netstat_parse(const char *text, __u64 *overflows, __u64 *drops)
 		}
 	}
 	return found == 3 ? 0 : -1;
+}
+
+/* The end of the line that begins at @p, within @end. */
+static const char *line_end(const char *p, const char *end)
+{
+	const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+	return nl ? nl : end;
+}
+
+/* The next space-separated word of [*p, end): its start and length, *p past
+ * it; false at the end of the range. */
+static bool next_word(const char **p, const char *end, const char **w, size_t *wlen)
+{
+	const char *q = *p;
+
+	while (q < end && *q == ' ')
+		q++;
+	if (q == end)
+		return false;
+	*w = q;
+	while (q < end && *q != ' ')
+		q++;
+	*wlen = (size_t)(q - *w);
+	*p = q;
+	return true;
+}
+
+/* A whole word of decimal digits into @v: 0, or -1 (a sign, junk, more than
+ * 20 digits, or past 2^64 - 1). */
+static int word_u64(const char *w, size_t len, __u64 *v)
+{
+	__u64 n = 0;
+	size_t i;
+
+	if (!len || len > 20)
+		return -1;
+	for (i = 0; i < len; i++) {
+		unsigned int d = (unsigned int)(w[i] - '0');
+
+		if (d > 9 || n > (~0ULL - d) / 10)
+			return -1;
+		n = n * 10 + d;
+	}
+	*v = n;
+	return 0;
+}
+
+int proc_counter_parse(const char *text, size_t len, const char *group, const char *name,
+		       __u64 *v)
+{
+	const char *end = text + len, *p = text;
+	size_t glen = strlen(group);
+
+	/* The first line that begins with "GROUP:" names the fields, the next
+	 * line, which must begin so too, holds their values in the same
+	 * order. A group named again further down is not looked at. */
+	while (p < end) {
+		const char *e = line_end(p, end);
+
+		if ((size_t)(e - p) > glen && !memcmp(p, group, glen) && p[glen] == ':') {
+			const char *names = p + glen + 1, *vals, *ve, *n, *x;
+			size_t nlen, xlen;
+
+			if (e == end)
+				return -1;
+			vals = e + 1;
+			ve = line_end(vals, end);
+			/* A line the text cuts short (no newline: a read that
+			 * did not take the whole file) may end in half a
+			 * number: not taken. */
+			if (ve == end || (size_t)(ve - vals) <= glen || memcmp(vals, group, glen) ||
+			    vals[glen] != ':')
+				return -1;
+			vals += glen + 1;
+			while (next_word(&names, e, &n, &nlen)) {
+				if (!next_word(&vals, ve, &x, &xlen))
+					return -1;
+				if (nlen == strlen(name) && !memcmp(n, name, nlen))
+					return word_u64(x, xlen, v);
+			}
+			return -1;
+		}
+		p = e + 1;
+	}
+	return -1;
+}
+
+__u64 completed_from_passive_opens(__u64 passive_opens, __u64 unprotected_syn, __u64 admitted)
+{
+	__u64 c = passive_opens > unprotected_syn ? passive_opens - unprotected_syn : 0;
+
+	return c < admitted ? c : admitted;
 }
 
 enum logline_reject latency_decode(const void *buf, size_t len, __u64 *ns, __u32 *unsent)

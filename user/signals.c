@@ -45,6 +45,17 @@ static int read_proc_file(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+/* /proc/net/snmp is about 1.6 KiB: a larger file is cut, which
+ * proc_counter_parse() reads as far as it goes. */
+static int read_passive_opens(__u64 *v)
+{
+	char buf[8192];
+
+	if (read_proc_file("/proc/net/snmp", buf, sizeof(buf)))
+		return -1;
+	return proc_counter_parse(buf, strlen(buf), "Tcp", "PassiveOpens", v);
+}
+
 static int read_netstat(__u64 *overflows, __u64 *drops)
 {
 	char buf[16384];
@@ -475,6 +486,12 @@ void signals_open(struct signals *s, const struct shedd_options *o, int ncpus)
 	if (!s->have_netstat)
 		log_warn("/proc/net/netstat unreadable; running without "
 			 "listen overflows");
+	/* Read only where it is the measure of completed handshakes. */
+	if (!s->skel) {
+		s->have_snmp = read_passive_opens(&s->last_passive_opens) == 0;
+		if (!s->have_snmp)
+			log_warn("/proc/net/snmp: no TcpPassiveOpens to read");
+	}
 
 	if (o->latency_socket[0])
 		open_latency_socket(s, o->latency_socket, o);
@@ -626,6 +643,11 @@ void signals_read(struct signals *s, struct signal_report *r)
 	r->listen_overflows = overflow_drops(r->listen_drops, r->have_netstat, r->overflows,
 					     s->overflowed_before);
 	s->overflowed_before = r->have_netstat && r->overflows > 0;
+	if (s->have_snmp && read_passive_opens(&ovf) == 0) {
+		r->have_passive_opens = true;
+		r->passive_opens = ovf >= s->last_passive_opens ? ovf - s->last_passive_opens : 0;
+		s->last_passive_opens = ovf;
+	}
 	read_latency(s, r);
 }
 
@@ -658,4 +680,13 @@ void signals_close(struct signals *s)
 bool signals_have_delay(const struct signals *s)
 {
 	return s->skel || s->diag_fd >= 0 || s->lat_fd >= 0;
+}
+
+enum signals_completion signals_completion(const struct signals *s)
+{
+	if (s->skel)
+		return SIGNALS_COMPLETION_PROBES;
+	if (s->have_snmp && !s->nr_backend_ports)
+		return SIGNALS_COMPLETION_PASSIVE_OPENS;
+	return SIGNALS_COMPLETION_NONE;
 }

@@ -67,6 +67,17 @@ struct signal_report {
 			     * listeners */
 	__u64 listen_overflows; /* those of them that overflow_drops() takes
 				 * for overflows: the overload signal */
+	bool have_passive_opens;
+	__u64 passive_opens; /* TcpPassiveOpens of the namespace added in the tick */
+};
+
+/* Where the measure of completed handshakes comes from (the evidence the
+ * controller needs to raise the limit). */
+enum signals_completion {
+	SIGNALS_COMPLETION_NONE = 0,   /* none: the controller could only cut */
+	SIGNALS_COMPLETION_PROBES = 1, /* the sojourn probes, per protected port */
+	SIGNALS_COMPLETION_PASSIVE_OPENS = 2, /* the namespace's TcpPassiveOpens,
+					       * see completed_from_passive_opens() */
 };
 
 struct sojourn_bpf;
@@ -81,6 +92,8 @@ struct signals {
 	bool have_netstat;
 	__u64 last_overflows, last_drops;
 	bool overflowed_before;   /* ListenOverflows moved in the last tick */
+	bool have_snmp;           /* /proc/net/snmp's TcpPassiveOpens is read */
+	__u64 last_passive_opens;
 	int lat_fd;
 	char lat_path[108];
 	/* the drain thread and what it gathered since the last tick */
@@ -121,6 +134,11 @@ void signals_close(struct signals *s);
 /* True when a source of delay (sojourn probes, sock_diag depth, the latency
  * socket) is open: the controller has a loop to close. */
 bool signals_have_delay(const struct signals *s);
+/* Where completed handshakes are measured: the probes; without them the
+ * namespace's passive opens, unless listeners of backend ports share the
+ * namespace (their opens, through loopback, would count as the protected
+ * ports'); else none. */
+enum signals_completion signals_completion(const struct signals *s);
 
 /* Pure helpers, tested without root. */
 /* One tick of the two-slot sojourn protocol: read and clear the slot the
@@ -131,6 +149,22 @@ int sojourn_collect(__u32 *epoch, int (*read_slot)(void *ctx, __u32 slot),
 		    int (*clear_slot)(void *ctx, __u32 slot), void *ctx);
 /* ListenOverflows and ListenDrops from the text of /proc/net/netstat. */
 int netstat_parse(const char *text, __u64 *overflows, __u64 *drops);
+/* Counter @name of @group ("Tcp") from the first @len bytes of the text of
+ * /proc/net/snmp or /proc/net/netstat (a line "GROUP: NAME...", the next
+ * "GROUP: VALUE...", both ending in a newline; NUL not needed): 0, or -1 if
+ * the group or the name is not there, or the lines do not pair up or are
+ * cut short, or the value is not a decimal that fits 64 bits. */
+int proc_counter_parse(const char *text, size_t len, const char *group, const char *name,
+		       __u64 *v);
+/* Handshakes completed on the protected ports in a tick, from the
+ * namespace's TcpPassiveOpens added in it: every passive open of the
+ * namespace counts there, so less the SYNs the XDP program passed to ports
+ * it does not protect (@unprotected_syn; each of those is at most one
+ * open), and at most the SYNs and proven ACKs it admitted to the protected
+ * ports (@admitted; a handshake completes from one of them). Opens through
+ * another interface (loopback) stay in: an estimate bounded above by what
+ * was admitted. */
+__u64 completed_from_passive_opens(__u64 passive_opens, __u64 unprotected_syn, __u64 admitted);
 /* The listener's drop counter (SK_MEMINFO_DROPS) from the attributes of a
  * sock_diag message of @len bytes that asked for INET_DIAG_SKMEMINFO: 0, or
  * -1 if the attribute is not there. */

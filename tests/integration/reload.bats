@@ -41,10 +41,11 @@ conf() {
 # reloads: how many reloads shedd has logged.
 reloads() { grep -c '^shedd: reloaded ' "$TESTBED_TMP/shedd.log" || true; }
 
-# hup N: SIGHUP and wait for the Nth "reloaded" (or refused) line.
+# hup N: SIGHUP and wait for the Nth "reloaded" (or refused, or unchanged)
+# line.
 hup() {
 	kill -HUP "$SHEDD_PID"
-	wait_for "reload $1" 5 sh -c "[ \$(grep -cE '^shedd: (reloaded|reload refused)' \
+	wait_for "reload $1" 5 sh -c "[ \$(grep -cE '^shedd: (reloaded|reload refused|reload: .*: the configuration is unchanged)' \
 		'$TESTBED_TMP/shedd.log') -ge $1 ]"
 }
 
@@ -142,6 +143,9 @@ latency_socket = /run/shedd-reload-test.sock"
 		jq '[.[].value.r.rate_per_sec] | add')\" = 700 ]"
 	conf 1500 "$PORT" 198.19.1.0/24=critical_plus 0.1
 	hup 2
+	# The file's new rate is the command line's: nothing to apply.
+	grep -q "^shedd: reload: $CONF: the configuration is unchanged; nothing to do$" \
+		"$TESTBED_TMP/shedd.log"
 	wait_ticks 3
 	[ "$(total_rate)" = 700 ]
 }
