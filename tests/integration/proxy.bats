@@ -150,13 +150,16 @@ overload() {
 
 # client CLIENT NAME RATE SECONDS: loadgen --http or httperf from cli, one
 # request per connection, patience $PATIENCE_MS; per-second lines in
-# NAME.sec. httperf's processes must all have kept under FD_SETSIZE.
+# NAME.sec. httperf's processes must all have kept under FD_SETSIZE and
+# found a free port for every connection: else the client, not the
+# service, lost requests.
 client() {
 	case $1 in
 	loadgen) http_load "$2" "$3" "$4" "$PATIENCE_MS" 1 0 ;;
 	httperf)
 		httperf_load "$2" "$3" "$4" "$PATIENCE_MS" 0
 		[ "$(field fd_unavail "$(cat "$TESTBED_TMP/$2")")" -eq 0 ]
+		[ "$(field addr_unavail "$(cat "$TESTBED_TMP/$2")")" -eq 0 ]
 		;;
 	esac
 }
