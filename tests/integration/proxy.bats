@@ -42,12 +42,15 @@ SOCK_NAME=latency.sock
 
 upstream() { upstream_start "$WORKERS" "$SERVICE_MS" "$BACKLOG"; }
 
-# shedd_fed_by FRONT: shedd protecting $PORT, fed by FRONT's request log.
+# shedd_fed_by FRONT [OPTION...]: shedd protecting $PORT, fed by FRONT's
+# request log, with the OPTIONs.
 # shellcheck disable=SC2086 # PROXY_SHEDD_ARGS: options, split on purpose
 shedd_fed_by() {
+	local front=$1
+	shift
 	shedd_start --port "$PORT" --latency-socket "$TESTBED_TMP/$SOCK_NAME" \
-		--status-interval 200ms ${PROXY_SHEDD_ARGS:-}
-	front_start "$1" "$TESTBED_TMP/$SOCK_NAME"
+		"$@" ${PROXY_SHEDD_ARGS:-}
+	front_start "$front" "$TESTBED_TMP/$SOCK_NAME"
 }
 
 # status_sum FIELD: FIELD summed over shedd's status lines so far.
@@ -221,7 +224,8 @@ cold() {
 # every 200 ms, about 35 samples, at least 20) at most 15 %.
 @test "warm HAProxy, httperf at 4x C: goodput >= 90 % of C from the third second on, the limit's CoV <= 15 %" {
 	upstream
-	shedd_fed_by haproxy
+	# A status line every 200 ms: five samples of the limit a second.
+	shedd_fed_by haproxy --status-interval 200ms
 	limit_watch
 	client httperf calm $((CAP / 2)) 4
 	[ "$(field ok "$(cat "$TESTBED_TMP/calm")")" -eq "$(field offered "$(cat "$TESTBED_TMP/calm")")" ]
