@@ -172,15 +172,20 @@ shed_total() {
 #
 # --timeout is the patience, but per phase (httperf's core.c arms it for
 # the connect, then again once the request is written, for the reply), not
-# over the request as loadgen's patience is. Here the connect phase is a
-# round trip, or a SYN dropped that waits for its retransmit (1 s, past
-# the patience): a success took at most about one patience, as with loadgen;
-# a timeout ends the connection with a FIN (loadgen's with a RST).
+# over the request as loadgen's patience is (measured: with the first SYN
+# of each connection dropped and a server answering in 700 ms, --timeout
+# 1.5 counted 3 of 3 replies, connect 1.01 s, 1.73-1.92 s in all; loadgen
+# with a patience of 1500 ms gave such a request up). Here the connect
+# phase is a round trip, or a SYN dropped that waits for its retransmit
+# (1 s, past the patience): a success took at most about one patience, as
+# with loadgen; a timeout ends the connection with a FIN (loadgen's with a
+# RST).
 #
 # httperf polls its sockets with select() and a zero timeout: one process
 # keeps a core busy (measured: 96-99 % of a core, at 150/s as at 600/s;
 # behind nginx the median reply at 150/s went from 21 to 75 ms when it
-# shared a core with the front and the upstream). Every httperf of a run
+# shared a core with the front and the upstream; 24-30 ms in the cgroup
+# below, 21-26 ms unbounded, side by side). Every httperf of a run
 # runs in a cpu cgroup of its own with a quota of HTTPERF_CPU_US per
 # HTTPERF_PERIOD_US (default 2 ms per 5 ms, 40 % of a core, over all of
 # them): a process is held at most 3 ms, and the rest of the machine keeps
