@@ -185,7 +185,8 @@ shed_total() {
 # keeps a core busy (measured: 96-99 % of a core, at 150/s as at 600/s;
 # behind nginx the median reply at 150/s went from 21 to 75 ms when it
 # shared a core with the front and the upstream; 24-30 ms in the cgroup
-# below, 21-26 ms unbounded, side by side). Every httperf of a run
+# below, 21-26 ms unbounded, side by side, and once 124 ms in the cgroup
+# with the machine busy). Every httperf of a run
 # runs in a cpu cgroup of its own with a quota of HTTPERF_CPU_US per
 # HTTPERF_PERIOD_US (default 2 ms per 5 ms, 40 % of a core, over all of
 # them): a process is held at most 3 ms, and the rest of the machine keeps
