@@ -38,10 +38,13 @@ set -eu
 #   nginx haproxy    the reverse proxies whose request logs feed shedd's
 #                    latency signal (tests and the proxy experiment run them
 #                    inside test namespaces only; see below)
+#   httperf          a standard open-loop HTTP client (Poisson arrivals, a
+#                    timeout), beside the project's loadgen, in proxy.bats
+#                    and the proxy experiment: a client nobody here wrote
 PKGS="clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev gcc make pkg-config \
 libcmocka-dev libinih-dev bats iproute2 perl jq ethtool nftables procps util-linux \
 libsystemd-dev libcap-ng-dev libcap-ng-utils systemd python3 man-db libncurses-dev tmux \
-libmicrohttpd-dev prometheus curl nginx haproxy qemu-system-x86 busybox-static cpio kmod xz-utils"
+libmicrohttpd-dev prometheus curl nginx haproxy httperf qemu-system-x86 busybox-static cpio kmod xz-utils"
 
 # --kernels [NAME...]: also fetch the kernel matrix's kernel packages
 # (scripts/kernels.sh fetch: unpacked into a cache, never installed).

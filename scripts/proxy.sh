@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # proxy.sh - goodput with nginx or HAProxy in front of an upstream of known
-# capacity C, without shedd, with shedd on its kernel signals only, and with
-# shedd fed by the proxy's request log; then keep-alive clients (several
-# requests per connection) with shedd fed by nginx's log. Writes
-# docs/results/proxy.csv and docs/results/proxy.md (OUT=DIR elsewhere).
+# capacity C: without shedd, with shedd on its kernel signals only, and with
+# shedd fed by the proxy's request log; each with two open-loop clients,
+# the project's loadgen and httperf (Debian's); shedd started into the
+# overload (cold) or after a calm spell (warm), verifying (its default) or
+# with --verify off; keep-alive clients too. Each cell's goodput over the
+# whole run, from its third second on and over the steady window, and the
+# limit's coefficient of variation over that window. Writes
+# docs/results/proxy.csv, proxy-limits.csv and proxy.md (OUT=DIR elsewhere).
 # Every cell starts the upstream, shedd and the proxy afresh and stops them;
 # every load is bounded; the testbed is removed on any exit.
 set -euo pipefail
@@ -14,6 +18,7 @@ source scripts/testbed.sh
 # shellcheck source=scripts/proxybed.sh
 source scripts/proxybed.sh
 testbed_script experiments
+trap 'testbed_down; httperf_cg_remove; rm -rf "$TESTBED_TMP"' EXIT
 
 # The upstream: 4 workers x 20 ms = C of 200 requests/s, the capacity of
 # the measured deployment, behind a listen backlog of 128: a full queue
@@ -36,112 +41,209 @@ CAP=$((WORKERS * 1000 / SERVICE_MS))
 # kernel's first SYN retransmit (1 s), so a dropped SYN is a lost request
 # and a request that waits for the upstream past it is lost too.
 PATIENCE_MS=${PATIENCE_MS:-500}
-SECS=${SECS:-10}
-WARM=${WARM:-3}
-# CALM: seconds at 0.5 x C before each cell's load (not measured): shedd
-# derives its latency target from the calm service it has seen; a shedd
-# started straight into an overload learns an overloaded latency (README,
-# "Latency target"). CALM=0 starts the load at once.
+# SECS: seconds of load per cell. Three goodputs from the clients'
+# per-second lines: the whole run (seconds 1-SECS, the controller's
+# warm-up included), from the third second on (3-SECS), and the steady
+# window (STEADY-SECS).
+SECS=${SECS:-15}
+STEADY=${STEADY:-6}
+# A warm cell runs CALM seconds at 0.5 x C first (not measured), with the
+# cell's client: the service ran calm before the overload came, and shedd
+# saw its calm latency. A cold cell has no calm: shedd is started
+# COLD_LEAD seconds before the load, as after a restart in an incident.
 CALM=${CALM:-5}
-LOADS=${LOADS:-"0.5 1 2 4 10"}
+COLD_LEAD=${COLD_LEAD:-2}
+# PROXY_CELLS: default (about 13 minutes), all (every combination, about
+# 40 minutes) or list (the lines of CELLS=, as cells prints them); FRONTS=
+# and CLIENTS= narrow default and all.
+PROXY_CELLS=${PROXY_CELLS:-default}
 FRONTS=${FRONTS:-"nginx haproxy"}
-CONFIGS=${CONFIGS:-"none kernel log"}
-KA_LOADS=${KA_LOADS-"2 4"}
-KA_RPCS=${KA_RPCS:-"1 10 100"}
+CLIENTS=${CLIENTS:-"loadgen httperf"}
 OUT=${OUT:-docs/results}
+# STATUS_INTERVAL: shedd's --status-interval; its status lines give the
+# limit's samples (scripts/proxybed.sh, limit_watch).
+STATUS_INTERVAL=${STATUS_INTERVAL:-200ms}
 # PROXY_SHEDD_ARGS: options added to every shedd run (e.g. a latency target)
-# PROXY_LOGS=DIR: keep each cell's shedd log there, as FRONT-CONFIG-LOAD-RPC.log
+# PROXY_LOGS=DIR: keep each cell's shedd log there, as the cell's name .log
 
 mkdir -p "$OUT"
 CSV="$OUT/proxy.csv"
+LIMITS="$OUT/proxy-limits.csv"
 MD="$OUT/proxy.md"
 
-testbed_up
-# The proxy opens a connection to the upstream per request, and closes
-# first those its client gave up: widen the ports and let it reuse
-# TIME_WAIT ones, or a run starves the next of local ports.
-in_srv sysctl -qw net.ipv4.ip_local_port_range="1024 65000" net.ipv4.tcp_tw_reuse=1
+# cells: the cells to run, one a line: FRONT CLIENT CONFIG START VERIFY
+# LOAD REQUESTS_PER_CONN (START cold, warm or - without shedd; VERIFY
+# default, off or -).
+cells() {
+	local f c l v
+	case $PROXY_CELLS in
+	default)
+		for f in $FRONTS; do
+			for l in 3 10; do
+				case " $CLIENTS " in *" loadgen "*) echo "$f loadgen none - - $l 1" ;; esac
+			done
+			for l in 3 10; do
+				for v in default off; do
+					for c in $CLIENTS; do echo "$f $c log cold $v $l 1"; done
+				done
+			done
+			for l in 2 4 10; do
+				for c in $CLIENTS; do echo "$f $c log warm default $l 1"; done
+			done
+			for c in $CLIENTS; do echo "$f $c log warm off 4 1"; done
+		done
+		;;
+	all)
+		for f in $FRONTS; do
+			for l in 0.5 1 2 4 10; do
+				for c in $CLIENTS; do
+					echo "$f $c none - - $l 1"
+					echo "$f $c kernel warm default $l 1"
+				done
+			done
+			for v in default off; do
+				for c in $CLIENTS; do
+					for l in 3 10; do echo "$f $c log cold $v $l 1"; done
+					for l in 0.5 1 2 3 4 10; do echo "$f $c log warm $v $l 1"; done
+				done
+			done
+		done
+		for l in 2 4; do
+			for r in 1 10 100; do echo "nginx loadgen log warm default $l $r"; done
+		done
+		;;
+	list) printf '%s\n' "$CELLS" | sed '/^[[:space:]]*$/d' ;;
+	*)
+		echo "proxy.sh: PROXY_CELLS='$PROXY_CELLS': expected default, all or list" >&2
+		return 1
+		;;
+	esac
+}
+
+# client_load CLIENT NAME RATE SECONDS RPC: the cell's client; per-second
+# lines in NAME.sec.
+client_load() {
+	case $1 in
+	loadgen) http_load "$2" "$3" "$4" "$PATIENCE_MS" "$5" 0 ;;
+	httperf)
+		if [ "$5" != 1 ]; then
+			echo "proxy.sh: httperf cells have one request per connection" >&2
+			return 1
+		fi
+		httperf_load "$2" "$3" "$4" "$PATIENCE_MS" 0
+		;;
+	*) echo "proxy.sh: unknown client '$1' (loadgen, httperf)" >&2; return 1 ;;
+	esac
+}
+
+# pct_of_cap NAME FROM TO: the mean goodput of seconds FROM-TO in % of C.
+pct_of_cap() {
+	awk -v g="$(ok_per_sec "$1" "$2" "$3")" -v c="$CAP" 'BEGIN { printf "%.0f", 100 * g / c }'
+}
+
+# sec_sum NAME REGEX: the fields of NAME.sec whose names match REGEX,
+# summed over every second.
+sec_sum() {
+	awk -v re="$2" '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] ~ re) s += kv[2] } }
+		END { print s + 0 }' "$TESTBED_TMP/$1.sec"
+}
 
 # sum_status FIELD: FIELD summed over shedd's status lines of the cell.
 sum_status() {
 	status_field "$1" | awk '{ s += $1 } END { printf "%d\n", s }'
 }
 
-# cell FRONT CONFIG LOAD RPC: one run; prints one CSV row. Not in a
-# subshell: the processes it starts must stay in PIDS for the teardown.
+# cell FRONT CLIENT CONFIG START VERIFY LOAD RPC: one run; prints one CSV
+# row and appends the limit's trace to $LIMITS. Not in a subshell: the
+# processes it starts must stay in PIDS for the teardown.
 cell() {
-	local front=$1 config=$2 load=$3 rpc=$4 rate sock="" name t0 t1 s0 s1
-	local line ok shed_per_sec samples bad limit
+	local front=$1 client=$2 config=$3 start=$4 verify=$5 load=$6 rpc=$7
+	local rate sock="" name t0 t1 s0 s1 t_up lpid line limits cov
+	local samples=- bad=- limit=- p50=- p99=- cpu=-
+	local args
 	rate=$(awk -v c="$CAP" -v l="$load" 'BEGIN { printf "%d", c * l }')
-	name="$front-$config-$load-$rpc"
+	name="$front-$client-$config-$start-$verify-$load-$rpc"
 	upstream_start "$WORKERS" "$SERVICE_MS" "$BACKLOG"
 	: >"$TESTBED_TMP/shedd.log"
 	SHEDD_PID=
+	args=(--status-interval "$STATUS_INTERVAL")
+	[ "$verify" = off ] && args+=(--verify off)
+	# shellcheck disable=SC2206 # extra shedd options, split on purpose
+	args+=(${PROXY_SHEDD_ARGS:-})
 	case $config in
 	none) ;;
-	kernel)
-		# shellcheck disable=SC2086 # extra shedd options, split on purpose
-		shedd_start --port "$PORT" ${PROXY_SHEDD_ARGS:-}
-		;;
+	kernel) shedd_start --port "$PORT" "${args[@]}" ;;
 	log)
 		sock="$TESTBED_TMP/latency.sock"
-		# shellcheck disable=SC2086
-		shedd_start --port "$PORT" --latency-socket "$sock" ${PROXY_SHEDD_ARGS:-}
+		shedd_start --port "$PORT" --latency-socket "$sock" "${args[@]}"
 		;;
 	esac
+	t_up=$(date +%s.%N)
+	if [ -n "$SHEDD_PID" ]; then limit_watch; fi
 	front_start "$front" "$sock"
-	# A calm spell first: the service ran at half its capacity before the
-	# overload came, as a service does, and shedd learned its calm latency.
-	if [ "$CALM" -gt 0 ]; then
-		http_load "$name.calm" "$((CAP / 2))" "$CALM" "$PATIENCE_MS" "$rpc" 0
-	fi
-	http_load "$name" "$rate" "$SECS" "$PATIENCE_MS" "$rpc" "$WARM" &
-	local lpid=$!
-	PIDS+=("$lpid")
-	sleep "$WARM"
-	t0=$(date +%s.%N)
+	case $start in
+	warm) client_load "$client" "$name.calm" "$((CAP / 2))" "$CALM" "$rpc" ;;
+	cold)
+		# The load comes COLD_LEAD s after shedd started: a lead of
+		# time, not a wait for a condition.
+		sleep "$(awk -v a="$t_up" -v l="$COLD_LEAD" -v n="$(date +%s.%N)" \
+			'BEGIN { w = a + l - n; printf "%.3f", (w > 0 ? w : 0) }')"
+		;;
+	esac
 	s0=0
 	if [ -n "$SHEDD_PID" ]; then s0=$(shed_total); fi
+	t0=$(date +%s.%N)
+	client_load "$client" "$name" "$rate" "$SECS" "$rpc" &
+	lpid=$!
+	PIDS+=("$lpid")
 	wait "$lpid"
 	pids_forget "$lpid"
 	t1=$(date +%s.%N)
+	# httperf's first second begins when its first processes start.
+	line=$(cat "$TESTBED_TMP/$name")
+	if [ "$client" = httperf ]; then t0=$(field start "$line"); fi
 	s1=0
 	if [ -n "$SHEDD_PID" ]; then s1=$(shed_total); fi
 	stop_pid "$FRONT_PID"
-	samples=- bad=- limit=-
+	limits=
+	cov=-
 	if [ -n "$SHEDD_PID" ]; then
 		stop_pid "$SHEDD_PID"
 		if [ -n "${PROXY_LOGS:-}" ]; then cp "$TESTBED_TMP/shedd.log" "$PROXY_LOGS/$name.log"; fi
 		samples=$(sum_status latency_n)
 		bad=$(sum_status bad)
-		limit=$(status_field limit | tail -n 1 | cut -d/ -f1)
-		limit=${limit:--}
+		wait "$LIMIT_WATCH_PID" 2>/dev/null || true
+		pids_forget "$LIMIT_WATCH_PID"
+		limits=$(limit_trace "$t0" "$SECS")
+		limit=$(echo "$limits" | awk '{ print $NF }')
+		cov=$(field cov_pct "$(limit_stats "$t0" "$STEADY" "$SECS")")
 	fi
 	stop_pid "$UP_PID"
-	line=$(cat "$TESTBED_TMP/$name")
-	ok=$(field ok "$line")
-	shed_per_sec=$(awk -v a="$s0" -v b="$s1" -v t0="$t0" -v t1="$t1" \
-		'BEGIN { printf "%.0f", (b - a) / (t1 - t0) }')
-	echo "$front,$config,$load,$rate,$rpc,$(field goodput_per_sec "$line"),$(awk -v g="$(field goodput_per_sec "$line")" -v c="$CAP" 'BEGIN { printf "%.0f", 100 * g / c }'),$(field p50_ms "$line"),$(field p99_ms "$line"),$shed_per_sec,$(field refused "$line"),$(field timeout_connect "$line"),$(field timeout_response "$line"),$(field error "$line"),$(field bad_status "$line"),$(field offered "$line"),$ok,$(field connections "$line"),$samples,$bad,$limit"
+	if [ "$client" = loadgen ]; then
+		p50=$(field p50_ms "$line")
+		p99=$(field p99_ms "$line")
+	else
+		cpu=$(awk -v c="$(field cpu_s "$line")" -v s="$SECS" 'BEGIN { printf "%.0f", 100 * c / s }')
+	fi
+	echo "$name,$limits" >>"$LIMITS"
+	echo "$front,$client,$config,$start,$verify,$load,$rpc,$rate,$SECS,$(pct_of_cap "$name" 1 "$SECS"),$(pct_of_cap "$name" 3 "$SECS"),$(pct_of_cap "$name" "$STEADY" "$SECS"),$(ok_per_sec "$name" "$STEADY" "$SECS"),$p50,$p99,$(awk -v a="$s0" -v b="$s1" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.0f", (b - a) / (t1 - t0) }'),$(sec_sum "$name" '^refused$'),$(sec_sum "$name" '^timeout'),$(sec_sum "$name" '^(error|reset|fd_unavail|addr_unavail)$'),$(sec_sum "$name" '^bad_status$'),$samples,$bad,$limit,$cov,$cpu"
 }
 
-HEADER="front,config,load,offered_per_sec,requests_per_conn,goodput_per_sec,goodput_pct,p50_ms,p99_ms,shed_per_sec,refused,timeout_connect,timeout_response,error,bad_status,requests,ok,connections,latency_samples,latency_bad,last_limit"
+HEADER="front,client,config,start,verify,load,requests_per_conn,offered_per_sec,seconds,whole_pct,from3_pct,steady_pct,steady_per_sec,p50_ms,p99_ms,shed_per_sec,refused,timeouts,errors,bad_status,latency_samples,latency_bad,last_limit,limit_cov_pct,client_cpu_pct"
+cells >"$TESTBED_TMP/cells"
+testbed_up
+# The proxy opens a connection to the upstream per request, and closes
+# first those its client gave up: widen the ports and let it reuse
+# TIME_WAIT ones, or a run starves the next of local ports.
+in_srv sysctl -qw net.ipv4.ip_local_port_range="1024 65000" net.ipv4.tcp_tw_reuse=1
+
 echo "$HEADER" >"$CSV"
-echo "upstream: $WORKERS workers x $SERVICE_MS ms (C = $CAP/s), backlog $BACKLOG; patience $PATIENCE_MS ms; $SECS s per cell, the first $WARM s left out"
-for front in $FRONTS; do
-	for config in $CONFIGS; do
-		for load in $LOADS; do
-			cell "$front" "$config" "$load" 1 >"$TESTBED_TMP/row"
-			tee -a "$CSV" <"$TESTBED_TMP/row"
-		done
-	done
-done
-for load in $KA_LOADS; do
-	for rpc in $KA_RPCS; do
-		cell nginx log "$load" "$rpc" >"$TESTBED_TMP/row"
-		tee -a "$CSV" <"$TESTBED_TMP/row"
-	done
-done
+echo "cell,limit_per_second" >"$LIMITS"
+echo "upstream: $WORKERS workers x $SERVICE_MS ms (C = $CAP/s), backlog $BACKLOG; patience $PATIENCE_MS ms; $SECS s per cell; $(wc -l <"$TESTBED_TMP/cells") cells ($PROXY_CELLS)"
+while read -r front client config start verify load rpc; do
+	cell "$front" "$client" "$config" "$start" "$verify" "$load" "$rpc" >"$TESTBED_TMP/row"
+	tee -a "$CSV" <"$TESTBED_TMP/row"
+done <"$TESTBED_TMP/cells"
 
 # The markdown table, from the CSV.
 {
@@ -149,13 +251,14 @@ done
 	echo
 	echo "Upstream: slowserver --http --paced, $WORKERS workers x $SERVICE_MS ms fixed (C = $CAP requests/s; paced: a busy worker answers on a $SERVICE_MS ms grid), listen backlog $BACKLOG, accepting only when a worker is free."
 	echo "Front: nginx 1.22 (1 worker, 4096 connections) or HAProxy 2.6 (maxconn 9000, option abortonclose) in the same namespace, proxying to it."
-	echo "Clients: loadgen --http, open loop at load x C requests/s, patience $PATIENCE_MS ms, $SECS s per cell with the first $WARM s left out, after $CALM s at 0.5 x C (not measured; shedd learns the calm latency)."
+	echo "Clients, open loop at load x C requests/s, patience $PATIENCE_MS ms, $SECS s per cell: loadgen --http (Poisson arrivals; the patience over the whole request) or httperf (Poisson arrivals, --period=e, one process per second of arrivals, --timeout $PATIENCE_MS ms per phase, --hog; scripts/proxybed.sh)."
+	echo "Start: cold, shedd started $COLD_LEAD s before the load, no calm; warm, after $CALM s at 0.5 x C with the same client (not measured); - without shedd. Verify: shedd's default (the default class verifies while shedding) or --verify off."
 	echo "Configurations: none (no shedd); kernel (shedd --port $PORT, no latency samples); log (shedd fed by the front's request log over --latency-socket)${PROXY_SHEDD_ARGS:+; shedd options: $PROXY_SHEDD_ARGS}."
-	echo "shed/s: connections shedd refused per second after the warm-up (SYNs dropped or answered with a RST; proven ACKs refused with a RST in a verified class, which the client counts as an error: a reset before the reply). timeouts: the client's timeout_connect + timeout_response; errors: error + bad_status (a non-2xx reply). samples / bad: latency datagrams shedd took as samples / refused as malformed over the cell. limit: shedd's admitted rate at the end."
+	echo "Goodput in % of C, from the clients' per-second lines (the requests started in a second that succeeded): whole run (seconds 1-$SECS), from the third second on (3-$SECS), steady window ($STEADY-$SECS). limit CoV: standard deviation / mean of shedd's limit over the steady window, from its status lines (--status-interval $STATUS_INTERVAL, stamped as they come). shed/s: connections shedd refused per second over the run (SYNs dropped or answered with a RST; proven ACKs refused with a RST in a verified class, which the client counts as an error). timeouts: the client's timeouts (loadgen: connect + response; httperf: client-timo); errors: resets and other errors (httperf: also fd_unavail and addr_unavail, a process out of descriptors or ports); bad: non-2xx replies. samples / bad dgrams: latency datagrams shedd took as samples / refused as malformed. limit: shedd's limit at the end. httperf CPU: its CPU time over the run in % of a core (bounded by a cgroup quota). The limit at the end of each second of a cell: proxy-limits.csv."
 	echo
-	echo "| front | config | load | req/conn | conns | goodput/s | % of C | p50 ms | p99 ms | shed/s | refused | timeouts | errors | samples | bad | limit |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-	tail -n +2 "$CSV" | awk -F, '{ printf "| %s | %s | %sx | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $5, $18, $6, $7, $8, $9, $10, $11, $12 + $13, $14 + $15, $19, $20, $21 }'
+	echo "| front | client | config | start | verify | load | req/conn | whole % | from 3rd s % | steady % | limit CoV % | p50 ms | p99 ms | shed/s | refused | timeouts | errors | bad | samples | bad dgrams | limit | httperf CPU % |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	tail -n +2 "$CSV" | awk -F, '{ printf "| %s | %s | %s | %s | %s | %sx | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $10, $11, $12, $24, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $25 }'
 } >"$MD"
 echo
 cat "$MD"

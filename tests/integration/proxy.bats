@@ -6,20 +6,30 @@
 # fed by the proxy's request log, keeps goodput near C. The overload tests
 # need shedd to read the proxies' log lines as latency samples and to find
 # a latency target by itself: without those they measure a goodput of 0.
+# Then cold starts (shedd started 2 s before an overload it has never seen
+# calm) with loadgen and with httperf, a standard client from Debian, and
+# a warm overload with httperf whose limit must settle.
+# PROXY_SHEDD_ARGS: options added to every shedd here (a latency target).
 
 load lib
 source "$(dirname "$BATS_TEST_FILENAME")/../../scripts/proxybed.sh"
 
 setup() {
-	# scripts/deps.sh installs both: missing is a broken set-up, not a skip.
-	command -v nginx >/dev/null && command -v haproxy >/dev/null || {
-		echo "nginx or haproxy is not installed (scripts/deps.sh)" >&2
-		return 1
-	}
+	# scripts/deps.sh installs them: missing is a broken set-up, not a skip.
+	local p
+	for p in nginx haproxy httperf; do
+		command -v "$p" >/dev/null || {
+			echo "$p is not installed (scripts/deps.sh)" >&2
+			return 1
+		}
+	done
 	testbed_up
 	in_srv sysctl -qw net.ipv4.ip_local_port_range="1024 65000" net.ipv4.tcp_tw_reuse=1
 }
-teardown() { testbed_down; }
+teardown() {
+	testbed_down
+	httperf_cg_remove
+}
 
 # As scripts/proxy.sh: C = 4 workers x 20 ms = 200/s; a backlog of 128
 # holds 640 ms of work, more than the patience of 500 ms.
@@ -32,10 +42,15 @@ SOCK_NAME=latency.sock
 
 upstream() { upstream_start "$WORKERS" "$SERVICE_MS" "$BACKLOG"; }
 
-# shedd_fed_by FRONT: shedd protecting $PORT, fed by FRONT's request log.
+# shedd_fed_by FRONT [OPTION...]: shedd protecting $PORT, fed by FRONT's
+# request log, with the OPTIONs.
+# shellcheck disable=SC2086 # PROXY_SHEDD_ARGS: options, split on purpose
 shedd_fed_by() {
-	shedd_start --port "$PORT" --latency-socket "$TESTBED_TMP/$SOCK_NAME"
-	front_start "$1" "$TESTBED_TMP/$SOCK_NAME"
+	local front=$1
+	shift
+	shedd_start --port "$PORT" --latency-socket "$TESTBED_TMP/$SOCK_NAME" \
+		"$@" ${PROXY_SHEDD_ARGS:-}
+	front_start "$front" "$TESTBED_TMP/$SOCK_NAME"
 }
 
 # status_sum FIELD: FIELD summed over shedd's status lines so far.
@@ -134,4 +149,96 @@ overload() {
 
 @test "HAProxy at 3x C, shedd fed by its log: goodput >= 90 % of C, the queue drained" {
 	overload haproxy
+}
+
+# client CLIENT NAME RATE SECONDS: loadgen --http or httperf from cli, one
+# request per connection, patience $PATIENCE_MS; per-second lines in
+# NAME.sec. httperf's processes must all have kept under FD_SETSIZE and
+# found a free port for every connection: else the client, not the
+# service, lost requests.
+client() {
+	case $1 in
+	loadgen) http_load "$2" "$3" "$4" "$PATIENCE_MS" 1 0 ;;
+	httperf)
+		httperf_load "$2" "$3" "$4" "$PATIENCE_MS" 0
+		[ "$(field fd_unavail "$(cat "$TESTBED_TMP/$2")")" -eq 0 ]
+		[ "$(field addr_unavail "$(cat "$TESTBED_TMP/$2")")" -eq 0 ]
+		;;
+	esac
+}
+
+# cold FRONT CLIENT LOAD: shedd started 2 s before LOAD x C (a lead of
+# time: the scenario, not a wait for a condition) with no calm before it,
+# as after a restart in an incident, for 10 s; from the third second on,
+# goodput of at least 90 % of C (and at most C and 5 % for the edges of
+# the seconds: a second's goodput counts the requests started in it).
+cold() {
+	local t_up good
+	upstream
+	shedd_fed_by "$1"
+	t_up=$(date +%s.%N)
+	sleep "$(awk -v a="$t_up" -v n="$(date +%s.%N)" 'BEGIN { w = a + 2 - n; printf "%.3f", (w > 0 ? w : 0) }')"
+	client "$2" cold $(($3 * CAP)) 10
+	report cold
+	cat "$TESTBED_TMP/cold.sec"
+	good=$(ok_per_sec cold 3 10)
+	echo "goodput from the third second on: ${good}/s of C ${CAP}/s ($((100 * good / CAP)) %)"
+	within "$good" $((CAP * 90 / 100)) $((CAP * 105 / 100))
+}
+
+@test "cold start, nginx, loadgen at 3x C: goodput >= 90 % of C from the third second on" {
+	cold nginx loadgen 3
+}
+
+@test "cold start, nginx, loadgen at 10x C: goodput >= 90 % of C from the third second on" {
+	cold nginx loadgen 10
+}
+
+@test "cold start, nginx, httperf at 3x C: goodput >= 90 % of C from the third second on" {
+	cold nginx httperf 3
+}
+
+@test "cold start, nginx, httperf at 10x C: goodput >= 90 % of C from the third second on" {
+	cold nginx httperf 10
+}
+
+@test "cold start, HAProxy, loadgen at 3x C: goodput >= 90 % of C from the third second on" {
+	cold haproxy loadgen 3
+}
+
+@test "cold start, HAProxy, loadgen at 10x C: goodput >= 90 % of C from the third second on" {
+	cold haproxy loadgen 10
+}
+
+@test "cold start, HAProxy, httperf at 3x C: goodput >= 90 % of C from the third second on" {
+	cold haproxy httperf 3
+}
+
+@test "cold start, HAProxy, httperf at 10x C: goodput >= 90 % of C from the third second on" {
+	cold haproxy httperf 10
+}
+
+# HAProxy, 4 s of calm at 0.5x C, then httperf at 4x C for 12 s: from the
+# third second on, goodput of at least 90 % of C, and the limit settled:
+# its coefficient of variation over seconds 6-12 (shedd's status lines
+# every 200 ms, about 35 samples, at least 20) at most 15 %.
+@test "warm HAProxy, httperf at 4x C: goodput >= 90 % of C from the third second on, the limit's CoV <= 15 %" {
+	upstream
+	# A status line every 200 ms: five samples of the limit a second.
+	shedd_fed_by haproxy --status-interval 200ms
+	limit_watch
+	client httperf calm $((CAP / 2)) 4
+	[ "$(field ok "$(cat "$TESTBED_TMP/calm")")" -eq "$(field offered "$(cat "$TESTBED_TMP/calm")")" ]
+	client httperf over $((4 * CAP)) 12
+	report over
+	cat "$TESTBED_TMP/over.sec"
+	t0=$(field start "$(cat "$TESTBED_TMP/over")")
+	stats=$(limit_stats "$t0" 6 12)
+	echo "limit over seconds 6-12: $stats; each second: $(limit_trace "$t0" 12)"
+	good=$(ok_per_sec over 3 12)
+	echo "goodput from the third second on: ${good}/s of C ${CAP}/s ($((100 * good / CAP)) %)"
+	within "$good" $((CAP * 90 / 100)) $((CAP * 105 / 100))
+	[ "$(field n "$stats")" -ge 20 ]
+	cov=$(field cov_pct "$stats")
+	within "${cov%.*}" 0 15
 }
