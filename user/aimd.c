@@ -579,8 +579,16 @@ static double drain_step(const struct aimd_params *p, struct aimd_state *s,
 				   s->drain_completed / s->drain_served : 0;
 		if (per_conn > 1)
 			per_conn = 1;
-		if (s->rate < p->served_floor * per_conn * s->drain_ref)
+		if (s->rate < p->served_floor * per_conn * s->drain_ref) {
 			s->rate = p->served_floor * per_conn * s->drain_ref;
+			/* The served rate of the drain's ticks is what the
+			 * drain admitted: the floor starts again from the
+			 * rate returned to, or the next tick cuts back to
+			 * the drained rate and holds there. */
+			if (s->peak_served < per_conn * s->drain_ref)
+				s->peak_served = per_conn * s->drain_ref;
+			s->served_ticks = 0;
+		}
 		return 1;
 	case AIMD_DRAIN_SPENT:
 		break;
