@@ -326,8 +326,10 @@ static bool auto_latency(const struct aimd_params *p, struct aimd_state *s,
 	if (!a->target_ns || v <= (double)a->target_ns) {
 		a->above_since_ns = 0;
 		a->over = false;
-	} else if (v > p->auto_jump * (double)a->target_ns) {
-		/* Far above: a queue growing this fast is no burst. */
+	} else if (v > p->auto_jump * (double)a->target_ns && now_ns - a->verdict_start_ns <= dt) {
+		/* Far above, within one tick: a queue growing this fast is
+		 * no burst. A verdict gathered over ticks is a trickle of
+		 * samples, which waits the interval like any other. */
 		a->above_since_ns = now_ns;
 		a->over = true;
 	} else if (!a->above_since_ns) {

@@ -168,7 +168,10 @@
  * @auto_jump:       a verdict above this many times the derived target (2)
  *                   is overload at once, without auto_interval_ns: a queue
  *                   that grew this far within a verdict is no burst, and
- *                   waiting the interval let it reach the clients' patience
+ *                   waiting the interval let it reach the clients' patience;
+ *                   only a verdict of one tick's samples: one gathered over
+ *                   ticks is a trickle (a few slow samples a second), which
+ *                   waits the interval
  */
 struct aimd_params {
 	__u64 target_delay_ns;
