@@ -88,13 +88,18 @@ static void each_signal_is_overload(void **state)
 	sig = calm(0);
 	sig.overflows = 1;
 	assert_int_equal(aimd_overloaded(&p, &s, &sig, TICK), AIMD_WHY_OVERFLOW);
-	/* Latency counts only with a target. */
+	/* Latency counts only with a target... */
 	sig = calm(0);
 	sig.have_latency = true;
+	sig.latency_count = 20;
+	sig.latency_served = 20;
 	sig.latency_p99_ns = 900 * MS;
 	assert_int_equal(aimd_overloaded(&p, &s, &sig, TICK), 0);
+	/* ... and, explicit, once it stayed above it auto_interval_ns. */
 	p.latency_target_ns = 200 * MS;
-	assert_int_equal(aimd_overloaded(&p, &s, &sig, TICK), AIMD_WHY_LATENCY);
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 2 * TICK), 0);
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 2 * TICK + p.auto_interval_ns),
+			 AIMD_WHY_LATENCY);
 	/* Signals that are not there say nothing. */
 	sig = (struct aimd_signals){ .depth = 1000, .backlog = 10, .demand = 1 };
 	assert_int_equal(aimd_overloaded(&p, &s, &sig, TICK), 0);
@@ -678,8 +683,7 @@ static void queue_draining_without_accept_samples_is_not_a_stall(void **state)
 }
 
 /* A proxy: it accepts whatever is admitted at once (accepts = admitted),
- * and its request log says how many requests were answered. An explicit
- * latency target makes the verdict immediate. */
+ * and its request log says how many requests were answered. */
 static struct aimd_signals proxy_tick(double admitted, double served, __u64 p99_ms)
 {
 	struct aimd_signals s = calm(admitted);
@@ -700,10 +704,11 @@ static struct aimd_signals proxy_tick(double admitted, double served, __u64 p99_
  * (a queue the SYN limit does not reach, as on keep-alive connections). */
 enum proxy_kind { QUEUE, NO_QUEUE, GIVING_UP };
 
-/* A proxy calm at 100/s, then offered 800/s while it answers as @kind says
- * at a latency of @p99_ms, for @ticks ticks; the limit at the end. */
-static double proxy_run(const struct aimd_params *p, struct aimd_state *s, __u64 p99_ms,
-			int ticks, enum proxy_kind kind)
+/* A proxy calm at 100/s, then offered 800/s and answering 200/s at a
+ * latency of @p99_ms until the explicit target's verdict says overload
+ * (the tests give it an interval of a second, so the served rate is the
+ * 200/s of the surge by then); the time of that tick. */
+static __u64 proxy_surge(const struct aimd_params *p, struct aimd_state *s, __u64 p99_ms)
 {
 	__u64 now = 0;
 	int i;
@@ -711,7 +716,22 @@ static double proxy_run(const struct aimd_params *p, struct aimd_state *s, __u64
 	aimd_init(s, p, 10000);
 	for (i = 0; i < 10; i++)
 		aimd_update(p, s, &(struct aimd_signals[1]){ proxy_tick(100, 100, 20) }[0], now += TICK);
-	aimd_update(p, s, &(struct aimd_signals[1]){ proxy_tick(800, 200, p99_ms) }[0], now += TICK);
+	for (i = 0; !(s->why & AIMD_WHY_LATENCY); i++) {
+		assert_true(i < 30);
+		aimd_update(p, s, &(struct aimd_signals[1]){ proxy_tick(800, 200, p99_ms) }[0],
+			    now += TICK);
+	}
+	return now;
+}
+
+/* proxy_surge(), then the proxy answers as @kind says for @ticks ticks
+ * from the first overloaded one; the limit at the end. */
+static double proxy_run(const struct aimd_params *p, struct aimd_state *s, __u64 p99_ms,
+			int ticks, enum proxy_kind kind)
+{
+	__u64 now = proxy_surge(p, s, p99_ms);
+	int i;
+
 	for (i = 1; i < ticks; i++) {
 		double served = kind == QUEUE || s->rate > 200 ? 200 : s->rate;
 
@@ -741,6 +761,7 @@ static void latency_overload_is_cut_to_what_is_served(void **state)
 
 	(void)state;
 	p.latency_target_ns = 50 * MS;
+	p.auto_interval_ns = 1000 * MS;
 	p.served_floor = 0.9;
 	/* p99 400 ms: 350 ms over the target, d = 1 - 0.35 = 0.65. One step
 	 * to good_cap x d x served (1.5 x 0.65 x 200 = 195), not 1.5 x the
@@ -788,16 +809,12 @@ static void latency_overload_is_cut_to_what_is_served(void **state)
 	 * what is served): too shallow, it begins again from the excess and
 	 * the peak of then, and is not spent. */
 	{
-		__u64 now = 0;
+		__u64 now = proxy_surge(&p, &s, 400);
 		int i;
 
-		aimd_init(&s, &p, 10000);
-		for (i = 0; i < 10; i++)
-			aimd_update(&p, &s, &(struct aimd_signals[1]){ proxy_tick(100, 100, 20) }[0],
-				    now += TICK);
-		for (i = 0; i < 21; i++)
+		for (i = 1; i < 21; i++)
 			aimd_update(&p, &s,
-				    &(struct aimd_signals[1]){ proxy_tick(i ? s.rate : 800, 200,
+				    &(struct aimd_signals[1]){ proxy_tick(s.rate, 200,
 									  400 + 10 * (__u64)i) }[0],
 				    now += TICK);
 		assert_int_equal(s.drain, AIMD_DRAINING);
@@ -863,13 +880,14 @@ static void derived_target_drains_by_the_verdict_excess(void **state)
 	(void)state;
 	p.served_floor = 0.9;
 	aimd_init(&s, &p, 10000);
-	/* 2 s calm at 20 ms: baseline 20 ms, target 2 x 20 + 5 = 45 ms. */
+	/* 2 s calm at 20 ms, 200/s: baseline 20 ms, target 2 x 20 + 5 =
+	 * 45 ms. */
 	for (i = 0; i < 20; i++)
-		aimd_update(&p, &s, &(struct aimd_signals[1]){ proxy_tick(100, 100, 20) }[0], now += TICK);
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ proxy_tick(200, 200, 20) }[0], now += TICK);
 	target = aimd_latency_target(&p, &s, NULL);
 	assert_int_equal(target, 45 * MS);
-	/* 800/s offered, 200/s answered at 345 ms: overload once the
-	 * verdicts stayed above target for auto_interval_ns. */
+	/* 800/s offered, 200/s answered at 345 ms: more than auto_jump x the
+	 * target, overload at once. */
 	for (i = 0; i < 15; i++)
 		aimd_update(&p, &s, &(struct aimd_signals[1]){ proxy_tick(i ? s.rate : 800, 200, 345) }[0],
 			    now += TICK);
