@@ -3,7 +3,9 @@
  * verdict of each signal, the step response, no growth while the limit does
  * not bind, the bounds, the ramp stages and their abort, the stall guard,
  * the measured tick length, no wind-up on SYNs that never complete, no
- * open-loop ramp without a delay signal.
+ * open-loop ramp without a delay signal; the explicit target's samples and
+ * interval, the served rate over a second, auto_jump, headroom_gain, and
+ * the age and version of a resumed record.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -898,6 +900,247 @@ static void derived_target_drains_by_the_verdict_excess(void **state)
 	assert_true(s.rate >= 0.9 * 0.7 * 200 - 1 && s.rate <= 0.9 * 0.7 * 200 + 1);
 }
 
+/* A tick at @rate with its latency: every admitted SYN completes and each
+ * connection brings one request, answered, @count of them (rate / 10 when
+ * 0), at a statistic (and p99) of @ms. */
+static struct aimd_signals lat_tick(double rate, __u64 count, double ms)
+{
+	struct aimd_signals s = calm(rate);
+
+	if (!count)
+		count = (__u64)(rate / 10);
+	s.have_latency = true;
+	s.latency_count = count;
+	s.latency_served = count;
+	s.completed = count;
+	s.latency_mid_ns = (__u64)(ms * MS);
+	s.latency_p99_ns = (__u64)(ms * MS);
+	return s;
+}
+
+/* The explicit target: one slow request is no overload. At 20 000/s, a
+ * tick with one sample of 3 s among four of 10 ms (p99: 3 s), then ticks
+ * of five fast ones: the verdict needs auto_verdict_samples, and a verdict
+ * above the target only starts auto_interval_ns. A p99 that stays above
+ * it is overload once the interval has passed, not before. */
+static void explicit_target_needs_samples_and_an_interval(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct aimd_signals sig;
+	__u64 now = 0, above = 0;
+	int i;
+
+	(void)state;
+	p.latency_target_ns = 200 * MS;
+	p.max_rate = 100000;
+	aimd_init(&s, &p, 20000);
+	sig = lat_tick(20000, 5, 10);
+	sig.latency_p99_ns = 3000 * MS;
+	aimd_update(&p, &s, &sig, now += TICK);
+	assert_int_equal(s.why, 0);
+	for (i = 0; i < 30; i++) {
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(20000, 5, 10) }[0],
+			    now += TICK);
+		assert_int_equal(s.why, 0);
+		assert_int_not_equal(s.mode, AIMD_OVERLOAD);
+	}
+	assert_true(s.rate >= 20000);
+	/* A sustained p99 of 3 s: overload after auto_interval_ns. */
+	for (i = 0; i < 30 && !(s.why & AIMD_WHY_LATENCY); i++) {
+		sig = lat_tick(20000, 50, 10);
+		sig.latency_p99_ns = 3000 * MS;
+		aimd_update(&p, &s, &sig, now += TICK);
+		if (!above)
+			above = now;
+		if (!(s.why & AIMD_WHY_LATENCY))
+			assert_true(now < above + p.auto_interval_ns);
+	}
+	assert_true(s.why & AIMD_WHY_LATENCY);
+	assert_int_equal(now, above + p.auto_interval_ns);
+	assert_true(s.rate < 20000);
+}
+
+/* The served rate is the requests answered over the last second, not a
+ * peak of single ticks: 10 and 30 answers in alternate 100 ms ticks are
+ * 200/s (the per-tick peak said 300/s), and the floor of a latency
+ * overload is taken from it. */
+static void served_rate_is_over_a_second(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	__u64 now = 0;
+	int i;
+
+	(void)state;
+	aimd_init(&s, &p, 1000);
+	for (i = 0; i < 40; i++)
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(1000, i % 2 ? 30 : 10, 20) }[0],
+			    now += TICK);
+	assert_in_range((__u64)s.peak_served, 195, 205);
+	assert_float_equal(s.served_rate, 200, 1e-6);
+}
+
+/* The derived target learned at 20 ms (target 45 ms): a tick whose
+ * verdict is above auto_jump x the target (90 ms) is overload at once; one
+ * between the target and that waits auto_interval_ns; so does a verdict
+ * above it gathered from a trickle over several ticks. */
+static void far_above_the_target_is_overload_at_once(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s, base;
+	__u64 now = 0, t0;
+	int i;
+
+	(void)state;
+	p.auto_jump = 2;
+	aimd_init(&base, &p, 10000);
+	for (i = 0; i < 20; i++)
+		aimd_update(&p, &base, &(struct aimd_signals[1]){ lat_tick(1000, 0, 20) }[0],
+			    now += TICK);
+	assert_int_equal(aimd_latency_target(&p, &base, NULL), 45 * MS);
+	t0 = now;
+
+	s = base;
+	aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(1000, 0, 100) }[0], now += TICK);
+	assert_true(s.why & AIMD_WHY_LATENCY);
+	assert_int_equal(s.mode, AIMD_OVERLOAD);
+
+	s = base;
+	now = t0;
+	for (i = 0; i < 5; i++) {
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(1000, 0, 80) }[0],
+			    now += TICK);
+		assert_int_equal(s.why, 0);
+	}
+	aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(1000, 0, 80) }[0], now += TICK);
+	assert_true(s.why & AIMD_WHY_LATENCY);
+
+	/* Five samples a tick: each verdict spans two ticks. */
+	s = base;
+	now = t0;
+	for (i = 0; i < 4; i++) {
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(1000, 5, 200) }[0],
+			    now += TICK);
+		assert_int_equal(s.why, 0);
+	}
+}
+
+/* The additive step is headroom_gain times larger while the derived
+ * target's last verdict is within a quarter of the way from the baseline
+ * to the target (20 to 45 ms: up to 26.25 ms), the plain one above that;
+ * with an explicit target there is no such climb. */
+static void headroom_climbs_faster_only_near_the_baseline(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	__u64 now = 0;
+	double r;
+	int i;
+
+	(void)state;
+	p.headroom_gain = 4;
+	aimd_init(&s, &p, 1000);
+	for (i = 0; i < 20; i++)
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(s.rate, 0, 20) }[0],
+			    now += TICK);
+	assert_float_equal(s.rate, 1000 + 20 * p.alpha_per_sec * p.headroom_gain, 1e-6);
+	r = s.rate;
+	for (i = 0; i < 5; i++)
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(s.rate, 0, 30) }[0],
+			    now += TICK);
+	assert_int_equal(s.mode, AIMD_STEADY);
+	assert_float_equal(s.rate, r + 5 * p.alpha_per_sec, 1e-6);
+	r = s.rate;
+	for (i = 0; i < 5; i++)
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(s.rate, 0, 21) }[0],
+			    now += TICK);
+	assert_float_equal(s.rate, r + 5 * p.alpha_per_sec * p.headroom_gain, 1e-6);
+
+	p.latency_target_ns = 200 * MS;
+	aimd_init(&s, &p, 1000);
+	for (i = 0; i < 20; i++)
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(s.rate, 0, 20) }[0],
+			    now += TICK);
+	assert_float_equal(s.rate, 1000 + 20 * p.alpha_per_sec, 1e-6);
+}
+
+/* A resumed record has an age. Written less than fresh_ns ago it is the
+ * present: mode and peaks as they were. Older, it is history: only the
+ * limit, in steady state, the peaks decayed by its age. Version 3 carries
+ * the calm latency, resumed while its point is inside the window; records
+ * of versions 1 and 2 (an older shedd) are read, and their bytes past
+ * their size say nothing. */
+static void import_ages_the_record(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s, got;
+	struct shedd_ctl_state rec, old;
+	__u64 t, w;
+	double decay;
+	int i;
+
+	(void)state;
+	p.fresh_ns = 3000 * MS;
+	/* Into an overload, peaks known. */
+	aimd_init(&s, &p, 5000);
+	t = 0;
+	for (i = 0; i < 10; i++)
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ calm(5000) }[0], t += TICK);
+	for (i = 0; i < 3; i++)
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ standing(5000) }[0], t += TICK);
+	assert_int_equal(s.mode, AIMD_OVERLOAD);
+	assert_true(s.peak_accept > 900);
+	w = t + 600 * 1000 * MS; /* the record's clock: past one window */
+	aimd_export(&s, w, &rec);
+	assert_int_equal(rec.version, 3);
+
+	assert_int_equal(aimd_import(&p, &got, &rec, w + p.fresh_ns - TICK), 0);
+	assert_int_equal(got.mode, AIMD_OVERLOAD);
+	assert_float_equal(got.rate, s.rate, 1e-3);
+	assert_float_equal(got.peak_accept, s.peak_accept, 1e-3);
+	assert_float_equal(got.last_good, s.last_good, 1e-3);
+
+	assert_int_equal(aimd_import(&p, &got, &rec, w + 10 * 1000 * MS), 0);
+	decay = pow(p.peak_decay, 100);
+	assert_int_equal(got.mode, AIMD_STEADY);
+	assert_int_equal(got.why, 0);
+	assert_float_equal(got.rate, s.rate, 1e-3);
+	assert_float_equal(got.last_good, s.rate, 1e-3);
+	assert_float_equal(got.peak_accept, s.peak_accept * decay, 1e-2);
+	assert_float_equal(got.peak_served, s.peak_served * decay, 1e-2);
+
+	/* The baseline: inside the window, resumed with its target. */
+	rec.baseline_ns = 20 * MS;
+	rec.calm_at_ns = w - 60 * 1000 * MS;
+	assert_int_equal(aimd_import(&p, &got, &rec, w), 0);
+	assert_int_equal(got.lat.baseline_ns, 20 * MS);
+	assert_int_equal(aimd_latency_target(&p, &got, NULL), 45 * MS);
+	assert_int_equal(got.lat.calm_at_ns, rec.calm_at_ns);
+	rec.calm_at_ns = w - p.auto_window_ns - TICK;
+	assert_int_equal(aimd_import(&p, &got, &rec, w), 0);
+	assert_int_equal(got.lat.baseline_ns, 0);
+	assert_int_equal(aimd_latency_target(&p, &got, NULL), 0);
+
+	/* Version 2 and version 1, converted (their appended words 0), or
+	 * not: a version 2 record has no baseline whatever follows it. */
+	rec.calm_at_ns = w - 60 * 1000 * MS;
+	old = rec;
+	old.version = 2;
+	assert_int_equal(aimd_import(&p, &got, &old, w), 0);
+	assert_int_equal(got.mode, AIMD_OVERLOAD);
+	assert_float_equal(got.rate, s.rate, 1e-3);
+	assert_float_equal(got.peak_served, s.peak_served, 1e-3);
+	assert_int_equal(got.lat.baseline_ns, 0);
+	memset((char *)&old + SHEDD_CTL_STATE_V1_SIZE, 0, sizeof(old) - SHEDD_CTL_STATE_V1_SIZE);
+	old.version = 1;
+	assert_int_equal(aimd_import(&p, &got, &old, w), 0);
+	assert_int_equal(got.mode, AIMD_OVERLOAD);
+	assert_float_equal(got.rate, s.rate, 1e-3);
+	assert_float_equal(got.peak_served, 0, 0);
+	assert_int_equal(got.lat.baseline_ns, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -924,6 +1167,11 @@ int main(void)
 		cmocka_unit_test(no_wind_up_on_syns_that_never_complete),
 		cmocka_unit_test(blind_controller_holds),
 		cmocka_unit_test(queue_draining_without_accept_samples_is_not_a_stall),
+		cmocka_unit_test(explicit_target_needs_samples_and_an_interval),
+		cmocka_unit_test(served_rate_is_over_a_second),
+		cmocka_unit_test(far_above_the_target_is_overload_at_once),
+		cmocka_unit_test(headroom_climbs_faster_only_near_the_baseline),
+		cmocka_unit_test(import_ages_the_record),
 	};
 
 	return cmocka_run_group_tests_name("aimd", tests, NULL, NULL);
