@@ -439,6 +439,134 @@ static void explicit_target_wins(void **state)
 	assert_false(derived);
 }
 
+/* The calm probe's knobs, as the defaults have them. */
+static struct aimd_params probe_params(void)
+{
+	struct aimd_params p = params();
+
+	p.probe_frac = 0.5;
+	p.probe_min_ns = 300 * MS;
+	p.probe_max_ns = 3 * SEC;
+	p.probe_every_ns = 150 * SEC;
+	p.auto_max_ns = 500 * MS;
+	return p;
+}
+
+/* What a cold start saw over @secs: ticks with a probe running, probes,
+ * and from the third second on the requests answered and the limit. */
+struct cold {
+	int probe_ticks;
+	double served3, rate3;
+	int ticks3;
+};
+
+static void cold_run(const struct aimd_params *p, struct aimd_state *s, struct svc *v,
+		     double demand, double secs, struct cold *c)
+{
+	int i, n = (int)(secs * SEC / TICK + 0.5);
+	__u64 now = 0;
+
+	*c = (struct cold){ 0 };
+	for (i = 0; i < n; i++) {
+		struct aimd_signals sig = svc_tick(v, demand, s->rate);
+
+		now += TICK;
+		aimd_update(p, s, &sig, now);
+		/* Nothing is learned before the probe has run. */
+		if (!s->lat.probes && demand > v->capacity)
+			assert_int_equal(s->lat.baseline_ns, 0);
+		if (s->lat.probing)
+			c->probe_ticks++;
+		if (now > 3 * SEC) {
+			c->served3 += (double)sig.latency_served;
+			c->rate3 += s->rate;
+			c->ticks3++;
+		}
+	}
+}
+
+/* shedd (re)started straight into 3 x and 10 x the capacity (1000/s, 20 ms
+ * a request), clients of 0.5 s patience, the limit far above: the
+ * overloaded latency is not learned; one calm probe runs, no longer than
+ * probe_max_ns, and ends with a baseline within 15 % of the calm 20 ms;
+ * from the third second on the service answers at least 90 % of its
+ * capacity and the limit averages within 15 % of it. A calm cold start
+ * runs no probe, and its first point (100 samples, two ticks) is the
+ * baseline. */
+static void cold_start_probes_only_into_an_overload(void **state)
+{
+	static const double load[] = { 3, 10 };
+	struct aimd_params p = probe_params();
+	struct aimd_state s;
+	struct svc v;
+	struct cold c;
+	size_t i;
+
+	for (i = 0; i < sizeof(load) / sizeof(load[0]); i++) {
+		v = service(1000, 20);
+		v.patience_ms = 500;
+		aimd_init(&s, &p, 20000);
+		cold_run(&p, &s, &v, load[i] * v.capacity, 30, &c);
+		if (s.lat.probes != 1 || s.lat.probing || !c.probe_ticks ||
+		    (__u64)c.probe_ticks * TICK > p.probe_max_ns ||
+		    s.lat.baseline_ns < 17 * MS || s.lat.baseline_ns > 23 * MS ||
+		    c.served3 / (c.ticks3 * 0.1) < 0.9 * v.capacity ||
+		    c.rate3 / c.ticks3 < 0.85 * v.capacity || c.rate3 / c.ticks3 > 1.15 * v.capacity)
+			fail_msg("%.0f x C: %llu probes (%d ticks), baseline %.1f ms, answered "
+				 "%.0f/s and limit %.0f/s from the third second",
+				 load[i], (unsigned long long)s.lat.probes, c.probe_ticks,
+				 s.lat.baseline_ns / 1e6, c.served3 / (c.ticks3 * 0.1),
+				 c.rate3 / c.ticks3);
+	}
+
+	v = service(1000, 20);
+	aimd_init(&s, &p, 20000);
+	cold_run(&p, &s, &v, 500, 0.2, &c);
+	assert_in_range(s.lat.baseline_ns, 18 * MS, 22 * MS);
+	cold_run(&p, &s, &v, 500, 30, &c);
+	assert_int_equal(s.lat.probes, 0);
+	assert_int_equal(c.probe_ticks, 0);
+	assert_in_range(s.lat.baseline_ns, 18 * MS, 22 * MS);
+}
+
+/* Calm for 10 s, then twice the capacity for longer than a window, the
+ * limit binding all along: the points of the controlled overload are
+ * higher than the calm one, and would be the baseline once it expired
+ * (and the next ones higher still). A probe renews the calm point every
+ * probe_every_ns: the baseline stays the calm level, each probe no longer
+ * than probe_max_ns, and the service still answers near its capacity. */
+static void a_long_overload_renews_the_calm_point(void **state)
+{
+	struct aimd_params p = probe_params();
+	struct aimd_state s;
+	struct svc v = service(1000, 20);
+	struct run r = { 0 };
+	__u64 calm_target, probes = 0, since = 0, longest = 0;
+	double secs = (double)(p.auto_window_ns + p.probe_every_ns) / SEC;
+	int i;
+
+	aimd_init(&s, &p, 3000);
+	run_for(&p, &s, &v, &r, 500, 10);
+	calm_target = target(&p, &s);
+	for (i = 0; i < (int)(secs * 10); i++) {
+		run_for(&p, &s, &v, &r, 2000, 0.1);
+		if (s.lat.probing && !since)
+			since = r.now_ns;
+		if (!s.lat.probing && since) {
+			if (r.now_ns - since > longest)
+				longest = r.now_ns - since;
+			since = 0;
+		}
+		probes = s.lat.probes;
+	}
+	assert_in_range(target(&p, &s), calm_target * 9 / 10, calm_target * 11 / 10);
+	assert_true(probes >= 2);
+	assert_true(longest <= p.probe_max_ns);
+	assert_true(r.now_ns - s.lat.calm_at_ns <= p.probe_every_ns + p.probe_max_ns + SEC);
+	run_for(&p, &s, &v, &r, 2000, 20);
+	assert_in_range((__u64)(r.rate_sum / r.ticks), 850, 1150);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -451,6 +579,8 @@ int main(void)
 		cmocka_unit_test(too_few_samples_say_nothing),
 		cmocka_unit_test(slower_for_good_is_relearned_within_the_window),
 		cmocka_unit_test(explicit_target_wins),
+		cmocka_unit_test(cold_start_probes_only_into_an_overload),
+		cmocka_unit_test(a_long_overload_renews_the_calm_point),
 	};
 
 	return cmocka_run_group_tests_name("auto_target", tests, NULL, NULL);
