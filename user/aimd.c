@@ -162,6 +162,9 @@ static void probe_begin(const struct aimd_params *p, struct aimd_state *s, __u64
 	a->probe_flat = 0;
 	a->probe_flat_sum = 0;
 	a->probe_flat_n = 0;
+	a->probe_step_sum = 0;
+	a->probe_step_n = 0;
+	a->probe_step_ns = 0;
 	a->probe_served = s->served_rate;
 	a->probes++;
 	a->probe_lag_ns = a->point_last_mid_ns;
@@ -198,21 +201,34 @@ static void probe_step(const struct aimd_params *p, struct aimd_state *s,
 	__u64 dt = sig->dt_ns ? sig->dt_ns : p->tick_ns;
 	__u64 elapsed = now_ns - a->probe_start_ns, lag = a->probe_lag_ns;
 	double f = p->probe_frac > 0.05 ? p->probe_frac : 0.05;
-	double fall = 0.5 * (1 - f) / f * (double)dt;
+	double fall;
 
 	if (s->served_rate > a->probe_served)
 		a->probe_served = s->served_rate;
-	if (sig->have_latency && sig->latency_count >= 3) {
-		__u64 mid = sig->latency_mid_ns, prev = a->probe_min_ns;
+	/* A step is a tick, or as many as it takes to gather 3 samples: a
+	 * service of a few requests a tick must end its probe with a level
+	 * too, or it probes again and again. */
+	if (sig->have_latency && sig->latency_count) {
+		a->probe_step_sum += (double)sig->latency_mid_ns * (double)sig->latency_count;
+		a->probe_step_n += sig->latency_count;
+	}
+	a->probe_step_ns += dt;
+	if (a->probe_step_n >= 3) {
+		__u64 mid = (__u64)(a->probe_step_sum / (double)a->probe_step_n);
+		__u64 prev = a->probe_min_ns, n = a->probe_step_n;
 		__u64 near = prev / 5 > 2 * MS ? prev / 5 : 2 * MS;
 
+		fall = 0.5 * (1 - f) / f * (double)a->probe_step_ns;
+		a->probe_step_sum = 0;
+		a->probe_step_n = 0;
+		a->probe_step_ns = 0;
 		if (!prev || mid < prev)
 			a->probe_min_ns = mid;
 		if (elapsed >= lag && prev && (double)mid + fall >= (double)prev &&
 		    mid <= prev + near) {
 			a->probe_flat++;
-			a->probe_flat_sum += (double)mid * (double)sig->latency_count;
-			a->probe_flat_n += sig->latency_count;
+			a->probe_flat_sum += (double)mid * (double)n;
+			a->probe_flat_n += n;
 		} else {
 			a->probe_flat = 0;
 			a->probe_flat_sum = 0;

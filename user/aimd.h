@@ -360,7 +360,8 @@ enum aimd_reason {
  * ends once three ticks in a row fell by less than half that speed and
  * stay near the lowest tick seen (the queue is gone: what is left is the
  * service's own time), after probe_min_ns, or at probe_max_ns with the
- * lowest tick. That level is the calm point; the limit then resumes at
+ * lowest tick. (A "tick" here gathers at least 3 samples: at a few
+ * requests a tick, as many ticks as that takes.) That level is the calm point; the limit then resumes at
  * the highest served rate seen during the probe (the service draining
  * its queue works at capacity). With a baseline, a point gathered under
  * pressure is not added to the window, and while the limit binds a calm
@@ -415,6 +416,10 @@ enum aimd_reason {
  * @probe_flat:     ticks in a row that no longer fall
  * @probe_flat_sum: sum of mid x count over them ...
  * @probe_flat_n:   ... and their samples
+ * @probe_step_sum: sum of mid x count over the step being gathered (ticks
+ *                  until 3 samples) ...
+ * @probe_step_n:   ... its samples ...
+ * @probe_step_ns:  ... and its length
  * @probe_served:   the highest served rate seen during it (requests/s)
  * @probes:         probes run since start
  */
@@ -449,6 +454,9 @@ struct aimd_auto {
 	int probe_flat;
 	double probe_flat_sum;
 	__u64 probe_flat_n;
+	double probe_step_sum;
+	__u64 probe_step_n;
+	__u64 probe_step_ns;
 	double probe_served;
 	__u64 probes;
 };
