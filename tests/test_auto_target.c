@@ -529,6 +529,26 @@ static void cold_start_probes_only_into_an_overload(void **state)
 	assert_in_range(s.lat.baseline_ns, 18 * MS, 22 * MS);
 }
 
+/* The same cold start at a service of 20 requests/s: two samples a tick,
+ * too few for a tick's statistic. The probe judges steps of as many ticks
+ * as 3 samples take; otherwise it ends without a level, and probes again
+ * and again (13 probes in 60 s, two thirds of the time at half the served
+ * rate). */
+static void cold_start_of_a_few_requests_a_tick(void **state)
+{
+	struct aimd_params p = probe_params();
+	struct aimd_state s;
+	struct svc v = service(20, 20);
+	struct cold c;
+
+	v.patience_ms = 500;
+	aimd_init(&s, &p, 20000);
+	cold_run(&p, &s, &v, 3 * v.capacity, 60, &c);
+	assert_int_equal(s.lat.probes, 1);
+	assert_true((__u64)c.probe_ticks * TICK <= p.probe_max_ns);
+	assert_in_range(s.lat.baseline_ns, 17 * MS, 23 * MS);
+}
+
 /* Calm for 10 s, then twice the capacity for longer than a window, the
  * limit binding all along: the points of the controlled overload are
  * higher than the calm one, and would be the baseline once it expired
@@ -580,6 +600,7 @@ int main(void)
 		cmocka_unit_test(slower_for_good_is_relearned_within_the_window),
 		cmocka_unit_test(explicit_target_wins),
 		cmocka_unit_test(cold_start_probes_only_into_an_overload),
+		cmocka_unit_test(cold_start_of_a_few_requests_a_tick),
 		cmocka_unit_test(a_long_overload_renews_the_calm_point),
 	};
 
