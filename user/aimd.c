@@ -154,6 +154,10 @@ static void probe_begin(const struct aimd_params *p, struct aimd_state *s, __u64
 	struct aimd_auto *a = &s->lat;
 	double r = p->probe_frac * s->served_rate * per_conn(s);
 
+	/* Requests per connection as the probe begins: during it the
+	 * service answers requests queued before it on connections it cut,
+	 * and its handshakes per request say how deep it cut. */
+	a->probe_per_conn = per_conn(s);
 	a->probing = true;
 	a->probe_done = false;
 	a->probe_start_ns = now_ns;
@@ -729,7 +733,7 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		return s->rate;
 	}
 	if (s->lat.probe_done) {
-		double r = s->lat.probe_served * per_conn(s);
+		double r = s->lat.probe_served * s->lat.probe_per_conn;
 
 		s->lat.probe_done = false;
 		s->mode = AIMD_STEADY;

@@ -421,6 +421,8 @@ enum aimd_reason {
  * @probe_step_n:   ... its samples ...
  * @probe_step_ns:  ... and its length
  * @probe_served:   the highest served rate seen during it (requests/s)
+ * @probe_per_conn: handshakes per request answered as it began (at most 1),
+ *                  to resume in connections
  * @probes:         probes run since start
  */
 struct aimd_auto {
@@ -458,6 +460,7 @@ struct aimd_auto {
 	__u64 probe_step_n;
 	__u64 probe_step_ns;
 	double probe_served;
+	double probe_per_conn;
 	__u64 probes;
 };
 
