@@ -453,9 +453,11 @@ static struct aimd_params probe_params(void)
 }
 
 /* What a cold start saw over @secs: ticks with a probe running, probes,
- * and from the third second on the requests answered and the limit. */
+ * the limit the first probe resumed at, and from the third second on the
+ * requests answered and the limit. */
 struct cold {
 	int probe_ticks;
+	double resumed;
 	double served3, rate3;
 	int ticks3;
 };
@@ -477,6 +479,8 @@ static void cold_run(const struct aimd_params *p, struct aimd_state *s, struct s
 			assert_int_equal(s->lat.baseline_ns, 0);
 		if (s->lat.probing)
 			c->probe_ticks++;
+		else if (c->probe_ticks && !c->resumed)
+			c->resumed = s->rate;
 		if (now > 3 * SEC) {
 			c->served3 += (double)sig.latency_served;
 			c->rate3 += s->rate;
@@ -488,9 +492,11 @@ static void cold_run(const struct aimd_params *p, struct aimd_state *s, struct s
 /* shedd (re)started straight into 3 x and 10 x the capacity (1000/s, 20 ms
  * a request), clients of 0.5 s patience, the limit far above: the
  * overloaded latency is not learned; one calm probe runs, no longer than
- * probe_max_ns, and ends with a baseline within 15 % of the calm 20 ms;
- * from the third second on the service answers at least 90 % of its
- * capacity and the limit averages within 15 % of it. A calm cold start
+ * probe_max_ns, and ends with a baseline within 15 % of the calm 20 ms and
+ * the limit within 10 % of the capacity (what the service served while it
+ * drained its queue, one request a connection); from the third second on
+ * the service answers at least 90 % of its capacity and the limit
+ * averages within 15 % of it. A calm cold start
  * runs no probe, and its first point (100 samples, two ticks) is the
  * baseline. */
 static void cold_start_probes_only_into_an_overload(void **state)
@@ -510,12 +516,13 @@ static void cold_start_probes_only_into_an_overload(void **state)
 		if (s.lat.probes != 1 || s.lat.probing || !c.probe_ticks ||
 		    (__u64)c.probe_ticks * TICK > p.probe_max_ns ||
 		    s.lat.baseline_ns < 17 * MS || s.lat.baseline_ns > 23 * MS ||
+		    c.resumed < 0.9 * v.capacity || c.resumed > 1.1 * v.capacity ||
 		    c.served3 / (c.ticks3 * 0.1) < 0.9 * v.capacity ||
 		    c.rate3 / c.ticks3 < 0.85 * v.capacity || c.rate3 / c.ticks3 > 1.15 * v.capacity)
-			fail_msg("%.0f x C: %llu probes (%d ticks), baseline %.1f ms, answered "
-				 "%.0f/s and limit %.0f/s from the third second",
+			fail_msg("%.0f x C: %llu probes (%d ticks), baseline %.1f ms, resumed at "
+				 "%.0f/s, answered %.0f/s and limit %.0f/s from the third second",
 				 load[i], (unsigned long long)s.lat.probes, c.probe_ticks,
-				 s.lat.baseline_ns / 1e6, c.served3 / (c.ticks3 * 0.1),
+				 s.lat.baseline_ns / 1e6, c.resumed, c.served3 / (c.ticks3 * 0.1),
 				 c.rate3 / c.ticks3);
 	}
 
