@@ -739,7 +739,11 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		s->mode = AIMD_STEADY;
 		s->why = 0;
 		s->drain = AIMD_DRAIN_NONE;
-		s->episode_latency = false;
+		/* What the service showed it takes is what it served: a
+		 * proxy's accept rate is what it was offered (see
+		 * shown_peak()), and the climb from here is in scale with
+		 * the capacity, not with the overload it started into. */
+		s->episode_latency = s->lat.probe_served > 0;
 		if (s->lat.probe_served > 0) {
 			s->peak_served = s->lat.probe_served;
 			s->rate = clamp(p, r > s->lat.probe_rate ? r : s->lat.probe_rate);

@@ -489,7 +489,9 @@ struct aimd_auto {
  *                 proxy) has shown it can serve, where its accept rate
  *                 shows only what it was offered
  * @episode_latency: the current overload episode had latency among its
- *                 reasons
+ *                 reasons, or a calm probe that measured a served rate
+ *                 ended it (what the service showed it takes is then
+ *                 @peak_served, see shown_peak())
  * @lat_excess_ns: how far latency was above its target on the last tick
  *                 judged overloaded on latency (0 on the others): the
  *                 drain factor (aimd_params.drain_ns)
