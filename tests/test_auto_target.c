@@ -458,6 +458,7 @@ static struct aimd_params probe_params(void)
 struct cold {
 	int probe_ticks;
 	double resumed;
+	double wait_after_ms; /* the longest queueing delay after it */
 	double served3, rate3;
 	int ticks3;
 };
@@ -481,6 +482,8 @@ static void cold_run(const struct aimd_params *p, struct aimd_state *s, struct s
 			c->probe_ticks++;
 		else if (c->probe_ticks && !c->resumed)
 			c->resumed = s->rate;
+		if (c->resumed && v->queue / v->capacity * 1000 > c->wait_after_ms)
+			c->wait_after_ms = v->queue / v->capacity * 1000;
 		if (now > 3 * SEC) {
 			c->served3 += (double)sig.latency_served;
 			c->rate3 += s->rate;
@@ -494,9 +497,11 @@ static void cold_run(const struct aimd_params *p, struct aimd_state *s, struct s
  * overloaded latency is not learned; one calm probe runs, no longer than
  * probe_max_ns, and ends with a baseline within 15 % of the calm 20 ms and
  * the limit within 10 % of the capacity (what the service served while it
- * drained its queue, one request a connection); from the third second on
- * the service answers at least 90 % of its capacity and the limit
- * averages within 15 % of it. A calm cold start
+ * drained its queue, one request a connection), and the climb from there
+ * is in scale with the capacity, not with the offered load (a proxy
+ * accepts all it is offered): the queue stays within auto_jump x the
+ * target (+ a tick's noise); from the third second on the service answers
+ * at least 90 % of its capacity and the limit averages within 15 % of it. A calm cold start
  * runs no probe, and its first point (100 samples, two ticks) is the
  * baseline. */
 static void cold_start_probes_only_into_an_overload(void **state)
@@ -517,12 +522,15 @@ static void cold_start_probes_only_into_an_overload(void **state)
 		    (__u64)c.probe_ticks * TICK > p.probe_max_ns ||
 		    s.lat.baseline_ns < 17 * MS || s.lat.baseline_ns > 23 * MS ||
 		    c.resumed < 0.9 * v.capacity || c.resumed > 1.1 * v.capacity ||
+		    c.wait_after_ms > p.auto_jump * (double)s.lat.target_ns / 1e6 + 10 ||
 		    c.served3 / (c.ticks3 * 0.1) < 0.9 * v.capacity ||
 		    c.rate3 / c.ticks3 < 0.85 * v.capacity || c.rate3 / c.ticks3 > 1.15 * v.capacity)
 			fail_msg("%.0f x C: %llu probes (%d ticks), baseline %.1f ms, resumed at "
-				 "%.0f/s, answered %.0f/s and limit %.0f/s from the third second",
+				 "%.0f/s, queue up to %.0f ms after, answered %.0f/s and limit "
+				 "%.0f/s from the third second",
 				 load[i], (unsigned long long)s.lat.probes, c.probe_ticks,
-				 s.lat.baseline_ns / 1e6, c.resumed, c.served3 / (c.ticks3 * 0.1),
+				 s.lat.baseline_ns / 1e6, c.resumed, c.wait_after_ms,
+				 c.served3 / (c.ticks3 * 0.1),
 				 c.rate3 / c.ticks3);
 	}
 
