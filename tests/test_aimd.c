@@ -3,7 +3,9 @@
  * verdict of each signal, the step response, no growth while the limit does
  * not bind, the bounds, the ramp stages and their abort, the stall guard,
  * the measured tick length, no wind-up on SYNs that never complete, no
- * open-loop ramp without a delay signal.
+ * open-loop ramp without a delay signal; the explicit target's samples and
+ * interval, the served rate over a second, auto_jump, headroom_gain, and
+ * the age and version of a resumed record.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -88,13 +90,18 @@ static void each_signal_is_overload(void **state)
 	sig = calm(0);
 	sig.overflows = 1;
 	assert_int_equal(aimd_overloaded(&p, &s, &sig, TICK), AIMD_WHY_OVERFLOW);
-	/* Latency counts only with a target. */
+	/* Latency counts only with a target... */
 	sig = calm(0);
 	sig.have_latency = true;
+	sig.latency_count = 20;
+	sig.latency_served = 20;
 	sig.latency_p99_ns = 900 * MS;
 	assert_int_equal(aimd_overloaded(&p, &s, &sig, TICK), 0);
+	/* ... and, explicit, once it stayed above it auto_interval_ns. */
 	p.latency_target_ns = 200 * MS;
-	assert_int_equal(aimd_overloaded(&p, &s, &sig, TICK), AIMD_WHY_LATENCY);
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 2 * TICK), 0);
+	assert_int_equal(aimd_overloaded(&p, &s, &sig, 2 * TICK + p.auto_interval_ns),
+			 AIMD_WHY_LATENCY);
 	/* Signals that are not there say nothing. */
 	sig = (struct aimd_signals){ .depth = 1000, .backlog = 10, .demand = 1 };
 	assert_int_equal(aimd_overloaded(&p, &s, &sig, TICK), 0);
@@ -678,8 +685,7 @@ static void queue_draining_without_accept_samples_is_not_a_stall(void **state)
 }
 
 /* A proxy: it accepts whatever is admitted at once (accepts = admitted),
- * and its request log says how many requests were answered. An explicit
- * latency target makes the verdict immediate. */
+ * and its request log says how many requests were answered. */
 static struct aimd_signals proxy_tick(double admitted, double served, __u64 p99_ms)
 {
 	struct aimd_signals s = calm(admitted);
@@ -700,10 +706,11 @@ static struct aimd_signals proxy_tick(double admitted, double served, __u64 p99_
  * (a queue the SYN limit does not reach, as on keep-alive connections). */
 enum proxy_kind { QUEUE, NO_QUEUE, GIVING_UP };
 
-/* A proxy calm at 100/s, then offered 800/s while it answers as @kind says
- * at a latency of @p99_ms, for @ticks ticks; the limit at the end. */
-static double proxy_run(const struct aimd_params *p, struct aimd_state *s, __u64 p99_ms,
-			int ticks, enum proxy_kind kind)
+/* A proxy calm at 100/s, then offered 800/s and answering 200/s at a
+ * latency of @p99_ms until the explicit target's verdict says overload
+ * (the tests give it an interval of a second, so the served rate is the
+ * 200/s of the surge by then); the time of that tick. */
+static __u64 proxy_surge(const struct aimd_params *p, struct aimd_state *s, __u64 p99_ms)
 {
 	__u64 now = 0;
 	int i;
@@ -711,7 +718,22 @@ static double proxy_run(const struct aimd_params *p, struct aimd_state *s, __u64
 	aimd_init(s, p, 10000);
 	for (i = 0; i < 10; i++)
 		aimd_update(p, s, &(struct aimd_signals[1]){ proxy_tick(100, 100, 20) }[0], now += TICK);
-	aimd_update(p, s, &(struct aimd_signals[1]){ proxy_tick(800, 200, p99_ms) }[0], now += TICK);
+	for (i = 0; !(s->why & AIMD_WHY_LATENCY); i++) {
+		assert_true(i < 30);
+		aimd_update(p, s, &(struct aimd_signals[1]){ proxy_tick(800, 200, p99_ms) }[0],
+			    now += TICK);
+	}
+	return now;
+}
+
+/* proxy_surge(), then the proxy answers as @kind says for @ticks ticks
+ * from the first overloaded one; the limit at the end. */
+static double proxy_run(const struct aimd_params *p, struct aimd_state *s, __u64 p99_ms,
+			int ticks, enum proxy_kind kind)
+{
+	__u64 now = proxy_surge(p, s, p99_ms);
+	int i;
+
 	for (i = 1; i < ticks; i++) {
 		double served = kind == QUEUE || s->rate > 200 ? 200 : s->rate;
 
@@ -741,6 +763,7 @@ static void latency_overload_is_cut_to_what_is_served(void **state)
 
 	(void)state;
 	p.latency_target_ns = 50 * MS;
+	p.auto_interval_ns = 1000 * MS;
 	p.served_floor = 0.9;
 	/* p99 400 ms: 350 ms over the target, d = 1 - 0.35 = 0.65. One step
 	 * to good_cap x d x served (1.5 x 0.65 x 200 = 195), not 1.5 x the
@@ -788,16 +811,12 @@ static void latency_overload_is_cut_to_what_is_served(void **state)
 	 * what is served): too shallow, it begins again from the excess and
 	 * the peak of then, and is not spent. */
 	{
-		__u64 now = 0;
+		__u64 now = proxy_surge(&p, &s, 400);
 		int i;
 
-		aimd_init(&s, &p, 10000);
-		for (i = 0; i < 10; i++)
-			aimd_update(&p, &s, &(struct aimd_signals[1]){ proxy_tick(100, 100, 20) }[0],
-				    now += TICK);
-		for (i = 0; i < 21; i++)
+		for (i = 1; i < 21; i++)
 			aimd_update(&p, &s,
-				    &(struct aimd_signals[1]){ proxy_tick(i ? s.rate : 800, 200,
+				    &(struct aimd_signals[1]){ proxy_tick(s.rate, 200,
 									  400 + 10 * (__u64)i) }[0],
 				    now += TICK);
 		assert_int_equal(s.drain, AIMD_DRAINING);
@@ -863,13 +882,14 @@ static void derived_target_drains_by_the_verdict_excess(void **state)
 	(void)state;
 	p.served_floor = 0.9;
 	aimd_init(&s, &p, 10000);
-	/* 2 s calm at 20 ms: baseline 20 ms, target 2 x 20 + 5 = 45 ms. */
+	/* 2 s calm at 20 ms, 200/s: baseline 20 ms, target 2 x 20 + 5 =
+	 * 45 ms. */
 	for (i = 0; i < 20; i++)
-		aimd_update(&p, &s, &(struct aimd_signals[1]){ proxy_tick(100, 100, 20) }[0], now += TICK);
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ proxy_tick(200, 200, 20) }[0], now += TICK);
 	target = aimd_latency_target(&p, &s, NULL);
 	assert_int_equal(target, 45 * MS);
-	/* 800/s offered, 200/s answered at 345 ms: overload once the
-	 * verdicts stayed above target for auto_interval_ns. */
+	/* 800/s offered, 200/s answered at 345 ms: more than auto_jump x the
+	 * target, overload at once. */
 	for (i = 0; i < 15; i++)
 		aimd_update(&p, &s, &(struct aimd_signals[1]){ proxy_tick(i ? s.rate : 800, 200, 345) }[0],
 			    now += TICK);
@@ -878,6 +898,247 @@ static void derived_target_drains_by_the_verdict_excess(void **state)
 	assert_int_equal(s.lat_excess_ns, 300 * MS);
 	/* d = 0.7: held at 0.9 x 0.7 x 200 = 126/s. */
 	assert_true(s.rate >= 0.9 * 0.7 * 200 - 1 && s.rate <= 0.9 * 0.7 * 200 + 1);
+}
+
+/* A tick at @rate with its latency: every admitted SYN completes and each
+ * connection brings one request, answered, @count of them (rate / 10 when
+ * 0), at a statistic (and p99) of @ms. */
+static struct aimd_signals lat_tick(double rate, __u64 count, double ms)
+{
+	struct aimd_signals s = calm(rate);
+
+	if (!count)
+		count = (__u64)(rate / 10);
+	s.have_latency = true;
+	s.latency_count = count;
+	s.latency_served = count;
+	s.completed = count;
+	s.latency_mid_ns = (__u64)(ms * MS);
+	s.latency_p99_ns = (__u64)(ms * MS);
+	return s;
+}
+
+/* The explicit target: one slow request is no overload. At 20 000/s, a
+ * tick with one sample of 3 s among four of 10 ms (p99: 3 s), then ticks
+ * of five fast ones: the verdict needs auto_verdict_samples, and a verdict
+ * above the target only starts auto_interval_ns. A p99 that stays above
+ * it is overload once the interval has passed, not before. */
+static void explicit_target_needs_samples_and_an_interval(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct aimd_signals sig;
+	__u64 now = 0, above = 0;
+	int i;
+
+	(void)state;
+	p.latency_target_ns = 200 * MS;
+	p.max_rate = 100000;
+	aimd_init(&s, &p, 20000);
+	sig = lat_tick(20000, 5, 10);
+	sig.latency_p99_ns = 3000 * MS;
+	aimd_update(&p, &s, &sig, now += TICK);
+	assert_int_equal(s.why, 0);
+	for (i = 0; i < 30; i++) {
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(20000, 5, 10) }[0],
+			    now += TICK);
+		assert_int_equal(s.why, 0);
+		assert_int_not_equal(s.mode, AIMD_OVERLOAD);
+	}
+	assert_true(s.rate >= 20000);
+	/* A sustained p99 of 3 s: overload after auto_interval_ns. */
+	for (i = 0; i < 30 && !(s.why & AIMD_WHY_LATENCY); i++) {
+		sig = lat_tick(20000, 50, 10);
+		sig.latency_p99_ns = 3000 * MS;
+		aimd_update(&p, &s, &sig, now += TICK);
+		if (!above)
+			above = now;
+		if (!(s.why & AIMD_WHY_LATENCY))
+			assert_true(now < above + p.auto_interval_ns);
+	}
+	assert_true(s.why & AIMD_WHY_LATENCY);
+	assert_int_equal(now, above + p.auto_interval_ns);
+	assert_true(s.rate < 20000);
+}
+
+/* The served rate is the requests answered over the last second, not a
+ * peak of single ticks: 10 and 30 answers in alternate 100 ms ticks are
+ * 200/s (the per-tick peak said 300/s), and the floor of a latency
+ * overload is taken from it. */
+static void served_rate_is_over_a_second(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	__u64 now = 0;
+	int i;
+
+	(void)state;
+	aimd_init(&s, &p, 1000);
+	for (i = 0; i < 40; i++)
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(1000, i % 2 ? 30 : 10, 20) }[0],
+			    now += TICK);
+	assert_in_range((__u64)s.peak_served, 195, 205);
+	assert_float_equal(s.served_rate, 200, 1e-6);
+}
+
+/* The derived target learned at 20 ms (target 45 ms): a tick whose
+ * verdict is above auto_jump x the target (90 ms) is overload at once; one
+ * between the target and that waits auto_interval_ns; so does a verdict
+ * above it gathered from a trickle over several ticks. */
+static void far_above_the_target_is_overload_at_once(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s, base;
+	__u64 now = 0, t0;
+	int i;
+
+	(void)state;
+	p.auto_jump = 2;
+	aimd_init(&base, &p, 10000);
+	for (i = 0; i < 20; i++)
+		aimd_update(&p, &base, &(struct aimd_signals[1]){ lat_tick(1000, 0, 20) }[0],
+			    now += TICK);
+	assert_int_equal(aimd_latency_target(&p, &base, NULL), 45 * MS);
+	t0 = now;
+
+	s = base;
+	aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(1000, 0, 100) }[0], now += TICK);
+	assert_true(s.why & AIMD_WHY_LATENCY);
+	assert_int_equal(s.mode, AIMD_OVERLOAD);
+
+	s = base;
+	now = t0;
+	for (i = 0; i < 5; i++) {
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(1000, 0, 80) }[0],
+			    now += TICK);
+		assert_int_equal(s.why, 0);
+	}
+	aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(1000, 0, 80) }[0], now += TICK);
+	assert_true(s.why & AIMD_WHY_LATENCY);
+
+	/* Five samples a tick: each verdict spans two ticks. */
+	s = base;
+	now = t0;
+	for (i = 0; i < 4; i++) {
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(1000, 5, 200) }[0],
+			    now += TICK);
+		assert_int_equal(s.why, 0);
+	}
+}
+
+/* The additive step is headroom_gain times larger while the derived
+ * target's last verdict is within a quarter of the way from the baseline
+ * to the target (20 to 45 ms: up to 26.25 ms), the plain one above that;
+ * with an explicit target there is no such climb. */
+static void headroom_climbs_faster_only_near_the_baseline(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	__u64 now = 0;
+	double r;
+	int i;
+
+	(void)state;
+	p.headroom_gain = 4;
+	aimd_init(&s, &p, 1000);
+	for (i = 0; i < 20; i++)
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(s.rate, 0, 20) }[0],
+			    now += TICK);
+	assert_float_equal(s.rate, 1000 + 20 * p.alpha_per_sec * p.headroom_gain, 1e-6);
+	r = s.rate;
+	for (i = 0; i < 5; i++)
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(s.rate, 0, 30) }[0],
+			    now += TICK);
+	assert_int_equal(s.mode, AIMD_STEADY);
+	assert_float_equal(s.rate, r + 5 * p.alpha_per_sec, 1e-6);
+	r = s.rate;
+	for (i = 0; i < 5; i++)
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(s.rate, 0, 21) }[0],
+			    now += TICK);
+	assert_float_equal(s.rate, r + 5 * p.alpha_per_sec * p.headroom_gain, 1e-6);
+
+	p.latency_target_ns = 200 * MS;
+	aimd_init(&s, &p, 1000);
+	for (i = 0; i < 20; i++)
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(s.rate, 0, 20) }[0],
+			    now += TICK);
+	assert_float_equal(s.rate, 1000 + 20 * p.alpha_per_sec, 1e-6);
+}
+
+/* A resumed record has an age. Written less than fresh_ns ago it is the
+ * present: mode and peaks as they were. Older, it is history: only the
+ * limit, in steady state, the peaks decayed by its age. Version 3 carries
+ * the calm latency, resumed while its point is inside the window; records
+ * of versions 1 and 2 (an older shedd) are read, and their bytes past
+ * their size say nothing. */
+static void import_ages_the_record(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s, got;
+	struct shedd_ctl_state rec, old;
+	__u64 t, w;
+	double decay;
+	int i;
+
+	(void)state;
+	p.fresh_ns = 3000 * MS;
+	/* Into an overload, peaks known. */
+	aimd_init(&s, &p, 5000);
+	t = 0;
+	for (i = 0; i < 10; i++)
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ calm(5000) }[0], t += TICK);
+	for (i = 0; i < 3; i++)
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ standing(5000) }[0], t += TICK);
+	assert_int_equal(s.mode, AIMD_OVERLOAD);
+	assert_true(s.peak_accept > 900);
+	w = t + 600 * 1000 * MS; /* the record's clock: past one window */
+	aimd_export(&s, w, &rec);
+	assert_int_equal(rec.version, 3);
+
+	assert_int_equal(aimd_import(&p, &got, &rec, w + p.fresh_ns - TICK), 0);
+	assert_int_equal(got.mode, AIMD_OVERLOAD);
+	assert_float_equal(got.rate, s.rate, 1e-3);
+	assert_float_equal(got.peak_accept, s.peak_accept, 1e-3);
+	assert_float_equal(got.last_good, s.last_good, 1e-3);
+
+	assert_int_equal(aimd_import(&p, &got, &rec, w + 10 * 1000 * MS), 0);
+	decay = pow(p.peak_decay, 100);
+	assert_int_equal(got.mode, AIMD_STEADY);
+	assert_int_equal(got.why, 0);
+	assert_float_equal(got.rate, s.rate, 1e-3);
+	assert_float_equal(got.last_good, s.rate, 1e-3);
+	assert_float_equal(got.peak_accept, s.peak_accept * decay, 1e-2);
+	assert_float_equal(got.peak_served, s.peak_served * decay, 1e-2);
+
+	/* The baseline: inside the window, resumed with its target. */
+	rec.baseline_ns = 20 * MS;
+	rec.calm_at_ns = w - 60 * 1000 * MS;
+	assert_int_equal(aimd_import(&p, &got, &rec, w), 0);
+	assert_int_equal(got.lat.baseline_ns, 20 * MS);
+	assert_int_equal(aimd_latency_target(&p, &got, NULL), 45 * MS);
+	assert_int_equal(got.lat.calm_at_ns, rec.calm_at_ns);
+	rec.calm_at_ns = w - p.auto_window_ns - TICK;
+	assert_int_equal(aimd_import(&p, &got, &rec, w), 0);
+	assert_int_equal(got.lat.baseline_ns, 0);
+	assert_int_equal(aimd_latency_target(&p, &got, NULL), 0);
+
+	/* Version 2 and version 1, converted (their appended words 0), or
+	 * not: a version 2 record has no baseline whatever follows it. */
+	rec.calm_at_ns = w - 60 * 1000 * MS;
+	old = rec;
+	old.version = 2;
+	assert_int_equal(aimd_import(&p, &got, &old, w), 0);
+	assert_int_equal(got.mode, AIMD_OVERLOAD);
+	assert_float_equal(got.rate, s.rate, 1e-3);
+	assert_float_equal(got.peak_served, s.peak_served, 1e-3);
+	assert_int_equal(got.lat.baseline_ns, 0);
+	memset((char *)&old + SHEDD_CTL_STATE_V1_SIZE, 0, sizeof(old) - SHEDD_CTL_STATE_V1_SIZE);
+	old.version = 1;
+	assert_int_equal(aimd_import(&p, &got, &old, w), 0);
+	assert_int_equal(got.mode, AIMD_OVERLOAD);
+	assert_float_equal(got.rate, s.rate, 1e-3);
+	assert_float_equal(got.peak_served, 0, 0);
+	assert_int_equal(got.lat.baseline_ns, 0);
 }
 
 int main(void)
@@ -906,6 +1167,11 @@ int main(void)
 		cmocka_unit_test(no_wind_up_on_syns_that_never_complete),
 		cmocka_unit_test(blind_controller_holds),
 		cmocka_unit_test(queue_draining_without_accept_samples_is_not_a_stall),
+		cmocka_unit_test(explicit_target_needs_samples_and_an_interval),
+		cmocka_unit_test(served_rate_is_over_a_second),
+		cmocka_unit_test(far_above_the_target_is_overload_at_once),
+		cmocka_unit_test(headroom_climbs_faster_only_near_the_baseline),
+		cmocka_unit_test(import_ages_the_record),
 	};
 
 	return cmocka_run_group_tests_name("aimd", tests, NULL, NULL);

@@ -200,9 +200,10 @@ static void overload_is_cut_and_the_limit_recovers(void **state)
 	assert_int_equal(r.latency_ticks, 0);
 
 	run_for(&p, &s, &v, &r, 2000, 10);
-	/* Seen within a second: 45 ms is 25 ms of queue, reached in 0.25 s,
-	 * then 500 ms above target. */
-	assert_in_range(r.first_latency, 1, 10);
+	/* Seen at once: the first tick queues 100 ms of work, a verdict
+	 * above auto_jump x target (90 ms), which is no burst and waits no
+	 * auto_interval_ns. */
+	assert_int_equal(r.first_latency, 0);
 	/* The limit was 3000/s and not binding: by beta (0.95 per 100 ms) it
 	 * takes 2 s to come under the capacity, and the queue grows
 	 * meanwhile. Without shedd it would grow by 1000 requests a second
@@ -229,45 +230,44 @@ static void overload_is_cut_and_the_limit_recovers(void **state)
 }
 
 /* shedd starts while the service is already overloaded (twice its
- * capacity from the first sample): the queue grows, so every point is
- * higher than the first, the first one is the baseline, and latency passes
- * twice it within seconds. The limit then holds the service at its
- * capacity with the latency near that target: the served floor and the
- * drain aim at the target, not below it, so the calm level is learned
- * only when the load falls under the capacity for a second (documented).
- * A queue that does not grow (clients give up after 200 ms from the
- * start) is not caught by latency alone: its first point is the
- * overloaded level (documented). */
+ * capacity from the first sample): it has no calm reference, and the first
+ * samples show pressure (handshakes complete faster than requests are
+ * answered, the statistic rises), so the overloaded level is not learned:
+ * a calm probe holds the limit at half the served rate until the queue is
+ * gone, and learns the calm level from what is left. The limit then holds
+ * the service at its capacity with the latency near that target (the
+ * queue peaks near auto_jump x target before a verdict cuts it). Clients
+ * that give up after 200 ms, a queue that does not grow, are caught the
+ * same way: by the answers lagging the handshakes, not by the latency. */
 static void started_into_an_overload(void **state)
 {
 	struct aimd_params p = params();
 	struct aimd_state s;
 	struct svc v = service(1000, 20);
 	struct run r = { 0 };
+	int patient;
 
-	aimd_init(&s, &p, 3000);
-	run_for(&p, &s, &v, &r, 2000, 10);
-	assert_true(r.first_latency > 0 && r.first_latency < 40);
-	run_for(&p, &s, &v, &r, 2000, 60);
-	assert_true(r.max_wait_ms < 2 * s.lat.target_ns / 1e6);
-	assert_in_range((__u64)(r.rate_sum / r.ticks), 900, 1100);
-	run_for(&p, &s, &v, &r, 500, 5);
-	assert_in_range(s.lat.baseline_ns, 18 * MS, 22 * MS);
-
-	v = service(1000, 20);
-	v.patience_ms = 200;
-	r = (struct run){ 0 };
-	aimd_init(&s, &p, 3000);
-	run_for(&p, &s, &v, &r, 2000, 60);
-	assert_int_equal(r.latency_ticks, 0);
-	assert_true(s.lat.baseline_ns > 100 * MS);
+	for (patient = 0; patient < 2; patient++) {
+		v = service(1000, 20);
+		v.patience_ms = patient ? 200 : 0;
+		r = (struct run){ 0 };
+		aimd_init(&s, &p, 3000);
+		run_for(&p, &s, &v, &r, 2000, 10);
+		assert_int_equal(s.lat.probes, 1);
+		assert_false(s.lat.probing);
+		assert_in_range(s.lat.baseline_ns, 18 * MS, 22 * MS);
+		run_for(&p, &s, &v, &r, 2000, 60);
+		assert_true(r.max_wait_ms < p.auto_jump * (double)s.lat.target_ns / 1e6 + 10);
+		assert_in_range((__u64)(r.rate_sum / r.ticks), 900, 1100);
+		assert_in_range(s.lat.baseline_ns, 18 * MS, 22 * MS);
+	}
 }
 
 /* An overload shedd cannot end (its --min-rate is above the capacity) and
  * whose latency does not grow (clients give up after 1 s): the baseline
  * keeps the calm level for the whole window, so latency goes on saying
- * overload. Past the window the overload is taken for the calm: the limit
- * of a windowed minimum, documented. */
+ * overload. Past the window the overload is the baseline (the limit of a
+ * windowed minimum, documented), but the target stays at auto_max_ns. */
 static void baseline_does_not_creep_within_the_window(void **state)
 {
 	struct aimd_params p = params();
@@ -287,12 +287,16 @@ static void baseline_does_not_creep_within_the_window(void **state)
 	assert_int_equal(r.latency_ticks, r.ticks);
 	/* (The oldest calm points have expired: the minimum of the others.) */
 	assert_in_range(target(&p, &s), calm_target * 9 / 10, calm_target * 11 / 10);
-	/* The first overloaded slot (30 s), whose points rose from the calm,
-	 * expires last. */
+	/* Past the window the calm points have expired, and the probes
+	 * that renewed them could not drain a service held above its
+	 * capacity: the overloaded level is all there is. But the target
+	 * never exceeds auto_max_ns (a quarter of the clients' patience),
+	 * and latency goes on saying overload. */
 	run_for(&p, &s, &v, &r, 2000, 60);
-	assert_true(target(&p, &s) > 2 * 1000 * MS);
+	assert_true(s.lat.baseline_ns > 900 * MS);
+	assert_int_equal(target(&p, &s), p.auto_max_ns);
 	run_for(&p, &s, &v, &r, 2000, 20);
-	assert_int_equal(r.latency_ticks, 0);
+	assert_int_equal(r.latency_ticks, r.ticks);
 }
 
 /* Cache hits of 1 ms and misses of 50 ms, in any mix from 5 to 95 %
@@ -338,7 +342,9 @@ static void samples_stopping_drop_latency_as_a_signal(void **state)
 
 	aimd_init(&s, &p, 3000);
 	run_for(&p, &s, &v, &r, 500, 10);
-	run_for(&p, &s, &v, &r, 2000, 2);
+	/* One tick at twice the capacity queues 100 ms: overload at once
+	 * (auto_jump); a few more and the cut has ended it. */
+	run_for(&p, &s, &v, &r, 2000, 0.1);
 	assert_true(s.why & AIMD_WHY_LATENCY);
 	v.logged = 0;
 	for (i = 0; i < 20; i++) {
@@ -433,6 +439,171 @@ static void explicit_target_wins(void **state)
 	assert_false(derived);
 }
 
+/* The calm probe's knobs, as the defaults have them. */
+static struct aimd_params probe_params(void)
+{
+	struct aimd_params p = params();
+
+	p.probe_frac = 0.5;
+	p.probe_min_ns = 300 * MS;
+	p.probe_max_ns = 3 * SEC;
+	p.probe_every_ns = 150 * SEC;
+	p.auto_max_ns = 500 * MS;
+	return p;
+}
+
+/* What a cold start saw over @secs: ticks with a probe running, probes,
+ * the limit the first probe resumed at, and from the third second on the
+ * requests answered and the limit. */
+struct cold {
+	int probe_ticks;
+	double resumed;
+	double wait_after_ms; /* the longest queueing delay after it */
+	double served3, rate3;
+	int ticks3;
+};
+
+static void cold_run(const struct aimd_params *p, struct aimd_state *s, struct svc *v,
+		     double demand, double secs, struct cold *c)
+{
+	int i, n = (int)(secs * SEC / TICK + 0.5);
+	__u64 now = 0;
+
+	*c = (struct cold){ 0 };
+	for (i = 0; i < n; i++) {
+		struct aimd_signals sig = svc_tick(v, demand, s->rate);
+
+		now += TICK;
+		aimd_update(p, s, &sig, now);
+		/* Nothing is learned before the probe has run. */
+		if (!s->lat.probes && demand > v->capacity)
+			assert_int_equal(s->lat.baseline_ns, 0);
+		if (s->lat.probing)
+			c->probe_ticks++;
+		else if (c->probe_ticks && !c->resumed)
+			c->resumed = s->rate;
+		if (c->resumed && v->queue / v->capacity * 1000 > c->wait_after_ms)
+			c->wait_after_ms = v->queue / v->capacity * 1000;
+		if (now > 3 * SEC) {
+			c->served3 += (double)sig.latency_served;
+			c->rate3 += s->rate;
+			c->ticks3++;
+		}
+	}
+}
+
+/* shedd (re)started straight into 3 x and 10 x the capacity (1000/s, 20 ms
+ * a request), clients of 0.5 s patience, the limit far above: the
+ * overloaded latency is not learned; one calm probe runs, no longer than
+ * probe_max_ns, and ends with a baseline within 15 % of the calm 20 ms and
+ * the limit within 10 % of the capacity (what the service served while it
+ * drained its queue, one request a connection), and the climb from there
+ * is in scale with the capacity, not with the offered load (a proxy
+ * accepts all it is offered): the queue stays within auto_jump x the
+ * target (+ a tick's noise); from the third second on the service answers
+ * at least 90 % of its capacity and the limit averages within 15 % of it. A calm cold start
+ * runs no probe, and its first point (100 samples, two ticks) is the
+ * baseline. */
+static void cold_start_probes_only_into_an_overload(void **state)
+{
+	static const double load[] = { 3, 10 };
+	struct aimd_params p = probe_params();
+	struct aimd_state s;
+	struct svc v;
+	struct cold c;
+	size_t i;
+
+	for (i = 0; i < sizeof(load) / sizeof(load[0]); i++) {
+		v = service(1000, 20);
+		v.patience_ms = 500;
+		aimd_init(&s, &p, 20000);
+		cold_run(&p, &s, &v, load[i] * v.capacity, 30, &c);
+		if (s.lat.probes != 1 || s.lat.probing || !c.probe_ticks ||
+		    (__u64)c.probe_ticks * TICK > p.probe_max_ns ||
+		    s.lat.baseline_ns < 17 * MS || s.lat.baseline_ns > 23 * MS ||
+		    c.resumed < 0.9 * v.capacity || c.resumed > 1.1 * v.capacity ||
+		    c.wait_after_ms > p.auto_jump * (double)s.lat.target_ns / 1e6 + 10 ||
+		    c.served3 / (c.ticks3 * 0.1) < 0.9 * v.capacity ||
+		    c.rate3 / c.ticks3 < 0.85 * v.capacity || c.rate3 / c.ticks3 > 1.15 * v.capacity)
+			fail_msg("%.0f x C: %llu probes (%d ticks), baseline %.1f ms, resumed at "
+				 "%.0f/s, queue up to %.0f ms after, answered %.0f/s and limit "
+				 "%.0f/s from the third second",
+				 load[i], (unsigned long long)s.lat.probes, c.probe_ticks,
+				 s.lat.baseline_ns / 1e6, c.resumed, c.wait_after_ms,
+				 c.served3 / (c.ticks3 * 0.1),
+				 c.rate3 / c.ticks3);
+	}
+
+	v = service(1000, 20);
+	aimd_init(&s, &p, 20000);
+	cold_run(&p, &s, &v, 500, 0.2, &c);
+	assert_in_range(s.lat.baseline_ns, 18 * MS, 22 * MS);
+	cold_run(&p, &s, &v, 500, 30, &c);
+	assert_int_equal(s.lat.probes, 0);
+	assert_int_equal(c.probe_ticks, 0);
+	assert_in_range(s.lat.baseline_ns, 18 * MS, 22 * MS);
+}
+
+/* The same cold start at a service of 20 requests/s: two samples a tick,
+ * too few for a tick's statistic. The probe judges steps of as many ticks
+ * as 3 samples take; otherwise it ends without a level, and probes again
+ * and again (13 probes in 60 s, two thirds of the time at half the served
+ * rate). Its level is the probe's, not the overload's (520 ms), but within
+ * twice the calm one, not 15 %: the first step judged flat, of two ticks,
+ * still holds the end of the drain. */
+static void cold_start_of_a_few_requests_a_tick(void **state)
+{
+	struct aimd_params p = probe_params();
+	struct aimd_state s;
+	struct svc v = service(20, 20);
+	struct cold c;
+
+	v.patience_ms = 500;
+	aimd_init(&s, &p, 20000);
+	cold_run(&p, &s, &v, 3 * v.capacity, 60, &c);
+	assert_int_equal(s.lat.probes, 1);
+	assert_true((__u64)c.probe_ticks * TICK <= p.probe_max_ns);
+	assert_in_range(s.lat.baseline_ns, 17 * MS, 40 * MS);
+}
+
+/* Calm for 10 s, then twice the capacity for longer than a window, the
+ * limit binding all along: the points of the controlled overload are
+ * higher than the calm one, and would be the baseline once it expired
+ * (and the next ones higher still). A probe renews the calm point every
+ * probe_every_ns: the baseline stays the calm level, each probe no longer
+ * than probe_max_ns, and the service still answers near its capacity. */
+static void a_long_overload_renews_the_calm_point(void **state)
+{
+	struct aimd_params p = probe_params();
+	struct aimd_state s;
+	struct svc v = service(1000, 20);
+	struct run r = { 0 };
+	__u64 calm_target, probes = 0, since = 0, longest = 0;
+	double secs = (double)(p.auto_window_ns + p.probe_every_ns) / SEC;
+	int i;
+
+	aimd_init(&s, &p, 3000);
+	run_for(&p, &s, &v, &r, 500, 10);
+	calm_target = target(&p, &s);
+	for (i = 0; i < (int)(secs * 10); i++) {
+		run_for(&p, &s, &v, &r, 2000, 0.1);
+		if (s.lat.probing && !since)
+			since = r.now_ns;
+		if (!s.lat.probing && since) {
+			if (r.now_ns - since > longest)
+				longest = r.now_ns - since;
+			since = 0;
+		}
+		probes = s.lat.probes;
+	}
+	assert_in_range(target(&p, &s), calm_target * 9 / 10, calm_target * 11 / 10);
+	assert_true(probes >= 2);
+	assert_true(longest <= p.probe_max_ns);
+	assert_true(r.now_ns - s.lat.calm_at_ns <= p.probe_every_ns + p.probe_max_ns + SEC);
+	run_for(&p, &s, &v, &r, 2000, 20);
+	assert_in_range((__u64)(r.rate_sum / r.ticks), 850, 1150);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -445,6 +616,9 @@ int main(void)
 		cmocka_unit_test(too_few_samples_say_nothing),
 		cmocka_unit_test(slower_for_good_is_relearned_within_the_window),
 		cmocka_unit_test(explicit_target_wins),
+		cmocka_unit_test(cold_start_probes_only_into_an_overload),
+		cmocka_unit_test(cold_start_of_a_few_requests_a_tick),
+		cmocka_unit_test(a_long_overload_renews_the_calm_point),
 	};
 
 	return cmocka_run_group_tests_name("auto_target", tests, NULL, NULL);

@@ -183,7 +183,7 @@ static void older_record_resumes_fixed_does_not(void **state)
 	assert_int_equal(aimd_import(&r.p.cp, &got, &st, r.now), 0);
 	assert_int_equal(got.mode, AIMD_OVERLOAD);
 	assert_float_equal(got.rate, r.s.cs.rate, 1e-3);
-	st.version = 3;
+	st.version = SHEDD_CTL_STATE_VERSION + 1;
 	assert_int_equal(aimd_import(&r.p.cp, &got, &st, r.now), -1);
 
 	rig_init(&r, false, 1000);

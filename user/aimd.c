@@ -154,6 +154,10 @@ static void probe_begin(const struct aimd_params *p, struct aimd_state *s, __u64
 	struct aimd_auto *a = &s->lat;
 	double r = p->probe_frac * s->served_rate * per_conn(s);
 
+	/* Requests per connection as the probe begins: during it the
+	 * service answers requests queued before it on connections it cut,
+	 * and its handshakes per request say how deep it cut. */
+	a->probe_per_conn = per_conn(s);
 	a->probing = true;
 	a->probe_done = false;
 	a->probe_start_ns = now_ns;
@@ -162,6 +166,9 @@ static void probe_begin(const struct aimd_params *p, struct aimd_state *s, __u64
 	a->probe_flat = 0;
 	a->probe_flat_sum = 0;
 	a->probe_flat_n = 0;
+	a->probe_step_sum = 0;
+	a->probe_step_n = 0;
+	a->probe_step_ns = 0;
 	a->probe_served = s->served_rate;
 	a->probes++;
 	a->probe_lag_ns = a->point_last_mid_ns;
@@ -198,21 +205,34 @@ static void probe_step(const struct aimd_params *p, struct aimd_state *s,
 	__u64 dt = sig->dt_ns ? sig->dt_ns : p->tick_ns;
 	__u64 elapsed = now_ns - a->probe_start_ns, lag = a->probe_lag_ns;
 	double f = p->probe_frac > 0.05 ? p->probe_frac : 0.05;
-	double fall = 0.5 * (1 - f) / f * (double)dt;
+	double fall;
 
 	if (s->served_rate > a->probe_served)
 		a->probe_served = s->served_rate;
-	if (sig->have_latency && sig->latency_count >= 3) {
-		__u64 mid = sig->latency_mid_ns, prev = a->probe_min_ns;
+	/* A step is a tick, or as many as it takes to gather 3 samples: a
+	 * service of a few requests a tick must end its probe with a level
+	 * too, or it probes again and again. */
+	if (sig->have_latency && sig->latency_count) {
+		a->probe_step_sum += (double)sig->latency_mid_ns * (double)sig->latency_count;
+		a->probe_step_n += sig->latency_count;
+	}
+	a->probe_step_ns += dt;
+	if (a->probe_step_n >= 3) {
+		__u64 mid = (__u64)(a->probe_step_sum / (double)a->probe_step_n);
+		__u64 prev = a->probe_min_ns, n = a->probe_step_n;
 		__u64 near = prev / 5 > 2 * MS ? prev / 5 : 2 * MS;
 
+		fall = 0.5 * (1 - f) / f * (double)a->probe_step_ns;
+		a->probe_step_sum = 0;
+		a->probe_step_n = 0;
+		a->probe_step_ns = 0;
 		if (!prev || mid < prev)
 			a->probe_min_ns = mid;
 		if (elapsed >= lag && prev && (double)mid + fall >= (double)prev &&
 		    mid <= prev + near) {
 			a->probe_flat++;
-			a->probe_flat_sum += (double)mid * (double)sig->latency_count;
-			a->probe_flat_n += sig->latency_count;
+			a->probe_flat_sum += (double)mid * (double)n;
+			a->probe_flat_n += n;
 		} else {
 			a->probe_flat = 0;
 			a->probe_flat_sum = 0;
@@ -326,8 +346,10 @@ static bool auto_latency(const struct aimd_params *p, struct aimd_state *s,
 	if (!a->target_ns || v <= (double)a->target_ns) {
 		a->above_since_ns = 0;
 		a->over = false;
-	} else if (v > p->auto_jump * (double)a->target_ns) {
-		/* Far above: a queue growing this fast is no burst. */
+	} else if (v > p->auto_jump * (double)a->target_ns && now_ns - a->verdict_start_ns <= dt) {
+		/* Far above, within one tick: a queue growing this fast is
+		 * no burst. A verdict gathered over ticks is a trickle of
+		 * samples, which waits the interval like any other. */
 		a->above_since_ns = now_ns;
 		a->over = true;
 	} else if (!a->above_since_ns) {
@@ -591,8 +613,16 @@ static double drain_step(const struct aimd_params *p, struct aimd_state *s,
 				   s->drain_completed / s->drain_served : 0;
 		if (per_conn > 1)
 			per_conn = 1;
-		if (s->rate < p->served_floor * per_conn * s->drain_ref)
+		if (s->rate < p->served_floor * per_conn * s->drain_ref) {
 			s->rate = p->served_floor * per_conn * s->drain_ref;
+			/* The served rate of the drain's ticks is what the
+			 * drain admitted: the floor starts again from the
+			 * rate returned to, or the next tick cuts back to
+			 * the drained rate and holds there. */
+			if (s->peak_served < per_conn * s->drain_ref)
+				s->peak_served = per_conn * s->drain_ref;
+			s->served_ticks = 0;
+		}
 		return 1;
 	case AIMD_DRAIN_SPENT:
 		break;
@@ -715,13 +745,17 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		return s->rate;
 	}
 	if (s->lat.probe_done) {
-		double r = s->lat.probe_served * per_conn(s);
+		double r = s->lat.probe_served * s->lat.probe_per_conn;
 
 		s->lat.probe_done = false;
 		s->mode = AIMD_STEADY;
 		s->why = 0;
 		s->drain = AIMD_DRAIN_NONE;
-		s->episode_latency = false;
+		/* What the service showed it takes is what it served: a
+		 * proxy's accept rate is what it was offered (see
+		 * shown_peak()), and the climb from here is in scale with
+		 * the capacity, not with the overload it started into. */
+		s->episode_latency = s->lat.probe_served > 0;
 		if (s->lat.probe_served > 0) {
 			s->peak_served = s->lat.probe_served;
 			s->rate = clamp(p, r > s->lat.probe_rate ? r : s->lat.probe_rate);

@@ -170,7 +170,10 @@
  * @auto_jump:       a verdict above this many times the derived target (2)
  *                   is overload at once, without auto_interval_ns: a queue
  *                   that grew this far within a verdict is no burst, and
- *                   waiting the interval let it reach the clients' patience
+ *                   waiting the interval let it reach the clients' patience;
+ *                   only a verdict of one tick's samples: one gathered over
+ *                   ticks is a trickle (a few slow samples a second), which
+ *                   waits the interval
  */
 struct aimd_params {
 	__u64 target_delay_ns;
@@ -359,7 +362,8 @@ enum aimd_reason {
  * ends once three ticks in a row fell by less than half that speed and
  * stay near the lowest tick seen (the queue is gone: what is left is the
  * service's own time), after probe_min_ns, or at probe_max_ns with the
- * lowest tick. That level is the calm point; the limit then resumes at
+ * lowest tick. (A "tick" here gathers at least 3 samples: at a few
+ * requests a tick, as many ticks as that takes.) That level is the calm point; the limit then resumes at
  * the highest served rate seen during the probe (the service draining
  * its queue works at capacity). With a baseline, a point gathered under
  * pressure is not added to the window, and while the limit binds a calm
@@ -414,7 +418,13 @@ enum aimd_reason {
  * @probe_flat:     ticks in a row that no longer fall
  * @probe_flat_sum: sum of mid x count over them ...
  * @probe_flat_n:   ... and their samples
+ * @probe_step_sum: sum of mid x count over the step being gathered (ticks
+ *                  until 3 samples) ...
+ * @probe_step_n:   ... its samples ...
+ * @probe_step_ns:  ... and its length
  * @probe_served:   the highest served rate seen during it (requests/s)
+ * @probe_per_conn: handshakes per request answered as it began (at most 1),
+ *                  to resume in connections
  * @probes:         probes run since start
  */
 struct aimd_auto {
@@ -448,7 +458,11 @@ struct aimd_auto {
 	int probe_flat;
 	double probe_flat_sum;
 	__u64 probe_flat_n;
+	double probe_step_sum;
+	__u64 probe_step_n;
+	__u64 probe_step_ns;
 	double probe_served;
+	double probe_per_conn;
 	__u64 probes;
 };
 
@@ -477,7 +491,9 @@ struct aimd_auto {
  *                 proxy) has shown it can serve, where its accept rate
  *                 shows only what it was offered
  * @episode_latency: the current overload episode had latency among its
- *                 reasons
+ *                 reasons, or a calm probe that measured a served rate
+ *                 ended it (what the service showed it takes is then
+ *                 @peak_served, see shown_peak())
  * @lat_excess_ns: how far latency was above its target on the last tick
  *                 judged overloaded on latency (0 on the others): the
  *                 drain factor (aimd_params.drain_ns)

@@ -238,11 +238,11 @@ restart_shedd() {
 	bpftool map dump pinned "$PIN_DIR/ctl_state"
 	shedd_start --verify off --port "$PORT" --controller aimd
 	cat "$TESTBED_TMP/shedd.log"
-	grep -q 'controller state of version 1 converted to version 2' "$TESTBED_TMP/shedd.log"
+	grep -q 'controller state of version 1 converted to version 3' "$TESTBED_TMP/shedd.log"
 	grep -q 'controller resumes: mode=steady stage=1 limit=1234/s last_good=1234/s' \
 		"$TESTBED_TMP/shedd.log"
 	wait_ticks 2
-	[ "$(ctl_field version)" -eq 2 ]
+	[ "$(ctl_field version)" -eq 3 ]
 	ctl status --json --interval 200ms | jq -e '.controller == "aimd" and .daemon_running'
 }
 
