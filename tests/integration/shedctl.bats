@@ -42,10 +42,14 @@ restart_shedd() {
 	grep -q 'adopted' "$TESTBED_TMP/shedd.log"
 }
 
+syns_above() { [ "$(stat_sum syn 3)" -gt "$1" ]; }
+
 @test "status --json: one object with stable keys, while shedd runs and after it died" {
 	shedd_start --verify off --port "$PORT" --rate 200
 	flood_bg /dev/null 198.19.0.0/16 1000 4
-	sleep 1
+	# The flood is judged, and a tick has counted it.
+	wait_for "the flood judged" 5 syns_above 100
+	wait_ticks 2
 	run ctl status --json
 	echo "$output"
 	[ "$status" -eq 0 ]

@@ -147,6 +147,8 @@ syn_judged() {
 	bpftool map dump pinned "$PIN_DIR/stats" | jq '[.[0].values[].value.cls[].syn] | add'
 }
 
+judged_reach() { [ "$(syn_judged)" -ge "$1" ]; }
+
 # tun_stat FIELD: a counter of the pinned tun_stats map, summed over CPUs.
 tun_stat() {
 	bpftool map dump pinned "$PIN_DIR/tun_stats" | jq "[.[0].values[].value.$1] | add"
@@ -193,7 +195,8 @@ tunnel_judged() {
 	echo "with shedd --rate 100: $line"
 	sent=$(field sent "$line")
 	[ "$sent" -eq 2000 ]
-	sleep 0.5
+	# Every frame sent is judged by the time the counters show it.
+	wait_for "the inner SYNs judged" 5 judged_reach $((judged + sent))
 	echo "judged: $(( $(syn_judged) - judged )) passed to the tunnel: $(( $(tun_rx) - rx )) reached the listener: $(( $(half_open) - before ))"
 	echo "tun_stats: $(tun_stat decap) opened, $(tun_stat judged) judged, $(tun_stat refused) refused"
 	# Every inner SYN was judged, in its class and as a tunnel's ...
