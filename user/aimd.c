@@ -255,6 +255,31 @@ static bool pressured(const struct aimd_auto *a, bool conns_known)
 	       a->point_last_mid_ns > 2 * a->point_first_mid_ns + 5 * MS;
 }
 
+/* A verdict's samples (the derived and the explicit target alike): @v
+ * weighted by @w is added to *@sum / *@n, begun at *@begun_ns; a
+ * gathering older than auto_stale_ns starts over (a trickle too thin for
+ * a verdict). Returns true with the verdict's statistic in *@out once it
+ * has auto_verdict_samples, and starts the next one. */
+static bool verdict_gather(const struct aimd_params *p, double *sum, __u64 *n,
+			   __u64 *begun_ns, __u64 tick_start_ns, __u64 now_ns, __u64 w, double v,
+			   double *out)
+{
+	if (*n && now_ns - *begun_ns > p->auto_stale_ns) {
+		*sum = 0;
+		*n = 0;
+	}
+	if (!*n)
+		*begun_ns = tick_start_ns;
+	*sum += (double)w * v;
+	*n += w;
+	if (*n < p->auto_verdict_samples)
+		return false;
+	*out = *sum / (double)*n;
+	*sum = 0;
+	*n = 0;
+	return true;
+}
+
 /* The derived latency target (see aimd.h): learn the baseline from the
  * tick's samples, then judge them. Returns true while latency says
  * overload. @other: the other signals' verdict of the tick. */
@@ -326,21 +351,10 @@ static bool auto_latency(const struct aimd_params *p, struct aimd_state *s,
 	}
 	auto_refresh(p, a, now_ns);
 
-	/* A verdict: enough samples, all recent; a trickle too thin to give
-	 * one within auto_stale_ns starts over. */
-	if (a->verdict_n && now_ns - a->verdict_start_ns > p->auto_stale_ns) {
-		a->verdict_sum = 0;
-		a->verdict_n = 0;
-	}
-	if (!a->verdict_n)
-		a->verdict_start_ns = start;
-	a->verdict_sum += w * v;
-	a->verdict_n += sig->latency_count;
-	if (a->verdict_n < p->auto_verdict_samples)
+	/* A verdict: enough samples, all recent. */
+	if (!verdict_gather(p, &a->verdict_sum, &a->verdict_n, &a->verdict_start_ns, start, now_ns,
+			    sig->latency_count, v, &v))
 		return a->over;
-	v = a->verdict_sum / (double)a->verdict_n;
-	a->verdict_sum = 0;
-	a->verdict_n = 0;
 	a->last_verdict_ns = now_ns;
 	a->last_mid_ns = (__u64)v;
 	if (!a->target_ns || v <= (double)a->target_ns) {
@@ -377,19 +391,9 @@ static bool explicit_latency(const struct aimd_params *p, struct aimd_state *s,
 	}
 	if (!sig->have_latency || !sig->latency_count)
 		return s->vover;
-	if (s->vn && now_ns - s->vstart_ns > p->auto_stale_ns) {
-		s->vsum = 0;
-		s->vn = 0;
-	}
-	if (!s->vn)
-		s->vstart_ns = start;
-	s->vsum += (double)sig->latency_count * (double)sig->latency_p99_ns;
-	s->vn += sig->latency_count;
-	if (s->vn < p->auto_verdict_samples)
+	if (!verdict_gather(p, &s->vsum, &s->vn, &s->vstart_ns, start, now_ns, sig->latency_count,
+			    (double)sig->latency_p99_ns, &v))
 		return s->vover;
-	v = s->vsum / (double)s->vn;
-	s->vsum = 0;
-	s->vn = 0;
 	s->vlast_ns = now_ns;
 	s->vval_ns = (__u64)v;
 	if (v <= (double)p->latency_target_ns) {
