@@ -357,8 +357,11 @@ enum aimd_reason {
  * Without a baseline, pressure starts a probe at once (as Envoy's adaptive
  * concurrency pins its limit low to measure its minimum RTT, and BBR's
  * ProbeRTT drains the queue): the limit is held at probe_frac x the served
- * rate (in connections), so the queue drains at (1 - probe_frac) of what
- * is served, and the latency falls by as much per unit of time. The probe
+ * rate (in connections), so the queue drains at (1 - f) of what is
+ * served (f = probe_frac). The requests answered in the first E (the level
+ * the probe began at) arrived before it; after that, first in first out,
+ * each answer saw a queue shorter by (1 - f) / f of the time since, so the
+ * latency falls that fast (1 ms per ms at f = 0.5). The probe
  * ends once three ticks in a row fell by less than half that speed and
  * stay near the lowest tick seen (the queue is gone: what is left is the
  * service's own time), after probe_min_ns, or at probe_max_ns with the
