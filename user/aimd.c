@@ -152,12 +152,13 @@ static void point_reset(struct aimd_auto *a)
 static void probe_begin(const struct aimd_params *p, struct aimd_state *s, __u64 now_ns)
 {
 	struct aimd_auto *a = &s->lat;
-	double r = p->probe_frac * s->served_rate * per_conn(s);
+	double r;
 
 	/* Requests per connection as the probe begins: during it the
 	 * service answers requests queued before it on connections it cut,
 	 * and its handshakes per request say how deep it cut. */
 	a->probe_per_conn = per_conn(s);
+	r = p->probe_frac * s->served_rate * a->probe_per_conn;
 	a->probing = true;
 	a->probe_done = false;
 	a->probe_start_ns = now_ns;
