@@ -281,6 +281,26 @@ static bool verdict_gather(const struct aimd_params *p, double *sum, __u64 *n,
 	return true;
 }
 
+/* A verdict's statistic @v against @target: below it ends the run of
+ * verdicts above; above it for auto_interval_ns is overload (CoDel's
+ * first_above_time), or at once with @jump. Returns *@over. */
+static bool verdict_judge(const struct aimd_params *p, double v, __u64 target, bool jump,
+			  __u64 now_ns, __u64 *above_since_ns, bool *over)
+{
+	if (!target || v <= (double)target) {
+		*above_since_ns = 0;
+		*over = false;
+	} else if (jump) {
+		*above_since_ns = now_ns;
+		*over = true;
+	} else if (!*above_since_ns) {
+		*above_since_ns = now_ns + p->auto_interval_ns;
+	} else if (now_ns >= *above_since_ns) {
+		*over = true;
+	}
+	return *over;
+}
+
 /* The derived latency target (see aimd.h): learn the baseline from the
  * tick's samples, then judge them. Returns true while latency says
  * overload. @other: the other signals' verdict of the tick. */
@@ -358,21 +378,13 @@ static bool auto_latency(const struct aimd_params *p, struct aimd_state *s,
 		return a->over;
 	a->last_verdict_ns = now_ns;
 	a->last_mid_ns = (__u64)v;
-	if (!a->target_ns || v <= (double)a->target_ns) {
-		a->above_since_ns = 0;
-		a->over = false;
-	} else if (v > p->auto_jump * (double)a->target_ns && now_ns - a->verdict_start_ns <= dt) {
-		/* Far above, within one tick: a queue growing this fast is
-		 * no burst. A verdict gathered over ticks is a trickle of
-		 * samples, which waits the interval like any other. */
-		a->above_since_ns = now_ns;
-		a->over = true;
-	} else if (!a->above_since_ns) {
-		a->above_since_ns = now_ns + p->auto_interval_ns;
-	} else if (now_ns >= a->above_since_ns) {
-		a->over = true;
-	}
-	return a->over;
+	/* Far above, within one tick: a queue growing this fast is no
+	 * burst. A verdict gathered over ticks is a trickle of samples,
+	 * which waits the interval like any other. */
+	return verdict_judge(p, v, a->target_ns,
+			     v > p->auto_jump * (double)a->target_ns &&
+				     now_ns - a->verdict_start_ns <= dt,
+			     now_ns, &a->above_since_ns, &a->over);
 }
 
 /* The explicit target's verdict: the tick's p99, weighted by its samples,
@@ -397,15 +409,7 @@ static bool explicit_latency(const struct aimd_params *p, struct aimd_state *s,
 		return s->vover;
 	s->vlast_ns = now_ns;
 	s->vval_ns = (__u64)v;
-	if (v <= (double)p->latency_target_ns) {
-		s->vabove_ns = 0;
-		s->vover = false;
-	} else if (!s->vabove_ns) {
-		s->vabove_ns = now_ns + p->auto_interval_ns;
-	} else if (now_ns >= s->vabove_ns) {
-		s->vover = true;
-	}
-	return s->vover;
+	return verdict_judge(p, v, p->latency_target_ns, false, now_ns, &s->vabove_ns, &s->vover);
 }
 
 __u64 aimd_latency_target(const struct aimd_params *p, const struct aimd_state *s,
