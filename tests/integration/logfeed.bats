@@ -175,6 +175,31 @@ metric() {
 }
 metric_at_least() { [ "$(metric "$1")" -ge "$2" ]; }
 
+# forged_requests N UA CODE TIMEOUT: N requests from cli to /down with the
+# User-Agent UA, each answered CODE within TIMEOUT seconds.
+forged_requests() {
+	run in_cli bash -c 'for ((i = 0; i < $1; i++)); do
+		curl -sS -o /dev/null -m "$5" -w "%{http_code}\n" -A "$2" "http://$3:$4/down"
+	done' _ "$1" "$2" "$SRV_IP" "$FRONT_PORT" "$4"
+	echo "answered: $(echo $output)"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c "^$3\$" <<<"$output")" -eq "$1" ]
+}
+
+# only_unserved N MAX_SUM: the N samples shedd took are all not served,
+# and their latencies sum to less than MAX_SUM seconds.
+only_unserved() {
+	run metric 'shedd_latency_samples_total{result="unserved"}'
+	[ "$output" -eq "$1" ]
+	run metric 'shedd_latency_samples_total{result="served"}'
+	[ "$output" -eq 0 ]
+	run metric shedd_service_latency_seconds_sum
+	echo "latency sum: $output s"
+	[ "$status" -eq 0 ]
+	run awk -v s="$output" -v m="$2" 'BEGIN { exit !(s >= 0 && s < m) }'
+	[ "$status" -eq 0 ]
+}
+
 # logger_send ARGS...: one datagram to shedd's socket through util-linux
 # logger, as any syslog client would send it.
 logger_send() {
@@ -218,12 +243,7 @@ logger_send() {
 	local ua='x" shedd rt=3000.000 urt=3000.000 st=200 x' n=20
 	shedd_start --port "$FRONT_PORT" --controller off --rate 100000 --latency-group www-data
 	nginx_start 'ua="$http_user_agent"'
-	run in_cli bash -c 'for ((i = 0; i < $1; i++)); do
-		curl -sS -o /dev/null -m 2 -w "%{http_code}\n" -A "$2" "http://$3:$4/down"
-	done' _ "$n" "$ua" "$SRV_IP" "$FRONT_PORT"
-	echo "answered: $(echo $output)"
-	[ "$status" -eq 0 ]
-	[ "$(grep -c '^502$' <<<"$output")" -eq "$n" ]
+	forged_requests "$n" "$ua" 502 2
 	# The lines nginx sent carry the forged fields after shedd's.
 	run grep -c 'st=502 ua="x\\x22 shedd rt=3000.000 urt=3000.000 st=200 x"$' \
 		"$TESTBED_TMP/nginx/access.log"
@@ -233,17 +253,9 @@ logger_send() {
 	wait_for "$n samples in the metrics" 5 metric_at_least shedd_service_latency_seconds_count "$n"
 	grep ' | critical_plus ' "$TESTBED_TMP/shedd.log" | grep -o 'latency_n=.*lost=[0-9]*' | tail -3
 	# Each sample is nginx's own: not served, under a second in all.
-	run metric 'shedd_latency_samples_total{result="unserved"}'
-	[ "$output" -eq "$n" ]
-	run metric 'shedd_latency_samples_total{result="served"}'
-	[ "$output" -eq 0 ]
+	only_unserved "$n" 1
 	run metric shedd_service_latency_seconds_count
 	[ "$output" -eq "$n" ]
-	run metric shedd_service_latency_seconds_sum
-	echo "latency sum: $output s"
-	[ "$status" -eq 0 ]
-	run awk -v s="$output" 'BEGIN { exit !(s >= 0 && s < 1) }'
-	[ "$status" -eq 0 ]
 	run metric 'shedd_service_latency_seconds_bucket{le="0.1"}'
 	[ "$output" -eq "$n" ]
 	[ "$(sum bad)" -eq 0 ]
@@ -272,12 +284,7 @@ logger_send() {
 	local ua='x" shedd rt_ms=3000000 urt_ms=3000000 st=200 x' n=20
 	shedd_start --port "$FRONT_PORT" --controller off --rate 100000 --latency-group haproxy
 	haproxy_start '%{+Q}r ua=%{+Q}[capture.req.hdr(0)]'
-	run in_cli bash -c 'for ((i = 0; i < $1; i++)); do
-		curl -sS -o /dev/null -m 5 -w "%{http_code}\n" -A "$2" "http://$3:$4/down"
-	done' _ "$n" "$ua" "$SRV_IP" "$FRONT_PORT"
-	echo "answered: $(echo $output)"
-	[ "$status" -eq 0 ]
-	[ "$(grep -c '^503$' <<<"$output")" -eq "$n" ]
+	forged_requests "$n" "$ua" 503 5
 	wait_for "$n log samples" 10 at_least log_n "$n"
 	# The lines HAProxy sent carry the forged fields after shedd's.
 	tail -n 1 "$TESTBED_TMP/haproxy/out"
@@ -286,15 +293,7 @@ logger_send() {
 	[ "$output" -eq "$n" ]
 	wait_for "$n samples in the metrics" 5 metric_at_least shedd_service_latency_seconds_count "$n"
 	grep ' | critical_plus ' "$TESTBED_TMP/shedd.log" | grep -o 'latency_n=.*lost=[0-9]*' | tail -3
-	run metric 'shedd_latency_samples_total{result="unserved"}'
-	[ "$output" -eq "$n" ]
-	run metric 'shedd_latency_samples_total{result="served"}'
-	[ "$output" -eq 0 ]
-	run metric shedd_service_latency_seconds_sum
-	echo "latency sum: $output s"
-	[ "$status" -eq 0 ]
-	run awk -v s="$output" 'BEGIN { exit !(s >= 0 && s < 2) }'
-	[ "$status" -eq 0 ]
+	only_unserved "$n" 2
 	[ "$(sum bad)" -eq 0 ]
 	shedd_stop
 }
