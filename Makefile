@@ -68,7 +68,7 @@ FUZZ_CFLAGS := -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TOOLS := $(OUTPUT)/synflood $(OUTPUT)/tcpstream $(OUTPUT)/slowserver $(OUTPUT)/loadgen \
 	$(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/xdp_drop.bpf.o $(OUTPUT)/xdp_readdrop.bpf.o \
-	$(OUTPUT)/latbench $(OUTPUT)/uringserver \
+	$(OUTPUT)/xdp_replay.bpf.o $(OUTPUT)/latbench $(OUTPUT)/uringserver \
 	$(OUTPUT)/floodgen $(OUTPUT)/xdprouter $(OUTPUT)/tcpecho $(OUTPUT)/cookieack \
 	$(OUTPUT)/relay
 # Tools with a BPF side of their own: tests/tools/X.bpf.c, X.c, X.h.
@@ -126,7 +126,8 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/*.h include/*.h $(VMLINUX_H) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/xdp_drop.bpf.o $(OUTPUT)/xdp_readdrop.bpf.o: $(OUTPUT)/%.bpf.o: tests/tools/%.bpf.c $(VMLINUX_H) | $(OUTPUT)
+$(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/xdp_drop.bpf.o $(OUTPUT)/xdp_readdrop.bpf.o \
+		$(OUTPUT)/xdp_replay.bpf.o: $(OUTPUT)/%.bpf.o: tests/tools/%.bpf.c $(VMLINUX_H) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -328,8 +329,8 @@ experiments: deps
 	$(Q)for e in $(EXPERIMENT); do scripts/experiments.sh $$e || exit 1; done
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/bench_xdp $(OUTPUT)/xdp_drop.bpf.o
-	$(Q)$(OUTPUT)/bench_xdp $(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/xdp_drop.bpf.o
+	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/bench_xdp
+	$(Q)$(OUTPUT)/bench_xdp
 
 # The long fuzz run; `make test` runs the same binary on a short run.
 FUZZ_FRAMES ?= 5000000
