@@ -95,6 +95,7 @@ enum case_prep {
 	PREP_NONE,
 	PREP_COOKIE_SENT, /* one SYN answered with a cookie just before: the
 			   * port has a cookie outstanding */
+	PREP_COOKIE_EST,  /* the same, on the established connection's port */
 	PREP_VALID_ACK,   /* a fresh cookie, and the ACK that returns it */
 };
 
@@ -140,6 +141,7 @@ struct bench {
 	int rounds;
 	int fwd, nofwd;   /* veths for the source check */
 	struct pkt syn4;  /* the SYN the cookie cases answer */
+	struct pkt syn_est; /* a SYN to the established connection's port */
 	struct pkt ack4;  /* the ACK that returns its cookie */
 };
 
@@ -428,8 +430,8 @@ static int replay_load(int target, const struct pkt *p, __u32 scrub_slot)
 	return 0;
 }
 
-/* One SYN answered with a cookie; its SYN-ACK in @synack. */
-static int send_cookie(__u8 *synack)
+/* One SYN (@syn) answered with a cookie; its SYN-ACK in @synack. */
+static int send_cookie(const struct pkt *syn, __u8 *synack)
 {
 	struct shedd_config cfg;
 	__u32 ret = 0, len = 0;
@@ -438,12 +440,12 @@ static int send_cookie(__u8 *synack)
 	config_base(&cfg, V_ALWAYS, SHEDD_SRC_OFF);
 	if (set_settings(&cfg) || set_rates(R_ADMIT_CACHE))
 		return -errno;
-	err = test_run(B.prog_fd[P_SHEDD], &B.syn4, 0, 1, &ret, NULL, synack, &len);
+	err = test_run(B.prog_fd[P_SHEDD], syn, 0, 1, &ret, NULL, synack, &len);
 	if (err)
 		return err;
-	if (ret != XDP_TX || len != B.syn4.len) {
+	if (ret != XDP_TX || len != syn->len) {
 		fprintf(stderr, "bench: the SYN got no cookie SYN-ACK of its own length "
-			"(verdict %u, %u bytes of %zu)\n", ret, len, B.syn4.len);
+			"(verdict %u, %u bytes of %zu)\n", ret, len, syn->len);
 		return -EPROTO;
 	}
 	return 0;
@@ -506,8 +508,8 @@ static int prepare(struct bench_case *c)
 	__u8 synack[PKT_MAX + 64];
 	int err;
 
-	if (c->prep == PREP_COOKIE_SENT || c->prep == PREP_VALID_ACK) {
-		err = send_cookie(synack);
+	if (c->prep != PREP_NONE) {
+		err = send_cookie(c->prep == PREP_COOKIE_EST ? &B.syn_est : &B.syn4, synack);
 		if (err)
 			return err;
 		if (c->prep == PREP_VALID_ACK)
@@ -779,6 +781,9 @@ static struct bench_case cases[] = {
 	     .counter = ST_CTR(non_syn), .verdict = XDP_PASS),
 	CASE("ack4_est_default", "established ACK, default verify", P_SHEDD, &ack4_est,
 	     .verify = V_DEFAULT, .counter = ST_CTR(non_syn), .verdict = XDP_PASS),
+	CASE("ack4_est_cookie", "established ACK, cookie outstanding", P_SHEDD, &ack4_est,
+	     .verify = V_DEFAULT, .prep = PREP_COOKIE_EST, .counter = ST_CTR(non_syn),
+	     .verdict = XDP_PASS),
 	CASE("fin4", "TCP FIN|ACK, verify off", P_SHEDD, &fin4, .counter = ST_CTR(non_syn),
 	     .verdict = XDP_PASS),
 	CASE("udp4", "UDP", P_SHEDD, &udp4, .counter = ST_CTR(non_tcp), .verdict = XDP_PASS),
@@ -810,6 +815,8 @@ static void build_packets(void)
 
 	pkt_build(&syn4, &(struct pkt_spec){ .flags = TCP_SYN, .tcp_opts = 1 });
 	B.syn4 = syn4;
+	pkt_build(&B.syn_est, &(struct pkt_spec){ .flags = TCP_SYN, .tcp_opts = 1,
+						  .dport = PORT_EST });
 	pkt_build(&syn6, &(struct pkt_spec){ .l3 = ETH_P_IPV6, .flags = TCP_SYN, .tcp_opts = 1 });
 	pkt_build(&syn4_vlan, &(struct pkt_spec){ .flags = TCP_SYN, .tcp_opts = 1, .vlans = 1 });
 	pkt_build(&syn4_qinq, &(struct pkt_spec){ .flags = TCP_SYN, .tcp_opts = 1, .vlans = 2 });
@@ -956,27 +963,42 @@ static void print_table(FILE *csv)
 	       B.rounds, B.repeat);
 }
 
-/* --check-ratio CASE:REF:MAX. Return 0 if within, 1 if over, -1 if malformed. */
-static int check_ratio(const char *spec)
+/* --check-ratio CASE:REF:MAX, parsed before the run. */
+struct ratio_check {
+	const char *spec;
+	struct bench_case *c, *ref;
+	double max;
+};
+
+static int parse_check(const char *spec, struct ratio_check *k)
 {
 	const char *a = strchr(spec, ':'), *b = a ? strchr(a + 1, ':') : NULL;
-	struct bench_case *c, *ref;
-	double max, ratio;
 	char *end;
 
 	if (!a || !b)
 		return -1;
-	c = case_by_id(spec, (size_t)(a - spec));
-	ref = case_by_id(a + 1, (size_t)(b - a - 1));
+	k->spec = spec;
+	k->c = case_by_id(spec, (size_t)(a - spec));
+	k->ref = case_by_id(a + 1, (size_t)(b - a - 1));
 	errno = 0;
-	max = strtod(b + 1, &end);
-	if (!c || !ref || errno || *end || max <= 0)
+	k->max = strtod(b + 1, &end);
+	if (!k->c || !k->ref || errno || end == b + 1 || *end || !(k->max > 0))
 		return -1;
-	ratio = sums[ref - cases].net ? sums[c - cases].net / sums[ref - cases].net : 0;
-	printf("check-ratio %s: %s %.0f ns = %.2f x %s %.0f ns (limit %.2f): %s\n", spec, c->id,
-	       sums[c - cases].net, ratio, ref->id, sums[ref - cases].net, max,
-	       ratio <= max && !c->path_bad ? "ok" : c->path_bad ? "FAIL (path off)" : "FAIL");
-	return ratio <= max && !c->path_bad ? 0 : 1;
+	return 0;
+}
+
+/* Return 0 if CASE's median is within MAX x REF's and every repetition of
+ * CASE took its path, else 1. */
+static int check_ratio(const struct ratio_check *k)
+{
+	double c = sums[k->c - cases].net, ref = sums[k->ref - cases].net;
+	double ratio = ref > 0 ? c / ref : 0;
+	int ok = ref > 0 && ratio <= k->max && !k->c->path_bad;
+
+	printf("check-ratio %s: %s %.0f ns = %.2f x %s %.0f ns, limit %.2f: %s\n", k->spec,
+	       k->c->id, c, ratio, k->ref->id, ref, k->max,
+	       ok ? "ok" : k->c->path_bad ? "FAIL (not every repetition took its path)" : "FAIL");
+	return !ok;
 }
 
 static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *v)
@@ -1006,7 +1028,7 @@ static void usage(const char *argv0)
 static int select_cases(const char *list)
 {
 	const char *p = list;
-	int i, any_replay = 0;
+	int i;
 
 	for (i = 0; i < NR_CASES; i++)
 		cases[i].selected = !list;
@@ -1022,13 +1044,20 @@ static int select_cases(const char *list)
 		c->selected = 1;
 		p += n + (p[n] == ',');
 	}
+	return 0;
+}
+
+/* The references are always measured: the trivial programs, and the
+ * replay harness when a case runs behind it. */
+static void select_references(void)
+{
+	int i, any_replay = 0;
+
 	for (i = 0; i < NR_CASES; i++)
 		any_replay |= cases[i].selected && cases[i].replay;
-	/* The references are always measured. */
 	for (i = 0; i < NR_CASES; i++)
 		if (cases[i].prog != P_SHEDD && (!cases[i].replay || any_replay))
 			cases[i].selected = 1;
-	return 0;
 }
 
 static void exe_dir(char *dir, size_t n)
@@ -1080,7 +1109,8 @@ int main(int argc, char **argv)
 		{ "list", no_argument, NULL, 'l' },         { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *checks[MAX_CHECKS], *list = getenv("BENCH_CASES"), *outdir = getenv("BENCH_OUT");
+	struct ratio_check checks[MAX_CHECKS];
+	const char *list = getenv("BENCH_CASES"), *outdir = getenv("BENCH_OUT");
 	char objdir[PATH_MAX], stats_now[16] = "?", csv_path[PATH_MAX], tmpdir[] = "/tmp/shedd-bench.XXXXXX";
 	unsigned long v, repeat = DEFAULT_REPEAT, rounds = DEFAULT_ROUNDS;
 	int nchecks = 0, opt, cpu = -1, i, r, err = 1, nsel = 0;
@@ -1119,7 +1149,12 @@ int main(int argc, char **argv)
 				fprintf(stderr, "bench: at most %d --check-ratio\n", MAX_CHECKS);
 				return 2;
 			}
-			checks[nchecks++] = optarg;
+			if (parse_check(optarg, &checks[nchecks])) {
+				fprintf(stderr, "bench: --check-ratio %s: CASE:REF:MAX, two case ids "
+					"(--list) and a ratio > 0\n", optarg);
+				return 2;
+			}
+			nchecks++;
 			break;
 		case 'o':
 			snprintf(objdir, sizeof(objdir), "%s", optarg);
@@ -1150,18 +1185,9 @@ int main(int argc, char **argv)
 	B.ncpus = libbpf_num_possible_cpus();
 	if (select_cases(list))
 		return 2;
-	for (i = 0; i < nchecks; i++) {
-		const char *a = strchr(checks[i], ':'), *b = a ? strchr(a + 1, ':') : NULL;
-		struct bench_case *c = a ? case_by_id(checks[i], (size_t)(a - checks[i])) : NULL;
-		struct bench_case *ref = b ? case_by_id(a + 1, (size_t)(b - a - 1)) : NULL;
-
-		if (!c || !ref) {
-			fprintf(stderr, "bench: --check-ratio %s: CASE:REF:MAX with two case ids "
-				"(--list)\n", checks[i]);
-			return 2;
-		}
-		c->selected = ref->selected = 1;
-	}
+	for (i = 0; i < nchecks; i++)
+		checks[i].c->selected = checks[i].ref->selected = 1;
+	select_references();
 	for (i = 0; i < NR_CASES; i++)
 		nsel += cases[i].selected;
 	if (B.rounds < MIN_ROUNDS)
@@ -1255,16 +1281,9 @@ int main(int argc, char **argv)
 	}
 	printf("CSV: %s\n", csv_path);
 	err = 0;
-	for (i = 0; i < nchecks; i++) {
-		int c = check_ratio(checks[i]);
-
-		if (c < 0) {
-			fprintf(stderr, "bench: --check-ratio %s: CASE:REF:MAX, MAX > 0\n", checks[i]);
-			err = 2;
-		} else if (c > 0 && !err) {
+	for (i = 0; i < nchecks; i++)
+		if (check_ratio(&checks[i]))
 			err = 1;
-		}
-	}
 out:
 	stats_restore();
 	for (i = 0; i < P_NR; i++)
