@@ -98,7 +98,9 @@ help:
 	@echo '  experiments      goodput against offered load with and without shedd, the SYN'
 	@echo '                   flood, and nginx/HAProxy in front (root; all three by default,'
 	@echo '                   EXPERIMENT=goodput|flood|proxy; SECS=, LOADS=, FLOOD_RATES=)'
-	@echo '  bench            XDP cost per packet, shedd against a pass-only program (root)'
+	@echo '  bench            XDP cost per packet, shedd beside trivial XDP_PASS, XDP_DROP and'
+	@echo '                   a read-then-drop program, round-robin (root; BENCH_OUT=,'
+	@echo '                   BENCH_ROUNDS=, BENCH_REPEAT=, BENCH_CASES=)'
 	@echo '  fuzz             millions of random and mutated frames through the XDP program,'
 	@echo '                   invariants checked on each (root; FUZZ_FRAMES=, FUZZ_SEED=),'
 	@echo '                   after fuzz-logline'
@@ -282,9 +284,10 @@ deps:
 	$(Q)scripts/deps.sh
 
 # T=FILE... runs only those test files: a bats file needs shedd and the
-# tools (groundtruth.bats the fuzzer too, for its reference model); a test
+# tools (groundtruth.bats the fuzzer too, for its reference model, and
+# bench.bats the benchmark); a test
 # source tests/X.c (or its binary) needs only its binary.
-test_bin = $(if $(filter %.bats,$(1)),all $(if $(filter %groundtruth.bats,$(1)),$(OUTPUT)/fuzz_xdp),$(patsubst tests/%.c,$(OUTPUT)/%,$(1)))
+test_bin = $(if $(filter %.bats,$(1)),all $(if $(filter %groundtruth.bats,$(1)),$(OUTPUT)/fuzz_xdp) $(if $(filter %bench.bats,$(1)),$(OUTPUT)/bench_xdp),$(patsubst tests/%.c,$(OUTPUT)/%,$(1)))
 test_run = $(patsubst tests/%.c,$(OUTPUT)/%,$(1))
 
 # test, demo and san leave the host as they found it: scripts/hoststate.sh
@@ -297,7 +300,7 @@ host_check = || rc=$$?; scripts/hoststate.sh check $(HOSTSTATE) || rc=1; exit $$
 test:
 	$(Q)$(host_save)
 ifeq ($(strip $(T)),)
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS)
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS) $(OUTPUT)/bench_xdp
 	$(Q)rc=0; tests/run.sh $(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS) tests/integration/*.bats \
 		$(host_check)
 else
