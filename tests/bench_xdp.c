@@ -763,6 +763,14 @@ static struct bench_case cases[] = {
 	CASE("syn4_cookie", "IPv4 SYN -> cookie SYN-ACK", P_SHEDD, &syn4, .replay = 1,
 	     .verify = V_ALWAYS, .counter = CLS_CTR(SHEDD_SHEDDABLE, cookie_sent),
 	     .verdict = XDP_TX),
+	CASE("syn6_cookie", "IPv6 SYN -> cookie SYN-ACK", P_SHEDD, &syn6, .replay = 1,
+	     .verify = V_ALWAYS, .counter = CLS_CTR(SHEDD_SHEDDABLE, cookie_sent),
+	     .verdict = XDP_TX),
+	/* The harness's calibration: a case that needs no replay, replayed;
+	 * its net should be syn4_shed's. */
+	CASE("syn4_shed_replayed", "IPv4 SYN shed, through the replay", P_SHEDD, &syn4,
+	     .replay = 1, .rate = R_SHED_BACKOFF, .counter = SHED(SHEDD_SHEDDABLE),
+	     .verdict = XDP_DROP),
 	CASE("ack4_cookie_valid", "ACK, valid cookie, admitted", P_SHEDD, &B.ack4, .replay = 1,
 	     .verify = V_ALWAYS, .prep = PREP_VALID_ACK,
 	     .counter = CLS_CTR(SHEDD_SHEDDABLE, ack_admitted), .verdict = XDP_PASS),
