@@ -1029,7 +1029,7 @@ static void usage(const char *argv0)
 		"  --check-ratio CASE:REF:MAX  exit 1 if CASE's median exceeds MAX x REF's\n"
 		"  --objdir DIR where xdp_pass/drop/readdrop/replay.bpf.o are (the binary's)\n"
 		"  --cpu N      the CPU to run on (default: the one it starts on)\n"
-		"CSV: $BENCH_OUT/perpkt.csv (default a new directory under /tmp)\n",
+		"CSV: $BENCH_OUT/perpkt.csv (default a new directory in $TMPDIR)\n",
 		argv0, DEFAULT_ROUNDS, MIN_ROUNDS, DEFAULT_REPEAT);
 }
 
@@ -1119,7 +1119,7 @@ int main(int argc, char **argv)
 	};
 	struct ratio_check checks[MAX_CHECKS];
 	const char *list = getenv("BENCH_CASES"), *outdir = getenv("BENCH_OUT");
-	char objdir[PATH_MAX], stats_now[16] = "?", csv_path[PATH_MAX], tmpdir[] = "/tmp/shedd-bench.XXXXXX";
+	char objdir[PATH_MAX], stats_now[16] = "?", csv_path[PATH_MAX], tmpdir[PATH_MAX];
 	unsigned long v, repeat = DEFAULT_REPEAT, rounds = DEFAULT_ROUNDS;
 	int nchecks = 0, opt, cpu = -1, i, r, err = 1, nsel = 0;
 	struct timespec t0, t1;
@@ -1217,6 +1217,8 @@ int main(int argc, char **argv)
 	}
 
 	if (!outdir || !*outdir) {
+		snprintf(tmpdir, sizeof(tmpdir), "%s/shedd-bench.XXXXXX",
+			 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : P_tmpdir);
 		outdir = mkdtemp(tmpdir);
 		if (!outdir) {
 			fprintf(stderr, "bench: temporary directory: %s\n", strerror(errno));
