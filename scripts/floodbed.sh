@@ -13,6 +13,8 @@
 #
 #   cli 198.18.1.1/24 -- 198.18.1.254 rtr 198.18.2.254 -- 198.18.2.1/24 srv
 #   spoofed sources 198.19.0.0/16, routed by srv to rtr, answers dropped there
+#   IPv6 between rtr 2001:db8:2::fe -- 2001:db8:2::1/64 srv only (the flood
+#   benchmark's): spoofed sources 2001:db8:ff00::/40, routed and dropped alike
 #
 # floodbed_down (or testbed_down) removes it all, including the router.
 
@@ -25,6 +27,11 @@ FB_SRV_NET=198.18.2.0/24
 FB_SPOOF_NET=198.19.0.0/16
 FB_RTR_CLI_IP=198.18.1.254
 FB_RTR_SRV_IP=198.18.2.254
+FB_RTR_SRV_IP6=2001:db8:2::fe
+FB_SPOOF_NET6=2001:db8:ff00::/40
+# The IPv6 flood's sources: 65536 hosts of that prefix, as many as the
+# IPv4 flood's 198.19.0.0/16 has.
+FB_SPOOF_SRC6=2001:db8:ff00::/112
 SRV_CPU=${SRV_CPU:-0}
 WORLD_CPU=${WORLD_CPU:-$(( $(nproc) - 1 ))}
 # The legitimate clients run on the server's CPU, above its receive thread
@@ -81,6 +88,7 @@ floodbed_up() {
 	IF_RS="shdrs$TESTBED_ID"
 	CLI_IP=198.18.1.1
 	SRV_IP=198.18.2.1
+	SRV_IP6=2001:db8:2::1
 	RTR_PIN="/sys/fs/bpf/shedd-rtr-$TESTBED_ID"
 	LEGIT_CPU=$FLOOD_LEGIT_CPU
 	ip netns add "$NS_CLI"
@@ -98,6 +106,8 @@ floodbed_up() {
 	in_rtr ip addr add "$FB_RTR_CLI_IP/24" dev "$IF_RC"
 	in_rtr ip addr add "$FB_RTR_SRV_IP/24" dev "$IF_RS"
 	in_srv ip addr add "$SRV_IP/24" dev "$IF_SRV"
+	in_rtr ip -6 addr add "$FB_RTR_SRV_IP6/64" dev "$IF_RS" nodad
+	in_srv ip -6 addr add "$SRV_IP6/64" dev "$IF_SRV" nodad
 	# A frame redirected by XDP leaves its skb behind, and with it a
 	# checksum left to offload: the hosts compute theirs in software.
 	in_cli ethtool -K "$IF_CLI" tx off >/dev/null
@@ -113,9 +123,11 @@ floodbed_up() {
 	# Fixed neighbours: no ARP through the router under a flood.
 	in_cli ip neigh replace "$FB_RTR_CLI_IP" lladdr "$RC_MAC" dev "$IF_CLI" nud permanent
 	in_srv ip neigh replace "$FB_RTR_SRV_IP" lladdr "$RS_MAC" dev "$IF_SRV" nud permanent
+	in_srv ip -6 neigh replace "$FB_RTR_SRV_IP6" lladdr "$RS_MAC" dev "$IF_SRV" nud permanent
 	in_cli ip route add "$FB_SRV_NET" via "$FB_RTR_CLI_IP"
 	in_srv ip route add "$FB_CLI_NET" via "$FB_RTR_SRV_IP"
 	in_srv ip route add "$FB_SPOOF_NET" via "$FB_RTR_SRV_IP"
+	in_srv ip -6 route add "$FB_SPOOF_NET6" via "$FB_RTR_SRV_IP6"
 	in_cli sysctl -qw net.ipv4.ip_local_port_range="1024 65000"
 	# The server as a stock host: SYN cookies when the SYN queue is full.
 	in_srv sysctl -qw net.ipv4.tcp_syncookies=1 net.core.somaxconn=4096
@@ -123,7 +135,8 @@ floodbed_up() {
 	in_rtr sysctl -qw net.ipv4.ip_forward=0
 	nsenter --net="/run/netns/$NS_RTR" "$XDPROUTER" --cli-if "$IF_RC" --srv-if "$IF_RS" \
 		--cli-mac "$CLI_MAC" --srv-mac "$SRV_MAC" --cli-net "$FB_CLI_NET" \
-		--srv-net "$FB_SRV_NET" --spoof-net "$FB_SPOOF_NET" --pin "$RTR_PIN" \
+		--srv-net "$FB_SRV_NET" --spoof-net "$FB_SPOOF_NET" \
+		--spoof-net6 "$FB_SPOOF_NET6" --pin "$RTR_PIN" \
 		--duration 3600 >"$TESTBED_TMP/xdprouter.out" 2>"$TESTBED_TMP/xdprouter.err" &
 	RTR_PID=$!
 	PIDS+=("$RTR_PID")
@@ -193,14 +206,20 @@ rtr_stats() {
 
 # flood_live RATE SECONDS [OUT]: the live-frames generator in rtr, on
 # $WORLD_CPU, sending SYNs to $SRV_IP:$PORT from 198.19.0.0/16 into the
-# server's veth; RATE in packets/s or "max". Its line goes to OUT (default
-# stdout); in the background when OUT is given (FLOOD_PID).
+# server's veth (FLOOD_FAMILY=6: to $SRV_IP6 from $FB_SPOOF_SRC6); RATE in
+# packets/s or "max". Its line goes to OUT (default stdout); in the
+# background when OUT is given (FLOOD_PID).
 flood_live_cmd() {
+	local dst=$SRV_IP src=$FB_SPOOF_NET
+	if [ "${FLOOD_FAMILY:-4}" = 6 ]; then
+		dst=$SRV_IP6
+		src=$FB_SPOOF_SRC6
+	fi
 	# FLOODGEN_ARGS: more floodgen options (e.g. --batch 16), split on purpose.
 	# shellcheck disable=SC2206
 	FLOOD_CMD=(ip netns exec "${FLOOD_NS:-$NS_RTR}" "$FLOODGEN" --iface "${FLOOD_IF:-$IF_RS}"
 		--dst-mac "$SRV_MAC"
-		--dst "$SRV_IP" --dport "$PORT" --src "$FB_SPOOF_NET" --rate "$1"
+		--dst "$dst" --dport "$PORT" --src "$src" --rate "$1"
 		--duration "$2" --cpu "$WORLD_CPU" ${FLOODGEN_ARGS:-})
 }
 
@@ -402,3 +421,4 @@ flood_run() {
 				B["ack_admitted"] - A["ack_admitted"]
 		}')
 }
+
