@@ -334,6 +334,7 @@ experiments: deps
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/bench_xdp
 	$(Q)$(OUTPUT)/bench_xdp
+	$(Q)scripts/bench_flood.sh
 
 # The long fuzz run; `make test` runs the same binary on a short run.
 FUZZ_FRAMES ?= 5000000

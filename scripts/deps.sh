@@ -19,6 +19,8 @@ set -eu
 #   perl             prove, which runs every test and prints the summary
 #   jq ethtool       read bpftool's JSON; turn on GRO on the testbed veth
 #   nftables         the flood experiment's SYN limit rule, shedd's rival
+#   iptables         the flood benchmark's other rival: a per-source hashlimit
+#                    rule on SYNs (iptables, ip6tables)
 #   procps util-linux  ps and taskset: pin the flood testbed's NAPI threads
 #   libsystemd-dev   sd_notify: readiness, status and watchdog under systemd
 #   libcap-ng-dev libcap-ng-utils  drop capabilities after attach; getpcaps
@@ -42,7 +44,7 @@ set -eu
 #                    timeout), beside the project's loadgen, in proxy.bats
 #                    and the proxy experiment: a client nobody here wrote
 PKGS="clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev gcc make pkg-config \
-libcmocka-dev libinih-dev bats iproute2 perl jq ethtool nftables procps util-linux \
+libcmocka-dev libinih-dev bats iproute2 perl jq ethtool nftables iptables procps util-linux \
 libsystemd-dev libcap-ng-dev libcap-ng-utils systemd python3 man-db libncurses-dev tmux \
 libmicrohttpd-dev prometheus curl nginx haproxy httperf qemu-system-x86 busybox-static cpio kmod xz-utils"
 

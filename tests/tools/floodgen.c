@@ -2,7 +2,7 @@
 /* floodgen.c - live-frames SYN flood generator of the flood testbed: runs
  * floodgen.bpf.c through BPF_PROG_TEST_RUN with BPF_F_TEST_XDP_LIVE_FRAMES
  * as if it had received frames on IF, so its XDP_TX sends spoofed SYNs out
- * of IF (on veth: into the peer's receive ring). Paced, bounded in count and
+ * of IF (on veth: into the peer's receive ring), IPv4 or IPv6 by --dst. Paced, bounded in count and
  * time, on one CPU. One line on stdout: sent=N skipped=N elapsed_ms=N rate_pps=N.
  * Exit 0 ok, 1 runtime error (or interrupted), 2 usage error.
  */
@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/tcp.h>
 #include <net/if.h>
 #include <sched.h>
@@ -58,7 +59,9 @@ struct cfg {
 	int ifindex;
 	uint8_t src_mac[ETH_ALEN], dst_mac[ETH_ALEN];
 	bool have_src_mac, have_dst_mac;
+	int family; /* of --dst; --src must match */
 	struct in_addr dst, spoof;
+	struct in6_addr dst6, spoof6;
 	unsigned int spoof_len;
 	uint64_t dport, sport_base, sport_count;
 	uint64_t rate; /* 0: as fast as it goes */
@@ -89,15 +92,18 @@ static void usage(FILE *f)
 "       [--sport-base P] [--sport-count N] [--batch N]\n"
 "       " PROG " --help\n"
 "\n"
-"Sends TCP SYNs (IPv4, MSS 1460) to ADDR:PORT out of IF, whose MAC is the\n"
-"source (or --src-mac) and MAC the destination, through BPF_PROG_TEST_RUN in\n"
-"live-frames mode (Linux >= 5.18): an XDP program writes each frame and\n"
-"returns XDP_TX on IF. On a veth the frames enter the peer's receive ring,\n"
-"as frames from a NIC would, provided the peer runs an XDP program.\n"
-"Run it in IF's network namespace.\n"
-"  --src CIDR        spoofed sources: SYN number n comes from host n of the\n"
-"                    prefix (host 0 skipped), port --sport-base (1024) +\n"
-"                    (n / hosts) %% --sport-count (64000)\n"
+"Sends TCP SYNs (IPv4 or IPv6 by ADDR, MSS 1460) to ADDR:PORT out of IF,\n"
+"whose MAC is the source (or --src-mac) and MAC the destination, through\n"
+"BPF_PROG_TEST_RUN in live-frames mode (Linux >= 5.18): an XDP program\n"
+"writes each frame and returns XDP_TX on IF. On a veth the frames enter the\n"
+"peer's receive ring, as frames from a NIC would, provided the peer runs an\n"
+"XDP program. Run it in IF's network namespace.\n"
+
+"  --src CIDR        spoofed sources, of ADDR's family (A.B.C.D/8..30 or an\n"
+"                    IPv6 prefix /8..126): SYN number n comes from host n of\n"
+"                    the prefix (host 0 skipped), port --sport-base (1024) +\n"
+"                    (n / hosts) %% --sport-count (64000); an IPv6 prefix\n"
+"                    varies only its last 32 bits (at most 2^32 hosts)\n"
 "  --rate PPS        paced at PPS (1-%" PRIu64 "), or 'max': unpaced\n"
 "  --duration SEC    stop after SEC seconds (1-%" PRIu64 ")\n"
 "  --count N         and after N SYNs (default: rate x duration; max %" PRIu64 ")\n"
@@ -127,10 +133,12 @@ static int parse_mac(const char *opt, const char *s, uint8_t mac[ETH_ALEN])
 	return 0;
 }
 
-static int parse_cidr(const char *s, struct in_addr *net, unsigned int *len)
+/* --src: an IPv4 prefix /8..30 (family AF_INET) or an IPv6 one /8..126. */
+static int parse_cidr(const char *s, struct cfg *c, int *family)
 {
-	char buf[INET_ADDRSTRLEN + 4], *slash;
+	char buf[INET6_ADDRSTRLEN + 5], *slash;
 	uint64_t l;
+	int i;
 
 	if (strlen(s) >= sizeof(buf))
 		goto bad;
@@ -139,17 +147,34 @@ static int parse_cidr(const char *s, struct in_addr *net, unsigned int *len)
 	if (!slash)
 		goto bad;
 	*slash = '\0';
-	if (inet_pton(AF_INET, buf, net) != 1 ||
-	    parse_u64("src", slash + 1, 8, 30, &l))
+	if (inet_pton(AF_INET, buf, &c->spoof) == 1) {
+		if (parse_u64("src", slash + 1, 8, 30, &l))
+			goto bad;
+		*family = AF_INET;
+		c->spoof_len = (unsigned int)l;
+		if (ntohl(c->spoof.s_addr) & (0xffffffffu >> l))
+			goto host_bits;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, buf, &c->spoof6) != 1 ||
+	    parse_u64("src", slash + 1, 8, 126, &l))
 		goto bad;
-	*len = (unsigned int)l;
-	if (ntohl(net->s_addr) & (0xffffffffu >> l)) {
-		fprintf(stderr, PROG ": --src: '%s' has host bits set\n", s);
-		return -1;
+	*family = AF_INET6;
+	c->spoof_len = (unsigned int)l;
+	for (i = 0; i < 16; i++) {
+		unsigned int keep = l >= (uint64_t)(i + 1) * 8 ? 8 :
+				    l > (uint64_t)i * 8 ? (unsigned int)(l - (uint64_t)i * 8) : 0;
+
+		if (c->spoof6.s6_addr[i] & (0xffu >> keep))
+			goto host_bits;
 	}
 	return 0;
+host_bits:
+	fprintf(stderr, PROG ": --src: '%s' has host bits set\n", s);
+	return -1;
 bad:
-	fprintf(stderr, PROG ": --src: want an IPv4 prefix A.B.C.D/8..30, got '%s'\n", s);
+	fprintf(stderr, PROG ": --src: want an IPv4 prefix A.B.C.D/8..30 or an IPv6 "
+		"prefix /8..126, got '%s'\n", s);
 	return -1;
 }
 
@@ -182,6 +207,7 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 {
 	bool have_dport = false, have_src = false, have_rate = false;
 	bool have_duration = false, have_count = false, have_dst = false;
+	int src_family = 0;
 	uint64_t v;
 	int opt;
 
@@ -205,9 +231,13 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 			c->have_src_mac = true;
 			break;
 		case OPT_DST:
-			if (inet_pton(AF_INET, optarg, &c->dst) != 1) {
+			if (inet_pton(AF_INET, optarg, &c->dst) == 1) {
+				c->family = AF_INET;
+			} else if (inet_pton(AF_INET6, optarg, &c->dst6) == 1) {
+				c->family = AF_INET6;
+			} else {
 				fprintf(stderr, PROG ": --dst: '%s' is not an "
-					"IPv4 address\n", optarg);
+					"IPv4 or IPv6 address\n", optarg);
 				return -1;
 			}
 			have_dst = true;
@@ -218,7 +248,7 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 			have_dport = true;
 			break;
 		case OPT_SRC:
-			if (parse_cidr(optarg, &c->spoof, &c->spoof_len))
+			if (parse_cidr(optarg, c, &src_family))
 				return -1;
 			have_src = true;
 			break;
@@ -272,6 +302,12 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 	    !have_src || !have_rate || !have_duration) {
 		fprintf(stderr, PROG ": --iface, --dst-mac, --dst, --dport, --src, "
 			"--rate and --duration are required\n");
+		return -1;
+	}
+	if (src_family != c->family) {
+		fprintf(stderr, PROG ": --src is an %s prefix, --dst an %s address\n",
+			src_family == AF_INET ? "IPv4" : "IPv6",
+			c->family == AF_INET ? "IPv4" : "IPv6");
 		return -1;
 	}
 	if (c->sport_base + c->sport_count - 1 > 65535) {
@@ -334,7 +370,12 @@ static int pin_cpu(int64_t cpu)
 int main(int argc, char **argv)
 {
 	struct floodgen_bpf *skel = NULL;
-	struct floodgen_frame frame;
+	union {
+		struct floodgen_frame v4;
+		struct floodgen_frame6 v6;
+	} frame;
+	char dst_str[INET6_ADDRSTRLEN];
+	uint32_t frame_size;
 	struct xdp_md ctx_in;
 	struct cfg cfg;
 	struct sigaction sa;
@@ -360,10 +401,21 @@ int main(int argc, char **argv)
 	}
 	memcpy((void *)skel->rodata->dst_mac, cfg.dst_mac, ETH_ALEN);
 	memcpy((void *)skel->rodata->src_mac, cfg.src_mac, ETH_ALEN);
-	skel->rodata->dst_addr = cfg.dst.s_addr;
 	skel->rodata->dst_port = htons((uint16_t)cfg.dport);
-	skel->rodata->spoof_net = cfg.spoof.s_addr;
-	skel->rodata->spoof_host_mask = 0xffffffffu >> cfg.spoof_len;
+	if (cfg.family == AF_INET) {
+		skel->rodata->dst_addr = cfg.dst.s_addr;
+		skel->rodata->spoof_net = cfg.spoof.s_addr;
+		skel->rodata->spoof_host_mask = 0xffffffffu >> cfg.spoof_len;
+		bpf_program__set_autoload(skel->progs.floodgen_syn6, false);
+		frame_size = sizeof(frame.v4);
+	} else {
+		memcpy((void *)skel->rodata->dst_addr6, &cfg.dst6, 16);
+		memcpy((void *)skel->rodata->spoof_net6, &cfg.spoof6, 16);
+		skel->rodata->spoof_host_mask = cfg.spoof_len >= 96 ?
+			0xffffffffu >> (cfg.spoof_len - 96) : 0xffffffffu;
+		bpf_program__set_autoload(skel->progs.floodgen_syn, false);
+		frame_size = sizeof(frame.v6);
+	}
 	skel->rodata->sport_base = (uint32_t)cfg.sport_base;
 	skel->rodata->sport_count = (uint32_t)cfg.sport_count;
 	err = floodgen_bpf__load(skel);
@@ -371,17 +423,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": load the BPF program: %s\n", strerror(-err));
 		goto out;
 	}
-	prog_fd = bpf_program__fd(skel->progs.floodgen_syn);
+	prog_fd = bpf_program__fd(cfg.family == AF_INET ? skel->progs.floodgen_syn :
+				  skel->progs.floodgen_syn6);
 
 	/* The program writes every byte; the template only gives the size. */
 	memset(&frame, 0, sizeof(frame));
 	memset(&ctx_in, 0, sizeof(ctx_in));
-	ctx_in.data_end = sizeof(frame);
+	ctx_in.data_end = frame_size;
 	ctx_in.ingress_ifindex = (uint32_t)cfg.ifindex;
 
 	fprintf(stderr, PROG ": %s -> %s:%" PRIu64 " rate=%s%.0f count=%" PRIu64
 		" duration=%" PRIu64 " cpu=%" PRId64 "\n", cfg.iface,
-		inet_ntoa(cfg.dst), cfg.dport, cfg.rate ? "" : "max ",
+		inet_ntop(cfg.family, cfg.family == AF_INET ? (void *)&cfg.dst :
+			  (void *)&cfg.dst6, dst_str, sizeof(dst_str)), cfg.dport, cfg.rate ? "" : "max ",
 		(double)cfg.rate, cfg.count, cfg.duration_s, cfg.cpu);
 	start = now_ns();
 	end = start + cfg.duration_s * NSEC_PER_SEC;
@@ -393,7 +447,7 @@ int main(int argc, char **argv)
 	while (!stop && now_ns() < end && skel->bss->sent < cfg.count) {
 		LIBBPF_OPTS(bpf_test_run_opts, opts,
 			.data_in = &frame,
-			.data_size_in = sizeof(frame),
+			.data_size_in = frame_size,
 			.ctx_in = &ctx_in,
 			.ctx_size_in = sizeof(ctx_in),
 			.flags = BPF_F_TEST_XDP_LIVE_FRAMES,

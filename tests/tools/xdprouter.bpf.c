@@ -2,8 +2,8 @@
 /* xdprouter.bpf.c - the router of the flood testbed, all in XDP: frames from
  * the clients are redirected into the server-facing veth, where the flood
  * generator injects its SYNs, so both reach the server through one ring;
- * replies to the clients go back, replies to spoofed sources are counted and
- * dropped. Anything else (ARP, traffic for the router itself) passes. */
+ * replies to the clients go back, replies to spoofed sources (IPv4, and
+ * IPv6 when given a prefix for them) are counted and dropped. Anything else (ARP, traffic for the router itself) passes. */
 #include "vmlinux.h"
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
@@ -11,6 +11,7 @@
 #include "xdprouter.h"
 
 #define ETH_P_IP_ 0x0800
+#define ETH_P_IPV6_ 0x86DD
 #define IPPROTO_TCP_ 6
 #define TCP_FLAG_SYN 0x02
 #define TCP_FLAG_RST 0x04
@@ -24,6 +25,9 @@ const volatile __u8 cli_mac[6], srv_mac[6];       /* the hosts' */
 const volatile __be32 cli_net, cli_mask;
 const volatile __be32 srv_net, srv_mask;
 const volatile __be32 spoof_net, spoof_mask;
+/* The IPv6 spoofed sources; none unless spoof6_on. */
+const volatile __u8 spoof6_on;
+const volatile __be32 spoof6_net[4], spoof6_mask[4];
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -62,6 +66,52 @@ static __always_inline struct iphdr *ipv4_of(struct xdp_md *ctx, struct ethhdr *
 	return ip;
 }
 
+/* Counts and drops a reply to a spoofed source by its TCP flags. */
+static __always_inline int drop_spoof_reply(struct xdprouter_stats *st, struct tcphdr *tcp,
+					    void *end)
+{
+	__u8 flags;
+
+	if ((void *)(tcp + 1) > end) {
+		st->spoof_other++;
+		return XDP_DROP;
+	}
+	flags = ((__u8 *)tcp)[13];
+	if ((flags & (TCP_FLAG_SYN | TCP_FLAG_ACK)) == (TCP_FLAG_SYN | TCP_FLAG_ACK))
+		st->spoof_synack++;
+	else if (flags & TCP_FLAG_RST)
+		st->spoof_rst++;
+	else
+		st->spoof_other++;
+	return XDP_DROP;
+}
+
+/* IPv6 on the server-facing veth: to a spoofed source, counted and dropped
+ * (the answers carry no extension headers); anything else passes. */
+static __always_inline int from_srv6(struct xdp_md *ctx, struct xdprouter_stats *st)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct ipv6hdr *ip6 = data + sizeof(struct ethhdr);
+	int i;
+
+	if (!spoof6_on || (void *)(ip6 + 1) > end) {
+		st->passed++;
+		return XDP_PASS;
+	}
+	for (i = 0; i < 4; i++) {
+		if ((ip6->daddr.in6_u.u6_addr32[i] & spoof6_mask[i]) != spoof6_net[i]) {
+			st->passed++;
+			return XDP_PASS;
+		}
+	}
+	if (ip6->nexthdr != IPPROTO_TCP_) {
+		st->spoof_other++;
+		return XDP_DROP;
+	}
+	return drop_spoof_reply(st, (void *)(ip6 + 1), end);
+}
+
 /* On the client-facing veth: frames for the server's subnet go out of the
  * server-facing veth. */
 SEC("xdp")
@@ -89,13 +139,13 @@ int xdprouter_from_srv(struct xdp_md *ctx)
 {
 	void *end = (void *)(long)ctx->data_end;
 	struct xdprouter_stats *st = stats();
-	struct ethhdr *eth;
+	struct ethhdr *eth = (void *)(long)ctx->data;
 	struct iphdr *ip = ipv4_of(ctx, &eth);
-	struct tcphdr *tcp;
-	__u8 flags;
 
 	if (!st)
 		return XDP_PASS;
+	if (!ip && (void *)(eth + 1) <= end && eth->h_proto == bpf_htons(ETH_P_IPV6_))
+		return from_srv6(ctx, st);
 	if (!ip) {
 		st->passed++;
 		return XDP_PASS;
@@ -110,19 +160,11 @@ int xdprouter_from_srv(struct xdp_md *ctx)
 		return XDP_PASS;
 	}
 	/* The flood's SYNs carry no IP options, nor do the kernel's answers. */
-	tcp = (void *)(ip + 1);
-	if (ip->protocol != IPPROTO_TCP_ || ip->ihl != 5 || (void *)(tcp + 1) > end) {
+	if (ip->protocol != IPPROTO_TCP_ || ip->ihl != 5) {
 		st->spoof_other++;
 		return XDP_DROP;
 	}
-	flags = ((__u8 *)tcp)[13];
-	if ((flags & (TCP_FLAG_SYN | TCP_FLAG_ACK)) == (TCP_FLAG_SYN | TCP_FLAG_ACK))
-		st->spoof_synack++;
-	else if (flags & TCP_FLAG_RST)
-		st->spoof_rst++;
-	else
-		st->spoof_other++;
-	return XDP_DROP;
+	return drop_spoof_reply(st, (void *)(ip + 1), end);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

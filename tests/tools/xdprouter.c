@@ -36,6 +36,10 @@ struct net4 {
 	uint32_t net, mask; /* network order */
 };
 
+struct net6 {
+	uint32_t net[4], mask[4]; /* network order */
+};
+
 struct cfg {
 	const char *cli_if, *srv_if, *pin, *stats_pin;
 	int cli_ifindex, srv_ifindex;
@@ -44,6 +48,8 @@ struct cfg {
 	bool have_cli_mac, have_srv_mac;
 	struct net4 cli_net, srv_net, spoof_net;
 	bool have_cli_net, have_srv_net, have_spoof_net;
+	struct net6 spoof_net6;
+	bool have_spoof_net6;
 	uint64_t duration_s;
 };
 
@@ -59,7 +65,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: " PROG " --cli-if IF --srv-if IF --cli-mac MAC --srv-mac MAC\n"
 "       --cli-net CIDR --srv-net CIDR --spoof-net CIDR --pin PATH\n"
-"       --duration SEC\n"
+"       --duration SEC [--spoof-net6 CIDR]\n"
 "       " PROG " --stats PATH\n"
 "\n"
 "Runs in the router's network namespace (with the host's bpffs: nsenter\n"
@@ -68,7 +74,8 @@ static void usage(FILE *f)
 "until SIGINT/SIGTERM:\n"
 "  --cli-if: IPv4 to --srv-net goes out of --srv-if to --srv-mac\n"
 "  --srv-if: IPv4 to --cli-net goes out of --cli-if to --cli-mac; IPv4 to\n"
-"            --spoof-net (the flood's sources) is counted and dropped\n"
+"            --spoof-net (the flood's sources) is counted and dropped, and\n"
+"            so is IPv6 to --spoof-net6 when given\n"
 "  anything else passes to the router's kernel (ARP, its own addresses).\n"
 "The counters map is pinned at PATH and unpinned at the end, when their sums\n"
 "are printed. --stats PATH prints the sums of a running router's counters:\n"
@@ -121,9 +128,44 @@ bad:
 	return -1;
 }
 
+static int parse_net6(const char *opt, const char *s, struct net6 *n)
+{
+	char buf[INET6_ADDRSTRLEN + 5], *slash;
+	struct in6_addr a;
+	uint32_t w[4];
+	uint64_t len;
+	int i;
+
+	if (strlen(s) >= sizeof(buf))
+		goto bad;
+	strcpy(buf, s);
+	slash = strchr(buf, '/');
+	if (!slash)
+		goto bad;
+	*slash = '\0';
+	if (inet_pton(AF_INET6, buf, &a) != 1 || parse_u64(opt, slash + 1, 1, 128, &len))
+		goto bad;
+	memcpy(w, &a, sizeof(w));
+	for (i = 0; i < 4; i++) {
+		uint64_t bits = len > (uint64_t)i * 32 ? len - (uint64_t)i * 32 : 0;
+
+		n->mask[i] = htonl(bits >= 32 ? 0xffffffffu :
+				   bits ? 0xffffffffu << (32 - bits) : 0);
+		n->net[i] = w[i] & n->mask[i];
+		if (n->net[i] != w[i]) {
+			fprintf(stderr, PROG ": --%s: '%s' has host bits set\n", opt, s);
+			return -1;
+		}
+	}
+	return 0;
+bad:
+	fprintf(stderr, PROG ": --%s: want an IPv6 prefix ADDR/LEN, got '%s'\n", opt, s);
+	return -1;
+}
+
 enum {
 	OPT_CLI_IF = 256, OPT_SRV_IF, OPT_CLI_MAC, OPT_SRV_MAC, OPT_CLI_NET,
-	OPT_SRV_NET, OPT_SPOOF_NET, OPT_PIN, OPT_DURATION, OPT_STATS, OPT_HELP,
+	OPT_SRV_NET, OPT_SPOOF_NET, OPT_SPOOF_NET6, OPT_PIN, OPT_DURATION, OPT_STATS, OPT_HELP,
 };
 
 static const struct option long_opts[] = {
@@ -134,6 +176,7 @@ static const struct option long_opts[] = {
 	{ "cli-net", required_argument, NULL, OPT_CLI_NET },
 	{ "srv-net", required_argument, NULL, OPT_SRV_NET },
 	{ "spoof-net", required_argument, NULL, OPT_SPOOF_NET },
+	{ "spoof-net6", required_argument, NULL, OPT_SPOOF_NET6 },
 	{ "pin", required_argument, NULL, OPT_PIN },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "stats", required_argument, NULL, OPT_STATS },
@@ -179,6 +222,11 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 			if (parse_net("spoof-net", optarg, &c->spoof_net))
 				return -1;
 			c->have_spoof_net = true;
+			break;
+		case OPT_SPOOF_NET6:
+			if (parse_net6("spoof-net6", optarg, &c->spoof_net6))
+				return -1;
+			c->have_spoof_net6 = true;
 			break;
 		case OPT_PIN:
 			c->pin = optarg;
@@ -345,6 +393,9 @@ int main(int argc, char **argv)
 	skel->rodata->srv_mask = cfg.srv_net.mask;
 	skel->rodata->spoof_net = cfg.spoof_net.net;
 	skel->rodata->spoof_mask = cfg.spoof_net.mask;
+	skel->rodata->spoof6_on = cfg.have_spoof_net6;
+	memcpy((void *)skel->rodata->spoof6_net, cfg.spoof_net6.net, sizeof(cfg.spoof_net6.net));
+	memcpy((void *)skel->rodata->spoof6_mask, cfg.spoof_net6.mask, sizeof(cfg.spoof_net6.mask));
 	err = xdprouter_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, PROG ": load the BPF programs: %s\n", strerror(-err));

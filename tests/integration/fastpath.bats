@@ -1,0 +1,78 @@
+#!/usr/bin/env bats
+# fastpath.bats - shedd's shed path stays cheap: on the flood testbed
+# (scripts/floodbed.sh), a spoofed IPv4 SYN flood at full speed, shedd's
+# drop path costs the server's receive CPU at most SHEDD_FASTPATH_MAX_RATIO
+# (3) times what a reference program costs per packet in the same run. The
+# two alternate round by round (interleaved, so a neighbour's load on the
+# machine falls on both) and each one's median over the rounds is compared.
+#   SHEDD_FASTPATH_MAX_RATIO=3     the most the ratio may be
+#   SHEDD_FASTPATH_REF=xdp-drop    the reference: a configuration of
+#                                  bench_config_start (xdp-drop,
+#                                  xdp-readdrop) or obj:PATH (an XDP object)
+#   SHEDD_FASTPATH_SUBJECT=shedd-drop  what is measured against it (the same)
+#   SHEDD_FASTPATH_ROUNDS=3  SHEDD_FASTPATH_SECS=2
+# A short version of `make bench`'s flood throughput (scripts/bench_flood.sh).
+
+load lib
+source "$ROOT/scripts/floodbed.sh"
+
+teardown() { testbed_down; }
+
+MAX_RATIO=${SHEDD_FASTPATH_MAX_RATIO:-3}
+REF=${SHEDD_FASTPATH_REF:-xdp-drop}
+SUBJECT=${SHEDD_FASTPATH_SUBJECT:-shedd-drop}
+ROUNDS=${SHEDD_FASTPATH_ROUNDS:-3}
+SECS=${SHEDD_FASTPATH_SECS:-2}
+BENCH_WARM_S=1
+# A measurement the server's CPU did not work through is no measurement:
+# each configuration must have handled at least this many packets/s.
+MIN_PPS=100000
+
+# median V...: the median of numbers.
+median() {
+	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
+		if (!NR) exit 1
+		print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# measure CONFIG: one cell; NS (ns/packet) and PPS (handled, integer).
+measure() {
+	bench_config_start "$1" 4
+	bench_measure "$SECS" 4
+	bench_config_stop "$1" 4
+	echo "round $r $1: $BM_LINE"
+	NS=$(field ns_per_pkt "$BM_LINE")
+	PPS=$(field handled_pps "$BM_LINE")
+	within "$PPS" "$MIN_PPS" 1000000000
+}
+
+@test "fast path: shedd's drop path costs the receive CPU at most SHEDD_FASTPATH_MAX_RATIO (3) x trivial XDP_DROP per packet under a full-speed SYN flood" {
+	local r ref_ns=() subj_ns=() ref subj
+	[[ "$ROUNDS" =~ ^[1-9][0-9]?$ ]]
+	[[ "$SECS" =~ ^[1-9][0-9]?$ ]]
+	[[ "$MAX_RATIO" =~ ^[0-9]+(\.[0-9]+)?$ ]]
+	floodbed_up
+	for ((r = 1; r <= ROUNDS; r++)); do
+		# Alternate which one goes first, so neither always follows the other.
+		if (( r % 2 )); then
+			measure "$REF"; ref_ns+=("$NS")
+			measure "$SUBJECT"; subj_ns+=("$NS")
+		else
+			measure "$SUBJECT"; subj_ns+=("$NS")
+			measure "$REF"; ref_ns+=("$NS")
+		fi
+	done
+	ref=$(median "${ref_ns[@]}")
+	subj=$(median "${subj_ns[@]}")
+	run awk -v s="$subj" -v r="$ref" -v max="$MAX_RATIO" -v sn="$SUBJECT" -v rn="$REF" \
+		-v n="$ROUNDS" 'BEGIN {
+		if (r <= 0 || s <= 0) { print "no cost measured"; exit 2 }
+		printf "%s %.1f ns/packet, %s %.1f ns/packet (medians of %s rounds): %.2f x, at most %s x allowed\n",
+			sn, s, rn, r, n, s / r, max
+		exit s / r > max ? 1 : 0
+	}'
+	echo "$output"
+	# The figures on the TAP stream too, where a passing run shows them.
+	echo "# $output" >&3
+	[ "$status" -eq 0 ]
+}
