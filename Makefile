@@ -99,6 +99,10 @@ help:
 	@echo '                   flood, and nginx/HAProxy in front (root; all three by default,'
 	@echo '                   EXPERIMENT=goodput|flood|proxy; SECS=, LOADS=, FLOOD_RATES=)'
 	@echo '  bench            XDP cost per packet, shedd against a pass-only program (root)'
+	@echo '                   then the daemon'"'"'s CPU and memory idle, under a flood and under'
+	@echo '                   latency samples, and the controller'"'"'s reaction to a step of'
+	@echo '                   load (scripts/bench_daemon.sh; BENCH_OUT=, DAEMON_ROUNDS=,'
+	@echo '                   REACT_ROUNDS=)'
 	@echo '  fuzz             millions of random and mutated frames through the XDP program,'
 	@echo '                   invariants checked on each (root; FUZZ_FRAMES=, FUZZ_SEED=),'
 	@echo '                   after fuzz-logline'
@@ -330,6 +334,7 @@ experiments: deps
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/bench_xdp $(OUTPUT)/xdp_drop.bpf.o
 	$(Q)$(OUTPUT)/bench_xdp $(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/xdp_drop.bpf.o
+	$(Q)scripts/bench_daemon.sh
 
 # The long fuzz run; `make test` runs the same binary on a short run.
 FUZZ_FRAMES ?= 5000000
