@@ -140,6 +140,30 @@ stat3() {
 
 # ---------------------------------------------------------------- cost ---
 
+# thread_ns PID: "TID NS" for every thread of PID, its time on CPU.
+thread_ns() {
+	local f
+	for f in /proc/"$1"/task/*/schedstat; do
+		f=${f%/schedstat}
+		echo "${f##*/} $(cut -d' ' -f1 "$f/schedstat" 2>/dev/null || echo 0)"
+	done
+}
+
+# thread_split PID DT_NS BEFORE AFTER: each thread's share of one core over
+# DT_NS, "main=P" for the main thread and "tTID=P" for the others, joined
+# by ";" (the daemon's threads are unnamed).
+thread_split() {
+	awk -v pid="$1" -v dt="$2" -v a="$3" -v b="$4" 'BEGIN {
+		n = split(a, l, "\n"); for (i = 1; i <= n; i++) { split(l[i], x, " "); t0[x[1]] = x[2] }
+		n = split(b, l, "\n")
+		for (i = 1; i <= n; i++) {
+			split(l[i], x, " ")
+			printf "%s%s=%.3f", (i > 1 ? ";" : ""), (x[1] == pid ? "main" : "t" x[1]),
+				100 * (x[2] - t0[x[1]]) / dt
+		}
+	}'
+}
+
 proc_hwm_kib() { awk '$1 == "VmHWM:" { print $2 }' "/proc/$1/status"; }
 proc_rss_kib() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status"; }
 
@@ -148,7 +172,7 @@ proc_rss_kib() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status"; }
 # window holds none of its start, and ends half a second after it.
 cost_cell() {
 	local cell=$1 round=$2 load_pid="" t0 t1 c0 c1 rx0 rx1 syn0 syn1 hwm rss
-	local offered=0 received=- judged=- sent_rate=- unsent=- out
+	local offered=0 received=- judged=- sent_rate=- unsent=- out th0 th1
 	case $cell in
 	idle) ;;
 	flood)
@@ -171,11 +195,13 @@ cost_cell() {
 	echo 5 >"/proc/$SHEDD_PID/clear_refs"
 	t0=$(date +%s%N)
 	c0=$(cpu_ns "$SHEDD_PID")
+	th0=$(thread_ns "$SHEDD_PID")
 	rx0=$(veth_stat "$NS_SRV" "$IF_SRV" rx_queue_0_xdp_packets)
 	syn0=$(shedd_class_stat syn)
 	sleep "$DAEMON_SECS"
 	t1=$(date +%s%N)
 	c1=$(cpu_ns "$SHEDD_PID")
+	th1=$(thread_ns "$SHEDD_PID")
 	rx1=$(veth_stat "$NS_SRV" "$IF_SRV" rx_queue_0_xdp_packets)
 	syn1=$(shedd_class_stat syn)
 	hwm=$(proc_hwm_kib "$SHEDD_PID")
@@ -203,6 +229,7 @@ cost_cell() {
 		-v u="$unsent" -v rx="$received" -v j="$judged" 'BEGIN {
 		printf "%d,%s,%.3f,%.3f,%.2f,%.2f,%d,%s,%s,%d,%d\n", r, c, dt / 1e9,
 			100 * dc / dt, hwm / 1024, rss / 1024, o, s, u, rx, j }')
+	COST_ROW="$COST_ROW,$(thread_split "$SHEDD_PID" $((t1 - t0)) "$th0" "$th1")"
 	echo "$COST_ROW" >>"$BENCH_OUT/daemon.csv"
 }
 
@@ -217,12 +244,12 @@ cost_section() {
 	flood_config_start shedd-drop
 	echo "   shedd pid $SHEDD_PID on CPU $SRV_APP_CPU (rt $SRV_APP_PRIO), $SHEDD" \
 		"--port $PORT $FLOOD_SHEDD_START ${FLOOD_DROP_ARGS:-}; receive on CPU $SRV_CPU"
-	echo "round,cell,window_s,cpu_pct,peak_rss_mib,rss_mib,load_target,load_sent_per_s,load_unsent,srv_rx_per_s,shedd_syn_per_s" \
+	echo "round,cell,window_s,cpu_pct,peak_rss_mib,rss_mib,load_target,load_sent_per_s,load_unsent,srv_rx_per_s,shedd_syn_per_s,threads_cpu_pct" \
 		>"$BENCH_OUT/daemon.csv"
 	# Round 0: the peak of the start-up (loading and attaching the
 	# program), before any window resets it.
 	awk -v h="$(proc_hwm_kib "$SHEDD_PID")" -v r="$(proc_rss_kib "$SHEDD_PID")" 'BEGIN {
-		printf "0,startup,-,-,%.2f,%.2f,0,-,-,-,-\n", h / 1024, r / 1024 }' >>"$BENCH_OUT/daemon.csv"
+		printf "0,startup,-,-,%.2f,%.2f,0,-,-,-,-,-\n", h / 1024, r / 1024 }' >>"$BENCH_OUT/daemon.csv"
 	echo "   peak RSS of shedd's start-up: $(tail -n 1 "$BENCH_OUT/daemon.csv" | cut -d, -f5) MiB"
 	total=$((DAEMON_ROUNDS * 3))
 	start=$(date +%s)
@@ -235,6 +262,7 @@ cost_section() {
 				printf "   [%d/%d] round %d %-5s cpu %6.3f %%  peak rss %6.2f MiB", d, t, $1, $2, $4, $5
 				if ($2 == "flood") printf "  flood sent %s/s, srv rx %s/s, shedd judged %s SYN/s", $8, $10, $11
 				if ($2 == "lat") printf "  samples sent %s/s, unsent %s", $8, $9
+				printf "  threads %s", $12
 				printf "  (%s)\n", eta
 			}'
 		done
