@@ -242,6 +242,7 @@ cost_section() {
 	flood_server_restart
 	FLOOD_SHEDD_START=${FLOOD_SHEDD_START-"--controller aimd --rate $FLOOD_CAPACITY"}
 	flood_config_start shedd-drop
+	echo "   testbed $TESTBED_ID"
 	echo "   shedd pid $SHEDD_PID on CPU $SRV_APP_CPU (rt $SRV_APP_PRIO), $SHEDD" \
 		"--port $PORT $FLOOD_SHEDD_START ${FLOOD_DROP_ARGS:-}; receive on CPU $SRV_CPU"
 	echo "round,cell,window_s,cpu_pct,peak_rss_mib,rss_mib,load_target,load_sent_per_s,load_unsent,srv_rx_per_s,shedd_syn_per_s,threads_cpu_pct" \
@@ -467,6 +468,7 @@ reaction_section() {
 	CLI_IP=$TB_CLI_IP
 	SRV_IP=$TB_SRV_IP
 	testbed_up
+	echo "   testbed $TESTBED_ID"
 	slow_start --workers 4 --service-ms 10 --dist fixed --backlog 128 --duration 3600
 	: >"$TESTBED_TMP/shedd.log"
 	react_capacity
