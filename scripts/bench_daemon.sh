@@ -403,7 +403,10 @@ react_round() {
 #   sojourn_p50_peak_ms  the highest p50 during the step
 #   t_unbound_s        step back -> the first of 10 status lines in a row
 #                      (1 s) in which no SYN was shed (drop= and rst= of
-#                      every class 0): the limit no longer binds
+#                      every class 0): the limit no longer binds. A SYN
+#                      answered with a cookie is not counted as shed: its
+#                      ACK is admitted, or refused with a RST (rst=) or
+#                      dropped (drop=) when no token is left
 #   t_steady_s         step back -> the first status line from which every
 #                      line to the round's end says mode=steady: the
 #                      recovery ramp is done, the limit at 100 % of its
