@@ -363,6 +363,15 @@ react_idle() {
 now_s() { date +%s.%N; }
 
 
+# acks_refused: proven ACKs refused for want of a token, every class and
+# CPU, from the pinned stats.
+acks_refused() {
+	local v
+	v=$(bpftool map dump pinned "$PIN_DIR/stats" | jq '[.[0].values[].value.cls[].ack_refused] | add')
+	[[ "$v" =~ ^[0-9]+$ ]] || { echo "bench_daemon: no ack_refused in $PIN_DIR/stats ('$v')" >&2; return 1; }
+	echo "$v"
+}
+
 # react_round ROUND: one step up and back on the clients' schedule: 0.5 C
 # for the whole round, 2.5 C more from REACT_PRE_SECS for REACT_STEP_SECS.
 # T_STEP and T_BACK: when the extra clients start and end (their own
@@ -386,7 +395,9 @@ react_round() {
 	PIDS+=("$extra_pid")
 	T_BACK=$(awk -v t="$T_STEP" -v s="$REACT_STEP_SECS" 'BEGIN { printf "%.6f", t + s }')
 	wait "$extra_pid" || { echo "bench_daemon: the 3x clients failed in round $r" >&2; return 1; }
+	REFUSED0=$(acks_refused)
 	wait "$base_pid" || { echo "bench_daemon: the 0.5x clients failed in round $r" >&2; return 1; }
+	REFUSED1=$(acks_refused)
 	kill -0 "$SHEDD_PID" 2>/dev/null || { echo "bench_daemon: shedd died in round $r" >&2; return 1; }
 }
 
@@ -404,18 +415,23 @@ react_round() {
 #   t_unbound_s        step back -> the first of 10 status lines in a row
 #                      (1 s) in which no SYN was shed (drop= and rst= of
 #                      every class 0): the limit no longer binds. A SYN
-#                      answered with a cookie is not counted as shed: its
-#                      ACK is admitted, or refused with a RST (rst=) or
-#                      dropped (drop=) when no token is left
+#                      answered with a cookie is not counted as shed; its
+#                      ACK, proven, may still find no token (ack_refused,
+#                      which the status line does not show): see
+#                      ack_refused_after
 #   t_steady_s         step back -> the first status line from which every
 #                      line to the round's end says mode=steady: the
 #                      recovery ramp is done, the limit at 100 % of its
 #                      last good rate (0.1 if steady at the step back)
 #   limit_end          the limit of the round's last status line
+#   ack_refused_after  proven ACKs refused for want of a token (every
+#                      class, the pinned stats) from the end of the 3x
+#                      clients to the round's end: 0 means t_unbound_s
+#                      missed none
 #   step_at, back_at   T_STEP and T_BACK (the stamps of the log, which is
 #                      kept as reaction_shedd.log)
 react_parse() {
-	REACT_ROW=$(awk -v cfg="$1" -v r="$2" -v ts="$T_STEP" -v tb="$T_BACK" -v tgt="$REACT_TARGET_MS" '
+	REACT_ROW=$(awk -v cfg="$1" -v r="$2" -v refused=$((REFUSED1 - REFUSED0)) -v ts="$T_STEP" -v tb="$T_BACK" -v tgt="$REACT_TARGET_MS" '
 		function num(s, name,   m) {
 			if (!match(s, " " name "=[0-9.]+")) return ""
 			m = substr(s, RSTART + length(name) + 2, RLENGTH - length(name) - 2)
@@ -458,10 +474,11 @@ react_parse() {
 			else steady_t = ""
 		}
 		END {
-			printf "%s,%d,%s,%s,%s,%s,%s,%.2f,%s,%s,%s,%.6f,%.6f\n", cfg, r,
+			printf "%s,%d,%s,%s,%s,%s,%s,%.2f,%s,%s,%s,%d,%.6f,%.6f\n", cfg, r,
 				pre == "" ? "-" : pre, fmt(t_cut), cut_lim == "" ? "-" : cut_lim,
 				minlim == "" ? "-" : minlim, fmt(t_soj), peak, fmt(t_unb),
-				fmt(steady_t == "" ? "" : steady_t - tb), last == "" ? "-" : last, ts, tb
+				fmt(steady_t == "" ? "" : steady_t - tb), last == "" ? "-" : last, refused,
+				ts, tb
 		}' "$3")
 }
 
@@ -485,7 +502,7 @@ reaction_section() {
 		"$REACT_STEP_SECS s, $((CAP / 2))/s for $REACT_POST_SECS s, patience $REACT_PATIENCE_MS ms;" \
 		"a fresh shedd each round, --status-interval 100ms, started with its default rate" \
 		"(default) or with --controller aimd --rate $CAP (at-capacity)"
-	echo "config,round,limit_before,t_cut_s,limit_at_cut,limit_min,t_sojourn_under_s,sojourn_p50_peak_ms,t_unbound_s,t_steady_s,limit_end,step_at,back_at" \
+	echo "config,round,limit_before,t_cut_s,limit_at_cut,limit_min,t_sojourn_under_s,sojourn_p50_peak_ms,t_unbound_s,t_steady_s,limit_end,ack_refused_after,step_at,back_at" \
 		>"$BENCH_OUT/reaction.csv"
 	total=$((REACT_ROUNDS * 2))
 	start=$(date +%s)
@@ -507,14 +524,15 @@ reaction_section() {
 				-v t="$total" '{
 				printf "   [%d/%d] round %d %s: limit %s/s; cut after %s s to %s/s (min %s/s);", d, t, $2, $1, $3, $4, $5, $6
 				printf " sojourn p50 under target after %s s (peak %s ms);", $7, $8
-				printf " back: unbound after %s s, steady after %s s at %s/s  (%s)\n", $9, $10, $11, eta
+				printf " back: unbound after %s s, steady after %s s at %s/s, %s proven ACKs refused  (%s)\n",
+					$9, $10, $11, $12, eta
 			}'
 		done
 	done
 	testbed_down
 	local s=$BENCH_OUT/reaction_summary.csv
 	summarize "$BENCH_OUT/reaction.csv" config t_cut_s t_sojourn_under_s t_unbound_s t_steady_s \
-		limit_before limit_at_cut limit_min sojourn_p50_peak_ms limit_end >"$s"
+		limit_before limit_at_cut limit_min sojourn_p50_peak_ms limit_end ack_refused_after >"$s"
 	echo
 	for c in $REACT_CONFIGS; do
 		printf '   %-56s %s\n' "$c: step 0.5x -> 3x (capacity $CAP/s), $REACT_ROUNDS rounds" "min / median / max"
@@ -527,6 +545,7 @@ reaction_section() {
 		printf '   %-56s %s\n' "back to 0.5x: time until nothing shed for 1 s (s)" "$(stat3 "$s" "$c" t_unbound_s)"
 		printf '   %-56s %s\n' "back to 0.5x: time until steady to the round's end (s)" "$(stat3 "$s" "$c" t_steady_s)"
 		printf '   %-56s %s\n' "limit at the round's end (/s)" "$(stat3 "$s" "$c" limit_end)"
+		printf '   %-56s %s\n' "back to 0.5x: proven ACKs refused (no token)" "$(stat3 "$s" "$c" ack_refused_after)"
 		echo
 	done
 }

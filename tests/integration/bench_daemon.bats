@@ -51,6 +51,7 @@ positive() {
 	lim=$(csv_col "$out/reaction.csv" 1 limit_at_cut)
 	within "$lim" 10 9999
 	positive "$(csv_col "$out/reaction.csv" 1 t_unbound_s)"
+	[[ "$(csv_col "$out/reaction.csv" 1 ack_refused_after)" =~ ^[0-9]+$ ]]
 	grep -q '^default,t_cut_s,1,0,' "$out/reaction_summary.csv"
 	[ -s "$out/reaction_shedd.default.1.log" ]
 	# Both testbeds gone: namespaces, pins, owner files.
