@@ -335,6 +335,7 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/bench_xdp
 	$(Q)$(OUTPUT)/bench_xdp
 	$(Q)scripts/bench_flood.sh
+	$(Q)scripts/bench_daemon.sh
 
 # The long fuzz run; `make test` runs the same binary on a short run.
 FUZZ_FRAMES ?= 5000000

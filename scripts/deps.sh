@@ -17,6 +17,7 @@ set -eu
 #   bats             the shell integration-test framework
 #   iproute2         network namespaces and veth pairs for the testbed
 #   perl             prove, which runs every test and prints the summary
+#                    (and bench_daemon.sh stamps shedd's log lines with it)
 #   jq ethtool       read bpftool's JSON; turn on GRO on the testbed veth
 #   nftables         the flood experiment's SYN limit rule, shedd's rival
 #   iptables         the flood benchmark's other rival: a per-source hashlimit
