@@ -197,15 +197,25 @@ static __always_inline int tb_borrow(struct shedd_bucket *b, struct shedd_rate *
 	return 1;
 }
 
-/* tb_charge() - judge one SYN of a class on the current CPU: 1 admit,
- * 0 shed. The XDP program calls the two halves itself, so that it looks
- * up the shared maps only when it needs them. */
+/* tb_charge_at() - judge one SYN of a class on the current CPU with the
+ * XDP program's two clocks: the cache by @coarse_ns, the clock as of the
+ * kernel's last tick (at most @now_ns, less than a tick behind it), the
+ * reserve by @now_ns. 1 admit, 0 shed. The XDP program calls the two
+ * halves itself, so that it looks up the shared maps, and reads the fine
+ * clock, only when it borrows. */
+static inline int tb_charge_at(struct shedd_bucket *b, struct shedd_rate *rv,
+			       struct shedd_reserve *res, __u64 coarse_ns, __u64 now_ns)
+{
+	int v = tb_cached(b, coarse_ns);
+
+	return v >= 0 ? v : tb_borrow(b, rv, res, now_ns);
+}
+
+/* tb_charge() - tb_charge_at() with one clock. */
 static inline int tb_charge(struct shedd_bucket *b, struct shedd_rate *rv,
 			    struct shedd_reserve *res, __u64 now_ns)
 {
-	int v = tb_cached(b, now_ns);
-
-	return v >= 0 ? v : tb_borrow(b, rv, res, now_ns);
+	return tb_charge_at(b, rv, res, now_ns, now_ns);
 }
 
 #endif /* TOKEN_BUCKET_H */

@@ -14,6 +14,10 @@
  *   - a class offered less than its allocation loses nothing: at least
  *     99.5 % of its SYNs are admitted.
  * And a spike after a pause admits the class's burst, on 2 to 128 CPUs.
+ * The CPUs judge from their caches by the kernel's coarse clock, as the
+ * XDP program does (bpf_ktime_get_coarse_ns(): the time of the last tick),
+ * and refill the reserve by the fine one: every case runs with one clock,
+ * and with ticks of 1, 4 and 10 ms (CONFIG_HZ 1000, 250 and 100).
  * Each case prints its figures as a TAP comment.
  */
 #include <math.h>
@@ -59,6 +63,7 @@ struct scenario {
 
 struct sim {
 	const struct scenario *sc;
+	__u64 hz_tick;              /* the kernel's tick, 0: one clock */
 	enum spread spread;
 	int n;
 	struct shedd_bucket *cache; /* [cls * n + cpu] */
@@ -132,6 +137,18 @@ static int cls_active(const struct sim *s, int c, double t_s)
 	return fmod(t_s, period) < s->sc->on_s;
 }
 
+/* The coarse clock at @now: the time of the kernel's last tick. */
+static __u64 coarse_at(const struct sim *s, __u64 now)
+{
+	return s->hz_tick ? now - now % s->hz_tick : now;
+}
+
+static int sim_charge(struct sim *s, int cls, int cpu, __u64 now)
+{
+	return tb_charge_at(&s->cache[cls * s->n + cpu], &s->rates[cls], &s->res[cls],
+			    coarse_at(s, now), now);
+}
+
 static void sim_run(struct sim *s)
 {
 	const double warmup_s = 2;
@@ -175,8 +192,7 @@ static void sim_run(struct sim *s)
 			continue;
 		{
 			int cpu = pick_cpu(s, cls);
-			int ok = tb_charge(&s->cache[cls * s->n + cpu], &s->rates[cls], &s->res[cls],
-					   s->now);
+			int ok = sim_charge(s, cls, cpu, s->now);
 
 			s->syn[cls * s->n + cpu]++;
 			if (s->measuring) {
@@ -195,8 +211,8 @@ static void check(const struct sim *s, const char *label)
 	int off = 0, c, bad = -1;
 	double bad_ratio = 0;
 
-	off += snprintf(line + off, sizeof(line) - (size_t)off, "%-54s %-7s", label,
-			spread_names[s->spread]);
+	off += snprintf(line + off, sizeof(line) - (size_t)off, "%-54s %-7s %2llu ms", label,
+			spread_names[s->spread], (unsigned long long)(s->hz_tick / MS));
 	for (c = 0; c < NCLS; c++) {
 		double offered = (double)s->offered[c] / d;
 		double admitted = (double)s->admitted[c] / d;
@@ -253,12 +269,12 @@ static const struct scenario scenarios[] = {
 
 /* A simulation of @n CPUs with the daemon's default floors and headroom. */
 static void sim_setup(struct sim *s, const struct scenario *sc, enum spread spread, int n,
-		      uint64_t seed)
+		      uint64_t seed, __u64 hz_tick)
 {
 	size_t cells = (size_t)(NCLS * n);
 	int c;
 
-	*s = (struct sim){ .sc = sc, .spread = spread, .n = n, .rng = seed };
+	*s = (struct sim){ .sc = sc, .spread = spread, .n = n, .rng = seed, .hz_tick = hz_tick };
 	for (c = 0; c < NCLS; c++)
 		s->ap.floor[c] = 0.10;
 	s->ap.headroom = 0.10;
@@ -284,6 +300,7 @@ static void sim_free(struct sim *s)
 static void spike_after_pause(void **state)
 {
 	static const int cpus[] = { 2, 16, 64, 128 };
+	const __u64 *hz_tick = *state;
 	static const struct scenario sc = { "spike", 0, 1000, 0, { 0, 0, 0, 20000 }, 0, 0, 0 };
 	size_t k;
 
@@ -293,7 +310,7 @@ static void spike_after_pause(void **state)
 		__u64 admitted = 0, burst, rate, t;
 		struct sim s;
 
-		sim_setup(&s, &sc, SPREAD_EVEN, n, 7);
+		sim_setup(&s, &sc, SPREAD_EVEN, n, 7, *hz_tick);
 
 		/* 3 s of flood at 20 000/s, evenly spaced, round robin. */
 		s.now = T0;
@@ -305,19 +322,18 @@ static void spike_after_pause(void **state)
 			}
 			if (t < T0 + 3 * SEC) {
 				s.syn[SHEDD_SHEDDABLE * n + i % n]++;
-				tb_charge(&s.cache[SHEDD_SHEDDABLE * n + i % n],
-					  &s.rates[SHEDD_SHEDDABLE], &s.res[SHEDD_SHEDDABLE], t);
+				sim_charge(&s, SHEDD_SHEDDABLE, i % n, t);
 			}
 		}
 		/* The spike: 5000 SYNs within 1 ms, every CPU. */
 		burst = s.rates[SHEDD_SHEDDABLE].r.burst;
 		rate = s.rates[SHEDD_SHEDDABLE].r.rate_per_sec;
 		for (i = 0; i < 5000; i++)
-			admitted += (__u64)tb_charge(&s.cache[SHEDD_SHEDDABLE * n + i % n],
-						     &s.rates[SHEDD_SHEDDABLE],
-						     &s.res[SHEDD_SHEDDABLE], t + (__u64)i * 200);
-		print_message("# spike after a pause, %3d CPUs: admitted %llu, burst %llu, rate %llu/s\n",
-			      n, (unsigned long long)admitted, (unsigned long long)burst,
+			admitted += (__u64)sim_charge(&s, SHEDD_SHEDDABLE, i % n,
+						      t + (__u64)i * 200);
+		print_message("# spike after a pause, %3d CPUs, tick %2llu ms: admitted %llu, "
+			      "burst %llu, rate %llu/s\n", n, (unsigned long long)(*hz_tick / MS),
+			      (unsigned long long)admitted, (unsigned long long)burst,
 			      (unsigned long long)rate);
 		sim_free(&s);
 		assert_in_range(admitted, burst, burst + rate / 1000 + 1);
@@ -327,10 +343,17 @@ static void spike_after_pause(void **state)
 struct tcase {
 	const struct scenario *sc;
 	enum spread spread;
+	__u64 hz_tick;
 	char name[160];
 };
 
-static struct tcase tcases[sizeof(scenarios) / sizeof(scenarios[0]) * SPREAD_NR];
+/* The clocks the cases run with: one clock, then the kernel's ticks of
+ * CONFIG_HZ 1000, 250 (Debian's and Ubuntu's) and 100. */
+static const __u64 hz_ticks[] = { 0, 1 * MS, 4 * MS, 10 * MS };
+static const char *const hz_names[] = { "one clock", "tick 1 ms", "tick 4 ms", "tick 10 ms" };
+#define NR_TICKS (sizeof(hz_ticks) / sizeof(hz_ticks[0]))
+
+static struct tcase tcases[sizeof(scenarios) / sizeof(scenarios[0]) * SPREAD_NR * NR_TICKS];
 
 static void run_case(void **state)
 {
@@ -338,7 +361,7 @@ static void run_case(void **state)
 	const struct scenario *sc = tc->sc;
 	struct sim s;
 
-	sim_setup(&s, sc, tc->spread, sc->ncpus, 0x5eedULL + (uint64_t)tc->spread);
+	sim_setup(&s, sc, tc->spread, sc->ncpus, 0x5eedULL + (uint64_t)tc->spread, tc->hz_tick);
 	sim_run(&s);
 	sim_free(&s);
 	check(&s, sc->name);
@@ -346,21 +369,29 @@ static void run_case(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[sizeof(tcases) / sizeof(tcases[0]) + 1];
-	size_t i, n = 0;
+	struct CMUnitTest tests[sizeof(tcases) / sizeof(tcases[0]) + NR_TICKS];
+	static char spike_names[NR_TICKS][96];
+	size_t i, k, n = 0;
 	int sp;
 
-	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
-		for (sp = 0; sp < SPREAD_NR; sp++, n++) {
-			tcases[n].sc = &scenarios[i];
-			tcases[n].spread = (enum spread)sp;
-			snprintf(tcases[n].name, sizeof(tcases[n].name), "%s, %s", scenarios[i].name,
-				 spread_names[sp]);
-			tests[n] = (struct CMUnitTest){ tcases[n].name, run_case, NULL, NULL,
-							&tcases[n] };
+	for (k = 0; k < NR_TICKS; k++) {
+		for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+			for (sp = 0; sp < SPREAD_NR; sp++, n++) {
+				tcases[n].sc = &scenarios[i];
+				tcases[n].spread = (enum spread)sp;
+				tcases[n].hz_tick = hz_ticks[k];
+				snprintf(tcases[n].name, sizeof(tcases[n].name), "%s, %s, %s",
+					 scenarios[i].name, spread_names[sp], hz_names[k]);
+				tests[n] = (struct CMUnitTest){ tcases[n].name, run_case, NULL, NULL,
+								&tcases[n] };
+			}
 		}
 	}
-	tests[n++] = (struct CMUnitTest){ "burst: a spike after a pause admits the burst",
-					  spike_after_pause, NULL, NULL, NULL };
+	for (k = 0; k < NR_TICKS; k++) {
+		snprintf(spike_names[k], sizeof(spike_names[k]),
+			 "burst: a spike after a pause admits the burst, %s", hz_names[k]);
+		tests[n++] = (struct CMUnitTest){ spike_names[k], spike_after_pause, NULL, NULL,
+						  (void *)&hz_ticks[k] };
+	}
 	return cmocka_run_group_tests_name("spread", tests, NULL, NULL);
 }
