@@ -99,18 +99,27 @@ __noinline int shedd_syn_csum(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __
 	}
 	pseudo += bpf_htons(IPPROTO_TCP) + bpf_htons((__u16)len);
 
-	/* The commonest SYN, read in place: a Linux SYN's 40 bytes. Others
-	 * are copied and summed by the helper. */
-	if (len == 40) {
-		struct seg40 {
-			__u16 w[20];
-		} *seg = data + l2_len + l3_len;
+	/* A SYN of a header and no data (a Linux SYN's 40 bytes, a flood's
+	 * 20 or 24), summed in place a word at a time: 32-bit words add up
+	 * to the same one's-complement sum as 16-bit ones. Others are copied
+	 * and summed by the helper. */
+	if (len <= TCP_MAX_HLEN && !(len & 3)) {
+		const __u32 *w = (const void *)tcp;
+		__u64 seg = pseudo;
+		int cut = 0;
 
-		/* Opaque, so clang checks and reads the same register
-		 * instead of computing the pointer again after the check. */
-		asm volatile("" : "+r"(seg));
-		if ((void *)(seg + 1) <= data_end)
-			return csum_verdict(csum_add_words(pseudo, seg->w, 40), pseudo, check);
+#pragma unroll
+		for (i = 0; i < TCP_MAX_HLEN / 4; i++) {
+			if (i * 4 < len) {
+				if ((void *)(w + i + 1) > data_end)
+					cut = 1;
+				else
+					seg += w[i];
+			}
+		}
+		if (cut)
+			return CSUM_UNCHECKED;
+		return csum_verdict(seg, pseudo, check);
 	}
 
 	/* len in [20, CSUM_MAX_SEG] for every verifier: a bounded excess
