@@ -14,6 +14,27 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
+	__type(value, struct shedd_port_set);
+} port_set SEC(".maps");
+
+/* Is destination port @port (host order) protected? Without the map's
+ * entry the program cannot tell: it protects nothing, as before the
+ * daemon configures it. */
+static __always_inline int port_protected(const struct shedd_config *cfg, __u16 port)
+{
+	__u32 zero = 0;
+	struct shedd_port_set *ps;
+
+	if (cfg->all_ports)
+		return 1;
+	ps = bpf_map_lookup_elem(&port_set, &zero);
+	return ps && ((ps->bits[port / 64] >> (port % 64)) & 1);
+}
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
 	__type(value, struct shedd_broadcast);
 } broadcast SEC(".maps");
 

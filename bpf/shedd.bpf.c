@@ -32,6 +32,25 @@ static __always_inline __u64 clock_ns(void)
 	return bpf_ktime_get_ns();
 }
 
+/* The same clock as of the kernel's last tick: behind clock_ns() by less
+ * than one tick (1 to 10 ms by CONFIG_HZ), and far cheaper to read, since
+ * bpf_ktime_get_ns() reads the TSC (about 40 ns in a virtual machine,
+ * where it was the largest part of a shed SYN's cost). Every decision
+ * reads it but two: a class's reserve is refilled to clock_ns(), so its
+ * rate is exact, and a SYN-ACK's TCP timestamp is clock_ns()'s, which the
+ * kernel's own segments continue. A CPU's lease or back-off seen ending up
+ * to a tick late costs a class nothing while its reserve lasts longer
+ * than a lease and a tick (the default burst, rate/10, lasts 100 ms); the
+ * per-CPU budgets of RSTs and cookies, with the same depth, and the
+ * stamps of flows (units of a millisecond, held 50 ms and more) and of
+ * cookies (units of a second) need no finer clock either. */
+static __always_inline __u64 clock_coarse_ns(void)
+{
+	if (use_test_clock)
+		return test_clock_ns;
+	return bpf_ktime_get_coarse_ns();
+}
+
 /* Set before load by the daemon when the kernel has the SYN cookie helpers
  * (6.0): without them the verifier prunes verified admission whole, so the
  * program still loads on older kernels. */
@@ -55,22 +74,24 @@ static __always_inline __u32 classify(const struct pkt *p, void *data_end,
 	}
 }
 
-/* The slow half of charge(): borrow from the class's reserve. A global
- * function, so the verifier checks it once on its own instead of once for
- * every path of the parser that reaches it. Without its map entries (or
- * its cache) the program cannot judge: it fails open and admits. */
-__noinline int shedd_borrow(struct shedd_bucket *b, __u32 cls, __u64 now)
+/* The slow half of charge(): borrow from the class's reserve, refilled to
+ * the fine clock. A global function, so the verifier checks it once on its
+ * own instead of once for every path of the parser that reaches it.
+ * Without its map entries (or its cache) the program cannot judge: it
+ * fails open and admits. */
+__noinline int shedd_borrow(struct shedd_bucket *b, __u32 cls)
 {
 	struct shedd_rate *rate = bpf_map_lookup_elem(&rates, &cls);
 	struct shedd_reserve *res = bpf_map_lookup_elem(&reserve, &cls);
 
 	if (!b || !rate || !res)
 		return 1;
-	return tb_borrow(b, rate, res, now);
+	return tb_borrow(b, rate, res, clock_ns());
 }
 
-/* Return 1 to admit, 0 to shed. The CPU's cache @b answers most SYNs; the
- * shared rate record and reserve are looked up only to borrow. */
+/* Return 1 to admit, 0 to shed. The CPU's cache @b answers most SYNs, at
+ * @now of either clock; the shared rate record and reserve are looked up
+ * only to borrow. */
 static __always_inline int charge(struct shedd_bucket *b, __u32 cls, __u64 now)
 {
 	int v;
@@ -80,7 +101,7 @@ static __always_inline int charge(struct shedd_bucket *b, __u32 cls, __u64 now)
 	v = tb_cached(b, now);
 	if (v >= 0)
 		return v;
-	return shedd_borrow(b, cls, now);
+	return shedd_borrow(b, cls);
 }
 
 #include "syncookie.h"
@@ -90,6 +111,28 @@ static __always_inline __u32 cookie_flags(const struct pkt *p)
 {
 	return (p->l3_proto == ETH_P_IPV6 ? CK_V6 : 0) |
 	       ((__u32)p->nr_vlans << CK_VLANS_SHIFT);
+}
+
+/*
+ * shed_by_drop() - is a SYN of class @cls (in range) shed with a plain
+ * drop, decided by this CPU's cache at @now? Then nothing about the SYN
+ * matters any more: not its checksum (the kernel would drop a wrong one
+ * too; it is counted as shed, not as syn_bad_csum), not its route back. So
+ * it is told before they are checked: an unverified class that drops what
+ * it sheds, without the source check, on a CPU backed off from an empty
+ * reserve (tb_cached() would shed it).
+ */
+static __always_inline int shed_by_drop(const struct shedd_config *cfg, __u32 cls, __u64 now)
+{
+	struct shedd_bucket *b;
+	__u32 key = cls; /* its own: cls stays a register */
+
+	if (cls >= SHEDD_NR_CLASSES || cfg->reject[cls] != SHEDD_REJECT_DROP ||
+	    (verify_enabled && !cfg->tx_blocked && cfg->verify[cls] != SHEDD_VERIFY_OFF) ||
+	    (cfg->source_check == SHEDD_SRC_STRICT && cls < cfg->default_class))
+		return 0;
+	b = bpf_map_lookup_elem(&buckets, &key);
+	return b && !(b->tokens && now < b->until_ns) && now < b->retry_ns;
 }
 
 /* Count a packet that is passed untouched, by the reason it is passed. */
@@ -163,7 +206,7 @@ __noinline int shedd_refuse(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len,
 		st->rst_refused++;
 		return XDP_DROP;
 	}
-	if (!rst_budget_take(cfg, clock_ns())) {
+	if (!rst_budget_take(cfg, clock_coarse_ns())) {
 		st->rst_limited++;
 		return XDP_DROP;
 	}
@@ -174,7 +217,7 @@ __noinline int shedd_refuse(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len,
 
 		if ((void *)(tcp + 1) > data_end)
 			return XDP_DROP;
-		proven_put((__u32)(flags >> RF_HASH_SHIFT), FLOW_REFUSED, clock_ns(), tcp->seq,
+		proven_put((__u32)(flags >> RF_HASH_SHIFT), FLOW_REFUSED, clock_coarse_ns(), tcp->seq,
 			   tcp->ack_seq);
 	}
 	if (rst_reply(ctx, &p, (flags & RF_FOR_ACK) != 0))
@@ -191,6 +234,135 @@ static __always_inline int refuse(struct xdp_md *ctx, const struct pkt *p, __u64
 	if (p->first_frag)
 		return XDP_DROP;
 	return shedd_refuse(ctx, p->l2_len, p->l3_len, p->l4_len, cookie_flags(p) | ack_hash);
+}
+
+/* Does any class verify? Then the ACKs and RSTs to protected ports are
+ * verified admission's to judge (the verify modes, one byte a class, read
+ * as one word). */
+_Static_assert(SHEDD_NR_CLASSES == 4, "the verify modes of every class fill one word");
+static __always_inline int any_class_verifies(const struct shedd_config *cfg)
+{
+	__u32 modes;
+
+	__builtin_memcpy(&modes, cfg->verify, sizeof(modes));
+	return modes != 0;
+}
+
+/* The settings record in use, read as settings_begin() reads it, for a
+ * path that calls no global function (nothing reads it again). */
+static __always_inline struct shedd_config *settings_peek(void)
+{
+	__u32 zero = 0, slot = 0, *cur = bpf_map_lookup_elem(&settings_cur, &zero);
+
+	if (cur)
+		slot = *cur & 1;
+	return bpf_map_lookup_elem(&settings, &slot);
+}
+
+/* fast_path(): the whole way; the whole way for a pure SYN of class C to
+ * a protected port, its addresses checked (addr_kernel_drops()). */
+#define FAST_FURTHER (-1)
+#define FAST_CLASSIFIED(c) (-2 - (int)(c))
+
+/*
+ * fast_path() - the commonest packets judged without the whole parse. A
+ * frame without VLAN tags that holds an IPv4 datagram without options or
+ * an IPv6 one without extension headers, unfragmented, with a TCP segment:
+ * checked as parse_ipv4(), parse_ipv6() and parse_tcp() check it, so what
+ * this finds is what the whole parse would find (PARSE_OK, l2_len 14).
+ * - No SYN: established traffic, passed as non_syn, unless it is an ACK or
+ *   RST that verified admission could judge (a class verifies, the port is
+ *   protected).
+ * - A pure SYN: to a port not protected, passed as unprotected; from or to
+ *   an address the kernel drops, dropped as syn_martian; in a class that
+ *   sheds it with a plain drop on this CPU (shed_by_drop()), shed. The
+ *   cheapest way to refuse a flood, and what the whole way would decide.
+ * Everything else goes the whole way, a pure SYN with its class.
+ * Return: an XDP verdict (the packet counted in @st), FAST_CLASSIFIED(its
+ * class) or FAST_FURTHER.
+ */
+static __always_inline int fast_path(struct xdp_md *ctx, struct shedd_stats *st)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct shedd_class_stats *cs;
+	struct shedd_config *cfg;
+	struct pkt p = {};
+	struct tcphdr *tcp;
+	__u32 l4_len, cls;
+
+	if ((void *)(eth + 1) > data_end)
+		return FAST_FURTHER;
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = (void *)(eth + 1);
+
+		if ((void *)(ip + 1) > data_end || ip->version != 4 || ip->ihl != 5 ||
+		    ip->protocol != IPPROTO_TCP || (ip->frag_off & bpf_htons(IP_MF | IP_OFFSET)))
+			return FAST_FURTHER;
+		l4_len = ntohs_bounded(ip->tot_len);
+		if (l4_len < sizeof(*ip) || (void *)ip + l4_len > data_end)
+			return FAST_FURTHER;
+		l4_len -= sizeof(*ip);
+		tcp = (void *)(ip + 1);
+		p.l3 = ip;
+		p.l3_proto = ETH_P_IP;
+		p.l3_len = sizeof(*ip);
+	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
+
+		if ((void *)(ip6 + 1) > data_end || ip6->version != 6 ||
+		    ip6->nexthdr != IPPROTO_TCP)
+			return FAST_FURTHER;
+		l4_len = ntohs_bounded(ip6->payload_len);
+		if ((void *)(ip6 + 1) + l4_len > data_end)
+			return FAST_FURTHER;
+		tcp = (void *)(ip6 + 1);
+		p.l3 = ip6;
+		p.l3_proto = ETH_P_IPV6;
+		p.l3_len = sizeof(*ip6);
+	} else {
+		return FAST_FURTHER;
+	}
+	if ((void *)(tcp + 1) > data_end || tcp->doff < 5 || tcp->doff * 4U > l4_len)
+		return FAST_FURTHER;
+	if (!tcp->syn) {
+		if (verify_enabled && (tcp->ack || tcp->rst)) {
+			cfg = settings_peek();
+			if (cfg && any_class_verifies(cfg) &&
+			    port_protected(cfg, bpf_ntohs(tcp->dest)))
+				return FAST_FURTHER;
+		}
+		st->non_syn++;
+		return XDP_PASS;
+	}
+	if (tcp->ack || tcp->rst || tcp->fin)
+		return FAST_FURTHER;
+	cfg = settings_peek();
+	if (!cfg)
+		return FAST_FURTHER;
+	if (!port_protected(cfg, bpf_ntohs(tcp->dest))) {
+		st->unprotected++;
+		return XDP_PASS;
+	}
+	p.eth = eth;
+	p.tcp = tcp;
+	p.l2_len = sizeof(*eth);
+	p.l4_len = (__u16)l4_len;
+	if (addr_kernel_drops(&p, data_end, ctx->ingress_ifindex)) {
+		st->syn_martian++;
+		return XDP_DROP;
+	}
+	cls = classify(&p, data_end, cfg);
+	if (cls >= SHEDD_NR_CLASSES)
+		cls = SHEDD_SHEDDABLE;
+	if (!shed_by_drop(cfg, cls, clock_coarse_ns()))
+		return FAST_CLASSIFIED(cls);
+	cs = &st->cls[cls];
+	cs->syn++;
+	cs->charged++;
+	cs->dropped++;
+	return XDP_DROP;
 }
 
 /* The parse, packed (parsing.h: parse_packed()). A global function, so
@@ -210,8 +382,8 @@ int shedd_xdp(struct xdp_md *ctx)
 	struct shedd_stats *st;
 	struct pkt p = {};
 	__u32 zero = 0, cls, mode, reject;
-	int ret, is_ack, is_rst, sock, cookie = 0, charged = 0;
-	__u64 m, now, judged;
+	int ret, fast, is_ack, is_rst, sock, cookie = 0, charged = 0;
+	__u64 m, now, judged, kls;
 	__u16 dport;
 
 	/* Without its counters the program fails open: pass everything. */
@@ -219,6 +391,9 @@ int shedd_xdp(struct xdp_md *ctx)
 	if (!st)
 		return XDP_PASS;
 	st->packets++;
+	fast = fast_path(ctx, st);
+	if (fast >= 0)
+		return fast;
 
 	m = shedd_parse(ctx);
 	ret = PM_RESULT(m);
@@ -261,7 +436,7 @@ int shedd_xdp(struct xdp_md *ctx)
 		return XDP_PASS; /* not configured yet: fail open */
 	}
 	dport = bpf_ntohs(p.tcp->dest);
-	if (!cfg->all_ports && !bpf_map_lookup_elem(&ports, &dport)) {
+	if (!port_protected(cfg, dport)) {
 		if (is_ack || is_rst)
 			st->non_syn++;
 		else
@@ -275,10 +450,29 @@ int shedd_xdp(struct xdp_md *ctx)
 	}
 
 	/* What the kernel drops never reaches the listener: no token, no
-	 * answer (addr_kernel_drops(), shedd_syn_csum()). */
-	if (!is_ack) {
-		if (addr_kernel_drops(&p, data_end, ctx->ingress_ifindex)) {
+	 * answer (addr_kernel_drops(), shedd_syn_csum()). The fast path may
+	 * have classified the SYN and checked its addresses already. kls:
+	 * 64 bits, so that its bound survives the calls below on every
+	 * verifier (a 32-bit spill loses it on Debian 12's). */
+	if (fast <= FAST_CLASSIFIED(0) && fast >= FAST_CLASSIFIED(SHEDD_NR_CLASSES - 1)) {
+		kls = (__u64)(FAST_CLASSIFIED(0) - fast);
+	} else {
+		kls = classify(&p, data_end, cfg);
+		if (!is_ack && addr_kernel_drops(&p, data_end, ctx->ingress_ifindex)) {
 			st->syn_martian++;
+			return XDP_DROP;
+		}
+	}
+	if (kls >= SHEDD_NR_CLASSES)
+		kls = SHEDD_SHEDDABLE;
+	if (!is_ack) {
+		/* A flood's path: dropped whatever its checksum says. */
+		if (shed_by_drop(cfg, kls, now = clock_coarse_ns())) {
+			cs = &st->cls[kls];
+			cs->syn++;
+			cs->charged++;
+			cs->dropped++;
+			st->frag_judged += p.first_frag;
 			return XDP_DROP;
 		}
 		if (!p.first_frag &&
@@ -287,10 +481,7 @@ int shedd_xdp(struct xdp_md *ctx)
 			return XDP_DROP;
 		}
 	}
-
-	cls = classify(&p, data_end, cfg);
-	if (cls >= SHEDD_NR_CLASSES)
-		cls = SHEDD_SHEDDABLE;
+	cls = kls;
 	/* A source above the default class must be routed back where its
 	 * SYN came from, or it is judged as the default class: charged to
 	 * it, never answered with a cookie (the ACK would come back in the
@@ -340,8 +531,8 @@ int shedd_xdp(struct xdp_md *ctx)
 			 * stray one. The kernel resets it, as without shedd,
 			 * within the RST budget: a flood of them is not
 			 * reflected one for one. */
-			if (!cookie_sent_recent(dport, clock_ns())) {
-				if (rst_budget_take(cfg, clock_ns())) {
+			if (!cookie_sent_recent(dport, clock_coarse_ns())) {
+				if (rst_budget_take(cfg, clock_coarse_ns())) {
 					st->ack_to_kernel++;
 					return XDP_PASS;
 				}
@@ -384,7 +575,7 @@ int shedd_xdp(struct xdp_md *ctx)
 	}
 
 	b = bpf_map_lookup_elem(&buckets, &cls);
-	now = clock_ns();
+	now = clock_coarse_ns();
 	cs->syn++;
 	st->frag_judged += p.first_frag;
 	if (mode == SHEDD_VERIFY_ALWAYS ||

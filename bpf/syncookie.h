@@ -135,7 +135,7 @@ __noinline int shedd_refresh(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u
 	th_len = pt->doff * 4;
 	slot = port % REFRESH_SLOTS;
 	r = bpf_map_lookup_elem(&refresh, &slot);
-	now = clock_ns();
+	now = clock_coarse_ns();
 	if (!r || (r->port == port && r->ns && now - r->ns < REFRESH_NS))
 		return 0;
 	r->port = port;
@@ -603,10 +603,10 @@ static __always_inline int cookie_sent_recent(__u16 port, __u64 now_ns)
 	return !e || (*e && now - *e <= COOKIE_LIFE_UNITS + 1);
 }
 
-/* The 4-tuple of the segment in @ctx, and its flow hash; 0 if its headers
+/* The 4-tuple of the segment in @ctx; 0 if its headers
  * are not there. */
 static __always_inline int ctx_tuple(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u64 flags,
-				     struct bpf_sock_tuple *t, __u32 *tlen, __u32 *h)
+				     struct bpf_sock_tuple *t, __u32 *tlen)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -641,7 +641,6 @@ static __always_inline int ctx_tuple(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 		t->ipv4.dport = tcp->dest;
 		*tlen = sizeof(t->ipv4);
 	}
-	*h = tuple_hash(t, (flags & CK_V6) != 0);
 	return 1;
 }
 
@@ -726,10 +725,10 @@ __noinline int shedd_syn_sock(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __
 {
 	struct bpf_sock_tuple t = {};
 	struct bpf_sock *sk;
-	__u32 tlen, h;
+	__u32 tlen;
 	int wildcard;
 
-	if (!ctx_tuple(ctx, l2_len, l3_len, flags, &t, &tlen, &h))
+	if (!ctx_tuple(ctx, l2_len, l3_len, flags, &t, &tlen))
 		return SYN_NO_LISTENER;
 	sk = tuple_sock(ctx, &t, tlen);
 	if (!sk)
@@ -903,7 +902,7 @@ __noinline __u64 shedd_cookie_ack(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len
 	if (!valid)
 		return ACK_FORGED;
 
-	now = clock_ns();
+	now = clock_coarse_ns();
 	h = tuple_hash(&t, v6);
 	seen = proven_get(h, now, s.th.seq, s.th.ack_seq);
 	if (seen == FLOW_REFUSED)

@@ -265,7 +265,7 @@ static __always_inline int tun_judge(const struct shedd_config *cfg, struct shed
 		return XDP_PASS;
 	}
 	dport = bpf_ntohs(tcp->dest);
-	if (!cfg->all_ports && !bpf_map_lookup_elem(&ports, &dport)) {
+	if (!port_protected(cfg, dport)) {
 		st->unprotected++;
 		return XDP_PASS;
 	}
@@ -274,7 +274,7 @@ static __always_inline int tun_judge(const struct shedd_config *cfg, struct shed
 		cls = SHEDD_SHEDDABLE;
 	cs = &st->cls[cls];
 	b = bpf_map_lookup_elem(&buckets, &cls);
-	now = clock_ns();
+	now = clock_coarse_ns();
 	cs->syn++;
 	cs->charged++;
 	ts->judged++;

@@ -334,6 +334,16 @@ struct shedd_config {
 				    * that shed keeps answering with cookies */
 };
 
+/* port_set: written by userspace only, from the same list as the ports map.
+ * ARRAY with one entry: bit p % 64 of word p / 64 is set when destination
+ * port p is protected. The XDP program tests a bit where a hash lookup in
+ * ports would cost it more than the rest of an established packet's path;
+ * the tc hand-off reads ports. */
+#define SHEDD_PORT_WORDS (65536 / 64)
+struct shedd_port_set {
+	__u64 bits[SHEDD_PORT_WORDS];
+};
+
 /* broadcast: written by userspace only. ARRAY with one entry: the
  * namespace's IPv4 subnet broadcast addresses (the kernel's RTN_BROADCAST
  * routes of its addresses), network order, 0 = none. A SYN to one is
@@ -623,11 +633,12 @@ struct shedd_daemon_stats {
  *   1: the layouts up to the one that added this map;
  *   2: the layout map; daemon_stats version 2 (layout_migrations);
  *   3: settings of two entries and settings_cur; proven of struct
- *      shedd_proven; flow_key; refresh of REFRESH_SLOTS 251.
+ *      shedd_proven; flow_key; refresh of REFRESH_SLOTS 251;
+ *   4: port_set.
  * A change to any pinned map's layout raises it, and user/layout.c says
  * how a value of each older layout becomes today's.
  */
-#define SHEDD_LAYOUT_VERSION 3
+#define SHEDD_LAYOUT_VERSION 4
 struct shedd_layout {
 	__u32 version; /* SHEDD_LAYOUT_VERSION of the daemon that wrote it */
 	__u32 prog_id; /* the id of its XDP program: an upgrade cut short is
@@ -675,6 +686,7 @@ _Static_assert(sizeof(struct shedd_bucket) == 40, "shedd_bucket is a map value")
 _Static_assert(sizeof(struct shedd_class_stats) == 11 * 8, "shedd_class_stats");
 _Static_assert(sizeof(struct shedd_stats) == 4 * 88 + 27 * 8, "shedd_stats is a map value");
 _Static_assert(sizeof(struct shedd_config) == 56, "shedd_config is a map value");
+_Static_assert(sizeof(struct shedd_port_set) == 8192, "shedd_port_set is a map value");
 _Static_assert(sizeof(struct shedd_broadcast) == 4 * SHEDD_MAX_BRD4, "shedd_broadcast is a map value");
 _Static_assert(sizeof(struct shedd_tun_stats) == 3 * 8, "shedd_tun_stats is a map value");
 _Static_assert(sizeof(struct shedd_tun_config) == 48, "shedd_tun_config is a map value");

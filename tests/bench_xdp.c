@@ -290,9 +290,14 @@ static int set_rates(enum rate_profile prof)
 
 static int set_port(__u16 port)
 {
+	static struct shedd_port_set ps;
+	__u32 zero = 0;
 	__u8 one = 1;
 
-	return bpf_map_update_elem(bpf_map__fd(B.skel->maps.ports), &port, &one, BPF_ANY);
+	/* As the daemon: the ports map (the tc hand-off's) and port_set. */
+	ps.bits[port / 64] |= 1ULL << (port % 64);
+	return bpf_map_update_elem(bpf_map__fd(B.skel->maps.ports), &port, &one, BPF_ANY) ||
+	       bpf_map_update_elem(bpf_map__fd(B.skel->maps.port_set), &zero, &ps, BPF_ANY);
 }
 
 /* A realistic prefix table: 20 IPv4 and 10 IPv6 prefixes in three classes

@@ -2534,6 +2534,51 @@ static void test_bad_syn_spends_no_token(void **state)
 	expect(b.last_ns == T0_NS, name, "a pure SYN refills the bucket at T0");
 }
 
+/* A class that sheds with a plain drop, on a CPU backed off from its empty
+ * reserve: a SYN with a wrong checksum is dropped unchecked, counted as
+ * shed (the kernel would drop it too, and nothing is charged or answered).
+ * Where the class answers what it sheds (a RST), the checksum is checked
+ * first, backed off or not. */
+static void test_bad_csum_backed_off(void **state)
+{
+	static const struct {
+		const char *name;
+		const struct shedd_config *cfg;
+		struct shedd_stats want; /* the mangled SYN's counters */
+	} steps[] = {
+		{ "backed off, shed by drop: a wrong checksum is not checked", &cfg_base,
+		  { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .dropped = 1 } } },
+		{ "backed off, shed with a RST: a wrong checksum is checked", &cfg_rst,
+		  { .syn_bad_csum = 1 } },
+	};
+	/* Empty, and a CPU that finds it so asks again a lease later. */
+	static const struct shedd_class_rate backoff = { .rate_per_sec = 0, .burst = 5,
+							 .lease_ns = 1000000 };
+	struct shedd_stats before, after, want;
+	struct xdp_run r;
+	struct pkt p;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(steps); i++) {
+		const char *name = steps[i].name;
+
+		expect(reset_maps(steps[i].cfg, &backoff) == 0, name, "reset the maps");
+		/* The first SYN finds the reserve empty: the CPU backs off. */
+		pkt_build(&p, &(struct pkt_spec){ V4, .flags = TCP_SYN });
+		run_xdp(name, p.data, p.len, &r);
+		pkt_build(&p, &(struct pkt_spec){ V4, .flags = TCP_SYN, .sport = PKT_SPORT + 1 });
+		mangle_tcp_csum(&p);
+		read_stats(&before);
+		run_xdp(name, p.data, p.len, &r);
+		read_stats(&after);
+		expect_verdict(name, r.verdict, XDP_DROP);
+		want = steps[i].want;
+		want.packets = 1;
+		expect_delta_but(name, &before, &after, &want, &(struct shedd_stats){});
+	}
+}
+
 /* ---- a network namespace of the test's own ------------------------------- */
 
 /* Listeners on PROTECTED_PORT, IPv4 and IPv6, in the namespace of the test
@@ -4878,7 +4923,6 @@ static int group_setup(void **state)
 {
 	__u16 port = PROTECTED_PORT, nolisten = NOLISTEN_PORT, fullq = FULLQ_PORT;
 	__u16 quiet = QUIET_PORT;
-	__u8 one = 1;
 	int err;
 
 	(void)state;
@@ -4896,17 +4940,13 @@ static int group_setup(void **state)
 
 	/* What does not change between cases: one protected port, and
 	 * prefixes that nest so the longest match is seen to win. */
-	err = bpf_map__update_elem(skel->maps.ports, &port, sizeof(port), &one,
-				   sizeof(one), BPF_ANY);
+	err = protect_port(port);
 	if (!err)
-		err = bpf_map__update_elem(skel->maps.ports, &nolisten, sizeof(nolisten),
-					   &one, sizeof(one), BPF_ANY);
+		err = protect_port(nolisten);
 	if (!err)
-		err = bpf_map__update_elem(skel->maps.ports, &fullq, sizeof(fullq),
-					   &one, sizeof(one), BPF_ANY);
+		err = protect_port(fullq);
 	if (!err)
-		err = bpf_map__update_elem(skel->maps.ports, &quiet, sizeof(quiet),
-					   &one, sizeof(one), BPF_ANY);
+		err = protect_port(quiet);
 	if (!err)
 		err = add_prefix_v4("198.18.1.0", 24, SHEDD_CRITICAL_PLUS);
 	if (!err)
@@ -5067,6 +5107,8 @@ static const struct CMUnitTest fixed_tests[] = {
 	  NULL },
 	{ "SYN+FIN and SYN+RST spend no token", test_bad_syn_spends_no_token,
 	  base_setup, NULL, NULL },
+	{ "a SYN shed by drop from a backed-off CPU is not checksummed",
+	  test_bad_csum_backed_off, base_setup, NULL, NULL },
 	{ "cookie: another flow gets another cookie", test_cookie_per_flow, vtc_setup,
 	  NULL, NULL },
 	{ "forged cookies are dropped and counted", test_forged_cookies, vtc_setup,

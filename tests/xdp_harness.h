@@ -55,6 +55,24 @@ static int update_percpu(struct bpf_map *map, __u32 key, const void *val, size_t
 }
 
 /* Counters summed over the CPUs, as the daemon reads them. */
+/* Protect destination port @port as the daemon does: in the ports map
+ * (the tc hand-off's) and in port_set (the XDP program's). */
+static int protect_port(__u16 port)
+{
+	static struct shedd_port_set ps;
+	__u32 zero = 0;
+	__u8 one = 1;
+	int err;
+
+	err = bpf_map__update_elem(skel->maps.ports, &port, sizeof(port), &one, sizeof(one),
+				   BPF_ANY);
+	if (err)
+		return err;
+	ps.bits[port / 64] |= 1ULL << (port % 64);
+	return bpf_map__update_elem(skel->maps.port_set, &zero, sizeof(zero), &ps, sizeof(ps),
+				    BPF_ANY);
+}
+
 static void read_stats(struct shedd_stats *sum)
 {
 	struct shedd_stats *vals = calloc((size_t)nr_cpus, sizeof(*vals));

@@ -94,6 +94,7 @@ static const struct layout_map maps[] = {
 	  LAYOUT_COUNTERS, NULL },
 	{ "tun_local", BPF_MAP_TYPE_HASH, sizeof(struct shedd_tun_addr), sizeof(__u8), 0, NULL },
 	{ "layout", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_layout), 0, NULL },
+	{ "port_set", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_port_set), 0, NULL },
 };
 
 const struct layout_map *layout_find(const char *name)

@@ -57,7 +57,7 @@ static const char *const pinned_names[] = {
 	"rst_budget", "ctl_state", "cookie_budget", "refresh", "mss_cache", "proven",
 	"handoff_stats", "handoff", "ctl_cmd", "manual_v4", "manual_v6", "daemon_stats",
 	"cookie_sent", "layout", "settings_cur", "flow_key", "broadcast", "tun_config",
-	"tun_local", "tun_stats",
+	"tun_local", "tun_stats", "port_set",
 	/* Pinned by older shedd, removed with the rest. */
 	"closing",
 };
@@ -878,6 +878,26 @@ fail:
 	return err;
 }
 
+/* The XDP program's copy of the port list, one bit a port, written whole:
+ * a packet sees each word old or new. */
+static int write_port_set(struct loader *l, const struct shedd_options *o)
+{
+	static struct shedd_port_set ps;
+	__u32 zero = 0;
+	int i;
+
+	memset(&ps, 0, sizeof(ps));
+	for (i = 0; i < o->nr_ports; i++)
+		ps.bits[o->ports[i] / 64] |= 1ULL << (o->ports[i] % 64);
+	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.port_set), &zero, &ps, BPF_ANY)) {
+		int err = -errno;
+
+		log_err("write port_set: %s", strerror(errno));
+		return err;
+	}
+	return 0;
+}
+
 static int sync_ports(struct loader *l, const struct shedd_options *o)
 {
 	int fd = bpf_map__fd(l->skel->maps.ports);
@@ -903,7 +923,7 @@ static int sync_ports(struct loader *l, const struct shedd_options *o)
 	}
 	for (i = 0; i < n; i++)
 		bpf_map_delete_elem(fd, &stale[i]);
-	return 0;
+	return write_port_set(l, o);
 }
 
 static bool rule_matches(const struct prefix_rule *r, int family, const __u8 *addr,

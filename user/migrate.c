@@ -202,7 +202,7 @@ static void recover_pending(struct loader *l)
 	bool commit = false;
 	__u32 zero = 0;
 	size_t i, n;
-	int fd;
+	int fd, renamed = 0;
 
 	all = layout_all(&n);
 	/* The layout record is pending too, or was reused (written before
@@ -222,11 +222,13 @@ static void recover_pending(struct loader *l)
 		if (access(path, F_OK))
 			continue;
 		path_of(to, sizeof(to), l->pin_dir, all[i].name, "");
-		if (commit && !rename(path, to))
+		if (commit && !rename(path, to)) {
+			renamed++;
 			continue;
+		}
 		unlink(path);
 	}
-	if (commit)
+	if (renamed)
 		log_notice("an upgrade of %s was cut short after its swap: its maps, which the "
 			   "running program uses, are renamed into place", l->pin_dir);
 }
@@ -264,6 +266,12 @@ int migrate_plan(struct loader *l, struct bpf_map *map)
 				"them; remove them with --remove to start afresh)" : "");
 			return err;
 		}
+		/* Pins of an older layout run an older program, which lacks
+		 * what the newer layout added (a map of its own, such as
+		 * port_set): it is replaced, even if every map it has is
+		 * reused. */
+		if (mg->from_version < SHEDD_LAYOUT_VERSION)
+			mg->needed = true;
 	}
 	mm = &mg->maps[mg->n++];
 	memset(mm, 0, sizeof(*mm));

@@ -18,6 +18,8 @@ UPGRADE_FROM=${UPGRADE_FROM:-6fa4655}
 # A release from before the pins moved under ns:INODE/ (and before verified
 # admission changed the per-class counters).
 UPGRADE_FROM_OLDER_PATH=${UPGRADE_FROM_OLDER_PATH:-1bd3075}
+# The last commit of layout version 3, whose program has no port_set.
+UPGRADE_FROM_PREV=${UPGRADE_FROM_PREV:-ee42690}
 SHEDCTL=${SHEDCTL:-$ROOT/shedctl}
 
 setup_file() {
@@ -26,9 +28,14 @@ setup_file() {
 		export OLD_MISSING="the repository has no commit $UPGRADE_FROM (a shallow clone?)"
 		return 0
 	fi
-	export OLD0="$BATS_FILE_TMPDIR/old0"
+	export OLD0="$BATS_FILE_TMPDIR/old0" PREV="$BATS_FILE_TMPDIR/prev"
 	build_release "$UPGRADE_FROM" "$OLD" shedd shedctl
 	build_release "$UPGRADE_FROM_OLDER_PATH" "$OLD0" shedd
+	if git -C "$ROOT" cat-file -e "$UPGRADE_FROM_PREV^{commit}" 2>/dev/null; then
+		build_release "$UPGRADE_FROM_PREV" "$PREV" shedd
+	else
+		export PREV_MISSING="the repository has no commit $UPGRADE_FROM_PREV"
+	fi
 }
 
 # build_release COMMIT DIR TARGETS...: the tree of COMMIT from git, built.
@@ -170,7 +177,7 @@ upgrade_under_flood() {
 	cat "$BATS_TEST_TMPDIR/shedd.log"
 	wait_for "the new shedd adopted" 5 grep -q 'adopted the running shedd' \
 		"$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "upgraded the pins of $IF_SRV from layout version 1 to 3" \
+	grep -q "upgraded the pins of $IF_SRV from layout version 1 to 4" \
 		"$BATS_TEST_TMPDIR/shedd.log"
 	# One link all along, another program in it: the swap, not a gap.
 	[ "$(link_id)" = "$link" ]
@@ -245,7 +252,7 @@ upgrade_under_flood() {
 	cat "$BATS_TEST_TMPDIR/shedd.log"
 	wait_for "the new shedd adopted" 5 grep -q 'adopted the running shedd' \
 		"$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "upgraded the pins of $IF_SRV from layout version 3 to 3: 2[0-9] maps" \
+	grep -q "upgraded the pins of $IF_SRV from layout version 4 to 4: 2[0-9] maps" \
 		"$BATS_TEST_TMPDIR/shedd.log"
 	# Carried by the carry program's atomic adds, not the fallback.
 	run grep -c 'the carry program does not run' "$BATS_TEST_TMPDIR/shedd.log"
@@ -342,7 +349,7 @@ upgrade_under_flood() {
 	[ "$status" -ne 0 ]
 	shedd_start --verify off --port "$PORT" --rate 200 --burst 20
 	cat "$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "upgraded the pins of $IF_SRV from layout version 1 to 3: 14 maps of a new layout (their values carried over)$" \
+	grep -q "upgraded the pins of $IF_SRV from layout version 1 to 4: 15 maps of a new layout (their values carried over)$" \
 		"$BATS_TEST_TMPDIR/shedd.log"
 	grep -q "attached to $IF_SRV" "$BATS_TEST_TMPDIR/shedd.log"
 	xdp_attached
@@ -449,4 +456,37 @@ tc_prog() {
 	after=$(syn_all)
 	echo "# SYNs judged (verified admission): before $before, sent $SENT, after $after" >&3
 	[ "$after" -eq $((before + SENT)) ]
+}
+
+# Pins of the layout before port_set: every map they have is reused, and
+# the program, which has no port_set, is still replaced by one that reads
+# it, filled from the configuration before the swap.
+@test "an upgrade from layout version 3, every map reused, swaps in the program that reads port_set" {
+	[ -z "${PREV_MISSING:-}" ] || skip "$PREV_MISSING"
+	local old_prog now ids
+	SHEDD="$PREV/shedd" shedd_start --verify off --port "$PORT" --rate 200 --burst 20 \
+		--keep-on-exit
+	flood 198.19.0.0/16 1000 1 >/dev/null
+	stop
+	old_prog=$(link_prog)
+	counters "$BATS_TEST_TMPDIR/before"
+	upgrade_under_flood prev
+	cat "$BATS_TEST_TMPDIR/shedd.log"
+	wait_for "the new shedd adopted" 5 grep -q 'adopted the running shedd' \
+		"$BATS_TEST_TMPDIR/shedd.log"
+	grep -q "upgraded the pins of $IF_SRV from layout version 3 to 4: 1 maps of a new layout" \
+		"$BATS_TEST_TMPDIR/shedd.log"
+	now=$(link_prog)
+	[ "$now" != "$old_prog" ]
+	# The program in the link reads the pinned port_set.
+	ids=$(bpftool -j prog show id "$now" | jq -r '.map_ids[]')
+	grep -qx "$(bpftool -j map show pinned "$PIN_DIR/port_set" | jq .id | num)" <<<"$ids"
+	counters "$BATS_TEST_TMPDIR/after"
+	figures "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+	kept "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+	# Every SYN of the flood was judged, by one program or the other.
+	[ "$(syn_all)" -eq $(( 1000 + SENT )) ]
+	# And the new one protects the port: a flood after the upgrade is judged.
+	flood 198.19.0.0/16 500 1 >/dev/null
+	[ "$(syn_all)" -eq $(( 1500 + SENT )) ]
 }
