@@ -98,9 +98,12 @@ help:
 	@echo '  experiments      goodput against offered load with and without shedd, the SYN'
 	@echo '                   flood, and nginx/HAProxy in front (root; all three by default,'
 	@echo '                   EXPERIMENT=goodput|flood|proxy; SECS=, LOADS=, FLOOD_RATES=)'
-	@echo '  bench            XDP cost per packet, shedd beside trivial XDP_PASS, XDP_DROP and'
-	@echo '                   a read-then-drop program, round-robin (root; BENCH_OUT=,'
-	@echo '                   BENCH_ROUNDS=, BENCH_REPEAT=, BENCH_CASES=)'
+	@echo '  bench            scripts/bench.sh: XDP cost per packet beside trivial programs,'
+	@echo '                   flood throughput against nftables, hashlimit and the kernel,'
+	@echo '                   IPv4 and IPv6, the daemon'"'"'s CPU and memory, the controller'"'"'s'
+	@echo '                   reaction; writes docs/results/bench.md (root; BENCH_OUT=,'
+	@echo '                   BENCH_ROUNDS=, BENCH_REPEAT=, BENCH_SECS=, DAEMON_ROUNDS=,'
+	@echo '                   REACT_ROUNDS=)'
 	@echo '  fuzz             millions of random and mutated frames through the XDP program,'
 	@echo '                   invariants checked on each (root; FUZZ_FRAMES=, FUZZ_SEED=),'
 	@echo '                   after fuzz-logline'
@@ -287,7 +290,7 @@ deps:
 # tools (groundtruth.bats the fuzzer too, for its reference model, and
 # bench.bats the benchmark); a test
 # source tests/X.c (or its binary) needs only its binary.
-test_bin = $(if $(filter %.bats,$(1)),all $(if $(filter %groundtruth.bats,$(1)),$(OUTPUT)/fuzz_xdp) $(if $(filter %bench.bats,$(1)),$(OUTPUT)/bench_xdp),$(patsubst tests/%.c,$(OUTPUT)/%,$(1)))
+test_bin = $(if $(filter %.bats,$(1)),all $(if $(filter %groundtruth.bats,$(1)),$(OUTPUT)/fuzz_xdp) $(if $(filter %bench.bats %fastpath.bats,$(1)),$(OUTPUT)/bench_xdp),$(patsubst tests/%.c,$(OUTPUT)/%,$(1)))
 test_run = $(patsubst tests/%.c,$(OUTPUT)/%,$(1))
 
 # test, demo and san leave the host as they found it: scripts/hoststate.sh
@@ -333,9 +336,7 @@ experiments: deps
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/bench_xdp
-	$(Q)$(OUTPUT)/bench_xdp
-	$(Q)scripts/bench_flood.sh
-	$(Q)scripts/bench_daemon.sh
+	$(Q)scripts/bench.sh
 
 # The long fuzz run; `make test` runs the same binary on a short run.
 FUZZ_FRAMES ?= 5000000
