@@ -42,6 +42,7 @@ testbed_script bench
 # The two-namespace testbed's addresses: the flood testbed sets its own.
 TB_CLI_IP=$CLI_IP
 TB_SRV_IP=$SRV_IP
+TB_SRV_IP6=$SRV_IP6
 SECTIONS=${BENCH_DAEMON_SECTIONS:-"cost reaction"}
 DAEMON_ROUNDS=${DAEMON_ROUNDS:-5}
 DAEMON_SECS=${DAEMON_SECS:-3}
@@ -487,6 +488,7 @@ reaction_section() {
 	echo "== 4. reaction: a step from 0.5x to 3x the server's capacity and back"
 	CLI_IP=$TB_CLI_IP
 	SRV_IP=$TB_SRV_IP
+	SRV_IP6=$TB_SRV_IP6
 	testbed_up
 	echo "   testbed $TESTBED_ID"
 	slow_start --workers 4 --service-ms 10 --dist fixed --backlog 128 --duration 3600
