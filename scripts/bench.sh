@@ -10,9 +10,17 @@
 #   BENCH_OUT=DIR      the sections' CSV files (default: a new temporary dir)
 #   BENCH_MD=FILE      the report (default docs/results/bench.md)
 #   BENCH_SECTIONS="perpkt flood daemon"
+#   BENCH_REPORT_ONLY=1  write the report from the logs in $BENCH_OUT of an
+#                        earlier run, without running anything
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The command that reproduces this run: the settings given, then make.
+command="make bench"
+for v in BENCH_SECTIONS BENCH_ROUNDS BENCH_REPEAT BENCH_SECS BENCH_FAMILIES \
+	BENCH_FLOOD_CONFIGS DAEMON_ROUNDS REACT_ROUNDS; do
+	[ -n "${!v:-}" ] && command="$v=\"${!v}\" $command"
+done
 BENCH_SECTIONS=${BENCH_SECTIONS:-"perpkt flood daemon"}
 BENCH_MD=${BENCH_MD:-docs/results/bench.md}
 export BENCH_OUT=${BENCH_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/shedd-bench.XXXXXX")}
@@ -21,13 +29,6 @@ for s in $BENCH_SECTIONS; do
 	case $s in perpkt | flood | daemon) ;;
 	*) echo "bench: unknown section '$s' (perpkt, flood, daemon)" >&2; exit 2 ;;
 	esac
-done
-
-# The command that reproduces this run: the settings given, then make.
-command="make bench"
-for v in BENCH_SECTIONS BENCH_ROUNDS BENCH_REPEAT BENCH_SECS BENCH_FAMILIES \
-	BENCH_FLOOD_CONFIGS DAEMON_ROUNDS REACT_ROUNDS; do
-	[ -n "${!v:-}" ] && command="$v=\"${!v}\" $command"
 done
 
 # run NAME CMD...: a section, its output on the terminal and in its log.
@@ -41,15 +42,18 @@ run() {
 	echo "$rc" >"$BENCH_OUT/$name.rc"
 }
 
-start=$(date +%s)
-for s in $BENCH_SECTIONS; do
-	case $s in
-	perpkt) run perpkt .output/bench_xdp ;;
-	flood) run flood scripts/bench_flood.sh ;;
-	daemon) run daemon scripts/bench_daemon.sh ;;
-	esac
-done
-total=$(( $(date +%s) - start ))
+if [ -z "${BENCH_REPORT_ONLY:-}" ]; then
+	start=$(date +%s)
+	for s in $BENCH_SECTIONS; do
+		case $s in
+		perpkt) run perpkt .output/bench_xdp ;;
+		flood) run flood scripts/bench_flood.sh ;;
+		daemon) run daemon scripts/bench_daemon.sh ;;
+		esac
+	done
+	echo $(( $(date +%s) - start )) >"$BENCH_OUT/total.secs"
+fi
+total=$(cat "$BENCH_OUT/total.secs")
 
 {
 	echo "# Benchmarks"
@@ -71,8 +75,8 @@ total=$(( $(date +%s) - start ))
 		echo "$(cat "$BENCH_OUT/$s.secs") s, exit status $(cat "$BENCH_OUT/$s.rc")."
 		echo
 		echo '```'
-		# Progress lines (ETA) are for the terminal.
-		grep -v -E '(^|[[:space:]])ETA[[:space:]]|eta [0-9]' "$BENCH_OUT/$s.log" || true
+		# Where this machine kept the files is of no use to a reader.
+		sed -e "s|$BENCH_OUT|\$BENCH_OUT|g" -e "s|$PWD/|./|g" "$BENCH_OUT/$s.log"
 		echo '```'
 	done
 } >"$BENCH_MD"
