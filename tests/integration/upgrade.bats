@@ -22,13 +22,17 @@ UPGRADE_FROM_OLDER_PATH=${UPGRADE_FROM_OLDER_PATH:-1bd3075}
 UPGRADE_FROM_PREV=${UPGRADE_FROM_PREV:-ee42690}
 SHEDCTL=${SHEDCTL:-$ROOT/shedctl}
 
+# The releases are built once per tree, under .output (make clean removes
+# them): `make test` and `make san` both run this file.
+RELEASES="$ROOT/.output/releases"
+
 setup_file() {
-	export OLD="$BATS_FILE_TMPDIR/old"
+	export OLD="$RELEASES/$UPGRADE_FROM"
 	if ! git -C "$ROOT" cat-file -e "$UPGRADE_FROM^{commit}" 2>/dev/null; then
 		export OLD_MISSING="the repository has no commit $UPGRADE_FROM (a shallow clone?)"
 		return 0
 	fi
-	export OLD0="$BATS_FILE_TMPDIR/old0" PREV="$BATS_FILE_TMPDIR/prev"
+	export OLD0="$RELEASES/$UPGRADE_FROM_OLDER_PATH" PREV="$RELEASES/$UPGRADE_FROM_PREV"
 	build_release "$UPGRADE_FROM" "$OLD" shedd shedctl
 	build_release "$UPGRADE_FROM_OLDER_PATH" "$OLD0" shedd
 	if git -C "$ROOT" cat-file -e "$UPGRADE_FROM_PREV^{commit}" 2>/dev/null; then
@@ -38,10 +42,13 @@ setup_file() {
 	fi
 }
 
-# build_release COMMIT DIR TARGETS...: the tree of COMMIT from git, built.
+# build_release COMMIT DIR TARGETS...: the tree of COMMIT from git, built,
+# unless an earlier run built it into DIR (DIR.built says it finished).
 build_release() {
 	local commit=$1 dir=$2
 	shift 2
+	[ ! -e "$dir.built" ] || return 0
+	rm -rf "$dir"
 	mkdir -p "$dir"
 	git -C "$ROOT" archive "$commit" | tar -x -C "$dir"
 	make -C "$dir" -j2 "$@" >"$dir.log" 2>&1 || {
@@ -49,6 +56,7 @@ build_release() {
 		tail -20 "$dir.log" >&3
 		return 1
 	}
+	touch "$dir.built"
 }
 
 setup() {
