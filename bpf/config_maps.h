@@ -32,17 +32,32 @@ struct {
 	__type(value, __u32);
 } settings_pkt SEC(".maps");
 
+/* The entry of settings in use now. */
+static __always_inline __u32 settings_slot(void)
+{
+	__u32 zero = 0, *cur = bpf_map_lookup_elem(&settings_cur, &zero);
+
+	return cur ? *cur & 1 : 0;
+}
+
 /* The settings record in use, for the packet now starting; NULL before the
  * daemon wrote one. */
 static __always_inline struct shedd_config *settings_begin(void)
 {
-	__u32 zero = 0, slot = 0, *cur = bpf_map_lookup_elem(&settings_cur, &zero);
+	__u32 zero = 0, slot = settings_slot();
 	__u32 *pin = bpf_map_lookup_elem(&settings_pkt, &zero);
 
-	if (cur)
-		slot = *cur & 1;
 	if (pin)
 		*pin = slot;
+	return bpf_map_lookup_elem(&settings, &slot);
+}
+
+/* The same record for a path that calls no global function, which would
+ * read it again with settings_again(): nothing is pinned for the packet. */
+static __always_inline struct shedd_config *settings_peek(void)
+{
+	__u32 slot = settings_slot();
+
 	return bpf_map_lookup_elem(&settings, &slot);
 }
 

@@ -28,7 +28,7 @@ static __always_inline int port_protected(const struct shedd_config *cfg, __u16 
 	if (cfg->all_ports)
 		return 1;
 	ps = bpf_map_lookup_elem(&port_set, &zero);
-	return ps && ((ps->bits[port / 64] >> (port % 64)) & 1);
+	return ps && shedd_port_set_has(ps, port);
 }
 
 struct {

@@ -113,6 +113,13 @@ static __always_inline __u32 cookie_flags(const struct pkt *p)
 	       ((__u32)p->nr_vlans << CK_VLANS_SHIFT);
 }
 
+/* How class @cls (in range) is verified: not at all while the kernel has
+ * no cookie helpers or the SYN-ACK could not leave (tx_blocked). */
+static __always_inline __u32 class_mode(const struct shedd_config *cfg, __u32 cls)
+{
+	return verify_enabled && !cfg->tx_blocked ? cfg->verify[cls] : SHEDD_VERIFY_OFF;
+}
+
 /*
  * shed_by_drop() - is a SYN of class @cls (in range) shed with a plain
  * drop, decided by this CPU's cache at @now? Then nothing about the SYN
@@ -128,7 +135,7 @@ static __always_inline int shed_by_drop(const struct shedd_config *cfg, __u32 cl
 	__u32 key = cls; /* its own: cls stays a register */
 
 	if (cls >= SHEDD_NR_CLASSES || cfg->reject[cls] != SHEDD_REJECT_DROP ||
-	    (verify_enabled && !cfg->tx_blocked && cfg->verify[cls] != SHEDD_VERIFY_OFF) ||
+	    class_mode(cfg, cls) != SHEDD_VERIFY_OFF ||
 	    (cfg->source_check == SHEDD_SRC_STRICT && cls < cfg->default_class))
 		return 0;
 	b = bpf_map_lookup_elem(&buckets, &key);
@@ -246,17 +253,6 @@ static __always_inline int any_class_verifies(const struct shedd_config *cfg)
 
 	__builtin_memcpy(&modes, cfg->verify, sizeof(modes));
 	return modes != 0;
-}
-
-/* The settings record in use, read as settings_begin() reads it, for a
- * path that calls no global function (nothing reads it again). */
-static __always_inline struct shedd_config *settings_peek(void)
-{
-	__u32 zero = 0, slot = 0, *cur = bpf_map_lookup_elem(&settings_cur, &zero);
-
-	if (cur)
-		slot = *cur & 1;
-	return bpf_map_lookup_elem(&settings, &slot);
 }
 
 /* fast_path(): the whole way; the whole way for a pure SYN of class C to
@@ -466,8 +462,9 @@ int shedd_xdp(struct xdp_md *ctx)
 	if (kls >= SHEDD_NR_CLASSES)
 		kls = SHEDD_SHEDDABLE;
 	if (!is_ack) {
-		/* A flood's path: dropped whatever its checksum says. */
-		if (shed_by_drop(cfg, kls, now = clock_coarse_ns())) {
+		/* A flood's path: dropped whatever its checksum says (the
+		 * fast path asked already of the SYNs it classified). */
+		if (fast == FAST_FURTHER && shed_by_drop(cfg, kls, clock_coarse_ns())) {
 			cs = &st->cls[kls];
 			cs->syn++;
 			cs->charged++;
@@ -504,7 +501,7 @@ int shedd_xdp(struct xdp_md *ctx)
 	/* A cookie SYN-ACK that cannot leave (tx_blocked) refuses the
 	 * client it was to prove: judge the class as unverified instead. */
 	if (mode == SHEDD_NR_VERIFY)
-		mode = verify_enabled && !cfg->tx_blocked ? cfg->verify[cls] : SHEDD_VERIFY_OFF;
+		mode = class_mode(cfg, cls);
 	/* Read while cls is known to be in range: it is spilled as 32 bits
 	 * across the calls below, which Debian 12's verifiers do not track. */
 	reject = cfg->reject[cls];

@@ -344,6 +344,18 @@ struct shedd_port_set {
 	__u64 bits[SHEDD_PORT_WORDS];
 };
 
+static inline __attribute__((always_inline)) void
+shedd_port_set_add(struct shedd_port_set *ps, __u16 port)
+{
+	ps->bits[port / 64] |= 1ULL << (port % 64);
+}
+
+static inline __attribute__((always_inline)) int
+shedd_port_set_has(const struct shedd_port_set *ps, __u16 port)
+{
+	return (ps->bits[port / 64] >> (port % 64)) & 1;
+}
+
 /* broadcast: written by userspace only. ARRAY with one entry: the
  * namespace's IPv4 subnet broadcast addresses (the kernel's RTN_BROADCAST
  * routes of its addresses), network order, 0 = none. A SYN to one is

@@ -295,7 +295,7 @@ static int set_port(__u16 port)
 	__u8 one = 1;
 
 	/* As the daemon: the ports map (the tc hand-off's) and port_set. */
-	ps.bits[port / 64] |= 1ULL << (port % 64);
+	shedd_port_set_add(&ps, port);
 	return bpf_map_update_elem(bpf_map__fd(B.skel->maps.ports), &port, &one, BPF_ANY) ||
 	       bpf_map_update_elem(bpf_map__fd(B.skel->maps.port_set), &zero, &ps, BPF_ANY);
 }

@@ -68,7 +68,7 @@ static int protect_port(__u16 port)
 				   BPF_ANY);
 	if (err)
 		return err;
-	ps.bits[port / 64] |= 1ULL << (port % 64);
+	shedd_port_set_add(&ps, port);
 	return bpf_map__update_elem(skel->maps.port_set, &zero, sizeof(zero), &ps, sizeof(ps),
 				    BPF_ANY);
 }

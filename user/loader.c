@@ -888,7 +888,7 @@ static int write_port_set(struct loader *l, const struct shedd_options *o)
 
 	memset(&ps, 0, sizeof(ps));
 	for (i = 0; i < o->nr_ports; i++)
-		ps.bits[o->ports[i] / 64] |= 1ULL << (o->ports[i] % 64);
+		shedd_port_set_add(&ps, o->ports[i]);
 	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.port_set), &zero, &ps, BPF_ANY)) {
 		int err = -errno;
 
