@@ -34,7 +34,7 @@ BENCH_ROUNDS=${BENCH_ROUNDS:-5}
 BENCH_SECS=${BENCH_SECS:-3}
 BENCH_FAMILIES=${BENCH_FAMILIES:-"4 6"}
 BENCH_FLOOD_CONFIGS=${BENCH_FLOOD_CONFIGS:-$BENCH_CONFIGS_ALL}
-BENCH_OUT=${BENCH_OUT:-$(mktemp -d /tmp/shedd-bench.XXXXXX)}
+BENCH_OUT=${BENCH_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/shedd-bench.XXXXXX")}
 
 bad() { echo "bench_flood: $*" >&2; exit 2; }
 if ! [[ "$BENCH_ROUNDS" =~ ^[1-9][0-9]?$ ]]; then
