@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* loadgen.c - testbed open-loop TCP client with patience, the measure of
- * goodput: starts requests at a fixed (or Poisson) rate, each on a new
- * connection ("GET\n", ok when "OK\n" came back within --patience-ms) or,
- * with --http, as HTTP/1.1 GETs (ok on a 2xx whose whole body arrived in
- * time), optionally several per keep-alive connection. At its deadline a
- * request gives up with a RST. One summary line on stdout.
+ * goodput: starts requests at a fixed (or Poisson) rate, or one that
+ * changes in phases, each on a new connection ("GET\n", ok when "OK\n"
+ * came back within --patience-ms) or, with --http, as HTTP/1.1 GETs (ok on
+ * a 2xx whose whole body arrived in time), optionally several per
+ * keep-alive connection. At its deadline an attempt gives up with a RST; a
+ * failed one may be retried, within a retry budget. One summary line on
+ * stdout.
  * Exit 0 ok, 1 runtime error (or interrupted), 2 usage error.
  */
 #include <arpa/inet.h>
@@ -49,6 +51,14 @@
 #define MAX_REQUESTS_PER_CONN 1000000ULL
 #define HTTP_LINE_MAX 96 /* bytes of a response line kept; the rest ignored */
 #define HTTP_REQUEST_MAX 512
+#define MAX_PHASES 64
+#define PHASES_SPEC_MAX 4096 /* characters of a --phases argument */
+#define MAX_RETRIES 100ULL
+#define MAX_RETRY_DELAY_MS 60000ULL
+#define MAX_RETRY_BUDGET 10.0
+/* The retry budget's balance in millionths of a token: F is taken to six
+ * decimals, and deposits add up exactly (0.1 x 10 is one whole token). */
+#define TOKEN_UNIT 1000000ULL
 
 /* Latency histogram, log-linear in microseconds: values below HIST_SUB are
  * exact, above it every power of two has HIST_SUB buckets, so a bucket's
@@ -75,6 +85,12 @@ static const char *const outcome_name[OUT_NR] = {
 	"bad_status",
 };
 
+/* One phase of the offered rate: @rate arrivals a second for @secs. */
+struct phase {
+	uint64_t secs;
+	double rate;
+};
+
 struct cfg {
 	int family;
 	union {
@@ -85,9 +101,15 @@ struct cfg {
 	bool have_bind;
 	const char *dst_str, *bind_str;
 	uint64_t port;
-	double rate;
+	double rate;       /* the highest of the phases' rates */
 	bool poisson;
-	uint64_t duration_s;
+	uint64_t duration_s; /* the sum of the phases */
+	const char *phases_str; /* --phases as given, or NULL */
+	struct phase phases[MAX_PHASES];
+	uint32_t nphases;
+	uint64_t retries, retry_delay_ms;
+	bool have_budget;
+	uint64_t budget_micro; /* --retry-budget F, in millionths of a token */
 	uint64_t patience_ms;
 	uint64_t max_inflight;
 	bool max_inflight_set;
@@ -130,15 +152,18 @@ struct http_resp {
 /*
  * struct conn - one connection slot.
  * @prev, @next: the deadline list, or the idle list for C_IDLE. Every
- *          request has the same patience and takes its connection when it
- *          arrives, so arrival order is deadline order: the deadline list
- *          is kept in arrival order (a reused connection goes to its tail),
- *          its head expires first, and finishing unlinks in O(1).
+ *          attempt (a request's arrival, or a retry) has the same patience
+ *          and takes its connection when it starts, so start order is
+ *          deadline order: the deadline list is kept in start order (a
+ *          reused connection goes to its tail), its head expires first,
+ *          and finishing unlinks in O(1).
  * @gen:    bumped on every reuse of the slot, carried in the epoll data, so
  *          an event for a closed connection cannot be taken for its
  *          successor.
  * @got:    bytes of "OK\n" matched so far (line protocol).
- * @second, @start_ns: arrival of the request the connection carries now.
+ * @second, @start_ns: start of the attempt the connection carries now
+ *          (the arrival of a request, or the start of its retry).
+ * @attempt: 0 for a request's first attempt, k for its k-th retry.
  * @requests: requests sent on this connection so far.
  * @resp:   --http: the parse of the current response.
  */
@@ -148,6 +173,7 @@ struct conn {
 	uint32_t gen;
 	uint32_t got;
 	uint32_t second;
+	uint32_t attempt;
 	uint32_t prev, next;
 	uint64_t start_ns;
 	uint64_t requests;
@@ -156,7 +182,15 @@ struct conn {
 
 struct second {
 	uint64_t count[OUT_NR];
+	uint64_t retries; /* retry attempts started in this second */
 	uint64_t pending; /* started in this second and not finished */
+};
+
+/* A retry to start at @due_ns (the start of the run's clock), as attempt
+ * @attempt of its request. */
+struct retry {
+	uint64_t due_ns;
+	uint32_t attempt;
 };
 
 static volatile sig_atomic_t stop;
@@ -174,7 +208,16 @@ static uint64_t nseconds;
 static uint64_t total[OUT_NR];
 static uint64_t hist[HIST_BUCKETS];
 static int epfd = -1;
-static bool warned_ports, warned_inflight, warned_fds;
+static bool warned_ports, warned_inflight, warned_fds, warned_retry_mem;
+/* Retries are started only while this is true, and only those due before
+ * offer_end_ns; the queue is in due order, as every retry waits the same
+ * --retry-delay-ms after a failure and failures are seen in time order. */
+static bool retries_open;
+static uint64_t offer_end_ns;
+static struct retry *rq;
+static uint64_t rq_head, rq_len, rq_cap;
+static uint64_t balance_micro; /* the retry budget's balance */
+static uint64_t total_requests, total_retries, total_denied;
 
 static void on_signal(int sig)
 {
@@ -241,8 +284,11 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: " PROG " --dst ADDR --port P --rate CONN_PER_SEC --duration SEC\n"
 "       --patience-ms MS [--bind ADDR] [--poisson] [--max-inflight N]\n"
-"       [--seed N] [--warmup W] [--http [--host NAME]\n"
+"       [--seed N] [--warmup W] [--retries N [--retry-delay-ms D]\n"
+"       [--retry-budget F]] [--http [--host NAME]\n"
 "       [--requests-per-conn N]]\n"
+"       " PROG " --phases SECS:RATE[,SECS:RATE...] (instead of --rate and\n"
+"       --duration) ...\n"
 "       " PROG " --help\n"
 "\n"
 "An open-loop client: it starts connections to ADDR:P at CONN_PER_SEC\n"
@@ -272,12 +318,42 @@ static void usage(FILE *f)
 "--warmup W         leave the requests that arrive in the first W seconds\n"
 "                   (0 to SEC-1, default 0) out of the summary line; the\n"
 "                   per-second lines still show them\n"
+"--phases SECS:RATE[,SECS:RATE...]  a rate that changes: RATE (0, or\n"
+"                   %g-%g, fractions allowed) for SECS seconds (1-%llu),\n"
+"                   then the next phase's, up to %d phases; SEC is their\n"
+"                   sum (1-%llu). It replaces --rate and --duration (not\n"
+"                   with either). Each phase spaces its arrivals (or draws\n"
+"                   their gaps, under --poisson) at its own RATE, the first\n"
+"                   at its start; a phase of RATE 0 starts nothing.\n"
+"\n"
+"--retries N        an attempt that does not end ok (refused, timeouts,\n"
+"                   error, bad_status) is retried on a new connection, up\n"
+"                   to N more attempts per request (0-%llu, default 0). Each\n"
+"                   attempt has its own deadline, MS after its own start,\n"
+"                   and counts as offered in the second it starts.\n"
+"--retry-delay-ms D a retry starts D ms after its attempt failed (0-%llu,\n"
+"                   default 0). A retry due at or after the end of the\n"
+"                   offering (SEC, or the signal that ends it) is not\n"
+"                   started, and is counted neither as a retry nor as\n"
+"                   denied.\n"
+"--retry-budget F   a retry budget (0-%g, taken to 6 decimals): every\n"
+"                   request's first attempt deposits F tokens, every retry\n"
+"                   takes one whole token, and a failed attempt that finds\n"
+"                   less than one is not retried (retries_denied). The\n"
+"                   balance starts at 0 and is capped at one second's\n"
+"                   deposits, max(1, F x the current phase's RATE), so a\n"
+"                   calm spell cannot bank a storm. Retries never exceed\n"
+"                   F x requests + 1 (over the whole run; the per-second\n"
+"                   and summary counts of one stretch may carry up to the\n"
+"                   cap more). Without it only N bounds the retries.\n"
+"                   --retry-delay-ms and --retry-budget need N >= 1.\n"
 "\n"
 "--http             speak HTTP/1.1: each request is \"GET / HTTP/1.1\" with\n"
 "                   \"Host: NAME\" (--host, default ADDR); the rate is one of\n"
 "                   requests. A request is ok only on a 2xx status whose\n"
 "                   whole body (Content-Length, or up to the close) arrived\n"
-"                   within MS of the request's arrival; another status is\n"
+"                   within MS of the attempt's start (the request's\n"
+"                   arrival, or its retry's start); another status is\n"
 "                   bad_status (a late one is timeout_response); chunked\n"
 "                   bodies are not supported (error).\n"
 "--requests-per-conn N  with --http, keep-alive: a connection carries up\n"
@@ -298,21 +374,28 @@ static void usage(FILE *f)
 "  sysctl -w net.ipv4.ip_local_port_range=\"1024 65000\"\n"
 "Running out shows as EADDRNOTAVAIL, counted as error with a warning.\n"
 "\n"
-"Every second stderr gets, for the requests STARTED in second N (printed\n"
+"Every second stderr gets, for the attempts STARTED in second N (printed\n"
 "once all of them are finished):\n"
 "  t=N offered=N ok=N refused=N timeout_connect=N timeout_response=N error=N\n"
-"  bad_status=N\n"
+"  bad_status=N retries=N\n"
 "At the end stdout gets one line:\n"
 "  offered=N ok=N refused=N timeout_connect=N timeout_response=N error=N\n"
 "  bad_status=N goodput_per_sec=X.X p50_ms=X p99_ms=X connections=N\n"
-"Counts are of requests (connections without --http);\n"
+"  requests=N retries=N retries_denied=N\n"
+"Counts are of attempts, a request's first one and each of its retries\n"
+"(connections without --http): offered and the outcomes include the\n"
+"retries, so a retry storm shows as offered load; retries= counts the\n"
+"retry attempts started, requests= the first attempts, retries_denied= the\n"
+"failed attempts that the budget did not let retry;\n"
 "goodput_per_sec is ok / (SEC - W) (the seconds actually offered when\n"
-"stopped early); p50/p99 are over the ok requests' times from arrival to the\n"
-"whole reply, within 0.4 %%, and nan without any ok; connections is the\n"
-"number of connections opened for them.\n"
+"stopped early); p50/p99 are over the ok attempts' times from their start\n"
+"to the whole reply, within 0.4 %%, and nan without any ok; connections is\n"
+"the number of connections opened for them.\n"
 "Exit: 0 done, 1 runtime error or interrupted, 2 usage error.\n",
 		MIN_RATE, MAX_RATE, MAX_DURATION_S, MAX_PATIENCE_MS,
 		MAX_INFLIGHT, DEFAULT_MAX_INFLIGHT, FD_SPARE,
+		MIN_RATE, MAX_RATE, MAX_DURATION_S, MAX_PHASES, MAX_DURATION_S,
+		MAX_RETRIES, MAX_RETRY_DELAY_MS, MAX_RETRY_BUDGET,
 		MAX_REQUESTS_PER_CONN);
 }
 
@@ -339,7 +422,8 @@ static int parse_addr(const char *s, uint16_t port, void *sa)
 enum {
 	OPT_DST = 256, OPT_PORT, OPT_RATE, OPT_DURATION, OPT_PATIENCE,
 	OPT_BIND, OPT_POISSON, OPT_MAX_INFLIGHT, OPT_SEED, OPT_HTTP, OPT_HOST,
-	OPT_REQUESTS_PER_CONN, OPT_WARMUP, OPT_HELP,
+	OPT_REQUESTS_PER_CONN, OPT_WARMUP, OPT_PHASES, OPT_RETRIES,
+	OPT_RETRY_DELAY, OPT_RETRY_BUDGET, OPT_HELP,
 };
 
 static const struct option long_opts[] = {
@@ -356,6 +440,10 @@ static const struct option long_opts[] = {
 	{ "host", required_argument, NULL, OPT_HOST },
 	{ "warmup", required_argument, NULL, OPT_WARMUP },
 	{ "requests-per-conn", required_argument, NULL, OPT_REQUESTS_PER_CONN },
+	{ "phases", required_argument, NULL, OPT_PHASES },
+	{ "retries", required_argument, NULL, OPT_RETRIES },
+	{ "retry-delay-ms", required_argument, NULL, OPT_RETRY_DELAY },
+	{ "retry-budget", required_argument, NULL, OPT_RETRY_BUDGET },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -388,11 +476,98 @@ static int build_requests(struct cfg *c)
 	return 0;
 }
 
+/* One phase of --phases, "SECS:RATE", at @item (@len bytes, no ','), the
+ * @n-th (from 1). Return: 0, or -1 after saying what is wrong with it. */
+static int parse_phase(const char *spec, const char *item, size_t len,
+		       uint32_t n, struct phase *ph)
+{
+	char buf[64], *colon, *end;
+	const char *why;
+
+	if (len == 0) {
+		why = "is empty";
+		goto bad;
+	}
+	if (len >= sizeof(buf)) {
+		why = "is too long for SECS:RATE";
+		goto bad;
+	}
+	memcpy(buf, item, len);
+	buf[len] = '\0';
+	colon = strchr(buf, ':');
+	if (!colon || strchr(colon + 1, ':')) {
+		why = "is not SECS:RATE";
+		goto bad;
+	}
+	*colon = '\0';
+	errno = 0;
+	ph->secs = strtoull(buf, &end, 10);
+	if (buf[0] < '0' || buf[0] > '9' || *end || errno || ph->secs < 1 ||
+	    ph->secs > MAX_DURATION_S) {
+		why = "has SECS not an integer in [1, 3600]";
+		goto bad;
+	}
+	/* As parse_double: plain decimal, no sign, hex, inf or nan. */
+	errno = 0;
+	ph->rate = strtod(colon + 1, &end);
+	if (((colon[1] < '0' || colon[1] > '9') && colon[1] != '.') ||
+	    strpbrk(colon + 1, "xX") || *end || errno ||
+	    !(ph->rate == 0 || (ph->rate >= MIN_RATE && ph->rate <= MAX_RATE))) {
+		why = "has RATE neither 0 nor a number in [0.01, 1e+06]";
+		goto bad;
+	}
+	return 0;
+bad:
+	fprintf(stderr, PROG ": --phases: '%s': phase %" PRIu32 " ('%.*s') %s\n",
+		spec, n, (int)(len < 64 ? len : 64), item, why);
+	return -1;
+}
+
+/* --phases SECS:RATE[,SECS:RATE...] into @c. Return: 0, or -1 (printed). */
+static int parse_phases(const char *spec, struct cfg *c)
+{
+	const char *p = spec;
+	uint64_t sum = 0;
+
+	if (strlen(spec) > PHASES_SPEC_MAX) {
+		fprintf(stderr, PROG ": --phases: longer than %d characters\n",
+			PHASES_SPEC_MAX);
+		return -1;
+	}
+	c->nphases = 0;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+
+		if (c->nphases == MAX_PHASES) {
+			fprintf(stderr, PROG ": --phases: '%s': more than %d "
+				"phases\n", spec, MAX_PHASES);
+			return -1;
+		}
+		if (parse_phase(spec, p, len, c->nphases + 1,
+				&c->phases[c->nphases]))
+			return -1;
+		sum += c->phases[c->nphases].secs;
+		c->nphases++;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	if (sum > MAX_DURATION_S) {
+		fprintf(stderr, PROG ": --phases: '%s': %" PRIu64 " seconds in "
+			"all, more than %llu\n", spec, sum, MAX_DURATION_S);
+		return -1;
+	}
+	c->duration_s = sum;
+	return 0;
+}
+
 /* Return: 0 to run, 1 after --help, -1 on a usage error (already printed). */
 static int parse_args(int argc, char **argv, struct cfg *c)
 {
 	bool have_port = false, have_rate = false, have_duration = false;
-	bool have_patience = false, have_seed = false;
+	bool have_patience = false, have_seed = false, have_delay = false;
+	double budget = 0;
+	uint32_t k;
 	int opt, fam;
 
 	c->max_inflight = DEFAULT_MAX_INFLIGHT;
@@ -459,6 +634,26 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 				      &c->requests_per_conn))
 				return -1;
 			break;
+		case OPT_PHASES:
+			c->phases_str = optarg;
+			break;
+		case OPT_RETRIES:
+			if (parse_u64("retries", optarg, 0, MAX_RETRIES,
+				      &c->retries))
+				return -1;
+			break;
+		case OPT_RETRY_DELAY:
+			if (parse_u64("retry-delay-ms", optarg, 0,
+				      MAX_RETRY_DELAY_MS, &c->retry_delay_ms))
+				return -1;
+			have_delay = true;
+			break;
+		case OPT_RETRY_BUDGET:
+			if (parse_double("retry-budget", optarg, 0,
+					 MAX_RETRY_BUDGET, &budget))
+				return -1;
+			c->have_budget = true;
+			break;
 		case OPT_HELP:
 			usage(stdout);
 			return 1;
@@ -470,12 +665,35 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 		fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);
 		return -1;
 	}
-	if (!c->dst_str || !have_port || !have_rate || !have_duration ||
-	    !have_patience) {
-		fprintf(stderr, PROG ": --dst, --port, --rate, --duration and "
-			"--patience-ms are required\n");
+	if (c->phases_str && (have_rate || have_duration)) {
+		fprintf(stderr, PROG ": --phases replaces --rate and --duration: "
+			"give either --phases or both of them\n");
 		return -1;
 	}
+	if (!c->dst_str || !have_port || !have_patience ||
+	    (!c->phases_str && (!have_rate || !have_duration))) {
+		fprintf(stderr, PROG ": --dst, --port, --rate, --duration (or "
+			"--phases) and --patience-ms are required\n");
+		return -1;
+	}
+	if (c->phases_str) {
+		if (parse_phases(c->phases_str, c))
+			return -1;
+	} else {
+		c->phases[0].secs = c->duration_s;
+		c->phases[0].rate = c->rate;
+		c->nphases = 1;
+	}
+	c->rate = 0;
+	for (k = 0; k < c->nphases; k++)
+		if (c->phases[k].rate > c->rate)
+			c->rate = c->phases[k].rate;
+	if (!c->retries && (have_delay || c->have_budget)) {
+		fprintf(stderr, PROG ": --retry-delay-ms and --retry-budget need "
+			"--retries 1 or more\n");
+		return -1;
+	}
+	c->budget_micro = (uint64_t)llround(budget * (double)TOKEN_UNIT);
 	c->family = parse_addr(c->dst_str, (uint16_t)c->port, &c->dst);
 	if (c->family < 0) {
 		fprintf(stderr, PROG ": --dst: '%s' is not an IPv4 or IPv6 "
@@ -515,19 +733,70 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 	return 0;
 }
 
-/* Count @out for a connection started in @second. */
-static void record(uint32_t second, enum outcome out)
+/* Queue attempt @attempt of a request, due at @due. Return: false when
+ * there is no memory for it. */
+static bool rq_push(uint64_t due, uint32_t attempt)
+{
+	if (rq_len == rq_cap) {
+		uint64_t cap = rq_cap ? 2 * rq_cap : 1024, k;
+		struct retry *n = malloc(cap * sizeof(*n));
+
+		if (!n)
+			return false;
+		for (k = 0; k < rq_len; k++)
+			n[k] = rq[(rq_head + k) % rq_cap];
+		free(rq);
+		rq = n;
+		rq_cap = cap;
+		rq_head = 0;
+	}
+	rq[(rq_head + rq_len) % rq_cap] = (struct retry){ due, attempt };
+	rq_len++;
+	return true;
+}
+
+/* The failure of attempt @attempt of a request, in @second: queue its
+ * retry if --retries leaves one, the offering lasts until it is due and
+ * the budget (if any) has a whole token for it. */
+static void retry_after(uint32_t second, uint32_t attempt)
+{
+	uint64_t due;
+
+	if (attempt >= cfg.retries || !retries_open)
+		return;
+	due = now_ns() + cfg.retry_delay_ms * NSEC_PER_MSEC;
+	if (due >= offer_end_ns)
+		return; /* neither a retry nor denied */
+	if (cfg.have_budget) {
+		if (balance_micro < TOKEN_UNIT) {
+			if (second >= cfg.warmup_s)
+				total_denied++;
+			return;
+		}
+		balance_micro -= TOKEN_UNIT;
+	}
+	if (!rq_push(due, attempt + 1) && !warned_retry_mem) {
+		warned_retry_mem = true;
+		fprintf(stderr, PROG ": queue a retry: %s (not retried, "
+			"warning once)\n", strerror(ENOMEM));
+	}
+}
+
+/* Count @out for attempt @attempt of a request, started in @second. */
+static void record(uint32_t second, uint32_t attempt, enum outcome out)
 {
 	seconds[second].count[out]++;
 	seconds[second].pending--;
 	if (second >= cfg.warmup_s)
 		total[out]++;
+	if (out != OUT_OK)
+		retry_after(second, attempt);
 }
 
 /* An ok request that arrived in @second took @ns. */
 static void record_ok(uint32_t second, uint64_t ns)
 {
-	record(second, OUT_OK);
+	record(second, 0, OUT_OK);
 	if (second >= cfg.warmup_s)
 		hist[hist_index(ns / NSEC_PER_USEC)]++;
 }
@@ -634,7 +903,7 @@ static bool send_request(uint32_t i)
 	 * or one whose last response was read whole): never partial. */
 	n = send(c->fd, req, len, MSG_NOSIGNAL);
 	if (n != (ssize_t)len) {
-		record(c->second, OUT_ERROR);
+		record(c->second, c->attempt, OUT_ERROR);
 		release(i, true);
 		return false;
 	}
@@ -666,6 +935,7 @@ static bool reuse_idle(uint64_t now, uint32_t sec)
 		}
 		list_del(i, &idle_head, &idle_tail);
 		c->second = sec;
+		c->attempt = 0;
 		c->start_ns = now;
 		c->state = C_WAIT_REPLY; /* on the deadline list from now */
 		list_add_tail(i, &dl_head, &dl_tail);
@@ -682,15 +952,23 @@ static void close_idle(void)
 		release(idle_head, false);
 }
 
-/* Start one request in second @sec: on an idle connection, or a new one. */
-static void start_request(uint64_t now, uint32_t sec)
+/* Start attempt @attempt of a request in second @sec: a first attempt
+ * on an idle connection, or a new one; a retry always on a new one. */
+static void start_request(uint64_t now, uint32_t sec, uint32_t attempt)
 {
 	struct conn *c;
 	uint32_t i;
 	int fd, one = 1;
 
 	seconds[sec].pending++;
-	if (reuse_idle(now, sec))
+	if (attempt) {
+		seconds[sec].retries++;
+		if (sec >= cfg.warmup_s)
+			total_retries++;
+	} else if (sec >= cfg.warmup_s) {
+		total_requests++;
+	}
+	if (!attempt && reuse_idle(now, sec))
 		return;
 	if (!free_top) {
 		if (!warned_inflight) {
@@ -699,14 +977,14 @@ static void start_request(uint64_t now, uint32_t sec)
 				" (counted as error, warning once)\n",
 				cfg.max_inflight);
 		}
-		record(sec, OUT_ERROR);
+		record(sec, attempt, OUT_ERROR);
 		return;
 	}
 	fd = socket(cfg.family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		warn_once(&warned_fds, "open a socket", errno,
 			  "out of descriptors or memory");
-		record(sec, OUT_ERROR);
+		record(sec, attempt, OUT_ERROR);
 		return;
 	}
 	if (cfg.have_bind) {
@@ -720,7 +998,7 @@ static void start_request(uint64_t now, uint32_t sec)
 			warn_once(&warned_ports, "bind --bind address", errno,
 				  "widen net.ipv4.ip_local_port_range");
 			close(fd);
-			record(sec, OUT_ERROR);
+			record(sec, attempt, OUT_ERROR);
 			return;
 		}
 	}
@@ -732,6 +1010,7 @@ static void start_request(uint64_t now, uint32_t sec)
 	c->got = 0;
 	c->requests = 0;
 	c->second = sec;
+	c->attempt = attempt;
 	c->start_ns = now;
 	c->state = C_CONNECTING;
 	list_add_tail(i, &dl_head, &dl_tail);
@@ -749,12 +1028,12 @@ static void start_request(uint64_t now, uint32_t sec)
 		return;
 	}
 	if (errno == ECONNREFUSED) {
-		record(sec, OUT_REFUSED);
+		record(sec, attempt, OUT_REFUSED);
 	} else {
 		if (is_port_shortage(errno))
 			warn_once(&warned_ports, "connect: no free local port",
 				  errno, "widen net.ipv4.ip_local_port_range");
-		record(sec, OUT_ERROR);
+		record(sec, attempt, OUT_ERROR);
 	}
 	release(i, false);
 }
@@ -882,14 +1161,14 @@ static void http_done(uint32_t i, uint64_t now, bool eof)
 	/* The deadline is checked after the events, so a reply read in the
 	 * same turn could be a little late: late is not ok. */
 	if (now - c->start_ns > cfg.patience_ms * NSEC_PER_MSEC) {
-		record(c->second, OUT_TIMEOUT_RESPONSE);
+		record(c->second, c->attempt, OUT_TIMEOUT_RESPONSE);
 		release(i, true);
 		return;
 	}
 	if (c->resp.status / 100 == 2) {
 		record_ok(c->second, now - c->start_ns);
 	} else {
-		record(c->second, OUT_BAD_STATUS);
+		record(c->second, c->attempt, OUT_BAD_STATUS);
 	}
 	if (eof) {
 		release(i, false);
@@ -922,13 +1201,13 @@ static void on_http_data(uint32_t i, const char *buf, ssize_t n, uint64_t now)
 		return;
 	}
 	if (n <= 0) { /* reset or closed before the whole reply */
-		record(c->second, OUT_ERROR);
+		record(c->second, c->attempt, OUT_ERROR);
 		release(i, true);
 		return;
 	}
 	used = http_feed(&c->resp, buf, (size_t)n, &done);
 	if (c->resp.bad) {
-		record(c->second, OUT_ERROR);
+		record(c->second, c->attempt, OUT_ERROR);
 		release(i, true);
 		return;
 	}
@@ -957,8 +1236,8 @@ static void on_event(uint64_t data, uint64_t now)
 		if (err == EINPROGRESS || err == EALREADY)
 			return;
 		if (err) {
-			record(c->second, err == ECONNREFUSED ? OUT_REFUSED :
-			       OUT_ERROR);
+			record(c->second, c->attempt,
+			       err == ECONNREFUSED ? OUT_REFUSED : OUT_ERROR);
 			release(i, false);
 			return;
 		}
@@ -988,13 +1267,13 @@ static void on_event(uint64_t data, uint64_t now)
 		return;
 	}
 	if (n <= 0) { /* reset or closed before the reply */
-		record(c->second, OUT_ERROR);
+		record(c->second, c->attempt, OUT_ERROR);
 		release(i, true);
 		return;
 	}
 	for (ssize_t k = 0; k < n && c->got < sizeof(reply) - 1; k++) {
 		if (buf[k] != reply[c->got]) {
-			record(c->second, OUT_ERROR);
+			record(c->second, c->attempt, OUT_ERROR);
 			release(i, true);
 			return;
 		}
@@ -1005,7 +1284,7 @@ static void on_event(uint64_t data, uint64_t now)
 	/* The deadline is checked after the events, so a reply read in the
 	 * same turn could be a little late: late is not ok. */
 	if (now - c->start_ns > cfg.patience_ms * NSEC_PER_MSEC) {
-		record(c->second, OUT_TIMEOUT_RESPONSE);
+		record(c->second, c->attempt, OUT_TIMEOUT_RESPONSE);
 		release(i, true);
 		return;
 	}
@@ -1026,9 +1305,9 @@ static void expire(uint64_t t)
 		struct conn *c = &conns[i];
 
 		if (c->state == C_CONNECTING)
-			record(c->second, OUT_TIMEOUT_CONNECT);
+			record(c->second, c->attempt, OUT_TIMEOUT_CONNECT);
 		else if (c->state == C_WAIT_REPLY)
-			record(c->second, OUT_TIMEOUT_RESPONSE);
+			record(c->second, c->attempt, OUT_TIMEOUT_RESPONSE);
 		/* C_WAIT_EOF: counted ok already; just let go. */
 		release(i, true);
 	}
@@ -1043,11 +1322,12 @@ static void print_second(uint64_t k)
 	fprintf(stderr, "t=%" PRIu64 " offered=%" PRIu64 " ok=%" PRIu64
 		" refused=%" PRIu64 " timeout_connect=%" PRIu64
 		" timeout_response=%" PRIu64 " error=%" PRIu64 " bad_status=%"
-		PRIu64 "\n", k + 1,
+		PRIu64 " retries=%" PRIu64 "\n", k + 1,
 		n[OUT_OK] + n[OUT_REFUSED] + n[OUT_TIMEOUT_CONNECT] +
 		n[OUT_TIMEOUT_RESPONSE] + n[OUT_ERROR] + n[OUT_BAD_STATUS],
 		n[OUT_OK], n[OUT_REFUSED], n[OUT_TIMEOUT_CONNECT],
-		n[OUT_TIMEOUT_RESPONSE], n[OUT_ERROR], n[OUT_BAD_STATUS]);
+		n[OUT_TIMEOUT_RESPONSE], n[OUT_ERROR], n[OUT_BAD_STATUS],
+		seconds[k].retries);
 }
 
 /* Make room for --max-inflight connections. Without CAP_SYS_RESOURCE the
@@ -1065,10 +1345,24 @@ static void print_summary(double offered_s)
 	for (o = 0; o < OUT_NR; o++)
 		printf(" %s=%" PRIu64, outcome_name[o], total[o]);
 	printf(" goodput_per_sec=%.1f p50_ms=%.2f p99_ms=%.2f connections=%"
-	       PRIu64 "\n",
+	       PRIu64 " requests=%" PRIu64 " retries=%" PRIu64
+	       " retries_denied=%" PRIu64 "\n",
 	       offered_s > 0 ? (double)total[OUT_OK] / offered_s : 0.0,
 	       hist_percentile_ms(0.50), hist_percentile_ms(0.99),
-	       conns_opened);
+	       conns_opened, total_requests, total_retries, total_denied);
+}
+
+/* The connections in flight at the highest rate, at most: every attempt
+ * takes its whole patience, and a request makes at most 1 + N attempts,
+ * or 1 + F on average under a budget. */
+static double inflight_wanted(void)
+{
+	double per_request = 1.0 + (double)cfg.retries;
+	double budget = (double)cfg.budget_micro / (double)TOKEN_UNIT;
+
+	if (cfg.have_budget && 1.0 + budget < per_request)
+		per_request = 1.0 + budget;
+	return cfg.rate * per_request * (double)cfg.patience_ms / 1000.0;
 }
 
 static int raise_fd_limit(bool explicit_max)
@@ -1099,8 +1393,7 @@ static int raise_fd_limit(bool explicit_max)
 		}
 		cfg.max_inflight = rl.rlim_max - FD_SPARE;
 		/* Quiet unless this run may want more than that. */
-		if (cfg.rate * (double)cfg.patience_ms / 1000.0 >=
-		    (double)cfg.max_inflight)
+		if (inflight_wanted() >= (double)cfg.max_inflight)
 			fprintf(stderr, PROG ": warning: open-file hard limit "
 				"%llu (cannot raise it: %s); --max-inflight is %"
 				PRIu64 "\n", (unsigned long long)rl.rlim_max,
@@ -1143,7 +1436,7 @@ static int check_bind(void)
  * connections in flight; the run still goes, the shortage is counted. */
 static void check_port_range(void)
 {
-	double want = cfg.rate * (double)cfg.patience_ms / 1000.0;
+	double want = inflight_wanted();
 	unsigned long lo, hi;
 	FILE *f;
 
@@ -1180,11 +1473,95 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
+/*
+ * struct arrivals - where the arrivals of the phases have got to.
+ * @phase:   the phase of @next_at (cfg.nphases when none is left).
+ * @n:       arrivals of this phase started so far.
+ * @base_ns, @end_ns: the phase's start and end on the run's clock.
+ * @gap_ns:  its mean gap, 1 s / RATE.
+ * @next_at: the next arrival; the run's end when none is left.
+ */
+struct arrivals {
+	uint32_t phase;
+	uint64_t n;
+	uint64_t base_ns, end_ns;
+	double gap_ns;
+	uint64_t next_at;
+};
+
+/* Enter phase @p, or the first after it that starts anything; its first
+ * arrival is at its start. */
+static void phase_enter(struct arrivals *a, uint32_t p, uint64_t start,
+			uint64_t end)
+{
+	uint64_t off = 0;
+	uint32_t k;
+
+	for (k = 0; k < p; k++)
+		off += cfg.phases[k].secs;
+	for (; p < cfg.nphases && cfg.phases[p].rate == 0; p++)
+		off += cfg.phases[p].secs;
+	a->phase = p;
+	a->n = 0;
+	if (p == cfg.nphases) {
+		a->next_at = end;
+		return;
+	}
+	a->base_ns = start + off * NSEC_PER_SEC;
+	a->end_ns = a->base_ns + cfg.phases[p].secs * NSEC_PER_SEC;
+	a->gap_ns = (double)NSEC_PER_SEC / cfg.phases[p].rate;
+	a->next_at = a->base_ns;
+}
+
+/* The arrival at @a->next_at was started: the next one, evenly spaced in
+ * its phase or after an exponential gap, or the next phase's first. */
+static void arrival_next(struct arrivals *a, uint64_t *rng, uint64_t start,
+			 uint64_t end)
+{
+	a->n++;
+	if (cfg.poisson)
+		a->next_at += (uint64_t)(-a->gap_ns * log(rng_unit_open(rng)));
+	else
+		a->next_at = a->base_ns + (uint64_t)((double)a->n * a->gap_ns);
+	if (a->next_at >= a->end_ns)
+		phase_enter(a, a->phase + 1, start, end);
+}
+
+/* A request of phase @p arrived: its deposit into the retry budget, up to
+ * one second's deposits at the phase's rate (at least one token). */
+static void budget_deposit(uint32_t p)
+{
+	double cap_d = (double)cfg.budget_micro * cfg.phases[p].rate;
+	uint64_t cap = cap_d > (double)TOKEN_UNIT ? (uint64_t)cap_d : TOKEN_UNIT;
+
+	if (!cfg.have_budget)
+		return;
+	balance_micro += cfg.budget_micro;
+	if (balance_micro > cap)
+		balance_micro = cap;
+}
+
+/* Whether second @k may be reported: none of its attempts pending, and no
+ * start to come that would count in it (an arrival, or a retry due, in
+ * it; after the offering's last arrival, only queued retries start). */
+static bool second_done(uint64_t k, uint64_t now, uint64_t start,
+			bool offering, uint64_t next_at)
+{
+	uint64_t sec_end = start + (k + 1) * NSEC_PER_SEC;
+
+	if (seconds[k].pending)
+		return false;
+	if (!offering && !rq_len)
+		return true;
+	return now >= sec_end && (!offering || next_at >= sec_end) &&
+	       (!rq_len || rq[rq_head].due_ns >= sec_end);
+}
+
 int main(int argc, char **argv)
 {
-	uint64_t start, end, next_at, arrivals = 0, reported = 0, rng;
-	uint64_t patience_ns, offer_end, max_lag = 0;
-	double gap_ns;
+	uint64_t start, end, reported = 0, rng;
+	uint64_t patience_ns, max_lag = 0;
+	struct arrivals arr;
 	struct epoll_event *evs = NULL;
 	struct sigaction sa;
 	bool offering = true, cut_short = false, gave_up = false;
@@ -1227,26 +1604,43 @@ int main(int argc, char **argv)
 	}
 
 	rng = cfg.seed;
-	gap_ns = (double)NSEC_PER_SEC / cfg.rate;
 	patience_ns = cfg.patience_ms * NSEC_PER_MSEC;
-	fprintf(stderr, PROG ": dst %s port %" PRIu64 " rate=%g%s duration=%"
-		PRIu64 " patience_ms=%" PRIu64 " bind=%s seed=%" PRIu64 "\n",
-		cfg.dst_str, cfg.port, cfg.rate, cfg.poisson ? " (poisson)" : "",
-		cfg.duration_s, cfg.patience_ms,
-		cfg.bind_str ? cfg.bind_str : "any", cfg.seed);
+	if (cfg.phases_str)
+		fprintf(stderr, PROG ": dst %s port %" PRIu64 " phases=%s%s "
+			"duration=%" PRIu64, cfg.dst_str, cfg.port,
+			cfg.phases_str, cfg.poisson ? " (poisson)" : "",
+			cfg.duration_s);
+	else
+		fprintf(stderr, PROG ": dst %s port %" PRIu64 " rate=%g%s "
+			"duration=%" PRIu64, cfg.dst_str, cfg.port, cfg.rate,
+			cfg.poisson ? " (poisson)" : "", cfg.duration_s);
+	if (cfg.retries && cfg.have_budget)
+		fprintf(stderr, " retries=%" PRIu64 " retry_delay_ms=%" PRIu64
+			" retry_budget=%.6f", cfg.retries, cfg.retry_delay_ms,
+			(double)cfg.budget_micro / (double)TOKEN_UNIT);
+	else if (cfg.retries)
+		fprintf(stderr, " retries=%" PRIu64 " retry_delay_ms=%" PRIu64,
+			cfg.retries, cfg.retry_delay_ms);
+	fprintf(stderr, " patience_ms=%" PRIu64 " bind=%s seed=%" PRIu64 "\n",
+		cfg.patience_ms, cfg.bind_str ? cfg.bind_str : "any", cfg.seed);
 
 	start = now_ns();
 	end = start + cfg.duration_s * NSEC_PER_SEC;
-	offer_end = end; /* unless a signal cuts it short */
-	next_at = start;
+	offer_end_ns = end; /* unless a signal cuts it short */
+	retries_open = cfg.retries > 0;
+	phase_enter(&arr, 0, start, end);
 	for (;;) {
 		uint64_t now = now_ns(), until;
 		int n, burst = 0, e;
 
-		if (offering && stop) {
+		/* A signal ends the offering: the arrivals, and the retries
+		 * that could still start before its end. */
+		if (stop && (offering || (retries_open && now < end))) {
 			offering = false;
+			retries_open = false;
+			rq_len = 0; /* due after the new end: not started */
 			cut_short = true;
-			offer_end = now;
+			offer_end_ns = now;
 			/* The seconds not yet begun are not reported. */
 			nseconds = (now - start + NSEC_PER_SEC - 1) / NSEC_PER_SEC;
 		}
@@ -1254,40 +1648,48 @@ int main(int argc, char **argv)
 			gave_up = true;
 			expire(UINT64_MAX);
 		}
-		while (offering && next_at <= now && burst < START_BATCH) {
-			if (next_at >= end) {
+		/* The retries due, each counted in the second it was due. */
+		while (rq_len && rq[rq_head].due_ns <= now &&
+		       burst < START_BATCH) {
+			struct retry due = rq[rq_head];
+
+			rq_head = (rq_head + 1) % rq_cap;
+			rq_len--;
+			start_request(now, (uint32_t)((due.due_ns - start) /
+						   NSEC_PER_SEC), due.attempt);
+			burst++;
+		}
+		while (offering && arr.next_at <= now && burst < START_BATCH) {
+			if (arr.next_at >= end) {
 				offering = false;
 				break;
 			}
-			if (now - next_at > max_lag)
-				max_lag = now - next_at;
-			start_request(now, (uint32_t)((next_at - start) /
-						   NSEC_PER_SEC));
+			if (now - arr.next_at > max_lag)
+				max_lag = now - arr.next_at;
+			budget_deposit(arr.phase);
+			start_request(now, (uint32_t)((arr.next_at - start) /
+						   NSEC_PER_SEC), 0);
 			burst++;
-			arrivals++;
-			if (cfg.poisson)
-				next_at += (uint64_t)(-gap_ns *
-						      log(rng_unit_open(&rng)));
-			else
-				next_at = start + (uint64_t)((double)arrivals *
-							     gap_ns);
+			arrival_next(&arr, &rng, start, end);
 		}
-		if (offering && next_at >= end)
+		if (offering && arr.next_at >= end)
 			offering = false;
 		if (!offering)
 			close_idle();
 		expire(now);
-		while (reported < nseconds && !seconds[reported].pending &&
-		       (!offering ||
-			now >= start + (reported + 1) * NSEC_PER_SEC))
+		while (reported < nseconds &&
+		       second_done(reported, now, start, offering, arr.next_at))
 			print_second(reported++);
-		if (!offering && !inflight && reported >= nseconds)
+		if (!offering && !inflight && !rq_len && reported >= nseconds)
 			break;
 
-		/* Sleep until the next start, deadline or report second. */
+		/* Sleep until the next start, retry, deadline or report
+		 * second. */
 		until = UINT64_MAX;
 		if (offering)
-			until = burst == START_BATCH ? now : next_at;
+			until = burst == START_BATCH ? now : arr.next_at;
+		if (rq_len)
+			until = min_u64(until, rq[rq_head].due_ns);
 		if (dl_head != NIL)
 			until = min_u64(until, conns[dl_head].start_ns +
 					       patience_ns);
@@ -1295,7 +1697,7 @@ int main(int argc, char **argv)
 		 * connections is pending: wake at its end, but not again and
 		 * again while connections of it are still pending (they end
 		 * by an event or a deadline, both waited for here). */
-		if (reported < nseconds && offering &&
+		if (reported < nseconds &&
 		    start + (reported + 1) * NSEC_PER_SEC > now)
 			until = min_u64(until, start + (reported + 1) *
 						       NSEC_PER_SEC);
@@ -1314,7 +1716,7 @@ int main(int argc, char **argv)
 			on_event(evs[e].data.u64, now);
 	}
 
-	print_summary((cut_short ? (double)(offer_end - start) /
+	print_summary((cut_short ? (double)(offer_end_ns - start) /
 				   (double)NSEC_PER_SEC : (double)cfg.duration_s) -
 		      (double)cfg.warmup_s);
 	fprintf(stderr, PROG ": max_start_lag_ms=%.2f\n",
@@ -1334,5 +1736,6 @@ out:
 	free(free_stack);
 	free(seconds);
 	free(evs);
+	free(rq);
 	return ret;
 }
