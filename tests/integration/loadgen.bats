@@ -184,6 +184,29 @@ slow_stop() {
 	[ "$(field offered "$SUMMARY")" -eq $(( requests + retries )) ]
 }
 
+@test "--retry-budget: what a calm spell banks is capped at one second's deposits" {
+	slow_start --workers 64 --service-ms 0.1 --dist fixed --backlog 4096 --duration 30
+	loadgen_bg bank --port "$PORT" --phases 4:50,2:0,2:20 --patience-ms 500 \
+		--retries 1 --retry-budget 0.1
+	# The calm spell all succeeds; in the silent phase the server goes, so
+	# the storm after it is refused.
+	sleep 4.5
+	slow_stop
+	loadgen_wait bank
+	for t in 1 2 3 4; do
+		[ "$(sec_field bank "$t" ok)" -eq 50 ]
+	done
+	retries=$(( $(sec_field bank 7 retries) + $(sec_field bank 8 retries) ))
+	echo "retries in the storm: $retries"
+	[ "$(field retries "$SUMMARY")" -eq "$retries" ]
+	[ "$(field refused "$SUMMARY")" -eq $(( 40 + retries )) ]
+	# 200 calm requests deposited 20 tokens, kept to 5 (0.1 x 50/s), and
+	# the storm's first deposit keeps them to 2 (0.1 x 20/s): 2 retries
+	# from the bank, 3 from the storm's own 40 x 0.1 tokens. Banked
+	# whole, the 20 tokens would have made 24.
+	within "$retries" 4 6
+}
+
 @test "--retry-delay-ms 1500: retries start 1.5 s after their failure, none due after the end" {
 	loadgen_run delay --port "$CLOSED_PORT" --rate 100 --duration 3 --patience-ms 500 \
 		--retries 1 --retry-delay-ms 1500
