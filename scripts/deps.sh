@@ -44,10 +44,11 @@ set -eu
 #   httperf          a standard open-loop HTTP client (Poisson arrivals, a
 #                    timeout), beside the project's loadgen, in proxy.bats
 #                    and the proxy experiment: a client nobody here wrote
+#   gnuplot-nox      the experiments' plots (PNG through pngcairo, no X)
 PKGS="clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev gcc make pkg-config \
 libcmocka-dev libinih-dev bats iproute2 perl jq ethtool nftables iptables procps util-linux \
 libsystemd-dev libcap-ng-dev libcap-ng-utils systemd python3 man-db libncurses-dev tmux \
-libmicrohttpd-dev prometheus curl nginx haproxy httperf qemu-system-x86 busybox-static cpio kmod xz-utils"
+libmicrohttpd-dev prometheus curl nginx haproxy httperf gnuplot-nox qemu-system-x86 busybox-static cpio kmod xz-utils"
 
 # --kernels [NAME...]: also fetch the kernel matrix's kernel packages
 # (scripts/kernels.sh fetch: unpacked into a cache, never installed).

@@ -19,6 +19,9 @@ cd "$(dirname "$0")/.."
 source scripts/testbed.sh
 # shellcheck source=scripts/floodbed.sh
 source scripts/floodbed.sh
+# shellcheck source=scripts/explib.sh
+source scripts/explib.sh
+exp_begin flood 0 12 SECS FLOOD_RATES FLOOD_CONFIGS
 testbed_script flood
 
 SECS=${SECS:-6}
@@ -27,8 +30,12 @@ FLOOD_CONFIGS=${FLOOD_CONFIGS:-"plain kernel nft shedd-drop shedd-verified"}
 # shedd's controller starts at the server's capacity, as an operator who
 # knows the server would start it, and moves on evidence.
 FLOOD_SHEDD_START=${FLOOD_SHEDD_START-"--controller aimd --rate $FLOOD_CAPACITY"}
-FLOOD_OUT=${FLOOD_OUT:-docs/results}
-COMMAND="make experiments EXPERIMENT=flood SECS=$SECS FLOOD_RATES=\"$FLOOD_RATES\""
+FLOOD_OUT=${FLOOD_OUT:-$EXP_OUT}
+EXP_OUT=$FLOOD_OUT
+set -- $FLOOD_RATES
+nrates=$#
+set -- $FLOOD_CONFIGS
+exp_cells $((nrates * $#))
 FIELDS="flood_target flood_pps legit_offered legit_ok success_pct srv_rx_pps ring_drop_pps
 	synack_spoof_pps srv_out_pps napi_cpu_pct napi_ns_per_pkt proc_cpu_pct shedd_limit_max
 	shedd_syn shedd_cookie_sent shedd_ack_admitted"
@@ -71,6 +78,7 @@ if has_config plain; then
 	# veth; the clients' packets take the veth's other path.
 	plainbed_up
 	for r in $FLOOD_RATES; do
+		exp_cell "plain kernel $r/s"
 		flood_run "$r" "$SECS"
 		record plain kernel
 	done
@@ -85,6 +93,7 @@ for c in kernel nft shedd-drop shedd-verified; do
 	[ "$c" = shedd-verified ] && [ -n "$SKIPPED" ] && continue
 	flood_config_start "$c"
 	for r in $FLOOD_RATES; do
+		exp_cell "floodbed $c $r/s"
 		flood_run "$r" "$SECS"
 		record floodbed "$c"
 	done
@@ -93,12 +102,43 @@ done
 
 cp "$CSV" "$FLOOD_OUT/flood.csv"
 
+# The plot: the legitimate clients served against the flood's rate, one
+# line per configuration; and the server's CPU per received packet.
+cat >"$TESTBED_TMP/flood.gp" <<EOF
+set terminal pngcairo size 1200,500 font ",10"
+set output png
+set datafile separator ","
+set multiplot layout 1,2 title "Legitimate clients (${FLOOD_LEGIT_RATE}/s, half of C) under a spoofed SYN flood, ${SECS} s per run"
+set logscale x
+set format x "%.0s%c"
+set xrange [50000:*]
+set grid
+set key bottom left
+set xlabel "flood sent, packets/s"
+set ylabel "legitimate connections served, %"
+set yrange [0:105]
+f = "$FLOOD_OUT/flood.csv"
+sel(t, c) = (strcol(1) eq t && strcol(2) eq c)
+plot f u (sel("plain", "kernel") ? \$4 : NaN):7 w lp pt 4 lc rgb "#999999" t "plain veth, kernel", \\
+     f u (sel("floodbed", "kernel") ? \$4 : NaN):7 w lp pt 7 lc rgb "#cc0000" t "kernel (syncookies)", \\
+     f u (sel("floodbed", "nft") ? \$4 : NaN):7 w lp pt 5 lc rgb "#ff8800" t "nftables limit", \\
+     f u (sel("floodbed", "shedd-drop") ? \$4 : NaN):7 w lp pt 9 lc rgb "#0055cc" t "shedd, drop", \\
+     f u (sel("floodbed", "shedd-verified") ? \$4 : NaN):7 w lp pt 11 lc rgb "#008800" t "shedd, verified"
+set ylabel "server NAPI CPU per received packet, ns"
+set logscale y
+set yrange [100:*]
+set key top right
+plot f u (sel("floodbed", "kernel") ? \$4 : NaN):13 w lp pt 7 lc rgb "#cc0000" t "kernel (syncookies)", \\
+     f u (sel("floodbed", "nft") ? \$4 : NaN):13 w lp pt 5 lc rgb "#ff8800" t "nftables limit", \\
+     f u (sel("floodbed", "shedd-drop") ? \$4 : NaN):13 w lp pt 9 lc rgb "#0055cc" t "shedd, drop", \\
+     f u (sel("floodbed", "shedd-verified") ? \$4 : NaN):13 w lp pt 11 lc rgb "#008800" t "shedd, verified"
+unset multiplot
+EOF
+exp_plot "$TESTBED_TMP/flood.gp"
+
 # The Markdown report: the table, then the cost of the SYN-ACK paths.
 {
-	echo "# Flood experiment"
-	echo
-	echo "Made by \`$COMMAND\` on $(date -u +%Y-%m-%d), Linux $(uname -r)," \
-		"$(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo))."
+	exp_header "Flood experiment"
 	echo
 	echo "Server: $FLOOD_WORKERS workers x $FLOOD_SERVICE_MS ms (capacity" \
 		"$FLOOD_CAPACITY req/s), tcp_syncookies=1, backlog 1024. Clients:" \
@@ -118,6 +158,8 @@ cp "$CSV" "$FLOOD_OUT/flood.csv"
 		"of XDP_TX not included), the server NAPI thread's CPU and" \
 		"its cost per received packet, the server processes' CPU (slowserver" \
 		"and shedd), shedd's highest limit."
+	echo
+	echo "![flood](flood.png)"
 	echo
 	echo "| testbed | config | flood target | flood sent/s | legit ok | rx/s | ring drops/s | SYN-ACK spoofed/s | srv TCP out/s | NAPI CPU | ns/pkt | procs CPU | shedd limit |"
 	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"

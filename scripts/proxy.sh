@@ -7,7 +7,8 @@
 # with --verify off; keep-alive clients too. Each cell's goodput over the
 # whole run, from its third second on and over the steady window, and the
 # limit's coefficient of variation over that window. Writes
-# docs/results/proxy.csv, proxy-limits.csv and proxy.md (OUT=DIR elsewhere).
+# docs/results/proxy.csv, proxy-limits.csv, proxy.md and proxy.png
+# (EXP_OUT=DIR elsewhere).
 # Every cell starts the upstream, shedd and the proxy afresh and stops them;
 # every load is bounded; the testbed is removed on any exit.
 set -euo pipefail
@@ -17,6 +18,9 @@ cd "$(dirname "$0")/.."
 source scripts/testbed.sh
 # shellcheck source=scripts/proxybed.sh
 source scripts/proxybed.sh
+# shellcheck source=scripts/explib.sh
+source scripts/explib.sh
+exp_begin proxy 0 18 PROXY_CELLS FRONTS CLIENTS SECS STEADY CALM PATIENCE_MS BACKLOG PROXY_SHEDD_ARGS
 testbed_script experiments
 trap 'testbed_down; httperf_cg_remove; rm -rf "$TESTBED_TMP"' EXIT
 
@@ -53,13 +57,13 @@ STEADY=${STEADY:-6}
 # COLD_LEAD seconds before the load, as after a restart in an incident.
 CALM=${CALM:-5}
 COLD_LEAD=${COLD_LEAD:-2}
-# PROXY_CELLS: default (about 13 minutes), all (every combination, about
-# 40 minutes) or list (the lines of CELLS=, as cells prints them); FRONTS=
-# and CLIENTS= narrow default and all.
+# PROXY_CELLS: default (about 5 minutes), full (about 13 minutes), all
+# (every combination, about 40 minutes) or list (the lines of CELLS=, as
+# cells prints them); FRONTS= and CLIENTS= narrow default, full and all.
 PROXY_CELLS=${PROXY_CELLS:-default}
 FRONTS=${FRONTS:-"nginx haproxy"}
 CLIENTS=${CLIENTS:-"loadgen httperf"}
-OUT=${OUT:-docs/results}
+OUT=$EXP_OUT
 # STATUS_INTERVAL: shedd's --status-interval; its status lines give the
 # limit's samples (scripts/proxybed.sh, limit_watch).
 STATUS_INTERVAL=${STATUS_INTERVAL:-200ms}
@@ -78,6 +82,15 @@ cells() {
 	local f c l v
 	case $PROXY_CELLS in
 	default)
+		for f in $FRONTS; do
+			case " $CLIENTS " in *" loadgen "*) echo "$f loadgen none - - 3 1"; echo "$f loadgen none - - 10 1" ;; esac
+			for l in 3 10; do
+				for c in $CLIENTS; do echo "$f $c log cold default $l 1"; done
+			done
+			for c in $CLIENTS; do echo "$f $c log warm default 4 1"; done
+		done
+		;;
+	full)
 		for f in $FRONTS; do
 			for l in 3 10; do
 				case " $CLIENTS " in *" loadgen "*) echo "$f loadgen none - - $l 1" ;; esac
@@ -114,7 +127,7 @@ cells() {
 		;;
 	list) printf '%s\n' "$CELLS" | sed '/^[[:space:]]*$/d' ;;
 	*)
-		echo "proxy.sh: PROXY_CELLS='$PROXY_CELLS': expected default, all or list" >&2
+		echo "proxy.sh: PROXY_CELLS='$PROXY_CELLS': expected default, full, all or list" >&2
 		return 1
 		;;
 	esac
@@ -173,6 +186,8 @@ cell() {
 	case $config in
 	none) ;;
 	kernel) shedd_start --port "$PORT" "${args[@]}" ;;
+	# A fixed threshold at 0.9 x C, no controller.
+	fixed) shedd_start --port "$PORT" --controller off --rate $((CAP * 9 / 10)) "${args[@]}" ;;
 	log)
 		sock="$TESTBED_TMP/latency.sock"
 		shedd_start --port "$PORT" --latency-socket "$sock" "${args[@]}"
@@ -240,20 +255,47 @@ in_srv sysctl -qw net.ipv4.ip_local_port_range="1024 65000" net.ipv4.tcp_tw_reus
 echo "$HEADER" >"$CSV"
 echo "cell,limit_per_second" >"$LIMITS"
 echo "upstream: $WORKERS workers x $SERVICE_MS ms (C = $CAP/s), backlog $BACKLOG; patience $PATIENCE_MS ms; $SECS s per cell; $(wc -l <"$TESTBED_TMP/cells") cells ($PROXY_CELLS)"
+exp_cells "$(wc -l <"$TESTBED_TMP/cells")"
 while read -r front client config start verify load rpc; do
+	exp_cell "$front $client $config $start $verify ${load}x"
 	cell "$front" "$client" "$config" "$start" "$verify" "$load" "$rpc" >"$TESTBED_TMP/row"
 	tee -a "$CSV" <"$TESTBED_TMP/row"
 done <"$TESTBED_TMP/cells"
 
+# The plot: each cell's goodput over the whole run and over the steady
+# window, one pair of bars per cell.
+awk -F, 'NR > 1 { printf "%s %s %s %s %s %sx,%s,%s\n", $1, $2, $3, $4, $5, $6, $10, $12 }' "$CSV" >"$TESTBED_TMP/bars.csv"
+cat >"$TESTBED_TMP/proxy.gp" <<EOF
+set terminal pngcairo size 1400,650 font ",9"
+set output png
+set datafile separator ","
+set title "Goodput behind a reverse proxy, C = $CAP/s, $SECS s per cell"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set boxwidth 0.9
+set yrange [0:110]
+set ylabel "goodput, % of C"
+set xtics rotate by -50 left
+set bmargin 11
+set grid ytics
+set key top left
+plot "$TESTBED_TMP/bars.csv" u 2:xtic(1) t "whole run" lc rgb "#0055cc", "" u 3 t "steady window (s $STEADY-$SECS)" lc rgb "#008800"
+EOF
+exp_plot "$TESTBED_TMP/proxy.gp"
+
 # The markdown table, from the CSV.
 {
-	echo "# Goodput behind a reverse proxy (make experiments EXPERIMENT=proxy)"
+	exp_header "Goodput behind a reverse proxy"
 	echo
 	echo "Upstream: slowserver --http --paced, $WORKERS workers x $SERVICE_MS ms fixed (C = $CAP requests/s; paced: a busy worker answers on a $SERVICE_MS ms grid), listen backlog $BACKLOG, accepting only when a worker is free."
 	echo "Front: nginx 1.22 (1 worker, 4096 connections) or HAProxy 2.6 (maxconn 9000, option abortonclose) in the same namespace, proxying to it."
 	echo "Clients, open loop at load x C requests/s, patience $PATIENCE_MS ms, $SECS s per cell: loadgen --http (Poisson arrivals; the patience over the whole request) or httperf (Poisson arrivals, --period=e, one process per second of arrivals, --timeout $PATIENCE_MS ms per phase, --hog; scripts/proxybed.sh)."
 	echo "Start: cold, shedd started $COLD_LEAD s before the load, no calm; warm, after $CALM s at 0.5 x C with the same client (not measured); - without shedd. Verify: shedd's default (the default class verifies while shedding) or --verify off."
-	echo "Configurations: none (no shedd); kernel (shedd --port $PORT, no latency samples); log (shedd fed by the front's request log over --latency-socket)${PROXY_SHEDD_ARGS:+; shedd options: $PROXY_SHEDD_ARGS}."
+	echo "Configurations: none (no shedd); kernel (shedd --port $PORT, no latency samples); fixed (shedd --controller off --rate 0.9 x C); log (shedd fed by the front's request log over --latency-socket)${PROXY_SHEDD_ARGS:+; shedd options: $PROXY_SHEDD_ARGS}."
+	echo
+	echo "![proxy](proxy.png)"
+	echo
 	echo "Goodput in % of C, from the clients' per-second lines (the requests started in a second that succeeded): whole run (seconds 1-$SECS), from the third second on (3-$SECS), steady window ($STEADY-$SECS). limit CoV: standard deviation / mean of shedd's limit over the steady window, from its status lines (--status-interval $STATUS_INTERVAL, stamped as they come). shed/s: connections shedd refused per second over the run (SYNs dropped or answered with a RST; proven ACKs refused with a RST in a verified class, which the client counts as an error). timeouts: the client's timeouts (loadgen: connect + response; httperf: client-timo); errors: resets and other errors (httperf: also fd_unavail and addr_unavail, a process out of descriptors or ports); bad: non-2xx replies. samples / bad dgrams: latency datagrams shedd took as samples / refused as malformed. limit: shedd's limit at the end. httperf CPU: its CPU time over the run in % of a core (bounded by a cgroup quota). The limit at the end of each second of a cell: proxy-limits.csv."
 	echo
 	echo "| front | client | config | start | verify | load | req/conn | whole % | from 3rd s % | steady % | limit CoV % | p50 ms | p99 ms | shed/s | refused | timeouts | errors | bad | samples | bad dgrams | limit | httperf CPU % |"
