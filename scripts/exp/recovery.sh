@@ -93,7 +93,7 @@ cell() {
 	fi
 	wait "$lpid"
 	pids_forget "$lpid"
-	limits=$(printf '%s ' $(seq "$SECS" | sed 's/.*/-/'))
+	limits=$(seq "$SECS" | sed 's/.*/-/' | tr '\n' ' ')
 	if [ -n "$SHEDD_PID" ]; then
 		stop_pid "$SHEDD_PID"
 		wait "$LIMIT_WATCH_PID" 2>/dev/null || true

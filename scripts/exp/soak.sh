@@ -22,7 +22,10 @@ testbed_script experiments
 SOAK_MINUTES=${SOAK_MINUTES:-30}
 SOAK_FLOOD_RATE=${SOAK_FLOOD_RATE:-20000}
 case $SOAK_MINUTES in ""|*[!0-9]*) echo "soak: SOAK_MINUTES=$SOAK_MINUTES: expected 1-55" >&2; exit 2 ;; esac
-[ "$SOAK_MINUTES" -ge 1 ] && [ "$SOAK_MINUTES" -le 55 ] || { echo "soak: SOAK_MINUTES=$SOAK_MINUTES: expected 1-55 (the server runs an hour at most)" >&2; exit 2; }
+if [ "$SOAK_MINUTES" -lt 1 ] || [ "$SOAK_MINUTES" -gt 55 ]; then
+	echo "soak: SOAK_MINUTES=$SOAK_MINUTES: expected 1-55 (the server runs an hour at most)" >&2
+	exit 2
+fi
 exp_cells "$SOAK_MINUTES"
 CAP=400 # slowserver, 4 workers x 10 ms
 PATIENCE_MS=250
