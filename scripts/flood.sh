@@ -105,7 +105,7 @@ cp "$CSV" "$FLOOD_OUT/flood.csv"
 # The plot: the legitimate clients served against the flood's rate, one
 # line per configuration; and the server's CPU per received packet.
 cat >"$TESTBED_TMP/flood.gp" <<EOF
-set terminal pngcairo size 1200,500 font ",10"
+set terminal pngcairo noenhanced size 1200,500 font ",10"
 set output png
 set datafile separator ","
 set multiplot layout 1,2 title "Legitimate clients (${FLOOD_LEGIT_RATE}/s, half of C) under a spoofed SYN flood, ${SECS} s per run"

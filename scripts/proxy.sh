@@ -266,7 +266,7 @@ done <"$TESTBED_TMP/cells"
 # window, one pair of bars per cell.
 awk -F, 'NR > 1 { printf "%s %s %s %s %s %sx,%s,%s\n", $1, $2, $3, $4, $5, $6, $10, $12 }' "$CSV" >"$TESTBED_TMP/bars.csv"
 cat >"$TESTBED_TMP/proxy.gp" <<EOF
-set terminal pngcairo size 1400,650 font ",9"
+set terminal pngcairo noenhanced size 1400,650 font ",9"
 set output png
 set datafile separator ","
 set title "Goodput behind a reverse proxy, C = $CAP/s, $SECS s per cell"

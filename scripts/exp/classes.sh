@@ -93,7 +93,7 @@ run strict --floor 0
 run floors
 
 cat >"$TESTBED_TMP/classes.gp" <<EOF
-set terminal pngcairo size 1000,500 font ",10"
+set terminal pngcairo noenhanced size 1000,500 font ",10"
 set output png
 set datafile separator ","
 set title "Four classes at 3 x C (shares 0.3, 0.5, 0.7, 1.5 C): success per class, ${SECS} s"

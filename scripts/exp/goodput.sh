@@ -130,7 +130,7 @@ for s in $SERVERS; do
 done
 
 cat >"$TESTBED_TMP/goodput.gp" <<EOF
-set terminal pngcairo size 1200,500 font ",10"
+set terminal pngcairo noenhanced size 1200,500 font ",10"
 set output png
 set datafile separator ","
 set multiplot layout 1,2 title "Goodput against offered load (whole run of ${SECS} s per cell)"

@@ -73,7 +73,7 @@ for c in $KNEE_WORKERS; do
 			>"$TESTBED_TMP/$name" 2>"$TESTBED_TMP/$name.sec"
 		line=$(cat "$TESTBED_TMP/$name")
 		read -r m50 m99 relax < <(mmc "$c" "$u")
-		echo "$c,$u,$rate,$KNEE_SECS,$(field offered "$line"),$(field p50_ms "$line"),$(field p99_ms "$line"),$m50,$m99,$relax,$(awk -v s="$KNEE_SECS" -v r="$relax" 'BEGIN { printf "%.1f", s / r }'),$(($(field timeout_connect "$line") + $(field timeout_response "$line")))" |
+		echo "$c,$u,$rate,$KNEE_SECS,$(field offered "$line"),$(field p50_ms "$line"),$(field p99_ms "$line"),$m50,$m99,$relax,$(awk -v s="$KNEE_SECS" -v r="$relax" 'BEGIN { printf "%.2f", s / r }'),$(($(field timeout_connect "$line") + $(field timeout_response "$line")))" |
 			tee -a "$CSV" >&2
 	done
 	kill -TERM "$SLOW_PID"
@@ -89,7 +89,7 @@ done >"$TESTBED_TMP/model.dat"
 
 tail -n +2 "$CSV" | tr , ' ' >"$TESTBED_TMP/knee.dat"
 cat >"$TESTBED_TMP/knee.gp" <<EOF
-set terminal pngcairo size 1000,550 font ",10"
+set terminal pngcairo noenhanced size 1000,550 font ",10"
 set output png
 set title "Latency against utilisation: the testbed beside M/M/c (service exp 10 ms, ${KNEE_SECS} s per point)"
 set logscale y

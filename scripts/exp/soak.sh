@@ -90,7 +90,7 @@ kill -TERM "$SHEDD_PID"
 wait "$SHEDD_PID" || true
 
 cat >"$TESTBED_TMP/soak.gp" <<EOF
-set terminal pngcairo size 1000,800 font ",10"
+set terminal pngcairo noenhanced size 1000,800 font ",10"
 set output png
 set datafile separator ","
 set multiplot layout 3,1 title "Soak: ${SOAK_MINUTES} minutes of calm and 3 x C overload, a ${SOAK_FLOOD_RATE}/s spoofed flood, a reload a minute"

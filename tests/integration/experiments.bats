@@ -16,21 +16,21 @@ png_magic() {
 @test "a short recovery run writes recovery.csv, recovery.md and recovery.png and removes its testbed" {
 	out="$BATS_TEST_TMPDIR/out"
 	before=$(ls /run/netns 2>/dev/null | grep -c '^shd-' || true)
-	run env EXP_OUT="$out" RECOVERY_CELLS="budget:ramp" CALM=1 SPIKE=2 AFTER=3 \
+	run env EXP_OUT="$out" RECOVERY_CELLS="budget:ramp:stall" CALM=1 SPIKE=2 AFTER=3 STALL=1 \
 		"$ROOT/scripts/experiments.sh" recovery
 	echo "$output"
 	[ "$status" -eq 0 ]
 	# The progress line of its one cell, with an ETA.
-	echo "$output" | grep -q '^recovery: cell 1/1 budget clients, ramp (0:00 elapsed, ETA [0-9]*:[0-9][0-9])$'
+	echo "$output" | grep -q '^recovery: cell 1/1 budget clients, ramp, stall (0:00 elapsed, ETA [0-9]*:[0-9][0-9])$'
 	# One row per second of the 6 s run, each with its goodput and the
 	# limit shedd had (a number: shedd ran and was read).
-	[ "$(head -n 1 "$out/recovery.csv")" = "cell,client,config,second,offered,ok,retries,ok_pct_of_base,limit" ]
-	[ "$(grep -c '^budget-ramp,budget,ramp,' "$out/recovery.csv")" -eq 6 ]
-	[ "$(awk -F, 'NR > 1 && $9 ~ /^[0-9.]+$/' "$out/recovery.csv" | wc -l)" -ge 4 ]
-	[ "$(awk -F, 'NR > 1 { s += $6 } END { print s + 0 }' "$out/recovery.csv")" -gt 0 ]
+	[ "$(head -n 1 "$out/recovery.csv")" = "cell,client,config,scenario,second,offered,ok,retries,ok_pct_of_base,limit" ]
+	[ "$(grep -c '^budget-ramp-stall,budget,ramp,stall,' "$out/recovery.csv")" -eq 6 ]
+	[ "$(awk -F, 'NR > 1 && $10 ~ /^[0-9.]+$/' "$out/recovery.csv" | wc -l)" -ge 4 ]
+	[ "$(awk -F, 'NR > 1 { s += $7 } END { print s + 0 }' "$out/recovery.csv")" -gt 0 ]
 	# The table says how to reproduce it, and has the cell's row.
-	grep -q '^Made by `make experiments EXPERIMENT=recovery CALM=1 SPIKE=2 AFTER=3 RECOVERY_CELLS=budget:ramp` on ' "$out/recovery.md"
-	grep -q '^| budget | ramp | [0-9]* | [0-9]* | [0-9]* | [0-9]* | ' "$out/recovery.md"
+	grep -q '^Made by `make experiments EXPERIMENT=recovery CALM=1 SPIKE=2 AFTER=3 STALL=1 RECOVERY_CELLS=budget:ramp:stall` on ' "$out/recovery.md"
+	grep -q '^| budget | ramp | stall | [0-9]* | [0-9]* | [0-9]* | [0-9]* | ' "$out/recovery.md"
 	grep -q '^!\[recovery\](recovery.png)$' "$out/recovery.md"
 	# A PNG, not an empty file or an error message.
 	[ "$(png_magic "$out/recovery.png")" = 89504e470d0a1a0a ]

@@ -52,7 +52,7 @@ need_tc_handoff() {
 
 # server_with_capacity SECONDS: a server of 4 workers x 10 ms behind a
 # 128-entry accept queue for SECONDS, and CAPACITY, its accept rate while
-# saturated, measured on this run as scripts/experiments.sh does: patient
+# saturated, measured on this run as the goodput experiment does: patient
 # clients at 1000/s for 8 s, shedd watching but not shedding, the median of
 # the per-second accept rates of seconds 3-7. OFFERED is OFFERED_X
 # (default 3) times that capacity.

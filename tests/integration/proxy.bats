@@ -169,7 +169,7 @@ client() {
 
 # cold FRONT CLIENT LOAD: shedd started 2 s before LOAD x C (a lead of
 # time: the scenario, not a wait for a condition) with no calm before it,
-# as after a restart in an incident, for 10 s; from the third second on,
+# as after a restart in an incident, for 8 s; from the third second on,
 # goodput of at least 90 % of C (and at most C and 5 % for the edges of
 # the seconds: a second's goodput counts the requests started in it).
 cold() {
@@ -178,10 +178,10 @@ cold() {
 	shedd_fed_by "$1"
 	t_up=$(date +%s.%N)
 	sleep "$(awk -v a="$t_up" -v n="$(date +%s.%N)" 'BEGIN { w = a + 2 - n; printf "%.3f", (w > 0 ? w : 0) }')"
-	client "$2" cold $(($3 * CAP)) 10
+	client "$2" cold $(($3 * CAP)) 8
 	report cold
 	cat "$TESTBED_TMP/cold.sec"
-	good=$(ok_per_sec cold 3 10)
+	good=$(ok_per_sec cold 3 8)
 	echo "goodput from the third second on: ${good}/s of C ${CAP}/s ($((100 * good / CAP)) %)"
 	within "$good" $((CAP * 90 / 100)) $((CAP * 105 / 100))
 }
