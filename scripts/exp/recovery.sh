@@ -16,6 +16,7 @@
 # whether it falls back after recovering (a relapse). Writes recovery.csv
 # (per second), recovery-summary.csv, recovery.md and recovery.png.
 #   CALM=5 SPIKE=10 AFTER=20 STALL=3   seconds
+#   RECOVERY_LOGS=DIR      keep each cell's shedd log there, as NAME.log
 #   RECOVERY_CELLS="..."   CLIENT:CONFIG:SCENARIO (client retry or budget;
 #                          config none, noramp, jump, ramp or restart;
 #                          scenario spike or stall)
@@ -54,23 +55,29 @@ echo "client,config,scenario,calm_pct,spike_pct_of_c,after_pct,last10_pct,recove
 
 # restart_in_ramp T0: once shedd's controller is recovering (a stage of its
 # ramp) after the spike, stop it (SIGTERM; --keep-on-exit leaves the
-# program shedding) and start it again; prints the second of the restart.
+# program shedding) and start it again; RESTARTED is the second of the
+# restart after T0 (- if no ramp came). Not in a subshell: the new shedd
+# must be this shell's SHEDD_PID, in PIDS, for the teardown.
 restart_in_ramp() {
 	local t0=$1 deadline=$(($(date +%s) + SECS)) n
+	RESTARTED=-
 	n=$(wc -l <"$TESTBED_TMP/shedd.log")
 	while [ "$(date +%s)" -lt "$deadline" ]; do
 		if tail -n +$((n + 1)) "$TESTBED_TMP/shedd.log" | grep -q 'mode=recovering'; then
-			awk -v a="$t0" -v n="$(date +%s.%N)" 'BEGIN { printf "%.1f\n", n - a }'
+			RESTARTED=$(awk -v a="$t0" -v n="$(date +%s.%N)" 'BEGIN { printf "%.1f\n", n - a }')
 			kill -TERM "$SHEDD_PID"
 			wait "$SHEDD_PID" || true
 			pids_forget "$SHEDD_PID"
+			# The limit watch follows the new shedd, into the same file.
+			wait "$LIMIT_WATCH_PID" 2>/dev/null || true
+			pids_forget "$LIMIT_WATCH_PID"
+			cp "$TESTBED_TMP/limits.ts" "$TESTBED_TMP/limits.before"
 			shedd_start --port "$PORT" --keep-on-exit --status-interval 200ms
 			limit_watch
 			return 0
 		fi
 		sleep 0.05
 	done
-	echo "-"
 }
 
 cell() {
@@ -108,7 +115,8 @@ cell() {
 	esac
 	if [ "$config" = restart ]; then
 		sleep_until "$t0" $((CALM + SPIKE))
-		restarted=$(restart_in_ramp "$t0")
+		restart_in_ramp "$t0"
+		restarted=$RESTARTED
 	fi
 	wait "$lpid"
 	pids_forget "$lpid"
@@ -117,7 +125,13 @@ cell() {
 		stop_pid "$SHEDD_PID"
 		wait "$LIMIT_WATCH_PID" 2>/dev/null || true
 		pids_forget "$LIMIT_WATCH_PID"
+		# Before a restart, the first shedd's limits, then the second's.
+		if [ "$restarted" != - ]; then
+			cat "$TESTBED_TMP/limits.ts" >>"$TESTBED_TMP/limits.before"
+			mv "$TESTBED_TMP/limits.before" "$TESTBED_TMP/limits.ts"
+		fi
 		limits=$(limit_trace "$t0" "$SECS")
+		if [ -n "${RECOVERY_LOGS:-}" ]; then cp "$TESTBED_TMP/shedd.log" "$RECOVERY_LOGS/$name.log"; fi
 		# A shedd left with --keep-on-exit: its program goes too.
 		"$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --remove >/dev/null 2>&1 || true
 	fi
