@@ -154,13 +154,6 @@ pct_of_cap() {
 	awk -v g="$(ok_per_sec "$1" "$2" "$3")" -v c="$CAP" 'BEGIN { printf "%.0f", 100 * g / c }'
 }
 
-# sec_sum NAME REGEX: the fields of NAME.sec whose names match REGEX,
-# summed over every second.
-sec_sum() {
-	awk -v re="$2" '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] ~ re) s += kv[2] } }
-		END { print s + 0 }' "$TESTBED_TMP/$1.sec"
-}
-
 # sum_status FIELD: FIELD summed over shedd's status lines of the cell.
 sum_status() {
 	status_field "$1" | awk '{ s += $1 } END { printf "%d\n", s }'
@@ -201,8 +194,7 @@ cell() {
 	cold)
 		# The load comes COLD_LEAD s after shedd started: a lead of
 		# time, not a wait for a condition.
-		sleep "$(awk -v a="$t_up" -v l="$COLD_LEAD" -v n="$(date +%s.%N)" \
-			'BEGIN { w = a + l - n; printf "%.3f", (w > 0 ? w : 0) }')"
+		sleep_until "$t_up" "$COLD_LEAD"
 		;;
 	esac
 	s0=0

@@ -344,6 +344,19 @@ ok_per_sec() {
 	}' "$TESTBED_TMP/$1.sec"
 }
 
+# sec_sum NAME REGEX: the fields of a load's per-second lines (NAME.sec)
+# whose names match REGEX, summed over every second.
+sec_sum() {
+	awk -v re="$2" '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] ~ re) s += kv[2] } }
+		END { print s + 0 }' "$TESTBED_TMP/$1.sec"
+}
+
+# sleep_until T0 S: sleep until S seconds after T0 (epoch seconds, with
+# fractions): a point in time of a scenario, not a wait for a condition.
+sleep_until() {
+	sleep "$(awk -v a="$1" -v s="$2" -v n="$(date +%s.%N)" 'BEGIN { w = a + s - n; printf "%.3f", (w > 0 ? w : 0) }')"
+}
+
 # status_field NAME [N]: the values of NAME=... in shedd's last N (default
 # all) status lines, one per line.
 status_field() {

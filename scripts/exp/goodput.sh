@@ -53,12 +53,6 @@ model() {
 		printf "%.0f", 100 * g }'
 }
 
-# sec_sum NAME REGEX: fields of NAME.sec matching REGEX, over every second.
-sec_sum() {
-	awk -v re="$2" '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] ~ re) s += kv[2] } }
-		END { print s + 0 }' "$TESTBED_TMP/$1.sec"
-}
-
 pct() { awk -v g="$1" -v c="$2" 'BEGIN { printf "%.0f", 100 * g / c }'; }
 
 accept_bound() {

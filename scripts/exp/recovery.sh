@@ -166,11 +166,6 @@ cell() {
 	sleep 3 # the queue of this cell drains
 }
 
-# sleep_until T0 S: sleep until S seconds after T0 (epoch seconds).
-sleep_until() {
-	sleep "$(awk -v a="$1" -v s="$2" -v n="$(date +%s.%N)" 'BEGIN { w = a + s - n; printf "%.3f", (w > 0 ? w : 0) }')"
-}
-
 set -- $RECOVERY_CELLS
 exp_cells $#
 for c in $RECOVERY_CELLS; do
