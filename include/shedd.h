@@ -657,6 +657,77 @@ struct shedd_layout {
 			* told by the program in the link (user/migrate.c) */
 };
 
+/*
+ * Per-source fairness (include/fair_sketch.h, bpf/fair.h, user/fair.c).
+ * While a class sheds, a source whose recent admissions exceed its share
+ * of the class's rate is shed before it takes a token. Sources are counted
+ * at three levels: 0, the address; 1, the IPv4 /24 or the IPv6 /64; 2, the
+ * IPv6 /48 (IPv4 has no level 2). What is counted is an admission: a SYN
+ * that took a token in an unverified class, a proven ACK that took one in
+ * a verified class (a cookie proves nothing yet, so a spoofed flood cannot
+ * make a real client look heavy).
+ *
+ * fair_sketch: ARRAY (BPF_F_MMAPABLE) of struct shedd_fair_cell, shared by
+ * every CPU: per class and level, FAIR_ROWS rows of FAIR_COLS cells, a
+ * count-min sketch of each source's admissions over a sliding window of
+ * 2^FAIR_WINDOW_SHIFT ns. Cell (c, l, r, k) is at
+ * ((c * FAIR_LEVELS + l) * FAIR_ROWS + r) * FAIR_COLS + k. Bounded whatever
+ * the sources: a spoofed flood only adds to counts.
+ */
+#define FAIR_LEVELS 3
+#define FAIR_ROWS 2
+#define FAIR_COLS 1024U /* a power of two */
+#define FAIR_CELLS (SHEDD_NR_CLASSES * FAIR_LEVELS * FAIR_ROWS * FAIR_COLS)
+#define FAIR_WINDOW_SHIFT 31 /* 2^31 ns, 2.147 s */
+#define FAIR_HEAVY_SLOTS 64U  /* heavy hitters remembered per class */
+/* The levels a class counts, as bits of shedd_fair_class.levels. */
+#define FAIR_ADDR 1U  /* level 0: the address (IPv4 and IPv6) */
+#define FAIR_NET24 2U /* level 1 of IPv4: the /24 */
+#define FAIR_NET64 4U /* level 1 of IPv6: the /64 */
+#define FAIR_NET48 8U /* level 2 of IPv6: the /48 */
+#define FAIR_ALL_LEVELS (FAIR_ADDR | FAIR_NET24 | FAIR_NET64 | FAIR_NET48)
+
+struct shedd_fair_cell {
+	__u32 epoch; /* the window (time >> FAIR_WINDOW_SHIFT, low 32 bits) */
+	__u32 cur;   /* admissions counted in that window */
+	__u32 prev;  /* and in the one before it */
+	__u32 _pad;
+};
+
+/* fair_config: ARRAY of SHEDD_NR_CLASSES, written by the daemon every tick.
+ * The program reads it for every SYN of a class that counts. */
+struct shedd_fair_class {
+	__u32 levels; /* FAIR_* bits; 0: fairness off for the class */
+	__u32 active; /* 1: the class shed SYNs lately: over-share sources are
+		       * shed; 0: nothing is shed for fairness (but counted) */
+	__u32 limit[FAIR_LEVELS]; /* most admissions a source may have in the
+				   * window at each level; 0: no limit */
+	__u32 sources[FAIR_LEVELS]; /* the daemon's estimate of the sources
+				     * counted at each level, for readers */
+};
+
+/* fair_heavy: ARRAY of SHEDD_NR_CLASSES * FAIR_HEAVY_SLOTS, written by the
+ * program: a source seen over its limit at any level (shed, or counted
+ * over while the class was not shedding), at a slot of its hash. */
+struct shedd_fair_heavy {
+	__u8 addr[16];   /* the source's prefix (IPv4 in the first 4 bytes) */
+	__u8 family;     /* 4 or 6; 0: empty slot */
+	__u8 level;      /* 0, 1, 2 */
+	__u8 prefixlen;  /* 32, 24, 128, 64, 48 */
+	__u8 _pad;
+	__u32 estimate;  /* its count in the window when last seen */
+	__u64 last_ns;   /* when (CLOCK_MONOTONIC) */
+	__u64 shed;      /* SYNs of it shed for fairness in this slot */
+};
+
+/* fair_stats: PERCPU_ARRAY of SHEDD_NR_CLASSES. */
+struct shedd_fair_stats {
+	__u64 counted; /* admissions counted into the sketch */
+	__u64 checked; /* SYNs checked against the limits (class shedding) */
+	__u64 shed;    /* of which shed: over the limit at some level */
+	__u64 over;    /* admissions counted over a limit (class not shedding) */
+};
+
 /* proven: one flow's last verdict (see PROVEN_SLOTS). */
 struct shedd_proven {
 	__u32 stamp; /* the time of the verdict in units of 2^20 ns, modulo
@@ -715,6 +786,11 @@ _Static_assert(sizeof(struct shedd_manual_prefix) == 8, "shedd_manual_prefix is 
 _Static_assert(sizeof(struct shedd_daemon_stats) == SHEDD_DAEMON_STATS_V1_SIZE + 8,
 	       "shedd_daemon_stats is a map value");
 _Static_assert(sizeof(struct shedd_layout) == 8, "shedd_layout is a map value");
+_Static_assert(sizeof(struct shedd_fair_cell) == 16, "shedd_fair_cell is a map value");
+_Static_assert(sizeof(struct shedd_fair_class) == 32, "shedd_fair_class is a map value");
+_Static_assert(sizeof(struct shedd_fair_heavy) == 40, "shedd_fair_heavy is a map value");
+_Static_assert(sizeof(struct shedd_fair_stats) == 32, "shedd_fair_stats is a map value");
+_Static_assert((FAIR_COLS & (FAIR_COLS - 1)) == 0, "FAIR_COLS is a power of two");
 _Static_assert(sizeof(struct shedd_lpm_v4) == 8, "LPM key");
 _Static_assert(sizeof(struct shedd_lpm_v6) == 20, "LPM key");
 #endif

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* fair_sketch.h - the count-min sketch of per-source admissions (see
+ * fair_sketch in shedd.h), compiled by the XDP program and by the daemon
+ * and the tests, so all three read a cell the same way.
+ *
+ * A cell counts the admissions of the window it is in and keeps the count
+ * of the window before; its estimate at @now is the sliding-window count
+ *   cur + prev * (1 - f),  f = how far @now is into its window,
+ * the count of the last 2^FAIR_WINDOW_SHIFT ns if admissions were even
+ * within the previous window. A cell not touched for two windows reads 0,
+ * so nothing needs clearing. A source's estimate is the least over its
+ * FAIR_ROWS cells: never below its true count (save increments lost to a
+ * race of two CPUs turning the same cell's window, a few per window), and
+ * above it by at most e/FAIR_COLS of the level's total count with
+ * probability 1 - e^-FAIR_ROWS (Cormode and Muthukrishnan, 2005).
+ *
+ * A source's cells come from a SipHash-1-3 of its prefix under the flow
+ * key (flow_hash.h): without the key a sender cannot choose addresses that
+ * share a light client's cells and make it look heavy.
+ */
+#ifndef SHEDD_FAIR_SKETCH_H
+#define SHEDD_FAIR_SKETCH_H
+
+#include "shedd.h"
+#include "flow_hash.h"
+
+#define FAIR_WINDOW_NS (1ULL << FAIR_WINDOW_SHIFT)
+/* A mask of the first bytes of an address word, as the word is read. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define FAIR_BE32(x) __builtin_bswap32(x)
+#else
+#define FAIR_BE32(x) (x)
+#endif
+#define FAIR_WINDOW_MASK (FAIR_WINDOW_NS - 1)
+
+#ifdef __bpf__
+#define FAIR_ADD(p, v) __sync_fetch_and_add((p), (v))
+#else
+#define FAIR_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+#endif
+
+/* The index of cell @col of row @row of class @cls at @level. */
+static inline __attribute__((always_inline)) __u32 fair_cell_index(__u32 cls, __u32 level,
+								    __u32 row, __u32 col)
+{
+	return ((cls * FAIR_LEVELS + level) * FAIR_ROWS + row) * FAIR_COLS + (col & (FAIR_COLS - 1));
+}
+
+/* The column of row @row for the hash @h: rows take disjoint bits. */
+static inline __attribute__((always_inline)) __u32 fair_col(__u64 h, __u32 row)
+{
+	return (__u32)(h >> (row * 32)) & (FAIR_COLS - 1);
+}
+
+/* The heavy-hitter slot of the hash @h (of FAIR_HEAVY_SLOTS). */
+static inline __attribute__((always_inline)) __u32 fair_slot(__u64 h)
+{
+	return (__u32)(h >> 16) % FAIR_HEAVY_SLOTS;
+}
+
+/* The estimate of @c at @now: admissions in the last window. */
+static inline __attribute__((always_inline)) __u32 fair_cell_estimate(const struct shedd_fair_cell *c,
+								       __u64 now)
+{
+	__u32 epoch = (__u32)(now >> FAIR_WINDOW_SHIFT);
+	__u64 rest = FAIR_WINDOW_NS - (now & FAIR_WINDOW_MASK); /* 1 .. 2^S */
+	__u32 ce = c->epoch;
+
+	if (ce == epoch)
+		return c->cur + (__u32)(((__u64)c->prev * rest) >> FAIR_WINDOW_SHIFT);
+	if (ce == epoch - 1)
+		return (__u32)(((__u64)c->cur * rest) >> FAIR_WINDOW_SHIFT);
+	return 0;
+}
+
+/* Count one admission into @c at @now; return its estimate before. Two
+ * CPUs may turn the window of the same cell at once: the loser's few
+ * increments of that instant are lost, never invented. */
+static inline __attribute__((always_inline)) __u32 fair_cell_count(struct shedd_fair_cell *c,
+								    __u64 now)
+{
+	__u32 epoch = (__u32)(now >> FAIR_WINDOW_SHIFT);
+	__u32 est = fair_cell_estimate(c, now);
+	__u32 ce = c->epoch;
+
+	if (ce != epoch) {
+		c->prev = ce == epoch - 1 ? c->cur : 0;
+		c->cur = 0;
+		c->epoch = epoch;
+	}
+	FAIR_ADD(&c->cur, 1);
+	return est;
+}
+
+/* The levels of a source of @family (4 or 6) in the FAIR_* bits @levels,
+ * as a mask of levels 0..2. */
+static inline __attribute__((always_inline)) __u32 fair_level_mask(__u32 levels, int family)
+{
+	__u32 m = (levels & FAIR_ADDR) ? 1U : 0U;
+
+	if (family == 4)
+		return m | ((levels & FAIR_NET24) ? 2U : 0U);
+	return m | ((levels & FAIR_NET64) ? 2U : 0U) | ((levels & FAIR_NET48) ? 4U : 0U);
+}
+
+/* The prefix length of @level for @family. */
+static inline __attribute__((always_inline)) __u32 fair_prefixlen(int family, __u32 level)
+{
+	if (family == 4)
+		return level == 0 ? 32 : 24;
+	return level == 0 ? 128 : level == 1 ? 64 : 48;
+}
+
+/*
+ * fair_hash() - the 64-bit hash of a source's prefix at @level.
+ * @init: the SipHash state of the flow key (flow_hash.h)
+ * @a:    the source address's words as they lie in the packet (1 for
+ *        IPv4, 4 for IPv6), read as host-order __u32
+ * The message is the prefix's words (the bits past the prefix cleared),
+ * then a word that names the family and the level, so the prefixes of
+ * different levels never share a hash by construction.
+ */
+static inline __attribute__((always_inline)) __u64 fair_hash(const struct sip_state *init,
+							     const __u32 *a, int family, __u32 level)
+{
+	struct sip_state s = *init;
+	__u64 tag = (__u64)0x66616972ULL << 32 | (__u32)family << 8 | level;
+
+	if (family == 4) {
+		__u32 w = a[0];
+
+		if (level)
+			w &= FAIR_BE32(0xffffff00U);
+		sip_word(&s, w, 1);
+	} else {
+		__u32 w1 = a[1];
+
+		if (level == 2)
+			w1 &= FAIR_BE32(0xffff0000U);
+		sip_word(&s, a[0] | (__u64)w1 << 32, 1);
+		if (level == 0) {
+			FLOW_HASH_BARRIER(a);
+			sip_word(&s, a[2] | (__u64)a[3] << 32, 1);
+		}
+	}
+	sip_word(&s, tag, 1);
+	return sip_final(&s, 3);
+}
+
+/* The least estimate over the rows of the source of hash @h at @level of
+ * class @cls, in the sketch @cells (userspace: the whole map; the BPF
+ * program looks each cell up instead). */
+#ifndef __bpf__
+static inline __u32 fair_estimate(const struct shedd_fair_cell *cells, __u32 cls, __u32 level,
+				  __u64 h, __u64 now)
+{
+	__u32 r, best = ~0U;
+
+	for (r = 0; r < FAIR_ROWS; r++) {
+		__u32 e = fair_cell_estimate(&cells[fair_cell_index(cls, level, r, fair_col(h, r))], now);
+
+		if (e < best)
+			best = e;
+	}
+	return best;
+}
+
+/* Count one admission of the source of hash @h; return its estimate
+ * before. */
+static inline __u32 fair_count(struct shedd_fair_cell *cells, __u32 cls, __u32 level, __u64 h,
+			       __u64 now)
+{
+	__u32 r, best = ~0U;
+
+	for (r = 0; r < FAIR_ROWS; r++) {
+		__u32 e = fair_cell_count(&cells[fair_cell_index(cls, level, r, fair_col(h, r))], now);
+
+		if (e < best)
+			best = e;
+	}
+	return best;
+}
+#endif
+
+#endif /* SHEDD_FAIR_SKETCH_H */
