@@ -47,7 +47,7 @@ USER_SRCS := user/alloc.c user/options.c user/loader.c user/status.c user/aimd.c
 	user/kernel_features.c user/probe.c user/logline.c user/config.c \
 	user/reload.c user/log.c user/service.c user/ctl.c user/ctl_state.c \
 	user/metrics.c user/metrics_http.c user/sockdiag.c user/xdptx.c user/layout.c \
-	user/migrate.c user/settings.c user/tunnels.c
+	user/migrate.c user/settings.c user/tunnels.c user/fair.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
 BIN := shedd
 CTL_BIN := shedctl

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* fair.h - per-source fairness on the daemon's side: how many sources a
+ * class's sketch holds, the limit each may take, and its heavy hitters.
+ * Pure: no I/O, no clock; the daemon, shedctl and the tests call it. */
+#ifndef SHEDD_FAIR_H
+#define SHEDD_FAIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "shedd.h"
+
+#define FAIR_DEFAULT_SLACK 2.0 /* a source may take twice an equal share */
+#define FAIR_MAX_SLACK 1000.0
+#define FAIR_MIN_LIMIT 2U       /* admissions a window above the share */
+#define FAIR_HEAVY_AGE_NS 5000000000ULL /* a heavy hitter unseen for 5 s is gone */
+#define FAIR_TOP_MAX 10          /* heavy hitters exported per class */
+#define FAIR_HOLD_NS 1000000000ULL /* fairness stays active 1 s after a shed */
+
+/* The window of the sketch in seconds. */
+#define FAIR_WINDOW_S ((double)(1ULL << FAIR_WINDOW_SHIFT) / 1e9)
+
+/* One class's fairness, from the options. */
+struct fair_class_opts {
+	double slack;  /* 0: off */
+	__u32 levels;  /* FAIR_* bits */
+};
+
+/*
+ * fair_sources() - the number of sources counted in one row of a level's
+ * sketch (@row: FAIR_COLS cells) at @now: linear counting (Whang et al.,
+ * 1990) over the cells whose estimate is at least one, n = -m ln(z / m)
+ * with z empty cells of m; m ln m when none is empty.
+ */
+double fair_sources(const struct shedd_fair_cell *row, __u64 now);
+
+/*
+ * fair_limit() - the most admissions a source may have in the window:
+ * @slack times an equal share of what @rate_per_sec admits in a window
+ * among @sources sources, plus FAIR_MIN_LIMIT, rounded up; 0 when @slack
+ * is 0 (no limit).
+ */
+__u32 fair_limit(double slack, double rate_per_sec, double sources);
+
+/*
+ * fair_class_config() - the fair_config entry of a class: its levels, the
+ * limit of each level from its sketch (@cells: the whole map) at @now,
+ * @active when the class shed lately.
+ */
+void fair_class_config(const struct fair_class_opts *o, const struct shedd_fair_cell *cells,
+		       __u32 cls, double rate_per_sec, bool active, __u64 now,
+		       struct shedd_fair_class *out);
+
+struct fair_hitter {
+	__u32 cls;
+	__u32 level;
+	int family;       /* 4 or 6 */
+	__u32 prefixlen;
+	__u8 addr[16];
+	double rate_per_sec; /* its estimate over the window */
+	__u64 shed;
+	__u64 age_ns;     /* since it was last seen over its limit */
+};
+
+/*
+ * fair_top() - the heavy hitters of class @cls from its FAIR_HEAVY_SLOTS
+ * slots @slots, seen within FAIR_HEAVY_AGE_NS of @now, highest rate first,
+ * at most @max of them. Return: how many were written to @out.
+ */
+int fair_top(const struct shedd_fair_heavy *slots, __u32 cls, __u64 now, struct fair_hitter *out,
+	     int max);
+
+/* "198.18.5.0/24", "2001:db8::/64", "198.18.0.7" (an address: no length). */
+void fair_hitter_source(const struct fair_hitter *h, char *buf, size_t len);
+
+/* "addr", "/24", "/64", "/48"; level 1 and 2 by @family. */
+const char *fair_level_name(int family, __u32 level);
+
+/*
+ * fair_parse_levels() - "addr+24+64+48" (any of them, joined by '+') into
+ * FAIR_* bits. Return 0, or -1 with a reason in @why.
+ */
+int fair_parse_levels(const char *s, __u32 *levels, char *why, size_t whylen);
+
+/* The inverse of fair_parse_levels(), "addr+24+64+48" order. */
+void fair_format_levels(__u32 levels, char *buf, size_t len);
+
+#endif /* SHEDD_FAIR_H */
