@@ -251,10 +251,10 @@ $(OUTPUT)/bench_xdp: tests/bench_xdp.c tests/packets.h tests/tun_packets.h $(SKE
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(LDFLAGS) $(LIBBPF_LIBS) -o $@
 
 $(OUTPUT)/test_xdp: tests/test_xdp.c tests/packets.h tests/tun_packets.h tests/xdp_harness.h \
-		$(SKEL) $(OUTPUT)/settings.o
+		$(SKEL) $(OUTPUT)/settings.o $(OUTPUT)/fair.o
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(OUTPUT)/settings.o $(LDFLAGS) $(LIBBPF_LIBS) \
-		$(CMOCKA_LIBS) -lpthread -o $@
+	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(OUTPUT)/settings.o $(OUTPUT)/fair.o $(LDFLAGS) \
+		$(LIBBPF_LIBS) $(CMOCKA_LIBS) -lpthread -lm -o $@
 
 $(OUTPUT)/fuzz_xdp: tests/fuzz_xdp.c tests/packets.h tests/tun_packets.h tests/xdp_harness.h tests/splitmix.h $(SKEL)
 	$(call msg,TEST,$@)

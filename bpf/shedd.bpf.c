@@ -106,6 +106,7 @@ static __always_inline int charge(struct shedd_bucket *b, __u32 cls, __u64 now)
 
 #include "syncookie.h"
 #include "syncheck.h"
+#include "fair.h"
 
 static __always_inline __u32 cookie_flags(const struct pkt *p)
 {
@@ -373,6 +374,7 @@ int shedd_xdp(struct xdp_md *ctx)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	struct shedd_class_stats *cs;
+	struct shedd_fair_class *fc;
 	struct shedd_config *cfg;
 	struct shedd_bucket *b;
 	struct shedd_stats *st;
@@ -561,6 +563,11 @@ int shedd_xdp(struct xdp_md *ctx)
 			cs->ack_valid++;
 			cs->charged++;
 			cs->ack_admitted++;
+			/* A proven admission: what fairness counts in a
+			 * verified class. */
+			if (fair_of(cls))
+				shedd_fair(ctx, p.l2_len, p.l3_len, cookie_flags(&p),
+					   cls | FAIR_COUNT);
 			return XDP_PASS;
 		}
 		cs->ack_valid++;
@@ -575,6 +582,12 @@ int shedd_xdp(struct xdp_md *ctx)
 	now = clock_coarse_ns();
 	cs->syn++;
 	st->frag_judged += p.first_frag;
+	/* While the class sheds, a source over its share is shed first,
+	 * before it takes a token or a cookie (fair.h). */
+	fc = fair_of(cls);
+	if (fc && fc->active &&
+	    shedd_fair(ctx, p.l2_len, p.l3_len, cookie_flags(&p), cls | FAIR_CHECK))
+		goto shed;
 	if (mode == SHEDD_VERIFY_ALWAYS ||
 	    (mode == SHEDD_VERIFY_SHEDDING && b && now < b->verify_until_ns)) {
 		cookie = 1;
@@ -586,6 +599,12 @@ int shedd_xdp(struct xdp_md *ctx)
 			/* Charged once: the ACK of the kernel's answer passes. */
 			if (mode != SHEDD_VERIFY_OFF)
 				shedd_syn_charged(ctx, p.l2_len, p.l3_len, cookie_flags(&p), now);
+			/* Fairness counts unproven sources only where
+			 * nothing is proven: in a verified class a proven
+			 * ACK counts instead. */
+			else if (fair_of(cls))
+				shedd_fair(ctx, p.l2_len, p.l3_len, cookie_flags(&p),
+					   cls | FAIR_COUNT);
 			return XDP_PASS;
 		}
 		/* The class sheds on this CPU: prove addresses from now on. */
@@ -649,6 +668,7 @@ int shedd_xdp(struct xdp_md *ctx)
 			return XDP_DROP;
 		}
 	}
+shed:
 	ret = XDP_DROP;
 	if (reject == SHEDD_REJECT_RST)
 		ret = refuse(ctx, &p, 0);

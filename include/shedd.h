@@ -646,11 +646,12 @@ struct shedd_daemon_stats {
  *   2: the layout map; daemon_stats version 2 (layout_migrations);
  *   3: settings of two entries and settings_cur; proven of struct
  *      shedd_proven; flow_key; refresh of REFRESH_SLOTS 251;
- *   4: port_set.
+ *   4: port_set;
+ *   5: fair_sketch, fair_config, fair_heavy, fair_stats.
  * A change to any pinned map's layout raises it, and user/layout.c says
  * how a value of each older layout becomes today's.
  */
-#define SHEDD_LAYOUT_VERSION 4
+#define SHEDD_LAYOUT_VERSION 5
 struct shedd_layout {
 	__u32 version; /* SHEDD_LAYOUT_VERSION of the daemon that wrote it */
 	__u32 prog_id; /* the id of its XDP program: an upgrade cut short is

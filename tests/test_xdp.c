@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <arpa/inet.h>
 #include <time.h>
@@ -35,6 +36,7 @@
 #include "packets.h"
 #include "settings.h"
 #include "tun_packets.h"
+#include "fair.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MS(n) ((__s64)(n) * 1000000LL)
@@ -5090,6 +5092,292 @@ static void test_stack_headroom(void **state)
 			 "than %u left", chain, STACK_LIMIT, STACK_HEADROOM);
 }
 
+/* Per-source fairness (bpf/fair.h). The sketch is mapped, as the daemon
+ * maps it, to clear it and to read estimates with the same arithmetic. */
+#include "fair_sketch.h"
+
+static struct shedd_fair_cell *fair_cells;
+
+static int fair_reset(__u32 cls, __u32 levels, __u32 active, const __u32 *limit)
+{
+	const struct shedd_fair_heavy empty_slot = {};
+	const struct shedd_fair_stats zero = {};
+	struct shedd_fair_class fc = { .levels = levels, .active = active };
+	__u32 c, i;
+	int err = 0;
+
+	if (!fair_cells) {
+		void *m = mmap(NULL, (size_t)FAIR_CELLS * sizeof(*fair_cells), PROT_READ | PROT_WRITE,
+			       MAP_SHARED, bpf_map__fd(skel->maps.fair_sketch), 0);
+
+		if (m == MAP_FAILED)
+			return -errno;
+		fair_cells = m;
+	}
+	memset(fair_cells, 0, (size_t)FAIR_CELLS * sizeof(*fair_cells));
+	if (limit)
+		memcpy(fc.limit, limit, sizeof(fc.limit));
+	for (c = 0; !err && c < SHEDD_NR_CLASSES; c++) {
+		const struct shedd_fair_class off = {};
+
+		err = bpf_map__update_elem(skel->maps.fair_config, &c, sizeof(c),
+					   c == cls ? &fc : &off, sizeof(fc), BPF_ANY);
+		if (!err)
+			err = update_percpu(skel->maps.fair_stats, c, &zero, sizeof(zero));
+	}
+	for (i = 0; !err && i < SHEDD_NR_CLASSES * FAIR_HEAVY_SLOTS; i++)
+		err = bpf_map__update_elem(skel->maps.fair_heavy, &i, sizeof(i), &empty_slot,
+					   sizeof(empty_slot), BPF_ANY);
+	return err;
+}
+
+static struct shedd_fair_stats fair_stats_of(__u32 cls)
+{
+	struct shedd_fair_stats sum = {}, *percpu;
+	int i, n = libbpf_num_possible_cpus();
+
+	percpu = calloc((size_t)n, sizeof(*percpu));
+	assert_non_null(percpu);
+	assert_int_equal(bpf_map__lookup_elem(skel->maps.fair_stats, &cls, sizeof(cls), percpu,
+					      (size_t)n * sizeof(*percpu), 0), 0);
+	for (i = 0; i < n; i++) {
+		sum.counted += percpu[i].counted;
+		sum.checked += percpu[i].checked;
+		sum.shed += percpu[i].shed;
+		sum.over += percpu[i].over;
+	}
+	free(percpu);
+	return sum;
+}
+
+/* The estimate of the source @addr (text) at @level, as the daemon reads it. */
+static __u32 fair_est(__u32 cls, const char *addr, __u32 level)
+{
+	const struct sip_state init = { skel->rodata->flow_sip[0], skel->rodata->flow_sip[1],
+					skel->rodata->flow_sip[2], skel->rodata->flow_sip[3] };
+	__u32 a[4] = {};
+	int family = strchr(addr, ':') ? 6 : 4;
+
+	assert_int_equal(inet_pton(family == 4 ? AF_INET : AF_INET6, addr, a), 1);
+	return fair_estimate(fair_cells, cls, level, fair_hash(&init, a, family, level),
+			     skel->bss->test_clock_ns);
+}
+
+/* Send @n SYNs, from @saddr or from @n addresses @fmt with %u from @first;
+ * return how many passed. */
+static unsigned int fair_syns(const char *name, const char *fmt, unsigned int first,
+			      unsigned int n, int vlans)
+{
+	unsigned int i, passed = 0;
+
+	for (i = 0; i < n; i++) {
+		char addr[64];
+		struct pkt_spec spec = { .l3 = strchr(fmt, ':') ? ETH_P_IPV6 : ETH_P_IP,
+					 .flags = TCP_SYN, .saddr = addr, .vlans = vlans,
+					 .sport = (__u16)(40000 + i) };
+		struct xdp_run r;
+		struct pkt p;
+
+		snprintf(addr, sizeof(addr), fmt, first + (strchr(fmt, '%') ? i : 0));
+		pkt_build(&p, &spec);
+		run_xdp(name, p.data, p.len, &r);
+		expect(r.verdict == XDP_PASS || r.verdict == XDP_DROP, name, "SYN %u from %s: %s",
+		       i + 1, addr, verdict_name(r.verdict));
+		passed += r.verdict == XDP_PASS;
+	}
+	return passed;
+}
+
+/* Admissions are counted at every level of the source, tagged or not;
+ * IPv4 has no /48; nothing is checked while the class does not shed. */
+static void test_fair_counts_levels(void **state)
+{
+	const char *name = "fairness: admissions counted at each level";
+	const __u32 cls = SHEDD_SHEDDABLE;
+	struct shedd_fair_stats fs;
+
+	(void)state;
+	assert_int_equal(reset_maps(NULL, NULL), 0);
+	assert_int_equal(fair_reset(cls, FAIR_ALL_LEVELS, 0, NULL), 0);
+	expect(fair_syns(name, "198.18.7.9", 0, 4, 0) == 4, name, "4 untagged SYNs admitted");
+	expect(fair_syns(name, "198.18.7.9", 0, 3, 1) == 3, name, "3 tagged SYNs admitted");
+	expect(fair_est(cls, "198.18.7.9", 0) == 7 && fair_est(cls, "198.18.7.0", 1) == 7 &&
+	       fair_est(cls, "198.18.7.200", 1) == 7, name,
+	       "address %u, /24 %u (7 each)", fair_est(cls, "198.18.7.9", 0),
+	       fair_est(cls, "198.18.7.0", 1));
+	expect(fair_est(cls, "198.18.7.10", 0) == 0 && fair_est(cls, "198.18.8.9", 1) == 0,
+	       name, "another address, another /24: 0 (%u, %u)",
+	       fair_est(cls, "198.18.7.10", 0), fair_est(cls, "198.18.8.9", 1));
+	expect(fair_syns(name, "2001:db8:5:2::%u", 1, 5, 2) == 5, name, "5 IPv6 SYNs");
+	expect(fair_est(cls, "2001:db8:5:2::1", 0) == 1 && fair_est(cls, "2001:db8:5:2::", 1) == 5 &&
+	       fair_est(cls, "2001:db8:5:ffff::", 2) == 5 && fair_est(cls, "2001:db8:6::", 2) == 0,
+	       name, "IPv6: address 1, /64 5, /48 5, another /48 0 (%u %u %u %u)",
+	       fair_est(cls, "2001:db8:5:2::1", 0), fair_est(cls, "2001:db8:5:2::", 1),
+	       fair_est(cls, "2001:db8:5:ffff::", 2), fair_est(cls, "2001:db8:6::", 2));
+	fs = fair_stats_of(cls);
+	expect(fs.counted == 12 && fs.checked == 0 && fs.shed == 0, name,
+	       "counted %llu, checked %llu, shed %llu", (unsigned long long)fs.counted,
+	       (unsigned long long)fs.checked, (unsigned long long)fs.shed);
+
+	/* Levels off: nothing counted. */
+	assert_int_equal(fair_reset(cls, 0, 1, (const __u32[FAIR_LEVELS]){ 1, 1, 1 }), 0);
+	expect(fair_syns(name, "198.18.7.9", 0, 5, 0) == 5, name, "fairness off: all admitted");
+	fs = fair_stats_of(cls);
+	expect(fs.counted == 0 && fs.checked == 0 && fair_est(cls, "198.18.7.9", 0) == 0, name,
+	       "fairness off: nothing counted or checked");
+}
+
+struct fair_case {
+	const char *name;
+	__u32 levels;
+	__u32 limit[FAIR_LEVELS];
+	__u32 active;
+	const char *heavy;  /* a format with %u, or one address */
+	unsigned int n, admitted; /* SYNs of the heavy source, and admitted */
+	const char *light;  /* another source: all its 3 SYNs admitted */
+	const char *slot;   /* the heavy hitter noted, as fair_hitter_source() */
+	__u32 slot_level;
+};
+
+static const struct fair_case fair_cases[] = {
+	{ "fairness: shedding, an address over its limit is shed first", FAIR_ALL_LEVELS,
+	  { 5, 0, 0 }, 1, "198.18.7.9", 10, 5, "198.18.7.10", "198.18.7.9", 0 },
+	{ "fairness: not shedding, a heavy address is admitted", FAIR_ALL_LEVELS,
+	  { 5, 0, 0 }, 0, "198.18.7.9", 10, 10, "198.18.7.10", "198.18.7.9", 0 },
+	{ "fairness: a /24 of many addresses is one source", FAIR_ALL_LEVELS,
+	  { 5, 5, 0 }, 1, "198.18.7.%u", 10, 5, "198.18.8.1", "198.18.7.0/24", 1 },
+	{ "fairness: levels: without 24, a /24 of light addresses passes", FAIR_ADDR,
+	  { 5, 5, 0 }, 1, "198.18.7.%u", 10, 10, "198.18.8.1", NULL, 0 },
+	{ "fairness: an IPv6 /64 of many addresses is one source", FAIR_ALL_LEVELS,
+	  { 5, 5, 0 }, 1, "2001:db8:5:2::%u", 10, 5, "2001:db8:5:3::1", "2001:db8:5:2::/64", 1 },
+	{ "fairness: an IPv6 /48 of many /64s is one source", FAIR_ALL_LEVELS,
+	  { 5, 5, 5 }, 1, "2001:db8:5:%x::1", 10, 5, "2001:db8:6::1", "2001:db8:5::/48", 2 },
+};
+
+static void run_fair(void **state)
+{
+	const struct fair_case *c = *state;
+	const __u32 cls = SHEDD_SHEDDABLE;
+	struct shedd_fair_heavy slots[FAIR_HEAVY_SLOTS];
+	struct shedd_stats before, after, want = {};
+	struct fair_hitter top[4];
+	struct shedd_fair_stats fs;
+	unsigned int passed, i;
+	int n;
+
+	assert_int_equal(reset_maps(NULL, NULL), 0);
+	assert_int_equal(fair_reset(cls, c->levels, c->active, c->limit), 0);
+	read_stats(&before);
+	passed = fair_syns(c->name, c->heavy, 1, c->n, 0);
+	read_stats(&after);
+	expect(passed == c->admitted, c->name, "heavy source: %u of %u admitted, expected %u",
+	       passed, c->n, c->admitted);
+	want.packets = c->n;
+	want.cls[cls].syn = c->n;
+	want.cls[cls].charged = c->admitted; /* a SYN shed for fairness asks no token */
+	want.cls[cls].admitted = c->admitted;
+	want.cls[cls].dropped = c->n - c->admitted;
+	expect_delta(c->name, &before, &after, &want);
+	expect(fair_syns(c->name, c->light, 0, 3, 0) == 3, c->name, "light source %s admitted",
+	       c->light);
+	fs = fair_stats_of(cls);
+	expect(fs.shed == c->n - c->admitted && fs.counted == c->admitted + 3 &&
+	       fs.checked == (c->active ? c->n + 3 : 0), c->name,
+	       "fair_stats: shed %llu counted %llu checked %llu",
+	       (unsigned long long)fs.shed, (unsigned long long)fs.counted,
+	       (unsigned long long)fs.checked);
+	for (i = 0; i < FAIR_HEAVY_SLOTS; i++) {
+		__u32 key = cls * FAIR_HEAVY_SLOTS + i;
+
+		assert_int_equal(bpf_map__lookup_elem(skel->maps.fair_heavy, &key, sizeof(key),
+						      &slots[i], sizeof(slots[i]), 0), 0);
+	}
+	n = fair_top(slots, cls, skel->bss->test_clock_ns, top, 4);
+	if (!c->slot) {
+		expect(n == 0, c->name, "no heavy hitter noted (%d)", n);
+		return;
+	}
+	expect(n >= 1, c->name, "a heavy hitter noted");
+	if (n >= 1) {
+		char src[64];
+
+		fair_hitter_source(&top[0], src, sizeof(src));
+		expect(!strcmp(src, c->slot) && top[0].level == c->slot_level &&
+		       top[0].shed == c->n - c->admitted, c->name,
+		       "heavy hitter %s level %u shed %llu, expected %s level %u", src,
+		       top[0].level, (unsigned long long)top[0].shed, c->slot, c->slot_level);
+	}
+}
+
+/* The estimate slides: half a window after the window of its admissions
+ * a source holds half of them, two windows after, none. */
+static void test_fair_window_slides(void **state)
+{
+	const char *name = "fairness: the count slides out of the window";
+	const __u32 cls = SHEDD_SHEDDABLE, limit[FAIR_LEVELS] = { 6, 0, 0 };
+	const __u64 start = (T0_NS | FAIR_WINDOW_MASK) + 1; /* a window's start */
+
+	(void)state;
+	assert_int_equal(reset_maps(NULL, NULL), 0);
+	assert_int_equal(fair_reset(cls, FAIR_ADDR, 1, limit), 0);
+	skel->bss->test_clock_ns = start;
+	expect(fair_syns(name, "198.18.7.9", 0, 8, 0) == 6, name, "6 of 8 admitted");
+	skel->bss->test_clock_ns = start + FAIR_WINDOW_NS + FAIR_WINDOW_NS / 2;
+	expect(fair_est(cls, "198.18.7.9", 0) == 3, name, "half a window on: 3 (%u)",
+	       fair_est(cls, "198.18.7.9", 0));
+	expect(fair_syns(name, "198.18.7.9", 0, 4, 0) == 3, name, "3 more admitted, then shed");
+	skel->bss->test_clock_ns = start + 4 * FAIR_WINDOW_NS;
+	expect(fair_est(cls, "198.18.7.9", 0) == 0, name, "two windows on: 0");
+	expect(fair_syns(name, "198.18.7.9", 0, 6, 0) == 6, name, "6 admitted again");
+}
+
+/* A verified class counts the ACKs that proved their address, never the
+ * SYNs answered with a cookie; over its limit, a source's SYN is shed
+ * without a cookie, another's answered. */
+static void test_fair_verified_counts_acks(void **state)
+{
+	const char *name = "fairness: a verified class counts proven ACKs";
+	const struct synack_want w4 = FULL4;
+	const __u32 cls = SHEDD_SHEDDABLE, limit[FAIR_LEVELS] = { 1, 0, 0 };
+	struct pkt_spec spec = { .l3 = ETH_P_IP, .flags = TCP_SYN, OPTS(opt_linux) };
+	struct synack_info info;
+	struct shedd_fair_stats fs;
+	struct xdp_run r;
+	struct pkt ack, syn;
+	unsigned int i;
+
+	(void)state;
+	assert_int_equal(reset_maps(&cfg_vtc, NULL), 0);
+	assert_int_equal(fair_reset(cls, FAIR_ALL_LEVELS, 0, limit), 0);
+	for (i = 0; i < 5; i++) {
+		spec.sport = (__u16)(41000 + i);
+		get_synack(name, &spec, &cfg_vtc, &w4, &info);
+	}
+	expect(fair_est(cls, PKT_V4_CLIENT, 0) == 0, name, "5 cookies sent: nothing counted");
+	build_cookie_ack(&ack, &spec, &info);
+	run_xdp(name, ack.data, ack.len, &r);
+	expect_verdict(name, r.verdict, XDP_PASS);
+	expect(fair_est(cls, PKT_V4_CLIENT, 0) == 1, name, "its proven ACK: counted (%u)",
+	       fair_est(cls, PKT_V4_CLIENT, 0));
+	/* Now shedding: over the limit of 1, the source's SYN is shed. */
+	assert_int_equal(bpf_map__update_elem(skel->maps.fair_config, &cls, sizeof(cls),
+					      &(struct shedd_fair_class){ .levels = FAIR_ALL_LEVELS,
+						.active = 1, .limit = { 1, 0, 0 } },
+					      sizeof(struct shedd_fair_class), BPF_ANY), 0);
+	spec.sport = 42000;
+	pkt_build(&syn, &spec);
+	run_xdp(name, syn.data, syn.len, &r);
+	expect_verdict(name, r.verdict, XDP_DROP);
+	spec.saddr = "198.18.9.9";
+	pkt_build(&syn, &spec);
+	run_xdp(name, syn.data, syn.len, &r);
+	expect_verdict(name, r.verdict, XDP_TX);
+	fs = fair_stats_of(cls);
+	expect(fs.counted == 1 && fs.shed == 1 && fs.checked == 2, name,
+	       "counted %llu shed %llu checked %llu", (unsigned long long)fs.counted,
+	       (unsigned long long)fs.shed, (unsigned long long)fs.checked);
+}
+
 static const struct CMUnitTest fixed_tests[] = {
 	{ "stack: the deepest call chain leaves 64 bytes of the verifier's 512",
 	  test_stack_headroom, NULL, NULL, NULL },
@@ -5148,6 +5436,12 @@ static const struct CMUnitTest fixed_tests[] = {
 	  NULL, NULL, NULL },
 	{ "settings: a reader sees the old record or the new one, never a mix",
 	  test_settings_switch_whole, NULL, NULL, NULL },
+	{ "fairness: admissions counted at each level", test_fair_counts_levels, NULL, NULL,
+	  NULL },
+	{ "fairness: the count slides out of the window", test_fair_window_slides, NULL, NULL,
+	  NULL },
+	{ "fairness: a verified class counts proven ACKs", test_fair_verified_counts_acks, NULL,
+	  NULL, NULL },
 };
 
 static int xdp_group_teardown(void **state)
@@ -5165,7 +5459,8 @@ static int xdp_group_teardown(void **state)
 static struct CMUnitTest tests[ARRAY_SIZE(cases) + ARRAY_SIZE(cut_cases) +
 			       ARRAY_SIZE(tb_cases) + ARRAY_SIZE(rst_budget_cases) +
 			       ARRAY_SIZE(synack_cases) + ARRAY_SIZE(tun_cases) +
-			       2 * ARRAY_SIZE(tun_cut_cases) + ARRAY_SIZE(fixed_tests)];
+			       2 * ARRAY_SIZE(tun_cut_cases) + ARRAY_SIZE(fixed_tests) +
+			       ARRAY_SIZE(fair_cases)];
 
 static char tun_short_names[ARRAY_SIZE(tun_cut_cases)][128];
 
@@ -5203,6 +5498,9 @@ int main(void)
 	}
 	for (i = 0; i < ARRAY_SIZE(fixed_tests); i++)
 		tests[n++] = fixed_tests[i];
+	for (i = 0; i < ARRAY_SIZE(fair_cases); i++)
+		tests[n++] = (struct CMUnitTest){ fair_cases[i].name, run_fair, NULL, NULL,
+			(void *)&fair_cases[i] };
 
 	return cmocka_run_group_tests_name("xdp", tests, group_setup,
 					   xdp_group_teardown);

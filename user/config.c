@@ -6,7 +6,8 @@
  *   [shedd]           the options of the table's "shedd" section
  *   [controller]      the controller's ("controller" section)
  *   [verify]          verified admission's ("verify" section)
- *   [class.NAME]      floor, reject, verify and prefix of one class:
+ *   [class.NAME]      floor, reject, verify, prefix, fair and fair_levels
+ *                     of one class:
  *                     "floor = 0.2" there is "floor = NAME=0.2" in [shedd]
  *
  * Repeated keys add to lists (port, prefix, ...); any other key given twice
@@ -126,8 +127,9 @@ static int on_pair(void *user, const char *section, const char *key, const char 
 		if (parse_class(cls, &c, why, sizeof(why)))
 			return fail(cx, "[%s]: %s", section, why);
 		if (!d || (d->id != OPT_FLOOR && d->id != OPT_REJECT && d->id != OPT_VERIFY &&
-			   d->id != OPT_PREFIX))
-			return fail(cx, "unknown key '%s' in [%s] (floor, reject, verify, prefix)",
+			   d->id != OPT_PREFIX && d->id != OPT_FAIR && d->id != OPT_FAIR_LEVELS))
+			return fail(cx, "unknown key '%s' in [%s] (floor, reject, verify, prefix, "
+				    "fair, fair_levels)",
 				    key, section);
 		/* The class's own value, as the option takes it. */
 		if (d->id == OPT_PREFIX)

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/ioctl.h>
 #include <sys/file.h>
 #include <sys/mount.h>
@@ -57,7 +58,8 @@ static const char *const pinned_names[] = {
 	"rst_budget", "ctl_state", "cookie_budget", "refresh", "mss_cache", "proven",
 	"handoff_stats", "handoff", "ctl_cmd", "manual_v4", "manual_v6", "daemon_stats",
 	"cookie_sent", "layout", "settings_cur", "flow_key", "broadcast", "tun_config",
-	"tun_local", "tun_stats", "port_set",
+	"tun_local", "tun_stats", "port_set", "fair_sketch", "fair_config", "fair_heavy",
+	"fair_stats",
 	/* Pinned by older shedd, removed with the rest. */
 	"closing",
 };
@@ -1336,8 +1338,67 @@ int loader_read_stats(struct loader *l, struct shedd_stats *percpu)
 	return 0;
 }
 
+const struct shedd_fair_cell *loader_fair_cells(struct loader *l)
+{
+	size_t len = (size_t)FAIR_CELLS * sizeof(struct shedd_fair_cell);
+	void *m;
+
+	if (l->fair_cells)
+		return l->fair_cells;
+	m = mmap(NULL, len, PROT_READ, MAP_SHARED, bpf_map__fd(l->skel->maps.fair_sketch), 0);
+	if (m == MAP_FAILED) {
+		log_warn("map the fairness sketch: %s; each class is held as one source",
+			 strerror(errno));
+		return NULL;
+	}
+	l->fair_cells = m;
+	return l->fair_cells;
+}
+
+int loader_write_fair(struct loader *l, const struct shedd_fair_class *cfg)
+{
+	int fd = bpf_map__fd(l->skel->maps.fair_config);
+	__u32 c;
+
+	for (c = 0; c < SHEDD_NR_CLASSES; c++)
+		if (bpf_map_update_elem(fd, &c, &cfg[c], BPF_ANY))
+			return -errno;
+	return 0;
+}
+
+int loader_read_fair_stats(struct loader *l, struct shedd_fair_stats *sum)
+{
+	int fd = bpf_map__fd(l->skel->maps.fair_stats), i;
+	struct shedd_fair_stats *percpu = calloc((size_t)l->ncpus, sizeof(*percpu));
+	__u32 c;
+
+	if (!percpu)
+		return -ENOMEM;
+	memset(sum, 0, sizeof(*sum) * SHEDD_NR_CLASSES);
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		if (bpf_map_lookup_elem(fd, &c, percpu)) {
+			int err = -errno;
+
+			free(percpu);
+			return err;
+		}
+		for (i = 0; i < l->ncpus; i++) {
+			sum[c].counted += percpu[i].counted;
+			sum[c].checked += percpu[i].checked;
+			sum[c].shed += percpu[i].shed;
+			sum[c].over += percpu[i].over;
+		}
+	}
+	free(percpu);
+	return 0;
+}
+
 void loader_close(struct loader *l, bool keep)
 {
+	if (l->fair_cells) {
+		munmap((void *)l->fair_cells, (size_t)FAIR_CELLS * sizeof(struct shedd_fair_cell));
+		l->fair_cells = NULL;
+	}
 	/* Nothing of ours sheds yet (a fresh load that never attached): the
 	 * pins it made serve nobody. */
 	if (!l->attached && !l->adopted)

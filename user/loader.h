@@ -39,6 +39,7 @@ struct loader {
 	__u8 tx_blocked;     /* settings.tx_blocked: XDP_TX frames go nowhere */
 	struct shedd_flow_key flow_key; /* the key of the flow hash, in flow_key */
 	struct migrate *mig;            /* an upgrade from older pins (migrate.h) */
+	const struct shedd_fair_cell *fair_cells; /* fair_sketch, mapped read-only */
 };
 
 /* Enter --netns, check root, take the interface (a second shedd on it, in
@@ -110,6 +111,14 @@ int loader_read_total_rate(struct loader *l, double *total);
 
 /* Read the per-CPU stats (ncpus entries). */
 int loader_read_stats(struct loader *l, struct shedd_stats *percpu);
+
+/* Per-source fairness: the sketch, mapped read-only once (NULL if it
+ * cannot be: the limits then count every class as one source); the
+ * fair_config entries of every class; fair_stats of each class summed
+ * over the CPUs. 0 or a negative errno. */
+const struct shedd_fair_cell *loader_fair_cells(struct loader *l);
+int loader_write_fair(struct loader *l, const struct shedd_fair_class *cfg);
+int loader_read_fair_stats(struct loader *l, struct shedd_fair_stats *sum);
 
 /* Detach and unpin, or with @keep leave the program attached and pinned
  * (a program that was never attached nor adopted is always unpinned); then

@@ -17,6 +17,7 @@
 
 #include "ctl.h"
 #include "loader.h"
+#include "fair.h"
 #include "migrate.h"
 #include "log.h"
 #include "metrics.h"
@@ -114,7 +115,49 @@ struct daemon {
 	unsigned long ticks;            /* ticks run since start */
 	unsigned long fail_tick;        /* SHEDD_TEST_FAIL_TICK: 0, or the tick to fail */
 	enum signals_completion completion; /* where completed handshakes come from */
+	/* Per-source fairness: SYNs and ACKs each class shed this tick, its
+	 * fair_stats.shed at the last tick, when it last shed otherwise
+	 * than for fairness. */
+	__u64 cls_shed[SHEDD_NR_CLASSES];
+	__u64 fair_shed_prev[SHEDD_NR_CLASSES];
+	__u64 fair_last_shed_ns[SHEDD_NR_CLASSES];
+	bool fair_warned;
 };
+
+/* Per-source fairness, once a tick: is each class shedding (for other
+ * reasons than fairness itself, within FAIR_HOLD_NS), and the limit of
+ * each level from the sketch and the class's rate (fair.h). A failure is
+ * said once; the program keeps the entries it has. */
+static void fair_tick(struct daemon *d, __u64 now)
+{
+	struct shedd_fair_class cfg[SHEDD_NR_CLASSES];
+	struct shedd_fair_stats fs[SHEDD_NR_CLASSES];
+	const struct shedd_fair_cell *cells = loader_fair_cells(&d->l);
+	int err = loader_read_fair_stats(&d->l, fs);
+	__u32 c;
+
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		struct fair_class_opts fo = { d->o->fair_slack[c], d->o->fair_levels[c] };
+		__u64 fair = 0;
+
+		if (!err) {
+			fair = fs[c].shed >= d->fair_shed_prev[c] ? fs[c].shed - d->fair_shed_prev[c] : 0;
+			d->fair_shed_prev[c] = fs[c].shed;
+		}
+		if (d->cls_shed[c] > fair)
+			d->fair_last_shed_ns[c] = now;
+		fair_class_config(&fo, cells, c, (double)d->rates[c].rate_per_sec,
+				  d->fair_last_shed_ns[c] && now - d->fair_last_shed_ns[c] < FAIR_HOLD_NS,
+				  now, &cfg[c]);
+	}
+	if (!err)
+		err = loader_write_fair(&d->l, cfg);
+	if (err && !d->fair_warned) {
+		log_warn("per-source fairness: %s; the classes keep their last limits",
+			 strerror(-err));
+		d->fair_warned = true;
+	}
+}
 
 /* For the test suite only: SHEDD_TEST_FAIL_TICK=N makes the Nth tick fail
  * as a failed read of the stats map would, so a test can see the error
@@ -406,6 +449,14 @@ static int tick(struct daemon *d)
 			admitted += q->ack_admitted >= p->ack_admitted ?
 					    q->ack_admitted - p->ack_admitted : 0;
 		}
+		d->cls_shed[c] = 0;
+		for (i = 0; i < n; i++) {
+			const struct shedd_class_stats *p = &d->prev[i].cls[c], *q = &d->cur[i].cls[c];
+			__u64 before = p->dropped + p->rst_sent + p->ack_refused;
+			__u64 is = q->dropped + q->rst_sent + q->ack_refused;
+
+			d->cls_shed[c] += is >= before ? is - before : 0;
+		}
 	}
 	swap = d->prev;
 	d->prev = d->cur;
@@ -445,6 +496,7 @@ static int tick(struct daemon *d)
 		tell_mode(d, was, stage, why, drain, drain_end_ns);
 	if ((err = write_rates(d)) || (err = save_controller(d)))
 		return err;
+	fair_tick(d, now);
 	publish_metrics(d, &r);
 
 	/* The status line: logged every --status-interval (never with 0); its
@@ -753,6 +805,7 @@ static int run(struct shedd_options *o)
 		if ((err = write_rates(&d)))
 			goto out;
 	}
+	fair_tick(&d, now_ns());
 	if ((err = save_controller(&d)))
 		goto out;
 	publish_metrics(&d, NULL);

@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "options.h"
+#include "fair.h"
 
 static const char *const class_names[SHEDD_NR_CLASSES] = {
 	[SHEDD_CRITICAL_PLUS] = "critical_plus",
@@ -431,6 +432,60 @@ static int set_floor(struct shedd_options *o, char *arg, char *err, size_t errle
 	return 0;
 }
 
+/* --fair [CLASS=]off|SLACK */
+static int set_fair(struct shedd_options *o, char *arg, char *err, size_t errlen)
+{
+	char *name = NULL, *val = arg;
+	double f = 0;
+	__u32 c, from = 0, to = SHEDD_NR_CLASSES;
+
+	if (strchr(arg, '=')) {
+		if (split_eq(arg, &name, &val) || parse_class(name, &c, err, errlen)) {
+			errf(err, errlen, "--fair: expected off, SLACK, CLASS=off or CLASS=SLACK");
+			return -1;
+		}
+		from = c;
+		to = c + 1;
+	}
+	if (strcmp(val, "off")) {
+		char *end;
+
+		errno = 0;
+		f = strtod(val, &end);
+		if (errno || end == val || *end || !(f >= 1.0) || f > FAIR_MAX_SLACK) {
+			errf(err, errlen, "--fair: '%s' is not off nor a slack in [1, %g]", val,
+			     FAIR_MAX_SLACK);
+			return -1;
+		}
+	}
+	for (c = from; c < to; c++)
+		o->fair_slack[c] = f;
+	return 0;
+}
+
+/* --fair-levels [CLASS=]LEVEL+LEVEL... */
+static int set_fair_levels(struct shedd_options *o, char *arg, char *err, size_t errlen)
+{
+	char *name = NULL, *val = arg, why[96];
+	__u32 c, from = 0, to = SHEDD_NR_CLASSES, levels;
+
+	if (strchr(arg, '=')) {
+		if (split_eq(arg, &name, &val) || parse_class(name, &c, err, errlen)) {
+			errf(err, errlen, "--fair-levels: expected LEVELS or CLASS=LEVELS");
+			return -1;
+		}
+		from = c;
+		to = c + 1;
+	}
+	if (fair_parse_levels(val, &levels, why, sizeof(why))) {
+		errf(err, errlen, "--fair-levels: %s", why);
+		return -1;
+	}
+	for (c = from; c < to; c++)
+		o->fair_levels[c] = levels;
+	return 0;
+}
+
 static int set_reject(struct shedd_options *o, char *arg, char *err, size_t errlen)
 {
 	char *name, *val;
@@ -549,6 +604,14 @@ const struct opt_def options_table[OPT_COUNT] = {
 	{ OPT_VERIFY_HOLD, "verify-hold", 0, "verify", "DUR", "10s", NULL,
 	  "how long a CPU that shed a class keeps answering it with cookies "
 	  "(shedding mode)", 0 },
+	{ OPT_FAIR, "fair", 0, "shedd", "[CLASS=]off|SLACK", "2", NULL,
+	  "while a class sheds, each source may take SLACK times an equal share of the "
+	  "class's rate (the class's rate over the sources it admitted lately); one over "
+	  "it is shed first (repeatable; off: first come, first served)", OPTF_REPEAT },
+	{ OPT_FAIR_LEVELS, "fair-levels", 0, "shedd", "[CLASS=]LEVEL+...", "addr+24+64+48",
+	  NULL,
+	  "what a source is: the address (addr), the IPv4 /24 (24), the IPv6 /64 (64) "
+	  "and /48 (48), each held to its share (repeatable)", OPTF_REPEAT },
 	{ OPT_XDP_MODE, "xdp-mode", 'm', "shedd", "native|generic", "native", NULL,
 	  "XDP attach mode", OPTF_RESTART },
 	{ OPT_TICK_MS, "tick-ms", 't', "shedd", "MS", "100", NULL,
@@ -891,6 +954,10 @@ int options_apply(struct options_state *st, const struct opt_def *d, const char 
 		break;
 	case OPT_VERIFY:
 		return set_verify(o, arg, &st->verify_given, err, errlen);
+	case OPT_FAIR:
+		return set_fair(o, arg, err, errlen);
+	case OPT_FAIR_LEVELS:
+		return set_fair_levels(o, arg, err, errlen);
 	case OPT_HANDOFF:
 		if (!strcmp(val, "auto")) {
 			o->handoff = HANDOFF_AUTO;

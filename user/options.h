@@ -97,6 +97,10 @@ struct shedd_options {
 	__u32 default_class;
 	__u8 reject[SHEDD_NR_CLASSES];
 	double floor[SHEDD_NR_CLASSES];
+	/* Per-source fairness (fair.h): a source may take fair_slack times an
+	 * equal share of its class while the class sheds; 0: off. */
+	double fair_slack[SHEDD_NR_CLASSES];
+	__u32 fair_levels[SHEDD_NR_CLASSES]; /* FAIR_* bits */
 	enum xdp_mode xdp_mode;
 	bool xdp_mode_set;        /* --xdp-mode given: an adopted program must run so */
 	__u32 tick_ms;
@@ -131,7 +135,7 @@ enum opt_id {
 	OPT_CONTROLLER, OPT_TARGET_DELAY, OPT_INTERVAL, OPT_MIN_RATE, OPT_MAX_RATE,
 	OPT_STEP, OPT_DEPTH_FRAC, OPT_RAMP, OPT_RAMP_HOLD, OPT_LATENCY_TARGET, OPT_PATIENCE,
 	OPT_LATENCY_SOCKET, OPT_LATENCY_GROUP, OPT_VERIFY, OPT_HANDOFF,
-	OPT_COOKIE_RATE, OPT_VERIFY_HOLD, OPT_XDP_MODE, OPT_TICK_MS,
+	OPT_COOKIE_RATE, OPT_VERIFY_HOLD, OPT_FAIR, OPT_FAIR_LEVELS, OPT_XDP_MODE, OPT_TICK_MS,
 	OPT_METRICS_ADDR, OPT_USER, OPT_STATUS_INTERVAL, OPT_KEEP_ON_EXIT, OPT_FORCE,
 	OPT_VERBOSE, OPT_CONFIG, OPT_REMOVE, OPT_HELP, OPT_VERSION,
 	OPT_COUNT

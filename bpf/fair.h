@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* fair.h - per-source fairness in the XDP program: count a source's
+ * admissions, and while its class sheds, shed a source over its limit
+ * before it takes a token (the maps and their meaning: shedd.h; the
+ * arithmetic: fair_sketch.h; the limits: the daemon, user/fair.c).
+ *
+ * Work per SYN is constant: one hash and FAIR_ROWS cells per level the
+ * class counts, at most FAIR_LEVELS. Memory is fixed: a spoofed flood can
+ * raise counts, never add state. The inner SYN of a tunnel is judged by
+ * rate only, as its class's verified admission is not applied to it.
+ * Included by shedd.bpf.c after syncookie.h (lens_bound(), CK_*).
+ */
+#ifndef SHEDD_BPF_FAIR_H
+#define SHEDD_BPF_FAIR_H
+
+#include "fair_sketch.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FAIR_CELLS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct shedd_fair_cell);
+} fair_sketch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SHEDD_NR_CLASSES);
+	__type(key, __u32);
+	__type(value, struct shedd_fair_class);
+} fair_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SHEDD_NR_CLASSES * FAIR_HEAVY_SLOTS);
+	__type(key, __u32);
+	__type(value, struct shedd_fair_heavy);
+} fair_heavy SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SHEDD_NR_CLASSES);
+	__type(key, __u32);
+	__type(value, struct shedd_fair_stats);
+} fair_stats SEC(".maps");
+
+/* shedd_fair()'s @how: the class, and what to do. */
+#define FAIR_CHECK 0U          /* is the source over its limit? */
+#define FAIR_COUNT (1U << 8)   /* count an admission of the source */
+
+/* Does class @cls count its sources, and is it shedding (@active)? The
+ * caller's cheap test before it calls shedd_fair(). */
+static __always_inline struct shedd_fair_class *fair_of(__u32 cls)
+{
+	__u32 key = cls;
+	struct shedd_fair_class *fc = bpf_map_lookup_elem(&fair_config, &key);
+
+	return fc && fc->levels ? fc : NULL;
+}
+
+/* Remember the source (its prefix @pfx at @level) seen at @est over its
+ * limit, in the slot of its hash @h: a slot another source holds is taken
+ * over when that one is older than a window or lighter. */
+static __always_inline void fair_note(__u32 cls, __u32 level, int family, const __u32 *pfx,
+				      __u32 est, __u64 h, __u64 now, int shed)
+{
+	__u32 key = cls * FAIR_HEAVY_SLOTS + fair_slot(h);
+	struct shedd_fair_heavy *s = bpf_map_lookup_elem(&fair_heavy, &key);
+	const __u32 *held;
+	int same;
+
+	if (!s)
+		return;
+	held = (const __u32 *)s->addr;
+	same = s->family == family && s->level == level && held[0] == pfx[0] &&
+	       held[1] == pfx[1] && held[2] == pfx[2] && held[3] == pfx[3];
+	if (!same) {
+		if (s->family && now - s->last_ns < FAIR_WINDOW_NS && s->estimate > est)
+			return;
+		__builtin_memcpy(s->addr, pfx, 16);
+		s->family = (__u8)family;
+		s->level = (__u8)level;
+		s->prefixlen = (__u8)fair_prefixlen(family, level);
+		s->shed = 0;
+	}
+	s->estimate = est;
+	s->last_ns = now;
+	if (shed)
+		FAIR_ADD(&s->shed, 1);
+}
+
+/*
+ * shedd_fair() - judge or count the source of the SYN or ACK in @ctx.
+ * @l2_len, @l3_len, @flags: as for shedd_syncookie_reply() (CK_V6)
+ * @how: its class | FAIR_CHECK or FAIR_COUNT
+ *
+ * FAIR_CHECK: is the source's estimate at some level the class counts at
+ * or over that level's limit? Then it is noted as a heavy hitter and
+ * counted as shed. FAIR_COUNT: count an admission at every level; one
+ * counted over a limit is noted too.
+ * A global function, so the verifier checks it once.
+ * Return: 1 to shed (FAIR_CHECK, over), else 0.
+ */
+__noinline int shedd_fair(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u64 flags, __u64 how)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	const struct sip_state init = { flow_sip[0], flow_sip[1], flow_sip[2], flow_sip[3] };
+	__u32 cls = how & 0xff, count = (how & FAIR_COUNT) != 0, a[4] = {}, mask, l;
+	struct shedd_fair_class *fc;
+	struct shedd_fair_stats *st;
+	int family, over = 0;
+	__u64 now;
+
+	if (cls >= SHEDD_NR_CLASSES || !lens_bound(&l2_len, &l3_len))
+		return 0;
+	fc = fair_of(cls);
+	st = bpf_map_lookup_elem(&fair_stats, &cls);
+	if (!fc || !st)
+		return 0;
+	if (flags & CK_V6) {
+		struct ipv6hdr *ip6 = data + l2_len;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return 0;
+		__builtin_memcpy(a, &ip6->saddr, 16);
+		family = 6;
+	} else {
+		struct iphdr *ip = data + l2_len;
+
+		if ((void *)(ip + 1) > data_end)
+			return 0;
+		a[0] = ip->saddr;
+		family = 4;
+	}
+	mask = fair_level_mask(fc->levels, family);
+	now = clock_coarse_ns();
+#pragma unroll
+	for (l = 0; l < FAIR_LEVELS; l++) {
+		__u32 pfx[4] = {}, est = ~0U, limit, r;
+		__u64 h;
+
+		if (!(mask & (1U << l)))
+			continue;
+		h = fair_hash(&init, a, family, l);
+#pragma unroll
+		for (r = 0; r < FAIR_ROWS; r++) {
+			__u32 key = fair_cell_index(cls, l, r, fair_col(h, r)), e;
+			struct shedd_fair_cell *c = bpf_map_lookup_elem(&fair_sketch, &key);
+
+			if (!c)
+				return 0;
+			e = count ? fair_cell_count(c, now) : fair_cell_estimate(c, now);
+			if (e < est)
+				est = e;
+		}
+		limit = fc->limit[l];
+		if (!limit || est < limit)
+			continue;
+		/* The prefix, as the slot keeps it. */
+		pfx[0] = a[0];
+		if (family == 4) {
+			if (l)
+				pfx[0] &= FAIR_BE32(0xffffff00U);
+		} else {
+			pfx[1] = l == 2 ? a[1] & FAIR_BE32(0xffff0000U) : a[1];
+			if (l == 0) {
+				pfx[2] = a[2];
+				pfx[3] = a[3];
+			}
+		}
+		fair_note(cls, l, family, pfx, est, h, now, !count);
+		over = 1;
+		if (!count)
+			break;
+	}
+	if (count) {
+		st->counted++;
+		st->over += over;
+		return 0;
+	}
+	st->checked++;
+	st->shed += over;
+	return over;
+}
+
+#endif /* SHEDD_BPF_FAIR_H */
