@@ -218,7 +218,7 @@ $(OUTPUT)/test_logline: tests/test_logline.c $(OUTPUT)/logline.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -o $@
 
-$(OUTPUT)/test_metrics: tests/test_metrics.c $(OUTPUT)/metrics.o $(OUTPUT)/options.o \
+$(OUTPUT)/test_metrics: tests/test_metrics.c $(OUTPUT)/metrics.o $(OUTPUT)/options.o $(OUTPUT)/fair.o \
 		$(OUTPUT)/config.o $(OUTPUT)/aimd.o $(OUTPUT)/logline.o $(OUTPUT)/sample_agg.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) $(INIH_LIBS) -lm -o $@
@@ -232,16 +232,17 @@ $(OUTPUT)/test_spread: tests/test_spread.c tests/splitmix.h include/*.h $(OUTPUT
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_options: tests/test_options.c $(OUTPUT)/options.o $(OUTPUT)/config.o \
+$(OUTPUT)/test_options: tests/test_options.c $(OUTPUT)/options.o $(OUTPUT)/config.o $(OUTPUT)/fair.o \
 		$(OUTPUT)/aimd.o contrib/shedd.conf.example
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -DSRCDIR='"$(CURDIR)"' $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) $(INIH_LIBS) -lm -o $@
 
-$(OUTPUT)/test_kernel_features: tests/test_kernel_features.c $(OUTPUT)/kernel_features.o $(OUTPUT)/options.o $(OUTPUT)/config.o
+$(OUTPUT)/test_kernel_features: tests/test_kernel_features.c $(OUTPUT)/kernel_features.o $(OUTPUT)/options.o \
+		$(OUTPUT)/config.o $(OUTPUT)/fair.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) $(INIH_LIBS) -lm -o $@
 
-$(OUTPUT)/test_status: tests/test_status.c $(OUTPUT)/status.o $(OUTPUT)/options.o $(OUTPUT)/config.o \
+$(OUTPUT)/test_status: tests/test_status.c $(OUTPUT)/status.o $(OUTPUT)/options.o $(OUTPUT)/config.o $(OUTPUT)/fair.o \
 		$(OUTPUT)/sample_agg.o $(OUTPUT)/logline.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) $(INIH_LIBS) -lm -o $@
@@ -270,9 +271,9 @@ $(OUTPUT)/fuzz_logline: tests/fuzz_logline.c user/logline.c user/signal_parse.c 
 # The config file, the command line and the CIDR parser, the same way
 # (libinih itself is the Debian library, not instrumented).
 $(OUTPUT)/fuzz_config $(OUTPUT)/fuzz_options $(OUTPUT)/fuzz_cidr: $(OUTPUT)/fuzz_%: \
-		tests/fuzz_%.c user/options.c user/config.c user/*.h include/*.h | $(OUTPUT)
+		tests/fuzz_%.c user/options.c user/config.c user/fair.c user/*.h include/*.h | $(OUTPUT)
 	$(call msg,FUZZ,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) $(INIH_LIBS) -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) $(INIH_LIBS) -lm -o $@
 
 $(OUTPUT)/%: tests/tools/%.c tests/tools/*.h tests/splitmix.h include/*.h | $(OUTPUT)
 	$(call msg,CC,$@)
