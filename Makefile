@@ -228,7 +228,8 @@ $(OUTPUT)/test_sim: tests/test_sim.c tests/splitmix.h include/*.h $(OUTPUT)/tick
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_spread: tests/test_spread.c tests/splitmix.h include/*.h $(OUTPUT)/alloc.o
+$(OUTPUT)/test_spread: tests/test_spread.c tests/splitmix.h include/*.h $(OUTPUT)/alloc.o \
+		$(OUTPUT)/fair.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 

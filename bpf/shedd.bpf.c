@@ -586,8 +586,13 @@ int shedd_xdp(struct xdp_md *ctx)
 	 * before it takes a token or a cookie (fair.h). */
 	fc = fair_of(cls);
 	if (fc && fc->active &&
-	    shedd_fair(ctx, p.l2_len, p.l3_len, cookie_flags(&p), cls | FAIR_CHECK))
+	    shedd_fair(ctx, p.l2_len, p.l3_len, cookie_flags(&p), cls | FAIR_CHECK)) {
+		/* Demand all the same where SYNs are charged: the class's
+		 * share of the rate follows what its sources ask. */
+		if (mode == SHEDD_VERIFY_OFF)
+			cs->charged++;
 		goto shed;
+	}
 	if (mode == SHEDD_VERIFY_ALWAYS ||
 	    (mode == SHEDD_VERIFY_SHEDDING && b && now < b->verify_until_ns)) {
 		cookie = 1;

@@ -31,8 +31,12 @@
 #include <cmocka.h>
 #include <linux/types.h>
 
+#include <arpa/inet.h>
+
 #include "token_bucket.h"
+#include "fair_sketch.h"
 #include "alloc.h"
+#include "fair.h"
 #include "splitmix.h"
 
 #define NCLS SHEDD_NR_CLASSES
@@ -340,6 +344,189 @@ static void spike_after_pause(void **state)
 	}
 }
 
+/*
+ * Per-source fairness on 2 to 128 CPUs: the real sketch and its
+ * arithmetic (include/fair_sketch.h), the real limits (user/fair.c), the
+ * real buckets. The sketch is one array every simulated CPU counts into,
+ * as the map is shared by the CPUs; what this cannot show is two CPUs
+ * turning one cell's window at the same instant (fair_cell_count(): a few
+ * increments lost, never invented). 100 light sources at 10/s each (the
+ * class's rate over them: an equal share each) and one heavy source at
+ * 10 times that, each SYN on a random CPU (RSS spreads a source's flows);
+ * the heavy load from one address, from 200 addresses of one /24, or from
+ * IPv6 addresses of one /64. Every 100 ms a tick publishes the rate and
+ * the limits, as the daemon does. And with the light sources at half
+ * their share, the heavy one fits: nothing of it is shed.
+ */
+#define FAIR_LIGHT 100
+#define FAIR_LIGHT_RATE 10.0
+#define FAIR_HEAVY_RATE 100.0
+
+enum fair_heavy_kind { FH_ADDR4, FH_NET24, FH_NET64, FH_NR };
+static const char *const fh_names[] = { "one IPv4 address", "200 addresses of one /24",
+					"IPv6 addresses of one /64" };
+
+struct fair_result {
+	double light_pct;     /* light sources' SYNs admitted, % */
+	double heavy_per_s;   /* the heavy source's admitted rate */
+	double limit_per_s;   /* its limit at the level that holds it, per second */
+	double rate;          /* the class's rate */
+};
+
+static void fair_source(enum fair_heavy_kind k, int heavy, int i, uint64_t r, __u32 *a,
+			int *family)
+{
+	memset(a, 0, 16);
+	if (k == FH_NET64) {
+		__u8 *b = (__u8 *)a;
+
+		*family = 6;
+		b[0] = 0x20, b[1] = 0x01, b[2] = 0x0d, b[3] = 0xb8;
+		if (heavy) {
+			b[4] = 0xff, b[7] = 1; /* 2001:db8:ff00:1::/64 */
+			memcpy(b + 8, &r, 8);
+		} else {
+			b[4] = (__u8)(i >> 8), b[5] = (__u8)(i + 1); /* a /48 each */
+			b[15] = 2;
+		}
+		return;
+	}
+	*family = 4;
+	if (heavy)
+		a[0] = htonl(0xc6130000U | (k == FH_NET24 ? 1 + (__u32)(r % 200) : 1));
+	else
+		a[0] = htonl(0xc6120002U | (__u32)i << 8); /* 198.18.i.2 */
+}
+
+static void fair_sim(int n, enum fair_heavy_kind k, double slack, int with_heavy,
+		     double light_rate, struct fair_result *out)
+{
+	static const struct scenario sc = { "fair", 0, 1000, 0, { 0, 0, 0, 1 }, 0, 0, 10 };
+	const __u32 cls = SHEDD_SHEDDABLE;
+	const struct sip_state key = { 0x1111, 0x2222, 0x3333, 0x4444 };
+	struct fair_class_opts fo = { slack, FAIR_ALL_LEVELS };
+	struct shedd_fair_cell *cells = calloc(FAIR_CELLS, sizeof(*cells));
+	struct shedd_fair_class fc = {};
+	double total = FAIR_LIGHT * light_rate + (with_heavy ? FAIR_HEAVY_RATE : 0);
+	__u64 next_tick = T0 + TICK_NS, last_shed = 0, light_off = 0, light_ok = 0, heavy_ok = 0;
+	__u64 asked = 0, fair_shed = 0;
+	double t = T0, limit_sum = 0, rate_sum = 0;
+	int ticks = 0;
+	struct sim s;
+
+	assert_non_null(cells);
+	sim_setup(&s, &sc, SPREAD_EVEN, n, 0xfa1eULL + (uint64_t)n, 4 * MS);
+	for (int c = 0; c < NCLS; c++)
+		s.ap.floor[c] = 0;
+	s.now = T0;
+	sim_tick(&s, 0);
+	for (;;) {
+		__u32 a[4], mask, l;
+		int family, heavy, cpu, over = 0, ok = 0;
+		__u64 coarse;
+
+		t += next_gap(&s, total);
+		while ((double)next_tick <= t) {
+			int shedding;
+
+			/* As the daemon judges it: the class shed, or would
+			 * have without fairness (fair_would_shed()). */
+			if (fair_would_shed(asked, fair_shed, (double)TICK_NS / 1e9,
+					    (double)s.rates[cls].r.rate_per_sec))
+				last_shed = next_tick;
+			asked = fair_shed = 0;
+			shedding = last_shed && next_tick - last_shed < FAIR_HOLD_NS;
+			s.now = next_tick;
+			sim_tick(&s, (double)TICK_NS / 1e9);
+			fair_class_config(&fo, cells, cls, (double)s.rates[cls].r.rate_per_sec,
+					  shedding, coarse_at(&s, s.now), &fc);
+			if (next_tick >= T0 + 2 * SEC) {
+				limit_sum += fc.limit[k == FH_ADDR4 ? 0 : 1];
+				rate_sum += (double)s.rates[cls].r.rate_per_sec;
+				ticks++;
+			}
+			next_tick += TICK_NS;
+		}
+		if (t >= (double)(T0 + 12 * SEC))
+			break;
+		s.now = (__u64)t;
+		coarse = coarse_at(&s, s.now);
+		heavy = with_heavy && rng_unit_open(&s.rng) * total < FAIR_HEAVY_RATE;
+		fair_source(k, heavy, (int)(rng_next(&s.rng) % FAIR_LIGHT), rng_next(&s.rng), a,
+			    &family);
+		cpu = pick_cpu(&s, (int)cls);
+		mask = fair_level_mask(fc.levels, family);
+		if (fc.levels && fc.active) {
+			for (l = 0; l < FAIR_LEVELS && !over; l++)
+				if ((mask & (1U << l)) && fc.limit[l] &&
+				    fair_estimate(cells, cls, l, fair_hash(&key, a, family, l),
+						  coarse) >= fc.limit[l])
+					over = 1;
+		}
+		fair_shed += (__u64)over;
+		/* Demand, as the program counts it (charged). */
+		s.syn[cls * (__u32)n + (__u32)cpu]++;
+		if (!over) {
+			asked++;
+			ok = sim_charge(&s, (int)cls, cpu, s.now);
+			if (!ok)
+				last_shed = s.now;
+			for (l = 0; ok && fc.levels && l < FAIR_LEVELS; l++)
+				if (mask & (1U << l))
+					fair_count(cells, cls, l, fair_hash(&key, a, family, l), coarse);
+		}
+		if (s.now < T0 + 2 * SEC)
+			continue;
+		if (heavy)
+			heavy_ok += (__u64)ok;
+		else
+			light_off++, light_ok += (__u64)ok;
+	}
+	out->light_pct = light_off ? 100.0 * (double)light_ok / (double)light_off : 0;
+	out->heavy_per_s = (double)heavy_ok / 10;
+	out->limit_per_s = ticks ? limit_sum / ticks / FAIR_WINDOW_S : 0;
+	out->rate = ticks ? rate_sum / ticks : 0;
+	sim_free(&s);
+	free(cells);
+}
+
+/* The light sources keep 95 % of what they get without the heavy one;
+ * the heavy one is held to its limit (which is slack times an equal share
+ * and FAIR_MIN_LIMIT a window); without fairness it takes what they lose. */
+static void fair_heavy_source(void **state)
+{
+	static const int cpus[] = { 2, 8, 32, 128 };
+	const enum fair_heavy_kind k = *(const enum fair_heavy_kind *)*state;
+	size_t i;
+
+	for (i = 0; i < sizeof(cpus) / sizeof(cpus[0]); i++) {
+		struct fair_result base, fair, none;
+		double share;
+
+		struct fair_result fits;
+
+		fair_sim(cpus[i], k, FAIR_DEFAULT_SLACK, 0, FAIR_LIGHT_RATE, &base);
+		fair_sim(cpus[i], k, FAIR_DEFAULT_SLACK, 1, FAIR_LIGHT_RATE, &fair);
+		fair_sim(cpus[i], k, 0, 1, FAIR_LIGHT_RATE, &none);
+		/* Light sources at half their share: the heavy one fits. */
+		fair_sim(cpus[i], k, FAIR_DEFAULT_SLACK, 1, FAIR_LIGHT_RATE / 2, &fits);
+		share = fair.rate / (FAIR_LIGHT + 1);
+		print_message("# %-26s %3d CPUs: rate %.0f/s, share %.1f/s; light %.1f%% alone, "
+			      "%.1f%% beside the heavy one, %.1f%% without fairness; heavy "
+			      "admitted %.1f/s (limit %.1f/s), %.1f/s without fairness, %.1f/s "
+			      "where it fits (rate %.0f/s, light %.1f%%)\n",
+			      fh_names[k], cpus[i], fair.rate, share, base.light_pct,
+			      fair.light_pct, none.light_pct, fair.heavy_per_s, fair.limit_per_s,
+			      none.heavy_per_s, fits.heavy_per_s, fits.rate, fits.light_pct);
+		assert_true(fair.light_pct >= 0.95 * base.light_pct);
+		assert_true(fair.heavy_per_s <= 1.1 * fair.limit_per_s);
+		assert_true(fair.heavy_per_s >= share);
+		assert_true(none.light_pct < 0.95 * base.light_pct);
+		assert_true(none.heavy_per_s > 2 * fair.heavy_per_s);
+		assert_true(fits.heavy_per_s >= 0.95 * FAIR_HEAVY_RATE && fits.light_pct >= 99.5);
+	}
+}
+
 struct tcase {
 	const struct scenario *sc;
 	enum spread spread;
@@ -369,7 +556,9 @@ static void run_case(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[sizeof(tcases) / sizeof(tcases[0]) + NR_TICKS];
+	static const enum fair_heavy_kind fkinds[FH_NR] = { FH_ADDR4, FH_NET24, FH_NET64 };
+	static char fair_names[FH_NR][96];
+	struct CMUnitTest tests[sizeof(tcases) / sizeof(tcases[0]) + NR_TICKS + FH_NR];
 	static char spike_names[NR_TICKS][96];
 	size_t i, k, n = 0;
 	int sp;
@@ -392,6 +581,12 @@ int main(void)
 			 "burst: a spike after a pause admits the burst, %s", hz_names[k]);
 		tests[n++] = (struct CMUnitTest){ spike_names[k], spike_after_pause, NULL, NULL,
 						  (void *)&hz_ticks[k] };
+	}
+	for (k = 0; k < FH_NR; k++) {
+		snprintf(fair_names[k], sizeof(fair_names[k]),
+			 "fairness: a heavy source, %s, on 2 to 128 CPUs", fh_names[k]);
+		tests[n++] = (struct CMUnitTest){ fair_names[k], fair_heavy_source, NULL, NULL,
+						  (void *)&fkinds[k] };
 	}
 	return cmocka_run_group_tests_name("spread", tests, NULL, NULL);
 }

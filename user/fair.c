@@ -37,6 +37,13 @@ __u32 fair_limit(double slack, double rate_per_sec, double sources)
 	return (__u32)l;
 }
 
+bool fair_would_shed(__u64 asked, __u64 fair_shed, double dt_s, double rate_per_sec)
+{
+	if (!fair_shed || !(dt_s > 0))
+		return false;
+	return (double)(asked + fair_shed) > rate_per_sec * dt_s;
+}
+
 void fair_class_config(const struct fair_class_opts *o, const struct shedd_fair_cell *cells,
 		       __u32 cls, double rate_per_sec, bool active, __u64 now,
 		       struct shedd_fair_class *out)

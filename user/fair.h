@@ -44,6 +44,16 @@ double fair_sources(const struct shedd_fair_cell *row, __u64 now);
 __u32 fair_limit(double slack, double rate_per_sec, double sources);
 
 /*
+ * fair_would_shed() - would the class have shed in the last @dt_s seconds
+ * without fairness? When what asked for a token (@asked) and what
+ * fairness shed before asking (@fair_shed) came faster than @rate_per_sec.
+ * A class that shed outright also counts (the daemon's own test), so
+ * fairness stays on while it holds a heavy source back, and goes off when
+ * that source would fit.
+ */
+bool fair_would_shed(__u64 asked, __u64 fair_shed, double dt_s, double rate_per_sec);
+
+/*
  * fair_class_config() - the fair_config entry of a class: its levels, the
  * limit of each level from its sketch (@cells: the whole map) at @now,
  * @active when the class shed lately.

@@ -124,11 +124,11 @@ struct daemon {
 	bool fair_warned;
 };
 
-/* Per-source fairness, once a tick: is each class shedding (for other
- * reasons than fairness itself, within FAIR_HOLD_NS), and the limit of
+/* Per-source fairness, once a tick: is each class shedding, or would it
+ * be without fairness (fair_would_shed()), within FAIR_HOLD_NS; the limit of
  * each level from the sketch and the class's rate (fair.h). A failure is
  * said once; the program keeps the entries it has. */
-static void fair_tick(struct daemon *d, __u64 now)
+static void fair_tick(struct daemon *d, __u64 now, double dt_s)
 {
 	struct shedd_fair_class cfg[SHEDD_NR_CLASSES];
 	struct shedd_fair_stats fs[SHEDD_NR_CLASSES];
@@ -144,7 +144,16 @@ static void fair_tick(struct daemon *d, __u64 now)
 			fair = fs[c].shed >= d->fair_shed_prev[c] ? fs[c].shed - d->fair_shed_prev[c] : 0;
 			d->fair_shed_prev[c] = fs[c].shed;
 		}
-		if (d->cls_shed[c] > fair)
+		__u64 asked = 0;
+		int i;
+
+		/* charged holds fairness's sheds too (unverified classes). */
+		for (i = 0; i < d->l.ncpus; i++)
+			asked += d->syn[c * (__u32)d->l.ncpus + (__u32)i];
+		if (d->o->verify[c] == SHEDD_VERIFY_OFF)
+			asked = asked >= fair ? asked - fair : 0;
+		if (d->cls_shed[c] > fair ||
+		    fair_would_shed(asked, fair, dt_s, (double)d->rates[c].rate_per_sec))
 			d->fair_last_shed_ns[c] = now;
 		fair_class_config(&fo, cells, c, (double)d->rates[c].rate_per_sec,
 				  d->fair_last_shed_ns[c] && now - d->fair_last_shed_ns[c] < FAIR_HOLD_NS,
@@ -496,7 +505,7 @@ static int tick(struct daemon *d)
 		tell_mode(d, was, stage, why, drain, drain_end_ns);
 	if ((err = write_rates(d)) || (err = save_controller(d)))
 		return err;
-	fair_tick(d, now);
+	fair_tick(d, now, (double)in.dt_ns / 1e9);
 	publish_metrics(d, &r);
 
 	/* The status line: logged every --status-interval (never with 0); its
@@ -805,7 +814,7 @@ static int run(struct shedd_options *o)
 		if ((err = write_rates(&d)))
 			goto out;
 	}
-	fair_tick(&d, now_ns());
+	fair_tick(&d, now_ns(), 0);
 	if ((err = save_controller(&d)))
 		goto out;
 	publish_metrics(&d, NULL);
