@@ -4,8 +4,8 @@
  * before it takes a token (the maps and their meaning: shedd.h; the
  * arithmetic: fair_sketch.h; the limits: the daemon, user/fair.c).
  *
- * Work per SYN is constant: one hash and FAIR_ROWS cells per level the
- * class counts, at most FAIR_LEVELS. Memory is fixed: a spoofed flood can
+ * Work per SYN is constant: one SipHash (fair_hashes()) and FAIR_ROWS
+ * cells per level the class counts, at most FAIR_LEVELS. Memory is fixed: a spoofed flood can
  * raise counts, never add state. The inner SYN of a tunnel is judged by
  * rate only, as its class's verified admission is not applied to it.
  * Included by shedd.bpf.c after syncookie.h (lens_bound(), CK_*).
@@ -110,7 +110,7 @@ __noinline int shedd_fair(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u64 
 	struct shedd_fair_class *fc;
 	struct shedd_fair_stats *st;
 	int family, over = 0;
-	__u64 now;
+	__u64 now, hs[FAIR_LEVELS];
 
 	if (cls >= SHEDD_NR_CLASSES || !lens_bound(&l2_len, &l3_len))
 		return 0;
@@ -135,14 +135,14 @@ __noinline int shedd_fair(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u64 
 	}
 	mask = fair_level_mask(fc->levels, family);
 	now = clock_coarse_ns();
+	fair_hashes(&init, a, family, hs);
 #pragma unroll
 	for (l = 0; l < FAIR_LEVELS; l++) {
 		__u32 pfx[4] = {}, est = ~0U, limit, r;
-		__u64 h;
+		__u64 h = hs[l];
 
 		if (!(mask & (1U << l)))
 			continue;
-		h = fair_hash(&init, a, family, l);
 #pragma unroll
 		for (r = 0; r < FAIR_ROWS; r++) {
 			__u32 key = fair_cell_index(cls, l, r, fair_col(h, r)), e;

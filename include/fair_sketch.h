@@ -111,41 +111,66 @@ static inline __attribute__((always_inline)) __u32 fair_prefixlen(int family, __
 	return level == 0 ? 128 : level == 1 ? 64 : 48;
 }
 
+/* The finaliser of MurmurHash3: a bijection of 64 bits that spreads each
+ * input bit over the output. */
+static inline __attribute__((always_inline)) __u64 fair_fmix(__u64 h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
 /*
- * fair_hash() - the 64-bit hash of a source's prefix at @level.
+ * fair_hashes() - the 64-bit hashes of a source's prefixes at each level.
  * @init: the SipHash state of the flow key (flow_hash.h)
  * @a:    the source address's words as they lie in the packet (1 for
  *        IPv4, 4 for IPv6), read as host-order __u32
- * The message is the prefix's words (the bits past the prefix cleared),
- * then a word that names the family and the level, so the prefixes of
- * different levels never share a hash by construction.
+ * @h:    out: h[0] the address's, h[1] the /24's or the /64's, h[2] the
+ *        /48's (IPv4: h[2] = h[1])
+ * One SipHash per source, of its widest prefix (the IPv4 /24, the IPv6
+ * /48) and a word naming the family; each narrower level is the one above
+ * it mixed with the bits it adds, through a bijection (an odd multiplier,
+ * then fair_fmix()): two prefixes that differ in those bits never share a
+ * hash, and without the key the hash of no prefix can be known, so a
+ * sender cannot choose addresses that fall in a light client's cells.
  */
-static inline __attribute__((always_inline)) __u64 fair_hash(const struct sip_state *init,
-							     const __u32 *a, int family, __u32 level)
+static inline __attribute__((always_inline)) void fair_hashes(const struct sip_state *init,
+							      const __u32 *a, int family,
+							      __u64 *h)
 {
 	struct sip_state s = *init;
-	__u64 tag = (__u64)0x66616972ULL << 32 | (__u32)family << 8 | level;
+	__u64 tag = (__u64)0x66616972ULL << 32 | (__u32)family;
 
 	if (family == 4) {
-		__u32 w = a[0];
-
-		if (level)
-			w &= FAIR_BE32(0xffffff00U);
-		sip_word(&s, w, 1);
-	} else {
-		__u32 w1 = a[1];
-
-		if (level == 2)
-			w1 &= FAIR_BE32(0xffff0000U);
-		sip_word(&s, a[0] | (__u64)w1 << 32, 1);
-		if (level == 0) {
-			FLOW_HASH_BARRIER(a);
-			sip_word(&s, a[2] | (__u64)a[3] << 32, 1);
-		}
+		sip_word(&s, a[0] & FAIR_BE32(0xffffff00U), 1);
+		sip_word(&s, tag, 1);
+		h[1] = h[2] = sip_final(&s, 3);
+		h[0] = fair_fmix(h[1] ^ (((__u64)(FAIR_BE32(a[0]) & 0xff) + 1) *
+					 0x9e3779b97f4a7c15ULL));
+		return;
 	}
+	sip_word(&s, a[0] | (__u64)(a[1] & FAIR_BE32(0xffff0000U)) << 32, 1);
 	sip_word(&s, tag, 1);
-	return sip_final(&s, 3);
+	h[2] = sip_final(&s, 3);
+	h[1] = fair_fmix(h[2] ^ (((__u64)(FAIR_BE32(a[1]) & 0xffff) + 1) * 0x9e3779b97f4a7c15ULL));
+	FLOW_HASH_BARRIER(a);
+	h[0] = fair_fmix(h[1] ^ ((a[2] | (__u64)a[3] << 32) * 0xd6e8feb86659fd93ULL));
 }
+
+#ifndef __bpf__
+/* The hash of one level (userspace: the daemon's readers, the tests). */
+static inline __u64 fair_hash(const struct sip_state *init, const __u32 *a, int family,
+			      __u32 level)
+{
+	__u64 h[FAIR_LEVELS];
+
+	fair_hashes(init, a, family, h);
+	return h[level < FAIR_LEVELS ? level : 0];
+}
+#endif
 
 /* The least estimate over the rows of the source of hash @h at @level of
  * class @cls, in the sketch @cells (userspace: the whole map; the BPF

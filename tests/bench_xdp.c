@@ -90,6 +90,15 @@ enum verify_profile {
 	V_ALWAYS,  /* sheddable answered with cookies */
 };
 
+/* Per-source fairness in the sheddable class (bpf/fair.h). */
+enum fair_profile {
+	F_OFF,   /* no class counts its sources */
+	F_COUNT, /* every level counted, the class not shedding: an admitted SYN
+		  * is counted, nothing checked */
+	F_CHECK, /* shedding, limits out of reach: checked, then counted */
+	F_SHED,  /* shedding, the source at its limit of 1: shed for fairness */
+};
+
 /* What a case runs before each of its runs, beyond rates and settings. */
 enum case_prep {
 	PREP_NONE,
@@ -113,6 +122,7 @@ struct bench_case {
 	enum rate_profile rate;
 	enum verify_profile verify;
 	enum case_prep prep;
+	enum fair_profile fair;
 	int prefixes;     /* 1: the realistic prefix table; 2: only the source
 			   * check's 198.18.1.0/24 in critical_plus; 0: none */
 	__u8 source_check;
@@ -505,6 +515,52 @@ out:
 	return err;
 }
 
+static int set_fair_class(const struct shedd_fair_class *fc)
+{
+	__u32 cls;
+
+	for (cls = 0; cls < SHEDD_NR_CLASSES; cls++) {
+		const struct shedd_fair_class off = {};
+
+		if (bpf_map__update_elem(B.skel->maps.fair_config, &cls, sizeof(cls),
+					 cls == SHEDD_SHEDDABLE ? fc : &off, sizeof(*fc), BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+/* The fairness of @c; for F_SHED, its packet admitted and counted once
+ * first, so that its source is at the limit of 1 (for two windows, 4 s:
+ * longer than a run). */
+static int set_fair(const struct bench_case *c)
+{
+	struct shedd_fair_class fc = { .levels = FAIR_ALL_LEVELS };
+	__u32 ret;
+	int err;
+
+	switch (c->fair) {
+	case F_OFF:
+		fc.levels = 0;
+		break;
+	case F_COUNT:
+		break;
+	case F_CHECK:
+		fc.active = 1;
+		fc.limit[0] = fc.limit[1] = fc.limit[2] = 4000000000U;
+		break;
+	case F_SHED:
+		if ((err = set_fair_class(&fc)) ||
+		    (err = test_run(B.prog_fd[P_SHEDD], c->pkt, 0, 1, &ret, NULL, NULL, NULL)))
+			return err;
+		if (ret != XDP_PASS)
+			return -EAGAIN;
+		fc.active = 1;
+		fc.limit[0] = fc.limit[1] = fc.limit[2] = 1;
+		break;
+	}
+	return set_fair_class(&fc);
+}
+
 /* Before every run of @c: rates, settings, prefixes, and what its packet
  * needs to find. */
 static int prepare(struct bench_case *c)
@@ -523,6 +579,8 @@ static int prepare(struct bench_case *c)
 	config_base(&cfg, c->verify, c->source_check);
 	if (set_settings(&cfg) || set_rates(c->rate) || set_prefixes(c->prefixes))
 		return -errno ? -errno : -EIO;
+	if ((err = set_fair(c)))
+		return err;
 	if (c->prep == PREP_VALID_ACK && B.scrub_slot == REPLAY_NO_SCRUB && find_scrub_slot())
 		fprintf(stderr, "bench: no proven entry to clear: the valid ACK's repeats "
 			"follow the first one's verdict\n");
@@ -751,6 +809,23 @@ static struct bench_case cases[] = {
 	     .rate = R_SHED_BACKOFF, .counter = SHED(SHEDD_SHEDDABLE), .verdict = XDP_DROP),
 	CASE("syn4_prio8_shed", "8 VID 0 tags, SYN shed", P_SHEDD, &syn4_prio8,
 	     .rate = R_SHED_BACKOFF, .counter = SHED(SHEDD_SHEDDABLE), .verdict = XDP_DROP),
+	/* Per-source fairness, beside the cases above without it. */
+	CASE("syn4_admit_fair", "IPv4 SYN admitted, counted (fairness)", P_SHEDD, &syn4,
+	     .fair = F_COUNT, .counter = ADMIT(SHEDD_SHEDDABLE), .verdict = XDP_PASS),
+	CASE("syn4_admit_fair_check", "IPv4 SYN admitted, checked, counted", P_SHEDD, &syn4,
+	     .fair = F_CHECK, .counter = ADMIT(SHEDD_SHEDDABLE), .verdict = XDP_PASS),
+	CASE("syn6_admit_fair_check", "IPv6 SYN admitted, checked, counted", P_SHEDD, &syn6,
+	     .fair = F_CHECK, .counter = ADMIT(SHEDD_SHEDDABLE), .verdict = XDP_PASS),
+	CASE("syn4_fair_shed", "IPv4 SYN shed for fairness", P_SHEDD, &syn4, .fair = F_SHED,
+	     .counter = SHED(SHEDD_SHEDDABLE), .verdict = XDP_DROP),
+	CASE("syn6_fair_shed", "IPv6 SYN shed for fairness", P_SHEDD, &syn6, .fair = F_SHED,
+	     .counter = SHED(SHEDD_SHEDDABLE), .verdict = XDP_DROP),
+	CASE("syn4_shed_fair", "IPv4 SYN shed, backed off, fairness on", P_SHEDD, &syn4,
+	     .rate = R_SHED_BACKOFF, .fair = F_CHECK, .counter = SHED(SHEDD_SHEDDABLE),
+	     .verdict = XDP_DROP),
+	CASE("syn6_shed_fair", "IPv6 SYN shed, backed off, fairness on", P_SHEDD, &syn6,
+	     .rate = R_SHED_BACKOFF, .fair = F_CHECK, .counter = SHED(SHEDD_SHEDDABLE),
+	     .verdict = XDP_DROP),
 	/* Classification with a prefix table. */
 	CASE("syn4_pfx_none", "IPv4 SYN shed, 30 prefixes, in none", P_SHEDD, &syn4,
 	     .rate = R_SHED_BACKOFF, .prefixes = 1, .counter = SHED(SHEDD_SHEDDABLE),
