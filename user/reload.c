@@ -291,6 +291,10 @@ int reload_config(struct shedd_options *o, struct loader *l, struct signals *sig
 		append(changed, sizeof(changed), "floor");
 	if (memcmp(n.reject, o->reject, sizeof(n.reject)))
 		append(changed, sizeof(changed), "reject");
+	/* Read by the next tick (main.c: fair_tick()). */
+	if (memcmp(n.fair_slack, o->fair_slack, sizeof(n.fair_slack)) ||
+	    memcmp(n.fair_levels, o->fair_levels, sizeof(n.fair_levels)))
+		append(changed, sizeof(changed), "fair");
 	if (!tp->aimd && n.rate_per_sec != o->rate_per_sec)
 		append(changed, sizeof(changed), "rate");
 	options_free(o);

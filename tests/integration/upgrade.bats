@@ -185,7 +185,7 @@ upgrade_under_flood() {
 	cat "$BATS_TEST_TMPDIR/shedd.log"
 	wait_for "the new shedd adopted" 5 grep -q 'adopted the running shedd' \
 		"$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "upgraded the pins of $IF_SRV from layout version 1 to 4" \
+	grep -q "upgraded the pins of $IF_SRV from layout version 1 to 5" \
 		"$BATS_TEST_TMPDIR/shedd.log"
 	# One link all along, another program in it: the swap, not a gap.
 	[ "$(link_id)" = "$link" ]
@@ -260,7 +260,7 @@ upgrade_under_flood() {
 	cat "$BATS_TEST_TMPDIR/shedd.log"
 	wait_for "the new shedd adopted" 5 grep -q 'adopted the running shedd' \
 		"$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "upgraded the pins of $IF_SRV from layout version 4 to 4: 2[0-9] maps" \
+	grep -q "upgraded the pins of $IF_SRV from layout version 5 to 5: 3[0-9] maps" \
 		"$BATS_TEST_TMPDIR/shedd.log"
 	# Carried by the carry program's atomic adds, not the fallback.
 	run grep -c 'the carry program does not run' "$BATS_TEST_TMPDIR/shedd.log"
@@ -357,7 +357,7 @@ upgrade_under_flood() {
 	[ "$status" -ne 0 ]
 	shedd_start --verify off --port "$PORT" --rate 200 --burst 20
 	cat "$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "upgraded the pins of $IF_SRV from layout version 1 to 4: 15 maps of a new layout (their values carried over)$" \
+	grep -q "upgraded the pins of $IF_SRV from layout version 1 to 5: 19 maps of a new layout (their values carried over)$" \
 		"$BATS_TEST_TMPDIR/shedd.log"
 	grep -q "attached to $IF_SRV" "$BATS_TEST_TMPDIR/shedd.log"
 	xdp_attached
@@ -482,7 +482,7 @@ tc_prog() {
 	cat "$BATS_TEST_TMPDIR/shedd.log"
 	wait_for "the new shedd adopted" 5 grep -q 'adopted the running shedd' \
 		"$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "upgraded the pins of $IF_SRV from layout version 3 to 4: 1 maps of a new layout" \
+	grep -q "upgraded the pins of $IF_SRV from layout version 3 to 5: 5 maps of a new layout" \
 		"$BATS_TEST_TMPDIR/shedd.log"
 	now=$(link_prog)
 	[ "$now" != "$old_prog" ]
