@@ -15,7 +15,7 @@
 #   BENCH_ROUNDS=5      rounds
 #   BENCH_SECS=3        measured seconds per cell (after BENCH_WARM_S=1)
 #   BENCH_FAMILIES="4 6"
-#   BENCH_FLOOD_CONFIGS="xdp-drop xdp-readdrop shedd-drop shedd-cookie nft
+#   BENCH_FLOOD_CONFIGS="xdp-drop xdp-readdrop shedd-drop shedd-drop-nofair shedd-cookie nft
 #                        hashlimit kernel"
 #   BENCH_OUT           directory of the CSV files (default: a new
 #                       temporary directory): flood_rounds.csv (one row per
@@ -110,6 +110,7 @@ done
 # A ratio is NUM/DEN of a field: "pps" handled packets/s, "ns" ns/packet,
 # "ans" answered SYN-ACKs/s.
 RATIOS="shedd-drop/xdp-drop:pps shedd-drop/xdp-drop:ns shedd-drop/xdp-readdrop:ns
+	shedd-drop/shedd-drop-nofair:ns
 	xdp-readdrop/xdp-drop:ns shedd-drop/nft:pps shedd-drop/hashlimit:pps
 	shedd-drop/kernel:pps shedd-cookie/kernel:pps shedd-cookie/kernel:ans
 	shedd-cookie/xdp-drop:ns"

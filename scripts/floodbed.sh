@@ -430,6 +430,8 @@ flood_run() {
 #   xdp-drop      .output/xdp_drop.bpf.o, the trivial program
 #   xdp-readdrop  .output/xdp_readdrop.bpf.o: reads the headers, drops a SYN
 #   shedd-drop    shedd $BENCH_SHEDD_DROP_ARGS: the flood shed by XDP_DROP
+#   shedd-drop-nofair  the same with --fair off: what per-source fairness
+#                 costs the flood's path beside it
 #   shedd-cookie  shedd $BENCH_SHEDD_COOKIE_ARGS: a cookie SYN-ACK (XDP_TX)
 #                 to every SYN, a listener on the port
 #   nft           nft_syn_limit $FLOOD_NFT_RATE at the veth's ingress hook
@@ -438,7 +440,7 @@ flood_run() {
 #   kernel        the kernel alone: a listener, tcp_syncookies=1
 #   obj:PATH      any XDP object (section xdp) on the server's veth
 # Every one but the XDP objects has a fresh listener on the port.
-BENCH_CONFIGS_ALL="xdp-drop xdp-readdrop shedd-drop shedd-cookie nft hashlimit kernel"
+BENCH_CONFIGS_ALL="xdp-drop xdp-readdrop shedd-drop shedd-drop-nofair shedd-cookie nft hashlimit kernel"
 BENCH_SHEDD_DROP_ARGS=${BENCH_SHEDD_DROP_ARGS-"--rate 1000 --verify off"}
 # The cookie budget out of the way (--cookie-rate at its most, 10 M/s over
 # all CPUs): the path is measured, not the budget.
@@ -493,13 +495,15 @@ bench_config_start() {
 	xdp-drop) bench_xdp_obj "$ROOT/.output/xdp_drop.bpf.o" ;;
 	xdp-readdrop) bench_xdp_obj "$ROOT/.output/xdp_readdrop.bpf.o" ;;
 	obj:*) bench_xdp_obj "${1#obj:}" ;;
-	shedd-drop | shedd-cookie)
+	shedd-drop | shedd-drop-nofair | shedd-cookie)
 		bench_listener "$2" || return 1
 		srv_xdp_pass off || return 1
 		: >"$TESTBED_TMP/shedd.log"
 		# shellcheck disable=SC2086 # options, split on purpose
 		if [ "$1" = shedd-drop ]; then
 			shedd_start --port "$PORT" $BENCH_SHEDD_DROP_ARGS
+		elif [ "$1" = shedd-drop-nofair ]; then
+			shedd_start --port "$PORT" $BENCH_SHEDD_DROP_ARGS --fair off
 		else
 			shedd_start --port "$PORT" $BENCH_SHEDD_COOKIE_ARGS
 		fi || { echo "bench: shedd did not attach:" >&2; cat "$TESTBED_TMP/shedd.log" >&2; return 1; }
