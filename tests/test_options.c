@@ -15,6 +15,7 @@
 
 #include "aimd.h"
 #include "options.h"
+#include "fair.h"
 
 static char out[8192], err[512];
 
@@ -255,6 +256,13 @@ static const struct {
 	{ { "-i", "e", "--default-class", "urgent" }, "unknown class" },
 	{ { "-i", "e", "--reject", "bounce" }, "--reject" },
 	{ { "-i", "e", "--floor", "critical=1.5" }, "--floor" },
+	{ { "-i", "e", "--fair", "0.5" }, "--fair: '0.5' is not off nor a slack in [1, 1000]" },
+	{ { "-i", "e", "--fair", "gold=2" }, "unknown class 'gold'" },
+	{ { "-i", "e", "--fair", "critical=" }, "--fair: '' is not off nor a slack" },
+	{ { "-i", "e", "--fair-levels", "addr+25" }, "'25' is not a level" },
+	{ { "-i", "e", "--fair-levels", "addr+" }, "a '+' with no level after it" },
+	{ { "-i", "e", "--fair-levels", "24+24" }, "level '24' given twice" },
+	{ { "-i", "e", "--fair-levels", "sheddable=" }, "no level given" },
 	{ { "-i", "e", "--xdp-mode", "offload" }, "native or generic" },
 	{ { "-i", "e", "--tick-ms", "1" }, "out of range" },
 	{ { "-i", "e", "--bogus" }, "unknown option '--bogus'" },
@@ -474,6 +482,43 @@ static void status_interval(void **state)
 	options_free(&o);
 	assert_int_equal(PARSE(&o, "-i", "e", "--status-interval", "often"), OPTIONS_ERROR);
 	assert_non_null(strstr(err, "--status-interval: 'often' is not a duration"));
+	options_free(&o);
+}
+
+static int parse_file(struct shedd_options *o, const char *text);
+
+/* --fair and --fair-levels: every class, then one; and [class.NAME]. */
+static void fair_options(void **state)
+{
+	struct shedd_options o;
+	int c;
+
+	(void)state;
+	assert_int_equal(PARSE(&o, "-i", "e"), OPTIONS_RUN);
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		assert_float_equal(o.fair_slack[c], FAIR_DEFAULT_SLACK, 1e-12);
+		assert_int_equal(o.fair_levels[c], FAIR_ALL_LEVELS);
+	}
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--fair", "3", "--fair", "critical=off",
+			       "--fair-levels", "sheddable=addr+64", "--fair-levels", "48"),
+			 OPTIONS_RUN);
+	assert_float_equal(o.fair_slack[SHEDD_CRITICAL_PLUS], 3, 1e-12);
+	assert_float_equal(o.fair_slack[SHEDD_CRITICAL], 0, 1e-12);
+	assert_int_equal(o.fair_levels[SHEDD_SHEDDABLE], FAIR_NET48);
+	assert_int_equal(o.fair_levels[SHEDD_CRITICAL], FAIR_NET48);
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--fair-levels", "sheddable=addr+64"), OPTIONS_RUN);
+	assert_int_equal(o.fair_levels[SHEDD_SHEDDABLE], FAIR_ADDR | FAIR_NET64);
+	assert_int_equal(o.fair_levels[SHEDD_CRITICAL], FAIR_ALL_LEVELS);
+	options_free(&o);
+	assert_int_equal(parse_file(&o, "[shedd]\niface = e0\nfair = 4\n[class.critical]\n"
+				       "fair = off\nfair_levels = addr\n"),
+			 OPTIONS_RUN);
+	assert_float_equal(o.fair_slack[SHEDD_SHEDDABLE], 4, 1e-12);
+	assert_float_equal(o.fair_slack[SHEDD_CRITICAL], 0, 1e-12);
+	assert_int_equal(o.fair_levels[SHEDD_CRITICAL], FAIR_ADDR);
+	assert_int_equal(o.fair_levels[SHEDD_SHEDDABLE], FAIR_ALL_LEVELS);
 	options_free(&o);
 }
 
@@ -777,6 +822,7 @@ int main(void)
 		cmocka_unit_test(bad_input_is_refused),
 		cmocka_unit_test(verify_options),
 		cmocka_unit_test(floors_must_not_pass_one),
+		cmocka_unit_test(fair_options),
 		cmocka_unit_test(backend_ports),
 		cmocka_unit_test(latency_group),
 		cmocka_unit_test(iface_names),

@@ -435,13 +435,13 @@ static int set_floor(struct shedd_options *o, char *arg, char *err, size_t errle
 /* --fair [CLASS=]off|SLACK */
 static int set_fair(struct shedd_options *o, char *arg, char *err, size_t errlen)
 {
-	char *name = NULL, *val = arg;
+	char *name = NULL, *val = arg, why[160];
 	double f = 0;
 	__u32 c, from = 0, to = SHEDD_NR_CLASSES;
 
 	if (strchr(arg, '=')) {
-		if (split_eq(arg, &name, &val) || parse_class(name, &c, err, errlen)) {
-			errf(err, errlen, "--fair: expected off, SLACK, CLASS=off or CLASS=SLACK");
+		if (split_eq(arg, &name, &val) || parse_class(name, &c, why, sizeof(why))) {
+			errf(err, errlen, "--fair: %s", why);
 			return -1;
 		}
 		from = c;
@@ -470,8 +470,8 @@ static int set_fair_levels(struct shedd_options *o, char *arg, char *err, size_t
 	__u32 c, from = 0, to = SHEDD_NR_CLASSES, levels;
 
 	if (strchr(arg, '=')) {
-		if (split_eq(arg, &name, &val) || parse_class(name, &c, err, errlen)) {
-			errf(err, errlen, "--fair-levels: expected LEVELS or CLASS=LEVELS");
+		if (split_eq(arg, &name, &val) || parse_class(name, &c, why, sizeof(why))) {
+			errf(err, errlen, "--fair-levels: %s", why);
 			return -1;
 		}
 		from = c;
