@@ -29,7 +29,9 @@ __u32 fair_limit(double slack, double rate_per_sec, double sources)
 
 	if (!(slack > 0) || !(rate_per_sec >= 0))
 		return 0;
-	if (sources < 1)
+	/* NaN sources too: a cast of NaN to __u32 is undefined (it read 0
+	 * here, no limit at all). */
+	if (!(sources >= 1))
 		sources = 1;
 	l = ceil(slack * rate_per_sec * FAIR_WINDOW_S / sources) + FAIR_MIN_LIMIT;
 	if (l > 4e9)
