@@ -59,7 +59,7 @@ UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options 
 	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_signals $(OUTPUT)/test_spread \
 	$(OUTPUT)/test_kernel_features $(OUTPUT)/test_status $(OUTPUT)/test_auto_target \
 	$(OUTPUT)/test_logline $(OUTPUT)/test_log $(OUTPUT)/test_ctl $(OUTPUT)/test_metrics \
-	$(OUTPUT)/test_xdptx $(OUTPUT)/test_layout $(OUTPUT)/test_tunnels
+	$(OUTPUT)/test_xdptx $(OUTPUT)/test_layout $(OUTPUT)/test_tunnels $(OUTPUT)/test_fair
 XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/fuzz_xdp
 # libFuzzer targets (clang): `make test` gives each a few seconds.
 FUZZ_TESTS := $(OUTPUT)/fuzz_logline $(OUTPUT)/fuzz_config $(OUTPUT)/fuzz_options \
@@ -90,7 +90,7 @@ help:
 	@echo '  test-unit        unit tests: need neither root nor clang nor bpftool'
 	@echo '                   (bucket, allocator, options, aimd, simulation, signals,'
 	@echo '                   kernel features, status counters, log lines, daemon log,'
-	@echo '                   rate pin, metrics)'
+	@echo '                   rate pin, metrics, fairness)'
 	@echo '  test-kernels     the kernel matrix: boot Debian 12'"'"'s own kernels (6.1, 6.12)'
 	@echo '                   under qemu and run the XDP tests, a short fuzz run and'
 	@echo '                   attach/shed/adopt/verify tests inside (root; KERNELS=)'
@@ -213,6 +213,10 @@ $(OUTPUT)/test_layout: tests/test_layout.c $(OUTPUT)/layout.o
 $(OUTPUT)/test_tunnels: tests/test_tunnels.c $(OUTPUT)/tunnels.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -o $@
+
+$(OUTPUT)/test_fair: tests/test_fair.c tests/splitmix.h include/*.h $(OUTPUT)/fair.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Itests $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
 $(OUTPUT)/test_logline: tests/test_logline.c $(OUTPUT)/logline.o
 	$(call msg,TEST,$@)
