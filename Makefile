@@ -47,7 +47,8 @@ USER_SRCS := user/alloc.c user/options.c user/loader.c user/status.c user/aimd.c
 	user/kernel_features.c user/probe.c user/logline.c user/config.c \
 	user/reload.c user/log.c user/service.c user/ctl.c user/ctl_state.c \
 	user/metrics.c user/metrics_http.c user/sockdiag.c user/xdptx.c user/layout.c \
-	user/migrate.c user/settings.c user/tunnels.c user/fair.c
+	user/migrate.c user/settings.c user/tunnels.c user/fair.c \
+	user/fair_view.c user/fair_maps.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
 BIN := shedd
 CTL_BIN := shedctl
@@ -160,6 +161,7 @@ $(OUTPUT)/shedctl.o: user/shedctl.c user/*.h include/*.h | $(OUTPUT)
 	$(Q)$(CC) $(USER_CFLAGS) $(NCURSES_CFLAGS) -c $< -o $@
 $(OUTPUT)/signals.o: $(OUTPUT)/sojourn.skel.h
 $(OUTPUT)/metrics_http.o: $(OUTPUT)/shedd.skel.h
+$(OUTPUT)/fair_maps.o: $(OUTPUT)/shedd.skel.h
 
 $(BIN): $(OUTPUT)/main.o $(USER_OBJS)
 	$(call msg,LINK,$@)
@@ -222,8 +224,9 @@ $(OUTPUT)/test_logline: tests/test_logline.c $(OUTPUT)/logline.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -o $@
 
-$(OUTPUT)/test_metrics: tests/test_metrics.c $(OUTPUT)/metrics.o $(OUTPUT)/options.o $(OUTPUT)/fair.o \
-		$(OUTPUT)/config.o $(OUTPUT)/aimd.o $(OUTPUT)/logline.o $(OUTPUT)/sample_agg.o
+$(OUTPUT)/test_metrics: tests/test_metrics.c $(OUTPUT)/metrics.o $(OUTPUT)/options.o \
+		$(OUTPUT)/config.o $(OUTPUT)/aimd.o $(OUTPUT)/logline.o $(OUTPUT)/sample_agg.o \
+		$(OUTPUT)/fair_view.o $(OUTPUT)/fair.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) $(INIH_LIBS) -lm -o $@
 

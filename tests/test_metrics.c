@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* test_metrics.c - the pure half of the metrics: kernel histogram buckets
  * onto Prometheus bounds, the daemon's counting, the exposition's shape
- * (one HELP and TYPE per family, cumulative buckets, escaped labels) and
- * the --metrics-addr parser.
+ * (one HELP and TYPE per family, cumulative buckets, escaped labels), the
+ * fairness families and their bounded heavy hitters, and the
+ * --metrics-addr parser.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -230,6 +231,111 @@ static void test_format_shape(void **state)
 	free(out);
 }
 
+/* Per-source fairness: no family without the maps; with them, the
+ * counters and gauges of each class and level it counts, and at most
+ * METRICS_FAIR_TOP heavy hitters per class, the heaviest. */
+static void test_format_fair(void **state)
+{
+	static struct shedd_fair_heavy heavy[SHEDD_NR_CLASSES * FAIR_HEAVY_SLOTS];
+	struct shedd_fair_class cfg[SHEDD_NR_CLASSES];
+	struct shedd_fair_stats percpu[SHEDD_NR_CLASSES * 2];
+	const __u64 now = 1000000000000ULL;
+	struct metrics_snapshot s;
+	char *out;
+	__u32 c, i;
+
+	memset(&s, 0, sizeof(s));
+	snprintf(s.iface, sizeof(s.iface), "veth0");
+	out = format(&s);
+	assert_null(strstr(out, "shedd_fair_"));
+	free(out);
+
+	memset(cfg, 0, sizeof(cfg));
+	memset(percpu, 0, sizeof(percpu));
+	memset(heavy, 0, sizeof(heavy));
+	/* sheddable: every level, shedding; critical: addresses only, calm;
+	 * critical_plus: off. */
+	cfg[SHEDD_SHEDDABLE] = (struct shedd_fair_class){ .levels = FAIR_ALL_LEVELS, .active = 1,
+		.limit = { 45, 300, 3000 }, .sources = { 120, 3, 1 } };
+	cfg[SHEDD_CRITICAL] = (struct shedd_fair_class){ .levels = FAIR_ADDR, .active = 0,
+		.limit = { 10, 20, 30 }, .sources = { 7, 0, 0 } };
+	percpu[SHEDD_SHEDDABLE * 2].shed = 70;
+	percpu[SHEDD_SHEDDABLE * 2 + 1].shed = 7;
+	percpu[SHEDD_SHEDDABLE * 2 + 1].counted = 999;
+	/* Seven heavy hitters in sheddable, 198.18.0.1 .. .7, the last the
+	 * heaviest; one IPv6 /64 in critical. */
+	for (i = 0; i < 7; i++) {
+		struct shedd_fair_heavy *h = &heavy[SHEDD_SHEDDABLE * FAIR_HEAVY_SLOTS + i * 3];
+
+		h->addr[0] = 198;
+		h->addr[1] = 18;
+		h->addr[3] = (__u8)(i + 1);
+		h->family = 4;
+		h->estimate = 100 * (i + 1);
+		h->last_ns = now - 1000;
+		h->shed = i;
+	}
+	{
+		struct shedd_fair_heavy *h = &heavy[SHEDD_CRITICAL * FAIR_HEAVY_SLOTS + 5];
+
+		assert_int_equal(inet_pton(AF_INET6, "2001:db8:7:9::", h->addr), 1);
+		h->family = 6;
+		h->level = 1;
+		h->estimate = 2147;
+		h->last_ns = now;
+	}
+	fair_view_build(&s.fair, cfg, percpu, 2, heavy, now);
+	out = format(&s);
+	assert_non_null(strstr(out, "# TYPE shedd_fair_shed_total counter\n"));
+	assert_non_null(strstr(out, "shedd_fair_shed_total{iface=\"veth0\",class=\"sheddable\"} 77\n"));
+	assert_non_null(strstr(out, "shedd_fair_counted_total{iface=\"veth0\",class=\"sheddable\"} 999\n"));
+	assert_non_null(strstr(out, "shedd_fair_active{iface=\"veth0\",class=\"sheddable\"} 1\n"));
+	assert_non_null(strstr(out, "shedd_fair_active{iface=\"veth0\",class=\"critical\"} 0\n"));
+	assert_non_null(strstr(out, "shedd_fair_sources{iface=\"veth0\",class=\"sheddable\","
+				    "level=\"24+64\"} 3\n"));
+	assert_non_null(strstr(out, "shedd_fair_sources{iface=\"veth0\",class=\"critical\","
+				    "level=\"addr\"} 7\n"));
+	/* Levels a class does not count, and a class that is off: none. */
+	assert_null(strstr(out, "class=\"critical\",level=\"24+64\""));
+	assert_null(strstr(out, "class=\"critical_plus\",level="));
+	/* 45 admissions a window of 2^31 ns: 20.95/s. */
+	assert_non_null(strstr(out, "shedd_fair_limit_per_second{iface=\"veth0\",class=\"sheddable\","
+				    "level=\"addr\"} 20.95"));
+	/* The five heaviest of sheddable, the IPv6 /64 of critical. */
+	assert_int_equal(count_of(out, "shedd_fair_heavy_hitter_rate{"), METRICS_FAIR_TOP + 1);
+	/* 700 admissions a window: 325.96/s. */
+	assert_non_null(strstr(out, "shedd_fair_heavy_hitter_rate{iface=\"veth0\",class=\"sheddable\","
+				    "level=\"addr\",source=\"198.18.0.7\"} 325.96"));
+	assert_non_null(strstr(out, "source=\"198.18.0.3\"}"));
+	assert_null(strstr(out, "source=\"198.18.0.2\"}"));
+	assert_non_null(strstr(out, "shedd_fair_heavy_hitter_rate{iface=\"veth0\",class=\"critical\","
+				    "level=\"64\",source=\"2001:db8:7:9::/64\"} 999.77"));
+	assert_int_equal(count_of(out, "# TYPE shedd_fair_"), 6);
+	assert_int_equal(count_of(out, "# TYPE "), count_of(out, "# HELP "));
+	free(out);
+	/* Every class full of heavy hitters: still at most 20 series. */
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		cfg[c].levels = FAIR_ALL_LEVELS;
+		for (i = 0; i < FAIR_HEAVY_SLOTS; i++) {
+			struct shedd_fair_heavy *h = &heavy[c * FAIR_HEAVY_SLOTS + i];
+
+			memset(h, 0, sizeof(*h));
+			h->addr[0] = 198;
+			h->addr[1] = 19;
+			h->addr[2] = (__u8)c;
+			h->addr[3] = (__u8)i;
+			h->family = 4;
+			h->estimate = 10 + i;
+			h->last_ns = now;
+		}
+	}
+	fair_view_build(&s.fair, cfg, percpu, 2, heavy, now);
+	out = format(&s);
+	assert_int_equal(count_of(out, "shedd_fair_heavy_hitter_rate{"), 20);
+	assert_int_equal(count_of(out, "shedd_fair_sources{"), SHEDD_NR_CLASSES * FAIR_LEVELS);
+	free(out);
+}
+
 static void test_parse_addr(void **state)
 {
 	struct sockaddr_storage ss;
@@ -268,6 +374,7 @@ int main(void)
 		cmocka_unit_test(test_hist_add),
 		cmocka_unit_test(test_count),
 		cmocka_unit_test(test_format_shape),
+		cmocka_unit_test(test_format_fair),
 		cmocka_unit_test(test_parse_addr),
 	};
 

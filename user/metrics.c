@@ -19,6 +19,9 @@
 #include "metrics.h"
 #include "options.h"
 
+#define METRICS_STR_(x) #x
+#define METRICS_STR(x) METRICS_STR_(x)
+
 _Static_assert(LOGLINE_NR_REJECTS <= SHEDD_LATENCY_REFUSALS, "refusals fit the pinned counters");
 
 /* From 100 us (a calm accept queue) to a minute (a client's patience is
@@ -445,6 +448,76 @@ static void signal_families(struct out *o)
 	}
 }
 
+/* Per-source fairness: only when the program has its maps. Bounded: per
+ * class 2 counters, 1 + 3 + 3 gauges, and at most METRICS_FAIR_TOP heavy
+ * hitters (20 series for the four classes). */
+_Static_assert(METRICS_FAIR_TOP <= FAIR_TOP_MAX, "the view holds the exported hitters");
+static void fair_families(struct out *o)
+{
+	const struct fair_view *v = &o->s->fair;
+	char lbl[192], src[64];
+	__u32 c, l;
+	int i;
+
+	if (!v->have)
+		return;
+	family(o, "shedd_fair_shed_total", "counter",
+	       "SYNs shed for per-source fairness (a source over its share while its class "
+	       "sheds), by class; also counted as dropped or rst.");
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		snprintf(lbl, sizeof(lbl), "class=\"%s\"", class_name(c));
+		sample_u64(o, "shedd_fair_shed_total", lbl, v->cls[c].stats.shed);
+	}
+	family(o, "shedd_fair_counted_total", "counter",
+	       "Admissions counted into the per-source sketch, by class.");
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		snprintf(lbl, sizeof(lbl), "class=\"%s\"", class_name(c));
+		sample_u64(o, "shedd_fair_counted_total", lbl, v->cls[c].stats.counted);
+	}
+	family(o, "shedd_fair_active", "gauge",
+	       "1 while a class sheds and its over-share sources are shed first, else 0.");
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		snprintf(lbl, sizeof(lbl), "class=\"%s\"", class_name(c));
+		sample_u64(o, "shedd_fair_active", lbl, v->cls[c].cfg.levels && v->cls[c].cfg.active);
+	}
+	family(o, "shedd_fair_sources", "gauge",
+	       "Sources counted in the window, by class and level (addr; 24+64: the IPv4 /24s "
+	       "and IPv6 /64s; 48: the IPv6 /48s), for the levels a class counts.");
+	for (c = 0; c < SHEDD_NR_CLASSES; c++)
+		for (l = 0; l < FAIR_LEVELS; l++) {
+			if (!fair_view_level_used(&v->cls[c].cfg, l))
+				continue;
+			snprintf(lbl, sizeof(lbl), "class=\"%s\",level=\"%s\"", class_name(c),
+				 fair_view_level_label(l));
+			sample_u64(o, "shedd_fair_sources", lbl, v->cls[c].cfg.sources[l]);
+		}
+	family(o, "shedd_fair_limit_per_second", "gauge",
+	       "The most admissions per second a source may have while its class sheds, by "
+	       "class and level.");
+	for (c = 0; c < SHEDD_NR_CLASSES; c++)
+		for (l = 0; l < FAIR_LEVELS; l++) {
+			if (!fair_view_level_used(&v->cls[c].cfg, l) || !v->cls[c].cfg.limit[l])
+				continue;
+			snprintf(lbl, sizeof(lbl), "class=\"%s\",level=\"%s\"", class_name(c),
+				 fair_view_level_label(l));
+			sample_f(o, "shedd_fair_limit_per_second", lbl,
+				 fair_view_limit_per_sec(v->cls[c].cfg.limit[l]));
+		}
+	family(o, "shedd_fair_heavy_hitter_rate", "gauge",
+	       "Admissions per second of the heaviest sources seen over their limit lately "
+	       "(at most " METRICS_STR(METRICS_FAIR_TOP) " per class), by class, level (addr, 24, 64, "
+	       "48) and source.");
+	for (c = 0; c < SHEDD_NR_CLASSES; c++)
+		for (i = 0; i < v->cls[c].ntop && i < METRICS_FAIR_TOP; i++) {
+			const struct fair_hitter *h = &v->cls[c].top[i];
+
+			fair_hitter_source(h, src, sizeof(src));
+			snprintf(lbl, sizeof(lbl), "class=\"%s\",level=\"%s\",source=\"%s\"",
+				 class_name(c), fair_view_hitter_level(h), src);
+			sample_f(o, "shedd_fair_heavy_hitter_rate", lbl, h->rate_per_sec);
+		}
+}
+
 int metrics_format(FILE *f, const struct metrics_snapshot *s)
 {
 	struct out o = { .f = f, .s = s };
@@ -455,6 +528,7 @@ int metrics_format(FILE *f, const struct metrics_snapshot *s)
 	xdp_families(&o);
 	controller_families(&o);
 	signal_families(&o);
+	fair_families(&o);
 	return ferror(f) ? -1 : 0;
 }
 

@@ -14,10 +14,12 @@
 #include <net/if.h>
 #include <sys/socket.h>
 #include <linux/types.h>
+#include "fair_view.h"
 #include "shedd.h"
 #include "signals.h"
 
 #define METRICS_DEFAULT_ADDR "127.0.0.1:9464"
+#define METRICS_FAIR_TOP 5 /* heavy hitters exported per class */
 
 /* The le bounds of the exposed histograms, in ns (SHEDD_HIST_BOUNDS). */
 extern const __u64 metrics_hist_bounds_ns[SHEDD_HIST_BOUNDS];
@@ -45,6 +47,7 @@ struct metrics_snapshot {
 	bool backend;                    /* --backend-port listeners exist */
 	bool tx_blocked;                 /* cookies and RSTs off: XDP_TX goes nowhere */
 	int completion;                  /* enum signals_completion */
+	struct fair_view fair;           /* per-source fairness (have: the maps exist) */
 };
 
 /* One tick's worth of what the daemon measured. */

@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <microhttpd.h>
 
+#include "fair_maps.h"
 #include "loader.h"
 #include "log.h"
 #include "metrics.h"
@@ -234,6 +235,9 @@ int metrics_tick(struct metrics *m, struct loader *l, const struct metrics_tick 
 	stats_sum(t->percpu, t->ncpus, &n->stats);
 	/* Not fatal either: the tunnel counters keep their last values. */
 	loader_read_tun_stats(l, &n->tun);
+	/* Nor the fairness maps: none in a program older than them. */
+	if (loader_read_fair(l, &n->fair))
+		n->fair.have = false;
 	n->d = m->d;
 	n->limit = t->limit;
 	for (c = 0; c < SHEDD_NR_CLASSES; c++) {

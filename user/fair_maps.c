@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* fair_maps.c - the fairness maps read into a fair_view (fair_maps.h). */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "fair_maps.h"
+#include "layout.h"
+#include "loader.h"
+#include "shedd.skel.h"
+
+#define U32 sizeof(__u32)
+
+/* The maps as this build reads them, where layout.c does not list them. */
+static const struct layout_map own_layouts[] = {
+	{ "fair_config", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_fair_class), 0, NULL },
+	{ "fair_stats", BPF_MAP_TYPE_PERCPU_ARRAY, U32, sizeof(struct shedd_fair_stats), 0, NULL },
+	{ "fair_heavy", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_fair_heavy), 0, NULL },
+};
+
+static const __u32 entries[] = { SHEDD_NR_CLASSES, SHEDD_NR_CLASSES,
+				 SHEDD_NR_CLASSES * FAIR_HEAVY_SLOTS };
+
+static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+static const struct layout_map *layout_of(size_t i)
+{
+	const struct layout_map *m = layout_find(own_layouts[i].name);
+
+	return m ? m : &own_layouts[i];
+}
+
+/* Today's layout and the entries this build reads, nothing older: the
+ * values are read straight into today's structs. */
+static int check(int fd, size_t i, const char *dir, char *err, size_t errlen)
+{
+	struct layout_fit fit;
+	int ret = layout_check(fd, layout_of(i), dir, &fit, err, errlen);
+
+	if (ret)
+		return ret;
+	if (fit.from || fit.max_entries != entries[i])
+		return fail(err, errlen, -EPROTO, "%s/%s: %u-byte values in %u entries, a layout "
+			    "this build does not read (it reads %zu bytes in %u)", dir,
+			    own_layouts[i].name, fit.value_size, fit.max_entries,
+			    (size_t)layout_of(i)->value_size, entries[i]);
+	return 0;
+}
+
+void fair_maps_close(struct fair_maps *m)
+{
+	int *fds[] = { &m->config_fd, &m->stats_fd, &m->heavy_fd };
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		if (m->owned && *fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+int fair_maps_open_pins(struct fair_maps *m, const char *dir, char *err, size_t errlen)
+{
+	int *fds[] = { &m->config_fd, &m->stats_fd, &m->heavy_fd };
+	char path[PATH_MAX + 32];
+	size_t i;
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	m->owned = true;
+	for (i = 0; i < 3; i++)
+		*fds[i] = -1;
+	m->ncpus = libbpf_num_possible_cpus();
+	if (m->ncpus <= 0)
+		return fail(err, errlen, -EIO, "count possible CPUs: %s", strerror(-m->ncpus));
+	for (i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, own_layouts[i].name);
+		*fds[i] = bpf_obj_get(path);
+		if (*fds[i] < 0) {
+			ret = -errno;
+			if (ret == -ENOENT)
+				fail(err, errlen, ret, "%s has no %s map: the shedd that made these "
+				     "pins is older than per-source fairness (restart it with this "
+				     "version to upgrade them)", dir, own_layouts[i].name);
+			else
+				fail(err, errlen, ret, "open %s: %s", path, strerror(-ret));
+			fair_maps_close(m);
+			return ret;
+		}
+		if ((ret = check(*fds[i], i, dir, err, errlen))) {
+			fair_maps_close(m);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+/* Every entry of the array @fd (@n of @size bytes) into @out: in one
+ * batch where the kernel has it, else one by one. */
+static int read_array(int fd, __u32 n, size_t size, void *out)
+{
+	__u32 *keys = calloc(n, sizeof(*keys)), count = n, next, k;
+	int ret = 0;
+
+	if (!keys)
+		return -ENOMEM;
+	if (bpf_map_lookup_batch(fd, NULL, &next, keys, out, &count, NULL) &&
+	    errno != ENOENT)
+		count = 0;
+	if (count != n) {
+		for (k = 0; k < n && !ret; k++)
+			if (bpf_map_lookup_elem(fd, &k, (char *)out + (size_t)k * size))
+				ret = -errno;
+	}
+	free(keys);
+	return ret;
+}
+
+int fair_maps_read(const struct fair_maps *m, struct fair_view *v, char *err, size_t errlen)
+{
+	struct shedd_fair_class cfg[SHEDD_NR_CLASSES];
+	struct shedd_fair_stats *percpu;
+	struct shedd_fair_heavy *heavy;
+	__u32 c;
+	int ret = 0;
+
+	_Static_assert(sizeof(struct shedd_fair_stats) % 8 == 0,
+		       "a per-CPU value of fair_stats needs no padding");
+	memset(v, 0, sizeof(*v));
+	percpu = calloc((size_t)SHEDD_NR_CLASSES * (size_t)m->ncpus, sizeof(*percpu));
+	heavy = calloc(SHEDD_NR_CLASSES * FAIR_HEAVY_SLOTS, sizeof(*heavy));
+	if (!percpu || !heavy) {
+		ret = fail(err, errlen, -ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((ret = read_array(m->config_fd, SHEDD_NR_CLASSES, sizeof(cfg[0]), cfg))) {
+		fail(err, errlen, ret, "read fair_config: %s", strerror(-ret));
+		goto out;
+	}
+	for (c = 0; c < SHEDD_NR_CLASSES; c++)
+		if (bpf_map_lookup_elem(m->stats_fd, &c, &percpu[(size_t)c * (size_t)m->ncpus])) {
+			ret = fail(err, errlen, -errno, "read fair_stats: %s", strerror(errno));
+			goto out;
+		}
+	if ((ret = read_array(m->heavy_fd, SHEDD_NR_CLASSES * FAIR_HEAVY_SLOTS, sizeof(*heavy),
+			      heavy))) {
+		fail(err, errlen, ret, "read fair_heavy: %s", strerror(-ret));
+		goto out;
+	}
+	/* The time after the read: no slot is newer. */
+	fair_view_build(v, cfg, percpu, m->ncpus, heavy, mono_ns());
+out:
+	free(percpu);
+	free(heavy);
+	return ret;
+}
+
+int loader_read_fair(struct loader *l, struct fair_view *v)
+{
+	static const char *const names[] = { "fair_config", "fair_stats", "fair_heavy" };
+	struct fair_maps m = { .ncpus = l->ncpus, .owned = false };
+	int *fds[] = { &m.config_fd, &m.stats_fd, &m.heavy_fd };
+	char err[256];
+	size_t i;
+
+	memset(v, 0, sizeof(*v));
+	for (i = 0; i < 3; i++) {
+		struct bpf_map *map = bpf_object__find_map_by_name(l->skel->obj, names[i]);
+
+		*fds[i] = map ? bpf_map__fd(map) : -1;
+		if (*fds[i] < 0)
+			return -ENOENT;
+	}
+	return fair_maps_read(&m, v, err, sizeof(err));
+}
