@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* shedctl.c - shedd's control for a person at a terminal, working from the
- * pins under /sys/fs/bpf/shedd/: status, a live view, manual prefixes, a
- * pinned rate, detach. It works while shedd runs and after it died. Exit
+ * pins under /sys/fs/bpf/shedd/: status, a live view with the heavy hitters
+ * of per-source fairness, manual prefixes, a pinned rate, detach. It works while shedd runs and after it died. Exit
  * codes: 0 done, 1 runtime failure, 2 usage error.
  */
 #include <curses.h>
@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "aimd.h"
+#include "fair_maps.h"
 #include "loader.h"
 #include "options.h"
 #include "pins.h"
@@ -24,7 +25,7 @@
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
 #define MAX_ARGS 8
-#define VIEW_LINES 24
+#define VIEW_LINES 48
 #define VIEW_COLS 80
 
 static const char usage_text[] =
@@ -33,7 +34,8 @@ static const char usage_text[] =
 	"\n"
 	"Commands:\n"
 	"  status [--json] [--interval DUR]   classes, limit, controller, signals\n"
-	"  top [--interval DUR]               the same, refreshed; q quits\n"
+	"  top [--class CLASS] [--json]       the same, refreshed, with the heavy hitters\n"
+	"                                     of per-source fairness; q quits\n"
 	"  prefix add CIDR CLASS              classify sources in CIDR as CLASS\n"
 	"  prefix del CIDR                    remove a prefix added with shedctl\n"
 	"  prefix list [--json]               every prefix, its class and origin\n"
@@ -44,7 +46,8 @@ static const char usage_text[] =
 	"Options:\n"
 	"  -i, --iface IF       shedd's interface (default: the only one with pins)\n"
 	"  -n, --netns NAME     the network namespace /run/netns/NAME of the interface\n"
-	"  -j, --json           status, prefix list: one JSON object\n"
+	"  -j, --json           status, top, prefix list: one JSON object\n"
+	"  -c, --class CLASS    top: only the heavy hitters of CLASS\n"
 	"  -t, --interval DUR   status, top: time between the two reads of the\n"
 	"                       counters (default 1s; 100ms..60s)\n"
 	"  -h, --help           this help, or a command's: shedctl COMMAND --help\n"
@@ -58,8 +61,15 @@ static const char *const command_help[][2] = {
 		    "Per class offered, admitted and shed SYN/s (two reads of the counters\n"
 		    "--interval apart), the limit, the controller's mode, stage and reasons,\n"
 		    "the last signals, and whether the rate is pinned.\n" },
-	{ "top", "Usage: shedctl top [--iface IF] [--netns NAME] [--interval DUR]\n"
-		 "The status, refreshed every --interval (1s); q quits.\n" },
+	{ "top", "Usage: shedctl top [--class CLASS] [--json] [--iface IF] [--netns NAME]\n"
+		 "                   [--interval DUR]\n"
+		 "The status, refreshed every --interval (1s), with the heavy hitters of\n"
+		 "per-source fairness: the sources (addresses, IPv4 /24s, IPv6 /64s and\n"
+		 "/48s) seen over their share in the last 5 s, the heaviest first, up to 10\n"
+		 "per class, each with its estimated admissions/s, its level, the class's\n"
+		 "limit at that level (/s) and its SYNs shed for fairness; q quits. With\n"
+		 "--json, or when the output is not a terminal, the heavy hitters and each\n"
+		 "class's fairness once. --class CLASS: that class only.\n" },
 	{ "prefix", "Usage: shedctl prefix add CIDR CLASS [--iface IF] [--netns NAME]\n"
 		    "       shedctl prefix del CIDR [--iface IF] [--netns NAME]\n"
 		    "       shedctl prefix list [--json] [--iface IF] [--netns NAME]\n"
@@ -83,6 +93,8 @@ struct cli {
 	const char *netns;
 	bool json;
 	bool help;
+	bool cls_set;       /* --class */
+	__u32 cls;
 	__u64 interval_ns;
 	bool interval_set;
 	const char *args[MAX_ARGS];
@@ -103,6 +115,8 @@ struct view {
 	__u64 rates[SHEDD_NR_CLASSES];
 	double age_s;            /* since ctl_state was written */
 	__u64 read_ns;           /* when b was read */
+	struct fair_view fair;   /* fair.have: the pins have the fairness maps */
+	char fair_err[256];      /* why not */
 };
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -147,6 +161,12 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 			val = &c->iface;
 		} else if (!strcmp(a, "-n") || !strcmp(a, "--netns")) {
 			val = &c->netns;
+		} else if (!strcmp(a, "-c") || !strcmp(a, "--class")) {
+			if (i + 1 >= argc)
+				return usage_error("%s needs a value", a);
+			if (parse_class(argv[++i], &c->cls, why, sizeof(why)))
+				return usage_error("--class: %s", why);
+			c->cls_set = true;
 		} else if (!strcmp(a, "-t") || !strcmp(a, "--interval")) {
 			if (i + 1 >= argc)
 				return usage_error("%s needs a value", a);
@@ -208,6 +228,20 @@ static int open_pins(const struct cli *c, struct pins *p, char *iface, size_t if
 	return 0;
 }
 
+/* The fairness maps, opened for each read: pins of a shedd older than
+ * them have none (fair.have false, fair_err says so), and a shedd
+ * restarted meanwhile may have made them. */
+static void fair_read(const char *dir, struct view *v)
+{
+	struct fair_maps m;
+
+	v->fair_err[0] = '\0';
+	if (fair_maps_open_pins(&m, dir, v->fair_err, sizeof(v->fair_err)) ||
+	    fair_maps_read(&m, &v->fair, v->fair_err, sizeof(v->fair_err)))
+		v->fair.have = false;
+	fair_maps_close(&m);
+}
+
 /* The counters (the first time twice, @wait_ns apart; then against the
  * previous read), the rates, the controller's record and the command. */
 static int view_read(struct pins *p, struct view *v, bool first, __u64 wait_ns)
@@ -235,6 +269,7 @@ static int view_read(struct pins *p, struct view *v, bool first, __u64 wait_ns)
 			   (double)(t1 - v->st.written_ns) / 1e9 : -1;
 	v->running = pins_daemon_running(p);
 	snprintf(v->dir, sizeof(v->dir), "%s", p->dir);
+	fair_read(p->dir, v);
 	return 0;
 }
 
@@ -331,7 +366,10 @@ static void add_line(char lines[][VIEW_COLS + 1], int *n, int max, const char *f
 
 /* The human view, one line per entry of @lines, each at most VIEW_COLS
  * columns; returns the number of lines. status prints them, top draws them. */
-static int view_lines(const struct view *v, char lines[][VIEW_COLS + 1], int max)
+static void hitter_lines(const struct view *v, int only, char lines[][VIEW_COLS + 1], int *n,
+			 int max);
+
+static int view_lines(const struct view *v, int only, char lines[][VIEW_COLS + 1], int max)
 {
 	struct class_row rows[SHEDD_NR_CLASSES + 1];
 	const struct shedd_ctl_state *s = &v->st;
@@ -394,7 +432,47 @@ static int view_lines(const struct view *v, char lines[][VIEW_COLS + 1], int max
 	}
 	if (rows[SHEDD_NR_CLASSES].cookies > 0)
 		add_line(lines, &n, max, "cookie SYN-ACKs %.0f/s (verified admission)", rows[SHEDD_NR_CLASSES].cookies);
+	hitter_lines(v, only, lines, &n, max);
 	return n;
+}
+
+/* The heavy hitters of every class (@only < 0) or of class @only, in 80
+ * columns: class, source, level, rate/s, the class's limit/s there, shed. */
+static void hitter_lines(const struct view *v, int only, char lines[][VIEW_COLS + 1], int *n,
+			 int max)
+{
+	int c, i, any = 0;
+
+	add_line(lines, n, max, "%s", "");
+	if (!v->fair.have) {
+		add_line(lines, n, max, "heavy hitters: %.64s", v->fair_err);
+		return;
+	}
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		const struct fair_view_class *fc = &v->fair.cls[c];
+
+		if (only >= 0 && c != only)
+			continue;
+		for (i = 0; i < fc->ntop; i++) {
+			const struct fair_hitter *h = &fc->top[i];
+			char src[64], lim[16] = "-";
+
+			if (!any++)
+				add_line(lines, n, max, "%-14s %-29s %-4s %9s %9s %9s", "class",
+					 "heavy hitter", "lvl", "rate/s", "limit/s", "shed");
+			if (fc->cfg.limit[h->level])
+				snprintf(lim, sizeof(lim), "%.1f",
+					 fair_view_limit_per_sec(fc->cfg.limit[h->level]));
+			fair_hitter_source(h, src, sizeof(src));
+			add_line(lines, n, max, "%-14s %-29s %-4s %9.1f %9s %9llu", class_name((__u32)c),
+				 src, fair_view_hitter_level(h), h->rate_per_sec, lim,
+				 (unsigned long long)h->shed);
+		}
+	}
+	if (!any)
+		add_line(lines, n, max, "heavy hitters: none over its share in the last %.0fs%s%s",
+			 (double)FAIR_HEAVY_AGE_NS / 1e9, only >= 0 ? " in " : "",
+			 only >= 0 ? class_name((__u32)only) : "");
 }
 
 static void json_num(const char *key, double v, bool have, bool comma)
@@ -451,11 +529,18 @@ static void view_json(const struct view *v)
 	json_num("demand_per_sec", (double)s->demand_mrate / 1000, v->have_ctl, true);
 	json_num("admitted_per_sec", (double)s->admitted_mrate / 1000, v->have_ctl, false);
 	printf("},\"classes\":[");
-	for (c = 0; c < SHEDD_NR_CLASSES; c++)
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
 		printf("%s{\"class\":\"%s\",\"offered_per_sec\":%.3f,\"admitted_per_sec\":%.3f,"
-		       "\"shed_per_sec\":%.3f,\"cookies_per_sec\":%.3f,\"rate_per_sec\":%llu}",
-		       c ? "," : "", class_name((__u32)c), rows[c].offered, rows[c].admitted,
-		       rows[c].shed, rows[c].cookies, (unsigned long long)v->rates[c]);
+		       "\"shed_per_sec\":%.3f,\"cookies_per_sec\":%.3f,\"rate_per_sec\":%llu,"
+		       "\"fair\":", c ? "," : "", class_name((__u32)c), rows[c].offered,
+		       rows[c].admitted, rows[c].shed, rows[c].cookies,
+		       (unsigned long long)v->rates[c]);
+		if (v->fair.have)
+			fair_view_json(stdout, &v->fair.cls[c]);
+		else
+			printf("null");
+		printf("}");
+	}
 	printf("],\"total\":{\"offered_per_sec\":%.3f,\"admitted_per_sec\":%.3f,"
 	       "\"shed_per_sec\":%.3f}}\n",
 	       rows[SHEDD_NR_CLASSES].offered, rows[SHEDD_NR_CLASSES].admitted,
@@ -482,7 +567,68 @@ static int cmd_status(const struct cli *c)
 		view_json(&v);
 		return 0;
 	}
-	n = view_lines(&v, lines, VIEW_LINES);
+	n = view_lines(&v, -1, lines, VIEW_LINES);
+	for (i = 0; i < n; i++)
+		printf("%s\n", lines[i]);
+	return 0;
+}
+
+/* top --json, or top into a pipe: each class's fairness and its heavy
+ * hitters, once. */
+static int top_once(const struct cli *c)
+{
+	char lines[VIEW_LINES][VIEW_COLS + 1];
+	struct pins p;
+	struct view v;
+	int ret, n, i, k;
+
+	memset(&v, 0, sizeof(v));
+	if ((ret = open_pins(c, &p, v.iface, sizeof(v.iface))))
+		return ret;
+	snprintf(v.dir, sizeof(v.dir), "%s", p.dir);
+	v.running = pins_daemon_running(&p);
+	fair_read(p.dir, &v);
+	pins_close(&p);
+	if (!v.fair.have)
+		return runtime_error(v.fair_err);
+	if (c->json) {
+		printf("{\"iface\":\"%s\",\"pin_dir\":\"%s\",\"daemon_running\":%s,"
+		       "\"window_s\":%.3f,\"classes\":[", v.iface, v.dir,
+		       v.running ? "true" : "false", FAIR_WINDOW_S);
+		for (i = 0, k = 0; i < SHEDD_NR_CLASSES; i++) {
+			if (c->cls_set && (__u32)i != c->cls)
+				continue;
+			printf("%s{\"class\":\"%s\",\"fair\":", k++ ? "," : "", class_name((__u32)i));
+			fair_view_json(stdout, &v.fair.cls[i]);
+			printf("}");
+		}
+		printf("]}\n");
+		return 0;
+	}
+	printf("shedd on %s: %s\n", v.iface, v.running ? "running" : "NOT RUNNING");
+	for (i = 0; i < SHEDD_NR_CLASSES; i++) {
+		const struct fair_view_class *fc = &v.fair.cls[i];
+		char levels[32];
+		__u32 l;
+
+		if (c->cls_set && (__u32)i != c->cls)
+			continue;
+		if (!fc->cfg.levels) {
+			printf("%-14s fairness off\n", class_name((__u32)i));
+			continue;
+		}
+		fair_format_levels(fc->cfg.levels, levels, sizeof(levels));
+		printf("%-14s fairness %s (%s), %llu shed; sources/limit per s:",
+		       class_name((__u32)i), fc->cfg.active ? "ACTIVE" : "idle", levels,
+		       (unsigned long long)fc->stats.shed);
+		for (l = 0; l < FAIR_LEVELS; l++)
+			if (fair_view_level_used(&fc->cfg, l))
+				printf(" %s %u/%.1f", fair_view_level_label(l), fc->cfg.sources[l],
+				       fair_view_limit_per_sec(fc->cfg.limit[l]));
+		printf("\n");
+	}
+	n = 0;
+	hitter_lines(&v, c->cls_set ? (int)c->cls : -1, lines, &n, VIEW_LINES);
 	for (i = 0; i < n; i++)
 		printf("%s\n", lines[i]);
 	return 0;
@@ -498,14 +644,14 @@ static int cmd_top(const struct cli *c)
 
 	if (c->nargs != 1)
 		return usage_error("top takes no argument (got '%s')", c->args[1]);
-	if (c->json)
-		return usage_error("%s: top has no --json (see status --json)", "--json");
+	if (c->json || !isatty(STDOUT_FILENO))
+		return top_once(c);
 	memset(&v, 0, sizeof(v));
 	if ((ret = open_pins(c, &p, v.iface, sizeof(v.iface))))
 		return ret;
-	if (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)) {
+	if (!isatty(STDIN_FILENO)) {
 		pins_close(&p);
-		return runtime_error("top needs a terminal (status prints the same once)");
+		return runtime_error("top needs a terminal for its keys (top --json prints once)");
 	}
 	initscr();
 	cbreak();
@@ -519,7 +665,7 @@ static int cmd_top(const struct cli *c)
 		if (ret)
 			break;
 		first = false;
-		n = view_lines(&v, lines, VIEW_LINES);
+		n = view_lines(&v, c->cls_set ? (int)c->cls : -1, lines, VIEW_LINES);
 		erase();
 		for (i = 0; i < n && i < LINES - 1; i++)
 			mvaddnstr(i, 0, lines[i], COLS);
@@ -734,8 +880,11 @@ int main(int argc, char **argv)
 		}
 		if (c.interval_set && strcmp(c.args[0], "status") && strcmp(c.args[0], "top"))
 			return usage_error("--interval: only for status and top");
-		if (c.json && strcmp(c.args[0], "status") && strcmp(c.args[0], "prefix"))
-			return usage_error("--json: only for status and prefix list");
+		if (c.json && strcmp(c.args[0], "status") && strcmp(c.args[0], "prefix") &&
+		    strcmp(c.args[0], "top"))
+			return usage_error("--json: only for status, top and prefix list");
+		if (c.cls_set && strcmp(c.args[0], "top"))
+			return usage_error("--class: only for top");
 		return commands[i].run(&c);
 	}
 	return usage_error("unknown command '%s'", c.args[0]);

@@ -56,7 +56,7 @@ syns_above() { [ "$(stat_sum syn 3)" -gt "$1" ]; }
 	echo "$output" | jq -e 'type == "object"'
 	[ "$(echo "$output" | jq -c 'keys')" = '["classes","controller","controller_limit_per_sec","daemon_running","iface","interval_s","last_good_per_sec","limit_per_sec","mode","peak_accept_per_sec","peak_served_per_sec","pin_dir","pinned","pinned_rate_per_sec","signals","stage","stages","state_age_s","total","why","xdp_tx_blocked"]' ]
 	[ "$(echo "$output" | jq -c '.signals | keys')" = '["admitted_per_sec","backlog","demand_per_sec","depth","latency_p99_ms","latency_target_ms","sojourn_min_ms"]' ]
-	[ "$(echo "$output" | jq -c '.classes[0] | keys')" = '["admitted_per_sec","class","cookies_per_sec","offered_per_sec","rate_per_sec","shed_per_sec"]' ]
+	[ "$(echo "$output" | jq -c '.classes[0] | keys')" = '["admitted_per_sec","class","cookies_per_sec","fair","offered_per_sec","rate_per_sec","shed_per_sec"]' ]
 	echo "$output" | jq -e '.daemon_running == true and .iface == "'"$IF_SRV"'" and
 		.controller == "fixed" and .pinned == false and .limit_per_sec == 200 and
 		.xdp_tx_blocked == false'
@@ -217,8 +217,8 @@ syns_above() { [ "$(stat_sum syn 3)" -gt "$1" ]; }
 	echo "$output"
 	[ "$status" -eq 1 ]
 	for args in "" "bogus" "rate pin" "rate pin 0" "rate pin x" "prefix add 198.19.0.1/8 critical" \
-		"prefix add 198.19.0.0/16 nosuch" "detach" "status --interval 5ms" "top --json" \
-		"status extra" "--nosuch status"; do
+		"prefix add 198.19.0.0/16 nosuch" "detach" "status --interval 5ms" "top --class nosuch" \
+		"status --class critical" "rate pin 5 --json" "status extra" "--nosuch status"; do
 		run "$SHEDCTL" $args
 		echo "shedctl $args -> $status: $output"
 		[ "$status" -eq 2 ]
@@ -255,14 +255,14 @@ syns_above() { [ "$(stat_sum syn 3)" -gt "$1" ]; }
 	entries=$("$SHEDCTL" --help | sed -n '/^Commands:/,/^CLASS/p' | grep -E '^  [^ ]' |
 		sed -e 's/^  //' -e 's/  .*//')
 	echo "$entries"
-	[ "$(echo "$entries" | wc -l)" -eq 14 ]
+	[ "$(echo "$entries" | wc -l)" -eq 15 ]
 	missing=
 	while IFS= read -r e; do
 		grep -qF -- "$e" <<<"$page" || missing+="'$e' "
 	done <<<"$entries"
 	# And the other way: every option the page lists is in --help.
 	options=$(grep -oE '^ *-[a-zA-Z], --[a-z-]+' <<<"$page" | sed 's/^ *//')
-	[ "$(echo "$options" | wc -l)" -eq 6 ]
+	[ "$(echo "$options" | wc -l)" -eq 7 ]
 	while IFS= read -r o; do
 		"$SHEDCTL" --help | grep -qF -- "$o" || missing+="'$o' (not in --help) "
 	done <<<"$options"
