@@ -3,8 +3,9 @@
 # exposition passes promtool and holds every family; its counters are the
 # pinned maps' (and continue across a SIGKILL and an adopting shedd); a real
 # Prometheus scrapes it and answers PromQL with the pinned figures; a stuck
-# scraper does not hold up the tick; the Grafana dashboard queries only
-# metrics that exist. shedd runs in the server namespace (--netns), so its
+# scraper does not hold up the tick; a heavy source shows among the heavy
+# hitters of per-source fairness, in bounded series; the Grafana dashboard
+# queries only metrics that exist. shedd runs in the server namespace (--netns), so its
 # endpoint is 127.0.0.1:9464 there: curl and Prometheus run there too.
 
 load lib
@@ -28,6 +29,8 @@ FAMILIES=(
 	shedd_accept_queue_length shedd_accept_queue_backlog shedd_listen_overflows_total
 	shedd_listen_drops_total shedd_listener_drops_total shedd_service_latency_seconds
 	shedd_latency_samples_total shedd_latency_datagrams_refused_total
+	shedd_fair_shed_total shedd_fair_counted_total shedd_fair_active shedd_fair_sources
+	shedd_fair_limit_per_second shedd_fair_heavy_hitter_rate
 )
 
 setup() { testbed_up; }
@@ -163,6 +166,45 @@ counters_monotonic() {
 	[ "$(metric "$BATS_TEST_TMPDIR/m.txt" 'shedd_syn_packets_total{class="sheddable",verdict="dropped"}')" -ge 900 ]
 	[ "$(metric "$BATS_TEST_TMPDIR/m.txt" 'shedd_admit_limit_syn_per_second')" -eq 300 ]
 	[ "$(metric "$BATS_TEST_TMPDIR/m.txt" 'shedd_controller_mode{mode="fixed"}')" -eq 1 ]
+}
+
+# fair_shed_seen FILE SRC: a scrape in FILE names SRC a heavy hitter of
+# sheddable and counts sheds for fairness.
+fair_shed_seen() {
+	scrape "$1" || return 1
+	grep -qF "shedd_fair_heavy_hitter_rate{iface=\"$IF_SRV\",class=\"sheddable\",level=\"addr\",source=\"$2\"} " "$1" &&
+		[ "$(metric "$1" 'shedd_fair_shed_total{class="sheddable"}')" -ge 1 ]
+}
+
+@test "per-source fairness: a heavy source is a heavy hitter, its sheds are counted, the series are bounded" {
+	shedd_start --verify off --port "$PORT" --rate 300
+	listener_start
+	flood_bg /dev/null 198.19.0.5/32 400 5
+	local heavy_pid=$FLOOD_PID
+	flood_bg /dev/null 198.19.128.0/17 600 5
+	local m=$BATS_TEST_TMPDIR/m.txt
+	wait_for "198.19.0.5 a heavy hitter in the metrics" 5 fair_shed_seen "$m" 198.19.0.5
+	grep '^shedd_fair_' "$m"
+	[ "$(metric "$m" 'shedd_fair_active{class="sheddable"}')" -eq 1 ]
+	[ "$(metric "$m" 'shedd_fair_active{class="critical"}')" -eq 0 ]
+	[ "$(metric "$m" 'shedd_fair_counted_total{class="sheddable"}')" -ge 100 ]
+	[ "$(metric "$m" 'shedd_fair_sources{class="sheddable",level="addr"}')" -ge 10 ]
+	metric "$m" 'shedd_fair_limit_per_second{class="sheddable",level="24+64"}'
+	metric "$m" 'shedd_fair_sources{class="critical",level="48"}'
+	# At most 5 heavy hitters a class.
+	[ "$(grep -c '^shedd_fair_heavy_hitter_rate{.*class="sheddable"' "$m")" -le 5 ]
+	[ "$(grep -c '^shedd_fair_heavy_hitter_rate{' "$m")" -le 20 ]
+	# The counters are the pinned fair_stats', summed over CPUs (read after
+	# the floods end and two more ticks).
+	wait "$heavy_pid"
+	wait "$FLOOD_PID"
+	scrape_ticked "$m"
+	[ "$(metric "$m" 'shedd_fair_shed_total{class="sheddable"}')" -eq \
+		"$(bpftool map dump pinned "$PIN_DIR/fair_stats" | jq '[.[3].values[].value.shed] | add')" ]
+	run promtool check metrics <"$m"
+	echo "promtool: $output"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
 }
 
 # latency_handled FILE N: the latency histogram's count and the refused

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shedctl.bats - shedctl works from the pins, while shedd runs and after it
-# died: status (text and JSON), top (in tmux), manual prefixes, the rate
-# pin and detach; what it changes is seen by a running shedd at its next
+# died: status (text and JSON), top (in tmux; its heavy hitters in JSON and
+# into a pipe), manual prefixes, the rate pin and detach; what it changes is seen by a running shedd at its next
 # tick, is not undone by it, and survives a restart. A ctl_state pinned by
 # an older shedd (version 1) is converted, and the controller resumes.
 
@@ -196,6 +196,79 @@ syns_above() { [ "$(stat_sum syn 3)" -gt "$1" ]; }
 	tmux -L "$TMUX_SOCK" send-keys q
 	wait_for "top to exit" 3 test -s "$rc"
 	[ "$(cat "$rc")" -eq 0 ]
+}
+
+# heavy_seen SRC: shedctl top --json lists SRC as a heavy hitter of
+# sheddable, shed for fairness.
+heavy_seen() {
+	ctl top --json --class sheddable | jq -e --arg s "$1" \
+		'.classes[0].fair.top | any(.source == $s and .shed > 0)' >/dev/null
+}
+
+@test "top: the heavy hitters of per-source fairness, in JSON and into a pipe; status --json has each class's fairness" {
+	shedd_start --verify off --port "$PORT" --rate 300
+	# One source at 400/s beside 600/s from many: sheddable sheds, and
+	# the one source is over its share.
+	flood_bg /dev/null 198.19.0.5/32 400 6
+	local heavy_pid=$FLOOD_PID
+	flood_bg /dev/null 198.19.128.0/17 600 6
+	wait_for "198.19.0.5 a heavy hitter" 5 heavy_seen 198.19.0.5
+	run ctl top --json --class sheddable
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq -c 'keys')" = '["classes","daemon_running","iface","pin_dir","window_s"]' ]
+	[ "$(echo "$output" | jq -c '[.classes[].class]')" = '["sheddable"]' ]
+	[ "$(echo "$output" | jq -c '.classes[0].fair | keys')" = '["active","counted","enabled","levels","per_level","shed","top"]' ]
+	echo "$output" | jq -e '.classes[0].fair | .enabled and .active and .levels == "addr+24+64+48" and
+		.shed > 0 and .counted > 0 and ([.per_level[].level] == ["addr","24+64","48"])'
+	echo "$output" | jq -e '.classes[0].fair.per_level[0] | .sources >= 1 and .limit_per_sec > 0'
+	# The heaviest first; 198.19.0.5 over the limit of its level.
+	echo "$output" | jq -e '.classes[0].fair.top | length >= 1 and length <= 10 and
+		(map(.rate_per_sec) == (map(.rate_per_sec) | sort | reverse))'
+	echo "$output" | jq -e '.classes[0].fair.top[] | select(.source == "198.19.0.5") |
+		.family == 4 and .level == "addr" and .rate_per_sec >= .limit_per_sec and .age_s < 5'
+	[ "$(echo "$output" | jq -c '.classes[0].fair.top[0] | keys')" = '["age_s","family","level","limit_per_sec","rate_per_sec","shed","source"]' ]
+	# Into a pipe: the same once, as text.
+	run ctl top
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"sheddable      fairness ACTIVE (addr+24+64+48)"* ]]
+	[[ "$output" == *"class          heavy hitter"*"rate/s   limit/s      shed"* ]]
+	echo "$output" | grep -qE '^sheddable +198\.19\.0\.5 +addr +[0-9.]+ +[0-9.]+ +[0-9]+$'
+	# Another class has none.
+	run ctl top --class critical
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"heavy hitters: none over its share in the last 5s in critical"* ]]
+	# status --json: a fair object in every class.
+	run ctl status --json --interval 200ms
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e '[.classes[].fair.enabled] == [true,true,true,true]'
+	echo "$output" | jq -e '.classes[3].fair | .active and .shed > 0 and
+		any(.top[]; .source == "198.19.0.5")'
+	echo "$output" | jq -e '.classes[0].fair | (.active | not) and .top == []'
+	wait "$heavy_pid"
+}
+
+@test "top: pins without the fairness maps (an older shedd) are said so, status has fair null" {
+	shedd_start --verify off --port "$PORT" --rate 300
+	kill -KILL "$SHEDD_PID"
+	wait "$SHEDD_PID" || true
+	rm "$PIN_DIR/fair_heavy"
+	run ctl top --json
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"has no fair_heavy map: the shedd that made these pins is older than per-source fairness"* ]]
+	run ctl top
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"older than per-source fairness"* ]]
+	run ctl status --json --interval 200ms
+	echo "$output"
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e '[.classes[].fair] == [null,null,null,null]'
+	run ctl status --interval 200ms
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"heavy hitters: "*"has no fair_heavy map"* ]]
 }
 
 @test "detach: refused while shedd runs, removes a shedd left behind; usage errors exit 2" {
