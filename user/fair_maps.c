@@ -16,15 +16,7 @@
 #include "loader.h"
 #include "shedd.skel.h"
 
-#define U32 sizeof(__u32)
-
-/* The maps as this build reads them, where layout.c does not list them. */
-static const struct layout_map own_layouts[] = {
-	{ "fair_config", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_fair_class), 0, NULL },
-	{ "fair_stats", BPF_MAP_TYPE_PERCPU_ARRAY, U32, sizeof(struct shedd_fair_stats), 0, NULL },
-	{ "fair_heavy", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_fair_heavy), 0, NULL },
-};
-
+static const char *const names[] = { "fair_config", "fair_stats", "fair_heavy" };
 static const __u32 entries[] = { SHEDD_NR_CLASSES, SHEDD_NR_CLASSES,
 				 SHEDD_NR_CLASSES * FAIR_HEAVY_SLOTS };
 
@@ -41,27 +33,21 @@ static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
 	return ret;
 }
 
-static const struct layout_map *layout_of(size_t i)
-{
-	const struct layout_map *m = layout_find(own_layouts[i].name);
-
-	return m ? m : &own_layouts[i];
-}
-
 /* Today's layout and the entries this build reads, nothing older: the
  * values are read straight into today's structs. */
 static int check(int fd, size_t i, const char *dir, char *err, size_t errlen)
 {
+	const struct layout_map *lm = layout_find(names[i]);
 	struct layout_fit fit;
-	int ret = layout_check(fd, layout_of(i), dir, &fit, err, errlen);
+	int ret = layout_check(fd, lm, dir, &fit, err, errlen);
 
 	if (ret)
 		return ret;
 	if (fit.from || fit.max_entries != entries[i])
 		return fail(err, errlen, -EPROTO, "%s/%s: %u-byte values in %u entries, a layout "
 			    "this build does not read (it reads %zu bytes in %u)", dir,
-			    own_layouts[i].name, fit.value_size, fit.max_entries,
-			    (size_t)layout_of(i)->value_size, entries[i]);
+			    names[i], fit.value_size, fit.max_entries, (size_t)lm->value_size,
+			    entries[i]);
 	return 0;
 }
 
@@ -92,14 +78,14 @@ int fair_maps_open_pins(struct fair_maps *m, const char *dir, char *err, size_t 
 	if (m->ncpus <= 0)
 		return fail(err, errlen, -EIO, "count possible CPUs: %s", strerror(-m->ncpus));
 	for (i = 0; i < 3; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, own_layouts[i].name);
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		*fds[i] = bpf_obj_get(path);
 		if (*fds[i] < 0) {
 			ret = -errno;
 			if (ret == -ENOENT)
 				fail(err, errlen, ret, "%s has no %s map: the shedd that made these "
 				     "pins is older than per-source fairness (restart it with this "
-				     "version to upgrade them)", dir, own_layouts[i].name);
+				     "version to upgrade them)", dir, names[i]);
 			else
 				fail(err, errlen, ret, "open %s: %s", path, strerror(-ret));
 			fair_maps_close(m);
@@ -183,19 +169,17 @@ out:
 
 int loader_read_fair(struct loader *l, struct fair_view *v)
 {
-	static const char *const names[] = { "fair_config", "fair_stats", "fair_heavy" };
-	struct fair_maps m = { .ncpus = l->ncpus, .owned = false };
-	int *fds[] = { &m.config_fd, &m.stats_fd, &m.heavy_fd };
+	struct fair_maps m = {
+		.config_fd = bpf_map__fd(l->skel->maps.fair_config),
+		.stats_fd = bpf_map__fd(l->skel->maps.fair_stats),
+		.heavy_fd = bpf_map__fd(l->skel->maps.fair_heavy),
+		.ncpus = l->ncpus,
+		.owned = false,
+	};
 	char err[256];
-	size_t i;
 
 	memset(v, 0, sizeof(*v));
-	for (i = 0; i < 3; i++) {
-		struct bpf_map *map = bpf_object__find_map_by_name(l->skel->obj, names[i]);
-
-		*fds[i] = map ? bpf_map__fd(map) : -1;
-		if (*fds[i] < 0)
-			return -ENOENT;
-	}
+	if (m.config_fd < 0 || m.stats_fd < 0 || m.heavy_fd < 0)
+		return -ENOENT;
 	return fair_maps_read(&m, v, err, sizeof(err));
 }

@@ -29,8 +29,8 @@ void fair_maps_close(struct fair_maps *m);
 int fair_maps_read(const struct fair_maps *m, struct fair_view *v, char *err, size_t errlen);
 
 struct loader;
-/* The daemon's: its program's maps (none in a program older than
- * fairness: -ENOENT and @v->have false). */
+/* The daemon's: its program's maps. 0 or a negative errno (@v->have
+ * false). */
 int loader_read_fair(struct loader *l, struct fair_view *v);
 
 #endif /* SHEDD_FAIR_MAPS_H */
