@@ -73,6 +73,24 @@ static inline __attribute__((always_inline)) __u32 fair_cell_estimate(const stru
 	return 0;
 }
 
+/* Does @c hold a source at @now: is its estimate, unrounded, at least
+ * one half? A source seen once is then held for a window on average (the
+ * rest of its own window and half the next), as the sliding count has
+ * it; read as the rounded estimate, it would drop out as the window turns,
+ * and steady sources seen once a window would count as half as many. */
+static inline __attribute__((always_inline)) int fair_cell_present(const struct shedd_fair_cell *c,
+								    __u64 now)
+{
+	__u32 epoch = (__u32)(now >> FAIR_WINDOW_SHIFT);
+	__u64 rest = FAIR_WINDOW_NS - (now & FAIR_WINDOW_MASK);
+
+	if (c->epoch == epoch)
+		return c->cur > 0 || 2 * (__u64)c->prev * rest >= FAIR_WINDOW_NS;
+	if (c->epoch == epoch - 1)
+		return 2 * (__u64)c->cur * rest >= FAIR_WINDOW_NS;
+	return 0;
+}
+
 /* Count one admission into @c at @now; return its estimate before. Two
  * CPUs may turn the window of the same cell at once: the loser's few
  * increments of that instant are lost, never invented. */

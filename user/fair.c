@@ -14,7 +14,7 @@ double fair_sources(const struct shedd_fair_cell *row, __u64 now)
 	__u32 k, empty = 0;
 
 	for (k = 0; k < FAIR_COLS; k++)
-		if (fair_cell_estimate(&row[k], now) == 0)
+		if (!fair_cell_present(&row[k], now))
 			empty++;
 	if (empty == FAIR_COLS)
 		return 0;
