@@ -90,6 +90,11 @@ floodbed_up() {
 	SRV_IP=198.18.2.1
 	SRV_IP6=2001:db8:2::1
 	RTR_PIN="/sys/fs/bpf/shedd-rtr-$TESTBED_ID"
+	# The router pins its counters: the BPF file system where a host has
+	# not mounted it, as shedd itself mounts it (the same mode).
+	if [ "$(stat -f -c %T /sys/fs/bpf 2>/dev/null)" != bpf_fs ]; then
+		mount -t bpf -o mode=0700 bpf /sys/fs/bpf || return 1
+	fi
 	LEGIT_CPU=$FLOOD_LEGIT_CPU
 	ip netns add "$NS_CLI"
 	ip netns add "$NS_RTR"
