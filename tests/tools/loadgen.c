@@ -56,6 +56,7 @@
 #define MAX_RETRIES 100ULL
 #define MAX_RETRY_DELAY_MS 60000ULL
 #define MAX_RETRY_BUDGET 10.0
+#define MAX_SOURCES 65536ULL
 /* The retry budget's balance in millionths of a token: F is taken to six
  * decimals, and deposits add up exactly (0.1 x 10 is one whole token). */
 #define TOKEN_UNIT 1000000ULL
@@ -91,14 +92,21 @@ struct phase {
 	double rate;
 };
 
+/* An IPv4 or IPv6 socket address. */
+union sa46 {
+	struct sockaddr_in v4;
+	struct sockaddr_in6 v6;
+};
+
 struct cfg {
 	int family;
-	union {
-		struct sockaddr_in v4;
-		struct sockaddr_in6 v6;
-	} dst, src;
+	union sa46 dst, src;
 	socklen_t addr_len;
 	bool have_bind;
+	uint64_t nsources;      /* --sources N: addresses from --bind on */
+	uint64_t source_prefix; /* --source-prefix P: each in its own /P */
+	bool have_source_prefix;
+	bool per_source;
 	const char *dst_str, *bind_str;
 	uint64_t port;
 	double rate;       /* the highest of the phases' rates */
@@ -174,6 +182,7 @@ struct conn {
 	uint32_t got;
 	uint32_t second;
 	uint32_t attempt;
+	uint32_t src; /* the index of its source address (--sources) */
 	uint32_t prev, next;
 	uint64_t start_ns;
 	uint64_t requests;
@@ -191,6 +200,7 @@ struct second {
 struct retry {
 	uint64_t due_ns;
 	uint32_t attempt;
+	uint32_t src; /* its request's source: a retry comes from the same */
 };
 
 static volatile sig_atomic_t stop;
@@ -206,6 +216,21 @@ static uint64_t conns_opened; /* after the warm-up */
 static struct second *seconds;
 static uint64_t nseconds;
 static uint64_t total[OUT_NR];
+/* --sources: each source's address, and its attempts' outcomes (after the
+ * warm-up), for --per-source. */
+static union sa46 *srcs;
+static uint64_t (*src_total)[OUT_NR];
+static uint32_t next_src;
+
+/* Source @i's address as text, into @buf (INET6_ADDRSTRLEN bytes). */
+static void source_str(uint64_t i, char *buf)
+{
+	const void *a = cfg.family == AF_INET ? (const void *)&srcs[i].v4.sin_addr :
+						(const void *)&srcs[i].v6.sin6_addr;
+
+	if (!inet_ntop(cfg.family, a, buf, INET6_ADDRSTRLEN))
+		strcpy(buf, "?");
+}
 static uint64_t hist[HIST_BUCKETS];
 static int epfd = -1;
 static bool warned_ports, warned_inflight, warned_fds, warned_retry_mem;
@@ -285,6 +310,7 @@ static void usage(FILE *f)
 "Usage: " PROG " --dst ADDR --port P --rate CONN_PER_SEC --duration SEC\n"
 "       --patience-ms MS [--bind ADDR] [--poisson] [--max-inflight N]\n"
 "       [--seed N] [--warmup W] [--retries N [--retry-delay-ms D]\n"
+"       [--sources N [--source-prefix P]] [--per-source]\n"
 "       [--retry-budget F]] [--http [--host NAME]\n"
 "       [--requests-per-conn N]]\n"
 "       " PROG " --phases SECS:RATE[,SECS:RATE...] (instead of --rate and\n"
@@ -348,6 +374,17 @@ static void usage(FILE *f)
 "                   cap more). Without it only N bounds the retries.\n"
 "                   --retry-delay-ms and --retry-budget need N >= 1.\n"
 "\n"
+"--sources N        N source addresses (1-%llu, default 1, needs --bind when\n"
+"                   more): source i is the --bind address + i x 2^(W - P)\n"
+"                   (W 32 or 128), so each is in its own /P; a request's\n"
+"                   first attempt takes the next source in turn, its\n"
+"                   retries the same one. Every one must be bindable here\n"
+"                   (an address of an interface, or inside a local route:\n"
+"                   ip route add local PREFIX dev lo).\n"
+"--source-prefix P  the sources' stride, 1-32 (IPv4) or 1-128 (IPv6),\n"
+"                   default 32 or 128: consecutive addresses\n"
+"--per-source       after the summary, one stdout line per source:\n"
+"                   source=ADDR offered=N ok=N ... bad_status=N\n"
 "--http             speak HTTP/1.1: each request is \"GET / HTTP/1.1\" with\n"
 "                   \"Host: NAME\" (--host, default ADDR); the rate is one of\n"
 "                   requests. A request is ok only on a 2xx status whose\n"
@@ -396,7 +433,7 @@ static void usage(FILE *f)
 		MAX_INFLIGHT, DEFAULT_MAX_INFLIGHT, FD_SPARE,
 		MIN_RATE, MAX_RATE, MAX_DURATION_S, MAX_PHASES, MAX_DURATION_S,
 		MAX_RETRIES, MAX_RETRY_DELAY_MS, MAX_RETRY_BUDGET,
-		MAX_REQUESTS_PER_CONN);
+		MAX_SOURCES, MAX_REQUESTS_PER_CONN);
 }
 
 /* Fill @sa from @s with @port. Return: the family, or -1. */
@@ -423,7 +460,8 @@ enum {
 	OPT_DST = 256, OPT_PORT, OPT_RATE, OPT_DURATION, OPT_PATIENCE,
 	OPT_BIND, OPT_POISSON, OPT_MAX_INFLIGHT, OPT_SEED, OPT_HTTP, OPT_HOST,
 	OPT_REQUESTS_PER_CONN, OPT_WARMUP, OPT_PHASES, OPT_RETRIES,
-	OPT_RETRY_DELAY, OPT_RETRY_BUDGET, OPT_HELP,
+	OPT_RETRY_DELAY, OPT_RETRY_BUDGET, OPT_SOURCES, OPT_SOURCE_PREFIX,
+	OPT_PER_SOURCE, OPT_HELP,
 };
 
 static const struct option long_opts[] = {
@@ -444,6 +482,9 @@ static const struct option long_opts[] = {
 	{ "retries", required_argument, NULL, OPT_RETRIES },
 	{ "retry-delay-ms", required_argument, NULL, OPT_RETRY_DELAY },
 	{ "retry-budget", required_argument, NULL, OPT_RETRY_BUDGET },
+	{ "sources", required_argument, NULL, OPT_SOURCES },
+	{ "source-prefix", required_argument, NULL, OPT_SOURCE_PREFIX },
+	{ "per-source", no_argument, NULL, OPT_PER_SOURCE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -561,6 +602,65 @@ static int parse_phases(const char *spec, struct cfg *c)
 	return 0;
 }
 
+/* Add @i x 2^@shift to the big-endian @len-byte number @a. Return: the
+ * carry out of its top (nonzero: past the end of the address space). */
+static unsigned add_shifted(uint8_t *a, unsigned len, uint64_t i, unsigned shift)
+{
+	uint64_t carry = i << (shift % 8);
+	int k;
+
+	for (k = (int)len - 1 - (int)(shift / 8); k >= 0 && carry; k--) {
+		carry += a[k];
+		a[k] = (uint8_t)carry;
+		carry >>= 8;
+	}
+	return carry ? 1 : 0;
+}
+
+/* The addresses of --sources from --bind (one: the --bind address, or
+ * none). Return: 0, or -1 (printed). */
+static int make_sources(struct cfg *c)
+{
+	unsigned width = c->family == AF_INET ? 32 : 128, len = width / 8;
+	uint64_t i;
+
+	if (c->nsources > 1 && !c->have_bind) {
+		fprintf(stderr, PROG ": --sources %" PRIu64 " needs --bind, the "
+			"first source's address\n", c->nsources);
+		return -1;
+	}
+	if (!c->have_source_prefix)
+		c->source_prefix = width;
+	if (c->source_prefix > width) {
+		fprintf(stderr, PROG ": --source-prefix %" PRIu64 ": an %s "
+			"prefix is 1-%u bits\n", c->source_prefix,
+			c->family == AF_INET ? "IPv4" : "IPv6", width);
+		return -1;
+	}
+	srcs = calloc(c->nsources, sizeof(*srcs));
+	src_total = calloc(c->nsources, sizeof(*src_total));
+	if (!srcs || !src_total) {
+		fprintf(stderr, PROG ": allocate %" PRIu64 " sources: %s\n",
+			c->nsources, strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < c->nsources; i++) {
+		uint8_t *a;
+
+		srcs[i] = c->src;
+		a = c->family == AF_INET ? (uint8_t *)&srcs[i].v4.sin_addr :
+					   (uint8_t *)&srcs[i].v6.sin6_addr;
+		if (add_shifted(a, len, i, width - (unsigned)c->source_prefix)) {
+			fprintf(stderr, PROG ": --sources %" PRIu64 " from --bind "
+				"%s in steps of a /%" PRIu64 " go past the end of "
+				"the address space\n", c->nsources,
+				c->bind_str, c->source_prefix);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Return: 0 to run, 1 after --help, -1 on a usage error (already printed). */
 static int parse_args(int argc, char **argv, struct cfg *c)
 {
@@ -572,6 +672,7 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 
 	c->max_inflight = DEFAULT_MAX_INFLIGHT;
 	c->requests_per_conn = 1;
+	c->nsources = 1;
 	while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case OPT_DST:
@@ -654,6 +755,20 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 				return -1;
 			c->have_budget = true;
 			break;
+		case OPT_SOURCES:
+			if (parse_u64("sources", optarg, 1, MAX_SOURCES,
+				      &c->nsources))
+				return -1;
+			break;
+		case OPT_SOURCE_PREFIX:
+			if (parse_u64("source-prefix", optarg, 1, 128,
+				      &c->source_prefix))
+				return -1;
+			c->have_source_prefix = true;
+			break;
+		case OPT_PER_SOURCE:
+			c->per_source = true;
+			break;
 		case OPT_HELP:
 			usage(stdout);
 			return 1;
@@ -716,6 +831,8 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 		}
 		c->have_bind = true;
 	}
+	if (make_sources(c))
+		return -1;
 	if (!have_seed)
 		c->seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 	if (c->warmup_s >= c->duration_s) {
@@ -735,7 +852,7 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 
 /* Queue attempt @attempt of a request, due at @due. Return: false when
  * there is no memory for it. */
-static bool rq_push(uint64_t due, uint32_t attempt)
+static bool rq_push(uint64_t due, uint32_t attempt, uint32_t src)
 {
 	if (rq_len == rq_cap) {
 		uint64_t cap = rq_cap ? 2 * rq_cap : 1024, k;
@@ -750,7 +867,7 @@ static bool rq_push(uint64_t due, uint32_t attempt)
 		rq_cap = cap;
 		rq_head = 0;
 	}
-	rq[(rq_head + rq_len) % rq_cap] = (struct retry){ due, attempt };
+	rq[(rq_head + rq_len) % rq_cap] = (struct retry){ due, attempt, src };
 	rq_len++;
 	return true;
 }
@@ -758,7 +875,7 @@ static bool rq_push(uint64_t due, uint32_t attempt)
 /* The failure of attempt @attempt of a request, in @second: queue its
  * retry if --retries leaves one, the offering lasts until it is due and
  * the budget (if any) has a whole token for it. */
-static void retry_after(uint32_t second, uint32_t attempt)
+static void retry_after(uint32_t second, uint32_t attempt, uint32_t src)
 {
 	uint64_t due;
 
@@ -775,28 +892,32 @@ static void retry_after(uint32_t second, uint32_t attempt)
 		}
 		balance_micro -= TOKEN_UNIT;
 	}
-	if (!rq_push(due, attempt + 1) && !warned_retry_mem) {
+	if (!rq_push(due, attempt + 1, src) && !warned_retry_mem) {
 		warned_retry_mem = true;
 		fprintf(stderr, PROG ": queue a retry: %s (not retried, "
 			"warning once)\n", strerror(ENOMEM));
 	}
 }
 
-/* Count @out for attempt @attempt of a request, started in @second. */
-static void record(uint32_t second, uint32_t attempt, enum outcome out)
+/* Count @out for attempt @attempt of a request from source @src, started
+ * in @second. */
+static void record(uint32_t second, uint32_t attempt, uint32_t src,
+		   enum outcome out)
 {
 	seconds[second].count[out]++;
 	seconds[second].pending--;
-	if (second >= cfg.warmup_s)
+	if (second >= cfg.warmup_s) {
 		total[out]++;
+		src_total[src][out]++;
+	}
 	if (out != OUT_OK)
-		retry_after(second, attempt);
+		retry_after(second, attempt, src);
 }
 
-/* An ok request that arrived in @second took @ns. */
-static void record_ok(uint32_t second, uint64_t ns)
+/* An ok request from source @src that arrived in @second took @ns. */
+static void record_ok(uint32_t second, uint32_t src, uint64_t ns)
 {
-	record(second, 0, OUT_OK);
+	record(second, 0, src, OUT_OK);
 	if (second >= cfg.warmup_s)
 		hist[hist_index(ns / NSEC_PER_USEC)]++;
 }
@@ -903,7 +1024,7 @@ static bool send_request(uint32_t i)
 	 * or one whose last response was read whole): never partial. */
 	n = send(c->fd, req, len, MSG_NOSIGNAL);
 	if (n != (ssize_t)len) {
-		record(c->second, c->attempt, OUT_ERROR);
+		record(c->second, c->attempt, c->src, OUT_ERROR);
 		release(i, true);
 		return false;
 	}
@@ -953,12 +1074,19 @@ static void close_idle(void)
 }
 
 /* Start attempt @attempt of a request in second @sec: a first attempt
- * on an idle connection, or a new one; a retry always on a new one. */
-static void start_request(uint64_t now, uint32_t sec, uint32_t attempt)
+ * on an idle connection, or a new one from the next source in turn; a
+ * retry always on a new one, from its request's source @src. */
+static void start_request(uint64_t now, uint32_t sec, uint32_t attempt,
+			  uint32_t src)
 {
 	struct conn *c;
 	uint32_t i;
 	int fd, one = 1;
+
+	if (!attempt) {
+		src = next_src;
+		next_src = (uint32_t)((next_src + 1) % cfg.nsources);
+	}
 
 	seconds[sec].pending++;
 	if (attempt) {
@@ -977,14 +1105,14 @@ static void start_request(uint64_t now, uint32_t sec, uint32_t attempt)
 				" (counted as error, warning once)\n",
 				cfg.max_inflight);
 		}
-		record(sec, attempt, OUT_ERROR);
+		record(sec, attempt, src, OUT_ERROR);
 		return;
 	}
 	fd = socket(cfg.family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		warn_once(&warned_fds, "open a socket", errno,
 			  "out of descriptors or memory");
-		record(sec, attempt, OUT_ERROR);
+		record(sec, attempt, src, OUT_ERROR);
 		return;
 	}
 	if (cfg.have_bind) {
@@ -994,11 +1122,11 @@ static void start_request(uint64_t now, uint32_t sec, uint32_t attempt)
 		 * it bind() takes the port, which only narrows the range. */
 		setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one,
 			   sizeof(one));
-		if (bind(fd, (const struct sockaddr *)&cfg.src, cfg.addr_len)) {
+		if (bind(fd, (const struct sockaddr *)&srcs[src], cfg.addr_len)) {
 			warn_once(&warned_ports, "bind --bind address", errno,
 				  "widen net.ipv4.ip_local_port_range");
 			close(fd);
-			record(sec, attempt, OUT_ERROR);
+			record(sec, attempt, src, OUT_ERROR);
 			return;
 		}
 	}
@@ -1011,6 +1139,7 @@ static void start_request(uint64_t now, uint32_t sec, uint32_t attempt)
 	c->requests = 0;
 	c->second = sec;
 	c->attempt = attempt;
+	c->src = src;
 	c->start_ns = now;
 	c->state = C_CONNECTING;
 	list_add_tail(i, &dl_head, &dl_tail);
@@ -1028,12 +1157,12 @@ static void start_request(uint64_t now, uint32_t sec, uint32_t attempt)
 		return;
 	}
 	if (errno == ECONNREFUSED) {
-		record(sec, attempt, OUT_REFUSED);
+		record(sec, attempt, src, OUT_REFUSED);
 	} else {
 		if (is_port_shortage(errno))
 			warn_once(&warned_ports, "connect: no free local port",
 				  errno, "widen net.ipv4.ip_local_port_range");
-		record(sec, attempt, OUT_ERROR);
+		record(sec, attempt, src, OUT_ERROR);
 	}
 	release(i, false);
 }
@@ -1161,14 +1290,14 @@ static void http_done(uint32_t i, uint64_t now, bool eof)
 	/* The deadline is checked after the events, so a reply read in the
 	 * same turn could be a little late: late is not ok. */
 	if (now - c->start_ns > cfg.patience_ms * NSEC_PER_MSEC) {
-		record(c->second, c->attempt, OUT_TIMEOUT_RESPONSE);
+		record(c->second, c->attempt, c->src, OUT_TIMEOUT_RESPONSE);
 		release(i, true);
 		return;
 	}
 	if (c->resp.status / 100 == 2) {
-		record_ok(c->second, now - c->start_ns);
+		record_ok(c->second, c->src, now - c->start_ns);
 	} else {
-		record(c->second, c->attempt, OUT_BAD_STATUS);
+		record(c->second, c->attempt, c->src, OUT_BAD_STATUS);
 	}
 	if (eof) {
 		release(i, false);
@@ -1201,13 +1330,13 @@ static void on_http_data(uint32_t i, const char *buf, ssize_t n, uint64_t now)
 		return;
 	}
 	if (n <= 0) { /* reset or closed before the whole reply */
-		record(c->second, c->attempt, OUT_ERROR);
+		record(c->second, c->attempt, c->src, OUT_ERROR);
 		release(i, true);
 		return;
 	}
 	used = http_feed(&c->resp, buf, (size_t)n, &done);
 	if (c->resp.bad) {
-		record(c->second, c->attempt, OUT_ERROR);
+		record(c->second, c->attempt, c->src, OUT_ERROR);
 		release(i, true);
 		return;
 	}
@@ -1236,7 +1365,7 @@ static void on_event(uint64_t data, uint64_t now)
 		if (err == EINPROGRESS || err == EALREADY)
 			return;
 		if (err) {
-			record(c->second, c->attempt,
+			record(c->second, c->attempt, c->src,
 			       err == ECONNREFUSED ? OUT_REFUSED : OUT_ERROR);
 			release(i, false);
 			return;
@@ -1267,13 +1396,13 @@ static void on_event(uint64_t data, uint64_t now)
 		return;
 	}
 	if (n <= 0) { /* reset or closed before the reply */
-		record(c->second, c->attempt, OUT_ERROR);
+		record(c->second, c->attempt, c->src, OUT_ERROR);
 		release(i, true);
 		return;
 	}
 	for (ssize_t k = 0; k < n && c->got < sizeof(reply) - 1; k++) {
 		if (buf[k] != reply[c->got]) {
-			record(c->second, c->attempt, OUT_ERROR);
+			record(c->second, c->attempt, c->src, OUT_ERROR);
 			release(i, true);
 			return;
 		}
@@ -1284,11 +1413,11 @@ static void on_event(uint64_t data, uint64_t now)
 	/* The deadline is checked after the events, so a reply read in the
 	 * same turn could be a little late: late is not ok. */
 	if (now - c->start_ns > cfg.patience_ms * NSEC_PER_MSEC) {
-		record(c->second, c->attempt, OUT_TIMEOUT_RESPONSE);
+		record(c->second, c->attempt, c->src, OUT_TIMEOUT_RESPONSE);
 		release(i, true);
 		return;
 	}
-	record_ok(c->second, now - c->start_ns);
+	record_ok(c->second, c->src, now - c->start_ns);
 	c->state = C_WAIT_EOF;
 	/* The FIN usually came with the reply: take it now. */
 	if (recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT) == 0)
@@ -1305,9 +1434,9 @@ static void expire(uint64_t t)
 		struct conn *c = &conns[i];
 
 		if (c->state == C_CONNECTING)
-			record(c->second, c->attempt, OUT_TIMEOUT_CONNECT);
+			record(c->second, c->attempt, c->src, OUT_TIMEOUT_CONNECT);
 		else if (c->state == C_WAIT_REPLY)
-			record(c->second, c->attempt, OUT_TIMEOUT_RESPONSE);
+			record(c->second, c->attempt, c->src, OUT_TIMEOUT_RESPONSE);
 		/* C_WAIT_EOF: counted ok already; just let go. */
 		release(i, true);
 	}
@@ -1350,6 +1479,21 @@ static void print_summary(double offered_s)
 	       offered_s > 0 ? (double)total[OUT_OK] / offered_s : 0.0,
 	       hist_percentile_ms(0.50), hist_percentile_ms(0.99),
 	       conns_opened, total_requests, total_retries, total_denied);
+	if (!cfg.per_source)
+		return;
+	for (uint64_t i = 0; i < cfg.nsources; i++) {
+		char a[INET6_ADDRSTRLEN] = "any";
+
+		offered = 0;
+		for (o = 0; o < OUT_NR; o++)
+			offered += src_total[i][o];
+		if (cfg.have_bind)
+			source_str(i, a);
+		printf("source=%s offered=%" PRIu64, a, offered);
+		for (o = 0; o < OUT_NR; o++)
+			printf(" %s=%" PRIu64, outcome_name[o], src_total[i][o]);
+		printf("\n");
+	}
 }
 
 /* The connections in flight at the highest rate, at most: every attempt
@@ -1408,9 +1552,11 @@ static int raise_fd_limit(bool explicit_max)
 	return 0;
 }
 
-/* Fail now, not once per connection, when --bind is not a local address. */
+/* Fail now, not once per connection, when a --bind or --sources address
+ * is not local. */
 static int check_bind(void)
 {
+	uint64_t i;
 	int fd, err;
 
 	if (!cfg.have_bind)
@@ -1420,14 +1566,29 @@ static int check_bind(void)
 		fprintf(stderr, PROG ": open a socket: %s\n", strerror(errno));
 		return -1;
 	}
-	err = bind(fd, (const struct sockaddr *)&cfg.src, cfg.addr_len) ?
-	      errno : 0;
-	close(fd);
-	if (err) {
-		fprintf(stderr, PROG ": bind %s: %s%s\n", cfg.bind_str,
-			strerror(err), err == EADDRNOTAVAIL ? " (is it on an "
-			"interface here?)" : "");
-		return -1;
+	for (i = 0; i < cfg.nsources; i++) {
+		err = bind(fd, (const struct sockaddr *)&srcs[i], cfg.addr_len) ?
+		      errno : 0;
+		close(fd);
+		if (err) {
+			char a[INET6_ADDRSTRLEN];
+
+			source_str(i, a);
+			fprintf(stderr, PROG ": bind %s%s: %s%s\n", a,
+				cfg.nsources > 1 ? " (of --sources)" : "",
+				strerror(err), err == EADDRNOTAVAIL ? " (is it on an "
+				"interface here, or in a local route?)" : "");
+			return -1;
+		}
+		/* A socket binds once: the next one on a new socket. */
+		if (i + 1 < cfg.nsources) {
+			fd = socket(cfg.family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			if (fd < 0) {
+				fprintf(stderr, PROG ": open a socket: %s\n",
+					strerror(errno));
+				return -1;
+			}
+		}
 	}
 	return 0;
 }
@@ -1656,7 +1817,7 @@ int main(int argc, char **argv)
 			rq_head = (rq_head + 1) % rq_cap;
 			rq_len--;
 			start_request(now, (uint32_t)((due.due_ns - start) /
-						   NSEC_PER_SEC), due.attempt);
+						   NSEC_PER_SEC), due.attempt, due.src);
 			burst++;
 		}
 		while (offering && arr.next_at <= now && burst < START_BATCH) {
@@ -1668,7 +1829,7 @@ int main(int argc, char **argv)
 				max_lag = now - arr.next_at;
 			budget_deposit(arr.phase);
 			start_request(now, (uint32_t)((arr.next_at - start) /
-						   NSEC_PER_SEC), 0);
+						   NSEC_PER_SEC), 0, 0);
 			burst++;
 			arrival_next(&arr, &rng, start, end);
 		}
@@ -1737,5 +1898,7 @@ out:
 	free(seconds);
 	free(evs);
 	free(rq);
+	free(srcs);
+	free(src_total);
 	return ret;
 }
