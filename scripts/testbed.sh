@@ -164,6 +164,28 @@ testbed_up() {
 	SRV_MAC=$(in_srv cat "/sys/class/net/$IF_SRV/address")
 }
 
+# client_addrs PREFIX...: make every address of each PREFIX (IPv4 or IPv6,
+# e.g. 198.19.200.0/24, 2001:db8:ffc8:1::/64) bindable in cli, so loadgen's
+# --sources can come from them: a local route each (AnyIP), and for IPv6
+# non-local binds, in cli only and gone with the namespace. The server routes 198.19.0.0/16 and 2001:db8:ff00::/40 back.
+# Never the whole flood range: cli would answer the SYN-ACKs of spoofed
+# SYNs with RSTs.
+client_addrs() {
+	local p
+	for p in "$@"; do
+		case $p in
+		198.19.*/* | 2001:db8:ff*) ;;
+		*) echo "client_addrs: '$p' is not inside 198.19.0.0/16 or 2001:db8:ff00::/40" >&2; return 1 ;;
+		esac
+		in_cli ip route add local "$p" dev lo || return 1
+		# IPv6 binds only to an address of an interface, not one that
+		# is local by a route, unless non-local binds are allowed.
+		case $p in
+		*:*) in_cli sysctl -qw net.ipv6.ip_nonlocal_bind=1 || return 1 ;;
+		esac
+	done
+}
+
 # testbed_client_xdp: an XDP program on the client's veth (what makes the
 # testbed NIC-like: veth then delivers srv's XDP_TX frames).
 testbed_client_xdp() {
