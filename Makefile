@@ -339,7 +339,7 @@ demo:
 
 # EXPERIMENT= names the experiments to run, in order (scripts/experiments.sh
 # lists them); soak is not in the default set.
-EXPERIMENT ?= goodput classes recovery knee flood proxy
+EXPERIMENT ?= goodput classes recovery knee fairness flood proxy
 experiments: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)for e in $(EXPERIMENT); do scripts/experiments.sh $$e || exit 1; done
