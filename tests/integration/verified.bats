@@ -27,13 +27,16 @@ echo_start() {
 
 # exchange NAME ADDR [PORT]: one client connection from cli to ADDR:PORT
 # (default $PORT), 1 MB each way,
-# then held open 1.5 s; while it is held, `ss -tni` of the client's end goes
-# to NAME.cli and the server's to NAME.srv. Fails unless the echo came back
-# whole. Called directly, not inside $(...).
+# then held open 1.5 s (4.5 s where TESTBED_TIME_SCALE slows the waits: in
+# a loaded guest the two `ss` took longer than 1.5 s); while it is held,
+# `ss -tni` of the client's end goes to NAME.cli and the server's to
+# NAME.srv. Fails unless the echo came back whole. Called directly, not
+# inside $(...).
 exchange() {
-	local out="$TESTBED_TMP/$1" port=${3:-$PORT} pid
+	local out="$TESTBED_TMP/$1" port=${3:-$PORT} pid hold=1500
+	if [ "$TESTBED_TIME_SCALE" -gt 1 ]; then hold=4500; fi
 	ip netns exec "$NS_CLI" "$TCPECHO" connect --addr "$2" --port "$port" \
-		--bytes 1000000 --hold-ms 1500 >"$out" 2>"$out.err" &
+		--bytes 1000000 --hold-ms "$hold" >"$out" 2>"$out.err" &
 	pid=$!
 	PIDS+=("$pid")
 	# The client's first line: its data came back, or it failed.
