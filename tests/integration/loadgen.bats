@@ -2,10 +2,13 @@
 # loadgen.bats - the testbed's own instruments, held to what they claim:
 # loadgen offers the rate it is given (--rate, --phases), the capacity
 # server serves workers / service time when saturated, and loadgen's
-# retries stay within --retries, --retry-budget and --retry-delay-ms. The
-# rates are counted at the server: by the server's kernel (TcpPassiveOpens,
-# the handshakes it completed; OutRsts, the resets it sent to a port where
-# nothing listens) and by slowserver's own accepted= and served=.
+# retries stay within --retries, --retry-budget and --retry-delay-ms;
+# --sources comes from exactly the addresses it is asked (the peers of the
+# connections the server holds, in `ss`), and --per-source sums to the
+# summary. The rates are counted at the server: by the server's kernel
+# (TcpPassiveOpens, the handshakes it completed; OutRsts, the resets it
+# sent to a port where nothing listens) and by slowserver's own accepted=
+# and served=.
 
 load lib
 
@@ -251,4 +254,109 @@ slow_stop() {
 	echo "$output"
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--retry-budget"*"--retries"* ]]
+}
+
+# held_peers ADDR: the distinct peer addresses of the connections the
+# server holds established on ADDR:$PORT, one a line, sorted.
+held_peers() {
+	in_srv ss -tnH state established "( sport = :$PORT )" |
+		awk -v a="$1" '$3 ~ ("^\\[?" a "\\]?:") {
+			p = $4; sub(/:[0-9]+$/, "", p); gsub(/[][]/, "", p); print p }' | sort -u
+}
+
+# The server holds each connection 4 s (a worker each), so while it holds
+# them `ss` lists every peer that connected.
+@test "--sources 100 --source-prefix 24: the server holds connections from exactly the 100 addresses, a /24 apart" {
+	client_addrs 198.19.0.0/17
+	slow_start --workers 256 --service-ms 4000 --dist fixed --backlog 1024 --duration 30
+	loadgen_bg src4 --port "$PORT" --bind 198.19.1.9 --sources 100 --source-prefix 24 \
+		--per-source --rate 200 --duration 1 --patience-ms 8000
+	sleep 1.5
+	held_peers "$SRV_IP" >"$TESTBED_TMP/peers4"
+	loadgen_wait src4
+	slow_stop
+	for i in $(seq 1 100); do echo "198.19.$i.9"; done | sort >"$TESTBED_TMP/want4"
+	diff "$TESTBED_TMP/want4" "$TESTBED_TMP/peers4"
+	[ "$(field ok "$SUMMARY")" -eq 200 ]
+	# Round robin: 2 connections from each.
+	[ "$(grep -c '^source=.* offered=2 ok=2 ' "$TESTBED_TMP/src4")" -eq 100 ]
+}
+
+@test "IPv6 --sources 50 --source-prefix 64: the server holds connections from exactly the 50 addresses, a /64 apart" {
+	client_addrs 2001:db8:ff00::/40
+	ip netns exec "$NS_SRV" "$SLOWSERVER" --addr "$SRV_IP6" --port "$PORT" --workers 128 \
+		--service-ms 4000 --dist fixed --backlog 1024 --duration 30 \
+		>"$TESTBED_TMP/slow.out" 2>"$TESTBED_TMP/slow.err" &
+	SLOW_PID=$!
+	PIDS+=("$SLOW_PID")
+	wait_for "slowserver on $SRV_IP6" 5 sh -c "ip netns exec $NS_SRV ss -ltnH | grep -qF '[$SRV_IP6]:$PORT '"
+	ip netns exec "$NS_CLI" "$LOADGEN" --dst "$SRV_IP6" --port "$PORT" --bind 2001:db8:ff00:1::5 \
+		--sources 50 --source-prefix 64 --rate 50 --duration 1 --patience-ms 8000 \
+		>"$TESTBED_TMP/src6" 2>"$TESTBED_TMP/src6.sec" &
+	LOAD_PID=$!
+	PIDS+=("$LOAD_PID")
+	# Later than for IPv4: on a new testbed the first IPv6 SYNs may wait
+	# for a retransmission (1 s) before the server answers.
+	sleep 3
+	held_peers "$SRV_IP6" >"$TESTBED_TMP/peers6"
+	loadgen_wait src6
+	slow_stop
+	for i in $(seq 1 50); do printf '2001:db8:ff00:%x::5\n' "$i"; done | sort >"$TESTBED_TMP/want6"
+	diff "$TESTBED_TMP/want6" "$TESTBED_TMP/peers6"
+	[ "$(field ok "$SUMMARY")" -eq 50 ]
+}
+
+@test "--per-source: the sources' lines sum to the summary, and a request's retries come from its own source" {
+	client_addrs 198.19.0.0/17
+	loadgen_run per --port "$CLOSED_PORT" --bind 198.19.1.9 --sources 7 --per-source \
+		--rate 200 --duration 2 --patience-ms 500 --retries 2
+	summary=$(head -n 1 "$TESTBED_TMP/per")
+	[ "$(grep -c '^source=' "$TESTBED_TMP/per")" -eq 7 ]
+	for f in offered ok refused timeout_connect timeout_response error bad_status; do
+		sum=$(grep '^source=' "$TESTBED_TMP/per" | while read -r l; do field "$f" "$l"; done |
+			awk '{ s += $1 } END { print s + 0 }')
+		echo "$f: sources $sum, summary $(field "$f" "$summary")"
+		[ "$sum" -eq "$(field "$f" "$summary")" ]
+	done
+	[ "$(field offered "$summary")" -eq 1200 ]
+	# 400 requests in turn over 7 sources: 58 from the first, 57 from each
+	# other, each refused 3 times from its own source (had every attempt
+	# taken the next source, the first three would have 172, the rest 171).
+	grep -q "^source=198.19.1.9 offered=174 ok=0 refused=174 " "$TESTBED_TMP/per"
+	for i in $(seq 10 15); do
+		grep -q "^source=198.19.1.$i offered=171 ok=0 refused=171 " "$TESTBED_TMP/per"
+	done
+}
+
+@test "bad --sources: out of range, without --bind, a prefix too long, past the address space: exit 2 naming the flag" {
+	common=(--dst "$SRV_IP" --port "$PORT" --patience-ms 100 --rate 100 --duration 1)
+	run "$LOADGEN" "${common[@]}" --sources 0
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--sources"* ]]
+	run "$LOADGEN" "${common[@]}" --bind 198.19.1.9 --sources 65537
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--sources"*"65537"* ]]
+	run "$LOADGEN" "${common[@]}" --sources 2
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--sources 2 needs --bind"* ]]
+	run "$LOADGEN" "${common[@]}" --bind 198.19.1.9 --sources 2 --source-prefix 33
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--source-prefix 33"*"IPv4"*"1-32"* ]]
+	run "$LOADGEN" "${common[@]}" --bind 198.19.1.9 --sources 2 --source-prefix 0
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--source-prefix"* ]]
+	run "$LOADGEN" "${common[@]}" --bind 198.19.1.9 --sources 2 --source-prefix 1
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--sources 2"*"/1"*"past the end of the address space"* ]]
+	run "$LOADGEN" --dst "$SRV_IP6" --port "$PORT" --patience-ms 100 --rate 100 --duration 1 \
+		--bind 2001:db8:ff00::1 --sources 3 --source-prefix 1
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--sources 3"*"/1"*"past the end of the address space"* ]]
 }
