@@ -15,7 +15,7 @@ load lib
 
 RATE=200
 LIGHTS=100
-SECS=12
+SECS=10
 PATIENCE_MS=1000
 # The fair share of one of 101 sources, and 10 times it.
 SHARE=$(awk -v r="$RATE" -v n="$LIGHTS" 'BEGIN { printf "%.3f", r / (n + 1) }')
