@@ -134,7 +134,7 @@ testbed_up() {
 	ip netns add "$NS_CLI"
 	ip netns add "$NS_SRV"
 	# Outside the initial network namespace shedd's pins and latency socket
-	# carry the namespace's inode (see README, "Pins and bpftool").
+	# carry the namespace's inode (see docs/pins.md).
 	NS_SRV_TAG="ns:$(stat -L -c %i "/run/netns/$NS_SRV")"
 	PIN_DIR="/sys/fs/bpf/shedd/$NS_SRV_TAG/$IF_SRV"
 	LATENCY_SOCK="/run/shedd/$NS_SRV_TAG/$IF_SRV.sock"

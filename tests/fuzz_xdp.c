@@ -903,7 +903,7 @@ static unsigned int ref_cookie_mss(int v6, unsigned int client_mss, unsigned int
 	return v6 ? SHEDD_MSS6(i) : SHEDD_MSS4(i);
 }
 
-/* A transmit budget as README and rst.h describe it: @rate a second,
+/* A transmit budget as docs/usage.md (--rst-rate) and rst.h describe it: @rate a second,
  * @burst deep (at least one), full when fresh, refilled at each take for
  * the time since the last one (at most 1000 s), in 1e-9 units. */
 struct ref_budget {

@@ -734,7 +734,7 @@ void options_usage(char *out, size_t outlen)
 	    "/run/shedd/ns:INODE/IFACE.sock). One shedd per interface: a second is refused.\n"
 	    "DUR is a number with ns, us, ms or s (a bare number is ms).\n"
 	    "Config file keys are the long options with '_' for '-', in the section\n"
-	    "[shedd], [controller] or [verify]; see the README.\n"
+	    "[shedd], [controller] or [verify]; see docs/service.md.\n"
 	    "\n"
 	    "Exit status: 0 success (also --remove with nothing to remove), 1 failure\n"
 	    "while running, 2 usage error, 3 cannot start here (no permission, no such\n"

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
-/* Exit status of shedd, as --help, shedd(8) and the README document. */
+/* Exit status of shedd, as --help, shedd(8) and docs/service.md document. */
 enum shedd_exit {
 	SHEDD_EXIT_OK = 0,      /* success; also --remove with nothing to remove */
 	SHEDD_EXIT_FAILURE = 1, /* failure after the program was attached */
