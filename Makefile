@@ -77,7 +77,7 @@ BPF_TOOLS := floodgen xdprouter
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJ)
-.PHONY: all help clean deps test test-unit test-kernels demo san experiments bench fuzz fuzz-logline \
+.PHONY: all help clean deps docs docs-check test test-unit test-kernels demo san experiments bench fuzz fuzz-logline \
 	fuzz-config fuzz-options fuzz-cidr install
 
 all: $(BIN) $(CTL_BIN) $(TOOLS)
@@ -99,6 +99,8 @@ help:
 	@echo '  experiments      the experiments, each a CSV, a table and a plot in docs/results'
 	@echo '                   (root; about 33 min): goodput, classes, recovery, knee, fairness,'
 	@echo '                   flood, proxy; EXPERIMENT= names some, EXPERIMENT=soak the 30-min soak'
+	@echo '  docs             write the option and metric reference tables of docs/usage.md'
+	@echo '                   and docs/metrics.md from the code (docs-check: fail if they differ)'
 	@echo '  bench            scripts/bench.sh: XDP cost per packet beside trivial programs,'
 	@echo '                   flood throughput against nftables, hashlimit and the kernel,'
 	@echo '                   IPv4 and IPv6, the daemon'"'"'s CPU and memory, the controller'"'"'s'
@@ -224,6 +226,14 @@ $(OUTPUT)/test_logline: tests/test_logline.c $(OUTPUT)/logline.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -o $@
 
+# gendocs: the reference tables of docs/usage.md and docs/metrics.md, from
+# the option table and the metric families (scripts/docs.sh).
+$(OUTPUT)/gendocs: user/gendocs.c $(OUTPUT)/metrics.o $(OUTPUT)/options.o \
+		$(OUTPUT)/config.o $(OUTPUT)/aimd.o $(OUTPUT)/logline.o $(OUTPUT)/sample_agg.o \
+		$(OUTPUT)/fair_view.o $(OUTPUT)/fair.o
+	$(call msg,BIN,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(INIH_LIBS) -lm -o $@
+
 $(OUTPUT)/test_metrics: tests/test_metrics.c $(OUTPUT)/metrics.o $(OUTPUT)/options.o \
 		$(OUTPUT)/config.o $(OUTPUT)/aimd.o $(OUTPUT)/logline.o $(OUTPUT)/sample_agg.o \
 		$(OUTPUT)/fair_view.o $(OUTPUT)/fair.o
@@ -299,7 +309,7 @@ deps:
 # tools (groundtruth.bats the fuzzer too, for its reference model, and
 # bench.bats the benchmark); a test
 # source tests/X.c (or its binary) needs only its binary.
-test_bin = $(if $(filter %.bats,$(1)),all $(if $(filter %groundtruth.bats,$(1)),$(OUTPUT)/fuzz_xdp) $(if $(filter %bench.bats %fastpath.bats,$(1)),$(OUTPUT)/bench_xdp),$(patsubst tests/%.c,$(OUTPUT)/%,$(1)))
+test_bin = $(if $(filter %.bats,$(1)),all $(if $(filter %groundtruth.bats,$(1)),$(OUTPUT)/fuzz_xdp) $(if $(filter %bench.bats %fastpath.bats,$(1)),$(OUTPUT)/bench_xdp),$(if $(filter %docs_check.sh,$(1)),$(OUTPUT)/gendocs,$(patsubst tests/%.c,$(OUTPUT)/%,$(1))))
 test_run = $(patsubst tests/%.c,$(OUTPUT)/%,$(1))
 
 # test, demo and san leave the host as they found it: scripts/hoststate.sh
@@ -312,8 +322,8 @@ host_check = || rc=$$?; scripts/hoststate.sh check $(HOSTSTATE) || rc=1; exit $$
 test:
 	$(Q)$(host_save)
 ifeq ($(strip $(T)),)
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS) $(OUTPUT)/bench_xdp
-	$(Q)rc=0; tests/run.sh $(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS) tests/integration/*.bats \
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS) $(OUTPUT)/bench_xdp $(OUTPUT)/gendocs
+	$(Q)rc=0; tests/run.sh $(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS) tests/docs_check.sh tests/integration/*.bats \
 		$(host_check)
 else
 	$(Q)$(MAKE) --no-print-directory $(sort $(foreach t,$(T),$(call test_bin,$(t))))
@@ -343,6 +353,11 @@ EXPERIMENT ?= goodput classes recovery knee fairness flood proxy
 experiments: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)for e in $(EXPERIMENT); do scripts/experiments.sh $$e || exit 1; done
+
+# docs: write the generated tables into docs/usage.md and docs/metrics.md;
+# docs-check: fail when the committed ones differ (make test runs it too).
+docs docs-check: $(OUTPUT)/gendocs
+	$(Q)scripts/docs.sh $(if $(filter docs-check,$@),check,write) $(OUTPUT)/gendocs
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/bench_xdp
