@@ -17,8 +17,12 @@ endif
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 CFLAGS ?= -O2 -g
+# user/: core/ the pure, deterministic modules (unit-tested without root);
+# maps/ the pinned-map layer both binaries use; daemon/ shedd's I/O; shedctl/
+# the operator's tool; tools/ build-time programs (gendocs).
+USER_DIRS := user/core user/maps user/daemon user/shedctl user/tools
 USER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $(SAN_FLAGS) \
-	-Iinclude -Iuser -I$(OUTPUT)
+	-Iinclude $(addprefix -I,$(USER_DIRS)) -I$(OUTPUT)
 LIBBPF_LIBS := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 INIH_LIBS := $(shell $(PKG_CONFIG) --libs inih 2>/dev/null || echo -linih)
 MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
@@ -42,14 +46,16 @@ BPF_OBJ := $(OUTPUT)/shedd.bpf.o $(OUTPUT)/sojourn.bpf.o $(OUTPUT)/handoff.bpf.o
 	$(OUTPUT)/carry.bpf.o
 SKEL := $(OUTPUT)/shedd.skel.h $(OUTPUT)/sojourn.skel.h $(OUTPUT)/handoff.skel.h \
 	$(OUTPUT)/carry.skel.h
-USER_SRCS := user/alloc.c user/options.c user/loader.c user/status.c user/aimd.c \
-	user/signals.c user/signal_parse.c user/sample_agg.c user/tick.c \
-	user/kernel_features.c user/probe.c user/logline.c user/config.c \
-	user/reload.c user/log.c user/service.c user/ctl.c user/ctl_state.c \
-	user/metrics.c user/metrics_http.c user/sockdiag.c user/xdptx.c user/layout.c \
-	user/migrate.c user/settings.c user/tunnels.c user/fair.c \
-	user/fair_view.c user/fair_maps.c
-USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
+USER_HDRS := $(wildcard $(addsuffix /*.h,$(USER_DIRS))) $(wildcard include/*.h)
+USER_SRCS := user/core/alloc.c user/core/options.c user/daemon/loader.c user/core/status.c \
+	user/core/aimd.c user/daemon/signals.c user/core/signal_parse.c user/core/sample_agg.c \
+	user/core/tick.c user/core/kernel_features.c user/daemon/probe.c user/core/logline.c \
+	user/core/config.c user/daemon/reload.c user/core/log.c user/daemon/service.c \
+	user/maps/ctl.c user/maps/ctl_state.c user/core/metrics.c user/daemon/metrics_http.c \
+	user/daemon/sockdiag.c user/daemon/xdptx.c user/core/layout.c user/maps/migrate.c \
+	user/maps/settings.c user/daemon/tunnels.c user/core/fair.c user/core/fair_view.c \
+	user/maps/fair_maps.c
+USER_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(USER_SRCS)))
 BIN := shedd
 CTL_BIN := shedctl
 ifeq ($(SAN),1)
@@ -65,7 +71,7 @@ XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/fuzz_xdp
 # libFuzzer targets (clang): `make test` gives each a few seconds.
 FUZZ_TESTS := $(OUTPUT)/fuzz_logline $(OUTPUT)/fuzz_config $(OUTPUT)/fuzz_options \
 	$(OUTPUT)/fuzz_cidr
-FUZZ_CFLAGS := -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser \
+FUZZ_CFLAGS := -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude $(addprefix -I,$(USER_DIRS)) \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TOOLS := $(OUTPUT)/synflood $(OUTPUT)/tcpstream $(OUTPUT)/slowserver $(OUTPUT)/loadgen \
 	$(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/xdp_drop.bpf.o $(OUTPUT)/xdp_readdrop.bpf.o \
@@ -150,7 +156,13 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 
 # Only the objects that include a skeleton depend on it (and so on clang and
 # bpftool): the pure ones, and the unit tests built from them, do not.
-$(OUTPUT)/%.o: user/%.c user/*.h include/*.h | $(OUTPUT)
+$(OUTPUT)/%.o: user/core/%.c $(USER_HDRS) | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
+$(OUTPUT)/%.o: user/maps/%.c $(USER_HDRS) | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
+$(OUTPUT)/%.o: user/daemon/%.c $(USER_HDRS) | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
 
@@ -158,7 +170,7 @@ $(OUTPUT)/loader.o: $(OUTPUT)/shedd.skel.h $(OUTPUT)/handoff.skel.h
 $(OUTPUT)/ctl.o: $(OUTPUT)/shedd.skel.h
 $(OUTPUT)/migrate.o: $(OUTPUT)/shedd.skel.h $(OUTPUT)/handoff.skel.h $(OUTPUT)/carry.skel.h
 
-$(OUTPUT)/shedctl.o: user/shedctl.c user/*.h include/*.h | $(OUTPUT)
+$(OUTPUT)/shedctl.o: user/shedctl/shedctl.c $(USER_HDRS) | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(NCURSES_CFLAGS) -c $< -o $@
 $(OUTPUT)/signals.o: $(OUTPUT)/sojourn.skel.h
@@ -169,7 +181,7 @@ $(BIN): $(OUTPUT)/main.o $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LIBBPF_LIBS) $(INIH_LIBS) $(SERVICE_LIBS) $(MHD_LIBS) -lm -pthread -o $@
 
-# shedctl: the operator's tool, from the pins (user/pins.c); detach is the
+# shedctl: the operator's tool, from the pins (user/maps/pins.c); detach is the
 # loader's --remove.
 $(CTL_BIN): $(OUTPUT)/shedctl.o $(OUTPUT)/pins.o $(USER_OBJS)
 	$(call msg,LINK,$@)
@@ -228,7 +240,7 @@ $(OUTPUT)/test_logline: tests/test_logline.c $(OUTPUT)/logline.o
 
 # gendocs: the reference tables of docs/usage.md and docs/metrics.md, from
 # the option table and the metric families (scripts/docs.sh).
-$(OUTPUT)/gendocs: user/gendocs.c $(OUTPUT)/metrics.o $(OUTPUT)/options.o \
+$(OUTPUT)/gendocs: user/tools/gendocs.c $(OUTPUT)/metrics.o $(OUTPUT)/options.o \
 		$(OUTPUT)/config.o $(OUTPUT)/aimd.o $(OUTPUT)/logline.o $(OUTPUT)/sample_agg.o \
 		$(OUTPUT)/fair_view.o $(OUTPUT)/fair.o
 	$(call msg,BIN,$@)
@@ -281,7 +293,7 @@ $(OUTPUT)/fuzz_xdp: tests/fuzz_xdp.c tests/packets.h tests/tun_packets.h tests/x
 
 # The latency socket's parsers under libFuzzer, ASan and UBSan; built from
 # the sources, not the gcc objects, so every line is instrumented.
-$(OUTPUT)/fuzz_logline: tests/fuzz_logline.c user/logline.c user/signal_parse.c user/*.h \
+$(OUTPUT)/fuzz_logline: tests/fuzz_logline.c user/core/logline.c user/core/signal_parse.c $(USER_HDRS) \
 		include/*.h | $(OUTPUT)
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
@@ -289,7 +301,7 @@ $(OUTPUT)/fuzz_logline: tests/fuzz_logline.c user/logline.c user/signal_parse.c 
 # The config file, the command line and the CIDR parser, the same way
 # (libinih itself is the Debian library, not instrumented).
 $(OUTPUT)/fuzz_config $(OUTPUT)/fuzz_options $(OUTPUT)/fuzz_cidr: $(OUTPUT)/fuzz_%: \
-		tests/fuzz_%.c user/options.c user/config.c user/fair.c user/*.h include/*.h | $(OUTPUT)
+		tests/fuzz_%.c user/core/options.c user/core/config.c user/core/fair.c $(USER_HDRS) | $(OUTPUT)
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) $(INIH_LIBS) -lm -o $@
 

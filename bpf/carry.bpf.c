@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* carry.bpf.c - adds the counters an upgrade carries over from the stats map
  * of the program it replaced into the new one, while the new program counts
- * into it. Run once with BPF_PROG_TEST_RUN (user/migrate.c): each word is
+ * into it. Run once with BPF_PROG_TEST_RUN (user/maps/migrate.c): each word is
  * added with an atomic instruction, so an XDP program that interrupts it on
  * this CPU, or runs on another, loses no count of its own.
  */

@@ -7,7 +7,7 @@
 #define SHEDD_CONFIG_MAPS_H
 
 /* Two records: the daemon writes the one not in use, then flips
- * settings_cur (user/settings.c). */
+ * settings_cur (user/maps/settings.c). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, SETTINGS_SLOTS);

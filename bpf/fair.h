@@ -2,7 +2,7 @@
 /* fair.h - per-source fairness in the XDP program: count a source's
  * admissions, and while its class sheds, shed a source over its limit
  * before it takes a token (the maps and their meaning: shedd.h; the
- * arithmetic: fair_sketch.h; the limits: the daemon, user/fair.c).
+ * arithmetic: fair_sketch.h; the limits: the daemon, user/core/fair.c).
  *
  * Work per SYN is constant: one SipHash (fair_hashes()) and FAIR_ROWS
  * cells per level the class counts, at most FAIR_LEVELS. Memory is fixed: a spoofed flood can

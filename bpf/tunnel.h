@@ -13,7 +13,7 @@
 #define SHEDD_TUNNEL_H
 
 /* The tunnels that end here and the host's own addresses, written by the
- * daemon (user/tunnels.c). */
+ * daemon (user/daemon/tunnels.c). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);

@@ -124,7 +124,7 @@ enum shedd_tun_udp {
 };
 
 /* tun_config: written by userspace only. ARRAY with one entry: the tunnels
- * that end on this host, found by the daemon (user/tunnels.h), whose inner
+ * that end on this host, found by the daemon (user/daemon/tunnels.h), whose inner
  * SYNs are judged (bpf/tunnel.h). A map of its own, not settings: only
  * the tunnel path reads it, and settings keeps the layout older readers
  * know. All 0: nothing is decapsulated. */
@@ -322,7 +322,7 @@ struct shedd_config {
 	/* 1: XDP_TX frames from this interface do not reach the wire (a veth
 	 * whose peer has neither an XDP program nor GRO): no cookie and no
 	 * RST; a verified class is judged as unverified, a RST is a drop.
-	 * Set by the daemon from the driver (user/xdptx.h); 0 in a record
+	 * Set by the daemon from the driver (user/daemon/xdptx.h); 0 in a record
 	 * of an older shedd, which had padding here. */
 	__u8 tx_blocked;
 	__u32 cookie_rate_per_sec; /* cookie SYN-ACKs of each CPU per second */
@@ -510,7 +510,7 @@ struct shedd_sojourn {
  * restart on the same boot shares. version 0 means never written.
  * Version 2 appends fields to version 1 and changes none: a version 1
  * record is a version 2 one whose appended fields are 0 (the loader
- * converts the pinned map of an older shedd so, see user/ctl.c). */
+ * converts the pinned map of an older shedd so, see user/maps/ctl.c). */
 #define SHEDD_CTL_STATE_VERSION 3
 #define SHEDD_CTL_STATE_V1_SIZE 72
 #define SHEDD_CTL_STATE_V2_SIZE 184
@@ -598,10 +598,10 @@ struct shedd_manual_prefix {
  * Prometheus counters built from it continue across a restart, as those of
  * the stats map do: an adopting shedd loads it and carries on. The program
  * never reads it. Histograms hold one count per bound of the exposition
- * (user/metrics.c, SHEDD_HIST_BOUNDS, not cumulative) and one above them.
+ * (user/core/metrics.c, SHEDD_HIST_BOUNDS, not cumulative) and one above them.
  * version 0 means never written. Version 2 appends layout_migrations to
  * version 1 and changes none: a version 1 record is a version 2 one whose
- * appended field is 0 (an upgrade converts it, see user/migrate.c). */
+ * appended field is 0 (an upgrade converts it, see user/maps/migrate.c). */
 #define SHEDD_DAEMON_STATS_VERSION 2
 #define SHEDD_DAEMON_STATS_V1_SIZE (8 + (9 + SHEDD_OVERLOAD_REASONS + SHEDD_LATENCY_REFUSALS + \
 					 3 * (SHEDD_HIST_BOUNDS + 3)) * 8)
@@ -633,7 +633,7 @@ struct shedd_daemon_stats {
 	struct shedd_daemon_hist latency;         /* service latency samples */
 	/* Version 2. */
 	__u64 layout_migrations; /* upgrades that carried these pins into maps
-				  * of a newer layout (user/migrate.c) */
+				  * of a newer layout (user/maps/migrate.c) */
 };
 
 /*
@@ -641,25 +641,25 @@ struct shedd_daemon_stats {
  * written by the daemon that made the pins. ARRAY with one entry; the
  * program never reads it. Pins without it are of version 1. A reader
  * (shedctl, an upgrading shedd) checks it, and each map's key and value
- * sizes, before it reads a value (user/layout.c):
+ * sizes, before it reads a value (user/core/layout.c):
  *   1: the layouts up to the one that added this map;
  *   2: the layout map; daemon_stats version 2 (layout_migrations);
  *   3: settings of two entries and settings_cur; proven of struct
  *      shedd_proven; flow_key; refresh of REFRESH_SLOTS 251;
  *   4: port_set;
  *   5: fair_sketch, fair_config, fair_heavy, fair_stats.
- * A change to any pinned map's layout raises it, and user/layout.c says
+ * A change to any pinned map's layout raises it, and user/core/layout.c says
  * how a value of each older layout becomes today's.
  */
 #define SHEDD_LAYOUT_VERSION 5
 struct shedd_layout {
 	__u32 version; /* SHEDD_LAYOUT_VERSION of the daemon that wrote it */
 	__u32 prog_id; /* the id of its XDP program: an upgrade cut short is
-			* told by the program in the link (user/migrate.c) */
+			* told by the program in the link (user/maps/migrate.c) */
 };
 
 /*
- * Per-source fairness (include/fair_sketch.h, bpf/fair.h, user/fair.c).
+ * Per-source fairness (include/fair_sketch.h, bpf/fair.h, user/core/fair.c).
  * While a class sheds, a source whose recent admissions exceed its share
  * of the class's rate is shed before it takes a token. Sources are counted
  * at three levels: 0, the address; 1, the IPv4 /24 or the IPv6 /64; 2, the
@@ -751,7 +751,7 @@ struct shedd_flow_key {
 /* settings_cur: the entry of settings (0 or 1) the programs read. The
  * daemon writes the other entry whole, then flips this index: a packet
  * reads the index once and sees one record, old or new, never a mix
- * (user/settings.c). ARRAY, one entry of __u32. */
+ * (user/maps/settings.c). ARRAY, one entry of __u32. */
 #define SETTINGS_SLOTS 2
 
 #ifndef __bpf__

@@ -53,7 +53,7 @@
 #define MAX_CHECKS 16
 #define MAX_ROUNDS 101
 
-/* The daemon's defaults (user/options.h) that the cases reproduce. */
+/* The daemon's defaults (user/core/options.h) that the cases reproduce. */
 #define BENCH_VERIFY_HOLD_NS 10000000000ULL
 #define BENCH_LEASE_NS 1000000ULL
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* test_aimd.c - the controller (user/aimd.c) in simulated time: the overload
+/* test_aimd.c - the controller (user/core/aimd.c) in simulated time: the overload
  * verdict of each signal, the step response, no growth while the limit does
  * not bind, the bounds, the ramp stages and their abort, the stall guard,
  * the measured tick length, no wind-up on SYNs that never complete, no

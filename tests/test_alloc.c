@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* test_alloc.c - the allocator (user/alloc.c): floors, priority order,
+/* test_alloc.c - the allocator (user/core/alloc.c): floors, priority order,
  * headroom nobody demands, integer rounding in priority order, and each
  * class's burst, lease and batch.
  */

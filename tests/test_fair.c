@@ -2,7 +2,7 @@
 /* test_fair.c - per-source fairness, the pure side: a cell's sliding
  * window (include/fair_sketch.h), the count-min sketch's error measured on
  * uniform, Zipf-like and heavy-hitter workloads against its stated bound,
- * the levels and their hashes, and the daemon's side (user/fair.c): sources
+ * the levels and their hashes, and the daemon's side (user/core/fair.c): sources
  * by linear counting, the limit, the heavy hitters, the levels' syntax.
  * The sketch cases print what they measured as TAP comments.
  */

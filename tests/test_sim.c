@@ -21,7 +21,7 @@
  *   within it is goodput, later it is late (worthless). A SYN that is shed
  *   or overflows is not served: retransmits are not modelled (as a client
  *   that fails fast on an RST would behave).
- * - Shedder: the daemon's own tick pipeline, tick_step() of user/tick.c
+ * - Shedder: the daemon's own tick pipeline, tick_step() of user/core/tick.c
  *   (signals -> aimd_update() -> alloc_rates()), on one or more CPUs (SYNs
  *   spread evenly at random, as RSS does), each class's bucket on each CPU
  *   charged by sim_admit(), the one place the bucket model lives.

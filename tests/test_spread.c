@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* test_spread.c - class rates on 1 to 128 CPUs, simulated with the real
  * admission code (include/token_bucket.h: CPU caches, shared reserves) and
- * the real allocator (user/alloc.c: alloc_rates(), alloc_publish()).
+ * the real allocator (user/core/alloc.c: alloc_rates(), alloc_publish()).
  *
  * A NIC spreads SYNs over its RSS queues, one CPU each; this VM has 2, so
  * the CPUs are simulated: every SYN of a Poisson arrival stream is charged
@@ -346,7 +346,7 @@ static void spike_after_pause(void **state)
 
 /*
  * Per-source fairness on 2 to 128 CPUs: the real sketch and its
- * arithmetic (include/fair_sketch.h), the real limits (user/fair.c), the
+ * arithmetic (include/fair_sketch.h), the real limits (user/core/fair.c), the
  * real buckets. The sketch is one array every simulated CPU counts into,
  * as the map is shared by the CPUs; what this cannot show is two CPUs
  * turning one cell's window at the same instant (fair_cell_count(): a few

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* test_tunnels.c - what the daemon makes of the tunnel devices and
- * addresses it reads (user/tunnels.c): the kinds by rtnetlink kind and
+ * addresses it reads (user/daemon/tunnels.c): the kinds by rtnetlink kind and
  * mode, the UDP ports and local addresses kept once each and bounded,
  * and the line that says what is judged. The rtnetlink reads themselves
  * are tested on real devices by tests/integration/tunnels.bats.

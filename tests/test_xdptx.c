@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* test_xdptx.c - the judgement whether XDP_TX frames leave the interface
- * (user/xdptx.h), tick by tick in simulated time: the driver's features
+ * (user/daemon/xdptx.h), tick by tick in simulated time: the driver's features
  * and its error counters against what the program sent; the trials that
  * bring the answers back, and the names of the drivers' counters.
  */

@@ -2,7 +2,7 @@
 /* ctl.c - the daemon reads what an operator wrote into the pins with
  * shedctl: the rate pin each tick, the manual prefixes at start and after a
  * reload. (An older ctl_state is converted with every other map by an
- * upgrade, user/migrate.c.)
+ * upgrade, user/maps/migrate.c.)
  */
 #include <errno.h>
 #include <limits.h>

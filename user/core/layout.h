@@ -2,8 +2,8 @@
 /* layout.h - the layouts of shedd's pinned maps, today's and the older ones
  * a reader still understands, and the checks made before a pinned value is
  * read: the pins' layout version, the map's type, key size and value size.
- * Used by the loader (adoption, upgrades: user/migrate.c) and by shedctl
- * (user/pins.c) alike, so neither reads a value into a struct of another
+ * Used by the loader (adoption, upgrades: user/maps/migrate.c) and by shedctl
+ * (user/maps/pins.c) alike, so neither reads a value into a struct of another
  * layout.
  */
 #ifndef SHEDD_LAYOUT_H
@@ -24,7 +24,7 @@ struct layout_older {
 };
 
 #define LAYOUT_COUNTERS 1U /* per-CPU counters the program writes: carried
-			    * after the program swap (user/migrate.c) */
+			    * after the program swap (user/maps/migrate.c) */
 
 struct layout_map {
 	const char *name;

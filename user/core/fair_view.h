@@ -3,7 +3,7 @@
  * class: its fair_config entry, its fair_stats summed over CPUs and its
  * heavy hitters (fair_top()), built from the maps' values as read. Pure:
  * shedctl (status, top) and the metrics build and print the same view;
- * user/fair_maps.c reads the maps into it.
+ * user/maps/fair_maps.c reads the maps into it.
  */
 #ifndef SHEDD_FAIR_VIEW_H
 #define SHEDD_FAIR_VIEW_H

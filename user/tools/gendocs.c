@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * gendocs - the reference tables of the docs, from the tables in code:
- *   gendocs options   the options of user/options.c (options_table)
+ *   gendocs options   the options of user/core/options.c (options_table)
  *   gendocs metrics   the metric families that metrics_format() writes
  * Each prints a markdown table on stdout. scripts/docs.sh puts them in
  * docs/usage.md and docs/metrics.md (`make docs`) and checks that the
