@@ -1217,6 +1217,100 @@ static int getopt_pass(int argc, char **argv, struct options_state *st, struct s
 	return OPTIONS_RUN;
 }
 
+/* The config file's sections: [shedd], [controller], [verify], the
+ * sections of the table, and [class.NAME] for floor, reject, verify,
+ * prefix, fair and fair_levels of one class ("floor = 0.2" in
+ * [class.NAME] is "floor = NAME=0.2" in [shedd]). A section is known or
+ * refused on its own line, keys or none. */
+static int config_section(void *user, const char *name, char *why, size_t whylen)
+{
+	char bad[200];
+	__u32 c;
+
+	(void)user;
+	if (!strcmp(name, "shedd") || !strcmp(name, "controller") || !strcmp(name, "verify"))
+		return 0;
+	if (!strncmp(name, "class.", 6) && !parse_class(name + 6, &c, bad, sizeof(bad)))
+		return 0;
+	if (!strncmp(name, "class.", 6))
+		errf(why, whylen, "unknown section [%s]: %s", name, bad);
+	else
+		errf(why, whylen, "unknown section [%s] (shedd, controller, verify, class.NAME)",
+		     name);
+	return -1;
+}
+
+/* A key = value pair of the config file: the option of that key, through
+ * the same parser as on the command line. Repeated keys add to lists
+ * (port, prefix, ...); any other key given twice is an error, as is an
+ * unknown section or key. */
+static int config_pair(void *user, const char *section, const char *key, const char *value,
+		       int line, char *err, size_t errlen)
+{
+	struct options_state *st = user;
+	const struct opt_def *d = options_by_key(key);
+	char arg[512], why[400];
+	const char *cls = NULL, *val = value;
+	__u32 c;
+
+	if (!*section) {
+		errf(err, errlen, "key '%s' comes before any [section] (start with [shedd])", key);
+		return -1;
+	} else if (!strncmp(section, "class.", 6)) {
+		cls = section + 6;
+		if (parse_class(cls, &c, why, sizeof(why))) {
+			errf(err, errlen, "[%s]: %s", section, why);
+			return -1;
+		}
+		if (!d || (d->id != OPT_FLOOR && d->id != OPT_REJECT && d->id != OPT_VERIFY &&
+			   d->id != OPT_PREFIX && d->id != OPT_FAIR && d->id != OPT_FAIR_LEVELS)) {
+			errf(err, errlen, "unknown key '%s' in [%s] (floor, reject, verify, prefix, "
+			     "fair, fair_levels)", key, section);
+			return -1;
+		}
+		/* The class's own value, as the option takes it. */
+		if (d->id == OPT_PREFIX)
+			snprintf(arg, sizeof(arg), "%s=%s", value, cls);
+		else
+			snprintf(arg, sizeof(arg), "%s=%s", cls, value);
+		val = arg;
+	} else if (strcmp(section, "shedd") && strcmp(section, "controller") &&
+		   strcmp(section, "verify")) {
+		errf(err, errlen, "unknown section [%s] (shedd, controller, verify, class.NAME)",
+		     section);
+		return -1;
+	} else if (!d) {
+		errf(err, errlen, "unknown key '%s' in [%s]", key, section);
+		return -1;
+	} else if (strcmp(section, d->section)) {
+		errf(err, errlen, "key '%s' belongs in [%s]", key, d->section);
+		return -1;
+	}
+	if (!*value) {
+		errf(err, errlen, "key '%s' has no value", key);
+		return -1;
+	}
+	/* Once each, but lists and per-class values may repeat. */
+	if (st->line[d->id] && !(d->flags & OPTF_REPEAT)) {
+		errf(err, errlen, "key '%s' is given twice (also on line %d)", key,
+		     st->line[d->id]);
+		return -1;
+	}
+	if (options_apply(st, d, val, why, sizeof(why))) {
+		/* "--rate: ..." reads "rate: ..." here, the key's name. */
+		const char *msg = why, *colon = strchr(why, ':');
+
+		if (!strncmp(why, "--", 2) && colon)
+			msg = colon + 1 + (colon[1] == ' ');
+		else if (!strncmp(why, "--", 2))
+			msg = why + 2;
+		errf(err, errlen, "%s: %s", key, msg);
+		return -1;
+	}
+	st->line[d->id] = line;
+	return 0;
+}
+
 int options_parse(int argc, char **argv, struct shedd_options *o,
 		  char *out, size_t outlen, char *err, size_t errlen)
 {
@@ -1240,7 +1334,9 @@ int options_parse(int argc, char **argv, struct shedd_options *o,
 		strcpy(o->config, first.config);
 		if (options_read_file(o->config, &buf, &len, err, errlen))
 			return OPTIONS_ERROR;
-		ret = config_parse(&st, o->config, buf, len, err, errlen);
+		st.file = o->config;
+		ret = config_read(o->config, buf, len, config_section, config_pair, &st, err,
+				  errlen);
 		free(buf);
 		if (ret)
 			return OPTIONS_ERROR;
