@@ -16,7 +16,7 @@
 
 #include "logline.h"
 #include "shedd_latency.h"
-#include "signals.h"
+#include "signal_parse.h"
 
 #define CHECK(cond)                                                         \
 	do {                                                                \

@@ -16,7 +16,7 @@
 #include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
 #include "shedd_latency.h"
-#include "signals.h"
+#include "signal_parse.h"
 
 static void netstat_fields_are_found_by_name(void **state)
 {

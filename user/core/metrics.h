@@ -16,7 +16,7 @@
 #include <linux/types.h>
 #include "fair_view.h"
 #include "shedd.h"
-#include "signals.h"
+#include "signal_parse.h"
 
 #define METRICS_DEFAULT_ADDR "127.0.0.1:9464"
 #define METRICS_FAIR_TOP 5 /* heavy hitters exported per class */

@@ -12,7 +12,7 @@
 #include <linux/sock_diag.h>
 
 #include "shedd_latency.h"
-#include "signals.h"
+#include "signal_parse.h"
 
 int netstat_parse(const char *text, __u64 *overflows, __u64 *drops)
 {

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "shedd.h"
-#include "signals.h"
+#include "signal_parse.h"
 
 /* Sum of the per-CPU values. */
 void stats_sum(const struct shedd_stats *percpu, int ncpus, struct shedd_stats *sum);

@@ -11,7 +11,7 @@
 #include <linux/types.h>
 #include "aimd.h"
 #include "alloc.h"
-#include "signals.h"
+#include "signal_parse.h"
 
 /**
  * struct tick_params - fixed for the daemon's life.

@@ -1,16 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* signals.h - what the service experiences, read once per tick: accept-queue
- * sojourn (BPF probes), accept-queue depth and backlog (sock_diag), listen
- * overflows and drops (/proc/net/netstat) and service latency (samples on a
- * UNIX datagram socket). A source that cannot be opened is reported once and
- * left out; shedd sheds on the signals it has.
+/* signal_parse.h - a tick's signals as the controller gets them (struct
+ * signal_report) and the pure parsers and rules behind them: the sojourn
+ * slots, /proc/net/netstat and snmp, sock_diag's drop counters, the
+ * fullest accept queue, the latency datagrams. No I/O: daemon/signals.c
+ * reads the sources, these turn what it read into a report.
  */
-#ifndef SHEDD_SIGNALS_H
-#define SHEDD_SIGNALS_H
+#ifndef SHEDD_SIGNAL_PARSE_H
+#define SHEDD_SIGNAL_PARSE_H
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <pthread.h>
 #include <linux/types.h>
 #include <linux/inet_diag.h>
 #include "logline.h"
@@ -80,67 +79,6 @@ enum signals_completion {
 					       * see completed_from_passive_opens() */
 };
 
-struct sojourn_bpf;
-
-struct signals {
-	struct sojourn_bpf *skel;
-	int ncpus;
-	struct shedd_sojourn *percpu; /* ncpus entries, protected group */
-	struct shedd_sojourn *percpu_bk; /* ncpus entries, backend group */
-	struct shedd_sojourn *zero;
-	int diag_fd;
-	bool have_netstat;
-	__u64 last_overflows, last_drops;
-	bool overflowed_before;   /* ListenOverflows moved in the last tick */
-	bool have_snmp;           /* /proc/net/snmp's TcpPassiveOpens is read */
-	__u64 last_passive_opens;
-	int lat_fd;
-	char lat_path[108];
-	/* the drain thread and what it gathered since the last tick */
-	pthread_t lat_thread;
-	bool lat_threaded;
-	bool lat_stopping;
-	int lat_stop[2];          /* a pipe that wakes the thread to stop */
-	struct latency_bufs *lat_bufs; /* the drain's receive buffers */
-	pthread_mutex_t lat_lock; /* guards the five below */
-	struct sample_agg lat_agg, lat_upstream;
-	__u64 lat_log, lat_lost, lat_served;
-	__u64 lat_why[LOGLINE_NR_REJECTS];
-	__u16 ports[MAX_PORTS];
-	int nr_ports;
-	__u16 backend_ports[MAX_BACKEND_PORTS];
-	int nr_backend_ports;
-	struct queue_group groups[QUEUE_GROUPS]; /* this tick's dump */
-	/* depth at the last two ticks, to line up with the sojourn slot read
-	 * (the previous tick's samples) */
-	bool have_depth_at[2];
-	__u64 depth_at[2]; /* [0]: two ticks ago, [1]: one tick ago */
-	__u64 collected; /* sojourn slots read */
-	struct listener_drops *drops_prev, *drops_cur;
-	bool have_drops_prev;
-};
-
-/* Open every source; failures are reported on stderr and leave that source
- * out. Must run inside the protected network namespace. */
-void signals_open(struct signals *s, const struct shedd_options *o, int ncpus);
-
-/* New protected ports (a reload, never between every port and a list: the
- * sojourn program has that as a constant): the sojourn probes and the depth
- * readings follow, new ports in before the removed ones go. */
-void signals_set_ports(struct signals *s, const __u16 *ports, int nr);
-/* Read and reset a tick's worth of samples. */
-void signals_read(struct signals *s, struct signal_report *r);
-void signals_close(struct signals *s);
-/* True when a source of delay (sojourn probes, sock_diag depth, the latency
- * socket) is open: the controller has a loop to close. */
-bool signals_have_delay(const struct signals *s);
-/* Where completed handshakes are measured: the probes; without them the
- * namespace's passive opens, unless listeners of backend ports share the
- * namespace (their opens, through loopback, would count as the protected
- * ports'); else none. */
-enum signals_completion signals_completion(const struct signals *s);
-
-/* Pure helpers, tested without root. */
 /* One tick of the two-slot sojourn protocol: read and clear the slot the
  * probes left a tick ago, then flip *@epoch. The samples read are those of
  * the previous tick: late by one tick, never lost to a probe still
@@ -220,4 +158,4 @@ bool latency_served(const struct latency_datagram *d);
 enum logline_reject latency_datagram_decode(const void *buf, size_t len, bool truncated,
 					    struct latency_datagram *d);
 
-#endif /* SHEDD_SIGNALS_H */
+#endif /* SHEDD_SIGNAL_PARSE_H */
