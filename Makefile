@@ -52,7 +52,7 @@ USER_SRCS := user/core/alloc.c user/core/options.c user/daemon/loader.c user/cor
 	user/core/tick.c user/core/kernel_features.c user/daemon/probe.c user/core/logline.c \
 	user/core/config.c user/daemon/reload.c user/core/log.c user/daemon/service.c \
 	user/maps/ctl.c user/maps/ctl_state.c user/core/metrics.c user/daemon/metrics_http.c \
-	user/daemon/sockdiag.c user/daemon/xdptx.c user/core/layout.c user/maps/migrate.c \
+	user/daemon/sockdiag.c user/daemon/xdptx.c user/maps/layout.c user/maps/migrate.c \
 	user/maps/settings.c user/daemon/tunnels.c user/core/fair.c user/core/fair_view.c \
 	user/maps/fair_maps.c
 USER_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(USER_SRCS)))

@@ -641,14 +641,14 @@ struct shedd_daemon_stats {
  * written by the daemon that made the pins. ARRAY with one entry; the
  * program never reads it. Pins without it are of version 1. A reader
  * (shedctl, an upgrading shedd) checks it, and each map's key and value
- * sizes, before it reads a value (user/core/layout.c):
+ * sizes, before it reads a value (user/maps/layout.c):
  *   1: the layouts up to the one that added this map;
  *   2: the layout map; daemon_stats version 2 (layout_migrations);
  *   3: settings of two entries and settings_cur; proven of struct
  *      shedd_proven; flow_key; refresh of REFRESH_SLOTS 251;
  *   4: port_set;
  *   5: fair_sketch, fair_config, fair_heavy, fair_stats.
- * A change to any pinned map's layout raises it, and user/core/layout.c says
+ * A change to any pinned map's layout raises it, and user/maps/layout.c says
  * how a value of each older layout becomes today's.
  */
 #define SHEDD_LAYOUT_VERSION 5

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* test_layout.c - the conversions of older pinned values into today's
- * layouts (user/core/layout.c): an appended layout is a prefix, its new fields
+ * layouts (user/maps/layout.c): an appended layout is a prefix, its new fields
  * 0; the stats of the layouts before verified admission move each
  * per-class counter to its field; every map the program has is known.
  */

@@ -2,7 +2,7 @@
 /* migrate.c - upgrades without a gap. A map pinned by a running shedd whose
  * layout is today's is reused as it is; one of another layout is replaced:
  * the new program gets a map of today's layout, the values are carried over
- * by field (user/core/layout.c) while the old program keeps shedding, the new
+ * by field (user/maps/layout.c) while the old program keeps shedding, the new
  * maps are pinned as NAME_pending, the program is swapped into the pinned
  * link in one bpf_link_update(), and the pending pins are renamed over the
  * old ones. The counters the old program made are carried after the swap,
@@ -246,7 +246,7 @@ int migrate_plan(struct loader *l, struct bpf_map *map)
 		return -ENOMEM;
 	if (!m || bpf_map__key_size(map) != m->key_size ||
 	    bpf_map__value_size(map) != m->value_size || bpf_map__type(map) != m->type) {
-		log_err("internal: the map %s of the program has no layout in user/core/layout.c "
+		log_err("internal: the map %s of the program has no layout in user/maps/layout.c "
 			"or another one", name);
 		return -EINVAL;
 	}

@@ -32,7 +32,7 @@ bool migrate_needed(const struct loader *l);
 
 /* After the load, before the configuration: copy every value of the older
  * maps into the new ones (the counters of the stats map wait for the swap),
- * converting each by its layout (user/core/layout.c), and write the layout map.
+ * converting each by its layout (user/maps/layout.c), and write the layout map.
  * 0 or a negative errno (printed): nothing is changed in the pins. */
 int migrate_copy(struct loader *l);
 
