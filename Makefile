@@ -28,6 +28,7 @@ INIH_LIBS := $(shell $(PKG_CONFIG) --libs inih 2>/dev/null || echo -linih)
 MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null || echo -lcmocka)
 SERVICE_LIBS := $(shell $(PKG_CONFIG) --libs libsystemd libcap-ng 2>/dev/null || echo -lsystemd -lcap-ng)
+CAPNG_LIBS := $(shell $(PKG_CONFIG) --libs libcap-ng 2>/dev/null || echo -lcap-ng)
 NCURSES_CFLAGS := $(shell $(PKG_CONFIG) --cflags ncursesw 2>/dev/null)
 NCURSES_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 LDFLAGS += $(SAN_FLAGS)
@@ -47,14 +48,22 @@ BPF_OBJ := $(OUTPUT)/shedd.bpf.o $(OUTPUT)/sojourn.bpf.o $(OUTPUT)/handoff.bpf.o
 SKEL := $(OUTPUT)/shedd.skel.h $(OUTPUT)/sojourn.skel.h $(OUTPUT)/handoff.skel.h \
 	$(OUTPUT)/carry.skel.h
 USER_HDRS := $(wildcard $(addsuffix /*.h,$(USER_DIRS))) $(wildcard include/*.h)
-USER_SRCS := user/core/alloc.c user/core/options.c user/daemon/loader.c user/core/status.c \
-	user/core/aimd.c user/daemon/signals.c user/core/signal_parse.c user/core/sample_agg.c \
-	user/core/tick.c user/core/kernel_features.c user/daemon/probe.c user/core/logline.c \
-	user/core/config.c user/daemon/reload.c user/core/log.c user/daemon/service.c \
-	user/maps/ctl.c user/maps/ctl_state.c user/core/metrics.c user/daemon/metrics_http.c \
-	user/daemon/sockdiag.c user/daemon/xdptx.c user/maps/layout.c user/maps/migrate.c \
-	user/maps/settings.c user/daemon/tunnels.c user/core/fair.c user/core/fair_view.c \
-	user/maps/fair_maps.c
+# By folder: shedd links all three, shedctl only core/ and maps/ (and its
+# own pins.c).
+CORE_SRCS := user/core/alloc.c user/core/options.c user/core/status.c user/core/aimd.c \
+	user/core/signal_parse.c user/core/sample_agg.c user/core/tick.c \
+	user/core/kernel_features.c user/core/logline.c user/core/config.c user/core/log.c \
+	user/core/metrics.c user/core/fair.c user/core/fair_view.c
+MAPS_SRCS := user/maps/ctl.c user/maps/ctl_state.c user/maps/layout.c user/maps/migrate.c \
+	user/maps/settings.c user/maps/fair_maps.c user/maps/pindir.c user/maps/detach.c \
+	user/maps/handle.c
+DAEMON_SRCS := user/daemon/loader.c user/daemon/tc_handoff.c user/daemon/configure.c \
+	user/daemon/signals.c user/daemon/probe.c user/daemon/reload.c user/daemon/service.c \
+	user/daemon/metrics_http.c user/daemon/sockdiag.c user/daemon/xdptx.c \
+	user/daemon/tunnels.c
+USER_SRCS := $(CORE_SRCS) $(MAPS_SRCS) $(DAEMON_SRCS)
+CORE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(CORE_SRCS)))
+MAPS_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(MAPS_SRCS)))
 USER_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(USER_SRCS)))
 BIN := shedd
 CTL_BIN := shedctl
@@ -166,8 +175,8 @@ $(OUTPUT)/%.o: user/daemon/%.c $(USER_HDRS) | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/loader.o: $(OUTPUT)/shedd.skel.h $(OUTPUT)/handoff.skel.h
-$(OUTPUT)/ctl.o: $(OUTPUT)/shedd.skel.h
+$(OUTPUT)/loader.o $(OUTPUT)/tc_handoff.o: $(OUTPUT)/shedd.skel.h $(OUTPUT)/handoff.skel.h
+$(OUTPUT)/ctl.o $(OUTPUT)/handle.o $(OUTPUT)/configure.o: $(OUTPUT)/shedd.skel.h
 $(OUTPUT)/migrate.o: $(OUTPUT)/shedd.skel.h $(OUTPUT)/handoff.skel.h $(OUTPUT)/carry.skel.h
 
 $(OUTPUT)/shedctl.o: user/shedctl/shedctl.c $(USER_HDRS) | $(OUTPUT)
@@ -181,11 +190,12 @@ $(BIN): $(OUTPUT)/main.o $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LIBBPF_LIBS) $(INIH_LIBS) $(SERVICE_LIBS) $(MHD_LIBS) -lm -pthread -o $@
 
-# shedctl: the operator's tool, from the pins (user/maps/pins.c); detach is the
-# loader's --remove.
-$(CTL_BIN): $(OUTPUT)/shedctl.o $(OUTPUT)/pins.o $(USER_OBJS)
+# shedctl: the operator's tool, from the pins (user/maps/pins.c); detach is
+# shedd --remove's (user/maps/detach.c). Only core/ and maps/: neither
+# libmicrohttpd nor libsystemd.
+$(CTL_BIN): $(OUTPUT)/shedctl.o $(OUTPUT)/pins.o $(CORE_OBJS) $(MAPS_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LIBBPF_LIBS) $(INIH_LIBS) $(SERVICE_LIBS) $(MHD_LIBS) $(NCURSES_LIBS) -lm -pthread -o $@
+	$(Q)$(CC) $(LDFLAGS) $^ $(LIBBPF_LIBS) $(INIH_LIBS) $(CAPNG_LIBS) $(NCURSES_LIBS) -lm -o $@
 
 $(OUTPUT)/test_bucket: tests/test_bucket.c include/*.h | $(OUTPUT)
 	$(call msg,TEST,$@)

@@ -16,7 +16,10 @@
 #include <bpf/libbpf.h>
 
 #include "ctl.h"
+#include "configure.h"
+#include "detach.h"
 #include "loader.h"
+#include "pindir.h"
 #include "fair.h"
 #include "migrate.h"
 #include "log.h"
@@ -835,7 +838,7 @@ static int run(struct shedd_options *o)
 	/* Attached, sockets bound, sysctls set: from here on the daemon
 	 * needs only what service_drop_caps() keeps, as the user it runs as. */
 	if (uid) {
-		if ((err = loader_share_dirs(&d.l, gid)))
+		if ((err = pindir_share(d.l.pin_dir, gid)))
 			goto out;
 		share_latency_dir(o, gid);
 		if ((err = service_drop_caps(uid, gid)))
@@ -968,7 +971,7 @@ int main(int argc, char **argv)
 
 	/* --remove fails only where it cannot act: the environment. */
 	if (o.remove)
-		ret = loader_remove(&o) ? SHEDD_EXIT_ENV : SHEDD_EXIT_OK;
+		ret = detach_remove(&o) ? SHEDD_EXIT_ENV : SHEDD_EXIT_OK;
 	else
 		ret = run(&o);
 	options_free(&o);

@@ -10,6 +10,7 @@
 
 #include "ctl.h"
 #include "log.h"
+#include "configure.h"
 #include "reload.h"
 
 static int saved_argc;

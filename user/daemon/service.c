@@ -97,15 +97,6 @@ void service_stopping(void)
 	sd_notify(0, "STOPPING=1");
 }
 
-bool service_may_attach(void)
-{
-	if (capng_get_caps_process())
-		return false;
-	return (capng_have_capability(CAPNG_EFFECTIVE, CAP_BPF) ||
-		capng_have_capability(CAPNG_EFFECTIVE, CAP_SYS_ADMIN)) &&
-	       capng_have_capability(CAPNG_EFFECTIVE, CAP_NET_ADMIN);
-}
-
 bool service_may_change_id(void)
 {
 	if (capng_get_caps_process())
@@ -130,7 +121,7 @@ bool service_may_change_id(void)
  * inheritable or ambient: shedd runs no program.
  * As another user than root (--user) it needs no more: the net.* sysctls
  * let CAP_NET_ADMIN write them as their owner would; the pins are
- * unlinked through folders of the user's group (loader_share_dirs());
+ * unlinked through folders of the user's group (pindir_share());
  * the latency and metrics sockets are bound already; SIGHUP reads the
  * config file as that user.
  */

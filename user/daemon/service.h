@@ -41,9 +41,6 @@ void service_reloaded(const char *status);
 /* STOPPING=1: shedd is on its way out. */
 void service_stopping(void);
 
-/* True when the process may load and attach shedd: CAP_BPF (or
- * CAP_SYS_ADMIN) and CAP_NET_ADMIN in its effective set. */
-bool service_may_attach(void);
 /* True when the process may become another user once attached:
  * CAP_SETUID, CAP_SETGID and CAP_CHOWN (its folders go to the user's
  * group) in its effective set. */

@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 #include "ctl_state.h"
-#include "loader.h"
+#include "handle.h"
 
 /* Read ctl_cmd into @c->cmd, with a line on stderr when the pin changes.
  * A read that fails keeps the previous command. 0 or a negative errno. */

@@ -13,7 +13,7 @@
 
 #include "fair_maps.h"
 #include "layout.h"
-#include "loader.h"
+#include "handle.h"
 #include "shedd.skel.h"
 
 static const char *const names[] = { "fair_config", "fair_stats", "fair_heavy" };

@@ -30,6 +30,7 @@
 #include "layout.h"
 #include "log.h"
 #include "migrate.h"
+#include "pindir.h"
 #include "settings.h"
 #include "shedd.skel.h"
 

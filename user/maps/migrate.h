@@ -10,7 +10,7 @@
 #define SHEDD_MIGRATE_H
 
 #include <stdbool.h>
-#include "loader.h"
+#include "handle.h"
 
 struct bpf_map;
 

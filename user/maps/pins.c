@@ -17,7 +17,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "loader.h"
+#include "pindir.h"
 #include "pins.h"
 #include "settings.h"
 
@@ -72,7 +72,7 @@ int pins_find(char *dir, size_t len, const char *iface, char *iface_out, size_t 
 	int n = 0;
 	DIR *d;
 
-	if (loader_netns_tag(tag, sizeof(tag)))
+	if (pindir_netns_tag(tag, sizeof(tag)))
 		return fail(err, errlen, -EIO, "cannot tell the network namespace");
 	if (tag[0])
 		snprintf(base, sizeof(base), "%s/%s", SHEDD_PIN_ROOT, tag);

@@ -17,8 +17,8 @@
 #include <bpf/libbpf.h>
 
 #include "aimd.h"
+#include "detach.h"
 #include "fair_maps.h"
-#include "loader.h"
 #include "options.h"
 #include "pins.h"
 
@@ -842,7 +842,7 @@ static int cmd_detach(const struct cli *c)
 		snprintf(o.netns, sizeof(o.netns), "%s", c->netns);
 	o.remove = true;
 	/* The same code as shedd --remove; its lines say what happened. */
-	return loader_remove(&o) ? EXIT_RUNTIME : 0;
+	return detach_remove(&o) ? EXIT_RUNTIME : 0;
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* configure.c - what the XDP program is told: the protected ports, the
+ * prefixes of the classes (an operator's manual ones win), the settings
+ * record (MAC and MTU, RST and cookie budgets, verified admission, the
+ * source check, what the kernel's SYN-ACK carries), the namespace's IPv4
+ * broadcast addresses and the tunnels that end here.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "configure.h"
+#include "ctl.h"
+#include "log.h"
+#include "probe.h"
+#include "settings.h"
+#include "shedd.skel.h"
+#include "tunnels.h"
+
+/* The XDP program's copy of the port list, one bit a port, written whole:
+ * a packet sees each word old or new. */
+static int write_port_set(struct loader *l, const struct shedd_options *o)
+{
+	static struct shedd_port_set ps;
+	__u32 zero = 0;
+	int i;
+
+	memset(&ps, 0, sizeof(ps));
+	for (i = 0; i < o->nr_ports; i++)
+		shedd_port_set_add(&ps, o->ports[i]);
+	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.port_set), &zero, &ps, BPF_ANY)) {
+		int err = -errno;
+
+		log_err("write port_set: %s", strerror(errno));
+		return err;
+	}
+	return 0;
+}
+
+static int sync_ports(struct loader *l, const struct shedd_options *o)
+{
+	int fd = bpf_map__fd(l->skel->maps.ports);
+	__u16 key, next, stale[MAX_PORTS];
+	int i, n = 0, err;
+	__u8 one = 1;
+
+	for (i = 0; i < o->nr_ports; i++) {
+		key = o->ports[i];
+		if (bpf_map_update_elem(fd, &key, &one, BPF_ANY)) {
+			err = -errno;
+			log_err("protect port %u: %s", key, strerror(errno));
+			return err;
+		}
+	}
+	for (err = bpf_map_get_next_key(fd, NULL, &next); !err && n < MAX_PORTS;
+	     err = bpf_map_get_next_key(fd, &key, &next)) {
+		key = next;
+		for (i = 0; i < o->nr_ports && o->ports[i] != key; i++)
+			;
+		if (i == o->nr_ports)
+			stale[n++] = key;
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &stale[i]);
+	return write_port_set(l, o);
+}
+
+static bool rule_matches(const struct prefix_rule *r, int family, const __u8 *addr,
+			 __u32 prefixlen)
+{
+	return r->family == family && r->prefixlen == prefixlen &&
+	       !memcmp(r->addr, addr, family == AF_INET ? 4 : 16);
+}
+
+/* Insert every rule of @family, then delete the trie's entries that no rule
+ * names any more. */
+static int sync_prefixes(struct loader *l, const struct shedd_options *o, int family)
+{
+	struct bpf_map *map = family == AF_INET ? l->skel->maps.prefix_v4 : l->skel->maps.prefix_v6;
+	size_t alen = family == AF_INET ? 4 : 16;
+	size_t klen = sizeof(__u32) + alen;
+	int fd = bpf_map__fd(map);
+	__u8 key[20], next[20];
+	__u8 (*stale)[20] = NULL;
+	int i, n = 0, cap = 0, err = 0;
+	void *prev = NULL;
+
+	ctl_manual_forget_config(l, family);
+	for (i = 0; i < o->nr_prefixes; i++) {
+		const struct prefix_rule *r = &o->prefixes[i];
+
+		if (r->family != family)
+			continue;
+		memcpy(key, &r->prefixlen, sizeof(__u32));
+		memcpy(key + sizeof(__u32), r->addr, alen);
+		if (ctl_manual_has(l, family, key, r->cls))
+			continue; /* an operator's prefix wins (shedctl) */
+		if (bpf_map_update_elem(fd, key, &r->cls, BPF_ANY)) {
+			err = -errno;
+			log_err("add prefix: %s%s", strerror(errno),
+				err == -ENOSPC || err == -E2BIG ? " (the prefix trie is full)" : "");
+			return err;
+		}
+	}
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		__u32 plen;
+		bool keep = false;
+
+		memcpy(key, next, klen);
+		prev = key;
+		memcpy(&plen, key, sizeof(plen));
+		keep = ctl_manual_has(l, family, key, SHEDD_NO_CLASS);
+		for (i = 0; i < o->nr_prefixes && !keep; i++)
+			keep = rule_matches(&o->prefixes[i], family, key + sizeof(__u32), plen);
+		if (keep)
+			continue;
+		if (n == cap) {
+			void *grown = realloc(stale, sizeof(*stale) * (size_t)(cap ? cap * 2 : 16));
+
+			if (!grown) {
+				err = -ENOMEM;
+				break;
+			}
+			stale = grown;
+			cap = cap ? cap * 2 : 16;
+		}
+		memcpy(stale[n++], key, klen);
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, stale[i]);
+	free(stale);
+	return err;
+}
+
+/* The unicast MAC of @iface, which a SYN must be sent to for the program
+ * to answer it with a RST (an interface without one, all zero, gets no
+ * RST), and its MTU, which caps the MSS a cookie SYN-ACK offers. */
+static int iface_mac_mtu(const char *iface, __u8 mac[6], __u32 *mtu)
+{
+	struct ifreq ifr;
+	int fd, err = 0;
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", iface);
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || ioctl(fd, SIOCGIFHWADDR, &ifr)) {
+		err = -errno;
+		log_err("read the MAC address of %s: %s", iface,
+			strerror(errno));
+	} else {
+		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+		if (ioctl(fd, SIOCGIFMTU, &ifr)) {
+			err = -errno;
+			log_err("read the MTU of %s: %s", iface, strerror(errno));
+		} else {
+			*mtu = ifr.ifr_mtu > 0 ? (__u32)ifr.ifr_mtu : 0;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+/* The source check needs the kernel's FIB lookup, which answers only on
+ * an interface that forwards. Where it cannot run, a spoofed flood from a
+ * top class's prefix would spend that class's tokens: the classes above
+ * the default class that --verify does not name verify while shedding
+ * instead (@cfg, with verified admission on), so such a flood must prove
+ * its addresses once the class sheds. Says which. */
+static void source_check_fallback(const struct shedd_options *o, struct shedd_config *cfg,
+				  bool can_verify)
+{
+	int v4 = probe_forwarding(o->iface, 0), v6 = probe_forwarding(o->iface, 1);
+	char names[128] = "";
+	size_t len = 0;
+	__u32 c;
+
+	if (v4 == 1 && v6 == 1)
+		return;
+	for (c = 0; can_verify && c < o->default_class && c < SHEDD_NR_CLASSES; c++) {
+		if ((o->verify_named & (1U << c)) || cfg->verify[c] != SHEDD_VERIFY_OFF)
+			continue;
+		cfg->verify[c] = SHEDD_VERIFY_SHEDDING;
+		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "",
+					class_name(c));
+		if (len >= sizeof(names))
+			len = sizeof(names) - 1;
+	}
+	if (names[0])
+		log_notice("source check: %s%s%s does not forward on %s: the kernel's FIB lookup "
+			   "cannot answer there (SYNs counted src_unchecked), so %s verify while "
+			   "shedding instead (--verify CLASS=off to keep a class unverified)",
+			   v4 == 1 ? "" : "IPv4", v4 != 1 && v6 != 1 ? " and " : "",
+			   v6 == 1 ? "" : "IPv6", o->iface, names);
+	else
+		log_notice("source check: %s%s%s does not forward on %s: the kernel's FIB lookup "
+			   "cannot answer there, and SYNs of classes above the default class are "
+			   "taken as their class (counted src_unchecked)",
+			   v4 == 1 ? "" : "IPv4", v4 != 1 && v6 != 1 ? " and " : "",
+			   v6 == 1 ? "" : "IPv6", o->iface);
+}
+
+/* The namespace's IPv4 broadcast addresses into the map broadcast, if
+ * they changed (@changed: set to 1 then). 0 or a negative errno. */
+static int sync_broadcast(struct loader *l, int *changed)
+{
+	int fd = bpf_map__fd(l->skel->maps.broadcast), err;
+	struct shedd_broadcast cur = { 0 }, next;
+	__u32 zero = 0;
+
+	if ((err = probe_brd4(next.addr, SHEDD_MAX_BRD4)) < 0)
+		return err;
+	if (bpf_map_lookup_elem(fd, &zero, &cur) == 0 && !memcmp(&cur, &next, sizeof(cur)))
+		return 0;
+	if (bpf_map_update_elem(fd, &zero, &next, BPF_ANY)) {
+		err = -errno;
+		log_err("write broadcast: %s", strerror(errno));
+		return err;
+	}
+	*changed = 1;
+	return 0;
+}
+
+int loader_refresh_host(struct loader *l)
+{
+	int fd = bpf_map__fd(l->skel->maps.settings), err, brd_changed = 0;
+	int cur_fd = bpf_map__fd(l->skel->maps.settings_cur);
+	struct shedd_config cfg, next;
+
+	if ((err = settings_read(fd, cur_fd, &cfg))) {
+		log_err("read settings: %s", strerror(-err));
+		return err;
+	}
+	next = cfg;
+	if (l->plan.enabled &&
+	    ((err = probe_syn_options(&next.wscale, &next.ecn)) ||
+	     (err = probe_syn_opts_off(&next.syn_opts_off))))
+		return err;
+	if ((err = sync_broadcast(l, &brd_changed)))
+		return err;
+	if (brd_changed)
+		log_notice("the namespace's IPv4 broadcast addresses changed: SYNs to them are "
+			   "dropped as the kernel drops them");
+	if (!memcmp(&cfg, &next, sizeof(cfg)))
+		return 0;
+	if ((err = settings_publish(fd, cur_fd, &next))) {
+		log_err("write settings: %s", strerror(-err));
+		return err;
+	}
+	log_notice("the namespace changed what the kernel answers: SYN-ACK window scale %u, "
+		   "ECN %u, options off 0x%x (timestamps 1, SACK 2, window scaling 4)",
+		   next.wscale, next.ecn, next.syn_opts_off);
+	return 0;
+}
+
+int loader_configure(struct loader *l, const struct shedd_options *o)
+{
+	__u64 rst_per_cpu;
+	struct shedd_config cfg;
+	int err;
+
+	/* Ports and prefixes first: the settings may turn all_ports off. */
+	if ((err = sync_ports(l, o)) || (err = sync_prefixes(l, o, AF_INET)) ||
+	    (err = sync_prefixes(l, o, AF_INET6)))
+		return err;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.all_ports = o->nr_ports == 0;
+	cfg.default_class = o->default_class;
+	memcpy(cfg.reject, o->reject, sizeof(cfg.reject));
+	if ((err = iface_mac_mtu(o->iface, cfg.mac, &cfg.mtu)))
+		return err;
+	/* The RST budget is per CPU: each gets its share, rounded up, and a
+	 * tenth of a second of it as depth. */
+	rst_per_cpu = (o->rst_rate_per_sec + (__u64)l->ncpus - 1) / (__u64)l->ncpus;
+	cfg.rst_rate_per_sec = (__u32)rst_per_cpu;
+	cfg.rst_burst = rst_per_cpu / 10 ? (__u32)(rst_per_cpu / 10) : 1;
+	/* Verified admission: with the plan off every class is charged
+	 * directly, whatever --verify says. */
+	/* --cookie-rate is the host's, as --rst-rate: each CPU gets its
+	 * share, rounded up, and 10 ms of it as depth. */
+	cfg.cookie_rate_per_sec = cookie_rate_per_cpu(o->cookie_rate_per_sec, l->ncpus);
+	cfg.cookie_burst = cookie_burst_for(cfg.cookie_rate_per_sec);
+	cfg.verify_hold_ns = o->verify_hold_ns;
+	if (l->plan.enabled) {
+		memcpy(cfg.verify, o->verify, sizeof(cfg.verify));
+		cfg.handoff = l->plan.handoff;
+		if ((err = probe_apply_sysctls(l->plan.handoff)) ||
+		    (err = probe_syn_options(&cfg.wscale, &cfg.ecn)) ||
+		    (err = probe_syn_opts_off(&cfg.syn_opts_off)))
+			return err;
+	}
+	cfg.source_check = o->source_check;
+	if (cfg.source_check == SHEDD_SRC_STRICT)
+		source_check_fallback(o, &cfg, l->plan.enabled);
+	{
+		int changed = 0;
+
+		if ((err = sync_broadcast(l, &changed)))
+			return err;
+	}
+	cfg.tx_blocked = l->tx_blocked;
+	if ((err = settings_publish(bpf_map__fd(l->skel->maps.settings),
+				    bpf_map__fd(l->skel->maps.settings_cur), &cfg))) {
+		log_err("write settings: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static bool tun_has_local(const struct tun_found *f, const struct shedd_tun_addr *a)
+{
+	unsigned int i;
+
+	for (i = 0; i < f->nr_local; i++)
+		if (!memcmp(&f->local[i], a, sizeof(*a)))
+			return true;
+	return false;
+}
+
+int loader_write_tunnels(struct loader *l, const struct tun_found *f)
+{
+	int fd = bpf_map__fd(l->skel->maps.tun_local), cfd = bpf_map__fd(l->skel->maps.tun_config);
+	struct shedd_tun_addr key, next, stale[64];
+	struct shedd_tun_config cfg = { 0 };
+	unsigned int i, nstale;
+	__u32 zero = 0;
+	__u8 one = 1;
+	bool more;
+
+	for (i = 0; i < f->nr_local; i++) {
+		if (bpf_map_update_elem(fd, &f->local[i], &one, BPF_ANY)) {
+			int err = -errno;
+
+			log_err("write tun_local: %s", strerror(errno));
+			return err;
+		}
+	}
+	/* Delete what is no longer local, a batch at a time: a deletion
+	 * during the walk would restart it. */
+	do {
+		more = false;
+		nstale = 0;
+		if (bpf_map_get_next_key(fd, NULL, &next))
+			break;
+		do {
+			key = next;
+			if (!tun_has_local(f, &key)) {
+				if (nstale == sizeof(stale) / sizeof(stale[0])) {
+					more = true;
+					break;
+				}
+				stale[nstale++] = key;
+			}
+		} while (bpf_map_get_next_key(fd, &key, &next) == 0);
+		for (i = 0; i < nstale; i++)
+			bpf_map_delete_elem(fd, &stale[i]);
+	} while (more);
+
+	/* One value: the program sees the old record or the new one. */
+	cfg.kinds = f->kinds;
+	memcpy(cfg.udp_port, f->udp_port, sizeof(f->udp_port[0]) * f->nr_ports);
+	memcpy(cfg.udp_kind, f->udp_kind, sizeof(f->udp_kind[0]) * f->nr_ports);
+	memcpy(cfg.udp_proto, f->udp_proto, sizeof(f->udp_proto[0]) * f->nr_ports);
+	memcpy(cfg.udp_family, f->udp_family, sizeof(f->udp_family[0]) * f->nr_ports);
+	if (bpf_map_update_elem(cfd, &zero, &cfg, BPF_ANY)) {
+		int err = -errno;
+
+		log_err("write tun_config: %s", strerror(errno));
+		return err;
+	}
+	return 0;
+}
