@@ -345,7 +345,8 @@ test:
 	$(Q)$(host_save)
 ifeq ($(strip $(T)),)
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS) $(OUTPUT)/bench_xdp $(OUTPUT)/gendocs
-	$(Q)rc=0; tests/run.sh $(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS) tests/docs_check.sh tests/integration/*.bats \
+	$(Q)rc=0; tests/run.sh $(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS) tests/docs_check.sh tests/include_check.py \
+		tests/integration/*.bats \
 		$(host_check)
 else
 	$(Q)$(MAKE) --no-print-directory $(sort $(foreach t,$(T),$(call test_bin,$(t))))
