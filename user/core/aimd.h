@@ -96,22 +96,18 @@
  *                   drains them in @drain_ns. During a latency overload the
  *                   floor above and the one-step cap (@good_cap) are both
  *                   scaled by d: a latency just above target cuts to what
- *                   is served, as before; a queue of the clients' whole
- *                   patience is cut below it at once, and drains, where a
- *                   limit held at the served rate kept it standing (p50
- *                   83-120 ms, up to six service times, behind nginx and
- *                   HAProxy) and took 3-4 s to drain the dead work
- *                   admitted before the first verdict.
+ *                   is served; a queue of the clients' whole patience is
+ *                   cut below it at once, and drains, where a limit held
+ *                   at the served rate keeps it standing (measured in
+ *                   docs/control-loop.md).
  *                   The drain runs once an episode, from the served peak
  *                   it began with, for twice the time it needs (E / (1 -
  *                   d), at least @drain_ns; E and d as it began): a queue
  *                   is gone by then. Then:
  *                   - the excess grew by a quarter and
- *                     AIMD_DRAIN_GREW_NS: the drain was too shallow (the
- *                     peak of 100 ms served rates stands up to 10 % above
- *                     what a proxy serves, and a drain from it left a
- *                     queue of p50 140 ms behind nginx at 2 x C); it
- *                     begins again from the excess and peak of then;
+ *                     AIMD_DRAIN_GREW_NS: the drain was too shallow (its
+ *                     served peak stood above what the service serves);
+ *                     it begins again from the excess and peak of then;
  *                   - otherwise it is spent. A latency that stayed while
  *                     the service answered what it was asked
  *                     (@drain_answered) is a service that got slower for
@@ -121,10 +117,8 @@
  *                     return), where the drain would have followed the
  *                     served rate, which follows what is admitted, down to
  *                     @min_rate. On keep-alive connections one SYN brings
- *                     many requests, and returning the SYN limit to the
- *                     request rate let ten times the work in (nginx, 10
- *                     or 100 requests per connection at 2 and 4 x C:
- *                     27-53 % of C in one run, against 53-54 %).
+ *                     many requests: a SYN limit at the request rate
+ *                     would let many times the work in.
  * @drain_min:       d is at least this (0.5): the excess is measured on
  *                   requests that entered a queue length ago, so the drain
  *                   runs that much too long, and never empties the service
@@ -147,10 +141,9 @@
  *                   the admitted SYNs complete their handshake (0.8): a limit
  *                   that binds on SYNs that never complete (a spoofed flood)
  *                   must not climb, even while real clients complete part
- *                   of it (at 0.5, a flood starting on a class with real
- *                   clients at half its limit, before the class verified,
- *                   grew the limit a step above the server's capacity);
- *                   real clients complete nearly all their admitted SYNs
+ *                   of it (a flood on a class with real clients at half
+ *                   its limit, before the class verified); real clients
+ *                   complete nearly all their admitted SYNs
  * @probe_frac:      a calm probe (see "Calm probe" below) admits this
  *                   fraction of the served rate (0.5) ...
  * @probe_min_ns:    ... for at least this long (300 ms) ...
@@ -292,15 +285,14 @@ enum aimd_reason {
 
 /*
  * Derived latency target (params->latency_auto, no latency_target_ns): the
- * service's calm latency is learned, and a latency well above it is overload.
- * As Envoy's gradient controller compares its samples with a measured
- * minimum RTT plus a buffer, and Netflix's gradient limit with a long-term
- * RTT times a tolerance:
+ * service's calm latency is learned, and a latency well above it is
+ * overload. docs/control-loop.md ("Latency target") gives the reasons for
+ * each choice and what it cannot see.
  *
  *   mid(tick)   = mean of the middle 80 % of the tick's samples (signals)
  *   point       = the sample-weighted mean of mid over >= auto_point_samples
  *                 samples and >= auto_point_ns (the first point as soon as
- *                 it has the samples)
+ *                 it has the samples); kept only if calm (below)
  *   baseline    = min(points of the last auto_window_ns)
  *   target      = clamp(auto_k x baseline + auto_margin_ns,
  *                       auto_min_ns, auto_max_ns); none (latency is
@@ -308,82 +300,26 @@ enum aimd_reason {
  *   verdict     = the weighted mean of mid over >= auto_verdict_samples
  *                 samples, taken within auto_stale_ns, above target
  *   overload    = verdicts above target for auto_interval_ns (CoDel's
- *                 first_above_time), held until the next verdict
+ *                 first_above_time), held until the next verdict; a
+ *                 one-tick verdict above auto_jump x target at once
  *
- * Why these choices:
- * - A trimmed mean, not a quantile: any quantile of a bimodal service
- *   (cache hits and misses) jumps from one mode to the other when the mix
- *   sits near it, and the baseline (a minimum) would then learn the fast
- *   mode while the verdicts see the slow one. The middle 80 %'s mean moves
- *   with the mix, and ignores up to a tenth of outliers on either side
- *   (long polls, downloads) that a plain mean would follow. (Trimming a
- *   quarter, the interquartile mean, cut calm services with 30-40 % of
- *   misses in simulation: near its edge a tick's statistic still jumps.)
- *   A queue delays every request, so it raises the middle as surely as
- *   p99.
- * - A minimum, because a queue only adds delay: while shedd started into a
- *   growing queue, each point is higher than the one before, and the first
- *   one stays the baseline until a calm second lowers it further.
- * - Points of >= 100 samples and >= 1 s: the minimum of many noisy points
- *   is biased low (the luckiest one wins), so each point averages a second.
- *   The first one does not wait for the second: started into a growing
- *   queue, a point that averaged a second of growth made a baseline of
- *   half a second, and shedd then held a standing queue near twice that
- *   (simulated). Verdicts need only 10 samples, as they
- *   must stay above target for auto_interval_ns (six 100 ms ticks in a row
- *   at 100 samples/s and more) before it is overload.
- * - auto_k = 2 and 5 ms: within Netflix's tolerance (1.5-2) and above
- *   Envoy's 25 % buffer, as a tick's mid is noisier than their averages;
- *   the margin and auto_min_ns keep a sub-millisecond service from being
- *   cut by scheduling noise; auto_max_ns (5 s) bounds a target learned from
- *   a service already overloaded, whose latency is the clients' patience.
- * - A window of 5 min: the baseline rises only when every point of the
- *   window is higher, so a service that got slower for good is relearned
- *   within 5 min (cut as overloaded meanwhile), and an overload is forgotten
- *   as calm only if shedd could not bring one second of calm in 5 min.
- *
- * Calm probe: a shedd that starts into an overload (a restart in an
- * incident, a deploy into a spike) has never seen the service calm, and
- * its first point would be the overloaded latency: a target near the
- * clients' patience, which protects nobody. So a point is taken as calm
- * only without evidence of pressure while it was gathered:
+ * A point is calm only without evidence of pressure while it was gathered:
  *   - handshakes completed faster than requests were answered (by more
- *     than a quarter: requests pile up inside the service);
- *   - a tenth of the samples not answered (clients gave up, or the
- *     upstream failed);
- *   - the statistic rising through the point (mid of its last tick above
- *     2 x that of its first + 5 ms: a growing queue);
+ *     than a quarter);
+ *   - a tenth of the samples not answered;
+ *   - mid of its last tick above 2 x that of its first + 5 ms;
  *   - another signal's overload verdict (sojourn, depth, overflows).
- * Without a baseline, pressure starts a probe at once (as Envoy's adaptive
- * concurrency pins its limit low to measure its minimum RTT, and BBR's
- * ProbeRTT drains the queue): the limit is held at probe_frac x the served
- * rate (in connections), so the queue drains at (1 - f) of what is
- * served (f = probe_frac). The requests answered in the first E (the level
- * the probe began at) arrived before it; after that, first in first out,
- * each answer saw a queue shorter by (1 - f) / f of the time since, so the
- * latency falls that fast (1 ms per ms at f = 0.5). The probe
- * ends once three ticks in a row fell by less than half that speed and
- * stay near the lowest tick seen (the queue is gone: what is left is the
- * service's own time), after probe_min_ns, or at probe_max_ns with the
- * lowest tick. (A "tick" here gathers at least 3 samples: at a few
- * requests a tick, as many ticks as that takes.) That level is the calm point; the limit then resumes at
- * the highest served rate seen during the probe (the service draining
- * its queue works at capacity). With a baseline, a point gathered under
- * pressure is not added to the window, and while the limit binds a calm
- * point older than probe_every_ns is renewed by a probe: the window keeps
- * a calm reference however long the overload lasts.
- * The baseline and when its point was taken are pinned with the
- * controller's state (aimd_export()), so a restart resumes it rather than
- * learn the overload it restarted into.
- *
- * Known limits: a probe cuts SYNs, so it drains a queue of requests that
- * came on new connections; on keep-alive connections most requests do not
- * wait for a SYN, the probe ends at probe_max_ns with the lowest level
- * seen, higher than the calm one. A service whose latency does not rise
- * with overload (clients give up at their patience) is caught by the
- * answered share. The derived target never exceeds auto_max_ns (a quarter
- * of --patience): a target that approaches the clients' patience protects
- * nobody.
+ * Calm probe: without a baseline, pressure starts a probe at once; with
+ * one, a binding limit whose calm point is older than probe_every_ns does.
+ * The probe holds the limit at probe_frac x the served rate (in
+ * connections). It ends once three ticks in a row, later than the level it
+ * began at (probe_lag_ns) after its start, fell by less than half of
+ * (1 - f) / f ms per ms (f = probe_frac) and stay near the lowest tick
+ * seen, after probe_min_ns; or at probe_max_ns with the lowest tick (a
+ * "tick" here gathers at least 3 samples). That level is the
+ * calm point; the limit resumes at the highest served rate seen during the
+ * probe. The baseline and when its point was taken go out with
+ * aimd_export(), so a restart resumes it.
  */
 
 /**
@@ -604,11 +540,9 @@ unsigned int aimd_overloaded(const struct aimd_params *p, struct aimd_state *s,
  *               stage are held, neither cut nor abandoned.
  *   episode end: last_good = min(last_good, ramp_cap * peak_accept), and,
  *               after an episode with latency among its reasons, at most
- *               ramp_cap * peak_served: never
- *               aim above what the service has recently shown it takes (a
- *               start far above capacity, a stall of the application):
- *               a ramp aimed at 1.5x the peak overloaded the server a
- *               second time after every fresh start.
+ *               ramp_cap * peak_served: never aim above what the
+ *               service has recently shown it takes (a start far above
+ *               capacity, a stall of the application).
  *   after one:  rate = max(floor_rate, ramp[k] * last_good) for stage k,
  *               each held stage_hold_ns, abandoned at once on overload.
  *               Stages at or below where the episode ended are skipped; if
