@@ -137,3 +137,13 @@ void log_iface(int level, const char *iface, const char *fmt, ...)
 	emit(level, iface, fmt, ap);
 	va_end(ap);
 }
+
+int err_say(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return ret;
+}

@@ -9,6 +9,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <syslog.h> /* LOG_ERR ... LOG_DEBUG: the same numbers as SD_ERR ... */
 
 /* Look at the environment once: is stderr the journal? */
@@ -24,6 +25,12 @@ void log_vmsg(int level, const char *fmt, va_list ap) __attribute__((format(prin
 /* The same, for an event of one interface: "shedd IFACE: TEXT". */
 void log_iface(int level, const char *iface, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* An error for the caller to say: @fmt into @err (at most @errlen bytes,
+ * NUL-terminated); returns @ret, so "return err_say(err, errlen, -EINVAL,
+ * ...)" reports and fails in one. */
+int err_say(char *err, size_t errlen, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 #define log_err(...) log_msg(LOG_ERR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_WARNING, __VA_ARGS__)

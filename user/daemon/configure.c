@@ -18,8 +18,8 @@
 #include <bpf/libbpf.h>
 
 #include "configure.h"
-#include "ctl.h"
 #include "log.h"
+#include "prefixes.h"
 #include "probe.h"
 #include "settings.h"
 #include "shedd.skel.h"
@@ -71,73 +71,6 @@ static int sync_ports(struct loader *l, const struct shedd_options *o)
 	for (i = 0; i < n; i++)
 		bpf_map_delete_elem(fd, &stale[i]);
 	return write_port_set(l, o);
-}
-
-static bool rule_matches(const struct prefix_rule *r, int family, const __u8 *addr,
-			 __u32 prefixlen)
-{
-	return r->family == family && r->prefixlen == prefixlen &&
-	       !memcmp(r->addr, addr, family == AF_INET ? 4 : 16);
-}
-
-/* Insert every rule of @family, then delete the trie's entries that no rule
- * names any more. */
-static int sync_prefixes(struct loader *l, const struct shedd_options *o, int family)
-{
-	struct bpf_map *map = family == AF_INET ? l->skel->maps.prefix_v4 : l->skel->maps.prefix_v6;
-	size_t alen = family == AF_INET ? 4 : 16;
-	size_t klen = sizeof(__u32) + alen;
-	int fd = bpf_map__fd(map);
-	__u8 key[20], next[20];
-	__u8 (*stale)[20] = NULL;
-	int i, n = 0, cap = 0, err = 0;
-	void *prev = NULL;
-
-	ctl_manual_forget_config(l, family);
-	for (i = 0; i < o->nr_prefixes; i++) {
-		const struct prefix_rule *r = &o->prefixes[i];
-
-		if (r->family != family)
-			continue;
-		memcpy(key, &r->prefixlen, sizeof(__u32));
-		memcpy(key + sizeof(__u32), r->addr, alen);
-		if (ctl_manual_has(l, family, key, r->cls))
-			continue; /* an operator's prefix wins (shedctl) */
-		if (bpf_map_update_elem(fd, key, &r->cls, BPF_ANY)) {
-			err = -errno;
-			log_err("add prefix: %s%s", strerror(errno),
-				err == -ENOSPC || err == -E2BIG ? " (the prefix trie is full)" : "");
-			return err;
-		}
-	}
-	while (!bpf_map_get_next_key(fd, prev, next)) {
-		__u32 plen;
-		bool keep = false;
-
-		memcpy(key, next, klen);
-		prev = key;
-		memcpy(&plen, key, sizeof(plen));
-		keep = ctl_manual_has(l, family, key, SHEDD_NO_CLASS);
-		for (i = 0; i < o->nr_prefixes && !keep; i++)
-			keep = rule_matches(&o->prefixes[i], family, key + sizeof(__u32), plen);
-		if (keep)
-			continue;
-		if (n == cap) {
-			void *grown = realloc(stale, sizeof(*stale) * (size_t)(cap ? cap * 2 : 16));
-
-			if (!grown) {
-				err = -ENOMEM;
-				break;
-			}
-			stale = grown;
-			cap = cap ? cap * 2 : 16;
-		}
-		memcpy(stale[n++], key, klen);
-	}
-	for (i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, stale[i]);
-	free(stale);
-	return err;
 }
 
 /* The unicast MAC of @iface, which a SYN must be sent to for the program
@@ -268,8 +201,7 @@ int loader_configure(struct loader *l, const struct shedd_options *o)
 	int err;
 
 	/* Ports and prefixes first: the settings may turn all_ports off. */
-	if ((err = sync_ports(l, o)) || (err = sync_prefixes(l, o, AF_INET)) ||
-	    (err = sync_prefixes(l, o, AF_INET6)))
+	if ((err = sync_ports(l, o)) || (err = prefixes_configure(l, o)))
 		return err;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.all_ports = o->nr_ports == 0;

@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "ctl.h"
+#include "prefixes.h"
 #include "configure.h"
 #include "detach.h"
 #include "loader.h"
@@ -796,7 +797,7 @@ static int run(struct shedd_options *o)
 	controller_resume(&d);
 
 	if ((err = tx_start(&d)) || (err = tunnels_start(&d)) || (err = loader_configure(&d.l, o)) ||
-	    (err = loader_apply_manual_prefixes(&d.l)))
+	    (err = prefixes_apply_manual(&d.l)))
 		goto out;
 	ctl_read_cmd(&d.ctl, &d.l, o->iface);
 	ctl_pin_start(&d.tp, &d.ts, &d.ctl.cmd);

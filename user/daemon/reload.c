@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "prefixes.h"
 #include "log.h"
 #include "configure.h"
 #include "reload.h"
@@ -249,7 +250,7 @@ int reload_config(struct shedd_options *o, struct loader *l, struct signals *sig
 	/* The prefixes an operator added with shedctl win over the file's:
 	 * loader_configure() left them alone, this puts them back where a
 	 * configured prefix of the same key was written meanwhile. */
-	if (loader_apply_manual_prefixes(l))
+	if (prefixes_apply_manual(l))
 		log_warn("reload: the manual prefixes could not all be applied");
 	if (n.nr_ports != o->nr_ports || memcmp(n.ports, o->ports, sizeof(n.ports)))
 		signals_set_ports(sig, n.ports, n.nr_ports);

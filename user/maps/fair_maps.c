@@ -2,7 +2,6 @@
 /* fair_maps.c - the fairness maps read into a fair_view (fair_maps.h). */
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,25 +12,13 @@
 
 #include "fair_maps.h"
 #include "layout.h"
+#include "log.h"
 #include "handle.h"
 #include "shedd.skel.h"
 
 static const char *const names[] = { "fair_config", "fair_stats", "fair_heavy" };
 static const __u32 entries[] = { SHEDD_NR_CLASSES, SHEDD_NR_CLASSES,
 				 SHEDD_NR_CLASSES * FAIR_HEAVY_SLOTS };
-
-static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return ret;
-}
 
 /* Today's layout and the entries this build reads, nothing older: the
  * values are read straight into today's structs. */
@@ -44,10 +31,10 @@ static int check(int fd, size_t i, const char *dir, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	if (fit.from || fit.max_entries != entries[i])
-		return fail(err, errlen, -EPROTO, "%s/%s: %u-byte values in %u entries, a layout "
-			    "this build does not read (it reads %zu bytes in %u)", dir,
-			    names[i], fit.value_size, fit.max_entries, (size_t)lm->value_size,
-			    entries[i]);
+		return err_say(err, errlen, -EPROTO, "%s/%s: %u-byte values in %u entries, a layout "
+			       "this build does not read (it reads %zu bytes in %u)", dir,
+			       names[i], fit.value_size, fit.max_entries, (size_t)lm->value_size,
+			       entries[i]);
 	return 0;
 }
 
@@ -76,18 +63,18 @@ int fair_maps_open_pins(struct fair_maps *m, const char *dir, char *err, size_t 
 		*fds[i] = -1;
 	m->ncpus = libbpf_num_possible_cpus();
 	if (m->ncpus <= 0)
-		return fail(err, errlen, -EIO, "count possible CPUs: %s", strerror(-m->ncpus));
+		return err_say(err, errlen, -EIO, "count possible CPUs: %s", strerror(-m->ncpus));
 	for (i = 0; i < 3; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		*fds[i] = bpf_obj_get(path);
 		if (*fds[i] < 0) {
 			ret = -errno;
 			if (ret == -ENOENT)
-				fail(err, errlen, ret, "%s has no %s map: the shedd that made these "
-				     "pins is older than per-source fairness (restart it with this "
-				     "version to upgrade them)", dir, names[i]);
+				err_say(err, errlen, ret, "%s has no %s map: the shedd that made these "
+					"pins is older than per-source fairness (restart it with this "
+					"version to upgrade them)", dir, names[i]);
 			else
-				fail(err, errlen, ret, "open %s: %s", path, strerror(-ret));
+				err_say(err, errlen, ret, "open %s: %s", path, strerror(-ret));
 			fair_maps_close(m);
 			return ret;
 		}
@@ -142,21 +129,21 @@ int fair_maps_read(const struct fair_maps *m, struct fair_view *v, char *err, si
 	percpu = calloc((size_t)SHEDD_NR_CLASSES * (size_t)m->ncpus, sizeof(*percpu));
 	heavy = calloc(SHEDD_NR_CLASSES * FAIR_HEAVY_SLOTS, sizeof(*heavy));
 	if (!percpu || !heavy) {
-		ret = fail(err, errlen, -ENOMEM, "out of memory");
+		ret = err_say(err, errlen, -ENOMEM, "out of memory");
 		goto out;
 	}
 	if ((ret = read_array(m->config_fd, SHEDD_NR_CLASSES, sizeof(cfg[0]), cfg))) {
-		fail(err, errlen, ret, "read fair_config: %s", strerror(-ret));
+		err_say(err, errlen, ret, "read fair_config: %s", strerror(-ret));
 		goto out;
 	}
 	for (c = 0; c < SHEDD_NR_CLASSES; c++)
 		if (bpf_map_lookup_elem(m->stats_fd, &c, &percpu[(size_t)c * (size_t)m->ncpus])) {
-			ret = fail(err, errlen, -errno, "read fair_stats: %s", strerror(errno));
+			ret = err_say(err, errlen, -errno, "read fair_stats: %s", strerror(errno));
 			goto out;
 		}
 	if ((ret = read_array(m->heavy_fd, SHEDD_NR_CLASSES * FAIR_HEAVY_SLOTS, sizeof(*heavy),
 			      heavy))) {
-		fail(err, errlen, ret, "read fair_heavy: %s", strerror(-ret));
+		err_say(err, errlen, ret, "read fair_heavy: %s", strerror(-ret));
 		goto out;
 	}
 	/* The time after the read: no slot is newer. */

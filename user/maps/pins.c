@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,25 +16,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "log.h"
 #include "pindir.h"
 #include "pins.h"
 #include "settings.h"
-
-#define SHEDD_STR_(x) #x
-#define SHEDD_STR(x) SHEDD_STR_(x)
-
-static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return ret;
-}
 
 int pins_enter_netns(const char *netns, char *err, size_t errlen)
 {
@@ -47,11 +31,11 @@ int pins_enter_netns(const char *netns, char *err, size_t errlen)
 	snprintf(path, sizeof(path), "/run/netns/%s", netns);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return fail(err, errlen, -errno, "open network namespace %s: %s", path,
-			    strerror(errno));
+		return err_say(err, errlen, -errno, "open network namespace %s: %s", path,
+			       strerror(errno));
 	if (setns(fd, CLONE_NEWNET))
-		ret = fail(err, errlen, -errno, "enter network namespace %s: %s", netns,
-			   strerror(errno));
+		ret = err_say(err, errlen, -errno, "enter network namespace %s: %s", netns,
+			      strerror(errno));
 	close(fd);
 	return ret;
 }
@@ -73,27 +57,27 @@ int pins_find(char *dir, size_t len, const char *iface, char *iface_out, size_t 
 	DIR *d;
 
 	if (pindir_netns_tag(tag, sizeof(tag)))
-		return fail(err, errlen, -EIO, "cannot tell the network namespace");
+		return err_say(err, errlen, -EIO, "cannot tell the network namespace");
 	if (tag[0])
 		snprintf(base, sizeof(base), "%s/%s", SHEDD_PIN_ROOT, tag);
 	else
 		snprintf(base, sizeof(base), "%s", SHEDD_PIN_ROOT);
 	if (iface && iface[0]) {
 		if (!iface_name_valid(iface))
-			return fail(err, errlen, -EINVAL, "'%s' is not an interface name", iface);
+			return err_say(err, errlen, -EINVAL, "'%s' is not an interface name", iface);
 		snprintf(dir, len, "%s/%s", base, iface);
 		snprintf(iface_out, iface_len, "%s", iface);
 		if (!has_pins(dir))
-			return fail(err, errlen, -ENOENT,
-				    "no shedd pins for %s (%s): shedd never ran there, was "
-				    "stopped (which removes them), or runs in another network "
-				    "namespace (--netns)", iface, dir);
+			return err_say(err, errlen, -ENOENT,
+				       "no shedd pins for %s (%s): shedd never ran there, was "
+				       "stopped (which removes them), or runs in another network "
+				       "namespace (--netns)", iface, dir);
 		return 0;
 	}
 	d = opendir(base);
 	if (!d)
-		return fail(err, errlen, -ENOENT, "no shedd pins in %s: no shedd in this network "
-				 "namespace (--netns NAME for another)", base);
+		return err_say(err, errlen, -ENOENT, "no shedd pins in %s: no shedd in this network "
+				    "namespace (--netns NAME for another)", base);
 	while ((e = readdir(d))) {
 		char sub[PATH_MAX + 256];
 
@@ -111,11 +95,11 @@ int pins_find(char *dir, size_t len, const char *iface, char *iface_out, size_t 
 	}
 	closedir(d);
 	if (n == 0)
-		return fail(err, errlen, -ENOENT, "no shedd pins in %s: no shedd in this network "
-				 "namespace (--netns NAME for another)", base);
+		return err_say(err, errlen, -ENOENT, "no shedd pins in %s: no shedd in this network "
+				    "namespace (--netns NAME for another)", base);
 	if (n > 1)
-		return fail(err, errlen, -EINVAL, "shedd runs on several interfaces:%s; "
-				 "choose one with --iface", names);
+		return err_say(err, errlen, -EINVAL, "shedd runs on several interfaces:%s; "
+				    "choose one with --iface", names);
 	snprintf(dir, len, "%s/%s", base, found);
 	snprintf(iface_out, iface_len, "%s", found);
 	return 0;
@@ -129,7 +113,7 @@ static int open_map(const char *dir, const char *name, bool required, char *err,
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	fd = bpf_obj_get(path);
 	if (fd < 0 && (required || errno != ENOENT))
-		return fail(err, errlen, -errno, "open %s: %s", path, strerror(errno));
+		return err_say(err, errlen, -errno, "open %s: %s", path, strerror(errno));
 	return fd < 0 ? -1 : fd;
 }
 
@@ -171,7 +155,7 @@ int pins_open(struct pins *p, const char *dir, char *err, size_t errlen)
 	snprintf(p->dir, sizeof(p->dir), "%s", dir);
 	p->ncpus = libbpf_num_possible_cpus();
 	if (p->ncpus <= 0)
-		return fail(err, errlen, -EIO, "count possible CPUs: %s", strerror(-p->ncpus));
+		return err_say(err, errlen, -EIO, "count possible CPUs: %s", strerror(-p->ncpus));
 	/* The layout first: nothing is read from pins of a newer one. */
 	if ((ret = layout_version(dir, &p->layout_version, err, errlen)))
 		return ret;
@@ -208,16 +192,16 @@ int pins_read_tx_blocked(struct pins *p, bool *blocked, char *err, size_t errlen
 
 	*blocked = false;
 	if (p->settings_fd < 0)
-		return fail(err, errlen, -ENOENT, "no settings in %s", p->dir);
+		return err_say(err, errlen, -ENOENT, "no settings in %s", p->dir);
 	if (p->settings_size != sizeof(cfg))
-		return fail(err, errlen, -EINVAL, "%s/settings: a record of %u bytes, not %zu",
-			    p->dir, p->settings_size, sizeof(cfg));
+		return err_say(err, errlen, -EINVAL, "%s/settings: a record of %u bytes, not %zu",
+			       p->dir, p->settings_size, sizeof(cfg));
 	if (p->settings_cur_fd >= 0)
 		ret = settings_read(p->settings_fd, p->settings_cur_fd, &cfg);
 	else if (bpf_map_lookup_elem(p->settings_fd, &zero, &cfg))
 		ret = -errno;
 	if (ret)
-		return fail(err, errlen, ret, "read %s/settings: %s", p->dir, strerror(-ret));
+		return err_say(err, errlen, ret, "read %s/settings: %s", p->dir, strerror(-ret));
 	*blocked = cfg.tx_blocked != 0;
 	return 0;
 }
@@ -252,10 +236,10 @@ int pins_read_stats(struct pins *p, struct shedd_stats *sum, char *err, size_t e
 	size_t w;
 
 	if (!percpu)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return err_say(err, errlen, -ENOMEM, "out of memory");
 	memset(sum, 0, sizeof(*sum));
 	if (bpf_map_lookup_elem(p->stats_fd, &zero, percpu)) {
-		ret = fail(err, errlen, -errno, "read %s/stats: %s", p->dir, strerror(errno));
+		ret = err_say(err, errlen, -errno, "read %s/stats: %s", p->dir, strerror(errno));
 	} else {
 		/* Every field is a __u64 counter. */
 		for (i = 0; i < p->ncpus; i++) {
@@ -277,8 +261,8 @@ int pins_read_rates(struct pins *p, __u64 rate_per_sec[SHEDD_NR_CLASSES], char *
 		struct shedd_rate r;
 
 		if (bpf_map_lookup_elem_flags(p->rates_fd, &c, &r, BPF_F_LOCK))
-			return fail(err, errlen, -errno, "read %s/rates: %s", p->dir,
-				    strerror(errno));
+			return err_say(err, errlen, -errno, "read %s/rates: %s", p->dir,
+				       strerror(errno));
 		rate_per_sec[c] = r.r.flags & SHEDD_RATE_SET ? r.r.rate_per_sec : 0;
 	}
 	return 0;
@@ -291,15 +275,15 @@ int pins_read_ctl(struct pins *p, struct shedd_ctl_state *st, char *err, size_t 
 
 	memset(st, 0, sizeof(*st));
 	if (p->ctl_state_fd < 0)
-		return fail(err, errlen, -ENOENT, "no controller state in %s", p->dir);
+		return err_say(err, errlen, -ENOENT, "no controller state in %s", p->dir);
 	/* layout_check() let through only sizes up to today's. */
 	if (bpf_map_lookup_elem(p->ctl_state_fd, &zero, buf))
-		return fail(err, errlen, -errno, "read %s/ctl_state: %s", p->dir,
-			    strerror(errno));
+		return err_say(err, errlen, -errno, "read %s/ctl_state: %s", p->dir,
+			       strerror(errno));
 	/* An older record is a prefix of today's. */
 	layout_convert(layout_find("ctl_state"), &p->ctl_state_fit, buf, st);
 	if (!st->version)
-		return fail(err, errlen, -ENOENT, "the controller state was never written");
+		return err_say(err, errlen, -ENOENT, "the controller state was never written");
 	return 0;
 }
 
@@ -309,10 +293,10 @@ int pins_read_cmd(struct pins *p, struct shedd_ctl_cmd *cmd, char *err, size_t e
 
 	memset(cmd, 0, sizeof(*cmd));
 	if (p->ctl_cmd_fd < 0)
-		return fail(err, errlen, -EOPNOTSUPP, "%s has no ctl_cmd map: the shedd that made "
-				 "it is older than shedctl's rate pin", p->dir);
+		return err_say(err, errlen, -EOPNOTSUPP, "%s has no ctl_cmd map: the shedd that made "
+				    "it is older than shedctl's rate pin", p->dir);
 	if (bpf_map_lookup_elem(p->ctl_cmd_fd, &zero, cmd))
-		return fail(err, errlen, -errno, "read %s/ctl_cmd: %s", p->dir, strerror(errno));
+		return err_say(err, errlen, -errno, "read %s/ctl_cmd: %s", p->dir, strerror(errno));
 	return 0;
 }
 
@@ -321,183 +305,9 @@ int pins_write_cmd(struct pins *p, const struct shedd_ctl_cmd *cmd, char *err, s
 	__u32 zero = 0;
 
 	if (p->ctl_cmd_fd < 0)
-		return fail(err, errlen, -EOPNOTSUPP, "%s has no ctl_cmd map: the shedd that made "
-				 "it is older than shedctl's rate pin", p->dir);
+		return err_say(err, errlen, -EOPNOTSUPP, "%s has no ctl_cmd map: the shedd that made "
+				    "it is older than shedctl's rate pin", p->dir);
 	if (bpf_map_update_elem(p->ctl_cmd_fd, &zero, cmd, BPF_ANY))
-		return fail(err, errlen, -errno, "write %s/ctl_cmd: %s", p->dir, strerror(errno));
+		return err_say(err, errlen, -errno, "write %s/ctl_cmd: %s", p->dir, strerror(errno));
 	return 0;
-}
-
-/* The LPM key of @r (struct shedd_lpm_v4 or _v6) and its length. */
-static size_t lpm_key(const struct prefix_rule *r, __u8 key[sizeof(struct shedd_lpm_v6)])
-{
-	size_t alen = r->family == AF_INET ? 4 : 16;
-
-	memset(key, 0, sizeof(struct shedd_lpm_v6));
-	memcpy(key, &r->prefixlen, sizeof(__u32));
-	memcpy(key + sizeof(__u32), r->addr, alen);
-	return sizeof(__u32) + alen;
-}
-
-/* Whether the LPM map holds exactly this key: a lookup answers the
- * longest match, so walk the keys. */
-static bool lpm_has(int fd, const __u8 *key, size_t klen)
-{
-	__u8 cur[sizeof(struct shedd_lpm_v6)], next[sizeof(struct shedd_lpm_v6)];
-	void *prev = NULL;
-
-	while (!bpf_map_get_next_key(fd, prev, next)) {
-		if (!memcmp(next, key, klen))
-			return true;
-		memcpy(cur, next, klen);
-		prev = cur;
-	}
-	return false;
-}
-
-int pins_prefix_add(struct pins *p, const struct prefix_rule *r, char *err, size_t errlen)
-{
-	struct shedd_manual_prefix m = { .cls = r->cls, .config_cls = SHEDD_NO_CLASS }, old;
-	__u8 key[sizeof(struct shedd_lpm_v6)];
-	int f = r->family == AF_INET ? 0 : 1;
-	size_t klen = lpm_key(r, key);
-	__u32 cur;
-
-	if (p->manual_fd[f] < 0)
-		return fail(err, errlen, -EOPNOTSUPP, "%s has no manual prefix maps: the shedd "
-				 "that made it is older than shedctl's prefixes", p->dir);
-	/* A configured entry of the same prefix is replaced: keep its class
-	 * for del. Over a manual one, keep what that one kept. */
-	if (!bpf_map_lookup_elem(p->manual_fd[f], key, &old))
-		m.config_cls = old.config_cls;
-	else if (lpm_has(p->prefix_fd[f], key, klen) &&
-		 !bpf_map_lookup_elem(p->prefix_fd[f], key, &cur))
-		m.config_cls = cur;
-	/* The record first: a shedd writing its configured prefixes
-	 * meanwhile then leaves this one alone. */
-	if (bpf_map_update_elem(p->manual_fd[f], key, &m, BPF_ANY))
-		return fail(err, errlen, -errno, "record the prefix: %s%s", strerror(errno),
-			    errno == E2BIG || errno == ENOSPC ?
-				    " (the manual prefixes of this family are "
-				    "MAX_MANUAL_PREFIXES, " SHEDD_STR(MAX_MANUAL_PREFIXES) ")" : "");
-	if (bpf_map_update_elem(p->prefix_fd[f], key, &r->cls, BPF_ANY)) {
-		int ret = -errno;
-
-		fail(err, errlen, ret, "add the prefix to %s/prefix_v%c: %s%s", p->dir,
-		     f ? '6' : '4', strerror(errno),
-		     errno == E2BIG || errno == ENOSPC ? " (the prefix trie is full)" : "");
-		bpf_map_delete_elem(p->manual_fd[f], key);
-		return ret;
-	}
-	return 0;
-}
-
-int pins_prefix_del(struct pins *p, const struct prefix_rule *r, char *err, size_t errlen)
-{
-	__u8 key[sizeof(struct shedd_lpm_v6)];
-	int f = r->family == AF_INET ? 0 : 1;
-	size_t klen = lpm_key(r, key);
-	struct shedd_manual_prefix m;
-
-	if (p->manual_fd[f] < 0 || bpf_map_lookup_elem(p->manual_fd[f], key, &m)) {
-		if (lpm_has(p->prefix_fd[f], key, klen))
-			return fail(err, errlen, -EPERM, "the prefix comes from shedd's "
-					 "configuration (--prefix), not from shedctl: change "
-					 "it there");
-		return fail(err, errlen, -ENOENT, "no such prefix");
-	}
-	/* The trie first, while the record keeps a configured write away:
-	 * the configured class the manual one replaced comes back, or the
-	 * prefix goes. */
-	if (m.config_cls < SHEDD_NR_CLASSES) {
-		if (bpf_map_update_elem(p->prefix_fd[f], key, &m.config_cls, BPF_ANY))
-			return fail(err, errlen, -errno, "restore the configured class in "
-					 "%s/prefix_v%c: %s", p->dir, f ? '6' : '4',
-				    strerror(errno));
-	} else if (bpf_map_delete_elem(p->prefix_fd[f], key) && errno != ENOENT) {
-		return fail(err, errlen, -errno, "delete the prefix from %s/prefix_v%c: %s",
-			    p->dir, f ? '6' : '4', strerror(errno));
-	}
-	if (bpf_map_delete_elem(p->manual_fd[f], key) && errno != ENOENT)
-		return fail(err, errlen, -errno, "delete the prefix's record: %s", strerror(errno));
-	return 0;
-}
-
-static int list_add(struct pins_prefix **out, int *n, int *cap, int family, const __u8 *key,
-		    __u32 cls, const struct shedd_manual_prefix *manual, bool applied)
-{
-	struct pins_prefix *e;
-
-	if (*n == *cap) {
-		int ncap = *cap ? *cap * 2 : 64;
-		void *grown = realloc(*out, sizeof(**out) * (size_t)ncap);
-
-		if (!grown)
-			return -ENOMEM;
-		*out = grown;
-		*cap = ncap;
-	}
-	e = &(*out)[(*n)++];
-	memset(e, 0, sizeof(*e));
-	e->rule.family = family;
-	memcpy(&e->rule.prefixlen, key, sizeof(__u32));
-	memcpy(e->rule.addr, key + sizeof(__u32), family == AF_INET ? 4 : 16);
-	e->rule.cls = cls;
-	e->manual = manual != NULL;
-	e->config_cls = manual ? manual->config_cls : SHEDD_NO_CLASS;
-	e->applied = applied;
-	return 0;
-}
-
-int pins_prefix_list(struct pins *p, struct pins_prefix **out, int *n, char *err,
-		     size_t errlen)
-{
-	__u8 cur[sizeof(struct shedd_lpm_v6)], next[sizeof(struct shedd_lpm_v6)];
-	int f, cap = 0, ret;
-
-	*out = NULL;
-	*n = 0;
-	for (f = 0; f < 2; f++) {
-		int family = f ? AF_INET6 : AF_INET;
-		size_t klen = sizeof(__u32) + (f ? 16 : 4);
-		struct shedd_manual_prefix m;
-		void *prev = NULL;
-		bool manual;
-		__u32 cls;
-
-		while (!bpf_map_get_next_key(p->prefix_fd[f], prev, next)) {
-			memcpy(cur, next, klen);
-			prev = cur;
-			/* The LPM lookup answers the longest match, which for
-			 * a key in the map is that key's own entry. */
-			if (bpf_map_lookup_elem(p->prefix_fd[f], cur, &cls))
-				continue;
-			manual = p->manual_fd[f] >= 0 &&
-				 !bpf_map_lookup_elem(p->manual_fd[f], cur, &m) && m.cls == cls;
-			if ((ret = list_add(out, n, &cap, family, cur, cls, manual ? &m : NULL, true)))
-				goto oom;
-		}
-		if (p->manual_fd[f] < 0)
-			continue;
-		/* Manual records the trie lacks, or holds with another class
-		 * (shedd has not applied them yet). */
-		prev = NULL;
-		while (!bpf_map_get_next_key(p->manual_fd[f], prev, next)) {
-			memcpy(cur, next, klen);
-			prev = cur;
-			if (bpf_map_lookup_elem(p->manual_fd[f], cur, &m))
-				continue;
-			if (lpm_has(p->prefix_fd[f], cur, klen) &&
-			    !bpf_map_lookup_elem(p->prefix_fd[f], cur, &cls) && cls == m.cls)
-				continue;
-			if ((ret = list_add(out, n, &cap, family, cur, m.cls, &m, false)))
-				goto oom;
-		}
-	}
-	return 0;
-oom:
-	free(*out);
-	*out = NULL;
-	*n = 0;
-	return fail(err, errlen, ret, "out of memory");
 }

@@ -62,26 +62,4 @@ int pins_read_cmd(struct pins *p, struct shedd_ctl_cmd *cmd, char *err, size_t e
 int pins_read_tx_blocked(struct pins *p, bool *blocked, char *err, size_t errlen);
 int pins_write_cmd(struct pins *p, const struct shedd_ctl_cmd *cmd, char *err, size_t errlen);
 
-/* Manual prefixes: recorded in manual_v4/v6 and written into the LPM maps
- * the program reads. add replaces the class of a prefix already there
- * (keeping a configured one's class in the record); del removes a manual
- * prefix and puts back the configured class it replaced, if any (-ENOENT
- * if it is not a manual prefix; -EPERM if it is a configured one, which
- * shedd owns). */
-int pins_prefix_add(struct pins *p, const struct prefix_rule *r, char *err, size_t errlen);
-int pins_prefix_del(struct pins *p, const struct prefix_rule *r, char *err, size_t errlen);
-
-/* One entry of the LPM maps, for list. */
-struct pins_prefix {
-	struct prefix_rule rule;
-	bool manual;   /* recorded by shedctl (else: shedd's configuration) */
-	__u32 config_cls; /* manual: the configured class it replaced, or
-			   * SHEDD_NO_CLASS */
-	bool applied;  /* in the LPM map (a manual one not yet applied: false) */
-};
-/* Every prefix of the LPM maps and every manual one, IPv4 first; *@out is
- * malloc'd (free it), *@n its length. */
-int pins_prefix_list(struct pins *p, struct pins_prefix **out, int *n, char *err,
-		     size_t errlen);
-
 #endif /* SHEDD_PINS_H */

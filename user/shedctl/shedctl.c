@@ -21,6 +21,7 @@
 #include "fair_maps.h"
 #include "options.h"
 #include "pins.h"
+#include "prefixes.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
@@ -731,11 +732,11 @@ static void print_rule(const struct prefix_rule *r, char *buf, size_t len)
 
 static int prefix_list(const struct cli *c, struct pins *p)
 {
-	struct pins_prefix *list;
+	struct prefix_entry *list;
 	char err[512], cidr[INET6_ADDRSTRLEN + 8];
 	int n, i;
 
-	if (pins_prefix_list(p, &list, &n, err, sizeof(err)))
+	if (prefixes_list(p, &list, &n, err, sizeof(err)))
 		return runtime_error(err);
 	if (c->json)
 		printf("{\"prefixes\":[");
@@ -807,12 +808,12 @@ static int cmd_prefix(const struct cli *c)
 	if (!strcmp(sub, "list")) {
 		ret = prefix_list(c, &p);
 	} else if (!strcmp(sub, "add")) {
-		if (pins_prefix_add(&p, &r, err, sizeof(err)))
+		if (prefixes_add(&p, &r, err, sizeof(err)))
 			ret = runtime_error(err);
 		else
 			printf("%s: %s -> %s\n", iface, c->args[2], class_name(r.cls));
 	} else {
-		if (pins_prefix_del(&p, &r, err, sizeof(err)))
+		if (prefixes_del(&p, &r, err, sizeof(err)))
 			ret = runtime_error(err);
 		else
 			printf("%s: %s removed\n", iface, c->args[2]);
