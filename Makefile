@@ -51,6 +51,7 @@ USER_HDRS := $(wildcard $(addsuffix /*.h,$(USER_DIRS))) $(wildcard include/*.h)
 # By folder: shedd links all three, shedctl only core/ and maps/ (and its
 # own pins.c).
 CORE_SRCS := user/core/alloc.c user/core/options.c user/core/status.c user/core/aimd.c \
+	user/core/latency_target.c user/core/drain.c \
 	user/core/signal_parse.c user/core/sample_agg.c user/core/tick.c \
 	user/core/kernel_features.c user/core/logline.c user/core/config.c user/core/log.c \
 	user/core/metrics.c user/core/fair.c user/core/fair_view.c
@@ -64,6 +65,7 @@ DAEMON_SRCS := user/daemon/loader.c user/daemon/tc_handoff.c user/daemon/configu
 USER_SRCS := $(CORE_SRCS) $(MAPS_SRCS) $(DAEMON_SRCS)
 CORE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(CORE_SRCS)))
 MAPS_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(MAPS_SRCS)))
+AIMD_OBJS := $(OUTPUT)/aimd.o $(OUTPUT)/latency_target.o $(OUTPUT)/drain.o
 USER_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(USER_SRCS)))
 BIN := shedd
 CTL_BIN := shedctl
@@ -205,11 +207,11 @@ $(OUTPUT)/test_alloc: tests/test_alloc.c $(OUTPUT)/alloc.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_aimd: tests/test_aimd.c $(OUTPUT)/aimd.o
+$(OUTPUT)/test_aimd: tests/test_aimd.c $(AIMD_OBJS)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_auto_target: tests/test_auto_target.c tests/splitmix.h $(OUTPUT)/aimd.o \
+$(OUTPUT)/test_auto_target: tests/test_auto_target.c tests/splitmix.h $(AIMD_OBJS) \
 		$(OUTPUT)/sample_agg.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
@@ -227,7 +229,7 @@ $(OUTPUT)/test_log: tests/test_log.c $(OUTPUT)/log.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -o $@
 
-$(OUTPUT)/test_ctl: tests/test_ctl.c $(OUTPUT)/ctl_state.o $(OUTPUT)/tick.o $(OUTPUT)/aimd.o \
+$(OUTPUT)/test_ctl: tests/test_ctl.c $(OUTPUT)/ctl_state.o $(OUTPUT)/tick.o $(AIMD_OBJS) \
 		$(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
@@ -251,18 +253,18 @@ $(OUTPUT)/test_logline: tests/test_logline.c $(OUTPUT)/logline.o
 # gendocs: the reference tables of docs/usage.md and docs/metrics.md, from
 # the option table and the metric families (scripts/docs.sh).
 $(OUTPUT)/gendocs: user/tools/gendocs.c $(OUTPUT)/metrics.o $(OUTPUT)/options.o \
-		$(OUTPUT)/config.o $(OUTPUT)/aimd.o $(OUTPUT)/logline.o $(OUTPUT)/sample_agg.o \
+		$(OUTPUT)/config.o $(AIMD_OBJS) $(OUTPUT)/logline.o $(OUTPUT)/sample_agg.o \
 		$(OUTPUT)/fair_view.o $(OUTPUT)/fair.o
 	$(call msg,BIN,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(INIH_LIBS) -lm -o $@
 
 $(OUTPUT)/test_metrics: tests/test_metrics.c $(OUTPUT)/metrics.o $(OUTPUT)/options.o \
-		$(OUTPUT)/config.o $(OUTPUT)/aimd.o $(OUTPUT)/logline.o $(OUTPUT)/sample_agg.o \
+		$(OUTPUT)/config.o $(AIMD_OBJS) $(OUTPUT)/logline.o $(OUTPUT)/sample_agg.o \
 		$(OUTPUT)/fair_view.o $(OUTPUT)/fair.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) $(INIH_LIBS) -lm -o $@
 
-$(OUTPUT)/test_sim: tests/test_sim.c tests/splitmix.h include/*.h $(OUTPUT)/tick.o $(OUTPUT)/aimd.o \
+$(OUTPUT)/test_sim: tests/test_sim.c tests/splitmix.h include/*.h $(OUTPUT)/tick.o $(AIMD_OBJS) \
 		$(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
@@ -273,7 +275,7 @@ $(OUTPUT)/test_spread: tests/test_spread.c tests/splitmix.h include/*.h $(OUTPUT
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
 $(OUTPUT)/test_options: tests/test_options.c $(OUTPUT)/options.o $(OUTPUT)/config.o $(OUTPUT)/fair.o \
-		$(OUTPUT)/aimd.o contrib/shedd.conf.example
+		$(AIMD_OBJS) contrib/shedd.conf.example
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -DSRCDIR='"$(CURDIR)"' $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) $(INIH_LIBS) -lm -o $@
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* test_auto_target.c - the derived latency target (user/core/aimd.c) in
+/* test_auto_target.c - the derived latency target (user/core/latency_target.c) in
  * simulated time, in front of a service that accepts every connection at
  * once (nginx, HAProxy): the accept queue stays empty, requests queue inside
  * it, and only their latency tells. SHEDD_AUTO_TRACE=N in the environment

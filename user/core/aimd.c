@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdint.h>
 #include "aimd.h"
+#include "drain.h"
 #include "shedd.h"
 
 #define MS 1000000ULL
@@ -67,361 +68,6 @@ void aimd_init(struct aimd_state *s, const struct aimd_params *p, double start_r
 	s->last_good = start_rate;
 }
 
-/* The window slot that @now_ns falls in, counted from 1 (0 = empty). */
-static __u64 auto_epoch(const struct aimd_params *p, __u64 now_ns)
-{
-	__u64 slot_ns = p->auto_window_ns / AIMD_AUTO_SLOTS;
-
-	return 1 + now_ns / (slot_ns ? slot_ns : 1);
-}
-
-/* The baseline: the smallest point of the slots still inside the window
- * (0 = none), and the target derived from it (0 = none). */
-static void auto_refresh(const struct aimd_params *p, struct aimd_auto *a, __u64 now_ns)
-{
-	__u64 epoch = auto_epoch(p, now_ns), base = 0;
-	double t;
-	int i;
-
-	for (i = 0; i < AIMD_AUTO_SLOTS; i++) {
-		if (!a->slot_epoch[i] || epoch - a->slot_epoch[i] >= AIMD_AUTO_SLOTS)
-			continue;
-		if (!base || a->slot_min_ns[i] < base)
-			base = a->slot_min_ns[i];
-	}
-	a->baseline_ns = base;
-	a->target_ns = 0;
-	if (!base)
-		return;
-	t = p->auto_k * (double)base + (double)p->auto_margin_ns;
-	if (t < (double)p->auto_min_ns)
-		t = (double)p->auto_min_ns;
-	if (t > (double)p->auto_max_ns)
-		t = (double)p->auto_max_ns;
-	a->target_ns = (__u64)t;
-}
-
-static void auto_add_point(const struct aimd_params *p, struct aimd_auto *a, __u64 now_ns,
-			   __u64 point_ns)
-{
-	__u64 epoch = auto_epoch(p, now_ns);
-	int i = (int)(epoch % AIMD_AUTO_SLOTS);
-
-	if (!point_ns)
-		point_ns = 1; /* 0 means empty */
-	if (a->slot_epoch[i] != epoch) {
-		a->slot_epoch[i] = epoch;
-		a->slot_min_ns[i] = point_ns;
-	} else if (point_ns < a->slot_min_ns[i]) {
-		a->slot_min_ns[i] = point_ns;
-	}
-}
-
-/* Handshakes completed per request answered over the served window, at
- * most 1; 1 when not known (every request on its own connection). */
-static double per_conn(const struct aimd_state *s)
-{
-	double conns = 0, served = 0;
-	int i;
-
-	for (i = 0; i < AIMD_SERVED_SLOTS; i++) {
-		if (s->conn_n[i] < 0)
-			return 1;
-		conns += s->conn_n[i];
-		served += s->served_n[i];
-	}
-	if (served <= 0 || conns >= served)
-		return 1;
-	return conns / served;
-}
-
-static void point_reset(struct aimd_auto *a)
-{
-	a->point_sum = 0;
-	a->point_n = 0;
-	a->point_first_mid_ns = 0;
-	a->point_last_mid_ns = 0;
-	a->point_completed = 0;
-	a->point_answered = 0;
-	a->point_pressure = false;
-	a->point_binding = false;
-}
-
-/* Begin a calm probe (see "Calm probe" in aimd.h): hold the limit at
- * probe_frac of the served rate, in connections, never above the limit. */
-static void probe_begin(const struct aimd_params *p, struct aimd_state *s, __u64 now_ns)
-{
-	struct aimd_auto *a = &s->lat;
-	double r;
-
-	/* Requests per connection as the probe begins: during it the
-	 * service answers requests queued before it on connections it cut,
-	 * and its handshakes per request say how deep it cut. */
-	a->probe_per_conn = per_conn(s);
-	r = p->probe_frac * s->served_rate * a->probe_per_conn;
-	a->probing = true;
-	a->probe_done = false;
-	a->probe_start_ns = now_ns;
-	a->probe_rate = r < s->rate ? r : s->rate;
-	a->probe_min_ns = 0;
-	a->probe_flat = 0;
-	a->probe_flat_sum = 0;
-	a->probe_flat_n = 0;
-	a->probe_step_sum = 0;
-	a->probe_step_n = 0;
-	a->probe_step_ns = 0;
-	a->probe_served = s->served_rate;
-	a->probes++;
-	a->probe_lag_ns = a->point_last_mid_ns;
-	point_reset(a);
-	a->verdict_sum = 0;
-	a->verdict_n = 0;
-	a->above_since_ns = 0;
-	a->over = false;
-}
-
-static void probe_end(const struct aimd_params *p, struct aimd_auto *a, __u64 now_ns)
-{
-	__u64 point = a->probe_flat >= 3 && a->probe_flat_n ?
-			      (__u64)(a->probe_flat_sum / (double)a->probe_flat_n) :
-			      a->probe_min_ns;
-
-	a->probing = false;
-	a->probe_done = true;
-	if (point) {
-		auto_add_point(p, a, now_ns, point);
-		a->calm_at_ns = now_ns;
-	}
-	auto_refresh(p, a, now_ns);
-}
-
-/* One tick of a probe. The requests answered in its first E (the level it
- * began at) arrived before it; after that the level falls by (1 - f) / f
- * per unit of time while the queue drains. A tick that falls by less than
- * half that and stays near the lowest seen is flat; three in a row end it. */
-static void probe_step(const struct aimd_params *p, struct aimd_state *s,
-		       const struct aimd_signals *sig, __u64 now_ns)
-{
-	struct aimd_auto *a = &s->lat;
-	__u64 dt = sig->dt_ns ? sig->dt_ns : p->tick_ns;
-	__u64 elapsed = now_ns - a->probe_start_ns, lag = a->probe_lag_ns;
-	double f = p->probe_frac > 0.05 ? p->probe_frac : 0.05;
-	double fall;
-
-	if (s->served_rate > a->probe_served)
-		a->probe_served = s->served_rate;
-	/* A step is a tick, or as many as it takes to gather 3 samples: a
-	 * service of a few requests a tick must end its probe with a level
-	 * too, or it probes again and again. */
-	if (sig->have_latency && sig->latency_count) {
-		a->probe_step_sum += (double)sig->latency_mid_ns * (double)sig->latency_count;
-		a->probe_step_n += sig->latency_count;
-	}
-	a->probe_step_ns += dt;
-	if (a->probe_step_n >= 3) {
-		__u64 mid = (__u64)(a->probe_step_sum / (double)a->probe_step_n);
-		__u64 prev = a->probe_min_ns, n = a->probe_step_n;
-		__u64 near = prev / 5 > 2 * MS ? prev / 5 : 2 * MS;
-
-		fall = 0.5 * (1 - f) / f * (double)a->probe_step_ns;
-		a->probe_step_sum = 0;
-		a->probe_step_n = 0;
-		a->probe_step_ns = 0;
-		if (!prev || mid < prev)
-			a->probe_min_ns = mid;
-		if (elapsed >= lag && prev && (double)mid + fall >= (double)prev &&
-		    mid <= prev + near) {
-			a->probe_flat++;
-			a->probe_flat_sum += (double)mid * (double)n;
-			a->probe_flat_n += n;
-		} else {
-			a->probe_flat = 0;
-			a->probe_flat_sum = 0;
-			a->probe_flat_n = 0;
-		}
-	}
-	if ((a->probe_flat >= 3 && elapsed >= p->probe_min_ns) || elapsed >= p->probe_max_ns)
-		probe_end(p, a, now_ns);
-}
-
-/* Evidence of pressure over the point gathered so far (see "Calm probe"). */
-static bool pressured(const struct aimd_auto *a, bool conns_known)
-{
-	if (a->point_n >= 10 && a->point_answered < 0.9 * (double)a->point_n)
-		return true;
-	if (conns_known && a->point_completed > 1.25 * a->point_answered + 5 &&
-	    a->point_answered > 0)
-		return true;
-	return a->point_first_mid_ns &&
-	       a->point_last_mid_ns > 2 * a->point_first_mid_ns + 5 * MS;
-}
-
-/* A verdict's samples (the derived and the explicit target alike): @v
- * weighted by @w is added to *@sum / *@n, begun at *@begun_ns; a
- * gathering older than auto_stale_ns starts over (a trickle too thin for
- * a verdict). Returns true with the verdict's statistic in *@out once it
- * has auto_verdict_samples, and starts the next one. */
-static bool verdict_gather(const struct aimd_params *p, double *sum, __u64 *n,
-			   __u64 *begun_ns, __u64 tick_start_ns, __u64 now_ns, __u64 w, double v,
-			   double *out)
-{
-	if (*n && now_ns - *begun_ns > p->auto_stale_ns) {
-		*sum = 0;
-		*n = 0;
-	}
-	if (!*n)
-		*begun_ns = tick_start_ns;
-	*sum += (double)w * v;
-	*n += w;
-	if (*n < p->auto_verdict_samples)
-		return false;
-	*out = *sum / (double)*n;
-	*sum = 0;
-	*n = 0;
-	return true;
-}
-
-/* A verdict's statistic @v against @target: below it ends the run of
- * verdicts above; above it for auto_interval_ns is overload (CoDel's
- * first_above_time), or at once with @jump. Returns *@over. */
-static bool verdict_judge(const struct aimd_params *p, double v, __u64 target, bool jump,
-			  __u64 now_ns, __u64 *above_since_ns, bool *over)
-{
-	if (!target || v <= (double)target) {
-		*above_since_ns = 0;
-		*over = false;
-	} else if (jump) {
-		*above_since_ns = now_ns;
-		*over = true;
-	} else if (!*above_since_ns) {
-		*above_since_ns = now_ns + p->auto_interval_ns;
-	} else if (now_ns >= *above_since_ns) {
-		*over = true;
-	}
-	return *over;
-}
-
-/* The derived latency target (see aimd.h): learn the baseline from the
- * tick's samples, then judge them. Returns true while latency says
- * overload. @other: the other signals' verdict of the tick. */
-static bool auto_latency(const struct aimd_params *p, struct aimd_state *s,
-			 const struct aimd_signals *sig, __u64 now_ns, unsigned int other)
-{
-	struct aimd_auto *a = &s->lat;
-	__u64 dt = sig->dt_ns ? sig->dt_ns : p->tick_ns;
-	__u64 start = now_ns > dt ? now_ns - dt : 0;
-	double w, v;
-
-	if (a->probing) {
-		probe_step(p, s, sig, now_ns);
-		return false;
-	}
-	/* Samples stopped (or never came): no verdict for a while means no
-	 * signal, not the last one stuck. */
-	if (a->last_verdict_ns && now_ns - a->last_verdict_ns > p->auto_stale_ns) {
-		a->over = false;
-		a->above_since_ns = 0;
-		a->last_verdict_ns = 0;
-	}
-	if (!sig->have_latency || !sig->latency_count) {
-		auto_refresh(p, a, now_ns);
-		return a->over;
-	}
-	w = (double)sig->latency_count;
-	v = (double)sig->latency_mid_ns;
-
-	/* A baseline point: enough samples, and enough time to average out
-	 * a tick's noise; but the first point as soon as it has the samples:
-	 * shedd started into a growing queue must not average a second of
-	 * growth into its baseline. Only a point without pressure is calm. */
-	if (!a->point_n)
-		a->point_start_ns = start;
-	if (!a->point_first_mid_ns && sig->latency_count >= 5)
-		a->point_first_mid_ns = sig->latency_mid_ns;
-	if (sig->latency_count >= 5)
-		a->point_last_mid_ns = sig->latency_mid_ns;
-	a->point_sum += w * v;
-	a->point_n += sig->latency_count;
-	a->point_completed += sig->have_completed ? (double)sig->completed : 0;
-	a->point_answered += (double)sig->latency_served;
-	if (other || pressured(a, sig->have_completed))
-		a->point_pressure = true;
-	if (sig->demand >= s->rate)
-		a->point_binding = true;
-	/* Started into an overload: no calm reference, so make one. */
-	if (!a->baseline_ns && a->point_pressure && a->point_n >= p->auto_verdict_samples) {
-		probe_begin(p, s, now_ns);
-		return false;
-	}
-	if (a->point_n >= p->auto_point_samples &&
-	    (now_ns - a->point_start_ns >= p->auto_point_ns || !a->baseline_ns)) {
-		bool renew = a->point_binding && a->calm_at_ns &&
-			     now_ns - a->calm_at_ns >= p->probe_every_ns;
-
-		if (!a->point_pressure) {
-			auto_add_point(p, a, now_ns, (__u64)(a->point_sum / (double)a->point_n));
-			if (!a->point_binding)
-				a->calm_at_ns = now_ns;
-		}
-		point_reset(a);
-		if (renew) {
-			auto_refresh(p, a, now_ns);
-			probe_begin(p, s, now_ns);
-			return false;
-		}
-	}
-	auto_refresh(p, a, now_ns);
-
-	/* A verdict: enough samples, all recent. */
-	if (!verdict_gather(p, &a->verdict_sum, &a->verdict_n, &a->verdict_start_ns, start, now_ns,
-			    sig->latency_count, v, &v))
-		return a->over;
-	a->last_verdict_ns = now_ns;
-	a->last_mid_ns = (__u64)v;
-	/* Far above, within one tick: a queue growing this fast is no
-	 * burst. A verdict gathered over ticks is a trickle of samples,
-	 * which waits the interval like any other. */
-	return verdict_judge(p, v, a->target_ns,
-			     v > p->auto_jump * (double)a->target_ns &&
-				     now_ns - a->verdict_start_ns <= dt,
-			     now_ns, &a->above_since_ns, &a->over);
-}
-
-/* The explicit target's verdict: the tick's p99, weighted by its samples,
- * over at least auto_verdict_samples gathered within auto_stale_ns, above
- * the target for auto_interval_ns: one slow request is not an overload. */
-static bool explicit_latency(const struct aimd_params *p, struct aimd_state *s,
-			     const struct aimd_signals *sig, __u64 now_ns)
-{
-	__u64 dt = sig->dt_ns ? sig->dt_ns : p->tick_ns;
-	__u64 start = now_ns > dt ? now_ns - dt : 0;
-	double v;
-
-	if (s->vlast_ns && now_ns - s->vlast_ns > p->auto_stale_ns) {
-		s->vover = false;
-		s->vabove_ns = 0;
-		s->vlast_ns = 0;
-	}
-	if (!sig->have_latency || !sig->latency_count)
-		return s->vover;
-	if (!verdict_gather(p, &s->vsum, &s->vn, &s->vstart_ns, start, now_ns, sig->latency_count,
-			    (double)sig->latency_p99_ns, &v))
-		return s->vover;
-	s->vlast_ns = now_ns;
-	s->vval_ns = (__u64)v;
-	return verdict_judge(p, v, p->latency_target_ns, false, now_ns, &s->vabove_ns, &s->vover);
-}
-
-__u64 aimd_latency_target(const struct aimd_params *p, const struct aimd_state *s,
-			  bool *derived)
-{
-	if (derived)
-		*derived = !p->latency_target_ns && p->latency_auto;
-	if (p->latency_target_ns)
-		return p->latency_target_ns;
-	return p->latency_auto ? s->lat.target_ns : 0;
-}
-
 unsigned int aimd_overloaded(const struct aimd_params *p, struct aimd_state *s,
 			     const struct aimd_signals *sig, __u64 now_ns)
 {
@@ -447,12 +93,12 @@ unsigned int aimd_overloaded(const struct aimd_params *p, struct aimd_state *s,
 	/* An explicit target is the operator's word on p99; without one, the
 	 * derived target judges the middle of the distribution. */
 	if (p->latency_target_ns) {
-		if (explicit_latency(p, s, sig, now_ns)) {
+		if (latency_explicit(p, s, sig, now_ns)) {
 			why |= AIMD_WHY_LATENCY;
 			s->lat_excess_ns = s->vval_ns > p->latency_target_ns ?
 						   s->vval_ns - p->latency_target_ns : 0;
 		}
-	} else if (p->latency_auto && auto_latency(p, s, sig, now_ns, why)) {
+	} else if (p->latency_auto && latency_derived(p, s, sig, now_ns, why)) {
 		why |= AIMD_WHY_LATENCY;
 		s->lat_excess_ns = s->lat.last_mid_ns > s->lat.target_ns ?
 					   s->lat.last_mid_ns - s->lat.target_ns : 0;
@@ -525,15 +171,6 @@ static void served_track(struct aimd_state *s, const struct aimd_signals *sig, _
 	s->served_rate = t ? n / ((double)t / 1e9) : 0;
 }
 
-/* What the service serves, for a cut: the decaying peak of the served
- * rate, or the rate of the last few ticks where that is higher (an
- * overload that began within the second: the second's rate still holds
- * the calm before it, which asked less of the service). */
-static double served_now(const struct aimd_state *s)
-{
-	return s->served_recent > s->peak_served ? s->served_recent : s->peak_served;
-}
-
 /* What the service has recently shown it takes: its peak accept rate; after
  * a latency episode, the peak of requests it served where that is lower (a
  * proxy's accept rate is only what it was offered). */
@@ -542,111 +179,6 @@ static double shown_peak(const struct aimd_state *s)
 	if (s->episode_latency && s->peak_served > 0 && s->peak_served < s->peak_accept)
 		return s->peak_served;
 	return s->peak_accept;
-}
-
-/* The fraction of the served rate that drains the queue behind the excess
- * latency within drain_ns (see aimd.h), between drain_min and 1. */
-static double drain_frac(const struct aimd_params *p, const struct aimd_state *s)
-{
-	double d;
-
-	if (!p->drain_ns)
-		return 1;
-	d = 1 - (double)s->lat_excess_ns / (double)p->drain_ns;
-	if (d < p->drain_min)
-		d = p->drain_min;
-	return d > 1 ? 1 : d;
-}
-
-/* Begin a drain at factor @d < 1: for twice the time E / (1 - d) it
- * needs (at least drain_ns), from the served peak of now. */
-static void drain_begin(const struct aimd_params *p, struct aimd_state *s, double d,
-			__u64 now_ns)
-{
-	double need_ns = (double)s->lat_excess_ns / (1 - d);
-
-	if (need_ns < (double)p->drain_ns)
-		need_ns = (double)p->drain_ns;
-	s->drain = AIMD_DRAINING;
-	s->drain_end_ns = now_ns + (__u64)(2 * need_ns);
-	s->drain_ref = served_now(s);
-	s->drain_excess0_ns = s->lat_excess_ns;
-	s->drain_samples = 0;
-	s->drain_served = 0;
-	s->drain_completed = 0;
-	s->drain_conns_known = true;
-}
-
-/* The drain factor of a latency-overloaded tick, and the drain's course
- * through the episode (see aimd.h, @drain_ns): it begins on the first
- * tick with an excess; at its end it begins again if the excess grew, or
- * is spent, and the rate returns to the served floor in connections if
- * the service answered what it was asked. */
-static double drain_step(const struct aimd_params *p, struct aimd_state *s,
-			 const struct aimd_signals *sig, __u64 now_ns)
-{
-	double d = drain_frac(p, s), per_conn;
-
-	switch (s->drain) {
-	case AIMD_DRAIN_NONE:
-		if (d >= 1)
-			return 1;
-		drain_begin(p, s, d, now_ns);
-		return d;
-	case AIMD_DRAINING:
-		s->drain_samples += (double)sig->latency_count;
-		s->drain_served += (double)sig->latency_served;
-		s->drain_completed += (double)sig->completed;
-		s->drain_conns_known &= sig->have_completed;
-		if (now_ns < s->drain_end_ns)
-			return d;
-		/* The excess grew: a queue grows under the drain, which
-		 * was too shallow (the served peak it began with, a peak of
-		 * noisy rates, stood above what is served). Begin again from
-		 * the excess and the peak of now. */
-		if (d < 1 && (double)s->lat_excess_ns >
-				     1.25 * (double)s->drain_excess0_ns + (double)AIMD_DRAIN_GREW_NS) {
-			drain_begin(p, s, d, now_ns);
-			return d;
-		}
-		/* The latency did not go with the queue. If the service
-		 * answered nearly all it was asked, it is slower, not
-		 * queued: back to what is served, in connections (the
-		 * served peak counts requests, and on keep-alive connections
-		 * one SYN brings many; none known without a measure of the
-		 * connections: no raise). If clients gave up, it is a queue
-		 * the SYN limit does not reach (keep-alive): no raise. */
-		s->drain = AIMD_DRAIN_SPENT;
-		per_conn = s->drain_conns_known && s->drain_served > 0 &&
-				   s->drain_served >= p->drain_answered * s->drain_samples ?
-				   s->drain_completed / s->drain_served : 0;
-		if (per_conn > 1)
-			per_conn = 1;
-		if (s->rate < p->served_floor * per_conn * s->drain_ref) {
-			s->rate = p->served_floor * per_conn * s->drain_ref;
-			/* The served rate of the drain's ticks is what the
-			 * drain admitted: the floor starts again from the
-			 * rate returned to, or the next tick cuts back to
-			 * the drained rate and holds there. */
-			if (s->peak_served < per_conn * s->drain_ref)
-				s->peak_served = per_conn * s->drain_ref;
-			s->served_ticks = 0;
-		}
-		return 1;
-	case AIMD_DRAIN_SPENT:
-		break;
-	}
-	return 1;
-}
-
-/* The last verdict of the derived target was within a quarter of the way
- * from the baseline to the target: nothing waits inside the service. */
-static bool headroom(const struct aimd_params *p, const struct aimd_auto *a)
-{
-	if (p->latency_target_ns || !p->latency_auto || !a->target_ns || !a->last_verdict_ns ||
-	    a->over || a->probing)
-		return false;
-	return a->last_mid_ns <= a->baseline_ns + (a->target_ns - a->baseline_ns) / 4;
 }
 
 /* The additive step. Unset, it is 1 % of the larger of the last good rate
@@ -661,7 +193,7 @@ static double alpha(const struct aimd_params *p, const struct aimd_state *s)
 
 	/* No queue at all (the derived target's last verdict near the calm
 	 * latency, and recent): the service has room, climb faster. */
-	if (headroom(p, &s->lat))
+	if (latency_headroom(p, &s->lat))
 		a *= p->headroom_gain;
 	return a < 1 ? 1 : a;
 }
@@ -811,8 +343,8 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		/* Latency lags the queue: stop cutting near what is served,
 		 * less what drains the queue behind the excess latency. */
 		drain = (s->why & AIMD_WHY_LATENCY) ? drain_step(p, s, sig, now_ns) : 1;
-		served = s->drain == AIMD_DRAINING && s->drain_ref > served_now(s) ?
-				 s->drain_ref : served_now(s);
+		served = s->drain == AIMD_DRAINING && s->drain_ref > aimd_served_now(s) ?
+				 s->drain_ref : aimd_served_now(s);
 		lo = p->served_floor * drain * served;
 		if ((s->why & AIMD_WHY_LATENCY) && p->served_floor > 0 && s->rate < lo)
 			s->rate = before < lo ? before : lo;
@@ -943,9 +475,7 @@ int aimd_import(const struct aimd_params *p, struct aimd_state *s,
 	/* The calm latency, while its point is inside the window. */
 	if (in->version >= 3 && in->baseline_ns && in->calm_at_ns && in->calm_at_ns <= now_ns &&
 	    now_ns - in->calm_at_ns < p->auto_window_ns) {
-		auto_add_point(p, &r.lat, in->calm_at_ns, in->baseline_ns);
-		r.lat.calm_at_ns = in->calm_at_ns;
-		auto_refresh(p, &r.lat, now_ns);
+		latency_resume(p, &r.lat, in->baseline_ns, in->calm_at_ns, now_ns);
 	}
 	if (r.mode == AIMD_RECOVERING) {
 		if (r.stage >= p->nr_stages) {

@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* latency_target.c - the latency verdicts of the controller: the derived
+ * target (its baseline points, the calm probe, the verdicts) and the
+ * explicit one. See latency_target.h for the law; everything here is
+ * arithmetic on its arguments.
+ */
+#include "latency_target.h"
+
+#define MS 1000000ULL
+
+/* The window slot that @now_ns falls in, counted from 1 (0 = empty). */
+static __u64 auto_epoch(const struct aimd_params *p, __u64 now_ns)
+{
+	__u64 slot_ns = p->auto_window_ns / AIMD_AUTO_SLOTS;
+
+	return 1 + now_ns / (slot_ns ? slot_ns : 1);
+}
+
+/* The baseline: the smallest point of the slots still inside the window
+ * (0 = none), and the target derived from it (0 = none). */
+static void auto_refresh(const struct aimd_params *p, struct aimd_auto *a, __u64 now_ns)
+{
+	__u64 epoch = auto_epoch(p, now_ns), base = 0;
+	double t;
+	int i;
+
+	for (i = 0; i < AIMD_AUTO_SLOTS; i++) {
+		if (!a->slot_epoch[i] || epoch - a->slot_epoch[i] >= AIMD_AUTO_SLOTS)
+			continue;
+		if (!base || a->slot_min_ns[i] < base)
+			base = a->slot_min_ns[i];
+	}
+	a->baseline_ns = base;
+	a->target_ns = 0;
+	if (!base)
+		return;
+	t = p->auto_k * (double)base + (double)p->auto_margin_ns;
+	if (t < (double)p->auto_min_ns)
+		t = (double)p->auto_min_ns;
+	if (t > (double)p->auto_max_ns)
+		t = (double)p->auto_max_ns;
+	a->target_ns = (__u64)t;
+}
+
+static void auto_add_point(const struct aimd_params *p, struct aimd_auto *a, __u64 now_ns,
+			   __u64 point_ns)
+{
+	__u64 epoch = auto_epoch(p, now_ns);
+	int i = (int)(epoch % AIMD_AUTO_SLOTS);
+
+	if (!point_ns)
+		point_ns = 1; /* 0 means empty */
+	if (a->slot_epoch[i] != epoch) {
+		a->slot_epoch[i] = epoch;
+		a->slot_min_ns[i] = point_ns;
+	} else if (point_ns < a->slot_min_ns[i]) {
+		a->slot_min_ns[i] = point_ns;
+	}
+}
+
+/* Handshakes completed per request answered over the served window, at
+ * most 1; 1 when not known (every request on its own connection). */
+static double per_conn(const struct aimd_state *s)
+{
+	double conns = 0, served = 0;
+	int i;
+
+	for (i = 0; i < AIMD_SERVED_SLOTS; i++) {
+		if (s->conn_n[i] < 0)
+			return 1;
+		conns += s->conn_n[i];
+		served += s->served_n[i];
+	}
+	if (served <= 0 || conns >= served)
+		return 1;
+	return conns / served;
+}
+
+static void point_reset(struct aimd_auto *a)
+{
+	a->point_sum = 0;
+	a->point_n = 0;
+	a->point_first_mid_ns = 0;
+	a->point_last_mid_ns = 0;
+	a->point_completed = 0;
+	a->point_answered = 0;
+	a->point_pressure = false;
+	a->point_binding = false;
+}
+
+/* Begin a calm probe (see "Calm probe" in latency_target.h): hold the limit at
+ * probe_frac of the served rate, in connections, never above the limit. */
+static void probe_begin(const struct aimd_params *p, struct aimd_state *s, __u64 now_ns)
+{
+	struct aimd_auto *a = &s->lat;
+	double r;
+
+	/* Requests per connection as the probe begins: during it the
+	 * service answers requests queued before it on connections it cut,
+	 * and its handshakes per request say how deep it cut. */
+	a->probe_per_conn = per_conn(s);
+	r = p->probe_frac * s->served_rate * a->probe_per_conn;
+	a->probing = true;
+	a->probe_done = false;
+	a->probe_start_ns = now_ns;
+	a->probe_rate = r < s->rate ? r : s->rate;
+	a->probe_min_ns = 0;
+	a->probe_flat = 0;
+	a->probe_flat_sum = 0;
+	a->probe_flat_n = 0;
+	a->probe_step_sum = 0;
+	a->probe_step_n = 0;
+	a->probe_step_ns = 0;
+	a->probe_served = s->served_rate;
+	a->probes++;
+	a->probe_lag_ns = a->point_last_mid_ns;
+	point_reset(a);
+	a->verdict_sum = 0;
+	a->verdict_n = 0;
+	a->above_since_ns = 0;
+	a->over = false;
+}
+
+static void probe_end(const struct aimd_params *p, struct aimd_auto *a, __u64 now_ns)
+{
+	__u64 point = a->probe_flat >= 3 && a->probe_flat_n ?
+			      (__u64)(a->probe_flat_sum / (double)a->probe_flat_n) :
+			      a->probe_min_ns;
+
+	a->probing = false;
+	a->probe_done = true;
+	if (point) {
+		auto_add_point(p, a, now_ns, point);
+		a->calm_at_ns = now_ns;
+	}
+	auto_refresh(p, a, now_ns);
+}
+
+/* One tick of a probe. The requests answered in its first E (the level it
+ * began at) arrived before it; after that the level falls by (1 - f) / f
+ * per unit of time while the queue drains. A tick that falls by less than
+ * half that and stays near the lowest seen is flat; three in a row end it. */
+static void probe_step(const struct aimd_params *p, struct aimd_state *s,
+		       const struct aimd_signals *sig, __u64 now_ns)
+{
+	struct aimd_auto *a = &s->lat;
+	__u64 dt = sig->dt_ns ? sig->dt_ns : p->tick_ns;
+	__u64 elapsed = now_ns - a->probe_start_ns, lag = a->probe_lag_ns;
+	double f = p->probe_frac > 0.05 ? p->probe_frac : 0.05;
+	double fall;
+
+	if (s->served_rate > a->probe_served)
+		a->probe_served = s->served_rate;
+	/* A step is a tick, or as many as it takes to gather 3 samples: a
+	 * service of a few requests a tick must end its probe with a level
+	 * too, or it probes again and again. */
+	if (sig->have_latency && sig->latency_count) {
+		a->probe_step_sum += (double)sig->latency_mid_ns * (double)sig->latency_count;
+		a->probe_step_n += sig->latency_count;
+	}
+	a->probe_step_ns += dt;
+	if (a->probe_step_n >= 3) {
+		__u64 mid = (__u64)(a->probe_step_sum / (double)a->probe_step_n);
+		__u64 prev = a->probe_min_ns, n = a->probe_step_n;
+		__u64 near = prev / 5 > 2 * MS ? prev / 5 : 2 * MS;
+
+		fall = 0.5 * (1 - f) / f * (double)a->probe_step_ns;
+		a->probe_step_sum = 0;
+		a->probe_step_n = 0;
+		a->probe_step_ns = 0;
+		if (!prev || mid < prev)
+			a->probe_min_ns = mid;
+		if (elapsed >= lag && prev && (double)mid + fall >= (double)prev &&
+		    mid <= prev + near) {
+			a->probe_flat++;
+			a->probe_flat_sum += (double)mid * (double)n;
+			a->probe_flat_n += n;
+		} else {
+			a->probe_flat = 0;
+			a->probe_flat_sum = 0;
+			a->probe_flat_n = 0;
+		}
+	}
+	if ((a->probe_flat >= 3 && elapsed >= p->probe_min_ns) || elapsed >= p->probe_max_ns)
+		probe_end(p, a, now_ns);
+}
+
+/* Evidence of pressure over the point gathered so far (see "Calm probe"). */
+static bool pressured(const struct aimd_auto *a, bool conns_known)
+{
+	if (a->point_n >= 10 && a->point_answered < 0.9 * (double)a->point_n)
+		return true;
+	if (conns_known && a->point_completed > 1.25 * a->point_answered + 5 &&
+	    a->point_answered > 0)
+		return true;
+	return a->point_first_mid_ns &&
+	       a->point_last_mid_ns > 2 * a->point_first_mid_ns + 5 * MS;
+}
+
+/* A verdict's samples (the derived and the explicit target alike): @v
+ * weighted by @w is added to *@sum / *@n, begun at *@begun_ns; a
+ * gathering older than auto_stale_ns starts over (a trickle too thin for
+ * a verdict). Returns true with the verdict's statistic in *@out once it
+ * has auto_verdict_samples, and starts the next one. */
+static bool verdict_gather(const struct aimd_params *p, double *sum, __u64 *n,
+			   __u64 *begun_ns, __u64 tick_start_ns, __u64 now_ns, __u64 w, double v,
+			   double *out)
+{
+	if (*n && now_ns - *begun_ns > p->auto_stale_ns) {
+		*sum = 0;
+		*n = 0;
+	}
+	if (!*n)
+		*begun_ns = tick_start_ns;
+	*sum += (double)w * v;
+	*n += w;
+	if (*n < p->auto_verdict_samples)
+		return false;
+	*out = *sum / (double)*n;
+	*sum = 0;
+	*n = 0;
+	return true;
+}
+
+/* A verdict's statistic @v against @target: below it ends the run of
+ * verdicts above; above it for auto_interval_ns is overload (CoDel's
+ * first_above_time), or at once with @jump. Returns *@over. */
+static bool verdict_judge(const struct aimd_params *p, double v, __u64 target, bool jump,
+			  __u64 now_ns, __u64 *above_since_ns, bool *over)
+{
+	if (!target || v <= (double)target) {
+		*above_since_ns = 0;
+		*over = false;
+	} else if (jump) {
+		*above_since_ns = now_ns;
+		*over = true;
+	} else if (!*above_since_ns) {
+		*above_since_ns = now_ns + p->auto_interval_ns;
+	} else if (now_ns >= *above_since_ns) {
+		*over = true;
+	}
+	return *over;
+}
+
+bool latency_derived(const struct aimd_params *p, struct aimd_state *s,
+		     const struct aimd_signals *sig, __u64 now_ns, unsigned int other)
+{
+	struct aimd_auto *a = &s->lat;
+	__u64 dt = sig->dt_ns ? sig->dt_ns : p->tick_ns;
+	__u64 start = now_ns > dt ? now_ns - dt : 0;
+	double w, v;
+
+	if (a->probing) {
+		probe_step(p, s, sig, now_ns);
+		return false;
+	}
+	/* Samples stopped (or never came): no verdict for a while means no
+	 * signal, not the last one stuck. */
+	if (a->last_verdict_ns && now_ns - a->last_verdict_ns > p->auto_stale_ns) {
+		a->over = false;
+		a->above_since_ns = 0;
+		a->last_verdict_ns = 0;
+	}
+	if (!sig->have_latency || !sig->latency_count) {
+		auto_refresh(p, a, now_ns);
+		return a->over;
+	}
+	w = (double)sig->latency_count;
+	v = (double)sig->latency_mid_ns;
+
+	/* A baseline point: enough samples, and enough time to average out
+	 * a tick's noise; but the first point as soon as it has the samples:
+	 * shedd started into a growing queue must not average a second of
+	 * growth into its baseline. Only a point without pressure is calm. */
+	if (!a->point_n)
+		a->point_start_ns = start;
+	if (!a->point_first_mid_ns && sig->latency_count >= 5)
+		a->point_first_mid_ns = sig->latency_mid_ns;
+	if (sig->latency_count >= 5)
+		a->point_last_mid_ns = sig->latency_mid_ns;
+	a->point_sum += w * v;
+	a->point_n += sig->latency_count;
+	a->point_completed += sig->have_completed ? (double)sig->completed : 0;
+	a->point_answered += (double)sig->latency_served;
+	if (other || pressured(a, sig->have_completed))
+		a->point_pressure = true;
+	if (sig->demand >= s->rate)
+		a->point_binding = true;
+	/* Started into an overload: no calm reference, so make one. */
+	if (!a->baseline_ns && a->point_pressure && a->point_n >= p->auto_verdict_samples) {
+		probe_begin(p, s, now_ns);
+		return false;
+	}
+	if (a->point_n >= p->auto_point_samples &&
+	    (now_ns - a->point_start_ns >= p->auto_point_ns || !a->baseline_ns)) {
+		bool renew = a->point_binding && a->calm_at_ns &&
+			     now_ns - a->calm_at_ns >= p->probe_every_ns;
+
+		if (!a->point_pressure) {
+			auto_add_point(p, a, now_ns, (__u64)(a->point_sum / (double)a->point_n));
+			if (!a->point_binding)
+				a->calm_at_ns = now_ns;
+		}
+		point_reset(a);
+		if (renew) {
+			auto_refresh(p, a, now_ns);
+			probe_begin(p, s, now_ns);
+			return false;
+		}
+	}
+	auto_refresh(p, a, now_ns);
+
+	/* A verdict: enough samples, all recent. */
+	if (!verdict_gather(p, &a->verdict_sum, &a->verdict_n, &a->verdict_start_ns, start, now_ns,
+			    sig->latency_count, v, &v))
+		return a->over;
+	a->last_verdict_ns = now_ns;
+	a->last_mid_ns = (__u64)v;
+	/* Far above, within one tick: a queue growing this fast is no
+	 * burst. A verdict gathered over ticks is a trickle of samples,
+	 * which waits the interval like any other. */
+	return verdict_judge(p, v, a->target_ns,
+			     v > p->auto_jump * (double)a->target_ns &&
+				     now_ns - a->verdict_start_ns <= dt,
+			     now_ns, &a->above_since_ns, &a->over);
+}
+
+bool latency_explicit(const struct aimd_params *p, struct aimd_state *s,
+		      const struct aimd_signals *sig, __u64 now_ns)
+{
+	__u64 dt = sig->dt_ns ? sig->dt_ns : p->tick_ns;
+	__u64 start = now_ns > dt ? now_ns - dt : 0;
+	double v;
+
+	if (s->vlast_ns && now_ns - s->vlast_ns > p->auto_stale_ns) {
+		s->vover = false;
+		s->vabove_ns = 0;
+		s->vlast_ns = 0;
+	}
+	if (!sig->have_latency || !sig->latency_count)
+		return s->vover;
+	if (!verdict_gather(p, &s->vsum, &s->vn, &s->vstart_ns, start, now_ns, sig->latency_count,
+			    (double)sig->latency_p99_ns, &v))
+		return s->vover;
+	s->vlast_ns = now_ns;
+	s->vval_ns = (__u64)v;
+	return verdict_judge(p, v, p->latency_target_ns, false, now_ns, &s->vabove_ns, &s->vover);
+}
+
+__u64 aimd_latency_target(const struct aimd_params *p, const struct aimd_state *s,
+			  bool *derived)
+{
+	if (derived)
+		*derived = !p->latency_target_ns && p->latency_auto;
+	if (p->latency_target_ns)
+		return p->latency_target_ns;
+	return p->latency_auto ? s->lat.target_ns : 0;
+}
+
+bool latency_headroom(const struct aimd_params *p, const struct aimd_auto *a)
+{
+	if (p->latency_target_ns || !p->latency_auto || !a->target_ns || !a->last_verdict_ns ||
+	    a->over || a->probing)
+		return false;
+	return a->last_mid_ns <= a->baseline_ns + (a->target_ns - a->baseline_ns) / 4;
+}
+
+void latency_resume(const struct aimd_params *p, struct aimd_auto *a, __u64 baseline_ns,
+		    __u64 calm_at_ns, __u64 now_ns)
+{
+	auto_add_point(p, a, calm_at_ns, baseline_ns);
+	a->calm_at_ns = calm_at_ns;
+	auto_refresh(p, a, now_ns);
+}

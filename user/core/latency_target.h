@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* latency_target.h - the controller's latency verdicts: against the
+ * operator's target (--latency-target DUR) or a target derived from the
+ * service's calm latency (the default). Pure, as aimd.h.
+ */
+#ifndef SHEDD_LATENCY_TARGET_H
+#define SHEDD_LATENCY_TARGET_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include "aimd_types.h"
+
+/*
+ * The derived latency target (params->latency_auto, no latency_target_ns): the
+ * service's calm latency is learned, and a latency well above it is
+ * overload. docs/control-loop.md ("Latency target") gives the reasons for
+ * each choice and what it cannot see.
+ *
+ *   mid(tick)   = mean of the middle 80 % of the tick's samples (signals)
+ *   point       = the sample-weighted mean of mid over >= auto_point_samples
+ *                 samples and >= auto_point_ns (the first point as soon as
+ *                 it has the samples); kept only if calm (below)
+ *   baseline    = min(points of the last auto_window_ns)
+ *   target      = clamp(auto_k x baseline + auto_margin_ns,
+ *                       auto_min_ns, auto_max_ns); none (latency is
+ *                 silent) until the first point
+ *   verdict     = the weighted mean of mid over >= auto_verdict_samples
+ *                 samples, taken within auto_stale_ns, above target
+ *   overload    = verdicts above target for auto_interval_ns (CoDel's
+ *                 first_above_time), held until the next verdict; a
+ *                 one-tick verdict above auto_jump x target at once
+ *
+ * A point is calm only without evidence of pressure while it was gathered:
+ *   - handshakes completed faster than requests were answered (by more
+ *     than a quarter);
+ *   - a tenth of the samples not answered;
+ *   - mid of its last tick above 2 x that of its first + 5 ms;
+ *   - another signal's overload verdict (sojourn, depth, overflows).
+ * Calm probe: without a baseline, pressure starts a probe at once; with
+ * one, a binding limit whose calm point is older than probe_every_ns does.
+ * The probe holds the limit at probe_frac x the served rate (in
+ * connections). It ends once three ticks in a row, later than the level it
+ * began at (probe_lag_ns) after its start, fell by less than half of
+ * (1 - f) / f ms per ms (f = probe_frac) and stay near the lowest tick
+ * seen, after probe_min_ns; or at probe_max_ns with the lowest tick (a
+ * "tick" here gathers at least 3 samples). That level is the
+ * calm point; the limit resumes at the highest served rate seen during the
+ * probe. The baseline and when its point was taken go out with
+ * aimd_export(), so a restart resumes it.
+ */
+
+/* latency_derived() - one tick of the derived target: learn the baseline
+ * from the tick's samples (or run the calm probe), then judge them. True
+ * while latency says overload. @other: the other signals' verdict of the
+ * tick (evidence of pressure). */
+bool latency_derived(const struct aimd_params *p, struct aimd_state *s,
+		     const struct aimd_signals *sig, __u64 now_ns, unsigned int other);
+
+/* The explicit target's verdict: the tick's p99, weighted by its samples,
+ * over at least auto_verdict_samples gathered within auto_stale_ns, above
+ * the target for auto_interval_ns: one slow request is not an overload. */
+bool latency_explicit(const struct aimd_params *p, struct aimd_state *s,
+		      const struct aimd_signals *sig, __u64 now_ns);
+
+/* The last verdict of the derived target was within a quarter of the way
+ * from the baseline to the target: nothing waits inside the service. */
+bool latency_headroom(const struct aimd_params *p, const struct aimd_auto *a);
+
+/* latency_resume() - a baseline point @baseline_ns taken at @calm_at_ns (a
+ * previous daemon's, aimd_import()) into @a, and the target derived from
+ * it at @now_ns. The caller checks the point is inside the window. */
+void latency_resume(const struct aimd_params *p, struct aimd_auto *a, __u64 baseline_ns,
+		    __u64 calm_at_ns, __u64 now_ns);
+
+/*
+ * aimd_latency_target() - the latency target in force: the explicit one, or
+ * the derived one; 0 when latency is not a signal (off, or still learning).
+ * *@derived tells which (may be NULL).
+ */
+__u64 aimd_latency_target(const struct aimd_params *p, const struct aimd_state *s,
+			  bool *derived);
+
+#endif /* SHEDD_LATENCY_TARGET_H */
