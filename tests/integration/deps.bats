@@ -2,9 +2,12 @@
 # deps.bats - scripts/deps.sh leaves the host's services as it found them:
 # a package it installs that enables and starts its service the Debian way
 # (dh_installsystemd's maintainer scripts) ends with the service disabled
-# and stopped; a service the operator had enabled stays enabled. The
-# package is made by the test (a unit that runs /bin/true), its name unique
-# to the run, and purged after.
+# and stopped; a service the operator had enabled stays enabled; and
+# scripts/hoststate.sh, which make test, demo and san end with, takes a
+# package installed during the run and left disabled and stopped for the
+# host as it was. The package is made by the test (a unit that runs a
+# process until it is stopped, so "stopped" is a state it can fail), its
+# name unique to the run, and purged after.
 
 setup() {
 	ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
@@ -27,8 +30,7 @@ make_deb() {
 		[Unit]
 		Description=deps.bats test service
 		[Service]
-		Type=oneshot
-		ExecStart=/bin/true
+		ExecStart=/bin/sleep 600
 		[Install]
 		WantedBy=multi-user.target
 	EOF
@@ -76,6 +78,11 @@ make_deb() {
 	[ "$status" -eq 0 ]
 	run systemctl is-enabled "$UNIT"
 	[ "$output" = enabled ]
+	if [ -d /run/systemd/system ]; then
+		run systemctl is-active "$UNIT"
+		[ "$output" = active ]
+		systemctl stop "$UNIT"
+	fi
 }
 
 @test "deps.sh: a service its installation enabled ends disabled and stopped, and stays so on an upgrade" {
@@ -115,4 +122,25 @@ make_deb() {
 	[[ "$output" != *"$UNIT: disabled"* ]]
 	run systemctl is-enabled "$UNIT"
 	[ "$output" = enabled ]
+}
+
+@test "hoststate: a service installed during the run and left disabled and stopped is the host as it was; left enabled it is not" {
+	make_deb 1
+	export HOSTSTATE_SERVICES=$UNIT
+	run "$ROOT/scripts/hoststate.sh" save "$BATS_TEST_TMPDIR/before"
+	[ "$status" -eq 0 ]
+	grep -qx "service $UNIT absent -" "$BATS_TEST_TMPDIR/before"
+	run "$ROOT/scripts/deps.sh" "$DEB"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run "$ROOT/scripts/hoststate.sh" check "$BATS_TEST_TMPDIR/before"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"the host is as the run found it"* ]]
+	# What the run must not leave: the service enabled.
+	systemctl enable --quiet "$UNIT"
+	run "$ROOT/scripts/hoststate.sh" check "$BATS_TEST_TMPDIR/before"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"service $UNIT enabled"* ]]
 }
