@@ -8,6 +8,8 @@ set -eu
 
 # package: why
 #   clang llvm       compile the XDP program to BPF (clang -target bpf)
+#   libclang-rt-dev  clang's runtime: libFuzzer, ASan and UBSan for the
+#                    fuzz targets (a Recommends, which this script skips)
 #   bpftool          vmlinux.h, the libbpf skeleton, and inspecting pinned maps
 #   libbpf-dev       load, attach and pin the program (userspace BPF library)
 #   libelf-dev zlib1g-dev  libbpf's own link dependencies
@@ -27,6 +29,7 @@ set -eu
 #   libcap-ng-dev libcap-ng-utils  drop capabilities after attach; getpcaps
 #   systemd          systemd-analyze verify of the unit (service.bats)
 #   python3          service.bats' sd_notify listener
+#   strace           service.bats: the system calls that enter namespaces
 #   man-db           tests/mancheck.sh renders man pages (shedd.8, shedctl.8)
 #                    with man --warnings
 #   libncurses-dev   shedctl top's screen (ncursesw)
@@ -45,9 +48,9 @@ set -eu
 #                    timeout), beside the project's loadgen, in proxy.bats
 #                    and the proxy experiment: a client nobody here wrote
 #   gnuplot-nox      the experiments' plots (PNG through pngcairo, no X)
-PKGS="clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev gcc make pkg-config \
+PKGS="clang llvm libclang-rt-dev bpftool libbpf-dev libelf-dev zlib1g-dev gcc make pkg-config \
 libcmocka-dev libinih-dev bats iproute2 perl jq ethtool nftables iptables procps util-linux \
-libsystemd-dev libcap-ng-dev libcap-ng-utils systemd python3 man-db libncurses-dev tmux \
+libsystemd-dev libcap-ng-dev libcap-ng-utils systemd python3 strace man-db libncurses-dev tmux \
 libmicrohttpd-dev prometheus curl nginx haproxy httperf gnuplot-nox qemu-system-x86 busybox-static cpio kmod xz-utils"
 
 # --kernels [NAME...]: also fetch the kernel matrix's kernel packages
