@@ -94,7 +94,7 @@ BPF_TOOLS := floodgen xdprouter
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJ)
-.PHONY: all help clean deps docs docs-check test test-unit test-kernels demo san experiments bench fuzz fuzz-logline \
+.PHONY: all help clean deps docs docs-check test test-unit test-kernels test-fresh demo san experiments bench fuzz fuzz-logline \
 	fuzz-config fuzz-options fuzz-cidr install
 
 all: $(BIN) $(CTL_BIN) $(TOOLS)
@@ -112,6 +112,9 @@ help:
 	@echo '  test-kernels     the kernel matrix: boot Debian 12'"'"'s own kernels (6.1, 6.12)'
 	@echo '                   under qemu and run the XDP tests, a short fuzz run and'
 	@echo '                   attach/shed/adopt/verify tests inside (root; KERNELS=)'
+	@echo '  test-fresh       the two commands in a fresh Debian 12 root (mmdebstrap minbase,'
+	@echo '                   chroot): make demo, every test binary, service.bats, deps.bats'
+	@echo '                   (root; commit first: it clones HEAD; FRESH_CACHE=, FRESH_BATS=)'
 	@echo '  demo             install deps, build, run shedd against a SYN flood on a namespace testbed'
 	@echo '  experiments      the experiments, each a CSV, a table and a plot in docs/results'
 	@echo '                   (root; about 33 min): goodput, classes, recovery, knee, fairness,'
@@ -363,6 +366,13 @@ test-kernels: deps
 	$(Q)scripts/deps.sh --kernels $(KERNELS)
 	$(Q)$(MAKE) --no-print-directory all $(XDP_TESTS)
 	$(Q)tests/kernels/matrix.sh $(KERNELS)
+
+# The README's two commands in a fresh Debian 12 root (scripts/fresh.sh):
+# mmdebstrap's minbase, chroot, make and git installed, HEAD cloned, make
+# demo and a short make test (every test binary, FRESH_BATS).
+test-fresh:
+	$(Q)scripts/deps.sh mmdebstrap
+	$(Q)scripts/fresh.sh
 
 test-unit: $(UNIT_TESTS)
 	$(Q)prove --exec tests/exec.sh $(UNIT_TESTS)
