@@ -32,8 +32,13 @@ state() {
 		fi
 		echo "service $u ${en:-absent} $act"
 	done
-	ip -o link show 2>/dev/null | awk -F': ' '/ xdp/ { sub(/@.*/, "", $2); print "xdp " $2 }'
-	ip netns list 2>/dev/null | awk '{ print "netns " $1 }'
+	# A fresh machine has no iproute2 before scripts/deps.sh installs it
+	# (then it has no XDP program that ip would show either), and no
+	# /run/netns until a namespace is made.
+	if command -v ip >/dev/null; then
+		ip -o link show 2>/dev/null | awk -F': ' '/ xdp/ { sub(/@.*/, "", $2); print "xdp " $2 }'
+	fi
+	find /run/netns -mindepth 1 -maxdepth 1 -printf 'netns %f\n' 2>/dev/null || true
 	find /sys/fs/bpf -maxdepth 1 -name 'shedd*' ! -name shedd -printf 'pin %f\n' 2>/dev/null || true
 	# The folder of a namespace (ns:INODE) by what it holds, or itself
 	# when it is left empty.
