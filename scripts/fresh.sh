@@ -61,7 +61,7 @@ cleanup() {
 	# Whatever the run left mounted inside the root (namespaces' files,
 	# bpffs) goes with it.
 	if [ -d "$dir/root" ]; then
-		findmnt -rn -o TARGET | grep -F "$dir/root/" | sort -r |
+		findmnt -rn -o TARGET | grep -F "$dir/root" | sort -r |
 			while read -r m; do umount -l "$m" 2>/dev/null || true; done
 	fi
 	rm -rf --one-file-system "$dir"
@@ -72,6 +72,9 @@ trap 'exit 130' INT TERM
 mkdir "$dir/root"
 tar -C "$dir/root" -xf "$base"
 r=$dir/root
+# The root is a mount point of its own, as a booted system's is: ip netns
+# exec remounts / (--make-rslave), which a plain folder refuses.
+mount --bind "$r" "$r"
 mount -t proc proc "$r/proc"
 mount --rbind /sys "$r/sys"
 mount --make-rslave "$r/sys"
