@@ -78,6 +78,9 @@ mount --bind "$r" "$r"
 mount -t proc proc "$r/proc"
 mount --rbind /sys "$r/sys"
 mount --make-rslave "$r/sys"
+# A BPF file system of its own, as a machine of its own has: the pins of
+# the host's runs are not the fresh root's (and its are not the host's).
+mount -t bpf bpf "$r/sys/fs/bpf"
 mount --rbind /dev "$r/dev"
 mount --make-rslave "$r/dev"
 mount -t tmpfs tmpfs "$r/run"
