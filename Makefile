@@ -411,6 +411,8 @@ fuzz: $(OUTPUT)/fuzz_xdp fuzz-logline
 	$(Q)SHEDD_FUZZ_FRAMES=$(FUZZ_FRAMES) SHEDD_FUZZ_SEED=$(FUZZ_SEED) \
 		SHEDD_FUZZ_SECONDS=3600 $(OUTPUT)/fuzz_xdp
 
+# The fuzz targets are built with ASan and UBSan in every build: make test
+# runs them, san does not run them twice.
 # The sanitized daemon also runs the lifecycle integration tests (load,
 # adopt, remove; the tc hand-off's too; under a service manager, with fewer
 # capabilities; the metrics endpoint's; an upgrade), and the sanitized
@@ -419,10 +421,10 @@ san:
 	$(Q)$(host_save)
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory SAN=1 all $(subst .output,.output-san,$(UNIT_TESTS) \
-		$(XDP_TESTS) $(FUZZ_TESTS))
+		$(XDP_TESTS))
 	$(Q)rc=0; SHEDD=$(CURDIR)/.output-san/shedd SHEDCTL=$(CURDIR)/.output-san/shedctl \
 		prove -v --exec tests/exec.sh \
-		$(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS)) \
+		$(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS)) \
 		tests/integration/lifecycle.bats tests/integration/logfeed.bats \
 		tests/integration/verify.bats tests/integration/reload.bats \
 		tests/integration/service.bats tests/integration/shedctl.bats \
