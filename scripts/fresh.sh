@@ -12,7 +12,7 @@
 #   fresh.sh [STEP...]   STEP: demo, test (default: both)
 #
 # FRESH_CACHE (default /var/cache/shedd/fresh) keeps the minbase root as a
-# tarball (made once, then unpacked anew for every run) and the downloaded
+# tarball (made once a month, then unpacked anew for every run) and the downloaded
 # package files (so a second run fetches nothing; it installs everything
 # again). FRESH_BATS (default service.bats and deps.bats) names the
 # integration tests to run. What is tested is HEAD: commit first.
@@ -48,7 +48,9 @@ sources() {
 
 mkdir -p "$FRESH_CACHE/archives/partial"
 base=$FRESH_CACHE/$SUITE-minbase.tar
-if [ ! -s "$base" ]; then
+# A root a month old is made again: a fresh machine is installed from
+# today's archive.
+if [ ! -s "$base" ] || [ -n "$(find "$base" -mtime +30)" ]; then
 	echo "fresh.sh: building a minimal Debian 12 root (mmdebstrap --variant=minbase $SUITE)"
 	# The name's ending tells mmdebstrap to write a tarball.
 	mmdebstrap --quiet --variant=minbase "$SUITE" "$FRESH_CACHE/new.tar" "$(sources)" </dev/null
