@@ -87,10 +87,11 @@ mount --rbind /dev "$r/dev"
 mount --make-rslave "$r/dev"
 mount -t tmpfs tmpfs "$r/run"
 mount -t tmpfs tmpfs "$r/tmp"
-mkdir -p "$r/var/cache/apt/archives" "$r/src"
+mkdir -p "$r/var/cache/apt/archives"
 mount --bind "$FRESH_CACHE/archives" "$r/var/cache/apt/archives"
-mount --bind "$ROOT" "$r/src"
-mount -o remount,bind,ro "$r/src"
+# HEAD with its history (upgrade.bats builds releases from it), as a
+# bundle: a checkout may be a worktree whose git folder is elsewhere.
+git -C "$ROOT" bundle create -q "$r/tmp/shedd.bundle" HEAD
 cp /etc/resolv.conf "$r/etc/resolv.conf" 2>/dev/null || true
 
 # in_root CMD: CMD (a shell line) as root in the fresh root, with a login's
@@ -104,7 +105,7 @@ in_root() {
 start=$(date +%s)
 echo "fresh.sh: in a fresh Debian $(cat "$r/etc/debian_version") root: apt-get install make git, as the README says"
 in_root 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq make git >/dev/null'
-in_root "git config --global --add safe.directory '*' && git clone -q /src /root/shedd"
+in_root "git clone -q /tmp/shedd.bundle /root/shedd && rm /tmp/shedd.bundle"
 echo "fresh.sh: cloned $(git -C "$ROOT" rev-parse --short HEAD) into /root/shedd"
 rc=0
 for s in $steps; do
