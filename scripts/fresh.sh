@@ -16,7 +16,8 @@
 # package files (so a second run fetches nothing; it installs everything
 # again). FRESH_BATS (default service.bats and deps.bats) names the
 # integration tests to run. What is tested is HEAD: commit first.
-# The root and its mounts are removed at the end, also on failure.
+# The root and its mounts are removed at the end, also on failure; the
+# mounts live in a mount namespace of the run's own.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -35,6 +36,13 @@ done
 [ "$(id -u)" -eq 0 ] || die "run as root: it builds and enters a Debian root"
 command -v mmdebstrap >/dev/null || die "mmdebstrap is missing (scripts/deps.sh mmdebstrap)"
 git -C "$ROOT" rev-parse --verify -q HEAD >/dev/null || die "$ROOT is not a git checkout"
+# Everything below runs in a mount namespace of its own: the root's mounts
+# (a BPF file system among them, which iproute2 would take for the host's
+# in a test of another run under ip netns exec) are never seen outside it,
+# and go with it.
+if [ -z "${FRESH_MOUNT_NS:-}" ]; then
+	FRESH_MOUNT_NS=1 exec unshare --mount --propagation slave "$0" "$@"
+fi
 
 # The host's Debian sources (this machine may reach the archive through a
 # mirror of its own); deb.debian.org where it has none.
@@ -64,9 +72,10 @@ cleanup() {
 	# bpffs) goes with it.
 	if [ -d "$dir/root" ]; then
 		findmnt -rn -o TARGET | grep -F "$dir/root" | sort -r |
-			while read -r m; do umount -l "$m" 2>/dev/null || true; done
+			while read -r m; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
 	fi
 	rm -rf --one-file-system "$dir"
+	rmdir "$dir/root" "$dir" 2>/dev/null || true
 	exit "$rc"
 }
 trap cleanup EXIT
