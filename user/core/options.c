@@ -686,6 +686,10 @@ const struct opt_def options_table[OPT_COUNT] = {
 	  OPTF_CLI },
 	{ OPT_REMOVE, "remove", 0, NULL, NULL, NULL, NULL,
 	  "detach shedd from IFACE, remove its pins, exit", OPTF_FLAG | OPTF_CLI },
+	{ OPT_CHECK_CONFIG, "check-config", 0, NULL, NULL, NULL, NULL,
+	  "check the command line and --config FILE as a start would, say what is wrong "
+	  "(exit 2) or that they are good (exit 0); loads and attaches nothing",
+	  OPTF_FLAG | OPTF_CLI },
 	{ OPT_HELP, "help", 'h', NULL, NULL, NULL, NULL, "this text", OPTF_FLAG | OPTF_CLI },
 	{ OPT_VERSION, "version", 'V', NULL, NULL, NULL, NULL, "print the version",
 	  OPTF_FLAG | OPTF_CLI },
@@ -1088,6 +1092,9 @@ int options_apply(struct options_state *st, const struct opt_def *d, const char 
 		break;
 	case OPT_REMOVE:
 		o->remove = true;
+		break;
+	case OPT_CHECK_CONFIG:
+		o->check_config = true;
 		break;
 	case OPT_VERBOSE:
 		if (!val) {

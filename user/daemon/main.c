@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
@@ -934,6 +935,28 @@ out:
 	return started ? SHEDD_EXIT_FAILURE : SHEDD_EXIT_ENV;
 }
 
+/* --check-config found nothing wrong: say so, with what a start would
+ * run, on stdout. */
+static void check_config_say(const struct shedd_options *o)
+{
+	int i, n4 = 0, n6 = 0;
+	char ports[32];
+
+	for (i = 0; i < o->nr_prefixes; i++) {
+		if (o->prefixes[i].family == AF_INET)
+			n4++;
+		else
+			n6++;
+	}
+	snprintf(ports, sizeof(ports), "%d port(s)", o->nr_ports);
+	printf("shedd: %s%sthe configuration is good: iface %s, %s, %s %llu SYN/s, %d IPv4 and "
+	       "%d IPv6 prefix(es)\n",
+	       o->config[0] ? o->config : "", o->config[0] ? ": " : "", o->iface,
+	       o->nr_ports ? ports : "every port",
+	       o->controller == CONTROLLER_AIMD ? "aimd from" : "fixed at",
+	       (unsigned long long)o->rate_per_sec, n4, n6);
+}
+
 int main(int argc, char **argv)
 {
 	struct shedd_options o;
@@ -953,11 +976,26 @@ int main(int argc, char **argv)
 		options_free(&o);
 		return SHEDD_EXIT_USAGE;
 	}
+	if (o.check_config && o.remove) {
+		log_err("--check-config and --remove: one or the other");
+		options_free(&o);
+		return SHEDD_EXIT_USAGE;
+	}
 	if (!o.remove && metrics_parse_addr(o.metrics_addr, &(struct sockaddr_storage){ 0 },
 					    &(socklen_t){ 0 }, err_msg, sizeof(err_msg)) < 0) {
 		log_err("%s", err_msg);
 		options_free(&o);
 		return SHEDD_EXIT_USAGE;
+	}
+	/* Every check a start makes before it touches the kernel has been
+	 * made: options_parse() (the file, the values, the prefixes and
+	 * their limits, the classes' options, the users and groups named)
+	 * and the metrics address. Nothing is loaded, attached, locked or
+	 * bound. */
+	if (o.check_config) {
+		check_config_say(&o);
+		options_free(&o);
+		return SHEDD_EXIT_OK;
 	}
 	verbosity = o.verbose;
 	libbpf_set_print(libbpf_print);
