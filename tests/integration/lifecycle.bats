@@ -78,6 +78,33 @@ full_trie_prefixes() {
 	[ ! -e "$PIN_DIR" ]
 }
 
+@test "a reader that goes away (shedd 2>&1 | head -1) does not kill shedd: SIGPIPE is ignored" {
+	local fifo=$BATS_TEST_TMPDIR/out
+	mkfifo "$fifo"
+	"$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --verify off --port "$PORT" --rate 100 \
+		--status-interval 100ms >"$fifo" 2>&1 &
+	SHEDD_PID=$!
+	PIDS+=("$SHEDD_PID")
+	# The reader takes the first line and leaves: every later line is
+	# written into a pipe without a reader (EPIPE, and SIGPIPE unless it
+	# is ignored), from the start's first steps on.
+	run head -n 1 "$fifo"
+	echo "first line: $output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "shedd: "* ]]
+	wait_for "shedd attached" 5 xdp_attached
+	wait_for "the pins" 5 test -e "$PIN_DIR/daemon_stats"
+	wait_ticks 5
+	run kill -0 "$SHEDD_PID"
+	[ "$status" -eq 0 ]
+	kill -TERM "$SHEDD_PID"
+	rc=0
+	wait "$SHEDD_PID" || rc=$?
+	[ "$rc" -eq 0 ]
+	xdp_detached
+	[ ! -e "$PIN_DIR" ]
+}
+
 @test "bpftool dumps the pinned maps with field names" {
 	shedd_start --verify off --port "$PORT" --rate 100 --prefix 198.19.1.0/24=critical
 	flood 198.19.1.0/24 50 1 >/dev/null

@@ -965,6 +965,13 @@ int main(int argc, char **argv)
 	int ret;
 
 	log_init();
+	/* A reader of stderr that goes away (shedd 2>&1 | head -1, a log
+	 * collector restarted) must not kill the daemon mid-start or while
+	 * it sheds: a line nobody can read is lost (log.c ignores the
+	 * EPIPE), the daemon carries on. Set first, before any line. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
 	ret = options_parse(argc, argv, &o, out, sizeof(out), err_msg, sizeof(err_msg));
 	if (ret == OPTIONS_EXIT) {
 		fputs(out, stdout);
