@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # reload.bats - SIGHUP reloads --config: the new file is checked whole and
 # applied to the running program (pinned maps, per-class counts on the wire);
-# a broken file changes nothing; reloads under load lose no packet of an
-# established connection and leave no gap in the shedding.
+# a broken file changes nothing, fails the unit's ExecReload (its
+# --check-config) and is counted in the metrics; reloads under load lose no
+# packet of an established connection and leave no gap in the shedding.
 
 # The floods are spoofed: verified admission would answer them with cookies
 # instead of charging them, so the file sets verify = off.
@@ -48,6 +49,34 @@ hup() {
 	wait_for "reload $1" 5 sh -c "[ \$(grep -cE '^shedd: (reloaded|reload refused|reload: .*: the configuration is unchanged)' \
 		'$TESTBED_TMP/shedd.log') -ge $1 ]"
 }
+
+# unit_reload: what `systemctl reload shedd@IFACE` runs, from the unit
+# file (UNIT, default the tree's): each ExecReload= line in turn, with the
+# testbed's interface, config file, namespace (SHEDD_ARGS) and shedd's pid
+# (MAINPID), stopping at the first that fails, as systemd does. Its
+# status is the reload's.
+UNIT=${UNIT:-$ROOT/contrib/systemd/shedd@.service}
+unit_reload() {
+	local cmd
+	while IFS= read -r cmd; do
+		cmd=${cmd//@SBINDIR@\/shedd/$SHEDD}
+		cmd=${cmd//\/etc\/shedd\/%i.conf/$CONF}
+		cmd=${cmd//%i/$IF_SRV}
+		cmd=${cmd//\$SHEDD_ARGS/--netns $NS_SRV}
+		cmd=${cmd//\$MAINPID/$SHEDD_PID}
+		echo "ExecReload: $cmd"
+		bash -c "$cmd" || return
+	done < <(sed -n 's/^ExecReload=//p' "$UNIT")
+}
+
+# metric NAME{LABELS}: a sample of shedd's /metrics, in the server's
+# namespace.
+metric() {
+	in_srv curl -sS --fail --max-time 5 http://127.0.0.1:9464/metrics |
+		awk -v s="$1" 'index($0, s) == 1 { print $NF }'
+}
+reloads_metric() { metric "shedd_config_reloads_total{iface=\"$IF_SRV\",result=\"$1\"}"; }
+last_reload_ok() { metric "shedd_config_last_reload_successful{iface=\"$IF_SRV\"}"; }
 
 ports() { bpftool map dump pinned "$PIN_DIR/ports" | jq -c '[.[].key] | sort'; }
 prefixes() {
@@ -119,6 +148,73 @@ class_rate() { bpftool map dump pinned "$PIN_DIR/rates" | jq ".[] | select(.key 
 	conf 2000 "$PORT" 198.19.9.0/24=critical 0.2
 	hup 4
 	[ "$(prefixes)" = '["198.19.9.0/24=1"]' ]
+}
+
+@test "a refused reload is visible: the unit's ExecReload fails, no SIGHUP is sent; the metrics count the daemon's refusals" {
+	conf 1000 "$PORT" 198.19.1.0/24=critical_plus 0.1
+	shedd_start --config "$CONF"
+	[ "$(reloads_metric ok)" = 0 ]
+	[ "$(reloads_metric refused)" = 0 ]
+	[ "$(last_reload_ok)" = 1 ]
+
+	# A typo: systemctl reload would fail, with the check's message, and
+	# the daemon is not even asked.
+	conf 2000 "$PORT" 198.19.9.0/24=critical 0.2 "rate = 5x"
+	run unit_reload
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"shedd: $CONF:8: key 'rate' is given twice (also on line 4)"* ]]
+	[[ "$output" != *"ExecReload: /bin/kill"* ]]
+	wait_ticks 2
+	run grep -c 'reload' "$TESTBED_TMP/shedd.log"
+	[ "$output" = 0 ]
+	[ "$(total_rate)" = 1000 ]
+
+	# A SIGHUP sent anyway (kill -HUP, as before the unit checked): the
+	# daemon refuses the file and says so, in its log and its metrics.
+	hup 1
+	grep -q "^shedd: reload refused, the running configuration stays: $CONF:8: key 'rate' is given twice" \
+		"$TESTBED_TMP/shedd.log"
+	[ "$(reloads_metric refused)" = 1 ]
+	[ "$(reloads_metric ok)" = 0 ]
+	[ "$(last_reload_ok)" = 0 ]
+	[ "$(total_rate)" = 1000 ]
+
+	# A good file: the unit's reload succeeds and the daemon applies it.
+	conf 2000 "$PORT" 198.19.9.0/24=critical 0.2
+	run unit_reload
+	echo "$output"
+	[ "$status" -eq 0 ]
+	wait_for "reload 2" 5 sh -c "grep -q '^shedd: reloaded ' '$TESTBED_TMP/shedd.log'"
+	[ "$(prefixes)" = '["198.19.9.0/24=1"]' ]
+	[ "$(reloads_metric ok)" = 1 ]
+	[ "$(reloads_metric refused)" = 1 ]
+	[ "$(last_reload_ok)" = 1 ]
+}
+
+@test "a reload with more prefixes than the trie holds is refused by the limit's name; the old prefixes stay" {
+	conf 1000 "$PORT" 198.19.1.0/24=critical_plus 0.1
+	shedd_start --config "$CONF"
+	# 16385 distinct IPv4 host prefixes of 198.18.0.0/15.
+	{
+		cat "$CONF"
+		printf '[class.critical]\n'
+		for ((i = 0; i < 16385; i++)); do
+			printf 'prefix = 198.%d.%d.%d/32\n' $((18 + i / 65536)) $((i / 256 % 256)) $((i % 256))
+		done
+	} >"$CONF.new"
+	mv "$CONF.new" "$CONF"
+	run unit_reload
+	echo "$output" | tail -2
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--prefix: 16386 IPv4 prefixes; the IPv4 trie holds at most 16384 (MAX_PREFIXES)"* ]]
+	hup 1
+	grep -q "^shedd: reload refused, the running configuration stays: $CONF:.*: --prefix: 16386 IPv4 prefixes; the IPv4 trie holds at most 16384 (MAX_PREFIXES)" \
+		"$TESTBED_TMP/shedd.log"
+	[ "$(prefixes)" = '["198.19.1.0/24=0"]' ]
+	[ "$(last_reload_ok)" = 0 ]
+	run kill -0 "$SHEDD_PID"
+	[ "$status" -eq 0 ]
 }
 
 @test "options fixed for the daemon's life are reported as needing a restart and keep their value" {

@@ -886,11 +886,19 @@ static int run(struct shedd_options *o)
 		do {
 			sleep_until(deadline);
 			if (reload_asked && !exiting) {
+				bool ok;
+
 				reload_asked = 0;
 				service_reloading();
-				service_reloaded(reload_config(o, &d.l, &d.sig, &d.tp, &d.ts) ?
-						 "reload refused: the running configuration stays" :
-						 "configuration reloaded");
+				ok = !reload_config(o, &d.l, &d.sig, &d.tp, &d.ts);
+				service_reloaded(ok ? "configuration reloaded" :
+						 "reload refused: the running configuration stays");
+				/* Counted and published at once, for a scrape
+				 * that follows the reload. */
+				if (o->config[0]) {
+					metrics_reload(&d.metrics.next, ok);
+					publish_metrics(&d, NULL);
+				}
 			}
 		} while (!exiting && now_ns() < deadline);
 		if (exiting)
