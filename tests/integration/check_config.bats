@@ -84,12 +84,8 @@ nothing_loaded() {
 
 @test "more prefixes than a family's trie holds: refused by name of the limit" {
 	# 16385 distinct IPv4 host prefixes of 198.18.0.0/15.
-	{
-		printf '[shedd]\n'
-		for ((i = 0; i < 16385; i++)); do
-			printf 'prefix = 198.%d.%d.%d/32=critical\n' $((18 + i / 65536)) $((i / 256 % 256)) $((i % 256))
-		done
-	} >"$CONF"
+	awk 'BEGIN { print "[shedd]"; for (i = 0; i < 16385; i++)
+		printf "prefix = 198.%d.%d.%d/32=critical\n", 18 + int(i / 65536), int(i / 256) % 256, i % 256 }' >"$CONF"
 	check
 	[ "$status" -eq 2 ]
 	[ "$output" = "shedd: $CONF:16386: --prefix: 16385 IPv4 prefixes; the IPv4 trie holds at most 16384 (MAX_PREFIXES)" ]

@@ -78,6 +78,14 @@ metric() {
 reloads_metric() { metric "shedd_config_reloads_total{iface=\"$IF_SRV\",result=\"$1\"}"; }
 last_reload_ok() { metric "shedd_config_last_reload_successful{iface=\"$IF_SRV\"}"; }
 
+# host_prefixes FIRST N: "prefix = ADDR/32" lines of N IPv4 hosts of
+# 198.18.0.0/15 from the FIRST-th on (awk: a bash loop under bats' traps
+# takes a minute).
+host_prefixes() {
+	awk -v first="$1" -v n="$2" 'BEGIN { for (i = first; i < first + n; i++)
+		printf "prefix = 198.%d.%d.%d/32\n", 18 + int(i / 65536), int(i / 256) % 256, i % 256 }'
+}
+
 ports() { bpftool map dump pinned "$PIN_DIR/ports" | jq -c '[.[].key] | sort'; }
 prefixes() {
 	bpftool map dump pinned "$PIN_DIR/prefix_v4" |
@@ -199,9 +207,7 @@ class_rate() { bpftool map dump pinned "$PIN_DIR/rates" | jq ".[] | select(.key 
 	{
 		cat "$CONF"
 		printf '[class.critical]\n'
-		for ((i = 0; i < 16385; i++)); do
-			printf 'prefix = 198.%d.%d.%d/32\n' $((18 + i / 65536)) $((i / 256 % 256)) $((i % 256))
-		done
+		host_prefixes 0 16385
 	} >"$CONF.new"
 	mv "$CONF.new" "$CONF"
 	run unit_reload
@@ -215,6 +221,39 @@ class_rate() { bpftool map dump pinned "$PIN_DIR/rates" | jq ".[] | select(.key 
 	[ "$(last_reload_ok)" = 0 ]
 	run kill -0 "$SHEDD_PID"
 	[ "$status" -eq 0 ]
+}
+
+@test "a reload that replaces a long prefix list with another, each within the trie, is applied" {
+	# 10 000 IPv4 host prefixes, then 10 000 others: 20 000 together,
+	# more than the trie's 16 384, though each list fits.
+	big_conf() {
+		{
+			printf '[shedd]\nport = %s\nrate = 1000\n[verify]\nverify = off\n' "$PORT"
+			printf '[controller]\ncontroller = off\n[class.critical]\n'
+			host_prefixes "$1" 10000
+		} >"$CONF.new"
+		mv "$CONF.new" "$CONF"
+	}
+	# v4_span: how many IPv4 prefixes the trie holds, the lowest and the
+	# highest address, as numbers.
+	v4_span() {
+		bpftool map dump pinned "$PIN_DIR/prefix_v4" |
+			jq -c '[.[].key.addr | .[0] * 16777216 + .[1] * 65536 + .[2] * 256 + .[3]] |
+				[length, min, max]'
+	}
+	ip4() { echo $(( (198 << 24) + ((18 + $1 / 65536) << 16) + (($1 / 256 % 256) << 8) + $1 % 256 )); }
+	big_conf 0
+	shedd_start --config "$CONF"
+	[ "$(v4_span)" = "[10000,$(ip4 0),$(ip4 9999)]" ]
+	big_conf 10000
+	run unit_reload
+	[ "$status" -eq 0 ]
+	hup 1
+	grep -q "^shedd: reloaded $CONF: limit 1000 SYN/s, 1 port(s), 10000 prefix(es); changed: prefix" \
+		"$TESTBED_TMP/shedd.log"
+	# The new list, whole, and nothing of the old.
+	[ "$(v4_span)" = "[10000,$(ip4 10000),$(ip4 19999)]" ]
+	[ "$(last_reload_ok)" = 1 ]
 }
 
 @test "options fixed for the daemon's life are reported as needing a restart and keep their value" {
