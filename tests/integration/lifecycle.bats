@@ -275,8 +275,12 @@ xdp_mode_now() {
 	wait_listening "second protected port" 8081
 	dropped=$(stat_sum dropped 3)
 	# A flood of the same class from the same CPU takes the token of each
-	# second, so the client's SYN and its retransmits find none.
-	flood_bg "$BATS_TEST_TMPDIR/flood2" 198.19.0.0/16 5000 4
+	# second, so the client's SYN and its retransmits find none: once it
+	# is under way.
+	syn0=$(stat_sum syn 3)
+	flood_bg "$BATS_TEST_TMPDIR/flood2" 198.19.0.0/16 5000 6
+	wait_for "the flood" 5 sh -c "[ \$(bpftool map dump pinned '$PIN_DIR/stats' |
+		jq '[.[0].values[].value.cls[3].syn] | add') -gt $((syn0 + 500)) ]"
 	cpu=$(( $(nproc) - 1 ))
 	run in_cli taskset -c "$cpu" timeout 3 bash -c "exec 3<>/dev/tcp/$SRV_IP/8081"
 	[ "$status" -ne 0 ]
