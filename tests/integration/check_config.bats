@@ -10,7 +10,10 @@ setup() {
 	testbed_up
 	CONF=$BATS_TEST_TMPDIR/shedd.conf
 }
-teardown() { testbed_down; }
+teardown() {
+	testbed_down
+	[ -z "${CONF_DIR:-}" ] || rm -rf "$CONF_DIR"
+}
 
 # conf LINES...: the config file, one line an argument, after [shedd].
 conf() {
@@ -113,6 +116,27 @@ nothing_loaded() {
 	[ "$(in_srv ip -j link show dev "$IF_SRV" | jq '.[0].xdp.prog.id')" = "$prog" ]
 	run grep -c 'another shedd\|reload' "$TESTBED_TMP/shedd.log"
 	[ "$output" = 0 ]
+}
+
+@test "a file the daemon's user cannot read is refused: every reload would be" {
+	# A folder the user can enter (the test's own is root's, 0700).
+	CONF_DIR=$(mktemp -d /tmp/shedd-check-conf.XXXXXX)
+	chmod 755 "$CONF_DIR"
+	CONF=$CONF_DIR/shedd.conf
+	conf "port = $PORT" "rate = 1000"
+	chmod 600 "$CONF"
+	check --user nobody
+	[ "$status" -eq 2 ]
+	[ "$output" = "shedd: $CONF: the daemon reads it at a reload as user nobody, who cannot: Permission denied; every reload would be refused (make it readable by nobody: mode 0644, or 0640 in its group)" ]
+	chmod 640 "$CONF"
+	chgrp nogroup "$CONF"
+	check --user nobody
+	[ "$status" -eq 0 ]
+	# As root the daemon reads what root can.
+	chmod 600 "$CONF"
+	check --user root
+	[ "$status" -eq 0 ]
+	nothing_loaded
 }
 
 @test "the unit checks the configuration before a start and before a reload" {

@@ -5,6 +5,8 @@
  * readiness, status and watchdog through sd_notify.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 #include <time.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
@@ -943,6 +946,43 @@ out:
 	return started ? SHEDD_EXIT_FAILURE : SHEDD_EXIT_ENV;
 }
 
+/* A reload reads the config file as the user the daemon becomes once
+ * attached (--user, or the user shedd if there is one): can that user
+ * read it? Asked of the kernel by a child that becomes that user, as the
+ * daemon does (setresgid, no supplementary groups, setresuid). 0 yes (or
+ * nothing to ask: no file, root, or no right to change users here), else
+ * the errno of its open(). */
+static int config_readable_by_run_user(struct shedd_options *o)
+{
+	char why[256];
+	int status;
+	pid_t pid;
+
+	if (!o->config[0] || geteuid() != 0)
+		return 0;
+	if (!o->user_set && parse_user("shedd", &o->run_uid, &o->run_gid, o->user_name,
+				       sizeof(o->user_name), why, sizeof(why)))
+		return 0; /* no user shedd: the daemon stays root */
+	if (!o->run_uid)
+		return 0;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return 0;
+	if (pid == 0) {
+		int fd;
+
+		if (setgroups(0, NULL) || setresgid(o->run_gid, o->run_gid, o->run_gid) ||
+		    setresuid(o->run_uid, o->run_uid, o->run_uid))
+			_exit(0); /* cannot change users here: not asked */
+		fd = open(o->config, O_RDONLY | O_CLOEXEC);
+		_exit(fd < 0 ? (errno & 0x7f ? errno & 0x7f : EIO) : 0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 0;
+	return WEXITSTATUS(status);
+}
+
 /* --check-config found nothing wrong: say so, with what a start would
  * run, on stdout. */
 static void check_config_say(const struct shedd_options *o)
@@ -1008,6 +1048,16 @@ int main(int argc, char **argv)
 	 * and the metrics address. Nothing is loaded, attached, locked or
 	 * bound. */
 	if (o.check_config) {
+		int e = config_readable_by_run_user(&o);
+
+		if (e) {
+			log_err("%s: the daemon reads it at a reload as user %s, who cannot: %s; "
+				"every reload would be refused (make it readable by %s: mode "
+				"0644, or 0640 in its group)", o.config, o.user_name, strerror(e),
+				o.user_name);
+			options_free(&o);
+			return SHEDD_EXIT_USAGE;
+		}
 		check_config_say(&o);
 		options_free(&o);
 		return SHEDD_EXIT_OK;
