@@ -426,6 +426,7 @@ san:
 		prove -v --exec tests/exec.sh \
 		$(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS)) \
 		tests/integration/lifecycle.bats tests/integration/logfeed.bats \
+		tests/integration/check_config.bats \
 		tests/integration/verify.bats tests/integration/reload.bats \
 		tests/integration/service.bats tests/integration/shedctl.bats \
 		tests/integration/metrics.bats tests/integration/upgrade.bats $(host_check)

@@ -145,6 +145,37 @@ static int count_of(const char *text, const char *needle)
 	return n;
 }
 
+/* Reloads: ok and refused counted apart; the gauge says whether the last
+ * one was applied, 1 before any. */
+static void test_format_reloads(void **state)
+{
+	struct metrics_snapshot s;
+	char *out;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	snprintf(s.iface, sizeof(s.iface), "eth0");
+	out = format(&s);
+	assert_non_null(strstr(out, "# TYPE shedd_config_reloads_total counter\n"));
+	assert_non_null(strstr(out, "shedd_config_reloads_total{iface=\"eth0\",result=\"ok\"} 0\n"));
+	assert_non_null(strstr(out, "shedd_config_reloads_total{iface=\"eth0\",result=\"refused\"} 0\n"));
+	assert_non_null(strstr(out, "# TYPE shedd_config_last_reload_successful gauge\n"));
+	assert_non_null(strstr(out, "shedd_config_last_reload_successful{iface=\"eth0\"} 1\n"));
+	free(out);
+	metrics_reload(&s, true);
+	metrics_reload(&s, false);
+	metrics_reload(&s, false);
+	out = format(&s);
+	assert_non_null(strstr(out, "shedd_config_reloads_total{iface=\"eth0\",result=\"ok\"} 1\n"));
+	assert_non_null(strstr(out, "shedd_config_reloads_total{iface=\"eth0\",result=\"refused\"} 2\n"));
+	assert_non_null(strstr(out, "shedd_config_last_reload_successful{iface=\"eth0\"} 0\n"));
+	free(out);
+	metrics_reload(&s, true);
+	out = format(&s);
+	assert_non_null(strstr(out, "shedd_config_last_reload_successful{iface=\"eth0\"} 1\n"));
+	free(out);
+}
+
 static void test_format_shape(void **state)
 {
 	struct metrics_snapshot s;
@@ -374,6 +405,7 @@ int main(void)
 		cmocka_unit_test(test_hist_add),
 		cmocka_unit_test(test_count),
 		cmocka_unit_test(test_format_shape),
+		cmocka_unit_test(test_format_reloads),
 		cmocka_unit_test(test_format_fair),
 		cmocka_unit_test(test_parse_addr),
 	};

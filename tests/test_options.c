@@ -811,6 +811,126 @@ static void example_parses(void **state)
 	options_free(&o);
 }
 
+/* --rate 0 admits nothing: every new connection would be shed, which no
+ * operator means (--remove stops shedding). With the controller, --rate is
+ * its start: one outside bounds also given is a contradiction, as
+ * --min-rate above --max-rate is; a bound left at its default clamps. */
+static void rate_bounds(void **state)
+{
+	struct shedd_options o;
+
+	(void)state;
+	assert_int_equal(PARSE(&o, "-i", "e", "--rate", "0"), OPTIONS_ERROR);
+	assert_non_null(strstr(err, "--rate: 0 is out of range [1, 100000000]"));
+	assert_non_null(strstr(err, "would shed every new connection"));
+	options_free(&o);
+	assert_int_equal(parse_file(&o, "[shedd]\niface = e0\nrate = 0\n"), OPTIONS_ERROR);
+	assert_non_null(strstr(err, "t.conf:3: rate: 0 is out of range [1, 100000000]"));
+	options_free(&o);
+	file_text = NULL;
+	assert_int_equal(PARSE(&o, "-i", "e", "--rate", "1"), OPTIONS_RUN);
+	assert_int_equal(o.rate_per_sec, 1);
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--rate", "100000000"), OPTIONS_RUN);
+	options_free(&o);
+
+	assert_int_equal(PARSE(&o, "-i", "e", "--controller", "aimd", "--rate", "20000",
+			       "--max-rate", "10000"), OPTIONS_ERROR);
+	assert_non_null(strstr(err, "--rate 20000 is above --max-rate 10000"));
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--controller", "aimd", "--rate", "5",
+			       "--min-rate", "50"), OPTIONS_ERROR);
+	assert_non_null(strstr(err, "--rate 5 is below --min-rate 50"));
+	options_free(&o);
+	assert_int_equal(parse_file(&o, "[shedd]\niface = e0\nrate = 20000\n[controller]\n"
+				    "controller = aimd\nmax_rate = 10000\n"), OPTIONS_ERROR);
+	assert_non_null(strstr(err, "t.conf:3: --rate 20000 is above --max-rate 10000"));
+	options_free(&o);
+	file_text = NULL;
+	/* A fixed rate knows no controller bounds; a default bound clamps. */
+	assert_int_equal(PARSE(&o, "-i", "e", "--rate", "20000", "--max-rate", "10000"),
+			 OPTIONS_RUN);
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--controller", "aimd", "--rate", "200000"),
+			 OPTIONS_RUN);
+	options_free(&o);
+}
+
+/* A text of @n distinct IPv4 (v6: IPv6) /32 (/128) prefixes in [shedd],
+ * each on its own line, and @extra after them. */
+static char *prefix_file(int n4, int n6, const char *extra)
+{
+	size_t cap = 64 + (size_t)(n4 + n6) * 48 + strlen(extra);
+	char *t = malloc(cap);
+	size_t off = 0;
+	int i;
+
+	assert_non_null(t);
+	off += (size_t)snprintf(t + off, cap - off, "[shedd]\niface = e0\n");
+	for (i = 0; i < n4; i++)
+		off += (size_t)snprintf(t + off, cap - off, "prefix = 198.%d.%d.%d/32=critical\n",
+					18 + i / 65536, (i / 256) % 256, i % 256);
+	for (i = 0; i < n6; i++)
+		off += (size_t)snprintf(t + off, cap - off, "prefix = 2001:db8::%x:%x/128=critical\n",
+					i / 65536, i % 65536);
+	snprintf(t + off, cap - off, "%s", extra);
+	return t;
+}
+
+/* Each family's prefixes go into one LPM trie of MAX_PREFIXES entries:
+ * one more is refused at parse time, naming the limit, not found when a
+ * map write fails after the program is loaded. The same prefix twice is
+ * one entry. */
+static void prefix_limits(void **state)
+{
+	struct shedd_options o;
+	char *t;
+
+	(void)state;
+	t = prefix_file(MAX_PREFIXES, MAX_PREFIXES, "");
+	assert_int_equal(parse_file(&o, t), OPTIONS_RUN);
+	assert_int_equal(o.nr_prefixes, 2 * MAX_PREFIXES);
+	options_free(&o);
+	free(t);
+
+	t = prefix_file(MAX_PREFIXES + 1, 0, "");
+	assert_int_equal(parse_file(&o, t), OPTIONS_ERROR);
+	if (!strstr(err, "t.conf:16387: --prefix: 16385 IPv4 prefixes; the IPv4 trie holds at "
+		    "most 16384 (MAX_PREFIXES)"))
+		fail_msg("got '%s'", err);
+	options_free(&o);
+	free(t);
+
+	t = prefix_file(0, MAX_PREFIXES + 1, "");
+	assert_int_equal(parse_file(&o, t), OPTIONS_ERROR);
+	assert_non_null(strstr(err, "16385 IPv6 prefixes; the IPv6 trie holds at most 16384"));
+	options_free(&o);
+	free(t);
+
+	/* 20 000 in one family, as a file might hold them. */
+	t = prefix_file(20000, 0, "");
+	assert_int_equal(parse_file(&o, t), OPTIONS_ERROR);
+	assert_non_null(strstr(err, "20000 IPv4 prefixes"));
+	options_free(&o);
+	free(t);
+
+	/* A prefix given twice (in another class, too) takes one entry. */
+	t = prefix_file(MAX_PREFIXES, 0, "prefix = 198.18.0.0/32=sheddable\n");
+	assert_int_equal(parse_file(&o, t), OPTIONS_RUN);
+	options_free(&o);
+	free(t);
+
+	/* The command line's list replaces the file's: counted after it. */
+	t = prefix_file(MAX_PREFIXES + 1, 0, "");
+	file_text = t;
+	assert_int_equal(PARSE(&o, "--config", "t.conf", "--prefix", "198.18.0.0/24=critical"),
+			 OPTIONS_RUN);
+	assert_int_equal(o.nr_prefixes, 1);
+	options_free(&o);
+	free(t);
+	file_text = NULL;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -833,6 +953,8 @@ int main(void)
 		cmocka_unit_test(config_errors),
 		cmocka_unit_test(example_parses),
 		cmocka_unit_test(status_interval),
+		cmocka_unit_test(rate_bounds),
+		cmocka_unit_test(prefix_limits),
 	};
 
 	return cmocka_run_group_tests_name("options", tests, NULL, NULL);

@@ -56,11 +56,13 @@ rate_total() {
 	bpftool map dump pinned "${1:-$PIN_DIR}/rates" | jq '[.[].value.r.rate_per_sec] | add'
 }
 
-# too_many_prefixes: one more --prefix than the IPv4 trie holds (16384).
-too_many_prefixes() {
+# full_trie_prefixes: as many --prefix as the IPv4 trie holds (16384, the
+# most a configuration may have): with one prefix an operator added with
+# shedctl, the trie cannot take them.
+full_trie_prefixes() {
 	local i
 	PREFIXES=()
-	for ((i = 0; i <= 16384; i++)); do
+	for ((i = 0; i < 16384; i++)); do
 		PREFIXES+=(--prefix "198.$((18 + i / 65536)).$((i / 256 % 256)).$((i % 256))/32=critical")
 	done
 }
@@ -72,6 +74,33 @@ too_many_prefixes() {
 	[ -e "$PIN_DIR/stats" ]
 	kill -TERM "$SHEDD_PID"
 	wait "$SHEDD_PID"
+	xdp_detached
+	[ ! -e "$PIN_DIR" ]
+}
+
+@test "a reader that goes away (shedd 2>&1 | head -1) does not kill shedd: SIGPIPE is ignored" {
+	local fifo=$BATS_TEST_TMPDIR/out
+	mkfifo "$fifo"
+	"$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --verify off --port "$PORT" --rate 100 \
+		--status-interval 100ms >"$fifo" 2>&1 &
+	SHEDD_PID=$!
+	PIDS+=("$SHEDD_PID")
+	# The reader takes the first line and leaves: every later line is
+	# written into a pipe without a reader (EPIPE, and SIGPIPE unless it
+	# is ignored), from the start's first steps on.
+	run head -n 1 "$fifo"
+	echo "first line: $output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "shedd: "* ]]
+	wait_for "shedd attached" 5 xdp_attached
+	wait_for "the pins" 5 test -e "$PIN_DIR/daemon_stats"
+	wait_ticks 5
+	run kill -0 "$SHEDD_PID"
+	[ "$status" -eq 0 ]
+	kill -TERM "$SHEDD_PID"
+	rc=0
+	wait "$SHEDD_PID" || rc=$?
+	[ "$rc" -eq 0 ]
 	xdp_detached
 	[ ! -e "$PIN_DIR" ]
 }
@@ -214,7 +243,7 @@ xdp_mode_now() {
 	[ "$attached" = "$(link_of prog_id)" ]
 }
 
-@test "an established connection keeps flowing while every new SYN is shed" {
+@test "an established connection keeps flowing while nearly every new SYN is shed" {
 	ip netns exec "$NS_SRV" "$TCPSTREAM" serve --addr "$SRV_IP" --port 8081 --duration 20 \
 		>"$BATS_TEST_TMPDIR/recv" 2>&1 &
 	PIDS+=($!)
@@ -226,10 +255,12 @@ xdp_mode_now() {
 	# The connection is established before shedd arrives.
 	wait_for "the stream's connection" 5 sh -c \
 		"ip netns exec $NS_SRV ss -tnH state established '( sport = :8081 )' | grep -q ."
-	shedd_start --verify off --port 8080,8081 --rate 0
+	# The lowest rate there is (--rate 0 is refused): one SYN a second, a
+	# burst of one.
+	shedd_start --verify off --port 8080,8081 --rate 1 --burst 1
 	line=$(flood 198.19.0.0/16 5000 3)
 	echo "flood: $line"
-	[ "$(field synack "$line")" -eq 0 ]
+	within "$(field synack "$line")" 0 5
 	wait "$send_pid"
 	sent=$(cat "$BATS_TEST_TMPDIR/sent")
 	echo "stream: $sent"
@@ -243,8 +274,17 @@ xdp_mode_now() {
 	PIDS+=("$sink_pid")
 	wait_listening "second protected port" 8081
 	dropped=$(stat_sum dropped 3)
-	run in_cli timeout 3 bash -c "exec 3<>/dev/tcp/$SRV_IP/8081"
+	# A flood of the same class from the same CPU takes the token of each
+	# second, so the client's SYN and its retransmits find none: once it
+	# is under way.
+	syn0=$(stat_sum syn 3)
+	flood_bg "$BATS_TEST_TMPDIR/flood2" 198.19.0.0/16 5000 6
+	wait_for "the flood" 5 sh -c "[ \$(bpftool map dump pinned '$PIN_DIR/stats' |
+		jq '[.[0].values[].value.cls[3].syn] | add') -gt $((syn0 + 500)) ]"
+	cpu=$(( $(nproc) - 1 ))
+	run in_cli taskset -c "$cpu" timeout 3 bash -c "exec 3<>/dev/tcp/$SRV_IP/8081"
 	[ "$status" -ne 0 ]
+	wait "$FLOOD_PID"
 	# The SYN and its retransmits were shed at XDP, not refused for want
 	# of a listener, and the listener saw no connection.
 	[ "$(stat_sum dropped 3)" -gt "$dropped" ]
@@ -367,8 +407,11 @@ xdp_mode_now() {
 	kill -KILL "$SHEDD_PID"
 	wait "$SHEDD_PID" || true
 	wait "$FLOOD_PID"
-	# The restart adopts, then finds the prefix trie full.
-	too_many_prefixes
+	# The restart adopts, then finds the prefix trie full: the
+	# configuration's prefixes fit alone, not beside the operator's.
+	run "${SHEDCTL:-$ROOT/shedctl}" --netns "$NS_SRV" prefix add 198.19.250.0/24 critical
+	[ "$status" -eq 0 ]
+	full_trie_prefixes
 	run timeout 30 "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --port "$PORT" --rate 200 \
 		--burst 20 "${PREFIXES[@]}"
 	echo "$output" | tail -5
@@ -440,12 +483,13 @@ rates_now() {
 }
 
 @test "a fresh start that fails before attach leaves nothing behind" {
-	too_many_prefixes
+	# Loaded and configured, then the metrics address it was given is
+	# taken (the listener's), the last step before the attach.
 	run timeout 30 "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --port "$PORT" --rate 200 \
-		"${PREFIXES[@]}"
+		--metrics-addr "$SRV_IP:$PORT"
 	echo "$output" | tail -5
 	[ "$status" -eq 3 ]
-	[[ "$output" == *"the prefix trie is full"* ]]
+	[[ "$output" == *"$SRV_IP:$PORT"* ]]
 	xdp_detached
 	[ ! -e "$PIN_DIR" ]
 }

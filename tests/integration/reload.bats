@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # reload.bats - SIGHUP reloads --config: the new file is checked whole and
 # applied to the running program (pinned maps, per-class counts on the wire);
-# a broken file changes nothing; reloads under load lose no packet of an
-# established connection and leave no gap in the shedding.
+# a broken file changes nothing, fails the unit's ExecReload (its
+# --check-config) and is counted in the metrics; reloads under load lose no
+# packet of an established connection and leave no gap in the shedding.
 
 # The floods are spoofed: verified admission would answer them with cookies
 # instead of charging them, so the file sets verify = off.
@@ -47,6 +48,42 @@ hup() {
 	kill -HUP "$SHEDD_PID"
 	wait_for "reload $1" 5 sh -c "[ \$(grep -cE '^shedd: (reloaded|reload refused|reload: .*: the configuration is unchanged)' \
 		'$TESTBED_TMP/shedd.log') -ge $1 ]"
+}
+
+# unit_reload: what `systemctl reload shedd@IFACE` runs, from the unit
+# file (UNIT, default the tree's): each ExecReload= line in turn, with the
+# testbed's interface, config file, namespace (SHEDD_ARGS) and shedd's pid
+# (MAINPID), stopping at the first that fails, as systemd does. Its
+# status is the reload's.
+UNIT=${UNIT:-$ROOT/contrib/systemd/shedd@.service}
+unit_reload() {
+	local cmd
+	while IFS= read -r cmd; do
+		cmd=${cmd//@SBINDIR@\/shedd/$SHEDD}
+		cmd=${cmd//\/etc\/shedd\/%i.conf/$CONF}
+		cmd=${cmd//%i/$IF_SRV}
+		cmd=${cmd//\$SHEDD_ARGS/--netns $NS_SRV}
+		cmd=${cmd//\$MAINPID/$SHEDD_PID}
+		echo "ExecReload: $cmd"
+		bash -c "$cmd" || return
+	done < <(sed -n 's/^ExecReload=//p' "$UNIT")
+}
+
+# metric NAME{LABELS}: a sample of shedd's /metrics, in the server's
+# namespace.
+metric() {
+	in_srv curl -sS --fail --max-time 5 http://127.0.0.1:9464/metrics |
+		awk -v s="$1" 'index($0, s) == 1 { print $NF }'
+}
+reloads_metric() { metric "shedd_config_reloads_total{iface=\"$IF_SRV\",result=\"$1\"}"; }
+last_reload_ok() { metric "shedd_config_last_reload_successful{iface=\"$IF_SRV\"}"; }
+
+# host_prefixes FIRST N: "prefix = ADDR/32" lines of N IPv4 hosts of
+# 198.18.0.0/15 from the FIRST-th on (awk: a bash loop under bats' traps
+# takes a minute).
+host_prefixes() {
+	awk -v first="$1" -v n="$2" 'BEGIN { for (i = first; i < first + n; i++)
+		printf "prefix = 198.%d.%d.%d/32\n", 18 + int(i / 65536), int(i / 256) % 256, i % 256 }'
 }
 
 ports() { bpftool map dump pinned "$PIN_DIR/ports" | jq -c '[.[].key] | sort'; }
@@ -121,6 +158,104 @@ class_rate() { bpftool map dump pinned "$PIN_DIR/rates" | jq ".[] | select(.key 
 	[ "$(prefixes)" = '["198.19.9.0/24=1"]' ]
 }
 
+@test "a refused reload is visible: the unit's ExecReload fails, no SIGHUP is sent; the metrics count the daemon's refusals" {
+	conf 1000 "$PORT" 198.19.1.0/24=critical_plus 0.1
+	shedd_start --config "$CONF"
+	[ "$(reloads_metric ok)" = 0 ]
+	[ "$(reloads_metric refused)" = 0 ]
+	[ "$(last_reload_ok)" = 1 ]
+
+	# A typo: systemctl reload would fail, with the check's message, and
+	# the daemon is not even asked.
+	conf 2000 "$PORT" 198.19.9.0/24=critical 0.2 "rate = 5x"
+	run unit_reload
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"shedd: $CONF:8: key 'rate' is given twice (also on line 4)"* ]]
+	[[ "$output" != *"ExecReload: /bin/kill"* ]]
+	wait_ticks 2
+	run grep -c 'reload' "$TESTBED_TMP/shedd.log"
+	[ "$output" = 0 ]
+	[ "$(total_rate)" = 1000 ]
+
+	# A SIGHUP sent anyway (kill -HUP, as before the unit checked): the
+	# daemon refuses the file and says so, in its log and its metrics.
+	hup 1
+	grep -q "^shedd: reload refused, the running configuration stays: $CONF:8: key 'rate' is given twice" \
+		"$TESTBED_TMP/shedd.log"
+	[ "$(reloads_metric refused)" = 1 ]
+	[ "$(reloads_metric ok)" = 0 ]
+	[ "$(last_reload_ok)" = 0 ]
+	[ "$(total_rate)" = 1000 ]
+
+	# A good file: the unit's reload succeeds and the daemon applies it.
+	conf 2000 "$PORT" 198.19.9.0/24=critical 0.2
+	run unit_reload
+	echo "$output"
+	[ "$status" -eq 0 ]
+	wait_for "reload 2" 5 sh -c "grep -q '^shedd: reloaded ' '$TESTBED_TMP/shedd.log'"
+	[ "$(prefixes)" = '["198.19.9.0/24=1"]' ]
+	[ "$(reloads_metric ok)" = 1 ]
+	[ "$(reloads_metric refused)" = 1 ]
+	[ "$(last_reload_ok)" = 1 ]
+}
+
+@test "a reload with more prefixes than the trie holds is refused by the limit's name; the old prefixes stay" {
+	conf 1000 "$PORT" 198.19.1.0/24=critical_plus 0.1
+	shedd_start --config "$CONF"
+	# 16385 distinct IPv4 host prefixes of 198.18.0.0/15.
+	{
+		cat "$CONF"
+		printf '[class.critical]\n'
+		host_prefixes 0 16385
+	} >"$CONF.new"
+	mv "$CONF.new" "$CONF"
+	run unit_reload
+	echo "$output" | tail -2
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--prefix: 16386 IPv4 prefixes; the IPv4 trie holds at most 16384 (MAX_PREFIXES)"* ]]
+	hup 1
+	grep -q "^shedd: reload refused, the running configuration stays: $CONF:.*: --prefix: 16386 IPv4 prefixes; the IPv4 trie holds at most 16384 (MAX_PREFIXES)" \
+		"$TESTBED_TMP/shedd.log"
+	[ "$(prefixes)" = '["198.19.1.0/24=0"]' ]
+	[ "$(last_reload_ok)" = 0 ]
+	run kill -0 "$SHEDD_PID"
+	[ "$status" -eq 0 ]
+}
+
+@test "a reload that replaces a long prefix list with another, each within the trie, is applied" {
+	# 10 000 IPv4 host prefixes, then 10 000 others: 20 000 together,
+	# more than the trie's 16 384, though each list fits.
+	big_conf() {
+		{
+			printf '[shedd]\nport = %s\nrate = 1000\n[verify]\nverify = off\n' "$PORT"
+			printf '[controller]\ncontroller = off\n[class.critical]\n'
+			host_prefixes "$1" 10000
+		} >"$CONF.new"
+		mv "$CONF.new" "$CONF"
+	}
+	# v4_span: how many IPv4 prefixes the trie holds, the lowest and the
+	# highest address, as numbers.
+	v4_span() {
+		bpftool map dump pinned "$PIN_DIR/prefix_v4" |
+			jq -c '[.[].key.addr | .[0] * 16777216 + .[1] * 65536 + .[2] * 256 + .[3]] |
+				[length, min, max]'
+	}
+	ip4() { echo $(( (198 << 24) + ((18 + $1 / 65536) << 16) + (($1 / 256 % 256) << 8) + $1 % 256 )); }
+	big_conf 0
+	shedd_start --config "$CONF"
+	[ "$(v4_span)" = "[10000,$(ip4 0),$(ip4 9999)]" ]
+	big_conf 10000
+	run unit_reload
+	[ "$status" -eq 0 ]
+	hup 1
+	grep -q "^shedd: reloaded $CONF: limit 1000 SYN/s, 1 port(s), 10000 prefix(es); changed: prefix" \
+		"$TESTBED_TMP/shedd.log"
+	# The new list, whole, and nothing of the old.
+	[ "$(v4_span)" = "[10000,$(ip4 10000),$(ip4 19999)]" ]
+	[ "$(last_reload_ok)" = 1 ]
+}
+
 @test "options fixed for the daemon's life are reported as needing a restart and keep their value" {
 	conf 1000 "$PORT" 198.19.1.0/24=critical_plus 0.1
 	shedd_start --config "$CONF"
@@ -192,6 +327,7 @@ retransmits() { in_cli nstat -az TcpRetransSegs | awk '/TcpRetransSegs/ {print $
 	admitted0=$(admitted_all)
 	dropped0=$(dropped_established)
 	non_syn0=$(stat_sum non_syn)
+	unprotected0=$(stat_sum unprotected)
 	flood_bg "$BATS_TEST_TMPDIR/flood" 198.19.128.0/17 "$flood_rate" "$secs"
 	start=$(date +%s%N)
 	# Each reload rewrites ports and prefixes (one added, then removed).
@@ -211,6 +347,7 @@ prefix = 198.19.77.0/24=critical" 0.1
 	admitted=$(( $(admitted_all) - admitted0 ))
 	dropped=$(( $(dropped_established) - dropped0 ))
 	non_syn=$(( $(stat_sum non_syn) - non_syn0 ))
+	unprotected=$(( $(stat_sum unprotected) - unprotected0 ))
 	wait "$send_pid"
 	wait "$recv_pid"
 	sent=$(field sent "$(cat "$BATS_TEST_TMPDIR/sent")")
@@ -222,6 +359,11 @@ prefix = 198.19.77.0/24=critical" 0.1
 	echo "# stream segments through XDP during the reloads: $non_syn passed, $dropped dropped by shedd" >&3
 	echo "# TCP retransmits of the stream: $(( (retrans1 - retrans0) / 2 ))/s alone, $(( (retrans2 - retrans1) / secs ))/s during the flood and the reloads (none is a segment shedd dropped: see the line above)" >&3
 	echo "# flood: $flood_line; admitted by XDP $admitted, bound $(( limit * secs + burst ))" >&3
+	echo "# SYNs to a port not protected at that moment, during the reloads: $unprotected" >&3
+	# No gap: the flood's port was protected at every moment (a SYN
+	# that found it unprotected would pass unjudged, counted here), and
+	# nothing else sends a SYN in this testbed.
+	[ "$unprotected" -eq 0 ]
 	[ "$(reloads)" -eq "$n" ]
 	run grep -c 'reload refused' "$TESTBED_TMP/shedd.log"
 	[ "$output" = 0 ]

@@ -2,7 +2,7 @@
 # verify.bats - the daemon's side of verified admission on this kernel: the
 # hand-off it reports, the tc filter of the tc hand-off (attached, replaced
 # by a restarted shedd, detached by SIGTERM and --remove, kept by an error
-# exit), the sysctls it sets in the server's namespace only, the settings it
+# exit of the daemon, with the program shedding on), the sysctls it sets in the server's namespace only, the settings it
 # writes. Cookie traffic itself is tested elsewhere.
 
 load lib
@@ -91,13 +91,33 @@ host_sysctls_unchanged() {
 	[ ! -e "$PIN_DIR" ]
 }
 
-@test "an error exit keeps the tc hand-off; a restarted shedd replaces it in place; --remove detaches it" {
+@test "an error exit keeps the tc hand-off and the program shedding; a restarted shedd replaces it in place; --remove detaches it" {
 	need_tc_handoff
-	shedd_start --port "$PORT" --rate 100 --handoff tc
+	# The daemon's own error path, not a kill: its 30th tick fails as a
+	# failed read of the stats map would (SHEDD_TEST_FAIL_TICK, a fault
+	# injected for tests), and it exits 1.
+	SHEDD_TEST_FAIL_TICK=30 shedd_start --port "$PORT" --rate 100 --burst 10 --handoff tc
 	first=$(tc_handoff_id)
-	kill -KILL "$SHEDD_PID"
-	wait "$SHEDD_PID" || true
+	prog=$(in_srv ip -j link show dev "$IF_SRV" | jq '.[0].xdp.prog.id')
+	rc=0
+	wait "$SHEDD_PID" || rc=$?
+	[ "$rc" -eq 1 ]
+	grep -q 'read stats: Input/output error (tick 30, as SHEDD_TEST_FAIL_TICK asks)' \
+		"$TESTBED_TMP/shedd.log"
+	grep -q "exiting on error; the program stays attached to $IF_SRV" "$TESTBED_TMP/shedd.log"
 	[ "$(tc_handoff_id)" = "$first" ]
+	[ "$(in_srv ip -j link show dev "$IF_SRV" | jq '.[0].xdp.prog.id')" = "$prog" ]
+	# With no daemon, the program judges on by its last rates: of 4000
+	# SYNs in 2 s, the sheddable class admits at most its share of 100/s
+	# and its burst; the rest are shed (dropped or answered with a cookie).
+	syn0=$(stat_sum syn 3)
+	admitted0=$(stat_sum admitted 3)
+	flood 198.19.0.0/16 2000 2 >/dev/null
+	syn=$(( $(stat_sum syn 3) - syn0 ))
+	admitted=$(( $(stat_sum admitted 3) - admitted0 ))
+	echo "after the error exit: $syn SYNs judged, $admitted admitted"
+	within "$syn" 3800 4100
+	within "$admitted" 0 230
 
 	shedd_start --port "$PORT" --rate 100 --handoff tc
 	grep -q 'adopted the running shedd' "$TESTBED_TMP/shedd.log"

@@ -390,6 +390,24 @@ static void controller_families(struct out *o)
 	counter1(o, "shedd_layout_migrations_total",
 		 "Upgrades that carried the pins into maps of a newer layout.",
 		 s->d.layout_migrations);
+	family(o, "shedd_config_reloads_total", "counter",
+	       "Reloads of the config file (SIGHUP) since the daemon started: ok (applied, "
+	       "or unchanged), refused (the running configuration stays).");
+	sample_u64(o, "shedd_config_reloads_total", "result=\"ok\"", s->reloads_ok);
+	sample_u64(o, "shedd_config_reloads_total", "result=\"refused\"", s->reloads_refused);
+	gauge1(o, "shedd_config_last_reload_successful",
+	       "0 if the last reload of the config file was refused (the running "
+	       "configuration stays), else 1 (also before any reload).",
+	       s->reload_refused ? 0 : 1);
+}
+
+void metrics_reload(struct metrics_snapshot *s, bool ok)
+{
+	if (ok)
+		s->reloads_ok++;
+	else
+		s->reloads_refused++;
+	s->reload_refused = !ok;
 }
 
 static void signal_families(struct out *o)

@@ -48,6 +48,10 @@ struct metrics_snapshot {
 	bool tx_blocked;                 /* cookies and RSTs off: XDP_TX goes nowhere */
 	int completion;                  /* enum signals_completion */
 	struct fair_view fair;           /* per-source fairness (have: the maps exist) */
+	/* SIGHUP reloads of --config since this daemon started (not pinned:
+	 * a restart reads the file afresh, as a reload does). */
+	__u64 reloads_ok, reloads_refused;
+	bool reload_refused;             /* the last reload was refused */
 };
 
 /* One tick's worth of what the daemon measured. */
@@ -102,6 +106,9 @@ void metrics_hist_add(struct shedd_daemon_hist *h, const struct sample_agg *a);
 /* Count one tick into @d: its signals, the controller's verdict. */
 void metrics_count(struct shedd_daemon_stats *d, const struct signal_report *r, bool aimd,
 		   unsigned int why);
+/* Count a reload of the config file into @s: applied (or unchanged), or
+ * refused with the running configuration kept. */
+void metrics_reload(struct metrics_snapshot *s, bool ok);
 /* The exposition of @s into @f. 0, or -1 if @f failed. */
 int metrics_format(FILE *f, const struct metrics_snapshot *s);
 

@@ -396,8 +396,11 @@ static int add_prefix(struct shedd_options *o, char *arg, char *err, size_t errl
 		errf(err, errlen, "--prefix: %s", why);
 		return -1;
 	}
+	/* Bounds the memory only: each family's own limit, on distinct
+	 * prefixes, is check_prefix_limits()'s. */
 	if (o->nr_prefixes >= 2 * MAX_PREFIXES) {
-		errf(err, errlen, "--prefix: at most %d prefixes per family", MAX_PREFIXES);
+		errf(err, errlen, "--prefix: more than %d prefixes; each family's trie holds "
+		     "at most %d (MAX_PREFIXES)", 2 * MAX_PREFIXES, MAX_PREFIXES);
 		return -1;
 	}
 	grown = realloc(o->prefixes, sizeof(*grown) * (size_t)(o->nr_prefixes + 1));
@@ -407,6 +410,55 @@ static int add_prefix(struct shedd_options *o, char *arg, char *err, size_t errl
 	}
 	o->prefixes = grown;
 	o->prefixes[o->nr_prefixes++] = r;
+	return 0;
+}
+
+static int prefix_cmp(const void *a, const void *b)
+{
+	const struct prefix_rule *x = a, *y = b;
+
+	if (x->family != y->family)
+		return x->family < y->family ? -1 : 1;
+	if (x->prefixlen != y->prefixlen)
+		return x->prefixlen < y->prefixlen ? -1 : 1;
+	return memcmp(x->addr, y->addr, sizeof(x->addr));
+}
+
+/* Each family's prefixes are the entries of one LPM trie of MAX_PREFIXES
+ * (prefix_v4, prefix_v6): more would fail when the maps are written, after
+ * the program is loaded, or make a reload fail half-way. A prefix given
+ * twice is one entry. Checked once the command line has replaced the
+ * file's list. */
+static int check_prefix_limits(const struct shedd_options *o, char *err, size_t errlen)
+{
+	struct prefix_rule *sorted;
+	int i, n4 = 0, n6 = 0;
+
+	if (o->nr_prefixes <= MAX_PREFIXES)
+		return 0;
+	sorted = malloc(sizeof(*sorted) * (size_t)o->nr_prefixes);
+	if (!sorted) {
+		errf(err, errlen, "--prefix: out of memory");
+		return -1;
+	}
+	memcpy(sorted, o->prefixes, sizeof(*sorted) * (size_t)o->nr_prefixes);
+	qsort(sorted, (size_t)o->nr_prefixes, sizeof(*sorted), prefix_cmp);
+	for (i = 0; i < o->nr_prefixes; i++) {
+		if (i && !prefix_cmp(&sorted[i - 1], &sorted[i]))
+			continue;
+		if (sorted[i].family == AF_INET)
+			n4++;
+		else
+			n6++;
+	}
+	free(sorted);
+	if (n4 > MAX_PREFIXES || n6 > MAX_PREFIXES) {
+		errf(err, errlen, "--prefix: %d %s prefixes; the %s trie holds at most %d "
+		     "(MAX_PREFIXES)", n4 > MAX_PREFIXES ? n4 : n6,
+		     n4 > MAX_PREFIXES ? "IPv4" : "IPv6", n4 > MAX_PREFIXES ? "IPv4" : "IPv6",
+		     MAX_PREFIXES);
+		return -1;
+	}
 	return 0;
 }
 
@@ -634,6 +686,10 @@ const struct opt_def options_table[OPT_COUNT] = {
 	  OPTF_CLI },
 	{ OPT_REMOVE, "remove", 0, NULL, NULL, NULL, NULL,
 	  "detach shedd from IFACE, remove its pins, exit", OPTF_FLAG | OPTF_CLI },
+	{ OPT_CHECK_CONFIG, "check-config", 0, NULL, NULL, NULL, NULL,
+	  "check the command line and --config FILE as a start would, say what is wrong "
+	  "(exit 2) or that they are good (exit 0); loads and attaches nothing",
+	  OPTF_FLAG | OPTF_CLI },
 	{ OPT_HELP, "help", 'h', NULL, NULL, NULL, NULL, "this text", OPTF_FLAG | OPTF_CLI },
 	{ OPT_VERSION, "version", 'V', NULL, NULL, NULL, NULL, "print the version",
 	  OPTF_FLAG | OPTF_CLI },
@@ -825,9 +881,13 @@ int options_apply(struct options_state *st, const struct opt_def *d, const char 
 		return add_ports("backend-port", o->backend_ports, &o->nr_backend_ports,
 				 MAX_BACKEND_PORTS, arg, err, errlen);
 	case OPT_RATE:
-		if (parse_u64(val, 0, MAX_TOTAL_RATE_PER_SEC, &o->rate_per_sec, why,
+		/* 0 would shed every new connection: never what is meant
+		 * (the controller's --min-rate is at least 1 too). */
+		if (parse_u64(val, 1, MAX_TOTAL_RATE_PER_SEC, &o->rate_per_sec, why,
 			      sizeof(why))) {
-			errf(err, errlen, "--rate: %s", why);
+			errf(err, errlen, "--rate: %s%s", why, strcmp(val, "0") ? "" :
+			     " (0 would shed every new connection; to stop shedding: "
+			     "shedd --iface IFACE --remove)");
 			return -1;
 		}
 		o->rate_set = true;
@@ -1033,6 +1093,9 @@ int options_apply(struct options_state *st, const struct opt_def *d, const char 
 	case OPT_REMOVE:
 		o->remove = true;
 		break;
+	case OPT_CHECK_CONFIG:
+		o->check_config = true;
+		break;
 	case OPT_VERBOSE:
 		if (!val) {
 			o->verbose++;
@@ -1120,6 +1183,32 @@ static int options_check(struct options_state *st, enum opt_id *bad, char *err, 
 		     (unsigned long long)o->min_rate, (unsigned long long)o->max_rate);
 		return -1;
 	}
+	/* With the controller --rate is its start, which the bounds would
+	 * clamp: given with a bound it passes, a contradiction. (A fixed
+	 * --rate has no bounds; the controller runs with --rate only when
+	 * --controller aimd is given.) */
+	if (st->controller_set && o->controller == CONTROLLER_AIMD &&
+	    (st->cli_seen[OPT_RATE] || st->line[OPT_RATE])) {
+		bool min_given = st->cli_seen[OPT_MIN_RATE] || st->line[OPT_MIN_RATE];
+		bool max_given = st->cli_seen[OPT_MAX_RATE] || st->line[OPT_MAX_RATE];
+
+		*bad = OPT_RATE;
+		if (max_given && o->rate_per_sec > o->max_rate) {
+			errf(err, errlen, "--rate %llu is above --max-rate %llu: the controller "
+			     "starts within its bounds", (unsigned long long)o->rate_per_sec,
+			     (unsigned long long)o->max_rate);
+			return -1;
+		}
+		if (min_given && o->rate_per_sec < o->min_rate) {
+			errf(err, errlen, "--rate %llu is below --min-rate %llu: the controller "
+			     "starts within its bounds", (unsigned long long)o->rate_per_sec,
+			     (unsigned long long)o->min_rate);
+			return -1;
+		}
+	}
+	*bad = OPT_PREFIX;
+	if (check_prefix_limits(o, err, errlen))
+		return -1;
 	for (c = 0; c < SHEDD_NR_CLASSES; c++)
 		floors += o->floor[c];
 	if (floors > 1.0 + 1e-9) {

@@ -107,6 +107,7 @@ struct shedd_options {
 	bool keep_on_exit;
 	bool force;
 	bool remove;
+	bool check_config;        /* --check-config: parse, say, exit */
 	int verbose;
 	__u64 rst_rate_per_sec;   /* --rst-rate: RST budget of the host */
 	__u8 source_check;        /* --source-check: enum shedd_source_check */
@@ -137,7 +138,7 @@ enum opt_id {
 	OPT_LATENCY_SOCKET, OPT_LATENCY_GROUP, OPT_VERIFY, OPT_HANDOFF,
 	OPT_COOKIE_RATE, OPT_VERIFY_HOLD, OPT_FAIR, OPT_FAIR_LEVELS, OPT_XDP_MODE, OPT_TICK_MS,
 	OPT_METRICS_ADDR, OPT_USER, OPT_STATUS_INTERVAL, OPT_KEEP_ON_EXIT, OPT_FORCE,
-	OPT_VERBOSE, OPT_CONFIG, OPT_REMOVE, OPT_HELP, OPT_VERSION,
+	OPT_VERBOSE, OPT_CONFIG, OPT_REMOVE, OPT_CHECK_CONFIG, OPT_HELP, OPT_VERSION,
 	OPT_COUNT
 };
 

@@ -5,13 +5,17 @@
  * readiness, status and watchdog through sd_notify.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
@@ -885,11 +889,19 @@ static int run(struct shedd_options *o)
 		do {
 			sleep_until(deadline);
 			if (reload_asked && !exiting) {
+				bool ok;
+
 				reload_asked = 0;
 				service_reloading();
-				service_reloaded(reload_config(o, &d.l, &d.sig, &d.tp, &d.ts) ?
-						 "reload refused: the running configuration stays" :
-						 "configuration reloaded");
+				ok = !reload_config(o, &d.l, &d.sig, &d.tp, &d.ts);
+				service_reloaded(ok ? "configuration reloaded" :
+						 "reload refused: the running configuration stays");
+				/* Counted and published at once, for a scrape
+				 * that follows the reload. */
+				if (o->config[0]) {
+					metrics_reload(&d.metrics.next, ok);
+					publish_metrics(&d, NULL);
+				}
 			}
 		} while (!exiting && now_ns() < deadline);
 		if (exiting)
@@ -934,6 +946,65 @@ out:
 	return started ? SHEDD_EXIT_FAILURE : SHEDD_EXIT_ENV;
 }
 
+/* A reload reads the config file as the user the daemon becomes once
+ * attached (--user, or the user shedd if there is one): can that user
+ * read it? Asked of the kernel by a child that becomes that user, as the
+ * daemon does (setresgid, no supplementary groups, setresuid). 0 yes (or
+ * nothing to ask: no file, root, or no right to change users here), else
+ * the errno of its open(). */
+static int config_readable_by_run_user(struct shedd_options *o)
+{
+	char why[256];
+	int status;
+	pid_t pid;
+
+	if (!o->config[0] || geteuid() != 0)
+		return 0;
+	if (!o->user_set && parse_user("shedd", &o->run_uid, &o->run_gid, o->user_name,
+				       sizeof(o->user_name), why, sizeof(why)))
+		return 0; /* no user shedd: the daemon stays root */
+	if (!o->run_uid)
+		return 0;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return 0;
+	if (pid == 0) {
+		int fd;
+
+		if (setgroups(0, NULL) || setresgid(o->run_gid, o->run_gid, o->run_gid) ||
+		    setresuid(o->run_uid, o->run_uid, o->run_uid))
+			_exit(0); /* cannot change users here: not asked */
+		fd = open(o->config, O_RDONLY | O_CLOEXEC);
+		_exit(fd < 0 ? (errno & 0x7f ? errno & 0x7f : EIO) : 0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 0;
+	return WEXITSTATUS(status);
+}
+
+/* --check-config found nothing wrong: say so, with what a start would
+ * run, on stdout. */
+static void check_config_say(const struct shedd_options *o)
+{
+	int i, n4 = 0, n6 = 0;
+	char ports[32];
+
+	for (i = 0; i < o->nr_prefixes; i++) {
+		if (o->prefixes[i].family == AF_INET)
+			n4++;
+		else
+			n6++;
+	}
+	snprintf(ports, sizeof(ports), "%d port(s)", o->nr_ports);
+	printf("shedd: %s%sthe configuration is good: iface %s, %s, %s %llu SYN/s, %d IPv4 and "
+	       "%d IPv6 prefix(es)\n",
+	       o->config[0] ? o->config : "", o->config[0] ? ": " : "", o->iface,
+	       o->nr_ports ? ports : "every port",
+	       o->controller == CONTROLLER_AIMD ? "aimd from" : "fixed at",
+	       (unsigned long long)o->rate_per_sec, n4, n6);
+}
+
 int main(int argc, char **argv)
 {
 	struct shedd_options o;
@@ -942,6 +1013,13 @@ int main(int argc, char **argv)
 	int ret;
 
 	log_init();
+	/* A reader of stderr that goes away (shedd 2>&1 | head -1, a log
+	 * collector restarted) must not kill the daemon mid-start or while
+	 * it sheds: a line nobody can read is lost (log.c ignores the
+	 * EPIPE), the daemon carries on. Set first, before any line. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
 	ret = options_parse(argc, argv, &o, out, sizeof(out), err_msg, sizeof(err_msg));
 	if (ret == OPTIONS_EXIT) {
 		fputs(out, stdout);
@@ -953,11 +1031,36 @@ int main(int argc, char **argv)
 		options_free(&o);
 		return SHEDD_EXIT_USAGE;
 	}
+	if (o.check_config && o.remove) {
+		log_err("--check-config and --remove: one or the other");
+		options_free(&o);
+		return SHEDD_EXIT_USAGE;
+	}
 	if (!o.remove && metrics_parse_addr(o.metrics_addr, &(struct sockaddr_storage){ 0 },
 					    &(socklen_t){ 0 }, err_msg, sizeof(err_msg)) < 0) {
 		log_err("%s", err_msg);
 		options_free(&o);
 		return SHEDD_EXIT_USAGE;
+	}
+	/* Every check a start makes before it touches the kernel has been
+	 * made: options_parse() (the file, the values, the prefixes and
+	 * their limits, the classes' options, the users and groups named)
+	 * and the metrics address. Nothing is loaded, attached, locked or
+	 * bound. */
+	if (o.check_config) {
+		int e = config_readable_by_run_user(&o);
+
+		if (e) {
+			log_err("%s: the daemon reads it at a reload as user %s, who cannot: %s; "
+				"every reload would be refused (make it readable by %s: mode "
+				"0644, or 0640 in its group)", o.config, o.user_name, strerror(e),
+				o.user_name);
+			options_free(&o);
+			return SHEDD_EXIT_USAGE;
+		}
+		check_config_say(&o);
+		options_free(&o);
+		return SHEDD_EXIT_OK;
 	}
 	verbosity = o.verbose;
 	libbpf_set_print(libbpf_print);

@@ -241,8 +241,8 @@ int reload_config(struct shedd_options *o, struct loader *l, struct signals *sig
 	 * cookie budgets, verification modes) are one array element, copied
 	 * by the kernel in one update. */
 	if (loader_configure(l, &n)) {
-		log_err("reload: writing the maps failed; writing the running "
-			"configuration back");
+		log_err("reload refused, the running configuration stays: writing the maps "
+			"failed (said above); writing the running configuration back");
 		loader_configure(l, o);
 		options_free(&n);
 		return -1;

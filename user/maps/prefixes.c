@@ -94,36 +94,16 @@ static bool rule_matches(const struct prefix_rule *r, int family, const __u8 *ad
 	       !memcmp(r->addr, addr, family == AF_INET ? 4 : 16);
 }
 
-/* Insert every rule of @family, then delete the trie's entries that no rule
- * names any more. */
-static int sync_family(struct loader *l, const struct shedd_options *o, int family)
+/* Delete the entries of @family's trie (@fd) that neither a rule of @o
+ * nor an operator's prefix names. */
+static int delete_stale(struct loader *l, const struct shedd_options *o, int family, int fd)
 {
-	struct bpf_map *map = family == AF_INET ? l->skel->maps.prefix_v4 : l->skel->maps.prefix_v6;
-	size_t alen = family == AF_INET ? 4 : 16;
-	size_t klen = sizeof(__u32) + alen;
-	int fd = bpf_map__fd(map);
+	size_t klen = sizeof(__u32) + (family == AF_INET ? 4 : 16);
 	__u8 key[20], next[20];
 	__u8 (*stale)[20] = NULL;
 	int i, n = 0, cap = 0, err = 0;
 	void *prev = NULL;
 
-	manual_forget_config(l, family);
-	for (i = 0; i < o->nr_prefixes; i++) {
-		const struct prefix_rule *r = &o->prefixes[i];
-
-		if (r->family != family)
-			continue;
-		memcpy(key, &r->prefixlen, sizeof(__u32));
-		memcpy(key + sizeof(__u32), r->addr, alen);
-		if (manual_has(l, family, key, r->cls))
-			continue; /* an operator's prefix wins (shedctl) */
-		if (bpf_map_update_elem(fd, key, &r->cls, BPF_ANY)) {
-			err = -errno;
-			log_err("add prefix: %s%s", strerror(errno),
-				err == -ENOSPC || err == -E2BIG ? " (the prefix trie is full)" : "");
-			return err;
-		}
-	}
 	while (!bpf_map_get_next_key(fd, prev, next)) {
 		__u32 plen;
 		bool keep = false;
@@ -152,6 +132,53 @@ static int sync_family(struct loader *l, const struct shedd_options *o, int fami
 		bpf_map_delete_elem(fd, stale[i]);
 	free(stale);
 	return err;
+}
+
+/* Insert every rule of @family, then delete the trie's entries that no rule
+ * names any more: a SYN meanwhile finds each prefix in its old or its new
+ * class, never missing. Should the trie fill before the stale entries are
+ * gone (old and new lists together past MAX_PREFIXES, though each fits:
+ * options.c refuses a list that does not), they are deleted first and
+ * the insert goes on; for that moment a source of a removed prefix is
+ * judged as it will be once the reload is done, but one that moves to a
+ * new prefix may meet the default class. */
+static int sync_family(struct loader *l, const struct shedd_options *o, int family)
+{
+	struct bpf_map *map = family == AF_INET ? l->skel->maps.prefix_v4 : l->skel->maps.prefix_v6;
+	size_t alen = family == AF_INET ? 4 : 16;
+	int fd = bpf_map__fd(map);
+	bool purged = false;
+	__u8 key[20];
+	int i, err;
+
+	manual_forget_config(l, family);
+	for (i = 0; i < o->nr_prefixes; i++) {
+		const struct prefix_rule *r = &o->prefixes[i];
+
+		if (r->family != family)
+			continue;
+		memcpy(key, &r->prefixlen, sizeof(__u32));
+		memcpy(key + sizeof(__u32), r->addr, alen);
+		if (manual_has(l, family, key, r->cls))
+			continue; /* an operator's prefix wins (shedctl) */
+		if (!bpf_map_update_elem(fd, key, &r->cls, BPF_ANY))
+			continue;
+		err = -errno;
+		if ((err == -ENOSPC || err == -E2BIG) && !purged) {
+			purged = true;
+			log_info("the prefix trie (IPv%c) holds the old and the new prefixes only "
+				 "if the old ones go first: removing them before the rest is "
+				 "written", family == AF_INET ? '4' : '6');
+			if ((err = delete_stale(l, o, family, fd)))
+				return err;
+			i--; /* this rule again */
+			continue;
+		}
+		log_err("add prefix: %s%s", strerror(-err),
+			err == -ENOSPC || err == -E2BIG ? " (the prefix trie is full)" : "");
+		return err;
+	}
+	return delete_stale(l, o, family, fd);
 }
 
 int prefixes_configure(struct loader *l, const struct shedd_options *o)
