@@ -76,6 +76,26 @@ too_many_prefixes() {
 	[ ! -e "$PIN_DIR" ]
 }
 
+@test "a start with no pins says it is fresh, not an upgrade; a restart adopts" {
+	LOG="$BATS_TEST_TMPDIR/shedd.log"
+	shedd_start --verify off --port "$PORT" --rate 100 --keep-on-exit
+	cat "$LOG"
+	run grep -c "no pins of $IF_SRV in $PIN_DIR: a fresh start" "$LOG"
+	[ "$status" -eq 0 ]
+	[ "$output" -eq 1 ]
+	run grep -c 'upgraded the pins' "$LOG"
+	[ "$status" -eq 1 ]
+	[ "$output" -eq 0 ]
+	kill -TERM "$SHEDD_PID"
+	wait "$SHEDD_PID"
+	# Its own pins, of today's layout: adopted, neither fresh nor upgraded.
+	shedd_start --verify off --port "$PORT" --rate 100
+	grep -q 'adopted the running shedd' "$LOG"
+	run grep -c -e 'a fresh start' -e 'upgraded the pins' "$LOG"
+	[ "$status" -eq 0 ]
+	[ "$output" -eq 1 ]
+}
+
 @test "bpftool dumps the pinned maps with field names" {
 	shedd_start --verify off --port "$PORT" --rate 100 --prefix 198.19.1.0/24=critical
 	flood 198.19.1.0/24 50 1 >/dev/null

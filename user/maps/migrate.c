@@ -53,7 +53,7 @@ struct migrate {
 	char src_dir[PATH_MAX];  /* the running shedd's pins */
 	bool older_path;         /* at /sys/fs/bpf/shedd/IFACE, not under ns:INODE */
 	int older_lock_fd;
-	__u32 from_version;      /* their layout version */
+	__u32 from_version;      /* their layout version; 0: no pins, a fresh start */
 	bool version_read;
 	bool needed;             /* some map is replaced: an upgrade */
 	bool force_all;          /* SHEDD_TEST_MIGRATE=all */
@@ -234,6 +234,27 @@ static void recover_pending(struct loader *l)
 			   "running program uses, are renamed into place", l->pin_dir);
 }
 
+/* Whether @dir holds a pin of shedd's: a map of any layout this build
+ * knows, or the link. A folder without one (none at all, or only the lock
+ * a start made) is a fresh start, not pins of layout version 1. */
+static bool pins_present(const char *dir)
+{
+	char path[PATH_MAX + 32];
+	const struct layout_map *all;
+	size_t i, n;
+
+	path_of(path, sizeof(path), dir, "link", "");
+	if (!access(path, F_OK))
+		return true;
+	all = layout_all(&n);
+	for (i = 0; i < n; i++) {
+		path_of(path, sizeof(path), dir, all[i].name, "");
+		if (!access(path, F_OK))
+			return true;
+	}
+	return false;
+}
+
 int migrate_plan(struct loader *l, struct bpf_map *map)
 {
 	char path[PATH_MAX + 32], msg[512];
@@ -267,11 +288,20 @@ int migrate_plan(struct loader *l, struct bpf_map *map)
 				"them; remove them with --remove to start afresh)" : "");
 			return err;
 		}
+		/* No pin at all: nothing to upgrade, every map is made and
+		 * pinned at the load. */
+		if (mg->from_version == 1 && !mg->older_path && !pins_present(mg->src_dir)) {
+			const char *iface = strrchr(l->pin_dir, '/');
+
+			mg->from_version = 0;
+			log_notice("no pins of %s in %s: a fresh start", iface ? iface + 1 : l->pin_dir,
+				   l->pin_dir);
+		}
 		/* Pins of an older layout run an older program, which lacks
 		 * what the newer layout added (a map of its own, such as
 		 * port_set): it is replaced, even if every map it has is
 		 * reused. */
-		if (mg->from_version < SHEDD_LAYOUT_VERSION)
+		if (mg->from_version && mg->from_version < SHEDD_LAYOUT_VERSION)
 			mg->needed = true;
 	}
 	mm = &mg->maps[mg->n++];
