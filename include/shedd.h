@@ -637,6 +637,24 @@ struct shedd_daemon_stats {
 };
 
 /*
+ * sysctls: the sysctls of the network namespace shedd changed for a
+ * hand-off (user/maps/sysctls.c), with what it found, so whichever shedd
+ * stops shedding (a stop that detaches, --remove) puts them back: the
+ * program outlives the daemon that set them. ARRAY with one entry, written
+ * by the daemon, never read by the program. Slot i is SHEDD_SYSCTL_*;
+ * bit i of changed says shedd set it from found[i] to set[i].
+ */
+#define SHEDD_SYSCTL_SYNCOOKIES 0 /* net.ipv4.tcp_syncookies */
+#define SHEDD_SYSCTL_TIMESTAMPS 1 /* net.ipv4.tcp_timestamps */
+#define SHEDD_MAX_SYSCTLS 4
+struct shedd_sysctls {
+	__u64 found[SHEDD_MAX_SYSCTLS]; /* the value before shedd changed it */
+	__u64 set[SHEDD_MAX_SYSCTLS];   /* the value shedd wrote */
+	__u32 changed;                  /* bit i: slot i is shedd's change */
+	__u32 _pad;
+};
+
+/*
  * layout: the version of the layouts of every pinned map, as one number,
  * written by the daemon that made the pins. ARRAY with one entry; the
  * program never reads it. Pins without it are of version 1. A reader
@@ -787,6 +805,7 @@ _Static_assert(sizeof(struct shedd_manual_prefix) == 8, "shedd_manual_prefix is 
 _Static_assert(sizeof(struct shedd_daemon_stats) == SHEDD_DAEMON_STATS_V1_SIZE + 8,
 	       "shedd_daemon_stats is a map value");
 _Static_assert(sizeof(struct shedd_layout) == 8, "shedd_layout is a map value");
+_Static_assert(sizeof(struct shedd_sysctls) == 72, "shedd_sysctls is a map value");
 _Static_assert(sizeof(struct shedd_fair_cell) == 16, "shedd_fair_cell is a map value");
 _Static_assert(sizeof(struct shedd_fair_class) == 32, "shedd_fair_class is a map value");
 _Static_assert(sizeof(struct shedd_fair_heavy) == 40, "shedd_fair_heavy is a map value");

@@ -36,6 +36,7 @@
 #include "migrate.h"
 #include "pindir.h"
 #include "probe.h"
+#include "sysctls.h"
 #include "shedd.skel.h"
 #include "tc_handoff.h"
 
@@ -427,6 +428,10 @@ void loader_close(struct loader *l, bool keep)
 		/* Detach now, even if someone else holds a link fd. */
 		bpf_link_detach(l->link_fd);
 	}
+	/* Shedding stops: the sysctls set for it go back, as noted in the
+	 * pins (by this shedd or the one it adopted from). */
+	if (!keep && l->pin_dir[0])
+		sysctls_restore(l->skel ? bpf_map__fd(l->skel->maps.sysctls) : -1, l->pin_dir);
 	if (l->link_fd >= 0)
 		close(l->link_fd);
 	l->link_fd = -1;

@@ -95,6 +95,7 @@ static const struct layout_map maps[] = {
 	{ "tun_local", BPF_MAP_TYPE_HASH, sizeof(struct shedd_tun_addr), sizeof(__u8), 0, NULL },
 	{ "layout", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_layout), 0, NULL },
 	{ "port_set", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_port_set), 0, NULL },
+	{ "sysctls", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_sysctls), 0, NULL },
 	{ "fair_sketch", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_fair_cell), 0, NULL },
 	{ "fair_config", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_fair_class), 0, NULL },
 	{ "fair_heavy", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_fair_heavy), 0, NULL },
