@@ -83,6 +83,24 @@ syns_above() { [ "$(stat_sum syn 3)" -gt "$1" ]; }
 	[[ "$output" == *"NOT RUNNING"* ]]
 }
 
+# pinned_seen N: shedd's next status line and its metrics say the rate is
+# pinned at N SYN/s (0: that it is not pinned).
+pinned_seen() {
+	local line scrape
+	status_next
+	line=$(grep ' | critical_plus ' "$TESTBED_TMP/shedd.log" | tail -n 1)
+	echo "status line: $line"
+	if [ "$1" -gt 0 ]; then
+		[[ "$line" == *" pinned=$1/s "* ]]
+	else
+		[[ "$line" != *"pinned="* ]]
+	fi
+	scrape=$(in_srv curl -sS --fail --max-time 5 http://127.0.0.1:9464/metrics)
+	grep '^shedd_rate_pinned' <<<"$scrape"
+	grep -qx "shedd_rate_pinned{iface=\"$IF_SRV\"} $(($1 > 0))" <<<"$scrape"
+	grep -qx "shedd_rate_pinned_syn_per_second{iface=\"$IF_SRV\"} $1" <<<"$scrape"
+}
+
 @test "rate pin: a running shedd applies it at its next tick, keeps it across a restart; unpin gives the rate back" {
 	shedd_start --verify off --port "$PORT" --rate 1000
 	run ctl rate pin 300
@@ -95,6 +113,13 @@ syns_above() { [ "$(stat_sum syn 3)" -gt "$1" ]; }
 	# Offered 3000/s of sheddable: the pinned 300/s pass, not the 1000/s of --rate.
 	within "$(admitted_over 3 3 198.19.0.0/16 3000)" 250 340
 	ctl status --json --interval 200ms | jq -e '.pinned == true and .pinned_rate_per_sec == 300 and .limit_per_sec == 300'
+	run ctl status --interval 200ms
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"limit 300 SYN/s PINNED"* ]]
+	[[ "$output" == *"rate pinned at 300 SYN/s"* ]]
+	# The status line and the metrics say it too.
+	pinned_seen 300
 	# A restart with the same options adopts the program: the pin holds.
 	restart_shedd --verify off --port "$PORT" --rate 1000
 	wait_ticks 3
@@ -106,6 +131,7 @@ syns_above() { [ "$(stat_sum syn 3)" -gt "$1" ]; }
 	wait_for "the unpin in ctl_state" 2 sh -c \
 		"bpftool map dump pinned '$PIN_DIR/ctl_state' | jq -e '.[0].value.applied_mrate == 1000000 and .[0].value.flags == 0' >/dev/null"
 	within "$(admitted_over 3 3 198.19.0.0/16 3000)" 900 1100
+	pinned_seen 0
 }
 
 @test "rate pin with the aimd controller: the pin is applied, the controller's own state goes on" {
@@ -119,6 +145,7 @@ syns_above() { [ "$(stat_sum syn 3)" -gt "$1" ]; }
 	within "$(( $(ctl_field limit_mrate) / 1000 ))" 300 500
 	run ctl status --json --interval 200ms
 	echo "$output"
+	[ "$status" -eq 0 ]
 	echo "$output" | jq -e '.controller == "aimd" and .pinned == true and .limit_per_sec == 400 and
 		(.mode | IN("steady","overload","recovering"))'
 }

@@ -276,7 +276,7 @@ static void publish_metrics(struct daemon *d, const struct signal_report *r)
 		.served_rate = cs->served_rate, .latency_baseline_ns = cs->lat.baseline_ns,
 		.calm_probes = cs->lat.probes, .probing = cs->lat.probing,
 		.skipped = d->skipped, .tx_blocked = d->l.tx_blocked,
-		.completion = (int)d->completion });
+		.pinned_rate = ctl_pinned_rate(&d->ctl.cmd), .completion = (int)d->completion });
 }
 
 static int write_rates(struct daemon *d)
@@ -383,6 +383,10 @@ static size_t signals_format(char *buf, size_t len, const struct daemon *d, doub
 	off = snprintf(buf, len, "mode=%s %s",
 		       d->tp.aimd ? aimd_mode_name(d->ts.cs.mode) : "fixed",
 		       d->l.tx_blocked ? "xdp_tx=blocked " : "");
+	/* An operator's pin (shedctl rate pin) sets the limit: said first. */
+	if (ctl_pinned_rate(&d->ctl.cmd) > 0)
+		off += snprintf(buf + off, len - (size_t)off, "pinned=%.0f/s ",
+				ctl_pinned_rate(&d->ctl.cmd));
 	if (d->tp.aimd) {
 		bool derived;
 		__u64 target = aimd_latency_target(&d->tp.cp, &d->ts.cs, &derived);
