@@ -80,6 +80,7 @@ syns_above() { [ "$(stat_sum syn 3)" -gt "$1" ]; }
 	[ "$status" -eq 0 ]
 	echo "$output" | jq -e '.daemon_running == false and .limit_per_sec == 200'
 	run ctl status
+	[ "$status" -eq 0 ]
 	[[ "$output" == *"NOT RUNNING"* ]]
 }
 
@@ -159,6 +160,7 @@ pinned_seen() {
 	ctl prefix add 2001:db8:ff00::/48 critical_plus
 	run ctl prefix list
 	echo "$output"
+	[ "$status" -eq 0 ]
 	[[ "$output" == *"198.19.2.0/24"*"critical_plus"*"manual"* ]]
 	[[ "$output" == *"198.19.1.0/24"*"critical_plus"*"manual"* ]]
 	[[ "$output" == *"2001:db8:ff00::/48"*"critical_plus"*"manual"* ]]
@@ -172,6 +174,7 @@ pinned_seen() {
 		--prefix 198.19.3.0/24=critical
 	run ctl prefix list --json
 	echo "$output"
+	[ "$status" -eq 0 ]
 	echo "$output" | jq -e '[.prefixes[] | select(.origin == "manual")] | length == 3'
 	echo "$output" | jq -e '.prefixes[] | select(.prefix == "198.19.1.0/24") |
 		.class == "critical_plus" and .origin == "manual" and .replaces == "critical"'
@@ -201,6 +204,7 @@ pinned_seen() {
 	flood 198.19.2.0/24 200 1 >/dev/null
 	within "$(( $(stat_sum syn 3) - before ))" 190 210
 	run ctl prefix list
+	[ "$status" -eq 0 ]
 	[[ "$output" != *"198.19.2.0/24"* ]]
 }
 
