@@ -194,6 +194,34 @@ static int fail_tick_from_env(struct daemon *d)
 	return 0;
 }
 
+/* For the test suite only: SHEDD_TEST_HOLD_ATTACH_MS=N holds the start for
+ * N ms (at most 60000) between the configuration and the attach, so a test
+ * can see that every map the program reads is written before it sees a
+ * packet. Unset (or empty), it does nothing. */
+static int hold_before_attach(void)
+{
+	const char *e = getenv("SHEDD_TEST_HOLD_ATTACH_MS");
+	struct timespec ts;
+	unsigned long ms;
+	char *end;
+
+	if (!e || !*e)
+		return 0;
+	errno = 0;
+	ms = strtoul(e, &end, 10);
+	if (errno || *end || *e == '-' || ms > 60000) {
+		log_err("SHEDD_TEST_HOLD_ATTACH_MS: '%s' is not a number of ms up to 60000", e);
+		return -EINVAL;
+	}
+	log_warn("SHEDD_TEST_HOLD_ATTACH_MS=%lu: holding %lu ms before the attach, every map "
+		 "written (a pause for tests)", ms, ms);
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	return 0;
+}
+
 /* Frames the program sent back with XDP_TX, every CPU: cookie SYN-ACKs,
  * RSTs to SYNs and to refused proven ACKs (a few of those were dropped
  * instead, over the RST budget: an overestimate, which only makes a black
@@ -827,7 +855,7 @@ static int run(struct shedd_options *o)
 		goto out;
 	publish_metrics(&d, NULL);
 	/* Only now, with every map written, does the program see a packet. */
-	if ((err = loader_attach(&d.l, o)))
+	if ((err = hold_before_attach()) || (err = loader_attach(&d.l, o)))
 		goto out;
 	started = true;
 	/* An upgrade carried the old program's counters in at the swap: the
