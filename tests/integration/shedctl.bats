@@ -377,3 +377,49 @@ heavy_seen() {
 		"$SHEDCTL" "$c" --help | grep -q "^Usage: shedctl $c"
 	done
 }
+
+@test "shedctl probing the lock while shedd starts does not make it fail" {
+	local i rc loop_pid stop="$BATS_TEST_TMPDIR/stop"
+	LOG="$TESTBED_TMP/shedd.log"
+	shedd_start --verify off --port "$PORT" --rate 200 --keep-on-exit
+	kill -TERM "$SHEDD_PID"
+	wait "$SHEDD_PID"
+	# shedctl status without a pause, bounded: 400 runs or 60 s, or until
+	# the test is done. Each tells a running shedd by a shared flock on
+	# the pin folder, taken and dropped at once.
+	(
+		for ((n = 0; n < 400 && SECONDS < 60; n++)); do
+			[ -e "$stop" ] && break
+			ctl status --interval 10ms >/dev/null 2>&1 || true
+		done
+	) &
+	loop_pid=$!
+	PIDS+=("$loop_pid")
+	for ((i = 0; i < 5; i++)); do
+		# And one that holds it 300 ms, as a shedctl descheduled between
+		# its lock and its unlock on a busy host would.
+		flock -s "$PIN_DIR" sleep 0.3 &
+		PIDS+=($!)
+		wait_for "the probe's shared lock" 2 sh -c "! flock -x -n '$PIN_DIR' true"
+		: >"$LOG"
+		"$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --verify off --port "$PORT" \
+			--rate 200 --keep-on-exit 2>>"$LOG" &
+		SHEDD_PID=$!
+		PIDS+=("$SHEDD_PID")
+		wait_for "shedd adopted" 5 grep -q 'adopted the running shedd' "$LOG" ||
+			{ cat "$LOG"; false; }
+		kill -TERM "$SHEDD_PID"
+		rc=0
+		wait "$SHEDD_PID" || rc=$?
+		echo "start $i: exit $rc"
+		[ "$rc" -eq 0 ]
+	done
+	touch "$stop"
+	wait "$loop_pid"
+	# An owner is still refused, after the wait a probe may take.
+	shedd_start --verify off --port "$PORT" --rate 200
+	run timeout 20 "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --port "$PORT" --rate 5
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"another shedd is running on $IF_SRV"* ]]
+}

@@ -14,6 +14,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
 #include <cap-ng.h>
@@ -228,10 +229,37 @@ void pindir_of(char *buf, size_t len, const char *tag, const char *iface)
 		snprintf(buf, len, "%s/%s", SHEDD_PIN_ROOT, iface);
 }
 
+/* A shedctl tells a running shedd by a shared flock it takes and drops at
+ * once (pins_daemon_running()): a start that meets one must not take it for
+ * an owner. An owner holds its lock for its whole life, a probe for a few
+ * microseconds (longer only if it is descheduled in between): wait that
+ * long before calling the folder taken. */
+#define PINDIR_LOCK_WAIT_MS 1000
+#define PINDIR_LOCK_STEP_MS 10
+
+/* flock(LOCK_EX) on @fd, retried while only a probe may hold it. 0, or
+ * -EBUSY when it stays held, or another negative errno. */
+static int lock_ex(int fd)
+{
+	const struct timespec step = { 0, PINDIR_LOCK_STEP_MS * 1000000L };
+	int waited;
+
+	for (waited = 0;; waited += PINDIR_LOCK_STEP_MS) {
+		if (!flock(fd, LOCK_EX | LOCK_NB))
+			return 0;
+		if (errno != EWOULDBLOCK)
+			return -errno;
+		if (waited >= PINDIR_LOCK_WAIT_MS)
+			return -EBUSY;
+		nanosleep(&step, NULL);
+	}
+}
+
 /* Take the interface: an exclusive flock on the pin folder, which the
  * kernel drops when the process dies, however it dies. A folder removed and
  * made again by the owner while we waited is not the one we locked: retry.
- * Returns the locked fd, -EBUSY if another process holds it, or an error. */
+ * Returns the locked fd, -EBUSY if another process holds it (for longer
+ * than a shedctl's probe does), or an error. */
 int pindir_lock(const char *dir)
 {
 	struct stat held, now;
@@ -250,10 +278,9 @@ int pindir_lock(const char *dir)
 			log_err("open %s: %s", dir, strerror(errno));
 			return err;
 		}
-		if (flock(fd, LOCK_EX | LOCK_NB)) {
-			err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		if ((err = lock_ex(fd))) {
 			if (err != -EBUSY)
-				log_err("lock %s: %s", dir, strerror(errno));
+				log_err("lock %s: %s", dir, strerror(-err));
 			close(fd);
 			return err;
 		}
