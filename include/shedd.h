@@ -670,6 +670,21 @@ struct shedd_sysctls {
  * how a value of each older layout becomes today's.
  */
 #define SHEDD_LAYOUT_VERSION 5
+/*
+ * layout_compat: forward compatibility, an interface that never changes.
+ * ARRAY with one entry, written with layout by the daemon that made the
+ * pins; the program never reads it. oldest is the oldest layout version
+ * whose shedd may adopt these pins as they are: each map it knows kept its
+ * layout (type, key and value sizes, entries, flags), and the maps it does
+ * not know may be left alone while its program sheds. A shedd of version
+ * V adopts pins of a newer version N when oldest <= V, and refuses them
+ * otherwise (user/maps/layout.c, docs/pins.md). A release that changes
+ * the layout of a map an older shedd reads sets oldest to its own version.
+ */
+#define SHEDD_LAYOUT_COMPAT 5
+struct shedd_layout_compat {
+	__u32 oldest; /* the oldest SHEDD_LAYOUT_VERSION that may adopt the pins */
+};
 struct shedd_layout {
 	__u32 version; /* SHEDD_LAYOUT_VERSION of the daemon that wrote it */
 	__u32 prog_id; /* the id of its XDP program: an upgrade cut short is
@@ -805,6 +820,7 @@ _Static_assert(sizeof(struct shedd_manual_prefix) == 8, "shedd_manual_prefix is 
 _Static_assert(sizeof(struct shedd_daemon_stats) == SHEDD_DAEMON_STATS_V1_SIZE + 8,
 	       "shedd_daemon_stats is a map value");
 _Static_assert(sizeof(struct shedd_layout) == 8, "shedd_layout is a map value");
+_Static_assert(sizeof(struct shedd_layout_compat) == 4, "shedd_layout_compat never changes");
 _Static_assert(sizeof(struct shedd_sysctls) == 72, "shedd_sysctls is a map value");
 _Static_assert(sizeof(struct shedd_fair_cell) == 16, "shedd_fair_cell is a map value");
 _Static_assert(sizeof(struct shedd_fair_class) == 32, "shedd_fair_class is a map value");

@@ -412,7 +412,7 @@ upgrade_under_flood() {
 	[ "$status" -ne 0 ]
 	shedd_start --verify off --port "$PORT" --rate 200 --burst 20
 	cat "$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "upgraded the pins of $IF_SRV from layout version 1 to 5: 20 maps of a new layout (their values carried over)$" \
+	grep -q "upgraded the pins of $IF_SRV from layout version 1 to 5: 21 maps of a new layout (their values carried over)$" \
 		"$BATS_TEST_TMPDIR/shedd.log"
 	grep -q "attached to $IF_SRV" "$BATS_TEST_TMPDIR/shedd.log"
 	xdp_attached
@@ -536,7 +536,7 @@ tc_prog() {
 	cat "$BATS_TEST_TMPDIR/shedd.log"
 	wait_for "the new shedd adopted" 5 grep -q 'adopted the running shedd' \
 		"$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "upgraded the pins of $IF_SRV from layout version 3 to 5: 6 maps of a new layout" \
+	grep -q "upgraded the pins of $IF_SRV from layout version 3 to 5: 7 maps of a new layout" \
 		"$BATS_TEST_TMPDIR/shedd.log"
 	now=$(link_prog)
 	[ "$now" != "$old_prog" ]
@@ -551,4 +551,76 @@ tc_prog() {
 	# And the new one protects the port: a flood after the upgrade is judged.
 	flood 198.19.0.0/16 500 1 >/dev/null
 	[ "$(syn_all)" -eq $(( 1500 + SENT )) ]
+}
+
+# next_layout VERSION OLDEST: the pins as a shedd of layout VERSION would
+# leave them, saying a shedd of version OLDEST may adopt them
+# (layout_compat), with a map of its own this build does not know.
+next_layout() {
+	bpftool map update pinned "$PIN_DIR/layout" key 0 0 0 0 value "$1" 0 0 0 0 0 0 0
+	bpftool map update pinned "$PIN_DIR/layout_compat" key 0 0 0 0 value "$2" 0 0 0
+	[ -e "$PIN_DIR/next_map" ] ||
+		bpftool map create "$PIN_DIR/next_map" type array key 4 value 8 entries 1 name next_map
+}
+layout_now() { bpftool map dump pinned "$PIN_DIR/layout" | jq '.[0].value.version' | num; }
+
+@test "pins of the next layout version that say this build may adopt them are adopted under a flood; pins that do not are refused while the program sheds" {
+	shedd_start --verify off --port "$PORT" --rate 200 --burst 20 --keep-on-exit
+	run "$SHEDCTL" --netns "$NS_SRV" rate pin 150
+	[ "$status" -eq 0 ]
+	flood 198.19.0.0/16 1000 1 >/dev/null
+	stop
+	[ "$(bpftool map dump pinned "$PIN_DIR/layout_compat" | jq '.[0].value.oldest')" -eq 5 ]
+	# The next release (layout 6) ran and left them: readable by version 5.
+	next_layout 6 5
+	link=$(link_id)
+	old_prog=$(link_prog)
+	before=$(syn_all)
+	run "$SHEDCTL" --netns "$NS_SRV" status --json --interval 100ms
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq .pinned_rate_per_sec)" = 150 ]
+	upgrade_under_flood next
+	cat "$BATS_TEST_TMPDIR/shedd.log"
+	wait_for "the shedd adopted" 5 grep -q 'adopted the running shedd' "$BATS_TEST_TMPDIR/shedd.log"
+	grep -q "are of layout version 6, newer than this build's 5, and say a shedd of version 5 may adopt them as they are: adopted" \
+		"$BATS_TEST_TMPDIR/shedd.log"
+	run grep -c 'upgraded the pins' "$BATS_TEST_TMPDIR/shedd.log"
+	[ "$output" -eq 0 ]
+	# No gap: the same link, our program in it, every SYN judged.
+	[ "$(link_id)" = "$link" ]
+	now=$(link_prog)
+	[ "$now" != "$old_prog" ]
+	[ "$(syn_all)" -eq $((before + SENT)) ]
+	# What it does not know is left as it is; what it knows is its own.
+	[ -e "$PIN_DIR/next_map" ]
+	[ "$(layout_now)" -eq 5 ]
+	run "$SHEDCTL" --netns "$NS_SRV" status --json --interval 100ms
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq .pinned_rate_per_sec)" = 150 ]
+	stop
+
+	# Pins of a layout that changed what this build reads (oldest 6):
+	# refused before anything changes, the program sheds on.
+	next_layout 6 6
+	prog=$(link_prog)
+	run timeout 20 "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --verify off --port "$PORT" \
+		--rate 200 --keep-on-exit
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"are of layout version 6, which a shedd of version 6 or later may adopt; this build knows versions up to 5"* ]]
+	[[ "$output" == *"remove them with --remove to start afresh"* ]]
+	[ "$(link_prog)" = "$prog" ]
+	[ "$(layout_now)" -eq 6 ]
+	before=$(syn_all)
+	line=$(flood 198.19.0.0/16 500 1)
+	[ "$(syn_all)" -eq $((before + $(field sent "$line"))) ]
+	run "$SHEDCTL" --netns "$NS_SRV" status --interval 100ms
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"layout version 6"* ]]
+	# --remove takes everything, the newer map too.
+	run "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --remove
+	[ "$status" -eq 0 ]
+	[ ! -e "$PIN_DIR" ]
 }

@@ -56,6 +56,7 @@ struct migrate {
 	__u32 from_version;      /* their layout version; 0: no pins, a fresh start */
 	bool version_read;
 	bool needed;             /* some map is replaced: an upgrade */
+	bool forward;            /* pins of a newer layout this build may adopt */
 	bool force_all;          /* SHEDD_TEST_MIGRATE=all */
 	struct migrate_map maps[MIGRATE_MAX_MAPS];
 	int n;
@@ -303,6 +304,18 @@ int migrate_plan(struct loader *l, struct bpf_map *map)
 		 * reused. */
 		if (mg->from_version && mg->from_version < SHEDD_LAYOUT_VERSION)
 			mg->needed = true;
+		/* Pins of a newer layout whose layout_compat lets this build
+		 * adopt them as they are: each map it knows is reused, the
+		 * others are left alone (the newer shedd's program used them;
+		 * ours does not). */
+		if (mg->from_version > SHEDD_LAYOUT_VERSION) {
+			mg->forward = true;
+			log_notice("the pins in %s are of layout version %u, newer than this "
+				   "build's %u, and say a shedd of version %u may adopt them as they "
+				   "are: adopted, the maps it does not know left as they are",
+				   mg->src_dir, mg->from_version, SHEDD_LAYOUT_VERSION,
+				   layout_compat(mg->src_dir));
+		}
 	}
 	mm = &mg->maps[mg->n++];
 	memset(mm, 0, sizeof(*mm));
@@ -331,6 +344,18 @@ int migrate_plan(struct loader *l, struct bpf_map *map)
 		close(fd); /* today's layout: reused (libbpf checks it again) */
 		mm->reused = true;
 		return 0;
+	}
+	/* Newer pins that said this build may adopt them as they are, with a
+	 * map it reads in another layout: their promise does not hold, and
+	 * this build does not convert a newer layout into its own. */
+	if (mg->forward) {
+		log_err("the pins in %s (layout version %u) say this build may adopt them, but "
+			"%s is not of its layout%s%s; refusing, the running program keeps shedding "
+			"(use a shedd of version %u or later, or --remove to start afresh)",
+			mg->src_dir, mg->from_version, name, mm->known ? "" : ": ",
+			mm->known ? "" : msg, mg->from_version);
+		close(fd);
+		return -EPROTO;
 	}
 	if (!mm->known)
 		log_warn("upgrade: %s; its values are not carried over: it starts afresh", msg);

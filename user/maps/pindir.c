@@ -4,6 +4,7 @@
  * is, its lock, and taking it away. The link's pin keeps the program
  * attached when shedd is gone; every map is pinned beside it, with BTF.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -38,7 +39,7 @@ static const char *const pinned_names[] = {
 	"handoff_stats", "handoff", "ctl_cmd", "manual_v4", "manual_v6", "daemon_stats",
 	"cookie_sent", "layout", "settings_cur", "flow_key", "broadcast", "tun_config",
 	"tun_local", "tun_stats", "port_set", "fair_sketch", "fair_config", "fair_heavy",
-	"fair_stats", "sysctls",
+	"fair_stats", "sysctls", "layout_compat",
 	/* Pinned by older shedd, removed with the rest. */
 	"closing",
 };
@@ -134,6 +135,20 @@ static void parent_dir_remove(const char *dir)
  * runs as another user than root has lost the right to walk through
  * /sys/fs/bpf (mode 1700) with its capabilities, not the folder it holds
  * open. */
+/* Every pin left in @dir, whatever its name (no folder is made there). */
+static void unpin_rest(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (e->d_type != DT_DIR)
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
+}
+
 void pindir_unpin_all(const char *dir, int dir_fd)
 {
 	char path[PATH_MAX + 32];
@@ -156,6 +171,9 @@ void pindir_unpin_all(const char *dir, int dir_fd)
 		if (dir_fd < 0 || unlinkat(dir_fd, pending, 0))
 			unlink(path);
 	}
+	/* And what a newer shedd pinned that this build does not know (pins
+	 * it adopted as they are: docs/pins.md): the folder is shedd's. */
+	unpin_rest(dir);
 	if (dir_fd >= 0 && base)
 		parent_fd = openat(dir_fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (parent_fd < 0 || unlinkat(parent_fd, base + 1, AT_REMOVEDIR))
