@@ -133,9 +133,15 @@ host_sysctls_unchanged() {
 	need_tc_handoff
 	in_srv sysctl -qw net.ipv4.tcp_syncookies=0
 	shedd_start --port "$PORT" --rate 100 --handoff tc
-	grep -q 'shedd: set net.ipv4.tcp_syncookies=1 (was 0)' "$TESTBED_TMP/shedd.log"
+	grep -q 'shedd: set net.ipv4.tcp_syncookies=1 (was 0; put back when shedding stops)' \
+		"$TESTBED_TMP/shedd.log"
 	[ "$(in_srv cat /proc/sys/net/ipv4/tcp_syncookies)" = 1 ]
 	host_sysctls_unchanged
+	# A stop that detaches puts it back.
+	kill -TERM "$SHEDD_PID"
+	wait "$SHEDD_PID"
+	grep -q 'shedd: put net.ipv4.tcp_syncookies back to 0 (shedd had set 1)' "$TESTBED_TMP/shedd.log"
+	[ "$(in_srv cat /proc/sys/net/ipv4/tcp_syncookies)" = 0 ]
 }
 
 # srv_sysctls: tcp_syncookies and tcp_timestamps of the server's namespace.
