@@ -427,8 +427,9 @@ upgrade_under_flood() {
 	stop
 	run "$SHEDCTL" --netns "$NS_SRV" status --interval 100ms
 	[ "$status" -eq 0 ]
-	# A newer layout version.
+	# A newer layout version, which no older build may adopt.
 	bpftool map update pinned "$PIN_DIR/layout" key 0 0 0 0 value 99 0 0 0 0 0 0 0
+	bpftool map update pinned "$PIN_DIR/layout_compat" key 0 0 0 0 value 99 0 0 0
 	run "$SHEDCTL" --netns "$NS_SRV" status --interval 100ms
 	echo "$output"
 	[ "$status" -eq 1 ]
