@@ -396,11 +396,13 @@ heavy_seen() {
 	loop_pid=$!
 	PIDS+=("$loop_pid")
 	for ((i = 0; i < 5; i++)); do
-		# And one that holds it 300 ms, as a shedctl descheduled between
-		# its lock and its unlock on a busy host would.
-		flock -s "$PIN_DIR" sleep 0.3 &
+		# And one that holds it 600 ms, as a shedctl descheduled between
+		# its lock and its unlock on a busy host would; shedd starts
+		# while it holds it.
+		rm -f "$BATS_TEST_TMPDIR/held"
+		flock -s "$PIN_DIR" sh -c "touch '$BATS_TEST_TMPDIR/held'; sleep 0.6" &
 		PIDS+=($!)
-		wait_for "the probe's shared lock" 2 sh -c "! flock -x -n '$PIN_DIR' true"
+		wait_for "the probe's shared lock" 2 test -e "$BATS_TEST_TMPDIR/held"
 		: >"$LOG"
 		"$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --verify off --port "$PORT" \
 			--rate 200 --keep-on-exit 2>>"$LOG" &
