@@ -181,7 +181,8 @@ swapped_in_flood() {
 		}' "$1"
 }
 
-# upgrade_under_flood NAME ENV...: flood 2000 SYN/s for 5 s, and 1 s into
+# upgrade_under_flood NAME ENV...: flood 2000 SYN/s for 10 s (a loaded host
+# may take seconds to load shedd; the swap must come while it runs), and 1 s into
 # it start today's shedd with the environment ENV and the options
 # UPGRADE_OPTS (default --verify off); sets SENT, and FLOOD_LINE. Fails
 # unless the program was swapped while the flood ran.
@@ -193,7 +194,7 @@ upgrade_under_flood() {
 	wpid=$!
 	PIDS+=("$wpid")
 	t0=$(date +%s%3N)
-	flood_bg "$out" 198.19.0.0/16 2000 5
+	flood_bg "$out" 198.19.0.0/16 2000 10
 	sleep 1
 	# shellcheck disable=SC2086 # UPGRADE_OPTS: words
 	env "$@" "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" ${UPGRADE_OPTS:---verify off} \
