@@ -140,6 +140,25 @@ struct {
 	__type(value, struct shedd_daemon_stats);
 } daemon_stats SEC(".maps");
 
+/* The sysctls the daemon changed and what it found (struct shedd_sysctls),
+ * for the shedd that stops shedding to put back; never read by the program. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shedd_sysctls);
+} sysctls SEC(".maps");
+
+/* The oldest layout version that may adopt these pins as they are
+ * (SHEDD_LAYOUT_COMPAT), for the readers of older builds; never read by the
+ * program. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shedd_layout_compat);
+} layout_compat SEC(".maps");
+
 /* The version of the pinned layouts (SHEDD_LAYOUT_VERSION), for readers
  * and upgrades; never read by the program. */
 struct {

@@ -637,6 +637,24 @@ struct shedd_daemon_stats {
 };
 
 /*
+ * sysctls: the sysctls of the network namespace shedd changed for a
+ * hand-off (user/maps/sysctls.c), with what it found, so whichever shedd
+ * stops shedding (a stop that detaches, --remove) puts them back: the
+ * program outlives the daemon that set them. ARRAY with one entry, written
+ * by the daemon, never read by the program. Slot i is SHEDD_SYSCTL_*;
+ * bit i of changed says shedd set it from found[i] to set[i].
+ */
+#define SHEDD_SYSCTL_SYNCOOKIES 0 /* net.ipv4.tcp_syncookies */
+#define SHEDD_SYSCTL_TIMESTAMPS 1 /* net.ipv4.tcp_timestamps */
+#define SHEDD_MAX_SYSCTLS 4
+struct shedd_sysctls {
+	__u64 found[SHEDD_MAX_SYSCTLS]; /* the value before shedd changed it */
+	__u64 set[SHEDD_MAX_SYSCTLS];   /* the value shedd wrote */
+	__u32 changed;                  /* bit i: slot i is shedd's change */
+	__u32 _pad;
+};
+
+/*
  * layout: the version of the layouts of every pinned map, as one number,
  * written by the daemon that made the pins. ARRAY with one entry; the
  * program never reads it. Pins without it are of version 1. A reader
@@ -652,6 +670,21 @@ struct shedd_daemon_stats {
  * how a value of each older layout becomes today's.
  */
 #define SHEDD_LAYOUT_VERSION 5
+/*
+ * layout_compat: forward compatibility, an interface that never changes.
+ * ARRAY with one entry, written with layout by the daemon that made the
+ * pins; the program never reads it. oldest is the oldest layout version
+ * whose shedd may adopt these pins as they are: each map it knows kept its
+ * layout (type, key and value sizes, entries, flags), and the maps it does
+ * not know may be left alone while its program sheds. A shedd of version
+ * V adopts pins of a newer version N when oldest <= V, and refuses them
+ * otherwise (user/maps/layout.c, docs/pins.md). A release that changes
+ * the layout of a map an older shedd reads sets oldest to its own version.
+ */
+#define SHEDD_LAYOUT_COMPAT 5
+struct shedd_layout_compat {
+	__u32 oldest; /* the oldest SHEDD_LAYOUT_VERSION that may adopt the pins */
+};
 struct shedd_layout {
 	__u32 version; /* SHEDD_LAYOUT_VERSION of the daemon that wrote it */
 	__u32 prog_id; /* the id of its XDP program: an upgrade cut short is
@@ -787,6 +820,8 @@ _Static_assert(sizeof(struct shedd_manual_prefix) == 8, "shedd_manual_prefix is 
 _Static_assert(sizeof(struct shedd_daemon_stats) == SHEDD_DAEMON_STATS_V1_SIZE + 8,
 	       "shedd_daemon_stats is a map value");
 _Static_assert(sizeof(struct shedd_layout) == 8, "shedd_layout is a map value");
+_Static_assert(sizeof(struct shedd_layout_compat) == 4, "shedd_layout_compat never changes");
+_Static_assert(sizeof(struct shedd_sysctls) == 72, "shedd_sysctls is a map value");
 _Static_assert(sizeof(struct shedd_fair_cell) == 16, "shedd_fair_cell is a map value");
 _Static_assert(sizeof(struct shedd_fair_class) == 32, "shedd_fair_class is a map value");
 _Static_assert(sizeof(struct shedd_fair_heavy) == 40, "shedd_fair_heavy is a map value");

@@ -33,10 +33,24 @@ proc_start() {
 	echo "$stat" | cut -d' ' -f20
 }
 
+# testbed_leftovers ID: the pin folders and latency sockets shedd may have
+# made for the testbed ID's interface, one a line: today's, under the
+# server namespace's ns:INODE (any inode: the namespace of a killed run may
+# be gone, and the interface name is the testbed's alone), and those of a
+# shedd run in the initial namespace (the path before ns:INODE).
+testbed_leftovers() {
+	local p
+	for p in /sys/fs/bpf/shedd/ns:*/"shds$1" "/sys/fs/bpf/shedd/shds$1" \
+		/run/shedd/ns:*/"shds$1.sock" "/run/shedd/shds$1.sock"; do
+		[ -e "$p" ] && echo "$p"
+	done
+	return 0
+}
+
 # testbed_remove ID: the namespaces, their processes, the pins and the
 # latency socket of the testbed ID. Only names with the testbed's prefix.
 testbed_remove() {
-	local id=$1 ns pid
+	local id=$1 ns pid p
 	for ns in "shd-cli-$id" "shd-rtr-$id" "shd-srv-$id"; do
 		[ -e "/run/netns/$ns" ] || continue
 		for pid in $(ip netns pids "$ns" 2>/dev/null); do
@@ -44,8 +58,16 @@ testbed_remove() {
 		done
 		ip netns del "$ns" 2>/dev/null || true
 	done
-	rm -rf "/sys/fs/bpf/shedd/shds$id" "/sys/fs/bpf/shedd-rtr-$id"
-	rm -f "/sys/fs/bpf/shedd-test-foreign-shds$id" "/run/shedd/shds$id.sock"
+	# The pinned link goes with the pins; the folders of namespaces left
+	# empty go too.
+	for p in $(testbed_leftovers "$id"); do
+		rm -rf "$p"
+		case $p in
+		*/ns:*/*) rmdir "${p%/*}" 2>/dev/null || true ;;
+		esac
+	done
+	rm -rf "/sys/fs/bpf/shedd-rtr-$id"
+	rm -f "/sys/fs/bpf/shedd-test-foreign-shds$id"
 }
 
 # testbed_owned ID: the owner recorded for testbed ID runs. Its pid in
@@ -76,7 +98,7 @@ testbed_sweep() {
 testbed_free() {
 	[ ! -e "$TESTBED_RUN/$1" ] && [ ! -e "/run/netns/shd-cli-$1" ] &&
 		[ ! -e "/run/netns/shd-rtr-$1" ] && [ ! -e "/run/netns/shd-srv-$1" ] &&
-		[ ! -e "/sys/fs/bpf/shedd/shds$1" ] && [ ! -e "/sys/fs/bpf/shedd-rtr-$1" ]
+		[ -z "$(testbed_leftovers "$1")" ] && [ ! -e "/sys/fs/bpf/shedd-rtr-$1" ]
 }
 
 # Names unique to this testbed, short enough for IFNAMSIZ: an id that no

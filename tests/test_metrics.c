@@ -208,6 +208,9 @@ static void test_format_shape(void **state)
 	assert_non_null(strstr(out, "shedd_controller_mode{iface=\"a\\\"b\\\\c\",mode=\"steady\"} 0\n"));
 	assert_non_null(strstr(out, "shedd_ramp_stage{iface=\"a\\\"b\\\\c\"} 2\n"));
 	assert_non_null(strstr(out, "shedd_admit_limit_syn_per_second{iface=\"a\\\"b\\\\c\"} 1234.5\n"));
+	/* No rate pinned: said as 0, and a pinned rate of 0. */
+	assert_non_null(strstr(out, "shedd_rate_pinned{iface=\"a\\\"b\\\\c\"} 0\n"));
+	assert_non_null(strstr(out, "shedd_rate_pinned_syn_per_second{iface=\"a\\\"b\\\\c\"} 0\n"));
 	/* XDP_TX reaches the wire: the answers are on. */
 	assert_non_null(strstr(out, "shedd_xdp_tx_blocked{iface=\"a\\\"b\\\\c\"} 0\n"));
 	assert_non_null(strstr(out, "le=\"+Inf\"} 100\n"));
@@ -243,6 +246,15 @@ static void test_format_shape(void **state)
 	assert_int_equal(count_of(out, "# HELP shedd_syn_packets_total "), 1);
 	assert_int_equal(count_of(out, "# TYPE "), count_of(out, "# HELP "));
 	free(out);
+	/* An operator's pin: said as a gauge of 1, with the pinned rate. */
+	s.pinned_rate = 500;
+	out = format(&s);
+	assert_non_null(strstr(out, "# TYPE shedd_rate_pinned gauge\n"));
+	assert_non_null(strstr(out, "shedd_rate_pinned{iface=\"a\\\"b\\\\c\"} 1\n"));
+	assert_non_null(strstr(out, "# TYPE shedd_rate_pinned_syn_per_second gauge\n"));
+	assert_non_null(strstr(out, "shedd_rate_pinned_syn_per_second{iface=\"a\\\"b\\\\c\"} 500\n"));
+	free(out);
+	s.pinned_rate = 0;
 	/* The answers off (settings.tx_blocked): said as a gauge of 1. */
 	s.tx_blocked = true;
 	out = format(&s);

@@ -105,6 +105,26 @@ full_trie_prefixes() {
 	[ ! -e "$PIN_DIR" ]
 }
 
+@test "a start with no pins says it is fresh, not an upgrade; a restart adopts" {
+	LOG="$BATS_TEST_TMPDIR/shedd.log"
+	shedd_start --verify off --port "$PORT" --rate 100 --keep-on-exit
+	cat "$LOG"
+	run grep -c "no pins of $IF_SRV in $PIN_DIR: a fresh start" "$LOG"
+	[ "$status" -eq 0 ]
+	[ "$output" -eq 1 ]
+	run grep -c 'upgraded the pins' "$LOG"
+	[ "$status" -eq 1 ]
+	[ "$output" -eq 0 ]
+	kill -TERM "$SHEDD_PID"
+	wait "$SHEDD_PID"
+	# Its own pins, of today's layout: adopted, neither fresh nor upgraded.
+	shedd_start --verify off --port "$PORT" --rate 100
+	grep -q 'adopted the running shedd' "$LOG"
+	run grep -c -e 'a fresh start' -e 'upgraded the pins' "$LOG"
+	[ "$status" -eq 0 ]
+	[ "$output" -eq 1 ]
+}
+
 @test "bpftool dumps the pinned maps with field names" {
 	shedd_start --verify off --port "$PORT" --rate 100 --prefix 198.19.1.0/24=critical
 	flood 198.19.1.0/24 50 1 >/dev/null
@@ -293,7 +313,8 @@ xdp_mode_now() {
 	grep -q '^accepted=0$' "$BATS_TEST_TMPDIR/sink8081"
 }
 
-@test "SYNs that arrive while shedd starts are admitted below the rate" {
+@test "start-up ordering: every map is written before the attach; SYNs that arrive while shedd starts are admitted below the rate" {
+	LOG="$BATS_TEST_TMPDIR/shedd.log"
 	# Critical clients at 2000 SYN/s, a tenth of the rate, already
 	# sending when shedd starts and for seconds after it attached: none of
 	# their SYNs may be shed.
@@ -302,7 +323,32 @@ xdp_mode_now() {
 	# The flood is under way before shedd loads.
 	wait_for "the flood under way" 5 sh -c \
 		"[ \$(ip netns exec $NS_SRV cat /sys/class/net/$IF_SRV/statistics/rx_packets) -ge $((rx + 200)) ]"
-	shedd_start --verify off --port "$PORT" --rate 20000 --prefix 198.19.1.0/24=critical
+	# Held for 2 s between its configuration and its attach.
+	SHEDD_TEST_HOLD_ATTACH_MS=2000 "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --verify off \
+		--port "$PORT" --rate 20000 --prefix 198.19.1.0/24=critical 2>"$LOG" &
+	SHEDD_PID=$!
+	PIDS+=("$SHEDD_PID")
+	wait_for "the hold before the attach" 5 grep -q 'holding 2000 ms before the attach' "$LOG"
+	# Nothing sheds yet, and every map the program reads is written: the
+	# rates of every class (the even split of --rate), the settings, the
+	# protected port, the prefix.
+	run xdp_attached
+	[ "$status" -ne 0 ]
+	bpftool map dump pinned "$PIN_DIR/rates" | jq -c '[.[].value.r | [.rate_per_sec, .flags]]'
+	[ "$(bpftool map dump pinned "$PIN_DIR/rates" | jq -c '[.[].value.r.flags]')" = '[1,1,1,1]' ]
+	[ "$(rate_total)" -eq 20000 ]
+	[ "$(settings .all_ports)" = 0 ]
+	[ "$(settings .default_class)" = 3 ]
+	[ "$(bpftool map dump pinned "$PIN_DIR/port_set" |
+		jq ".[0].value.bits[$((PORT / 64))] / $((1 << (PORT % 64))) | floor % 2")" = 1 ]
+	run bpftool map dump pinned "$PIN_DIR/prefix_v4"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"prefixlen": 24'* ]]
+	run grep -c 'attached to' "$LOG"
+	[ "$status" -eq 1 ]
+	# Then it attaches, and judges from its first packet by those maps.
+	wait_for "shedd attached" 5 grep -q 'attached to' "$LOG"
+	xdp_attached
 	wait "$FLOOD_PID"
 	cat "$BATS_TEST_TMPDIR/flood"
 	syn=$(stat_sum syn 1)

@@ -80,7 +80,26 @@ syns_above() { [ "$(stat_sum syn 3)" -gt "$1" ]; }
 	[ "$status" -eq 0 ]
 	echo "$output" | jq -e '.daemon_running == false and .limit_per_sec == 200'
 	run ctl status
+	[ "$status" -eq 0 ]
 	[[ "$output" == *"NOT RUNNING"* ]]
+}
+
+# pinned_seen N: shedd's next status line and its metrics say the rate is
+# pinned at N SYN/s (0: that it is not pinned).
+pinned_seen() {
+	local line scrape
+	status_next
+	line=$(grep ' | critical_plus ' "$TESTBED_TMP/shedd.log" | tail -n 1)
+	echo "status line: $line"
+	if [ "$1" -gt 0 ]; then
+		[[ "$line" == *" pinned=$1/s "* ]]
+	else
+		[[ "$line" != *"pinned="* ]]
+	fi
+	scrape=$(in_srv curl -sS --fail --max-time 5 http://127.0.0.1:9464/metrics)
+	grep '^shedd_rate_pinned' <<<"$scrape"
+	grep -qx "shedd_rate_pinned{iface=\"$IF_SRV\"} $(($1 > 0))" <<<"$scrape"
+	grep -qx "shedd_rate_pinned_syn_per_second{iface=\"$IF_SRV\"} $1" <<<"$scrape"
 }
 
 @test "rate pin: a running shedd applies it at its next tick, keeps it across a restart; unpin gives the rate back" {
@@ -95,6 +114,13 @@ syns_above() { [ "$(stat_sum syn 3)" -gt "$1" ]; }
 	# Offered 3000/s of sheddable: the pinned 300/s pass, not the 1000/s of --rate.
 	within "$(admitted_over 3 3 198.19.0.0/16 3000)" 250 340
 	ctl status --json --interval 200ms | jq -e '.pinned == true and .pinned_rate_per_sec == 300 and .limit_per_sec == 300'
+	run ctl status --interval 200ms
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"limit 300 SYN/s PINNED"* ]]
+	[[ "$output" == *"rate pinned at 300 SYN/s"* ]]
+	# The status line and the metrics say it too.
+	pinned_seen 300
 	# A restart with the same options adopts the program: the pin holds.
 	restart_shedd --verify off --port "$PORT" --rate 1000
 	wait_ticks 3
@@ -106,6 +132,7 @@ syns_above() { [ "$(stat_sum syn 3)" -gt "$1" ]; }
 	wait_for "the unpin in ctl_state" 2 sh -c \
 		"bpftool map dump pinned '$PIN_DIR/ctl_state' | jq -e '.[0].value.applied_mrate == 1000000 and .[0].value.flags == 0' >/dev/null"
 	within "$(admitted_over 3 3 198.19.0.0/16 3000)" 900 1100
+	pinned_seen 0
 }
 
 @test "rate pin with the aimd controller: the pin is applied, the controller's own state goes on" {
@@ -119,6 +146,7 @@ syns_above() { [ "$(stat_sum syn 3)" -gt "$1" ]; }
 	within "$(( $(ctl_field limit_mrate) / 1000 ))" 300 500
 	run ctl status --json --interval 200ms
 	echo "$output"
+	[ "$status" -eq 0 ]
 	echo "$output" | jq -e '.controller == "aimd" and .pinned == true and .limit_per_sec == 400 and
 		(.mode | IN("steady","overload","recovering"))'
 }
@@ -132,6 +160,7 @@ syns_above() { [ "$(stat_sum syn 3)" -gt "$1" ]; }
 	ctl prefix add 2001:db8:ff00::/48 critical_plus
 	run ctl prefix list
 	echo "$output"
+	[ "$status" -eq 0 ]
 	[[ "$output" == *"198.19.2.0/24"*"critical_plus"*"manual"* ]]
 	[[ "$output" == *"198.19.1.0/24"*"critical_plus"*"manual"* ]]
 	[[ "$output" == *"2001:db8:ff00::/48"*"critical_plus"*"manual"* ]]
@@ -145,6 +174,7 @@ syns_above() { [ "$(stat_sum syn 3)" -gt "$1" ]; }
 		--prefix 198.19.3.0/24=critical
 	run ctl prefix list --json
 	echo "$output"
+	[ "$status" -eq 0 ]
 	echo "$output" | jq -e '[.prefixes[] | select(.origin == "manual")] | length == 3'
 	echo "$output" | jq -e '.prefixes[] | select(.prefix == "198.19.1.0/24") |
 		.class == "critical_plus" and .origin == "manual" and .replaces == "critical"'
@@ -174,6 +204,7 @@ syns_above() { [ "$(stat_sum syn 3)" -gt "$1" ]; }
 	flood 198.19.2.0/24 200 1 >/dev/null
 	within "$(( $(stat_sum syn 3) - before ))" 190 210
 	run ctl prefix list
+	[ "$status" -eq 0 ]
 	[[ "$output" != *"198.19.2.0/24"* ]]
 }
 
@@ -345,4 +376,52 @@ heavy_seen() {
 	for c in status top prefix rate detach; do
 		"$SHEDCTL" "$c" --help | grep -q "^Usage: shedctl $c"
 	done
+}
+
+@test "shedctl probing the lock while shedd starts does not make it fail" {
+	local i rc loop_pid stop="$BATS_TEST_TMPDIR/stop"
+	LOG="$TESTBED_TMP/shedd.log"
+	shedd_start --verify off --port "$PORT" --rate 200 --keep-on-exit
+	kill -TERM "$SHEDD_PID"
+	wait "$SHEDD_PID"
+	# shedctl status without a pause, bounded: 400 runs or 60 s, or until
+	# the test is done. Each tells a running shedd by a shared flock on
+	# the pin folder, taken and dropped at once.
+	(
+		for ((n = 0; n < 400 && SECONDS < 60; n++)); do
+			[ -e "$stop" ] && break
+			ctl status --interval 10ms >/dev/null 2>&1 || true
+		done
+	) &
+	loop_pid=$!
+	PIDS+=("$loop_pid")
+	for ((i = 0; i < 5; i++)); do
+		# And one that holds it 600 ms, as a shedctl descheduled between
+		# its lock and its unlock on a busy host would; shedd starts
+		# while it holds it.
+		rm -f "$BATS_TEST_TMPDIR/held"
+		flock -s "$PIN_DIR" sh -c "touch '$BATS_TEST_TMPDIR/held'; sleep 0.6" &
+		PIDS+=($!)
+		wait_for "the probe's shared lock" 2 test -e "$BATS_TEST_TMPDIR/held"
+		: >"$LOG"
+		"$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --verify off --port "$PORT" \
+			--rate 200 --keep-on-exit 2>>"$LOG" &
+		SHEDD_PID=$!
+		PIDS+=("$SHEDD_PID")
+		wait_for "shedd adopted" 5 grep -q 'adopted the running shedd' "$LOG" ||
+			{ cat "$LOG"; false; }
+		kill -TERM "$SHEDD_PID"
+		rc=0
+		wait "$SHEDD_PID" || rc=$?
+		echo "start $i: exit $rc"
+		[ "$rc" -eq 0 ]
+	done
+	touch "$stop"
+	wait "$loop_pid"
+	# An owner is still refused, after the wait a probe may take.
+	shedd_start --verify off --port "$PORT" --rate 200
+	run timeout 20 "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --port "$PORT" --rate 5
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"another shedd is running on $IF_SRV"* ]]
 }

@@ -58,7 +58,19 @@ teardown() {
 @test "a run killed before its teardown is swept by the next, a live one is not" {
 	other_run "$BATS_TEST_TMPDIR/dead.id" 7
 	dead=$OTHER_ID
-	# As a shedd of that run would have left its pins.
+	# That run's shedd left its program shedding: its pins where today's
+	# shedd makes them (under ns:INODE), and its latency socket.
+	dead_pins="/sys/fs/bpf/shedd/ns:$(stat -L -c %i "/run/netns/shd-srv-$dead")/shds$dead"
+	"$SHEDD" --netns "shd-srv-$dead" --iface "shds$dead" --verify off --rate 100 \
+		--metrics-addr none 2>"$BATS_TEST_TMPDIR/dead.log" &
+	dead_shedd=$!
+	OTHER_PIDS+=("$dead_shedd")
+	wait_for "the killed run's shedd attached" 5 grep -q 'attached to' "$BATS_TEST_TMPDIR/dead.log"
+	kill -KILL "$dead_shedd"
+	wait "$dead_shedd" || true
+	[ -e "$dead_pins/link" ]
+	dead_sock=$(ls /run/shedd/ns:*/"shds$dead.sock")
+	# And pins at the path of a shedd in the initial namespace.
 	mkdir -p "/sys/fs/bpf/shedd/shds$dead"
 	kill -KILL "$OTHER_PID"
 	wait "$OTHER_PID" || true
@@ -73,6 +85,9 @@ teardown() {
 	[ ! -e "/run/netns/shd-srv-$dead" ]
 	[ ! -e "$TESTBED_RUN/$dead" ]
 	[ ! -e "/sys/fs/bpf/shedd/shds$dead" ]
+	[ ! -e "$dead_pins" ]
+	[ ! -e "${dead_pins%/*}" ]
+	[ ! -e "$dead_sock" ]
 	[ -e "/run/netns/shd-cli-$live" ]
 	[ -e "$TESTBED_RUN/$live" ]
 	grep -q "removing testbed $dead left by pid" "$BATS_TEST_TMPDIR/other.log"

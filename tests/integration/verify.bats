@@ -153,9 +153,21 @@ host_sysctls_unchanged() {
 	need_tc_handoff
 	in_srv sysctl -qw net.ipv4.tcp_syncookies=0
 	shedd_start --port "$PORT" --rate 100 --handoff tc
-	grep -q 'shedd: set net.ipv4.tcp_syncookies=1 (was 0)' "$TESTBED_TMP/shedd.log"
+	grep -q 'shedd: set net.ipv4.tcp_syncookies=1 (was 0; put back when shedding stops)' \
+		"$TESTBED_TMP/shedd.log"
 	[ "$(in_srv cat /proc/sys/net/ipv4/tcp_syncookies)" = 1 ]
 	host_sysctls_unchanged
+	# A stop that detaches puts it back.
+	kill -TERM "$SHEDD_PID"
+	wait "$SHEDD_PID"
+	grep -q 'shedd: put net.ipv4.tcp_syncookies back to 0 (shedd had set 1)' "$TESTBED_TMP/shedd.log"
+	[ "$(in_srv cat /proc/sys/net/ipv4/tcp_syncookies)" = 0 ]
+}
+
+# srv_sysctls: tcp_syncookies and tcp_timestamps of the server's namespace.
+srv_sysctls() {
+	echo "$(in_srv cat /proc/sys/net/ipv4/tcp_syncookies)" \
+		"$(in_srv cat /proc/sys/net/ipv4/tcp_timestamps)"
 }
 
 @test "--handoff kernel: reports it, sets tcp_syncookies=2 and tcp_timestamps=2 in the server's namespace only, no tc program" {
@@ -163,24 +175,84 @@ host_sysctls_unchanged() {
 	shedd_start --port "$PORT" --rate 100 --handoff kernel
 	log="$TESTBED_TMP/shedd.log"
 	grep -q 'shedd: verified admission: kernel hand-off (tcp_syncookies=2)' "$log"
-	grep -q 'shedd: set net.ipv4.tcp_syncookies=2 (was 1)' "$log"
-	grep -q 'shedd: set net.ipv4.tcp_timestamps=2 (was 1)' "$log"
-	[ "$(in_srv cat /proc/sys/net/ipv4/tcp_syncookies)" = 2 ]
-	[ "$(in_srv cat /proc/sys/net/ipv4/tcp_timestamps)" = 2 ]
+	grep -q 'shedd: set net.ipv4.tcp_syncookies=2 (was 1; put back when shedding stops)' "$log"
+	grep -q 'shedd: set net.ipv4.tcp_timestamps=2 (was 1; put back when shedding stops)' "$log"
+	[ "$(srv_sysctls)" = "2 2" ]
 	host_sysctls_unchanged
 	[ "$(settings .handoff)" = 1 ]
 	# The top classes too: the source check cannot run here.
 	[ "$(settings .verify)" = '[1,1,1,1]' ]
 	no_tc_handoff
 	[ ! -e "$PIN_DIR/handoff" ]
+	# What it found is in the pins, for whichever shedd stops shedding.
+	[ "$(bpftool map dump pinned "$PIN_DIR/sysctls" |
+		jq -c '.[0].value | [.changed, .found[0:2], .set[0:2]]')" = '[3,[1,1],[2,2]]' ]
+}
 
-	# Values that already fit are left alone, and not reported.
+@test "--handoff kernel: the sysctls go back when shedding stops, and only then" {
+	log="$TESTBED_TMP/shedd.log"
+	in_srv sysctl -qw net.ipv4.tcp_syncookies=1 net.ipv4.tcp_timestamps=1
+	# A stop that detaches puts both back.
+	shedd_start --port "$PORT" --rate 100 --handoff kernel
+	[ "$(srv_sysctls)" = "2 2" ]
 	kill -TERM "$SHEDD_PID"
 	wait "$SHEDD_PID"
+	cat "$log"
+	grep -q 'shedd: put net.ipv4.tcp_syncookies back to 1 (shedd had set 2)' "$log"
+	grep -q 'shedd: put net.ipv4.tcp_timestamps back to 1 (shedd had set 2)' "$log"
+	[ "$(srv_sysctls)" = "1 1" ]
+	host_sysctls_unchanged
+
+	# A stop that leaves the program shedding keeps them; so does a
+	# killed daemon. The shedd that adopts finds them set (and says
+	# nothing), and its stop puts back what the first one found.
+	: >"$log"
+	shedd_start --port "$PORT" --rate 100 --handoff kernel --keep-on-exit
+	kill -TERM "$SHEDD_PID"
+	wait "$SHEDD_PID"
+	xdp_attached
+	[ "$(srv_sysctls)" = "2 2" ]
+	shedd_start --port "$PORT" --rate 100 --handoff kernel
+	grep -q 'adopted the running shedd' "$log"
+	kill -KILL "$SHEDD_PID"
+	wait "$SHEDD_PID" || true
+	[ "$(srv_sysctls)" = "2 2" ]
+	shedd_start --port "$PORT" --rate 100 --handoff kernel
+	run grep -c 'shedd: set net' "$log"
+	[ "$status" -eq 0 ]
+	[ "$output" -eq 2 ]
+	kill -TERM "$SHEDD_PID"
+	wait "$SHEDD_PID"
+	[ "$(srv_sysctls)" = "1 1" ]
+
+	# --remove of a program left shedding puts them back too; a value an
+	# operator changed since shedd set it is theirs, and stays.
+	: >"$log"
+	shedd_start --port "$PORT" --rate 100 --handoff kernel --keep-on-exit
+	kill -TERM "$SHEDD_PID"
+	wait "$SHEDD_PID"
+	in_srv sysctl -qw net.ipv4.tcp_timestamps=0
+	run "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --remove
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"put net.ipv4.tcp_syncookies back to 1 (shedd had set 2)"* ]]
+	[[ "$output" == *"left net.ipv4.tcp_timestamps=0 as it is: it changed since shedd set 2 (it was 1 before)"* ]]
+	[ "$(srv_sysctls)" = "1 0" ]
+	run xdp_attached
+	[ "$status" -ne 0 ]
+
+	# Values that already fit are left alone, not reported, and not
+	# changed by a stop.
+	in_srv sysctl -qw net.ipv4.tcp_syncookies=2 net.ipv4.tcp_timestamps=2
 	: >"$log"
 	shedd_start --port "$PORT" --rate 100 --handoff kernel
-	run grep -c 'shedd: set ' "$log"
+	kill -TERM "$SHEDD_PID"
+	wait "$SHEDD_PID"
+	run grep -c -e 'shedd: set ' -e 'shedd: put ' "$log"
+	[ "$status" -eq 1 ]
 	[ "$output" = 0 ]
+	[ "$(srv_sysctls)" = "2 2" ]
+	host_sysctls_unchanged
 }
 
 # --cookie-rate, like --rst-rate, bounds the host: the settings hold each

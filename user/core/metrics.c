@@ -330,6 +330,14 @@ static void controller_families(struct out *o)
 	gauge1(o, "shedd_admit_limit_syn_per_second",
 	       "The total admitted SYN rate being allocated (the controller's limit, or --rate).",
 	       s->limit);
+	gauge1(o, "shedd_rate_pinned",
+	       "1 while an operator pins the total admitted SYN rate (shedctl rate pin): the "
+	       "limit is the pinned rate, not the controller's.",
+	       s->pinned_rate > 0);
+	gauge1(o, "shedd_rate_pinned_syn_per_second",
+	       "The total admitted SYN rate an operator pinned with shedctl rate pin; 0 while "
+	       "none is pinned.",
+	       s->pinned_rate);
 	family(o, "shedd_class_rate_syn_per_second", "gauge",
 	       "The admitted SYN rate published for each class.");
 	for (c = 0; c < SHEDD_NR_CLASSES; c++) {

@@ -46,6 +46,7 @@ struct metrics_snapshot {
 	__u64 depth, backlog;
 	bool backend;                    /* --backend-port listeners exist */
 	bool tx_blocked;                 /* cookies and RSTs off: XDP_TX goes nowhere */
+	double pinned_rate;              /* shedctl rate pin, SYN/s; 0: not pinned */
 	int completion;                  /* enum signals_completion */
 	struct fair_view fair;           /* per-source fairness (have: the maps exist) */
 	/* SIGHUP reloads of --config since this daemon started (not pinned:
@@ -71,6 +72,7 @@ struct metrics_tick {
 	bool probing;
 	__u64 skipped;                    /* the daemon's ticks skipped, in all */
 	bool tx_blocked;                  /* settings.tx_blocked (xdptx.h) */
+	double pinned_rate;               /* shedctl rate pin, SYN/s; 0: none */
 	int completion;                   /* enum signals_completion */
 };
 

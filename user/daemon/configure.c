@@ -22,6 +22,7 @@
 #include "prefixes.h"
 #include "probe.h"
 #include "settings.h"
+#include "sysctls.h"
 #include "shedd.skel.h"
 #include "tunnels.h"
 
@@ -224,7 +225,7 @@ int loader_configure(struct loader *l, const struct shedd_options *o)
 	if (l->plan.enabled) {
 		memcpy(cfg.verify, o->verify, sizeof(cfg.verify));
 		cfg.handoff = l->plan.handoff;
-		if ((err = probe_apply_sysctls(l->plan.handoff)) ||
+		if ((err = sysctls_apply(bpf_map__fd(l->skel->maps.sysctls), l->plan.handoff)) ||
 		    (err = probe_syn_options(&cfg.wscale, &cfg.ecn)) ||
 		    (err = probe_syn_opts_off(&cfg.syn_opts_off)))
 			return err;

@@ -36,6 +36,7 @@
 #include "migrate.h"
 #include "pindir.h"
 #include "probe.h"
+#include "sysctls.h"
 #include "shedd.skel.h"
 #include "tc_handoff.h"
 
@@ -281,6 +282,7 @@ static int flow_key_store(struct loader *l)
 static int write_layout(struct loader *l)
 {
 	struct shedd_layout v = { .version = SHEDD_LAYOUT_VERSION };
+	struct shedd_layout_compat c = { .oldest = SHEDD_LAYOUT_COMPAT };
 	struct bpf_prog_info info;
 	__u32 zero = 0, len = sizeof(info);
 
@@ -288,7 +290,10 @@ static int write_layout(struct loader *l)
 	if (!bpf_obj_get_info_by_fd(bpf_program__fd(l->skel->progs.shedd_xdp), &info, &len))
 		v.prog_id = info.id;
 
-	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.layout), &zero, &v, BPF_ANY)) {
+	/* Which older builds may adopt these pins as they are: with the
+	 * version, before any reader can see the one without the other. */
+	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.layout_compat), &zero, &c, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(l->skel->maps.layout), &zero, &v, BPF_ANY)) {
 		int err = -errno;
 
 		log_err("write the layout version: %s", strerror(errno));
@@ -427,6 +432,10 @@ void loader_close(struct loader *l, bool keep)
 		/* Detach now, even if someone else holds a link fd. */
 		bpf_link_detach(l->link_fd);
 	}
+	/* Shedding stops: the sysctls set for it go back, as noted in the
+	 * pins (by this shedd or the one it adopted from). */
+	if (!keep && l->pin_dir[0])
+		sysctls_restore(l->skel ? bpf_map__fd(l->skel->maps.sysctls) : -1, l->pin_dir);
 	if (l->link_fd >= 0)
 		close(l->link_fd);
 	l->link_fd = -1;

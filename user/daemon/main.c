@@ -198,6 +198,34 @@ static int fail_tick_from_env(struct daemon *d)
 	return 0;
 }
 
+/* For the test suite only: SHEDD_TEST_HOLD_ATTACH_MS=N holds the start for
+ * N ms (at most 60000) between the configuration and the attach, so a test
+ * can see that every map the program reads is written before it sees a
+ * packet. Unset (or empty), it does nothing. */
+static int hold_before_attach(void)
+{
+	const char *e = getenv("SHEDD_TEST_HOLD_ATTACH_MS");
+	struct timespec ts;
+	unsigned long ms;
+	char *end;
+
+	if (!e || !*e)
+		return 0;
+	errno = 0;
+	ms = strtoul(e, &end, 10);
+	if (errno || *end || *e == '-' || ms > 60000) {
+		log_err("SHEDD_TEST_HOLD_ATTACH_MS: '%s' is not a number of ms up to 60000", e);
+		return -EINVAL;
+	}
+	log_warn("SHEDD_TEST_HOLD_ATTACH_MS=%lu: holding %lu ms before the attach, every map "
+		 "written (a pause for tests)", ms, ms);
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	return 0;
+}
+
 /* Frames the program sent back with XDP_TX, every CPU: cookie SYN-ACKs,
  * RSTs to SYNs and to refused proven ACKs (a few of those were dropped
  * instead, over the RST budget: an overestimate, which only makes a black
@@ -280,7 +308,7 @@ static void publish_metrics(struct daemon *d, const struct signal_report *r)
 		.served_rate = cs->served_rate, .latency_baseline_ns = cs->lat.baseline_ns,
 		.calm_probes = cs->lat.probes, .probing = cs->lat.probing,
 		.skipped = d->skipped, .tx_blocked = d->l.tx_blocked,
-		.completion = (int)d->completion });
+		.pinned_rate = ctl_pinned_rate(&d->ctl.cmd), .completion = (int)d->completion });
 }
 
 static int write_rates(struct daemon *d)
@@ -387,6 +415,10 @@ static size_t signals_format(char *buf, size_t len, const struct daemon *d, doub
 	off = snprintf(buf, len, "mode=%s %s",
 		       d->tp.aimd ? aimd_mode_name(d->ts.cs.mode) : "fixed",
 		       d->l.tx_blocked ? "xdp_tx=blocked " : "");
+	/* An operator's pin (shedctl rate pin) sets the limit: said first. */
+	if (ctl_pinned_rate(&d->ctl.cmd) > 0)
+		off += snprintf(buf + off, len - (size_t)off, "pinned=%.0f/s ",
+				ctl_pinned_rate(&d->ctl.cmd));
 	if (d->tp.aimd) {
 		bool derived;
 		__u64 target = aimd_latency_target(&d->tp.cp, &d->ts.cs, &derived);
@@ -827,7 +859,7 @@ static int run(struct shedd_options *o)
 		goto out;
 	publish_metrics(&d, NULL);
 	/* Only now, with every map written, does the program see a packet. */
-	if ((err = loader_attach(&d.l, o)))
+	if ((err = hold_before_attach()) || (err = loader_attach(&d.l, o)))
 		goto out;
 	started = true;
 	/* An upgrade carried the old program's counters in at the swap: the

@@ -256,6 +256,7 @@ int metrics_tick(struct metrics *m, struct loader *l, const struct metrics_tick 
 	n->calm_probes = t->calm_probes;
 	n->probing = t->probing;
 	n->tx_blocked = t->tx_blocked;
+	n->pinned_rate = t->pinned_rate;
 	n->completion = t->completion;
 	/* Copy only: no syscall, no formatting under the lock. */
 	pthread_mutex_lock(&m->lock);

@@ -29,6 +29,7 @@
 
 #include "log.h"
 #include "probe.h"
+#include "sysctls.h"
 #include "xdptx.h"
 
 static bool has_xdp_helper(enum bpf_func_id id)
@@ -61,85 +62,6 @@ void probe_features(struct shedd_features *f)
 			btf__find_by_name_kind(vmlinux, "bpf_sk_assign_tcp_reqsk", BTF_KIND_FUNC) > 0;
 		btf__free(vmlinux);
 	}
-}
-
-/* One line of a /proc/sys file into @buf. */
-static int sysctl_read_text(const char *name, char *buf, size_t len)
-{
-	char path[256];
-	ssize_t n;
-	int fd, err;
-
-	if (sysctl_path(name, path, sizeof(path)))
-		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	err = n < 0 ? -errno : 0;
-	close(fd);
-	if (err)
-		return err;
-	buf[n] = '\0';
-	return 0;
-}
-
-int sysctl_read_u64(const char *name, __u64 *v)
-{
-	char buf[64];
-	int err = sysctl_read_text(name, buf, sizeof(buf));
-
-	if (err)
-		return err;
-	return parse_sysctl_u64(buf, v) ? -EINVAL : 0;
-}
-
-static int sysctl_write_u64(const char *name, __u64 v)
-{
-	char path[256], buf[32];
-	int fd, n, err = 0;
-
-	if (sysctl_path(name, path, sizeof(path)))
-		return -EINVAL;
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = snprintf(buf, sizeof(buf), "%llu\n", (unsigned long long)v);
-	if (write(fd, buf, (size_t)n) != n)
-		err = errno ? -errno : -EIO;
-	close(fd);
-	return err;
-}
-
-int probe_apply_sysctls(__u8 handoff)
-{
-	const struct sysctl_need *needs;
-	int i, n = verify_sysctl_needs(handoff, &needs), err;
-	__u64 cur;
-
-	for (i = 0; i < n; i++) {
-		const struct sysctl_need *w = &needs[i];
-
-		err = sysctl_read_u64(w->name, &cur);
-		if (err) {
-			log_err("verified admission: read %s: %s", w->name,
-				strerror(-err));
-			return err;
-		}
-		if (cur >= w->min && cur <= w->max)
-			continue;
-		errno = 0;
-		err = sysctl_write_u64(w->name, w->set);
-		if (err) {
-			log_err("verified admission: set %s=%llu: %s; refusing to "
-				"start (or run with --verify off)", w->name,
-				(unsigned long long)w->set, strerror(-err));
-			return err;
-		}
-		log_notice("set %s=%llu (was %llu)", w->name,
-			   (unsigned long long)w->set, (unsigned long long)cur);
-	}
-	return 0;
 }
 
 static __u64 host_rmem_max;

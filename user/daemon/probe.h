@@ -14,14 +14,6 @@
 /* Fill @f from the kernel: helper probes in XDP, the kfunc in vmlinux BTF. */
 void probe_features(struct shedd_features *f);
 
-/* Read a sysctl (dotted name) as a whole number. 0 or a negative errno. */
-int sysctl_read_u64(const char *name, __u64 *v);
-
-/* Bring the sysctls @handoff needs to a value it works with; one line on
- * stderr for each value changed. Returns 0, or a negative errno after a
- * message naming the sysctl that could not be read or written. */
-int probe_apply_sysctls(__u8 handoff);
-
 /* Note net.core.rmem_max as the namespace shedd starts in sees it: before
  * Linux 6.15 it is the host's, and a network namespace other than the
  * initial one has no file for it. Call before entering --netns. */

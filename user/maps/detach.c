@@ -16,6 +16,7 @@
 #include "detach.h"
 #include "log.h"
 #include "pindir.h"
+#include "sysctls.h"
 
 /* Quiet libbpf while asking tc what may not be there: a missing filter or
  * an existing qdisc is an answer, not a warning for the operator. */
@@ -130,6 +131,8 @@ int detach_remove(const struct shedd_options *o)
 	if (ifindex && (err = tc_detach_ours(ifindex, 0)))
 		log_warn("detach the tc hand-off from %s: %s", o->iface,
 			 strerror(-err));
+	/* Nothing sheds any more: the sysctls shedd set go back. */
+	sysctls_restore(-1, dir);
 	pindir_unpin_all(dir, lock_fd);
 	close(lock_fd);
 	log_notice("removed from %s", o->iface);

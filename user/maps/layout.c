@@ -94,7 +94,9 @@ static const struct layout_map maps[] = {
 	  LAYOUT_COUNTERS, NULL },
 	{ "tun_local", BPF_MAP_TYPE_HASH, sizeof(struct shedd_tun_addr), sizeof(__u8), 0, NULL },
 	{ "layout", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_layout), 0, NULL },
+	{ "layout_compat", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_layout_compat), 0, NULL },
 	{ "port_set", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_port_set), 0, NULL },
+	{ "sysctls", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_sysctls), 0, NULL },
 	{ "fair_sketch", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_fair_cell), 0, NULL },
 	{ "fair_config", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_fair_class), 0, NULL },
 	{ "fair_heavy", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_fair_heavy), 0, NULL },
@@ -210,12 +212,42 @@ int layout_version(const char *dir, __u32 *version, char *err, size_t errlen)
 	 * configuration): the pins are still of the layout it found. */
 	*version = v.version ? v.version : 1;
 	if (v.version > SHEDD_LAYOUT_VERSION) {
-		snprintf(err, errlen, "the pins in %s are of layout version %u; this build knows "
-			 "versions up to %u: use the shedctl of the shedd that made them", dir,
-			 v.version, SHEDD_LAYOUT_VERSION);
+		__u32 oldest = layout_compat(dir);
+
+		if (oldest && oldest <= SHEDD_LAYOUT_VERSION)
+			goto out; /* newer, and readable by this build as they are */
+		if (oldest)
+			snprintf(err, errlen, "the pins in %s are of layout version %u, which a "
+				 "shedd of version %u or later may adopt; this build knows versions "
+				 "up to %u: use the shedctl of the shedd that made them", dir,
+				 v.version, oldest, SHEDD_LAYOUT_VERSION);
+		else
+			snprintf(err, errlen, "the pins in %s are of layout version %u; this build "
+				 "knows versions up to %u: use the shedctl of the shedd that made "
+				 "them", dir, v.version, SHEDD_LAYOUT_VERSION);
 		ret = -EPROTO;
 	}
 out:
 	close(fd);
 	return ret;
+}
+
+__u32 layout_compat(const char *dir)
+{
+	char path[PATH_MAX + 32];
+	struct shedd_layout_compat c = { 0 };
+	struct layout_fit fit;
+	char msg[256];
+	__u32 zero = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/layout_compat", dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return 0;
+	if (layout_check(fd, layout_find("layout_compat"), dir, &fit, msg, sizeof(msg)) ||
+	    bpf_map_lookup_elem(fd, &zero, &c))
+		c.oldest = 0;
+	close(fd);
+	return c.oldest;
 }

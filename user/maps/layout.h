@@ -66,11 +66,22 @@ void layout_convert(const struct layout_map *m, const struct layout_fit *fit, co
 
 /*
  * layout_version() - the layout version of the pins in @dir: the layout
- * map's, 1 when there is none (pins of a shedd older than it). Return: 0,
- * -EPROTO (with a message) when it is newer than this build's
- * SHEDD_LAYOUT_VERSION, or another negative errno.
+ * map's, 1 when there is none (pins of a shedd older than it). Return: 0
+ * (*@version may then be newer than SHEDD_LAYOUT_VERSION, when the pins
+ * say this build may adopt them as they are: layout_compat()), -EPROTO
+ * (with a message) when it is newer and they do not, or another negative
+ * errno.
  */
 int layout_version(const char *dir, __u32 *version, char *err, size_t errlen);
+
+/*
+ * layout_compat() - the oldest layout version that may adopt the pins in
+ * @dir as they are (their layout_compat pin), 0 when there is none or it
+ * cannot be read. layout_version() accepts pins of a newer version than
+ * this build's when it is this build's version or older: forward
+ * compatibility, see include/shedd.h.
+ */
+__u32 layout_compat(const char *dir);
 
 /* Bytes of one CPU's value in a per-CPU map's lookup buffer. */
 static inline size_t layout_percpu_stride(__u32 value_size)

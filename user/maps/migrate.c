@@ -34,7 +34,7 @@
 #include "settings.h"
 #include "shedd.skel.h"
 
-#define MIGRATE_MAX_MAPS 32
+#define MIGRATE_MAX_MAPS 40
 
 struct migrate_map {
 	const struct layout_map *m;
@@ -53,9 +53,10 @@ struct migrate {
 	char src_dir[PATH_MAX];  /* the running shedd's pins */
 	bool older_path;         /* at /sys/fs/bpf/shedd/IFACE, not under ns:INODE */
 	int older_lock_fd;
-	__u32 from_version;      /* their layout version */
+	__u32 from_version;      /* their layout version; 0: no pins, a fresh start */
 	bool version_read;
 	bool needed;             /* some map is replaced: an upgrade */
+	bool forward;            /* pins of a newer layout this build may adopt */
 	bool force_all;          /* SHEDD_TEST_MIGRATE=all */
 	struct migrate_map maps[MIGRATE_MAX_MAPS];
 	int n;
@@ -234,6 +235,27 @@ static void recover_pending(struct loader *l)
 			   "running program uses, are renamed into place", l->pin_dir);
 }
 
+/* Whether @dir holds a pin of shedd's: a map of any layout this build
+ * knows, or the link. A folder without one (none at all, or only the lock
+ * a start made) is a fresh start, not pins of layout version 1. */
+static bool pins_present(const char *dir)
+{
+	char path[PATH_MAX + 32];
+	const struct layout_map *all;
+	size_t i, n;
+
+	path_of(path, sizeof(path), dir, "link", "");
+	if (!access(path, F_OK))
+		return true;
+	all = layout_all(&n);
+	for (i = 0; i < n; i++) {
+		path_of(path, sizeof(path), dir, all[i].name, "");
+		if (!access(path, F_OK))
+			return true;
+	}
+	return false;
+}
+
 int migrate_plan(struct loader *l, struct bpf_map *map)
 {
 	char path[PATH_MAX + 32], msg[512];
@@ -267,12 +289,33 @@ int migrate_plan(struct loader *l, struct bpf_map *map)
 				"them; remove them with --remove to start afresh)" : "");
 			return err;
 		}
+		/* No pin at all: nothing to upgrade, every map is made and
+		 * pinned at the load. */
+		if (mg->from_version == 1 && !mg->older_path && !pins_present(mg->src_dir)) {
+			const char *iface = strrchr(l->pin_dir, '/');
+
+			mg->from_version = 0;
+			log_notice("no pins of %s in %s: a fresh start", iface ? iface + 1 : l->pin_dir,
+				   l->pin_dir);
+		}
 		/* Pins of an older layout run an older program, which lacks
 		 * what the newer layout added (a map of its own, such as
 		 * port_set): it is replaced, even if every map it has is
 		 * reused. */
-		if (mg->from_version < SHEDD_LAYOUT_VERSION)
+		if (mg->from_version && mg->from_version < SHEDD_LAYOUT_VERSION)
 			mg->needed = true;
+		/* Pins of a newer layout whose layout_compat lets this build
+		 * adopt them as they are: each map it knows is reused, the
+		 * others are left alone (the newer shedd's program used them;
+		 * ours does not). */
+		if (mg->from_version > SHEDD_LAYOUT_VERSION) {
+			mg->forward = true;
+			log_notice("the pins in %s are of layout version %u, newer than this "
+				   "build's %u, and say a shedd of version %u may adopt them as they "
+				   "are: adopted, the maps it does not know left as they are",
+				   mg->src_dir, mg->from_version, SHEDD_LAYOUT_VERSION,
+				   layout_compat(mg->src_dir));
+		}
 	}
 	mm = &mg->maps[mg->n++];
 	memset(mm, 0, sizeof(*mm));
@@ -301,6 +344,18 @@ int migrate_plan(struct loader *l, struct bpf_map *map)
 		close(fd); /* today's layout: reused (libbpf checks it again) */
 		mm->reused = true;
 		return 0;
+	}
+	/* Newer pins that said this build may adopt them as they are, with a
+	 * map it reads in another layout: their promise does not hold, and
+	 * this build does not convert a newer layout into its own. */
+	if (mg->forward) {
+		log_err("the pins in %s (layout version %u) say this build may adopt them, but "
+			"%s is not of its layout%s%s; refusing, the running program keeps shedding "
+			"(use a shedd of version %u or later, or --remove to start afresh)",
+			mg->src_dir, mg->from_version, name, mm->known ? "" : ": ",
+			mm->known ? "" : msg, mg->from_version);
+		close(fd);
+		return -EPROTO;
 	}
 	if (!mm->known)
 		log_warn("upgrade: %s; its values are not carried over: it starts afresh", msg);

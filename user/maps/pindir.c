@@ -4,6 +4,7 @@
  * is, its lock, and taking it away. The link's pin keeps the program
  * attached when shedd is gone; every map is pinned beside it, with BTF.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -14,6 +15,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
 #include <cap-ng.h>
@@ -37,7 +39,7 @@ static const char *const pinned_names[] = {
 	"handoff_stats", "handoff", "ctl_cmd", "manual_v4", "manual_v6", "daemon_stats",
 	"cookie_sent", "layout", "settings_cur", "flow_key", "broadcast", "tun_config",
 	"tun_local", "tun_stats", "port_set", "fair_sketch", "fair_config", "fair_heavy",
-	"fair_stats",
+	"fair_stats", "sysctls", "layout_compat",
 	/* Pinned by older shedd, removed with the rest. */
 	"closing",
 };
@@ -133,6 +135,20 @@ static void parent_dir_remove(const char *dir)
  * runs as another user than root has lost the right to walk through
  * /sys/fs/bpf (mode 1700) with its capabilities, not the folder it holds
  * open. */
+/* Every pin left in @dir, whatever its name (no folder is made there). */
+static void unpin_rest(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (e->d_type != DT_DIR)
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
+}
+
 void pindir_unpin_all(const char *dir, int dir_fd)
 {
 	char path[PATH_MAX + 32];
@@ -155,6 +171,9 @@ void pindir_unpin_all(const char *dir, int dir_fd)
 		if (dir_fd < 0 || unlinkat(dir_fd, pending, 0))
 			unlink(path);
 	}
+	/* And what a newer shedd pinned that this build does not know (pins
+	 * it adopted as they are: docs/pins.md): the folder is shedd's. */
+	unpin_rest(dir);
 	if (dir_fd >= 0 && base)
 		parent_fd = openat(dir_fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (parent_fd < 0 || unlinkat(parent_fd, base + 1, AT_REMOVEDIR))
@@ -228,10 +247,37 @@ void pindir_of(char *buf, size_t len, const char *tag, const char *iface)
 		snprintf(buf, len, "%s/%s", SHEDD_PIN_ROOT, iface);
 }
 
+/* A shedctl tells a running shedd by a shared flock it takes and drops at
+ * once (pins_daemon_running()): a start that meets one must not take it for
+ * an owner. An owner holds its lock for its whole life, a probe for a few
+ * microseconds (longer only if it is descheduled in between): wait that
+ * long before calling the folder taken. */
+#define PINDIR_LOCK_WAIT_MS 1000
+#define PINDIR_LOCK_STEP_MS 10
+
+/* flock(LOCK_EX) on @fd, retried while only a probe may hold it. 0, or
+ * -EBUSY when it stays held, or another negative errno. */
+static int lock_ex(int fd)
+{
+	const struct timespec step = { 0, PINDIR_LOCK_STEP_MS * 1000000L };
+	int waited;
+
+	for (waited = 0;; waited += PINDIR_LOCK_STEP_MS) {
+		if (!flock(fd, LOCK_EX | LOCK_NB))
+			return 0;
+		if (errno != EWOULDBLOCK)
+			return -errno;
+		if (waited >= PINDIR_LOCK_WAIT_MS)
+			return -EBUSY;
+		nanosleep(&step, NULL);
+	}
+}
+
 /* Take the interface: an exclusive flock on the pin folder, which the
  * kernel drops when the process dies, however it dies. A folder removed and
  * made again by the owner while we waited is not the one we locked: retry.
- * Returns the locked fd, -EBUSY if another process holds it, or an error. */
+ * Returns the locked fd, -EBUSY if another process holds it (for longer
+ * than a shedctl's probe does), or an error. */
 int pindir_lock(const char *dir)
 {
 	struct stat held, now;
@@ -250,10 +296,9 @@ int pindir_lock(const char *dir)
 			log_err("open %s: %s", dir, strerror(errno));
 			return err;
 		}
-		if (flock(fd, LOCK_EX | LOCK_NB)) {
-			err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		if ((err = lock_ex(fd))) {
 			if (err != -EBUSY)
-				log_err("lock %s: %s", dir, strerror(errno));
+				log_err("lock %s: %s", dir, strerror(-err));
 			close(fd);
 			return err;
 		}
