@@ -20,7 +20,7 @@ for k in "$@"; do
 	# The serial console brings the terminal's colour codes and CRs.
 	scripts/kernels.sh run "$k" tests/kernels/guest.sh 2>&1 |
 		sed -u -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/\r//g' | tee "$log" |
-		grep --line-buffered -E '^(ok|not ok|guest:|init:|kernels.sh:|Files=|Result:)'
+		grep --line-buffered -E '^(ok|not ok|guest:|init:|kernels.sh:|exec.sh:|Files=|Result:)'
 	rc=${PIPESTATUS[0]}
 	# TAP: "ok N name", "not ok N name", and a skip is "ok N name # skip
 	# why" from bats, "not ok N # SKIP name" from cmocka.
