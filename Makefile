@@ -361,7 +361,7 @@ endif
 KERNELS ?= 6.1 6.12
 test-kernels: deps
 	$(Q)scripts/deps.sh --kernels $(KERNELS)
-	$(Q)$(MAKE) --no-print-directory all $(XDP_TESTS)
+	$(Q)$(MAKE) --no-print-directory all $(XDP_TESTS) $(OUTPUT)/bench_xdp
 	$(Q)tests/kernels/matrix.sh $(KERNELS)
 
 test-unit: $(UNIT_TESTS)

@@ -1,15 +1,16 @@
 #!/bin/sh
 # exec.sh - how prove runs one test file: cmocka binaries speak TAP when asked,
 # bats files through bats --tap, libFuzzer targets through fuzz.sh.
-# SHEDD_BATS_SELECT names a file of "BATS_FILE [REGEX]" lines: a bats file
-# listed there runs only its tests whose names match one of its lines'
-# REGEX (a line without one selects the whole file), and fails when a
-# line's REGEX matched no test, so a renamed test cannot drop out of the
-# selection unseen (the kernel matrix runs a selection in each guest).
+# SHEDD_BATS_SELECT names a file of "BATS_FILE [REGEX]" lines (and #
+# comments): a bats file listed there runs only its tests whose names match
+# one of its lines' REGEX (a line without one selects the whole file), and
+# fails when a line's REGEX matched no test, so a renamed test cannot drop
+# out of the selection unseen (the kernel matrix runs a selection in each
+# guest).
 case "$1" in
 *.bats)
 	[ -n "${SHEDD_BATS_SELECT:-}" ] || exec bats --tap "$1"
-	sel=$(awk -v f="$1" '$1 == f { sub(/^[^ \t]+[ \t]*/, ""); print ($0 == "" ? "." : $0) }' \
+	sel=$(awk -v f="$1" '/^#/ { next } $1 == f { sub(/^[^ \t]+[ \t]*/, ""); print ($0 == "" ? "." : $0) }' \
 		"$SHEDD_BATS_SELECT")
 	[ -n "$sel" ] || exec bats --tap "$1"
 	filter=$(printf '%s\n' "$sel" | awk '{ f = f (NR > 1 ? "|" : "") "(" $0 ")" } END { print f }')

@@ -14,4 +14,4 @@ export SHEDD_FUZZ_FRAMES="${SHEDD_FUZZ_FRAMES:-100000}"
 # (tests/exec.sh). SHEDD_BATS_SELECT may name another selection.
 export SHEDD_BATS_SELECT="${SHEDD_BATS_SELECT:-tests/kernels/selection}"
 exec prove -v --timer --exec tests/exec.sh .output/test_xdp .output/fuzz_xdp \
-	$(awk '!seen[$1]++ { print $1 }' "$SHEDD_BATS_SELECT")
+	$(awk '/^#/ || NF == 0 { next } !seen[$1]++ { print $1 }' "$SHEDD_BATS_SELECT")
