@@ -154,7 +154,9 @@ cookies() {
 	within "$sent" 1 500
 	good=$(ok_per_sec plain 3 8)
 	echo "goodput ${good}/s"
-	[ "$good" -ge 200 ]
+	# Half the server's 400/s (by TESTBED_TIME_SCALE in an emulated
+	# guest, whose server is slower: 188/s measured there).
+	[ "$good" -ge $((200 / TESTBED_TIME_SCALE)) ]
 }
 
 @test "plain veth: GRO turned on at the peer brings the cookies back, off again brings the drop back, each said once" {
