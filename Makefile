@@ -111,7 +111,9 @@ help:
 	@echo '                   rate pin, metrics, fairness)'
 	@echo '  test-kernels     the kernel matrix: boot Debian 12'"'"'s own kernels (6.1, 6.12)'
 	@echo '                   under qemu and run the XDP tests, a short fuzz run and'
-	@echo '                   attach/shed/adopt/verify tests inside (root; KERNELS=)'
+	@echo '                   the integration tests of tests/kernels/selection inside'
+	@echo '                   (root; KERNELS=, SELECTION=wide: a test of every integration'
+	@echo '                   file but flood.bats, and tunnels.bats whole)'
 	@echo '  test-fresh       the two commands in a fresh Debian 12 root (mmdebstrap minbase,'
 	@echo '                   chroot): make demo, every test binary, service.bats, deps.bats'
 	@echo '                   (root; commit first: it clones HEAD; FRESH_CACHE=, FRESH_BATS=)'
@@ -364,7 +366,7 @@ endif
 KERNELS ?= 6.1 6.12
 test-kernels: deps
 	$(Q)scripts/deps.sh --kernels $(KERNELS)
-	$(Q)$(MAKE) --no-print-directory all $(XDP_TESTS)
+	$(Q)$(MAKE) --no-print-directory all $(XDP_TESTS) $(OUTPUT)/bench_xdp
 	$(Q)tests/kernels/matrix.sh $(KERNELS)
 
 # The README's two commands in a fresh Debian 12 root (scripts/fresh.sh):

@@ -863,8 +863,9 @@ enum ack_verdict {
  * cookie must be valid (ours or the kernel's). A proven ACK is charged to
  * its class once: the segments right behind it (the request, sent before
  * the kernel made the connection or before our RST reached the client)
- * follow its verdict, and the ACK of a SYN charged directly is not charged
- * again (shedd_syn_charged()).
+ * follow its verdict, those past its first data segment too, whose
+ * sequence number no longer passes the cookie check, and the ACK of a SYN
+ * charged directly is not charged again (shedd_syn_charged()).
  *
  * Return: an enum ack_verdict, with the flow hash << ACK_HASH_SHIFT once it
  * was computed (for the RST's note of the refusal).
@@ -899,12 +900,30 @@ __noinline __u64 shedd_cookie_ack(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len
 		valid = bpf_tcp_raw_check_syncookie_ipv6(&s.ih.v6, &s.th) == 0;
 	else
 		valid = bpf_tcp_raw_check_syncookie_ipv4(&s.ih.v4, &s.th) == 0;
-	if (!valid)
-		return ACK_FORGED;
 
 	now = clock_coarse_ns();
 	h = tuple_hash(&t, v6);
 	seen = proven_get(h, now, s.th.seq, s.th.ack_seq);
+	if (!valid) {
+		/* The client's segments right behind its ACK reach XDP in
+		 * the same NAPI poll, before the kernel made the connection
+		 * from the ACK (GRO hands the poll's segments on at its
+		 * end), so the lookup still finds the listener. From the
+		 * second on, their sequence number is past the ISN the
+		 * cookie was made from, and the check fails. One that
+		 * carries the proven ACK's acknowledgment number, a
+		 * sequence number at most PROVEN_SEQ_SPAN past its own,
+		 * within PROVEN_REPEAT_UNITS (proven_get()), follows its
+		 * verdict: no token, and the kernel, which judges it
+		 * against the connection it makes, gets it. A forged ACK
+		 * must match a flow proven a moment ago, its 4-tuple and
+		 * the 32 bits of its cookie, to pass. */
+		if (seen == FLOW_REFUSED)
+			return ACK_AFTER_RST;
+		if (seen == FLOW_ADMITTED || seen == FLOW_ASSIGNED)
+			return ACK_REPEAT;
+		return ACK_FORGED;
+	}
 	if (seen == FLOW_REFUSED)
 		return ACK_AFTER_RST;
 	if (seen == FLOW_ADMITTED || seen == FLOW_ASSIGNED)

@@ -423,12 +423,14 @@ struct shedd_refresh {
  * was charged at its SYN. ARRAY of struct shedd_proven, shared by the XDP
  * program and the tc hand-off: key = flow hash % PROVEN_SLOTS. The
  * segments that follow a proven ACK closely (the request, sent before the
- * kernel made the connection or before the RST reached the client) still
- * carry a valid cookie: they follow the ACK's verdict instead of being
- * charged again, if they carry its acknowledgment number and a sequence
- * number at most PROVEN_SEQ_SPAN past its own, within PROVEN_REPEAT_UNITS
- * (the kernel makes the connection from the first of them) and before an
- * inbound RST or FIN of the flow. */
+ * kernel made the connection or before the RST reached the client; on a
+ * NIC or veth, those of the same NAPI poll, which GRO hands to the kernel
+ * only at its end) follow the ACK's verdict instead of being charged again
+ * or, from the second data segment on, whose sequence number fails the
+ * cookie check, taken for forged: if they carry its acknowledgment number
+ * and a sequence number at most PROVEN_SEQ_SPAN past its own, within
+ * PROVEN_REPEAT_UNITS (the kernel makes the connection from the first of
+ * them) and before an inbound RST or FIN of the flow. */
 #define PROVEN_SLOTS 65536U
 #define PROVEN_SEQ_SPAN (1U << 20)
 #define PROVEN_HOLD_UNITS 3000U /* about 3 s, in units of 2^20 ns */

@@ -93,13 +93,16 @@ fetch_one() {
 }
 
 # initrd NAME: build (once) the guest's initramfs: busybox, the init script
-# and the boot modules (decompressed: busybox insmod reads plain .ko).
+# and the boot modules (decompressed: busybox insmod reads plain .ko). It is
+# named by the checksum of the init and the module list, so checkouts with
+# different inits that share the cache never boot each other's.
 initrd() {
-	local name=$1 ver dir out stage m dep mods=""
+	local name=$1 ver dir out stage m dep mods="" sum
 	ver=$(kver "$name")
 	dir=$(kdir "$name")
-	out="$dir/initrd.img"
-	if [ -f "$out" ] && [ "$out" -nt "$ROOT/tests/kernels/init" ]; then
+	sum=$({ cat "$ROOT/tests/kernels/init"; echo "$BOOT_MODULES"; } | sha1sum | cut -c1-12)
+	out="$dir/initrd-$sum.img"
+	if [ -f "$out" ]; then
 		echo "$out"
 		return 0
 	fi
@@ -127,8 +130,11 @@ initrd() {
 			echo "$base" >>"$stage/modules.order"
 		done
 	done
-	(cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) >"$out.tmp"
-	mv "$out.tmp" "$out"
+	local tmp
+	tmp=$(mktemp "$dir/.initrd.XXXXXX")
+	(cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) >"$tmp"
+	chmod 644 "$tmp"
+	mv "$tmp" "$out"
 	rm -rf "$stage"
 	echo "$out"
 }
@@ -145,6 +151,8 @@ run_in() {
 	# shellcheck disable=SC2064
 	trap "rm -rf '$out'" EXIT
 	printf '%s\n' "$*" >"$out/cmd"
+	# The init keeps this folder visible when it is under /tmp or /run.
+	printf '%s\n' "$ROOT" >"$out/dir"
 	{
 		printf 'export SHEDD_GUEST_DIR=%q\n' "$ROOT"
 		printf 'export SHEDD_GUEST_KERNEL=%q\n' "$name"

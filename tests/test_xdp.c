@@ -4459,7 +4459,12 @@ static void test_deep_chain_ack_judged(void **state)
 
 /* One token, one connection: a copy of the cookie ACK passes as a repeat
  * only as a segment of the connection not made yet (its acknowledgment
- * number, shortly after, before a RST of the flow). */
+ * number, shortly after, before a RST of the flow). Its data segments
+ * after the first carry a sequence number the cookie was not made from
+ * (the cookie hashes the client's ISN): they reach XDP in the same NAPI
+ * poll, before the kernel made the connection from the ACK (GRO delivers
+ * the poll's segments at its end), and follow the ACK too, not counted
+ * forged; a segment with another acknowledgment number does not. */
 static void test_repeat_bound_to_its_segment(void **state)
 {
 	enum { AFTER_RST, AFTER_WINDOW, NEW_COOKIE, DATA_BEHIND };
@@ -4540,6 +4545,27 @@ static void test_repeat_bound_to_its_segment(void **state)
 				ds.payload_len = 100;
 				pkt_build(&seg, &ds);
 				expect_run(name, &seg, XDP_PASS, rep);
+				/* The next segment: its seq is past the first's
+				 * payload, so the cookie check fails on it. */
+				snprintf(name, sizeof(name),
+					 "IPv%d its second data segment, seq past the first's payload: "
+					 "passed, no token, not forged", v6 ? 6 : 4);
+				ds.seq = PKT_SEQ + 1 + 100;
+				pkt_build(&seg, &ds);
+				expect_run(name, &seg, XDP_PASS, rep);
+				/* The same with another acknowledgment number:
+				 * not of this flow's handshake, forged. */
+				{
+					struct shedd_stats forged = { .ack_probed = 1,
+								      .cls[cls].ack_invalid = 1 };
+
+					snprintf(name, sizeof(name),
+						 "IPv%d a segment past the first, another ack: forged",
+						 v6 ? 6 : 4);
+					ds.ack_seq = info.cookie + 2;
+					pkt_build(&seg, &ds);
+					expect_run(name, &seg, XDP_DROP, forged);
+				}
 				break;
 			}
 			}

@@ -144,12 +144,12 @@ check_mix() {
 	local flood_line msg
 	light_addrs v4
 	# The class sheds its real clients: they ask 1.1 x its rate.
-	mix base sheddable "$SRV_IP" 198.19.1.7 24 - 1 --verify sheddable=always
+	mix base sheddable "$SRV_IP" 198.19.1.7 24 - 1 --verify sheddable=always $(cookie_handoff)
 	BASE_PM=$LIGHT_PM
 	# 20 000 spoofed SYN/s from the /16 the light clients are in: their
 	# /24s would each look 80 SYN/s heavy, were cookies counted.
 	flood_bg "$TESTBED_TMP/flood" 198.19.0.0/16 20000 "$SECS"
-	mix flood sheddable "$SRV_IP" 198.19.1.7 24 - 1 --verify sheddable=always
+	mix flood sheddable "$SRV_IP" 198.19.1.7 24 - 1 --verify sheddable=always $(cookie_handoff)
 	wait "$FLOOD_PID" || true
 	flood_line=$(cat "$TESTBED_TMP/flood")
 	echo "flood: $flood_line"

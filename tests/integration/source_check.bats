@@ -78,7 +78,7 @@ one_syn() {
 	local charged cookies
 	setup_routes
 	in_srv sysctl -qw "net.ipv4.conf.$IF_SRV.forwarding=0"
-	shedd_start --port "$PORT" --controller off --rate 100 --burst 10 \
+	shedd_start --port "$PORT" --controller off --rate 100 --burst 10 $(cookie_handoff) \
 		--prefix 198.19.5.0/24=critical_plus
 	grep -q "source check: IPv4.* does not forward on $IF_SRV: .* critical_plus, critical verify while shedding" \
 		"$TESTBED_TMP/shedd.log"
@@ -94,7 +94,7 @@ one_syn() {
 @test "strict, the interface does not forward, --verify naming a top class: that class is left as asked" {
 	setup_routes
 	in_srv sysctl -qw "net.ipv4.conf.$IF_SRV.forwarding=0"
-	shedd_start --port "$PORT" --controller off --rate 100 --burst 10 \
+	shedd_start --port "$PORT" --controller off --rate 100 --burst 10 $(cookie_handoff) \
 		--verify critical_plus=off --prefix 198.19.5.0/24=critical_plus
 	grep -q "source check: .* so critical verify while shedding" "$TESTBED_TMP/shedd.log"
 	flood 198.19.5.0/24 1000 1

@@ -112,7 +112,7 @@ setup_testbed() {
 		i=$((i + 1))
 	done
 	# shedd's, answering every SYN with a cookie.
-	shedd_start --port "$PORT" --verify always --controller off --rate 100000
+	shedd_start --port "$PORT" --verify always --controller off --rate 100000 $(cookie_handoff)
 	i=0
 	for c in "${CASES[@]}"; do
 		read -r name fam sc opts <<<"$c"

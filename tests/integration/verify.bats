@@ -260,7 +260,7 @@ srv_sysctls() {
 @test "--cookie-rate is the host's total: each CPU gets its share" {
 	local n share
 	n=$(possible_cpus)
-	shedd_start --port "$PORT" --rate 100 --verify sheddable=always --cookie-rate 1001
+	shedd_start --port "$PORT" --rate 100 --verify sheddable=always --cookie-rate 1001 $(cookie_handoff)
 	share=$(( (1001 + n - 1) / n ))
 	echo "$n CPUs: cookie_rate_per_sec=$(settings .cookie_rate_per_sec)" \
 		"cookie_burst=$(settings .cookie_burst), expected $share"

@@ -51,11 +51,12 @@ cookies() {
 }
 
 @test "plain veth: found at attach, said once, metric 1; goodput at 3x within 10 % of the NIC-like testbed's" {
+	need_xdp_features
 	testbed_up --plain
 	server_with_capacity 90
 	# The default flags: the two lowest classes verified while shedding,
 	# the clients in the default class.
-	shedd_start --port "$PORT"
+	shedd_start --port "$PORT" $(cookie_handoff)
 	run said "$BLOCKED"
 	[ "$output" -eq 1 ]
 	grep -- "$BLOCKED" "$TESTBED_TMP/shedd.log" | grep -q 'veth peer of .* runs no XDP program and has GRO off'
@@ -112,7 +113,7 @@ cookies() {
 	slow_start --workers 4 --service-ms 10 --dist fixed --backlog 128 --duration 40
 	# Without the veth's features (as on a kernel before 6.3), so that
 	# the driver's counters alone judge, under load.
-	SHEDD_TEST_NO_XDP_FEATURES=1 shedd_start --port "$PORT"
+	SHEDD_TEST_NO_XDP_FEATURES=1 shedd_start --port "$PORT" $(cookie_handoff)
 	load nic 1000 8 "$PATIENCE_MS"
 	cat "$TESTBED_TMP/nic"
 	sent=$(cookies)
@@ -131,7 +132,7 @@ cookies() {
 @test "plain veth, on the error counters alone: found in the first ticks that shed, said once" {
 	testbed_up --plain
 	slow_start --workers 4 --service-ms 10 --dist fixed --backlog 128 --duration 40
-	SHEDD_TEST_NO_XDP_FEATURES=1 shedd_start --port "$PORT"
+	SHEDD_TEST_NO_XDP_FEATURES=1 shedd_start --port "$PORT" $(cookie_handoff)
 	# Nothing sent yet, nothing to judge.
 	run tx_blocked_metric
 	[ "$output" -eq 0 ]
@@ -153,13 +154,16 @@ cookies() {
 	within "$sent" 1 500
 	good=$(ok_per_sec plain 3 8)
 	echo "goodput ${good}/s"
-	[ "$good" -ge 200 ]
+	# Half the server's 400/s (by TESTBED_TIME_SCALE in an emulated
+	# guest, whose server is slower: 188/s measured there).
+	[ "$good" -ge $((200 / TESTBED_TIME_SCALE)) ]
 }
 
 @test "plain veth: GRO turned on at the peer brings the cookies back, off again brings the drop back, each said once" {
+	need_xdp_features
 	testbed_up --plain
 	listener_start
-	shedd_start --port "$PORT"
+	shedd_start --port "$PORT" $(cookie_handoff)
 	run tx_blocked_metric
 	[ "$output" -eq 1 ]
 	in_cli ethtool -K "$IF_CLI" gro on

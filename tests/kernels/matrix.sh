@@ -7,8 +7,10 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 MATRIX_LOGS=${MATRIX_LOGS:-.output/kernels}
-# A guest runs the whole selection: give it room under emulation.
-export GUEST_TIMEOUT=${GUEST_TIMEOUT:-1500}
+# A guest runs the whole selection: give it room under emulation (a test
+# of every integration file took about half an hour a kernel on a loaded
+# 2-CPU host).
+export GUEST_TIMEOUT=${GUEST_TIMEOUT:-3600}
 mkdir -p "$MATRIX_LOGS"
 [ "$#" -gt 0 ] || set -- $(scripts/kernels.sh list)
 
@@ -20,7 +22,7 @@ for k in "$@"; do
 	# The serial console brings the terminal's colour codes and CRs.
 	scripts/kernels.sh run "$k" tests/kernels/guest.sh 2>&1 |
 		sed -u -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/\r//g' | tee "$log" |
-		grep --line-buffered -E '^(ok|not ok|guest:|init:|kernels.sh:|Files=|Result:)'
+		grep --line-buffered -E '^(ok|not ok|guest:|init:|kernels.sh:|exec.sh:|Files=|Result:)'
 	rc=${PIPESTATUS[0]}
 	# TAP: "ok N name", "not ok N name", and a skip is "ok N name # skip
 	# why" from bats, "not ok N # SKIP name" from cmocka.
