@@ -362,12 +362,16 @@ endif
 
 # The kernel matrix: each kernel package (scripts/kernels.sh fetches them
 # from the Debian archive into a cache, never into /boot) boots under qemu
-# on this tree's binaries and runs tests/kernels/guest.sh.
+# on this tree's binaries and runs tests/kernels/guest.sh: the selection
+# that fits CI (tests/kernels/selection), or with SELECTION=wide a test of
+# every integration file (tests/kernels/selection-wide; half an hour or
+# more a kernel under emulation).
 KERNELS ?= 6.1 6.12
 test-kernels: deps
 	$(Q)scripts/deps.sh --kernels $(KERNELS)
 	$(Q)$(MAKE) --no-print-directory all $(XDP_TESTS) $(OUTPUT)/bench_xdp
-	$(Q)tests/kernels/matrix.sh $(KERNELS)
+	$(Q)$(if $(filter wide,$(SELECTION)),SHEDD_GUEST_ENV=SHEDD_BATS_SELECT=tests/kernels/selection-wide \
+		GUEST_TIMEOUT=$${GUEST_TIMEOUT:-3600}) tests/kernels/matrix.sh $(KERNELS)
 
 # The README's two commands in a fresh Debian 12 root (scripts/fresh.sh):
 # mmdebstrap's minbase, chroot, make and git installed, HEAD cloned, make

@@ -2,8 +2,8 @@
 # guest.sh - the kernel matrix's tests, inside a guest booted by
 # scripts/kernels.sh on one of Debian's kernels: the XDP program's
 # BPF_PROG_TEST_RUN suite, the fuzzer's short run, and a selection of the
-# integration tests (tests/kernels/selection: a test of every file but
-# flood.bats, and tunnels.bats whole). One prove run, so one summary; a
+# integration tests (tests/kernels/selection, CI's; selection-wide, a test
+# of every file but flood.bats and tunnels.bats whole). One prove run, so one summary; a
 # test that needs what the kernel lacks skips, naming it.
 cd "$(dirname "$0")/../.." || exit 1
 echo "guest: kernel $(uname -r)"
