@@ -904,30 +904,25 @@ __noinline __u64 shedd_cookie_ack(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len
 	now = clock_coarse_ns();
 	h = tuple_hash(&t, v6);
 	seen = proven_get(h, now, s.th.seq, s.th.ack_seq);
-	if (!valid) {
-		/* The client's segments right behind its ACK reach XDP in
-		 * the same NAPI poll, before the kernel made the connection
-		 * from the ACK (GRO hands the poll's segments on at its
-		 * end), so the lookup still finds the listener. From the
-		 * second on, their sequence number is past the ISN the
-		 * cookie was made from, and the check fails. One that
-		 * carries the proven ACK's acknowledgment number, a
-		 * sequence number at most PROVEN_SEQ_SPAN past its own,
-		 * within PROVEN_REPEAT_UNITS (proven_get()), follows its
-		 * verdict: no token, and the kernel, which judges it
-		 * against the connection it makes, gets it. A forged ACK
-		 * must match a flow proven a moment ago, its 4-tuple and
-		 * the 32 bits of its cookie, to pass. */
-		if (seen == FLOW_REFUSED)
-			return ACK_AFTER_RST;
-		if (seen == FLOW_ADMITTED || seen == FLOW_ASSIGNED)
-			return ACK_REPEAT;
-		return ACK_FORGED;
-	}
+	/* The client's segments right behind its ACK reach XDP in
+	 * the same NAPI poll, before the kernel made the connection
+	 * from the ACK (GRO hands the poll's segments on at its
+	 * end), so the lookup still finds the listener. From the
+	 * second on, their sequence number is past the ISN the
+	 * cookie was made from, and the check fails. One that
+	 * carries the proven ACK's acknowledgment number, a
+	 * sequence number at most PROVEN_SEQ_SPAN past its own,
+	 * within PROVEN_REPEAT_UNITS (proven_get()), follows its
+	 * verdict: no token, and the kernel, which judges it
+	 * against the connection it makes, gets it. A forged ACK
+	 * must match a flow proven a moment ago, its 4-tuple and
+	 * the 32 bits of its cookie, to pass. */
 	if (seen == FLOW_REFUSED)
 		return ACK_AFTER_RST;
 	if (seen == FLOW_ADMITTED || seen == FLOW_ASSIGNED)
 		return ACK_REPEAT;
+	if (!valid)
+		return ACK_FORGED;
 	if (full)
 		return ACK_QUEUE_FULL;
 	if (seen == FLOW_SYN_CHARGED) {
