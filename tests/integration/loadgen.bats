@@ -151,22 +151,31 @@ slow_stop() {
 	within "$(field timeout_connect "$SUMMARY")" 1000 2200
 }
 
-@test "--retries 3 against a closed port: every request makes exactly 3 retries" {
+@test "--retries 3 against a closed port: every request makes exactly 3 retries, while the run lasts" {
 	rst0=$(snmp_tcp OutRsts)
 	loadgen_run closed --port "$CLOSED_PORT" --rate 200 --duration 2 --patience-ms 500 --retries 3
 	rsts=$(( $(snmp_tcp OutRsts) - rst0 ))
 	echo "server sent $rsts resets"
 	[ "$(field requests "$SUMMARY")" -eq 400 ]
-	[ "$(field retries "$SUMMARY")" -eq 1200 ]
+	# A retry due after the run's end is not started: the last request
+	# (at 1.995 s) makes its three only if three refusals come back within
+	# 5 ms, which an emulated guest does not promise. One request at most
+	# loses retries, and every retry made was refused.
+	retries=$(field retries "$SUMMARY")
+	within "$retries" 1197 1200
 	[ "$(field retries_denied "$SUMMARY")" -eq 0 ]
-	[ "$(field refused "$SUMMARY")" -eq 1600 ]
+	[ "$(field refused "$SUMMARY")" -eq $(( 400 + retries )) ]
 	# Retries are offered load, each a connection the server refused.
-	[ "$(field offered "$SUMMARY")" -eq 1600 ]
-	[ "$rsts" -eq 1600 ]
+	[ "$(field offered "$SUMMARY")" -eq $(( 400 + retries )) ]
+	[ "$rsts" -eq $(( 400 + retries )) ]
+	# Each second has its 200 requests and their retries, counted in the
+	# second each was due: a start that lags (a loaded host: 174 ms seen)
+	# moves a few retries across the boundary, none is lost or doubled.
 	for t in 1 2; do
-		[ "$(sec_field closed "$t" offered)" -eq 800 ]
-		[ "$(sec_field closed "$t" retries)" -eq 600 ]
+		within "$(sec_field closed "$t" offered)" 700 900
 	done
+	[ $(( $(sec_field closed 1 offered) + $(sec_field closed 2 offered) )) -eq $(( 400 + retries )) ]
+	[ $(( $(sec_field closed 1 retries) + $(sec_field closed 2 retries) )) -eq "$retries" ]
 }
 
 @test "--retry-budget 0.1: retries stay within 0.1 x requests (and use it)" {
