@@ -16,5 +16,13 @@ export SHEDD_FASTPATH_TESTRUN_MAX_RATIO="${SHEDD_FASTPATH_TESTRUN_MAX_RATIO:-12}
 # A selection line whose test names match nothing fails its file
 # (tests/exec.sh). SHEDD_BATS_SELECT may name another selection.
 export SHEDD_BATS_SELECT="${SHEDD_BATS_SELECT:-tests/kernels/selection}"
+# SHEDD_GUEST_PS=N: every N seconds the busiest processes go to the
+# console ("guest-ps:" lines), to see what a test that hangs is doing.
+if [ -n "${SHEDD_GUEST_PS:-}" ]; then
+	while sleep "$SHEDD_GUEST_PS"; do
+		ps -eo pid,ppid,etimes,pcpu,stat,wchan:22,args | grep -v "\[" | cut -c1-170 |
+			sed 's/^/guest-ps: /' >/dev/console
+	done &
+fi
 exec prove -v --timer --exec tests/exec.sh .output/test_xdp .output/fuzz_xdp \
 	$(awk '/^#/ || NF == 0 { next } !seen[$1]++ { print $1 }' "$SHEDD_BATS_SELECT")

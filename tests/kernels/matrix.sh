@@ -15,16 +15,44 @@ export GUEST_TIMEOUT=${GUEST_TIMEOUT:-1500}
 mkdir -p "$MATRIX_LOGS"
 [ "$#" -gt 0 ] || set -- $(scripts/kernels.sh list)
 
-total_pass=0 total_fail=0 total_skip=0 bad=0 summary=""
-for k in "$@"; do
-	log="$MATRIX_LOGS/$k.log"
+# run_kernel K: boot K, run the guest's tests, its console into $log (the
+# lines that say how it goes also to the terminal, each marked with K).
+run_kernel() {
+	local k=$1 log="$MATRIX_LOGS/$1.log" start rc
 	start=$(date +%s)
 	echo "matrix: kernel $k: booting"
 	# The serial console brings the terminal's colour codes and CRs.
 	scripts/kernels.sh run "$k" tests/kernels/guest.sh 2>&1 |
 		sed -u -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/\r//g' | tee "$log" |
-		grep --line-buffered -E '^(ok|not ok|guest:|init:|kernels.sh:|exec.sh:|Files=|Result:)'
+		grep --line-buffered -E '^(ok|not ok|guest:|init:|kernels.sh:|exec.sh:|Files=|Result:)' |
+		sed -u "s/^/[$k] /"
 	rc=${PIPESTATUS[0]}
+	echo "$rc $(( $(date +%s) - start ))" >"$log.rc"
+}
+
+# The guests side by side, MATRIX_JOBS at a time (default: as many as
+# this host has CPUs over the guest's GUEST_CPUS; CI's guests have one
+# each): under software emulation a guest runs on as many host threads as
+# it has CPUs, and its tests rarely keep more than one busy.
+export GUEST_CPUS=${GUEST_CPUS:-1}
+MATRIX_JOBS=${MATRIX_JOBS:-$(( $(nproc) / GUEST_CPUS ))}
+[ "$MATRIX_JOBS" -ge 1 ] || MATRIX_JOBS=1
+running=0
+for k in "$@"; do
+	rm -f "$MATRIX_LOGS/$k.log.rc"
+	if [ "$running" -ge "$MATRIX_JOBS" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
+	run_kernel "$k" &
+	running=$((running + 1))
+done
+wait
+
+total_pass=0 total_fail=0 total_skip=0 bad=0 summary=""
+for k in "$@"; do
+	log="$MATRIX_LOGS/$k.log"
+	read -r rc secs <"$log.rc" 2>/dev/null || { rc=125 secs=0; }
 	# TAP: "ok N name", "not ok N name", and a skip is "ok N name # skip
 	# why" from bats, "not ok N # SKIP name" from cmocka.
 	# Only the last boot counts: a guest that died is booted again
@@ -39,7 +67,6 @@ for k in "$@"; do
 		fail=1
 	fi
 	[ "$rc" -eq 0 ] || bad=1
-	secs=$(( $(date +%s) - start ))
 	release=$(grep -m1 -o '^guest: kernel .*' "$log" | cut -d' ' -f3)
 	line=$(printf '  %-6s %s (exit %s): %d passed, %d failed, %d skipped in %ds' \
 		"$k" "$release" "$rc" "$pass" "$fail" "$skip" "$secs")
