@@ -23,6 +23,65 @@ double fair_sources(const struct shedd_fair_cell *row, __u64 now)
 	return -(double)FAIR_COLS * log((double)empty / FAIR_COLS);
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* How many of the @n sorted counts @s are more than @v. */
+static __u32 count_above(const __u32 *s, __u32 n, __u64 v)
+{
+	__u32 lo = 0, hi = n;
+
+	while (lo < hi) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		if (s[mid] > v)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return n - lo;
+}
+
+/* The chance that every row's cell of a source reads more than @v. */
+static double above_all_rows(__u32 sorted[FAIR_ROWS][FAIR_COLS], __u64 v)
+{
+	double p = 1;
+	__u32 r;
+
+	for (r = 0; r < FAIR_ROWS; r++)
+		p *= (double)count_above(sorted[r], FAIR_COLS, v) / FAIR_COLS;
+	return p;
+}
+
+__u32 fair_noise(const struct shedd_fair_cell *level, __u64 now, double eps)
+{
+	__u32 sorted[FAIR_ROWS][FAIR_COLS], r, k;
+	__u64 lo = 0, hi = 0;
+
+	for (r = 0; r < FAIR_ROWS; r++) {
+		for (k = 0; k < FAIR_COLS; k++) {
+			sorted[r][k] = fair_cell_estimate(&level[r * FAIR_COLS + k], now);
+			if (sorted[r][k] > hi)
+				hi = sorted[r][k];
+		}
+		qsort(sorted[r], FAIR_COLS, sizeof(sorted[r][0]), cmp_u32);
+	}
+	/* No cell reads more than the highest: the least F is in [0, hi]. */
+	while (lo < hi) {
+		__u64 mid = lo + (hi - lo) / 2;
+
+		if (above_all_rows(sorted, mid) <= eps)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return (__u32)lo;
+}
+
 __u32 fair_limit(double slack, double rate_per_sec, double sources)
 {
 	double l;
@@ -59,9 +118,13 @@ void fair_class_config(const struct fair_class_opts *o, const struct shedd_fair_
 	out->active = active;
 	for (l = 0; l < FAIR_LEVELS; l++) {
 		double n = cells ? fair_sources(&cells[fair_cell_index(cls, l, 0, 0)], now) : 0;
+		__u64 lim = fair_limit(o->slack, rate_per_sec, n);
 
 		out->sources[l] = n > 4e9 ? 4000000000U : (__u32)(n + 0.5);
-		out->limit[l] = fair_limit(o->slack, rate_per_sec, n);
+		/* 0 is no limit: it stays so. */
+		if (cells && lim)
+			lim += fair_noise(&cells[fair_cell_index(cls, l, 0, 0)], now, FAIR_NOISE_EPS);
+		out->limit[l] = lim > 4000000000ULL ? 4000000000U : (__u32)lim;
 	}
 }
 
