@@ -213,9 +213,10 @@ static void run(struct scale_run *r)
  * and the sampling of PROBES), and the light crowd's success with fairness
  * is at least 95 % of its success without it. Where the sketch can tell a
  * source at 10 times the share from the crowd (the noise floor under the
- * heavy source's count), it is held near the share: at most 4 times it at
- * 10 and 1 000 sources. At every scale neither heavy source takes more
- * than it asks, nor more than its limit allows and a half.
+ * heavy source's count), it is held near the share: at most 2.5 times it
+ * at 10 sources (the slack is 2), 5 times at 1 000, where the floor is
+ * about the share's limit. At every scale the heavy address takes at most
+ * what its limit allows and a half.
  */
 static void test_scale(void **state)
 {
@@ -247,7 +248,8 @@ static void test_scale(void **state)
 		if (ok_on < 0.95 * ok_off)
 			fail_msg("%d sources: the light crowd's success %.1f %% with fairness, "
 				 "%.1f %% without", table[i], ok_on, ok_off);
-		if (table[i] <= 1000 && (heavy > 5 || heavy64 > 5))
+		if ((table[i] <= 10 && (heavy > 2.5 || heavy64 > 2.5)) ||
+		    (table[i] <= 1000 && (heavy > 5 || heavy64 > 5)))
 			fail_msg("%d sources: heavy sources at %.2f and %.2f x their share", table[i],
 				 heavy, heavy64);
 		/* Never more than its limit allows and a half. */
