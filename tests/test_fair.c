@@ -3,7 +3,8 @@
  * window (include/fair_sketch.h), the count-min sketch's error measured on
  * uniform, Zipf-like and heavy-hitter workloads against its stated bound,
  * the levels and their hashes, and the daemon's side (user/core/fair.c): sources
- * by linear counting, the limit, the heavy hitters, the levels' syntax.
+ * by linear counting, the noise floor, the limit, the heavy hitters, the
+ * levels' syntax.
  * The sketch cases print what they measured as TAP comments.
  */
 #include <math.h>
@@ -629,6 +630,84 @@ static void test_limit(void **state)
 	}
 }
 
+/* The noise floor, for crowds of 500 to 50 000 sources of counts from 1
+ * to 40 (uniform, and a few heavy ones among them): the share of
+ * never-seen sources whose estimate is over it is at most the bound, and
+ * over the floor less one it is more (it is the least such count). The
+ * bound holds for each source with its probability; the sampling of 20 000
+ * of them is allowed 3 standard deviations. */
+static void test_noise(void **state)
+{
+	static const struct {
+		int nsrc;
+		__u32 max_count; /* counts 1 .. max_count */
+		int heavy;       /* sources at 5 000 among them */
+	} table[] = {
+		{ 500, 4, 0 }, { 2000, 2, 0 }, { 5000, 10, 0 }, { 20000, 1, 0 }, { 50000, 40, 0 },
+		{ 20000, 3, 30 },
+	};
+	struct shedd_fair_cell *cells = new_sketch();
+	const __u64 now = 9 * W + W / 5;
+	const int probes = 20000;
+	size_t t;
+
+	for (t = 0; t < sizeof(table) / sizeof(table[0]); t++) {
+		struct sip_state ks = key_state(0x77 + t, 0x99 * t);
+		const double eps = FAIR_NOISE_EPS, sd = sqrt(eps * (1 - eps) / probes);
+		uint64_t rng = 5 + t;
+		__u32 f, f_none, k;
+		int i, over = 0, over_less = 0;
+
+		memset(cells, 0, FAIR_CELLS * sizeof(*cells));
+		f_none = fair_noise(&cells[fair_cell_index(0, 0, 0, 0)], now, eps);
+		assert_int_equal(f_none, 0);
+		for (i = 0; i < table[t].nsrc + table[t].heavy; i++) {
+			__u32 a = htonl(0xc6120000U + (__u32)i), n;
+			__u64 h = fair_hash(&ks, &a, 4, 0);
+
+			n = i < table[t].heavy ? 5000 : 1 + (__u32)(rng_next(&rng) % table[t].max_count);
+			for (k = 0; k < n; k++)
+				fair_count(cells, 0, 0, h, now);
+		}
+		f = fair_noise(&cells[fair_cell_index(0, 0, 0, 0)], now, eps);
+		for (i = 0; i < probes; i++) {
+			__u32 a[4] = { htonl(0x20010db8U), htonl((__u32)i), 0, htonl(1) };
+			__u32 e = fair_estimate(cells, 0, 0, fair_hash(&ks, a, 6, 0), now);
+
+			over += e > f;
+			over_less += f > 0 && e > f - 1;
+		}
+		printf("# noise: %d sources of 1..%u admissions%s: floor %u; never-seen sources over "
+		       "it %.2f %%, over %u %.2f %% (bound %.1f %%)\n", table[t].nsrc,
+		       table[t].max_count, table[t].heavy ? " and 30 heavy" : "", f,
+		       100.0 * over / probes, f ? f - 1 : 0, 100.0 * over_less / probes, 100 * eps);
+		assert_true((double)over / probes <= eps + 3 * sd);
+		if (f > 0)
+			assert_true((double)over_less / probes > eps - 3 * sd);
+		/* 30 heavy sources fill 3 % of a row's cells: not the crowd's
+		 * floor, whose sources meet in both rows far more often. */
+		if (table[t].heavy)
+			assert_true(f < 100);
+	}
+	/* A few sources, however heavy, rarely meet in both rows: no floor. */
+	memset(cells, 0, FAIR_CELLS * sizeof(*cells));
+	{
+		struct sip_state ks = key_state(1, 1);
+		int i;
+
+		for (i = 0; i < 50; i++) {
+			__u32 a = htonl(0xc6120000U + (__u32)i), k;
+
+			for (k = 0; k < 1000; k++)
+				fair_count(cells, 0, 0, fair_hash(&ks, &a, 4, 0), now);
+		}
+		assert_int_equal(fair_noise(&cells[fair_cell_index(0, 0, 0, 0)], now, FAIR_NOISE_EPS), 0);
+		/* Two windows on the cells read 0. */
+		assert_int_equal(fair_noise(&cells[fair_cell_index(0, 0, 0, 0)], now + 2 * W, 0), 0);
+	}
+	free(cells);
+}
+
 static void test_class_config(void **state)
 {
 	struct shedd_fair_cell *cells = new_sketch();
@@ -650,7 +729,11 @@ static void test_class_config(void **state)
 	assert_true(out.sources[0] >= 280 && out.sources[0] <= 320);
 	assert_int_equal(out.sources[1], 3);
 	assert_int_equal(out.sources[2], 0);
-	assert_int_equal(out.limit[0], fair_limit(2, 1000, fair_sources(&cells[fair_cell_index(2, 0, 0, 0)], now)));
+	/* The share, and the noise of 300 sources in 1024 cells a row: a
+	 * quarter of the cells hold one, 6 % of sources meet one in each row. */
+	assert_int_equal(fair_noise(&cells[fair_cell_index(2, 0, 0, 0)], now, FAIR_NOISE_EPS), 1);
+	assert_int_equal(out.limit[0], fair_limit(2, 1000, fair_sources(&cells[fair_cell_index(2, 0, 0, 0)], now)) + 1);
+	/* 3 /24s: too few to meet in both rows. */
 	assert_int_equal(out.limit[1], fair_limit(2, 1000, fair_sources(&cells[fair_cell_index(2, 1, 0, 0)], now)));
 	assert_int_equal(out.limit[2], fair_limit(2, 1000, 0));
 	/* Another class is empty. */
@@ -845,6 +928,7 @@ int main(void)
 		cmocka_unit_test(test_sources),
 		cmocka_unit_test(test_sources_one_shot),
 		cmocka_unit_test(test_limit),
+		cmocka_unit_test(test_noise),
 		cmocka_unit_test(test_class_config),
 		cmocka_unit_test(test_top),
 		cmocka_unit_test(test_level_names),

@@ -5404,6 +5404,69 @@ static void test_fair_verified_counts_acks(void **state)
 	       (unsigned long long)fs.shed, (unsigned long long)fs.checked);
 }
 
+/* @n SYNs, one from each address from 198.@net.0.0 + @first on, @step_ns
+ * apart from the test clock on; return how many passed. */
+static unsigned int fair_crowd_syns(const char *name, unsigned int net, unsigned int first,
+				    unsigned int n, __u64 step_ns)
+{
+	unsigned int i, passed = 0;
+
+	for (i = 0; i < n; i++) {
+		unsigned int k = first + i;
+		char addr[32];
+		struct pkt_spec spec = { .l3 = ETH_P_IP, .flags = TCP_SYN, .saddr = addr,
+					 .sport = (__u16)(40000 + i % 20000) };
+		struct xdp_run r;
+		struct pkt p;
+
+		snprintf(addr, sizeof(addr), "198.%u.%u.%u", net, (k >> 8) & 255, k & 255);
+		pkt_build(&p, &spec);
+		run_xdp(name, p.data, p.len, &r);
+		passed += r.verdict == XDP_PASS;
+		skel->bss->test_clock_ns += step_ns;
+	}
+	return passed;
+}
+
+/* A crowd of 20 000 sources, one admission each, at 10 000 SYN/s, counted
+ * by the program; the daemon's limits from that sketch (fair_class_config()
+ * at a class rate of 10 000/s); then 1 000 never-seen sources, each one
+ * SYN, while the class sheds: shed for fairness at most as often as the
+ * noise floor allows (FAIR_NOISE_EPS a level, two levels). Without the
+ * floor every crowd cell was over the limit: all were shed. The bucket
+ * admits every SYN: only fairness judges. */
+static void test_fair_crowd(void **state)
+{
+	const char *name = "fairness: a crowd of 20 000 sources leaves a fresh source admitted";
+	const struct shedd_class_rate plenty = { .rate_per_sec = 100000000, .burst = 1000000 };
+	const struct fair_class_opts o = { FAIR_DEFAULT_SLACK, FAIR_ALL_LEVELS };
+	const __u32 cls = SHEDD_SHEDDABLE;
+	struct shedd_fair_class fc;
+	struct shedd_fair_stats fs;
+	unsigned int passed;
+
+	(void)state;
+	assert_int_equal(reset_maps(NULL, &plenty), 0);
+	assert_int_equal(fair_reset(cls, FAIR_ALL_LEVELS, 0, NULL), 0);
+	skel->bss->test_clock_ns = (T0_NS | FAIR_WINDOW_MASK) + 1; /* a window's start */
+	/* From 198.18.2.0 on: the nested prefixes of other classes are in
+	 * 198.18.1.0/24, the server's address in 198.19.0.0/24. */
+	passed = fair_crowd_syns(name, 18, 2 << 8, 20000, 100000);
+	expect(passed == 20000, name, "the crowd: %u of 20000 admitted", passed);
+	fair_class_config(&o, fair_cells, cls, 10000, true, skel->bss->test_clock_ns, &fc);
+	assert_int_equal(bpf_map__update_elem(skel->maps.fair_config, &cls, sizeof(cls), &fc,
+					      sizeof(fc), BPF_ANY), 0);
+	passed = fair_crowd_syns(name, 19, 100 << 8, 1000, 100000);
+	fs = fair_stats_of(cls);
+	print_message("# %s: %u of 1000 fresh sources admitted, %llu shed for fairness; limit "
+		      "%u (addr), %u (/24) a window, %u and %u sources counted\n", name, passed,
+		      (unsigned long long)fs.shed, fc.limit[0], fc.limit[1], fc.sources[0],
+		      fc.sources[1]);
+	expect(fs.shed <= 1000 * 2 * FAIR_NOISE_EPS + 5 && passed + fs.shed == 1000, name,
+	       "%llu of 1000 fresh sources shed for fairness (%u admitted)",
+	       (unsigned long long)fs.shed, passed);
+}
+
 static const struct CMUnitTest fixed_tests[] = {
 	{ "stack: the deepest call chain leaves 64 bytes of the verifier's 512",
 	  test_stack_headroom, NULL, NULL, NULL },
@@ -5468,6 +5531,8 @@ static const struct CMUnitTest fixed_tests[] = {
 	  NULL },
 	{ "fairness: a verified class counts proven ACKs", test_fair_verified_counts_acks, NULL,
 	  NULL, NULL },
+	{ "fairness: a crowd of 20 000 sources leaves a fresh source admitted", test_fair_crowd,
+	  NULL, NULL, NULL },
 };
 
 static int xdp_group_teardown(void **state)

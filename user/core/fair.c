@@ -23,6 +23,48 @@ double fair_sources(const struct shedd_fair_cell *row, __u64 now)
 	return -(double)FAIR_COLS * log((double)empty / FAIR_COLS);
 }
 
+/* The chance that every row's cell of a source reads more than @v: the
+ * product over the rows of the fraction of their cells over @v (once it is
+ * @eps or less it stops: only that is asked). */
+static double above_all_rows(__u32 est[FAIR_ROWS][FAIR_COLS], __u32 v, double eps)
+{
+	double p = 1;
+	__u32 r, k, n;
+
+	for (r = 0; r < FAIR_ROWS && p > eps; r++) {
+		for (k = 0, n = 0; k < FAIR_COLS; k++)
+			n += est[r][k] > v;
+		p *= (double)n / FAIR_COLS;
+	}
+	return p;
+}
+
+/* A binary search over the counts, each step a pass over the rows: no
+ * sort, so a tick's every class and level costs a few hundred
+ * microseconds. */
+__u32 fair_noise(const struct shedd_fair_cell *level, __u64 now, double eps)
+{
+	__u32 est[FAIR_ROWS][FAIR_COLS], r, k, lo = 0, hi = 0;
+
+	for (r = 0; r < FAIR_ROWS; r++) {
+		for (k = 0; k < FAIR_COLS; k++) {
+			est[r][k] = fair_cell_estimate(&level[r * FAIR_COLS + k], now);
+			if (est[r][k] > hi)
+				hi = est[r][k];
+		}
+	}
+	/* No cell reads more than the highest: the least F is in [0, hi]. */
+	while (lo < hi) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		if (above_all_rows(est, mid, eps) <= eps)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
 __u32 fair_limit(double slack, double rate_per_sec, double sources)
 {
 	double l;
@@ -59,9 +101,13 @@ void fair_class_config(const struct fair_class_opts *o, const struct shedd_fair_
 	out->active = active;
 	for (l = 0; l < FAIR_LEVELS; l++) {
 		double n = cells ? fair_sources(&cells[fair_cell_index(cls, l, 0, 0)], now) : 0;
+		__u64 lim = fair_limit(o->slack, rate_per_sec, n);
 
 		out->sources[l] = n > 4e9 ? 4000000000U : (__u32)(n + 0.5);
-		out->limit[l] = fair_limit(o->slack, rate_per_sec, n);
+		/* 0 is no limit: it stays so. */
+		if (cells && lim)
+			lim += fair_noise(&cells[fair_cell_index(cls, l, 0, 0)], now, FAIR_NOISE_EPS);
+		out->limit[l] = lim > 4000000000ULL ? 4000000000U : (__u32)lim;
 	}
 }
 

@@ -17,6 +17,11 @@
 #define FAIR_HEAVY_AGE_NS 5000000000ULL /* a heavy hitter unseen for 5 s is gone */
 #define FAIR_TOP_MAX 10          /* heavy hitters exported per class */
 #define FAIR_HOLD_NS 1000000000ULL /* fairness stays active 1 s after a shed */
+/* The most a source within its share may be shed for the noise of the
+ * sketch, per level: see fair_noise(). */
+#ifndef FAIR_NOISE_EPS
+#define FAIR_NOISE_EPS 0.01
+#endif
 
 /* The window of the sketch in seconds. */
 #define FAIR_WINDOW_S ((double)(1ULL << FAIR_WINDOW_SHIFT) / 1e9)
@@ -34,6 +39,19 @@ struct fair_class_opts {
  * with z empty cells of m; m ln m when none is empty.
  */
 double fair_sources(const struct shedd_fair_cell *row, __u64 now);
+
+/*
+ * fair_noise() - the noise floor of one level of a class's sketch (@level:
+ * its FAIR_ROWS rows of FAIR_COLS cells) at @now: the least count F such
+ * that a source's cells all read more than F, from the admissions of the
+ * other sources in them, with probability at most @eps. A source's cells
+ * are one per row, at random under a key it cannot know, the rows
+ * independent, so that probability is the product over the rows of the
+ * fraction of the row's cells that read more than F: read from the cells
+ * themselves, whatever the sources and their counts. An empty sketch, or
+ * one whose few sources fill too few cells to meet in every row, gives 0.
+ */
+__u32 fair_noise(const struct shedd_fair_cell *level, __u64 now, double eps);
 
 /*
  * fair_limit() - the most admissions a source may have in the window:
@@ -56,7 +74,12 @@ bool fair_would_shed(__u64 asked, __u64 fair_shed, double dt_s, double rate_per_
 /*
  * fair_class_config() - the fair_config entry of a class: its levels, the
  * limit of each level from its sketch (@cells: the whole map) at @now,
- * @active when the class shed lately.
+ * @active when the class shed lately. A level's limit is fair_limit() of
+ * the sources it holds plus its noise floor, fair_noise() at
+ * FAIR_NOISE_EPS: a source that took less than fair_limit() is then shed
+ * for the noise of the sketch with probability at most FAIR_NOISE_EPS at
+ * that level, however many sources share the cells, and a source heavier
+ * than the limit, once its count and its cells' noise reach it.
  */
 void fair_class_config(const struct fair_class_opts *o, const struct shedd_fair_cell *cells,
 		       __u32 cls, double rate_per_sec, bool active, __u64 now,

@@ -658,8 +658,9 @@ const struct opt_def options_table[OPT_COUNT] = {
 	  "(shedding mode)", 0 },
 	{ OPT_FAIR, "fair", 0, "shedd", "[CLASS=]off|SLACK", "2", NULL,
 	  "while a class sheds, each source may take SLACK times an equal share of the "
-	  "class's rate (the class's rate over the sources it admitted lately); one over "
-	  "it is shed first (repeatable; off: first come, first served)", OPTF_REPEAT },
+	  "class's rate (the class's rate over the sources it admitted lately), and never "
+	  "less than the noise of the sketch; one over it is shed first (repeatable; off: "
+	  "first come, first served)", OPTF_REPEAT },
 	{ OPT_FAIR_LEVELS, "fair-levels", 0, "shedd", "[CLASS=]LEVEL+...", "addr+24+64+48",
 	  NULL,
 	  "what a source is: the address (addr), the IPv4 /24 (24), the IPv6 /64 (64) "
