@@ -277,11 +277,16 @@ wait_listening() {
 # times TESTBED_TIME_SCALE (default 1; the kernel matrix's guests run under
 # software emulation, where loading the program alone takes seconds).
 TESTBED_TIME_SCALE=${TESTBED_TIME_SCALE:-1}
+# The bound is the clock's, not a count of polls: in a slow guest one poll
+# (ip netns exec, ss) can take a second, and 1 600 polls of a 80 s wait took
+# half an hour.
 wait_for() {
-	local what=$1 secs=$(($2 * TESTBED_TIME_SCALE)) i
+	local what=$1 secs=$(($2 * TESTBED_TIME_SCALE)) end
 	shift 2
-	for ((i = 0; i < secs * 20; i++)); do
+	end=$((${EPOCHREALTIME/./} + secs * 1000000))
+	while :; do
 		"$@" && return 0
+		[ "${EPOCHREALTIME/./}" -lt "$end" ] || break
 		sleep 0.05
 	done
 	echo "timed out after ${secs}s waiting for: $what" >&2
@@ -313,8 +318,16 @@ flood_cmd() {
 	[ "$cpu" = any ] && pin=()
 	FLOOD_CMD=(ip netns exec "$NS_CLI" "${pin[@]}" "$SYNFLOOD" --iface "$IF_CLI"
 		--dst-mac "$SRV_MAC" --dst "$dst" --dport "$PORT" --src "$1" --rate "$2"
-		--duration "$3" --wait 1 --sport-base $((1024 + 64 * n)))
+		--duration "$3" --wait 1 --sport-base $((1024 + 64 * n))
+		${FLOOD_AT:+--start-at "$FLOOD_AT"})
 }
+
+# flood_at_soon: a wall-clock start (ms) for floods that must overlap
+# (FLOOD_AT=$(flood_at_soon) flood_bg ...; FLOOD_AT=... flood ...): far
+# enough ahead for both to have started, however slow a guest is to start
+# a process (a 6.1 guest started the second flood of two 1.5 s after the
+# first, which then had the limit alone for that long).
+flood_at_soon() { echo $(( $(date +%s%3N) + 500 + 500 * TESTBED_TIME_SCALE )); }
 
 flood() {
 	flood_cmd "$@"

@@ -18,7 +18,7 @@ teardown() { testbed_down; }
 r() { echo $(( $1 / TESTBED_TIME_SCALE )); }
 
 # rates CP_OFFERED SH_OFFERED: cp_rate and sh_rate, the SYN/s admitted in
-# the 5 s floods of both classes, after checking that each flood sent what
+# the 5 s floods of both classes (started together: FLOOD_AT), after checking that each flood sent what
 # it was asked (a flood that did not run must not pass for a shed one).
 rates() {
 	local cp sh cp_sent sh_sent cp_acked sh_acked
@@ -39,8 +39,9 @@ rates() {
 @test "critical_plus keeps its share, sheddable is shed to what is left, not below its floor" {
 	shedd_start --verify off --port "$PORT" --rate "$(r 1000)" --burst "$(r 100)" \
 		--prefix 198.19.1.0/24=critical_plus --floor sheddable=0.1
-	FLOOD_CPU=0 flood_bg "$BATS_TEST_TMPDIR/cp" 198.19.1.0/24 "$(r 700)" 5
-	flood 198.19.128.0/17 "$(r 5000)" 5 >"$BATS_TEST_TMPDIR/sh"
+	at=$(flood_at_soon)
+	FLOOD_AT=$at FLOOD_CPU=0 flood_bg "$BATS_TEST_TMPDIR/cp" 198.19.1.0/24 "$(r 700)" 5
+	FLOOD_AT=$at flood 198.19.128.0/17 "$(r 5000)" 5 >"$BATS_TEST_TMPDIR/sh"
 	wait "$FLOOD_PID"
 	rates "$(r 700)" "$(r 5000)"
 	echo "admitted critical_plus ${cp_rate}/s of $(r 700)/s, sheddable ${sh_rate}/s of $(r 5000)/s"
@@ -55,8 +56,9 @@ rates() {
 @test "a flood of the highest class leaves the lowest its floor" {
 	shedd_start --verify off --port "$PORT" --rate "$(r 1000)" --burst "$(r 100)" \
 		--prefix 198.19.1.0/24=critical_plus --floor sheddable=0.2
-	FLOOD_CPU=0 flood_bg "$BATS_TEST_TMPDIR/cp" 198.19.1.0/24 "$(r 5000)" 5
-	flood 198.19.128.0/17 "$(r 1000)" 5 >"$BATS_TEST_TMPDIR/sh"
+	at=$(flood_at_soon)
+	FLOOD_AT=$at FLOOD_CPU=0 flood_bg "$BATS_TEST_TMPDIR/cp" 198.19.1.0/24 "$(r 5000)" 5
+	FLOOD_AT=$at flood 198.19.128.0/17 "$(r 1000)" 5 >"$BATS_TEST_TMPDIR/sh"
 	wait "$FLOOD_PID"
 	rates "$(r 5000)" "$(r 1000)"
 	echo "admitted critical_plus ${cp_rate}/s, sheddable ${sh_rate}/s (floor $(r 200)/s)"

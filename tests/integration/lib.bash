@@ -92,7 +92,11 @@ need_xdp_features() {
 # (default 3) times that capacity.
 server_with_capacity() {
 	local accepts
-	slow_start --workers 4 --service-ms 10 --dist fixed --backlog 128 --duration "$1"
+	# The server's life is scaled as the waits are: in a slow guest the
+	# measurement alone outlasted 45 s, and the test then waited for a
+	# listener that had ended.
+	slow_start --workers 4 --service-ms 10 --dist fixed --backlog 128 \
+		--duration $(( $1 * TESTBED_TIME_SCALE ))
 	shedd_start --port "$PORT" --controller off --rate 100000
 	load cap 1000 8 5000
 	kill -TERM "$SHEDD_PID"

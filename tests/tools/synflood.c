@@ -90,6 +90,7 @@ struct cfg {
 	uint64_t duration_ns;
 	uint64_t wait_ns;
 	uint64_t seed;
+	uint64_t start_at_ms; /* --start-at: wall-clock ms, 0 = at once */
 	bool fragment;       /* --fragment: each SYN as two IP fragments */
 	bool verbose;
 };
@@ -136,7 +137,8 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: " PROG " --iface IF --dst-mac MAC --dst ADDR --dport PORT --src CIDR\n"
 "                [--rate PPS] [--count N] [--duration SEC] [--wait SEC]\n"
-"                [--sport-base N] [--seed N] [--fragment] [--verbose] [--help]\n"
+"                [--sport-base N] [--seed N] [--start-at MS] [--fragment]\n"
+"                [--verbose] [--help]\n"
 "\n"
 "Send crafted TCP SYNs out of IF through an AF_PACKET socket, paced at PPS,\n"
 "each from its own (source address, source port) in CIDR, and count the\n"
@@ -156,6 +158,10 @@ static void usage(FILE *f)
 "  --wait SEC         keep counting replies SEC seconds after the last SYN,\n"
 "                     0-%llu (default %llu)\n"
 "  --sport-base N     first source port, 1-65535 (default %llu)\n"
+"  --start-at MS      send the first SYN at this wall-clock time, in ms\n"
+"                     since the epoch (date +%%s%%3N), at most 600 s ahead;\n"
+"                     a time already past starts at once. Two floods given\n"
+"                     the same MS overlap, however slow each was to start\n"
 "  --seed N           seed of the initial sequence numbers (default: from\n"
 "                     the clock, so replies to an earlier run do not match)\n"
 "  --fragment         send each SYN as two IP fragments (IPv6: with a\n"
@@ -804,7 +810,17 @@ static int send_all(int tx, int rx, const struct cfg *c, struct replies *r,
 		    struct run *run)
 {
 	uint64_t per_wake = c->rate_pps / 1000 ? c->rate_pps / 1000 : 1;
-	uint64_t start = now_ns(), end = start + c->duration_ns + TX_GRACE_NS;
+	uint64_t start, end;
+
+	if (c->start_at_ms) {
+		struct timespec at = { .tv_sec = (time_t)(c->start_at_ms / 1000),
+				       .tv_nsec = (long)(c->start_at_ms % 1000) * 1000000 };
+
+		while (!stop && clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &at, NULL) == EINTR)
+			;
+	}
+	start = now_ns();
+	end = start + c->duration_ns + TX_GRACE_NS;
 	uint64_t progress_ns = start;
 
 	run->start_ns = start;
@@ -886,7 +902,7 @@ static int wait_replies(int rx, const struct cfg *c, struct replies *r,
 enum {
 	OPT_IFACE = 256, OPT_DST_MAC, OPT_DST, OPT_DPORT, OPT_SRC, OPT_RATE,
 	OPT_COUNT, OPT_DURATION, OPT_WAIT, OPT_SPORT_BASE, OPT_SEED,
-	OPT_VERBOSE, OPT_HELP, OPT_FRAGMENT,
+	OPT_VERBOSE, OPT_HELP, OPT_FRAGMENT, OPT_START_AT,
 };
 
 static const struct option long_opts[] = {
@@ -902,6 +918,7 @@ static const struct option long_opts[] = {
 	{ "sport-base", required_argument, NULL, OPT_SPORT_BASE },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "fragment", no_argument, NULL, OPT_FRAGMENT },
+	{ "start-at", required_argument, NULL, OPT_START_AT },
 	{ "verbose", no_argument, NULL, OPT_VERBOSE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
@@ -973,6 +990,10 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 		case OPT_FRAGMENT:
 			c->fragment = true;
 			break;
+		case OPT_START_AT:
+			if (parse_u64("start-at", optarg, 1, UINT64_MAX / 2, &c->start_at_ms))
+				return -1;
+			break;
 		case OPT_HELP:
 			usage(stdout);
 			return 1;
@@ -998,6 +1019,16 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 	}
 	if (parse_src(src, c))
 		return -1;
+	if (c->start_at_ms) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		if (c->start_at_ms > (uint64_t)ts.tv_sec * 1000 + 600000) {
+			fprintf(stderr, PROG ": --start-at %" PRIu64 " is more than 600 s "
+				"ahead\n", c->start_at_ms);
+			return -1;
+		}
+	}
 
 	/* Without --count the run is timed (5 s by default); with --count only,
 	 * the time bound is the maximum, so the count decides. */
