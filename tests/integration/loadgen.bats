@@ -157,12 +157,13 @@ slow_stop() {
 	rsts=$(( $(snmp_tcp OutRsts) - rst0 ))
 	echo "server sent $rsts resets"
 	[ "$(field requests "$SUMMARY")" -eq 400 ]
-	# A retry due after the run's end is not started: the last request
-	# (at 1.995 s) makes its three only if three refusals come back within
-	# 5 ms, which an emulated guest does not promise. One request at most
-	# loses retries, and every retry made was refused.
+	# A retry due after the run's end is not started: the last requests
+	# make their three only if three refusals come back before it, which
+	# a slow guest does not promise (a 6.1 guest on one loaded CPU made
+	# 1 151). What they had left is counted as late, never lost.
 	retries=$(field retries "$SUMMARY")
-	within "$retries" 1197 1200
+	[ $(( retries + $(field retries_late "$SUMMARY") )) -eq 1200 ]
+	within "$retries" 1000 1200
 	[ "$(field retries_denied "$SUMMARY")" -eq 0 ]
 	[ "$(field refused "$SUMMARY")" -eq $(( 400 + retries )) ]
 	# Retries are offered load, each a connection the server refused.
@@ -172,7 +173,7 @@ slow_stop() {
 	# second each was due: a start that lags (a loaded host: 174 ms seen)
 	# moves a few retries across the boundary, none is lost or doubled.
 	for t in 1 2; do
-		within "$(sec_field closed "$t" offered)" 700 900
+		within "$(sec_field closed "$t" offered)" 600 900
 	done
 	[ $(( $(sec_field closed 1 offered) + $(sec_field closed 2 offered) )) -eq $(( 400 + retries )) ]
 	[ $(( $(sec_field closed 1 retries) + $(sec_field closed 2 retries) )) -eq "$retries" ]

@@ -242,7 +242,7 @@ static uint64_t offer_end_ns;
 static struct retry *rq;
 static uint64_t rq_head, rq_len, rq_cap;
 static uint64_t balance_micro; /* the retry budget's balance */
-static uint64_t total_requests, total_retries, total_denied;
+static uint64_t total_requests, total_retries, total_denied, total_late;
 
 static void on_signal(int sig)
 {
@@ -418,12 +418,14 @@ static void usage(FILE *f)
 "At the end stdout gets one line:\n"
 "  offered=N ok=N refused=N timeout_connect=N timeout_response=N error=N\n"
 "  bad_status=N goodput_per_sec=X.X p50_ms=X p99_ms=X connections=N\n"
-"  requests=N retries=N retries_denied=N\n"
+"  requests=N retries=N retries_denied=N retries_late=N\n"
 "Counts are of attempts, a request's first one and each of its retries\n"
 "(connections without --http): offered and the outcomes include the\n"
 "retries, so a retry storm shows as offered load; retries= counts the\n"
 "retry attempts started, requests= the first attempts, retries_denied= the\n"
-"failed attempts that the budget did not let retry;\n"
+"failed attempts that the budget did not let retry, retries_late= the\n"
+"retries the requests still had when the run ended before they were due\n"
+"(with --retries R and no budget, retries + retries_late = R x requests);\n"
 "goodput_per_sec is ok / (SEC - W) (the seconds actually offered when\n"
 "stopped early); p50/p99 are over the ok attempts' times from their start\n"
 "to the whole reply, within 0.4 %%, and nan without any ok; connections is\n"
@@ -882,8 +884,13 @@ static void retry_after(uint32_t second, uint32_t attempt, uint32_t src)
 	if (attempt >= cfg.retries || !retries_open)
 		return;
 	due = now_ns() + cfg.retry_delay_ms * NSEC_PER_MSEC;
-	if (due >= offer_end_ns)
-		return; /* neither a retry nor denied */
+	if (due >= offer_end_ns) {
+		/* Neither a retry nor denied: the retries this request had
+		 * left, had the run gone on. */
+		if (second >= cfg.warmup_s)
+			total_late += cfg.retries - attempt;
+		return;
+	}
 	if (cfg.have_budget) {
 		if (balance_micro < TOKEN_UNIT) {
 			if (second >= cfg.warmup_s)
@@ -1475,10 +1482,10 @@ static void print_summary(double offered_s)
 		printf(" %s=%" PRIu64, outcome_name[o], total[o]);
 	printf(" goodput_per_sec=%.1f p50_ms=%.2f p99_ms=%.2f connections=%"
 	       PRIu64 " requests=%" PRIu64 " retries=%" PRIu64
-	       " retries_denied=%" PRIu64 "\n",
+	       " retries_denied=%" PRIu64 " retries_late=%" PRIu64 "\n",
 	       offered_s > 0 ? (double)total[OUT_OK] / offered_s : 0.0,
 	       hist_percentile_ms(0.50), hist_percentile_ms(0.99),
-	       conns_opened, total_requests, total_retries, total_denied);
+	       conns_opened, total_requests, total_retries, total_denied, total_late);
 	if (!cfg.per_source)
 		return;
 	for (uint64_t i = 0; i < cfg.nsources; i++) {
