@@ -130,7 +130,15 @@ struct daemon {
 	__u64 fair_shed_prev[SHEDD_NR_CLASSES];
 	__u64 fair_last_shed_ns[SHEDD_NR_CLASSES];
 	bool fair_warned;
+	__u64 at_max_warned_ns;         /* the last warning of a limit bound at
+					 * --max-rate (tell_at_max()); 0: none */
+	unsigned long at_max_ticks;     /* ticks it bound there, since start */
 };
+
+/* The ceiling alone sheds a service healthy by every signal (the limit
+ * binds at --max-rate while what it admits completes): said loudly, at
+ * most once every AT_MAX_WARN_NS while it goes on. */
+#define AT_MAX_WARN_NS (60ULL * 1000000000ULL)
 
 /* Per-source fairness, once a tick: is each class shedding, or would it
  * be without fairness (fair_would_shed()), within FAIR_HOLD_NS; the limit of
@@ -306,7 +314,7 @@ static void publish_metrics(struct daemon *d, const struct signal_report *r)
 		.mode = cs->mode, .stage = cs->stage, .why = cs->why,
 		.last_good = cs->last_good, .peak_accept = cs->peak_accept,
 		.served_rate = cs->served_rate, .latency_baseline_ns = cs->lat.baseline_ns,
-		.calm_probes = cs->lat.probes, .probing = cs->lat.probing,
+		.calm_probes = cs->lat.probes, .probing = cs->lat.probing, .at_max = cs->at_max,
 		.skipped = d->skipped, .tx_blocked = d->l.tx_blocked,
 		.pinned_rate = ctl_pinned_rate(&d->ctl.cmd), .completion = (int)d->completion });
 }
@@ -364,6 +372,26 @@ static void merge_second(struct daemon *d, const struct signal_report *r)
 	s->completed += r->completed;
 }
 
+static void tell_at_max(struct daemon *d, __u64 now)
+{
+	double offered = 0;
+	int i;
+
+	if (!d->tp.aimd || !d->ts.cs.at_max)
+		return;
+	d->at_max_ticks++;
+	if (d->at_max_warned_ns && now - d->at_max_warned_ns < AT_MAX_WARN_NS)
+		return;
+	d->at_max_warned_ns = now;
+	for (i = 0; i < SHEDD_NR_CLASSES * d->l.ncpus; i++)
+		offered += d->ts.instant[i];
+	log_iface(LOG_WARNING, d->o->iface, "the limit binds at --max-rate %.0f SYN/s while the "
+		  "SYNs it admits complete: %.0f SYN/s offered, about %.0f/s of a service healthy "
+		  "by every signal SHED BY THE CEILING ALONE (%lu tick(s) so far); raise --max-rate",
+		  d->tp.cp.max_rate, offered, offered > d->ts.limit ? offered - d->ts.limit : 0,
+		  d->at_max_ticks);
+}
+
 /* A line whenever the controller changes mode or ramp stage, or finds a
  * new reason for an overload, so the ramp can be followed. */
 static void tell_mode(const struct daemon *d, enum aimd_mode was, int stage, unsigned int why,
@@ -415,6 +443,9 @@ static size_t signals_format(char *buf, size_t len, const struct daemon *d, doub
 	off = snprintf(buf, len, "mode=%s %s",
 		       d->tp.aimd ? aimd_mode_name(d->ts.cs.mode) : "fixed",
 		       d->l.tx_blocked ? "xdp_tx=blocked " : "");
+	/* The ceiling alone sheds a healthy service (tell_at_max()). */
+	if (d->tp.aimd && d->ts.cs.at_max)
+		off += snprintf(buf + off, len - (size_t)off, "AT_MAX_RATE ");
 	/* An operator's pin (shedctl rate pin) sets the limit: said first. */
 	if (ctl_pinned_rate(&d->ctl.cmd) > 0)
 		off += snprintf(buf + off, len - (size_t)off, "pinned=%.0f/s ",
@@ -543,6 +574,7 @@ static int tick(struct daemon *d)
 	ctl_note_signals(&d->ctl, &d->tp, &d->ts, &in);
 	if (d->tp.aimd)
 		tell_mode(d, was, stage, why, drain, drain_end_ns);
+	tell_at_max(d, now);
 	if ((err = write_rates(d)) || (err = save_controller(d)))
 		return err;
 	fair_tick(d, now, (double)in.dt_ns / 1e9);
@@ -756,6 +788,7 @@ static int run(struct shedd_options *o)
 {
 	struct daemon d = { .o = o, .txp = { .fd = -1, .genl_fd = -1 }, .tun_fd = -1 };
 	double start, adopted = 0;
+	bool start_given;
 	bool started = false;
 	__u64 deadline;
 	__u32 uid, gid;
@@ -800,6 +833,7 @@ static int run(struct shedd_options *o)
 	 * from the controller's pinned state, below, when there is one). */
 	if (d.l.adopted && !o->rate_set && !loader_read_total_rate(&d.l, &adopted) && adopted > 0)
 		start = adopted;
+	start_given = o->rate_set || adopted > 0;
 	d.tp.fixed_rate = (double)o->rate_per_sec;
 	/* Before the latency thread starts (service_plan_change_id()). */
 	if ((err = run_as(o, &uid, &gid)))
@@ -829,7 +863,10 @@ static int run(struct shedd_options *o)
 			 "TcpPassiveOpens would count the backend ports' opens too" :
 			 "no TcpPassiveOpens in /proc/net/snmp", start);
 	}
-	tick_init(&d.tp, &d.ts, start);
+	/* First, do no harm: without --rate or a running program's rate,
+	 * the controller starts open at --max-rate (tick_start()); --rate
+	 * stays the fixed rate of a fallback above. */
+	tick_start(&d.tp, &d.ts, start_given ? start : 0);
 	controller_resume(&d);
 
 	if ((err = tx_start(&d)) || (err = tunnels_start(&d)) || (err = loader_configure(&d.l, o)) ||
@@ -891,7 +928,8 @@ static int run(struct shedd_options *o)
 	log_notice("%s %s (ifindex %d, %d CPUs, %s XDP), %s rate %.0f SYN/s, pins in %s",
 		   d.l.adopted ? "adopted the running shedd on" : "attached to", o->iface,
 		   d.l.ifindex, n, d.l.xdp_mode == XDP_MODE_GENERIC ? "generic" : "native",
-		   d.tp.aimd ? "aimd, start" : "fixed",
+		   d.tp.aimd ? (d.ts.cs.open ? "aimd, open (no overload seen yet), start" :
+				"aimd, start") : "fixed",
 		   d.ts.limit, d.l.pin_dir);
 	if (d.tp.aimd) {
 		char lt[64];
