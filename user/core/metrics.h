@@ -74,7 +74,9 @@ struct metrics_tick {
 	double served_rate;
 	__u64 latency_baseline_ns, calm_probes;
 	bool probing;
-	bool at_max;                      /* aimd_state.at_max */
+	bool at_max;                      /* a tick of the last second found
+					   * aimd_state.at_max */
+	bool at_max_tick;                 /* this tick did */
 	__u64 skipped;                    /* the daemon's ticks skipped, in all */
 	bool tx_blocked;                  /* settings.tx_blocked (xdptx.h) */
 	double pinned_rate;               /* shedctl rate pin, SYN/s; 0: none */

@@ -132,13 +132,23 @@ struct daemon {
 	bool fair_warned;
 	__u64 at_max_warned_ns;         /* the last warning of a limit bound at
 					 * --max-rate (tell_at_max()); 0: none */
+	__u64 at_max_ns;                /* the last tick it bound there; 0: none */
 	unsigned long at_max_ticks;     /* ticks it bound there, since start */
 };
 
 /* The ceiling alone sheds a service healthy by every signal (the limit
  * binds at --max-rate while what it admits completes): said loudly, at
- * most once every AT_MAX_WARN_NS while it goes on. */
+ * most once every AT_MAX_WARN_NS while it goes on, and shown (status
+ * line, metrics) while a tick within AT_MAX_SHOW_NS found it: a tick
+ * whose completions fall short by a few (the probes count a handshake
+ * a tick late or early) does not end it. */
 #define AT_MAX_WARN_NS (60ULL * 1000000000ULL)
+#define AT_MAX_SHOW_NS 1000000000ULL
+
+static bool at_max_shown(const struct daemon *d)
+{
+	return d->tp.aimd && d->at_max_ns && d->last_tick_ns - d->at_max_ns < AT_MAX_SHOW_NS;
+}
 
 /* Per-source fairness, once a tick: is each class shedding, or would it
  * be without fairness (fair_would_shed()), within FAIR_HOLD_NS; the limit of
@@ -314,7 +324,8 @@ static void publish_metrics(struct daemon *d, const struct signal_report *r)
 		.mode = cs->mode, .stage = cs->stage, .why = cs->why,
 		.last_good = cs->last_good, .peak_accept = cs->peak_accept,
 		.served_rate = cs->served_rate, .latency_baseline_ns = cs->lat.baseline_ns,
-		.calm_probes = cs->lat.probes, .probing = cs->lat.probing, .at_max = cs->at_max,
+		.calm_probes = cs->lat.probes, .probing = cs->lat.probing, .at_max = at_max_shown(d),
+		.at_max_tick = d->tp.aimd && cs->at_max,
 		.skipped = d->skipped, .tx_blocked = d->l.tx_blocked,
 		.pinned_rate = ctl_pinned_rate(&d->ctl.cmd), .completion = (int)d->completion });
 }
@@ -379,6 +390,7 @@ static void tell_at_max(struct daemon *d, __u64 now)
 
 	if (!d->tp.aimd || !d->ts.cs.at_max)
 		return;
+	d->at_max_ns = now;
 	d->at_max_ticks++;
 	if (d->at_max_warned_ns && now - d->at_max_warned_ns < AT_MAX_WARN_NS)
 		return;
@@ -444,7 +456,7 @@ static size_t signals_format(char *buf, size_t len, const struct daemon *d, doub
 		       d->tp.aimd ? aimd_mode_name(d->ts.cs.mode) : "fixed",
 		       d->l.tx_blocked ? "xdp_tx=blocked " : "");
 	/* The ceiling alone sheds a healthy service (tell_at_max()). */
-	if (d->tp.aimd && d->ts.cs.at_max)
+	if (at_max_shown(d))
 		off += snprintf(buf + off, len - (size_t)off, "AT_MAX_RATE ");
 	/* An operator's pin (shedctl rate pin) sets the limit: said first. */
 	if (ctl_pinned_rate(&d->ctl.cmd) > 0)

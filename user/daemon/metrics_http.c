@@ -219,7 +219,7 @@ int metrics_tick(struct metrics *m, struct loader *l, const struct metrics_tick 
 		if (t->skipped > m->skipped_seen)
 			m->d.ticks_skipped += t->skipped - m->skipped_seen;
 		m->skipped_seen = t->skipped;
-		if (t->aimd && t->at_max)
+		if (t->aimd && t->at_max_tick)
 			n->at_max_ticks++;
 		/* Not fatal: the metrics are for people, the shedding goes on.
 		 * Said once, not ten times a second. */
