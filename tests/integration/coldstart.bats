@@ -90,9 +90,9 @@ healthy_load() {
 
 @test "a healthy service above --max-rate is warned of once, shown and counted" {
 	local m
-	healthy_load 3000 8
-	shedd_start --port "$PORT" --max-rate 1000
-	wait_for "the warning" 5 grep -q 'binds at --max-rate 1000 SYN/s' "$TESTBED_TMP/shedd.log"
+	healthy_load 300 8
+	shedd_start --port "$PORT" --max-rate 100
+	wait_for "the warning" 5 grep -q 'binds at --max-rate 100 SYN/s' "$TESTBED_TMP/shedd.log"
 	status_next
 	m=$(in_srv curl -sS --fail --max-time 5 http://127.0.0.1:9464/metrics)
 	wait "$LOAD_PID"
