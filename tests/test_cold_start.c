@@ -67,6 +67,7 @@ struct run {
 	/* configuration */
 	double rate, cap;
 	int ncpus;
+	bool no_probes; /* no sojourn probes: depth, overflows, completions */
 
 	/* clients */
 	uint64_t rng;
@@ -179,7 +180,7 @@ static void tick(struct run *r)
 
 	take(r, r->now_ns);
 	sr = (struct signal_report){
-		.have_sojourn = true,
+		.have_sojourn = !r->no_probes,
 		.sojourn = { .count = r->t_accepts, .min_ns = r->t_accepts ? r->t_min_ns : 0 },
 		.have_depth = true,
 		.depth = r->len,
@@ -291,14 +292,17 @@ static void run_go(struct run *r)
 
 #define NCPUS 128
 static struct run *healthy[NR_STARTS][NR_RATES], *overloaded[NR_RATES], *vm[NR_RATES];
+static struct run *blind[NR_RATES]; /* overloaded, without the sojourn probes */
 static struct run *ceiling;
 
-static struct run *simulate(double rate, double cap, int ncpus, enum start start, double max)
+static struct run *simulate(double rate, double cap, int ncpus, enum start start, double max,
+			   bool no_probes)
 {
 	struct run *r = calloc(1, sizeof(*r));
 
 	assert_non_null(r);
 	run_init(r, rate, cap, ncpus, start, max);
+	r->no_probes = no_probes;
 	run_go(r);
 	return r;
 }
@@ -319,13 +323,15 @@ static int run_all(void **state)
 
 	for (k = 0; k < NR_STARTS; k++)
 		for (i = 0; i < NR_RATES; i++)
-			healthy[k][i] = simulate(RATES[i], 2 * RATES[i], NCPUS, (enum start)k, 0);
+			healthy[k][i] = simulate(RATES[i], 2 * RATES[i], NCPUS, (enum start)k, 0,
+						 false);
 	for (i = 0; i < NR_RATES; i++) {
-		overloaded[i] = simulate(RATES[i], RATES[i] / 2, NCPUS, START_FRESH, 0);
-		vm[i] = simulate(RATES[i], 2 * RATES[i], 2, START_FRESH, 0);
+		overloaded[i] = simulate(RATES[i], RATES[i] / 2, NCPUS, START_FRESH, 0, false);
+		blind[i] = simulate(RATES[i], RATES[i] / 2, NCPUS, START_FRESH, 0, true);
+		vm[i] = simulate(RATES[i], 2 * RATES[i], 2, START_FRESH, 0, false);
 	}
 	/* A healthy service above an operator's --max-rate of 100 000. */
-	ceiling = simulate(1.5e5, 3e5, 2, START_FRESH, 100000);
+	ceiling = simulate(1.5e5, 3e5, 2, START_FRESH, 100000, false);
 
 	printf("# healthy services (capacity 2x the demand), %d CPUs, %llu s from a cold "
 	       "start: seconds until the limit reaches the demand, SYNs shed\n",
@@ -358,6 +364,16 @@ static int run_all(void **state)
 		       100.0 * (double)r->good_win / ((double)OVER_WIN_NS / SEC) / r->cap,
 		       (unsigned long long)r->shed, r->overload_ticks);
 	}
+	printf("# the same without the sojourn probes (depth, overflows and completed "
+	       "handshakes only)\n");
+	for (i = 0; i < NR_RATES; i++) {
+		const struct run *r = blind[i];
+
+		printf("# %9.0f | %9.0f | %10.0f/s | %6.1f %% of C | %10llu | %u\n", RATES[i],
+		       r->cap, r->limit_sum_win / r->ticks_win,
+		       100.0 * (double)r->good_win / ((double)OVER_WIN_NS / SEC) / r->cap,
+		       (unsigned long long)r->shed, r->overload_ticks);
+	}
 	printf("# fresh start on 2 CPUs (this VM), healthy: SYNs shed");
 	for (i = 0; i < NR_RATES; i++)
 		printf(" %.0f/s: %llu;", RATES[i], (unsigned long long)vm[i]->shed);
@@ -377,6 +393,7 @@ static int free_all(void **state)
 			free(healthy[k][i]);
 	for (i = 0; i < NR_RATES; i++) {
 		free(overloaded[i]);
+		free(blind[i]);
 		free(vm[i]);
 	}
 	free(ceiling);
@@ -438,20 +455,26 @@ static void a_low_start_catches_up_within_a_second(void **state)
 
 /* Overload still cuts, from what the service completes: at every rate the
  * limit settles near the capacity (between 0.7 and 1.3 x) and the goodput
- * stays at 90 % of it or more. */
+ * stays at 90 % of it or more. Without the sojourn probes too, where the
+ * cut from --max-rate is taken from the completed handshakes (by beta
+ * alone, 10 000 000 would take 20 s of overload to come down to 50 000);
+ * their goodput is not held to it: with depth and overflows alone, a
+ * backlog of 4096 at 500 conn/s stands 5 s deep below 70 % of it, a limit
+ * of those signals whatever the start (in the table). */
 static void overload_still_cuts(void **state)
 {
 	int i, bad = 0;
 
-	for (i = 0; i < NR_RATES; i++) {
-		const struct run *r = overloaded[i];
+	for (i = 0; i < 2 * NR_RATES; i++) {
+		const struct run *r = i < NR_RATES ? overloaded[i] : blind[i - NR_RATES];
 		double mean = r->limit_sum_win / r->ticks_win;
 		double goodput = (double)r->good_win / ((double)OVER_WIN_NS / SEC);
 
 		if (!r->shed || mean < 0.7 * r->cap || mean > 1.3 * r->cap ||
-		    goodput < 0.9 * r->cap) {
-			printf("# FAIL: %.0f conn/s at a capacity of %.0f: mean limit %.0f/s, "
-			       "goodput %.0f/s, %llu shed\n", RATES[i], r->cap, mean, goodput,
+		    (!r->no_probes && goodput < 0.9 * r->cap)) {
+			printf("# FAIL: %.0f conn/s at a capacity of %.0f%s: mean limit %.0f/s, "
+			       "goodput %.0f/s, %llu shed\n", r->rate, r->cap,
+			       r->no_probes ? " without the probes" : "", mean, goodput,
 			       (unsigned long long)r->shed);
 			bad++;
 		}

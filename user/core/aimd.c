@@ -180,14 +180,23 @@ static void served_track(struct aimd_state *s, const struct aimd_signals *sig, _
 	s->served_rate = t ? n / ((double)t / 1e9) : 0;
 }
 
+/* The recent peak of what the service took: its accept rate; without one
+ * (no sojourn probes, or nothing accepted yet), the handshakes completed,
+ * which a full accept queue holds to the accept rate. A start open at
+ * max_rate is then cut from it too, not by beta from max_rate. */
+static double accept_peak(const struct aimd_state *s)
+{
+	return s->peak_accept > 0 ? s->peak_accept : s->peak_completed;
+}
+
 /* What the service has recently shown it takes: its peak accept rate; after
  * a latency episode, the peak of requests it served where that is lower (a
  * proxy's accept rate is only what it was offered). */
 static double shown_peak(const struct aimd_state *s)
 {
-	if (s->episode_latency && s->peak_served > 0 && s->peak_served < s->peak_accept)
+	if (s->episode_latency && s->peak_served > 0 && s->peak_served < accept_peak(s))
 		return s->peak_served;
-	return s->peak_accept;
+	return accept_peak(s);
 }
 
 /* The additive step. Unset, it is 1 % of the larger of the last good rate
@@ -217,7 +226,7 @@ static double stage_rate(const struct aimd_params *p, const struct aimd_state *s
 /* Never aim far above what the service has recently shown it takes. */
 static void end_episode(const struct aimd_params *p, struct aimd_state *s)
 {
-	if (s->peak_accept <= 0 || p->ramp_cap <= 0)
+	if (accept_peak(s) <= 0 || p->ramp_cap <= 0)
 		return;
 	if (s->last_good > p->ramp_cap * shown_peak(s))
 		s->last_good = p->ramp_cap * shown_peak(s);
@@ -280,6 +289,8 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 	}
 	if (sig->have_sojourn && dt_ns)
 		peak_track(p, &s->peak_accept, (double)sig->sojourn_count / dt_sec, dt_sec);
+	if (sig->have_completed && dt_ns)
+		peak_track(p, &s->peak_completed, (double)sig->completed / dt_sec, dt_sec);
 	if (dt_ns) {
 		served_track(s, sig, dt_ns);
 		peak_track(p, &s->peak_served, s->served_rate, dt_sec);
@@ -362,8 +373,8 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		if ((s->why & AIMD_WHY_LATENCY) && p->served_floor > 0 && s->rate < lo)
 			s->rate = before < lo ? before : lo;
 		/* Far above what the service takes, one step brings it close. */
-		if (p->good_cap > 0 && s->peak_accept > 0 && s->rate > p->good_cap * s->peak_accept)
-			s->rate = p->good_cap * s->peak_accept;
+		if (p->good_cap > 0 && accept_peak(s) > 0 && s->rate > p->good_cap * accept_peak(s))
+			s->rate = p->good_cap * accept_peak(s);
 		if ((s->why & AIMD_WHY_LATENCY) && p->good_cap > 0 && served > 0 &&
 		    s->rate > p->good_cap * drain * served)
 			s->rate = p->good_cap * drain * served;

@@ -36,7 +36,9 @@ unsigned int aimd_overloaded(const struct aimd_params *p, struct aimd_state *s,
  * aimd_update() - one tick of the control law; returns the new limit.
  *   overload:   rate = max(min_rate, min(rate * beta, good_cap * peak_accept)):
  *               a limit far above what the service takes comes down in one
- *               step, a near one by beta. When latency is among the
+ *               step, a near one by beta. Where no accept rate is measured
+ *               (no sojourn probes), the peak of completed handshakes
+ *               stands for peak_accept, here and at the episode's end. When latency is among the
  *               reasons, good_cap * d * peak_served caps it too, and the
  *               cuts stop at served_floor * d * peak_served (d: the drain
  *               factor, see @drain_ns of struct aimd_params): a proxy

@@ -397,6 +397,11 @@ struct aimd_auto {
  *                 (unknown, UINT64_MAX, after a tick with no accepts)
  * @peak_accept:   the recent peak of the accept rate (conn/s), decaying:
  *                 what the service has shown it can take
+ * @peak_completed: the recent peak of handshakes completed per second
+ *                 (aimd_signals.completed), decaying like @peak_accept:
+ *                 what the service took where no accept rate is measured
+ *                 (no sojourn probes); not pinned, a restart relearns it
+ *                 in a tick
  * @peak_served:   the recent peak of the requests answered per second
  *                 (aimd_signals.latency_served), decaying like @peak_accept:
  *                 what a service that accepts every connection at once (a
@@ -460,6 +465,7 @@ struct aimd_state {
 	__u64 above_since_ns;
 	__u64 prev_min_ns;
 	double peak_accept;
+	double peak_completed;
 	double peak_served;
 	bool episode_latency;
 	__u64 lat_excess_ns;
