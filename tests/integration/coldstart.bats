@@ -85,7 +85,7 @@ healthy_load() {
 	# (what a loaded host's client may miss is not shedd's).
 	within "$ok" $((offered * 90 / 100)) "$offered"
 	# It said how it started.
-	grep -q 'aimd, open (no overload seen yet), start rate 10000000 SYN/s' "$TESTBED_TMP/shedd.log"
+	grep -q 'aimd, start rate 10000000 SYN/s (open: no overload seen yet)' "$TESTBED_TMP/shedd.log"
 }
 
 @test "a healthy service above --max-rate is warned of once, shown and counted" {

@@ -937,12 +937,11 @@ static int run(struct shedd_options *o)
 	/* After the drop: the thread that parses requests holds nothing. */
 	if ((err = metrics_start(&d.metrics)))
 		goto out;
-	log_notice("%s %s (ifindex %d, %d CPUs, %s XDP), %s rate %.0f SYN/s, pins in %s",
+	log_notice("%s %s (ifindex %d, %d CPUs, %s XDP), %s rate %.0f SYN/s%s, pins in %s",
 		   d.l.adopted ? "adopted the running shedd on" : "attached to", o->iface,
 		   d.l.ifindex, n, d.l.xdp_mode == XDP_MODE_GENERIC ? "generic" : "native",
-		   d.tp.aimd ? (d.ts.cs.open ? "aimd, open (no overload seen yet), start" :
-				"aimd, start") : "fixed",
-		   d.ts.limit, d.l.pin_dir);
+		   d.tp.aimd ? "aimd, start" : "fixed", d.ts.limit,
+		   d.tp.aimd && d.ts.cs.open ? " (open: no overload seen yet)" : "", d.l.pin_dir);
 	if (d.tp.aimd) {
 		char lt[64];
 		bool derived;
@@ -1084,7 +1083,10 @@ static void check_config_say(const struct shedd_options *o)
 	       o->config[0] ? o->config : "", o->config[0] ? ": " : "", o->iface,
 	       o->nr_ports ? ports : "every port",
 	       o->controller == CONTROLLER_AIMD ? "aimd from" : "fixed at",
-	       (unsigned long long)o->rate_per_sec, n4, n6);
+	       /* Without --rate the controller starts open at --max-rate
+		* (unless it adopts a running program's rate). */
+	       (unsigned long long)(o->controller == CONTROLLER_AIMD && !o->rate_set ?
+				    o->max_rate : o->rate_per_sec), n4, n6);
 }
 
 int main(int argc, char **argv)
