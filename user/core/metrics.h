@@ -76,7 +76,7 @@ struct metrics_tick {
 	bool probing;
 	bool at_max;                      /* a tick of the last second found
 					   * aimd_state.at_max */
-	bool at_max_tick;                 /* this tick did */
+	__u64 at_max_ticks;               /* ticks that did, since start */
 	__u64 skipped;                    /* the daemon's ticks skipped, in all */
 	bool tx_blocked;                  /* settings.tx_blocked (xdptx.h) */
 	double pinned_rate;               /* shedctl rate pin, SYN/s; 0: none */

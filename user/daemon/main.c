@@ -133,7 +133,7 @@ struct daemon {
 	__u64 at_max_warned_ns;         /* the last warning of a limit bound at
 					 * --max-rate (tell_at_max()); 0: none */
 	__u64 at_max_ns;                /* the last tick it bound there; 0: none */
-	unsigned long at_max_ticks;     /* ticks it bound there, since start */
+	__u64 at_max_ticks;             /* ticks it bound there, since start */
 };
 
 /* The ceiling alone sheds a service healthy by every signal (the limit
@@ -325,7 +325,7 @@ static void publish_metrics(struct daemon *d, const struct signal_report *r)
 		.last_good = cs->last_good, .peak_accept = cs->peak_accept,
 		.served_rate = cs->served_rate, .latency_baseline_ns = cs->lat.baseline_ns,
 		.calm_probes = cs->lat.probes, .probing = cs->lat.probing, .at_max = at_max_shown(d),
-		.at_max_tick = d->tp.aimd && cs->at_max,
+		.at_max_ticks = d->at_max_ticks,
 		.skipped = d->skipped, .tx_blocked = d->l.tx_blocked,
 		.pinned_rate = ctl_pinned_rate(&d->ctl.cmd), .completion = (int)d->completion });
 }
@@ -399,9 +399,9 @@ static void tell_at_max(struct daemon *d, __u64 now)
 		offered += d->ts.instant[i];
 	log_iface(LOG_WARNING, d->o->iface, "the limit binds at --max-rate %.0f SYN/s while the "
 		  "SYNs it admits complete: %.0f SYN/s offered, about %.0f/s of a service healthy "
-		  "by every signal SHED BY THE CEILING ALONE (%lu tick(s) so far); raise --max-rate",
+		  "by every signal SHED BY THE CEILING ALONE (%llu tick(s) so far); raise --max-rate",
 		  d->tp.cp.max_rate, offered, offered > d->ts.limit ? offered - d->ts.limit : 0,
-		  d->at_max_ticks);
+		  (unsigned long long)d->at_max_ticks);
 }
 
 /* A line whenever the controller changes mode or ramp stage, or finds a

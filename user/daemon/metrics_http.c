@@ -219,8 +219,6 @@ int metrics_tick(struct metrics *m, struct loader *l, const struct metrics_tick 
 		if (t->skipped > m->skipped_seen)
 			m->d.ticks_skipped += t->skipped - m->skipped_seen;
 		m->skipped_seen = t->skipped;
-		if (t->aimd && t->at_max_tick)
-			n->at_max_ticks++;
 		/* Not fatal: the metrics are for people, the shedding goes on.
 		 * Said once, not ten times a second. */
 		err = loader_write_daemon_stats(l, &m->d);
@@ -258,6 +256,7 @@ int metrics_tick(struct metrics *m, struct loader *l, const struct metrics_tick 
 	n->calm_probes = t->calm_probes;
 	n->probing = t->probing;
 	n->at_max = t->aimd && t->at_max;
+	n->at_max_ticks = t->at_max_ticks;
 	n->tx_blocked = t->tx_blocked;
 	n->pinned_rate = t->pinned_rate;
 	n->completion = t->completion;
