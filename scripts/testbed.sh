@@ -247,7 +247,8 @@ testbed_down() {
 }
 
 # Start shedd on the server veth in the background; its stderr goes to
-# $TESTBED_TMP/shedd.log. Waits until it has attached.
+# $TESTBED_TMP/shedd.log. Waits until it has attached, at most
+# SHEDD_ATTACH_SECS (default 5) seconds.
 shedd_start() {
 	local log="$TESTBED_TMP/shedd.log" seen
 	seen=0
@@ -255,7 +256,7 @@ shedd_start() {
 	"$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" "$@" 2>>"$log" &
 	SHEDD_PID=$!
 	PIDS+=("$SHEDD_PID")
-	wait_for "shedd attached" 5 sh -c \
+	wait_for "shedd attached" "${SHEDD_ATTACH_SECS:-5}" sh -c \
 		"tail -n +$((seen + 1)) '$log' | grep -qE 'attached to|adopted'"
 }
 

@@ -1141,6 +1141,68 @@ static void import_ages_the_record(void **state)
 	assert_int_equal(got.lat.baseline_ns, 0);
 }
 
+/* A fresh start (aimd_open()): while the limit binds and what it admits
+ * completes, it doubles a tick, not + alpha; a flood that does not
+ * complete stops it; at max_rate it is flagged at_max; the first overload
+ * ends the open phase for good, and the climb after it is additive. */
+static void open_start_doubles_until_the_first_overload(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct aimd_signals sig = calm(1e6), over = calm(5000);
+	__u64 t = TICK;
+
+	p.max_rate = 100000;
+	aimd_init(&s, &p, 1000);
+	aimd_open(&s);
+	aimd_update(&p, &s, &sig, t);
+	assert_float_equal(s.rate, 2000, 1e-9);
+	t += TICK;
+	aimd_update(&p, &s, &sig, t);
+	assert_float_equal(s.rate, 4000, 1e-9);
+	assert_false(s.at_max);
+	/* A spoofed flood: a fifth of the admitted SYNs complete. No growth. */
+	sig.admitted_per_sec = 4000;
+	sig.completed = 80;
+	t += TICK;
+	aimd_update(&p, &s, &sig, t);
+	assert_float_equal(s.rate, 4000, 1e-9);
+	/* Completing again: up to max_rate, and flagged there. */
+	sig = calm(1e6);
+	while (s.rate < p.max_rate) {
+		t += TICK;
+		aimd_update(&p, &s, &sig, t);
+	}
+	assert_float_equal(s.rate, p.max_rate, 1e-9);
+	t += TICK;
+	aimd_update(&p, &s, &sig, t);
+	assert_true(s.at_max);
+	assert_true(s.open);
+	/* Not binding: not flagged. */
+	sig = calm(1000);
+	t += TICK;
+	aimd_update(&p, &s, &sig, t);
+	assert_false(s.at_max);
+	/* An overload (overflows, 500 accepts a tick) cuts to 1.5 x the
+	 * accept rate at once and closes the open phase. */
+	over.overflows = 1;
+	over.sojourn_count = 500;
+	t += TICK;
+	aimd_update(&p, &s, &over, t);
+	assert_float_equal(s.rate, 1.5 * 5000, 1e-6);
+	assert_false(s.open);
+	/* Back to calm and binding: the ramp, then + alpha, never x 2. */
+	sig = calm(1e6);
+	for (int i = 0; i < 50; i++) {
+		double before = s.rate;
+
+		t += TICK;
+		aimd_update(&p, &s, &sig, t);
+		if (s.mode == AIMD_STEADY && before >= 7500)
+			assert_true(s.rate <= before + p.alpha_per_sec + 1e-9);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1172,6 +1234,7 @@ int main(void)
 		cmocka_unit_test(far_above_the_target_is_overload_at_once),
 		cmocka_unit_test(headroom_climbs_faster_only_near_the_baseline),
 		cmocka_unit_test(import_ages_the_record),
+		cmocka_unit_test(open_start_doubles_until_the_first_overload),
 	};
 
 	return cmocka_run_group_tests_name("aimd", tests, NULL, NULL);

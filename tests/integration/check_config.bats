@@ -53,7 +53,7 @@ nothing_loaded() {
 	run "$SHEDD" --iface "$IF_SRV" --port 80,443 --check-config
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"the configuration is good: iface $IF_SRV, 2 port(s), aimd from 10000 SYN/s"* ]]
+	[[ "$output" == *"the configuration is good: iface $IF_SRV, 2 port(s), aimd from 10000000 SYN/s"* ]]
 	nothing_loaded
 }
 

@@ -178,8 +178,8 @@ full_trie_prefixes() {
 	grep -q 'aimd, start rate 300 SYN/s' "$BATS_TEST_TMPDIR/shedd.log"
 	kill -KILL "$SHEDD_PID"
 	wait "$SHEDD_PID" || true
-	# A restart without --rate starts from the program's 300, not from the
-	# default of 10000.
+	# A restart without --rate starts from the program's 300, not open at
+	# its --max-rate of 5000.
 	shedd_start --verify off --port "$PORT" --max-rate 5000
 	grep 'adopted' "$BATS_TEST_TMPDIR/shedd.log"
 	grep -q 'adopted the running shedd on .* aimd, start rate 300 SYN/s' "$BATS_TEST_TMPDIR/shedd.log"

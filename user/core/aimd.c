@@ -30,9 +30,13 @@ void aimd_defaults(struct aimd_params *p)
 		.auto_stale_ns = 1000 * MS,
 		.auto_interval_ns = 500 * MS,
 		.alpha_per_sec = 0, /* 0: 1 % of the last good rate, see alpha() */
+		.open_gain = 2,
 		.beta = 0.95,
 		.min_rate = 10,
-		.max_rate = 100000,
+		/* A ceiling, not a guess at the service: the program's own
+		 * for a class. A healthy service above it is shed by it
+		 * alone, and the daemon says so (aimd_state.at_max). */
+		.max_rate = (double)MAX_RATE_PER_SEC,
 		.ramp = { 0.1, 0.5, 1.0 },
 		.nr_stages = 3,
 		.stage_hold_ns = 1000 * MS,
@@ -66,6 +70,11 @@ void aimd_init(struct aimd_state *s, const struct aimd_params *p, double start_r
 		start_rate = p->max_rate;
 	s->rate = start_rate;
 	s->last_good = start_rate;
+}
+
+void aimd_open(struct aimd_state *s)
+{
+	s->open = true;
 }
 
 unsigned int aimd_overloaded(const struct aimd_params *p, struct aimd_state *s,
@@ -171,14 +180,23 @@ static void served_track(struct aimd_state *s, const struct aimd_signals *sig, _
 	s->served_rate = t ? n / ((double)t / 1e9) : 0;
 }
 
+/* The recent peak of what the service took: its accept rate; without one
+ * (no sojourn probes, or nothing accepted yet), the handshakes completed,
+ * which a full accept queue holds to the accept rate. A start open at
+ * max_rate is then cut from it too, not by beta from max_rate. */
+static double accept_peak(const struct aimd_state *s)
+{
+	return s->peak_accept > 0 ? s->peak_accept : s->peak_completed;
+}
+
 /* What the service has recently shown it takes: its peak accept rate; after
  * a latency episode, the peak of requests it served where that is lower (a
  * proxy's accept rate is only what it was offered). */
 static double shown_peak(const struct aimd_state *s)
 {
-	if (s->episode_latency && s->peak_served > 0 && s->peak_served < s->peak_accept)
+	if (s->episode_latency && s->peak_served > 0 && s->peak_served < accept_peak(s))
 		return s->peak_served;
-	return s->peak_accept;
+	return accept_peak(s);
 }
 
 /* The additive step. Unset, it is 1 % of the larger of the last good rate
@@ -208,7 +226,7 @@ static double stage_rate(const struct aimd_params *p, const struct aimd_state *s
 /* Never aim far above what the service has recently shown it takes. */
 static void end_episode(const struct aimd_params *p, struct aimd_state *s)
 {
-	if (s->peak_accept <= 0 || p->ramp_cap <= 0)
+	if (accept_peak(s) <= 0 || p->ramp_cap <= 0)
 		return;
 	if (s->last_good > p->ramp_cap * shown_peak(s))
 		s->last_good = p->ramp_cap * shown_peak(s);
@@ -262,6 +280,7 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 	double cut_steps = steps < nominal ? steps : nominal;
 	double before, drain, served, lo;
 
+	s->at_max = false;
 	/* Blind: without any delay signal the law would be an open-loop
 	 * ramp to max_rate. Hold the rate. */
 	if (!sig->have_sojourn && !sig->have_depth && !sig->have_latency) {
@@ -270,6 +289,8 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 	}
 	if (sig->have_sojourn && dt_ns)
 		peak_track(p, &s->peak_accept, (double)sig->sojourn_count / dt_sec, dt_sec);
+	if (sig->have_completed && dt_ns)
+		peak_track(p, &s->peak_completed, (double)sig->completed / dt_sec, dt_sec);
 	if (dt_ns) {
 		served_track(s, sig, dt_ns);
 		peak_track(p, &s->peak_served, s->served_rate, dt_sec);
@@ -280,6 +301,7 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 	 * what the service served while it drained its queue (its
 	 * capacity), in connections, and the law goes on from there. */
 	if (s->lat.probing) {
+		s->open = false;
 		s->why &= ~(unsigned int)AIMD_WHY_LATENCY;
 		s->mode = AIMD_OVERLOAD;
 		s->rate = clamp(p, s->lat.probe_rate);
@@ -289,6 +311,7 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		double r = s->lat.probe_served * s->lat.probe_per_conn;
 
 		s->lat.probe_done = false;
+		s->open = false;
 		s->mode = AIMD_STEADY;
 		s->why = 0;
 		s->drain = AIMD_DRAIN_NONE;
@@ -331,6 +354,7 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 			s->last_good = s->rate;
 		else if (s->mode == AIMD_RECOVERING)
 			s->last_good = s->held_rate;
+		s->open = false;
 		if (s->mode != AIMD_OVERLOAD) {
 			s->episode_latency = false;
 			s->drain = AIMD_DRAIN_NONE;
@@ -349,8 +373,8 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		if ((s->why & AIMD_WHY_LATENCY) && p->served_floor > 0 && s->rate < lo)
 			s->rate = before < lo ? before : lo;
 		/* Far above what the service takes, one step brings it close. */
-		if (p->good_cap > 0 && s->peak_accept > 0 && s->rate > p->good_cap * s->peak_accept)
-			s->rate = p->good_cap * s->peak_accept;
+		if (p->good_cap > 0 && accept_peak(s) > 0 && s->rate > p->good_cap * accept_peak(s))
+			s->rate = p->good_cap * accept_peak(s);
 		if ((s->why & AIMD_WHY_LATENCY) && p->good_cap > 0 && served > 0 &&
 		    s->rate > p->good_cap * drain * served)
 			s->rate = p->good_cap * drain * served;
@@ -385,9 +409,19 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		break;
 	case AIMD_STEADY:
 		/* Grow only while the limit binds (demand at or above it)
-		 * and what it admits completes. */
-		if (sig->demand >= s->rate && completing(p, s, sig, dt_sec))
-			s->rate = clamp(p, s->rate + alpha(p, s) * steps);
+		 * and what it admits completes. At max_rate, a service that
+		 * is healthy by every signal is shed by the ceiling alone:
+		 * say so. Before any evidence of overload (open), grow
+		 * multiplicatively: a service of 1 M conn/s is reached in
+		 * well under a second from 10 000. */
+		if (sig->demand >= s->rate && completing(p, s, sig, dt_sec)) {
+			if (s->rate >= p->max_rate)
+				s->at_max = true;
+			else if (s->open && p->open_gain > 1)
+				s->rate = clamp(p, s->rate * pow(p->open_gain, steps));
+			else
+				s->rate = clamp(p, s->rate + alpha(p, s) * steps);
+		}
 		break;
 	}
 	return s->rate;
@@ -471,6 +505,8 @@ int aimd_import(const struct aimd_params *p, struct aimd_state *s,
 		r.held_rate = 0;
 		r.peak_accept *= decay;
 		r.peak_served *= decay;
+		/* An overload of then is no evidence of one now. */
+		r.open = true;
 	}
 	/* The calm latency, while its point is inside the window. */
 	if (in->version >= 3 && in->baseline_ns && in->calm_at_ns && in->calm_at_ns <= now_ns &&

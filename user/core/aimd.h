@@ -17,6 +17,15 @@ void aimd_defaults(struct aimd_params *p);
 void aimd_init(struct aimd_state *s, const struct aimd_params *p, double start_rate);
 
 /*
+ * aimd_open() - mark @s as a fresh start: no evidence of overload yet.
+ * Until the first overload verdict (or calm probe), a limit that binds
+ * while what it admits completes grows by open_gain per 100 ms instead of
+ * alpha. The daemon opens a fresh start (at max_rate unless --rate gives
+ * one); aimd_init() alone is a controller whose history is unknown.
+ */
+void aimd_open(struct aimd_state *s);
+
+/*
  * aimd_overloaded() - the overload verdict for one tick (bits of enum
  * aimd_reason, 0 = not overloaded). Updates the CoDel timer in @s.
  */
@@ -27,7 +36,9 @@ unsigned int aimd_overloaded(const struct aimd_params *p, struct aimd_state *s,
  * aimd_update() - one tick of the control law; returns the new limit.
  *   overload:   rate = max(min_rate, min(rate * beta, good_cap * peak_accept)):
  *               a limit far above what the service takes comes down in one
- *               step, a near one by beta. When latency is among the
+ *               step, a near one by beta. Where no accept rate is measured
+ *               (no sojourn probes), the peak of completed handshakes
+ *               stands for peak_accept, here and at the episode's end. When latency is among the
  *               reasons, good_cap * d * peak_served caps it too, and the
  *               cuts stop at served_floor * d * peak_served (d: the drain
  *               factor, see @drain_ns of struct aimd_params): a proxy
@@ -57,7 +68,10 @@ unsigned int aimd_overloaded(const struct aimd_params *p, struct aimd_state *s,
  *               connections (completed/s >= complete_frac x min(admitted/s,
  *               rate)); unchanged otherwise, so the limit cannot creep up
  *               while nobody needs it, nor on a flood of SYNs that never
- *               complete.
+ *               complete. While open (aimd_open(): no overload since the
+ *               start), rate = min(max_rate, rate x open_gain) instead.
+ *               Binding at max_rate so sets at_max: the ceiling alone
+ *               sheds a service that completes what it is given.
  *   blind:      a tick with no delay signal at all (no sojourn, no depth, no
  *               latency) holds the rate: no verdict, no growth.
  */
@@ -80,9 +94,9 @@ void aimd_export(const struct aimd_state *s, __u64 now_ns, struct shedd_ctl_stat
  * that today's ramp no longer has ends the ramp (steady), and a stage end
  * further away than one stage_hold_ns from @now_ns is brought back to it.
  * The CoDel timer starts afresh. A record older than fresh_ns is history:
- * only its limit is resumed, in steady state, with its peaks decayed by
- * its age. The derived target's baseline is resumed if its point is still
- * inside the window (version 3). Returns 0, or -1 (and leaves @s alone) if
+ * only its limit is resumed, in steady state, open (aimd_open()), with its
+ * peaks decayed by its age. The derived target's baseline is resumed if its
+ * point is still inside the window (version 3). Returns 0, or -1 (and leaves @s alone) if
  * the record was never written, has another version (1 to 3 are read), was
  * written by a fixed-rate shedd or makes no sense.
  */

@@ -63,6 +63,15 @@
  * @alpha_per_sec:   additive increase per 100 ms while the limit binds (SYN/s);
  *                   0 = 1 % of the larger of the last good rate and the
  *                   recent peak accept rate, at least 1
+ * @open_gain:       while the controller is open (aimd_state.open: no
+ *                   evidence of overload since it started), a limit that
+ *                   binds while what it admits completes is multiplied by
+ *                   this per 100 ms (2: 10 000 to 1 M SYN/s in 0.7 s), not
+ *                   raised by alpha: nothing says the service cannot take
+ *                   it, and the completions still bound a flood of SYNs
+ *                   that never complete (it stops within open_gain x what
+ *                   completes over complete_frac). 1 = additive as after
+ *                   an overload
  * @beta:            multiplicative decrease per 100 ms of overload (0.95)
  * @min_rate:        the limit never goes below this (SYN/s)
  * @max_rate:        ... nor above this (SYN/s)
@@ -186,6 +195,7 @@ struct aimd_params {
 	__u64 auto_stale_ns;
 	__u64 auto_interval_ns;
 	double alpha_per_sec;
+	double open_gain;
 	double beta;
 	double min_rate;
 	double max_rate;
@@ -387,6 +397,11 @@ struct aimd_auto {
  *                 (unknown, UINT64_MAX, after a tick with no accepts)
  * @peak_accept:   the recent peak of the accept rate (conn/s), decaying:
  *                 what the service has shown it can take
+ * @peak_completed: the recent peak of handshakes completed per second
+ *                 (aimd_signals.completed), decaying like @peak_accept:
+ *                 what the service took where no accept rate is measured
+ *                 (no sojourn probes); not pinned, a restart relearns it
+ *                 in a tick
  * @peak_served:   the recent peak of the requests answered per second
  *                 (aimd_signals.latency_served), decaying like @peak_accept:
  *                 what a service that accepts every connection at once (a
@@ -426,6 +441,13 @@ struct aimd_auto {
  * @conn_n:        handshakes completed in the same ticks (-1: not known)
  * @lat:           the derived latency target (its baseline pinned, see
  *                 aimd_export())
+ * @open:          no evidence of overload since the controller started
+ *                 (aimd_open()): until the first overload verdict or calm
+ *                 probe, growth is multiplicative (aimd_params.open_gain)
+ * @at_max:        the last tick found the limit binding at max_rate while
+ *                 what it admitted completed: a service that is healthy
+ *                 by every signal is shed by the ceiling alone (the
+ *                 daemon warns, and exports it)
  * @vsum, @vn, @vstart_ns, @vabove_ns, @vover: the explicit target's
  *                 verdict: p99 weighted by samples over at least
  *                 auto_verdict_samples within auto_stale_ns, above the
@@ -443,6 +465,7 @@ struct aimd_state {
 	__u64 above_since_ns;
 	__u64 prev_min_ns;
 	double peak_accept;
+	double peak_completed;
 	double peak_served;
 	bool episode_latency;
 	__u64 lat_excess_ns;
@@ -464,6 +487,8 @@ struct aimd_state {
 	double served_recent;
 	double conn_n[AIMD_SERVED_SLOTS];
 	struct aimd_auto lat;
+	bool open;
+	bool at_max;
 	double vsum;
 	__u64 vn;
 	__u64 vstart_ns;

@@ -376,6 +376,14 @@ static void controller_families(struct out *o)
 		 "latency stopped falling, to learn the calm latency.", s->calm_probes);
 	gauge1(o, "shedd_calm_probe_running", "1 while a calm probe holds the limit.",
 	       s->aimd && s->probing ? 1 : 0);
+	gauge1(o, "shedd_max_rate_binding",
+	       "1 while the limit binds at --max-rate and the SYNs it admits complete (a tick "
+	       "of the last second found it): a service healthy by every signal is shed by the "
+	       "ceiling alone.",
+	       s->aimd && s->at_max ? 1 : 0);
+	counter1(o, "shedd_max_rate_bound_ticks_total",
+		 "Control ticks the limit bound at --max-rate while the SYNs it admitted "
+		 "completed, since this daemon started.", s->at_max_ticks);
 	family(o, "shedd_controller_overload_total", "counter",
 	       "Control ticks judged overloaded, by reason (a tick may have several).");
 	for (i = 0; i < SHEDD_OVERLOAD_REASONS; i++) {

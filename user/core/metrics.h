@@ -42,6 +42,10 @@ struct metrics_snapshot {
 	__u64 latency_baseline_ns;       /* the derived target's calm latency */
 	__u64 calm_probes;               /* calm probes since start */
 	bool probing;                    /* one runs */
+	bool at_max;                     /* the limit binds at --max-rate while
+					  * what it admits completes */
+	__u64 at_max_ticks;              /* ticks it did, since this daemon
+					  * started (not pinned) */
 	bool have_depth;                 /* depth/backlog read at least once */
 	__u64 depth, backlog;
 	bool backend;                    /* --backend-port listeners exist */
@@ -70,6 +74,9 @@ struct metrics_tick {
 	double served_rate;
 	__u64 latency_baseline_ns, calm_probes;
 	bool probing;
+	bool at_max;                      /* a tick of the last second found
+					   * aimd_state.at_max */
+	__u64 at_max_ticks;               /* ticks that did, since start */
 	__u64 skipped;                    /* the daemon's ticks skipped, in all */
 	bool tx_blocked;                  /* settings.tx_blocked (xdptx.h) */
 	double pinned_rate;               /* shedctl rate pin, SYN/s; 0: none */

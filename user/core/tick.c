@@ -18,6 +18,13 @@ void tick_allocate(const struct tick_params *p, const struct tick_state *s,
 	alloc_rates(&p->ap, s->limit, burst < 1 ? 1 : burst, s->demand, p->ncpus, out);
 }
 
+void tick_start(const struct tick_params *p, struct tick_state *s, double start_rate)
+{
+	tick_init(p, s, p->aimd && start_rate <= 0 ? p->cp.max_rate : start_rate);
+	if (p->aimd)
+		aimd_open(&s->cs);
+}
+
 bool tick_blind_fallback(struct tick_params *p, bool have_delay_source, double start_rate)
 {
 	if (!p->aimd || have_delay_source)

@@ -65,6 +65,13 @@ struct tick_input {
 /* Start at @start_rate (the controller's start, or the fixed rate). */
 void tick_init(const struct tick_params *p, struct tick_state *s, double start_rate);
 
+/* A daemon's fresh start: with the controller, open (aimd_open(): no
+ * evidence of overload yet) at @start_rate, or at max_rate when @start_rate
+ * is 0 (no --rate, no running program's rate): a shedder that knows
+ * nothing of the service admits what arrives until the service shows it
+ * cannot take it. Without it, as tick_init(). */
+void tick_start(const struct tick_params *p, struct tick_state *s, double start_rate);
+
 /* The class rate records for the current limit and demand: the one place
  * the allocator is called. The caller publishes them (alloc_publish()). */
 void tick_allocate(const struct tick_params *p, const struct tick_state *s,

@@ -130,7 +130,25 @@ struct daemon {
 	__u64 fair_shed_prev[SHEDD_NR_CLASSES];
 	__u64 fair_last_shed_ns[SHEDD_NR_CLASSES];
 	bool fair_warned;
+	__u64 at_max_warned_ns;         /* the last warning of a limit bound at
+					 * --max-rate (tell_at_max()); 0: none */
+	__u64 at_max_ns;                /* the last tick it bound there; 0: none */
+	__u64 at_max_ticks;             /* ticks it bound there, since start */
 };
+
+/* The ceiling alone sheds a service healthy by every signal (the limit
+ * binds at --max-rate while what it admits completes): said loudly, at
+ * most once every AT_MAX_WARN_NS while it goes on, and shown (status
+ * line, metrics) while a tick within AT_MAX_SHOW_NS found it: a tick
+ * whose completions fall short by a few (the probes count a handshake
+ * a tick late or early) does not end it. */
+#define AT_MAX_WARN_NS (60ULL * 1000000000ULL)
+#define AT_MAX_SHOW_NS 1000000000ULL
+
+static bool at_max_shown(const struct daemon *d)
+{
+	return d->tp.aimd && d->at_max_ns && d->last_tick_ns - d->at_max_ns < AT_MAX_SHOW_NS;
+}
 
 /* Per-source fairness, once a tick: is each class shedding, or would it
  * be without fairness (fair_would_shed()), within FAIR_HOLD_NS; the limit of
@@ -306,7 +324,8 @@ static void publish_metrics(struct daemon *d, const struct signal_report *r)
 		.mode = cs->mode, .stage = cs->stage, .why = cs->why,
 		.last_good = cs->last_good, .peak_accept = cs->peak_accept,
 		.served_rate = cs->served_rate, .latency_baseline_ns = cs->lat.baseline_ns,
-		.calm_probes = cs->lat.probes, .probing = cs->lat.probing,
+		.calm_probes = cs->lat.probes, .probing = cs->lat.probing, .at_max = at_max_shown(d),
+		.at_max_ticks = d->at_max_ticks,
 		.skipped = d->skipped, .tx_blocked = d->l.tx_blocked,
 		.pinned_rate = ctl_pinned_rate(&d->ctl.cmd), .completion = (int)d->completion });
 }
@@ -364,6 +383,27 @@ static void merge_second(struct daemon *d, const struct signal_report *r)
 	s->completed += r->completed;
 }
 
+static void tell_at_max(struct daemon *d, __u64 now)
+{
+	double offered = 0;
+	int i;
+
+	if (!d->tp.aimd || !d->ts.cs.at_max)
+		return;
+	d->at_max_ns = now;
+	d->at_max_ticks++;
+	if (d->at_max_warned_ns && now - d->at_max_warned_ns < AT_MAX_WARN_NS)
+		return;
+	d->at_max_warned_ns = now;
+	for (i = 0; i < SHEDD_NR_CLASSES * d->l.ncpus; i++)
+		offered += d->ts.instant[i];
+	log_iface(LOG_WARNING, d->o->iface, "the limit binds at --max-rate %.0f SYN/s while the "
+		  "SYNs it admits complete: %.0f SYN/s offered, about %.0f/s of a service healthy "
+		  "by every signal SHED BY THE CEILING ALONE (%llu tick(s) so far); raise --max-rate",
+		  d->tp.cp.max_rate, offered, offered > d->ts.limit ? offered - d->ts.limit : 0,
+		  (unsigned long long)d->at_max_ticks);
+}
+
 /* A line whenever the controller changes mode or ramp stage, or finds a
  * new reason for an overload, so the ramp can be followed. */
 static void tell_mode(const struct daemon *d, enum aimd_mode was, int stage, unsigned int why,
@@ -415,6 +455,9 @@ static size_t signals_format(char *buf, size_t len, const struct daemon *d, doub
 	off = snprintf(buf, len, "mode=%s %s",
 		       d->tp.aimd ? aimd_mode_name(d->ts.cs.mode) : "fixed",
 		       d->l.tx_blocked ? "xdp_tx=blocked " : "");
+	/* The ceiling alone sheds a healthy service (tell_at_max()). */
+	if (at_max_shown(d))
+		off += snprintf(buf + off, len - (size_t)off, "AT_MAX_RATE ");
 	/* An operator's pin (shedctl rate pin) sets the limit: said first. */
 	if (ctl_pinned_rate(&d->ctl.cmd) > 0)
 		off += snprintf(buf + off, len - (size_t)off, "pinned=%.0f/s ",
@@ -543,6 +586,7 @@ static int tick(struct daemon *d)
 	ctl_note_signals(&d->ctl, &d->tp, &d->ts, &in);
 	if (d->tp.aimd)
 		tell_mode(d, was, stage, why, drain, drain_end_ns);
+	tell_at_max(d, now);
 	if ((err = write_rates(d)) || (err = save_controller(d)))
 		return err;
 	fair_tick(d, now, (double)in.dt_ns / 1e9);
@@ -756,6 +800,7 @@ static int run(struct shedd_options *o)
 {
 	struct daemon d = { .o = o, .txp = { .fd = -1, .genl_fd = -1 }, .tun_fd = -1 };
 	double start, adopted = 0;
+	bool start_given;
 	bool started = false;
 	__u64 deadline;
 	__u32 uid, gid;
@@ -800,6 +845,7 @@ static int run(struct shedd_options *o)
 	 * from the controller's pinned state, below, when there is one). */
 	if (d.l.adopted && !o->rate_set && !loader_read_total_rate(&d.l, &adopted) && adopted > 0)
 		start = adopted;
+	start_given = o->rate_set || adopted > 0;
 	d.tp.fixed_rate = (double)o->rate_per_sec;
 	/* Before the latency thread starts (service_plan_change_id()). */
 	if ((err = run_as(o, &uid, &gid)))
@@ -829,7 +875,10 @@ static int run(struct shedd_options *o)
 			 "TcpPassiveOpens would count the backend ports' opens too" :
 			 "no TcpPassiveOpens in /proc/net/snmp", start);
 	}
-	tick_init(&d.tp, &d.ts, start);
+	/* First, do no harm: without --rate or a running program's rate,
+	 * the controller starts open at --max-rate (tick_start()); --rate
+	 * stays the fixed rate of a fallback above. */
+	tick_start(&d.tp, &d.ts, start_given ? start : 0);
 	controller_resume(&d);
 
 	if ((err = tx_start(&d)) || (err = tunnels_start(&d)) || (err = loader_configure(&d.l, o)) ||
@@ -888,11 +937,11 @@ static int run(struct shedd_options *o)
 	/* After the drop: the thread that parses requests holds nothing. */
 	if ((err = metrics_start(&d.metrics)))
 		goto out;
-	log_notice("%s %s (ifindex %d, %d CPUs, %s XDP), %s rate %.0f SYN/s, pins in %s",
+	log_notice("%s %s (ifindex %d, %d CPUs, %s XDP), %s rate %.0f SYN/s%s, pins in %s",
 		   d.l.adopted ? "adopted the running shedd on" : "attached to", o->iface,
 		   d.l.ifindex, n, d.l.xdp_mode == XDP_MODE_GENERIC ? "generic" : "native",
-		   d.tp.aimd ? "aimd, start" : "fixed",
-		   d.ts.limit, d.l.pin_dir);
+		   d.tp.aimd ? "aimd, start" : "fixed", d.ts.limit,
+		   d.tp.aimd && d.ts.cs.open ? " (open: no overload seen yet)" : "", d.l.pin_dir);
 	if (d.tp.aimd) {
 		char lt[64];
 		bool derived;
@@ -1034,7 +1083,10 @@ static void check_config_say(const struct shedd_options *o)
 	       o->config[0] ? o->config : "", o->config[0] ? ": " : "", o->iface,
 	       o->nr_ports ? ports : "every port",
 	       o->controller == CONTROLLER_AIMD ? "aimd from" : "fixed at",
-	       (unsigned long long)o->rate_per_sec, n4, n6);
+	       /* Without --rate the controller starts open at --max-rate
+		* (unless it adopts a running program's rate). */
+	       (unsigned long long)(o->controller == CONTROLLER_AIMD && !o->rate_set ?
+				    o->max_rate : o->rate_per_sec), n4, n6);
 }
 
 int main(int argc, char **argv)

@@ -255,6 +255,8 @@ int metrics_tick(struct metrics *m, struct loader *l, const struct metrics_tick 
 	n->latency_baseline_ns = t->latency_baseline_ns;
 	n->calm_probes = t->calm_probes;
 	n->probing = t->probing;
+	n->at_max = t->aimd && t->at_max;
+	n->at_max_ticks = t->at_max_ticks;
 	n->tx_blocked = t->tx_blocked;
 	n->pinned_rate = t->pinned_rate;
 	n->completion = t->completion;
