@@ -1203,6 +1203,80 @@ static void open_start_doubles_until_the_first_overload(void **state)
 	}
 }
 
+/* A fresh start under a flood of SYNs that do not complete (spoofed): SYNs
+ * admitted above open_floor of which less than complete_frac complete, 3
+ * ticks in a row, bring the limit down to the larger of open_floor and
+ * open_gain x the peak of completed handshakes; it stays open (no overload
+ * was seen) and, once the flood is gone, doubles back to the demand. A
+ * flash crowd whose handshakes complete a tick late is not held. */
+static void open_start_holds_a_flood_that_does_not_complete(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct aimd_signals sig;
+	__u64 t = 0;
+	int i;
+
+	p.max_rate = 1e7;
+	p.open_floor = 10000;
+	aimd_init(&s, &p, p.max_rate);
+	aimd_open(&s);
+	/* A flash crowd of 200 000/s whose first tick's handshakes complete
+	 * in the next: the limit stays open at max_rate. */
+	sig = calm(200000);
+	sig.admitted_per_sec = 200000;
+	sig.completed = 0;
+	t += TICK;
+	aimd_update(&p, &s, &sig, t);
+	sig.completed = 20000;
+	for (i = 0; i < 5; i++) {
+		t += TICK;
+		aimd_update(&p, &s, &sig, t);
+	}
+	assert_float_equal(s.rate, p.max_rate, 1e-6);
+	/* 30 000 real clients a second and 500 000 spoofed SYNs: two ticks
+	 * are patience, the third holds the limit to twice what completes. */
+	aimd_init(&s, &p, p.max_rate);
+	aimd_open(&s);
+	sig = calm(530000);
+	sig.admitted_per_sec = 530000;
+	sig.completed = 3000;
+	for (i = 0; i < 2; i++) {
+		t += TICK;
+		aimd_update(&p, &s, &sig, t);
+		assert_float_equal(s.rate, p.max_rate, 1e-6);
+	}
+	t += TICK;
+	aimd_update(&p, &s, &sig, t);
+	assert_float_equal(s.rate, 2 * s.peak_completed, 1e-6);
+	assert_true(s.rate > 50000 && s.rate < 70000);
+	assert_true(s.open);
+	assert_int_equal(s.mode, AIMD_STEADY);
+	/* Held: what it admits is a sample of the demand, 30 of 530 real;
+	 * the limit never climbs, and never goes under open_floor. */
+	for (i = 0; i < 600; i++) {
+		double before = s.rate;
+
+		sig.admitted_per_sec = s.rate;
+		sig.completed = (__u64)(s.rate * 30 / 530 / 10);
+		t += TICK;
+		aimd_update(&p, &s, &sig, t);
+		assert_true(s.rate <= before + 1e-6);
+		assert_true(s.rate >= p.open_floor - 1e-6);
+	}
+	assert_float_equal(s.rate, p.open_floor, 1e-6);
+	/* The flood ends: the real clients' SYNs complete, the limit doubles
+	 * to their demand. */
+	sig = calm(30000);
+	sig.admitted_per_sec = s.rate;
+	for (i = 0; i < 3; i++) {
+		t += TICK;
+		aimd_update(&p, &s, &sig, t);
+	}
+	assert_true(s.rate >= 30000);
+	assert_true(s.open);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1235,6 +1309,7 @@ int main(void)
 		cmocka_unit_test(headroom_climbs_faster_only_near_the_baseline),
 		cmocka_unit_test(import_ages_the_record),
 		cmocka_unit_test(open_start_doubles_until_the_first_overload),
+		cmocka_unit_test(open_start_holds_a_flood_that_does_not_complete),
 	};
 
 	return cmocka_run_group_tests_name("aimd", tests, NULL, NULL);

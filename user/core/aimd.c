@@ -31,6 +31,8 @@ void aimd_defaults(struct aimd_params *p)
 		.auto_interval_ns = 500 * MS,
 		.alpha_per_sec = 0, /* 0: 1 % of the last good rate, see alpha() */
 		.open_gain = 2,
+		.open_floor = 10000,
+		.open_strikes = 3,
 		.beta = 0.95,
 		.min_rate = 10,
 		/* A ceiling, not a guess at the service: the program's own
@@ -265,6 +267,32 @@ static bool completing(const struct aimd_params *p, const struct aimd_state *s,
 	return (double)sig->completed / dt_sec >= p->complete_frac * admitted;
 }
 
+/* Open, is what it admits a flood? SYNs admitted above open_floor of which
+ * less than complete_frac complete, open_strikes ticks in a row: nothing
+ * says the service is overloaded, and nothing that it needs them. Hold the
+ * limit to the larger of open_floor and open_gain x the recent peak of
+ * completed handshakes (what a fresh start admitted at most before it was
+ * open, or twice what real clients finish). Returns true while it holds. */
+static bool open_flood(const struct aimd_params *p, struct aimd_state *s,
+		       const struct aimd_signals *sig, double dt_sec)
+{
+	double cap = p->open_gain * s->peak_completed;
+
+	if (cap < p->open_floor)
+		cap = p->open_floor;
+	if (p->open_floor <= 0 || !sig->have_completed || dt_sec <= 0 ||
+	    sig->admitted_per_sec <= cap ||
+	    (double)sig->completed / dt_sec >= p->complete_frac * sig->admitted_per_sec) {
+		s->unfinished = 0;
+		return false;
+	}
+	if (++s->unfinished < (p->open_strikes ? p->open_strikes : 1))
+		return false;
+	if (s->rate > cap)
+		s->rate = clamp(p, cap);
+	return true;
+}
+
 double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		   const struct aimd_signals *sig, __u64 now_ns)
 {
@@ -414,6 +442,8 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		 * say so. Before any evidence of overload (open), grow
 		 * multiplicatively: a service of 1 M conn/s is reached in
 		 * well under a second from 10 000. */
+		if (s->open && open_flood(p, s, sig, dt_sec))
+			break;
 		if (sig->demand >= s->rate && completing(p, s, sig, dt_sec)) {
 			if (s->rate >= p->max_rate)
 				s->at_max = true;

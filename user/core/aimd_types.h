@@ -72,6 +72,15 @@
  *                   that never complete (it stops within open_gain x what
  *                   completes over complete_frac). 1 = additive as after
  *                   an overload
+ * @open_floor:      while open, SYNs admitted above this rate (--rate; 10 000)
+ *                   that do not complete (less than complete_frac of them
+ *                   for @open_strikes ticks in a row, 3: a client's
+ *                   handshake may take a tick or two) are a flood, not a
+ *                   service's demand: the limit falls to the larger of
+ *                   this and open_gain x the recent peak of completed
+ *                   handshakes, and stays open (no overload was seen), so
+ *                   it climbs again as soon as what it admits completes.
+ *                   0 = no such guard
  * @beta:            multiplicative decrease per 100 ms of overload (0.95)
  * @min_rate:        the limit never goes below this (SYN/s)
  * @max_rate:        ... nor above this (SYN/s)
@@ -196,6 +205,8 @@ struct aimd_params {
 	__u64 auto_interval_ns;
 	double alpha_per_sec;
 	double open_gain;
+	double open_floor;
+	unsigned int open_strikes;
 	double beta;
 	double min_rate;
 	double max_rate;
@@ -444,6 +455,8 @@ struct aimd_auto {
  * @open:          no evidence of overload since the controller started
  *                 (aimd_open()): until the first overload verdict or calm
  *                 probe, growth is multiplicative (aimd_params.open_gain)
+ * @unfinished:    while open, the ticks in a row whose admitted SYNs above
+ *                 aimd_params.open_floor did not complete
  * @at_max:        the last tick found the limit binding at max_rate while
  *                 what it admitted completed: a service that is healthy
  *                 by every signal is shed by the ceiling alone (the
@@ -488,6 +501,7 @@ struct aimd_state {
 	double conn_n[AIMD_SERVED_SLOTS];
 	struct aimd_auto lat;
 	bool open;
+	unsigned int unfinished;
 	bool at_max;
 	double vsum;
 	__u64 vn;

@@ -594,8 +594,8 @@ const struct opt_def options_table[OPT_COUNT] = {
 	  "never shed (repeatable; needs --port)",
 	  OPTF_REPEAT | OPTF_REPLACE | OPTF_RESTART },
 	{ OPT_RATE, "rate", 'r', "shedd", "SYN_PER_SEC", "10000", NULL,
-	  "total admitted SYN rate: fixed with --controller off, the start with aimd "
-	  "(unset: --max-rate)", 0 },
+	  "total admitted SYN rate: fixed with --controller off; with aimd the start "
+	  "(unset: --max-rate) and the most unfinished SYNs get", 0 },
 	{ OPT_BURST, "burst", 'b', "shedd", "N", NULL, "rate/10",
 	  "total bucket depth in SYNs", 0 },
 	{ OPT_PREFIX, "prefix", 'P', "shedd", "CIDR=CLASS", NULL, "none",

@@ -38,6 +38,10 @@ void controller_params(const struct shedd_options *o, struct aimd_params *p)
 		p->max_rate = (double)o->max_rate;
 	if (p->min_rate > p->max_rate)
 		p->min_rate = p->max_rate;
+	/* At a fresh start (open), SYNs that do not complete get at most
+	 * --rate, the start of old. */
+	if (o->rate_per_sec)
+		p->open_floor = (double)o->rate_per_sec;
 	p->tick_ns = (__u64)o->tick_ms * 1000000ULL;
 	if (o->step)
 		p->alpha_per_sec = (double)o->step;
