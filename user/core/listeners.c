@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* listeners.c - the listeners judged one by one (listeners.h): drops by
+ * listener, trouble by listener, and which trouble is the service's.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include "listeners.h"
+
+/* @cur's listener @i in @prev, or NULL. The kernel dumps its listeners in
+ * the same order from one tick to the next: the same index is tried
+ * first, so a steady set costs one compare a listener. */
+static const struct listener_sample *find_prev(const struct listener_table *prev,
+					       const struct listener_table *cur, int i)
+{
+	__u64 ino = cur->l[i].id.ino;
+	int j;
+
+	if (i < prev->n && prev->l[i].id.ino == ino)
+		return &prev->l[i];
+	for (j = 0; j < prev->n; j++)
+		if (prev->l[j].id.ino == ino)
+			return &prev->l[j];
+	return NULL;
+}
+
+/* The drops of @l since @p (none without @p, or without both counters). */
+static __u32 drops_since(const struct listener_sample *p, const struct listener_sample *l)
+{
+	if (!p || !p->have_drops || !l->have_drops)
+		return 0;
+	return (__u32)(l->drops - p->drops);
+}
+
+__u64 listener_drops_delta(const struct listener_table *prev, const struct listener_table *cur)
+{
+	__u64 sum = 0;
+	int i;
+
+	for (i = 0; i < cur->n; i++)
+		sum += drops_since(find_prev(prev, cur, i), &cur->l[i]);
+	return sum;
+}
+
+static bool deep(const struct listener_sample *l, double depth_frac)
+{
+	if (!l->backlog)
+		return l->depth > 0;
+	return (double)l->depth > depth_frac * (double)l->backlog;
+}
+
+/* Keep the LISTENERS_TOLD longest stuck, longest first. */
+static void tell(struct listener_verdict *v, const struct listener_sample *l)
+{
+	int k = v->told < LISTENERS_TOLD ? v->told++ : LISTENERS_TOLD;
+
+	if (k == LISTENERS_TOLD) {
+		if (l->stuck_ticks <= v->stuck_ticks[LISTENERS_TOLD - 1])
+			return;
+		k = LISTENERS_TOLD - 1;
+	}
+	for (; k > 0 && v->stuck_ticks[k - 1] < l->stuck_ticks; k--) {
+		v->stuck_id[k] = v->stuck_id[k - 1];
+		v->stuck_ticks[k] = v->stuck_ticks[k - 1];
+	}
+	v->stuck_id[k] = l->id;
+	v->stuck_ticks[k] = l->stuck_ticks;
+}
+
+void listeners_judge(const struct listener_table *prev, struct listener_table *cur, int ngroups,
+		     double depth_frac, bool overflows_moved, struct listener_verdict *v)
+{
+	/* Two passes: trouble listener by listener, then, with each group's
+	 * calm listeners counted, whose trouble it is. */
+	__u32 ovf[MAX_LISTENERS], was[MAX_LISTENERS];
+	bool trouble[MAX_LISTENERS];
+	int calm[QUEUE_GROUPS] = { 0 };
+	int i, n = cur->n < MAX_LISTENERS ? cur->n : MAX_LISTENERS;
+
+	memset(v, 0, sizeof(*v));
+	if (ngroups > QUEUE_GROUPS)
+		ngroups = QUEUE_GROUPS;
+	v->judged = n;
+	for (i = 0; i < n; i++) {
+		struct listener_sample *l = &cur->l[i];
+		const struct listener_sample *p = find_prev(prev, cur, i);
+		__u32 d = drops_since(p, l);
+
+		v->drops += d;
+		ovf[i] = overflows_moved ? d : 0;
+		was[i] = p ? p->stuck_ticks : 0;
+		trouble[i] = ovf[i] > 0 || deep(l, depth_frac);
+		if (!trouble[i] && l->group >= 0 && l->group < ngroups)
+			calm[l->group]++;
+	}
+	for (i = 0; i < n; i++) {
+		struct listener_sample *l = &cur->l[i];
+		struct queue_group *g;
+
+		l->stuck_ticks = 0;
+		if (l->group < 0 || l->group >= ngroups)
+			continue;
+		if (trouble[i] && calm[l->group] > 0) {
+			l->stuck_ticks = was[i] + 1;
+			v->stuck++;
+			v->stuck_overflows += ovf[i];
+			tell(v, l);
+			continue;
+		}
+		g = &v->groups[l->group];
+		v->overflows += ovf[i];
+		g->depth += l->depth;
+		g->backlog += l->backlog;
+	}
+}
+
+void listener_name(const struct listener_id *id, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	if (id->family == AF_INET6) {
+		inet_ntop(AF_INET6, id->addr, a, sizeof(a));
+		snprintf(buf, len, "[%s]:%u", a, id->port);
+	} else {
+		inet_ntop(AF_INET, id->addr, a, sizeof(a));
+		snprintf(buf, len, "%s:%u", a, id->port);
+	}
+}
