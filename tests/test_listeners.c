@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <sys/socket.h>
 #include <cmocka.h>
 
 #include "aimd.h"
@@ -54,7 +55,7 @@ static void two_dumps(struct listener_table *prev, struct listener_table *cur, i
 	prev->n = cur->n = n + nb;
 	for (i = 0; i < n + nb; i++) {
 		prev->l[i] = (struct listener_sample){
-			.id = { .ino = 1000 + (__u64)i, .family = 2, .port = 8080 },
+			.id = { .ino = 1000 + (__u64)i, .family = AF_INET, .port = 8080 },
 			.group = i < n ? 0 : 1,
 			.backlog = V_BACKLOG,
 			.have_drops = true,
@@ -268,6 +269,40 @@ static void the_longest_stuck_are_told(void **state)
 	}
 }
 
+/* Without --port: a listener the interface's SYNs can reach is the
+ * protected service's; one on loopback, or bound to another device, is
+ * not. */
+static void reachable_listeners(void **state)
+{
+	static const struct {
+		__u8 family;
+		__u8 addr[16];
+		__u32 bound_if;
+		bool reachable;
+	} rows[] = {
+		{ AF_INET, { 0 }, 0, true },                       /* 0.0.0.0 */
+		{ AF_INET, { 198, 18, 0, 2 }, 0, true },
+		{ AF_INET, { 198, 18, 0, 2 }, 7, true },           /* bound to the interface */
+		{ AF_INET, { 198, 18, 0, 2 }, 9, false },          /* bound to another device */
+		{ AF_INET, { 127, 0, 0, 1 }, 0, false },
+		{ AF_INET, { 127, 0, 0, 53 }, 0, false },
+		{ AF_INET6, { 0 }, 0, true },                      /* :: */
+		{ AF_INET6, { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 }, 0, true },
+		{ AF_INET6, { [15] = 1 }, 0, false },              /* ::1 */
+		{ AF_INET6, { [10] = 0xff, [11] = 0xff, 127, 0, 0, 1 }, 0, false },
+		{ AF_INET6, { [10] = 0xff, [11] = 0xff, 198, 18, 0, 2 }, 0, true },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		if (listener_reachable(rows[i].family, rows[i].addr, rows[i].bound_if, 7) !=
+		    rows[i].reachable)
+			fail_msg("row %zu: expected %s", i, rows[i].reachable ? "reachable" : "not");
+	/* The interface's index unknown: a bound device is not judged on. */
+	assert_true(listener_reachable(AF_INET, rows[3].addr, 9, 0));
+}
+
 /* ---- the simulation ---- */
 
 #define W 2                    /* workers a listener */
@@ -445,7 +480,7 @@ static void tick(struct lsim *s)
 		/* An accept queue of BACKLOG shows BACKLOG + 1 when full (the
 		 * kernel's >); the model's last slot stands for that one. */
 		cur->l[i] = (struct listener_sample){
-			.id = { .ino = 100 + (__u64)i, .family = 2, .port = 8080 },
+			.id = { .ino = 100 + (__u64)i, .family = AF_INET, .port = 8080 },
 			.depth = s->l[i].len + (s->l[i].len == BACKLOG),
 			.backlog = BACKLOG,
 			.have_drops = true,
@@ -667,6 +702,7 @@ int main(void)
 		cmocka_unit_test(stray_drops_are_no_trouble),
 		cmocka_unit_test(groups_are_judged_apart),
 		cmocka_unit_test(the_longest_stuck_are_told),
+		cmocka_unit_test(reachable_listeners),
 		cmocka_unit_test(one_stuck_listener_of_l),
 		cmocka_unit_test(real_overload_with_one_stuck_is_still_cut),
 	};

@@ -116,6 +116,20 @@ void listeners_judge(const struct listener_table *prev, struct listener_table *c
 	}
 }
 
+bool listener_reachable(__u8 family, const __u8 addr[16], __u32 bound_if, __u32 ifindex)
+{
+	static const __u8 v6_loopback[16] = { [15] = 1 };
+	static const __u8 v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (bound_if && ifindex && bound_if != ifindex)
+		return false;
+	if (family == AF_INET)
+		return addr[0] != 127;
+	if (!memcmp(addr, v4_mapped, sizeof(v4_mapped)))
+		return addr[12] != 127;
+	return memcmp(addr, v6_loopback, sizeof(v6_loopback)) != 0;
+}
+
 void listener_name(const struct listener_id *id, char *buf, size_t len)
 {
 	char a[INET6_ADDRSTRLEN] = "?";

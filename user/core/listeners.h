@@ -119,6 +119,13 @@ void listeners_judge(const struct listener_table *prev, struct listener_table *c
  * of shedd nor a new listener counts old drops; counters wrap at 32 bits. */
 __u64 listener_drops_delta(const struct listener_table *prev, const struct listener_table *cur);
 
+/* Without --port, whether a listener is of the protected service: one the
+ * interface's SYNs can reach. Not one bound to a loopback address
+ * (127.0.0.0/8, ::1, ::ffff:127.0.0.0/104), nor one bound to a device
+ * (@bound_if, SO_BINDTODEVICE) other than the interface @ifindex (0:
+ * unknown, not judged on). @addr holds @family's address. */
+bool listener_reachable(__u8 family, const __u8 addr[16], __u32 bound_if, __u32 ifindex);
+
 /* "ADDR:PORT" ("[ADDR]:PORT" for IPv6) of @id into @buf. */
 void listener_name(const struct listener_id *id, char *buf, size_t len);
 

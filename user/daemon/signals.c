@@ -87,20 +87,13 @@ static int port_group(const struct signals *s, __u16 port)
 
 /* Without --port every port is protected, but not every listener of the
  * namespace is the protected service: only one the interface's SYNs can
- * reach. Not one bound to a loopback address, nor one bound to another
- * device (SO_BINDTODEVICE); another service on a port the interface
+ * reach (listener_reachable()). Another service on a port the interface
  * reaches is judged, and being its own listener, its trouble is its own
  * (listeners_judge()). */
 static bool reachable(const struct signals *s, const struct inet_diag_msg *d)
 {
-	const __u8 *a = (const __u8 *)d->id.idiag_src;
-	static const __u8 v6_loopback[16] = { [15] = 1 };
-
-	if (d->id.idiag_if && s->ifindex && d->id.idiag_if != s->ifindex)
-		return false;
-	if (d->idiag_family == AF_INET)
-		return a[0] != 127;
-	return memcmp(a, v6_loopback, 16) != 0;
+	return listener_reachable(d->idiag_family, (const __u8 *)d->id.idiag_src,
+				  d->id.idiag_if, s->ifindex);
 }
 
 /* One listener of the dump into this tick's table, if it is protected or
