@@ -87,7 +87,7 @@ FUZZ_CFLAGS := -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude $(addprefix -I,
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TOOLS := $(OUTPUT)/synflood $(OUTPUT)/tcpstream $(OUTPUT)/slowserver $(OUTPUT)/loadgen \
 	$(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/xdp_drop.bpf.o $(OUTPUT)/xdp_readdrop.bpf.o \
-	$(OUTPUT)/xdp_replay.bpf.o $(OUTPUT)/latbench $(OUTPUT)/uringserver \
+	$(OUTPUT)/xdp_replay.bpf.o $(OUTPUT)/xdp_member.bpf.o $(OUTPUT)/latbench $(OUTPUT)/uringserver \
 	$(OUTPUT)/floodgen $(OUTPUT)/xdprouter $(OUTPUT)/tcpecho $(OUTPUT)/cookieack \
 	$(OUTPUT)/relay
 # Tools with a BPF side of their own: tests/tools/X.bpf.c, X.c, X.h.
@@ -158,7 +158,7 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/*.h include/*.h $(VMLINUX_H) | $(OUTPUT)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/xdp_drop.bpf.o $(OUTPUT)/xdp_readdrop.bpf.o \
-		$(OUTPUT)/xdp_replay.bpf.o: $(OUTPUT)/%.bpf.o: tests/tools/%.bpf.c $(VMLINUX_H) | $(OUTPUT)
+		$(OUTPUT)/xdp_replay.bpf.o $(OUTPUT)/xdp_member.bpf.o: $(OUTPUT)/%.bpf.o: tests/tools/%.bpf.c $(VMLINUX_H) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
