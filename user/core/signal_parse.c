@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* signal_parse.c - the pure parts of the signals: /proc/net/netstat and
- * /proc/net/snmp text, latency datagrams, sock_diag drop attributes, per-listener drop deltas,
- * the fullest listener group and the two-slot sojourn protocol. No BPF skeleton, no I/O: unit-tested
- * without root, clang or bpftool.
+ * /proc/net/snmp text, latency datagrams, sock_diag drop attributes, the
+ * fullest listener group, the listeners' verdict into a report (the
+ * verdict itself is listeners.c's) and the two-slot sojourn protocol. No
+ * BPF skeleton, no I/O: unit-tested without root, clang or bpftool.
  */
 #include <string.h>
 #include <stdio.h>
