@@ -239,6 +239,35 @@ static void groups_are_judged_apart(void **state)
 	assert_int_equal(verdict(&v, 2), 0);
 }
 
+/* Siblings are the listeners of one port: a port whose every listener is
+ * in trouble is overloaded (or stopped whole), whatever another port does;
+ * a worker of a port stuck while that port's others accept is not. */
+static void a_whole_port_in_trouble_is_overload(void **state)
+{
+	static struct listener_table prev, cur;
+	struct listener_verdict v;
+	int i;
+
+	(void)state;
+	two_dumps(&prev, &cur, 6, 0);
+	for (i = 3; i < 6; i++)
+		prev.l[i].id.port = cur.l[i].id.port = 8443;
+	/* 8443's three listeners full, 8080's three calm: overload. */
+	for (i = 3; i < 6; i++)
+		stuck(&cur.l[i], 4);
+	listeners_judge(&prev, &cur, 1, 0.7, true, &v);
+	assert_int_equal(v.stuck, 0);
+	assert_int_equal(v.overflows, 12);
+	assert_true(verdict(&v, 1) & AIMD_WHY_OVERFLOW);
+	/* One of 8443's three takes connections again: the other two are
+	 * stuck workers of it. */
+	cur.l[4] = prev.l[4];
+	listeners_judge(&prev, &cur, 1, 0.7, true, &v);
+	assert_int_equal(v.stuck, 2);
+	assert_int_equal(v.overflows, 0);
+	assert_int_equal(verdict(&v, 1), 0);
+}
+
 /* The stuck are named longest stuck first, at most LISTENERS_TOLD of them,
  * their ticks carried over by inode whatever the dump's order. */
 static void the_longest_stuck_are_told(void **state)
@@ -702,6 +731,7 @@ int main(void)
 		cmocka_unit_test(stray_drops_are_no_trouble),
 		cmocka_unit_test(groups_are_judged_apart),
 		cmocka_unit_test(the_longest_stuck_are_told),
+		cmocka_unit_test(a_whole_port_in_trouble_is_overload),
 		cmocka_unit_test(reachable_listeners),
 		cmocka_unit_test(one_stuck_listener_of_l),
 		cmocka_unit_test(real_overload_with_one_stuck_is_still_cut),

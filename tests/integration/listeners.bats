@@ -5,9 +5,8 @@
 # stopped one's queue fills and the SYNs hashed to it are dropped, while
 # its three siblings accept theirs. shedd names it and does not cut the
 # others' admissions for it; a real overload of the group is still cut.
-# Without --port, another service's stopped listener does not cut this
-# service's admissions either. And what XDP could tell: the member each SYN
-# reaches, and whether its queue is full (tests/tools/xdp_member.bpf.c).
+# And what XDP could tell: the member each SYN reaches, and whether its
+# queue is full (tests/tools/xdp_member.bpf.c).
 
 load lib
 
@@ -131,49 +130,6 @@ PATIENCE_MS=1000
 	# of them here. Cut for the stopped one too, the limit would sit at
 	# --min-rate (10/s).
 	[ "$good" -ge 150 ]
-}
-
-@test "without --port, another service's stopped listener does not cut this one's admissions" {
-	# This service: 4 workers x 10 ms on $PORT (400/s), clients at 150/s,
-	# far from a queue of its own. Another
-	# on the next port: one worker, stopped, clients at 50/s. Without
-	# --port shedd judges both ports' SYNs; the other's overflows are its
-	# own trouble.
-	local other=$((PORT + 1)) t0 lg1 lg2 slow2 good limits
-	slow_start --workers 4 --service-ms 10 --dist fixed --backlog 128 --duration 120
-	ip netns exec "$NS_SRV" "$SLOWSERVER" --addr "$SRV_IP" --port "$other" --workers 1 \
-		--service-ms 10 --dist fixed --backlog 32 --duration 120 \
-		>"$TESTBED_TMP/other.out" 2>"$TESTBED_TMP/other.err" &
-	slow2=$!
-	PIDS+=("$slow2")
-	wait_listening "the other service" "$other"
-	shedd_start
-	kill -STOP "$slow2"
-	STOPPED+=("$slow2")
-	ip netns exec "$NS_CLI" "$LOADGEN" --dst "$SRV_IP" --port "$other" --rate 50 --poisson \
-		--seed 9 --duration 20 --patience-ms 1000 >"$TESTBED_TMP/other" 2>"$TESTBED_TMP/other.sec" &
-	lg2=$!
-	PIDS+=("$lg2")
-	ip netns exec "$NS_CLI" "$LOADGEN" --dst "$SRV_IP" --port "$PORT" --rate 150 --poisson \
-		--seed 8 --duration 20 --patience-ms 1000 >"$TESTBED_TMP/this" 2>"$TESTBED_TMP/this.sec"
-	wait "$lg2"
-	cat "$TESTBED_TMP/this" "$TESTBED_TMP/other"
-	good=$(ok_per_sec this 5 20)
-	limits=$(status_field limit | cut -d/ -f1)
-	echo "this service's goodput ${good}/s of 150/s; the limit:" $limits
-	grep -E 'mode=|listener ' "$TESTBED_TMP/shedd.log" | cut -c1-300 || true
-	# Room for a stall of this host (a loaded 2-CPU VM stalled clients and
-	# shedd for a second here, 100 errors, a sojourn cut to 500/s).
-	[ "$good" -ge 120 ]
-	# Not cut for the other service: the limit stays at its start (10 000/s)
-	# but for a stall of the host; cut for it, it falls second by second
-	# (on the previous build, 1 320/s to 150/s in these 20 s).
-	[ "$(echo "$limits" | wc -l)" -ge 15 ]
-	median=$(echo "$limits" | cut -d. -f1 | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-	echo "median limit ${median}/s"
-	[ "$median" -ge 1000 ]
-	grep -q "listener $SRV_IP:$other (inode [0-9]*, cookie [0-9]*): accept queue 33/32" \
-		"$TESTBED_TMP/shedd.log"
 }
 
 # member_run STOP BASE: four listeners of one group on $SRV_IP:$PORT (member

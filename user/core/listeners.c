@@ -69,17 +69,40 @@ static void tell(struct listener_verdict *v, const struct listener_sample *l)
 	v->stuck_ticks[k] = l->stuck_ticks;
 }
 
+/* The calm listeners of each (group, port) of a dump: a few distinct ports
+ * a dump, so a short list searched linearly. */
+struct calm_ports {
+	int n;
+	int group[MAX_LISTENERS];
+	__u16 port[MAX_LISTENERS];
+	int calm[MAX_LISTENERS];
+};
+
+static int *calm_slot(struct calm_ports *c, int group, __u16 port)
+{
+	int i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->group[i] == group && c->port[i] == port)
+			return &c->calm[i];
+	c->group[c->n] = group;
+	c->port[c->n] = port;
+	c->calm[c->n] = 0;
+	return &c->calm[c->n++];
+}
+
 void listeners_judge(const struct listener_table *prev, struct listener_table *cur, int ngroups,
 		     double depth_frac, bool overflows_moved, struct listener_verdict *v)
 {
-	/* Two passes: trouble listener by listener, then, with each group's
-	 * calm listeners counted, whose trouble it is. */
+	/* Two passes: trouble listener by listener, then, with the calm
+	 * listeners of each port counted, whose trouble it is. */
 	__u32 ovf[MAX_LISTENERS], was[MAX_LISTENERS];
 	bool trouble[MAX_LISTENERS];
-	int calm[QUEUE_GROUPS] = { 0 };
+	static __thread struct calm_ports calm;
 	int i, n = cur->n < MAX_LISTENERS ? cur->n : MAX_LISTENERS;
 
 	memset(v, 0, sizeof(*v));
+	calm.n = 0;
 	if (ngroups > QUEUE_GROUPS)
 		ngroups = QUEUE_GROUPS;
 	v->judged = n;
@@ -87,13 +110,17 @@ void listeners_judge(const struct listener_table *prev, struct listener_table *c
 		struct listener_sample *l = &cur->l[i];
 		const struct listener_sample *p = find_prev(prev, cur, i);
 		__u32 d = drops_since(p, l);
+		int *c;
 
 		v->drops += d;
 		ovf[i] = overflows_moved ? d : 0;
 		was[i] = p ? p->stuck_ticks : 0;
 		trouble[i] = ovf[i] > 0 || deep(l, depth_frac);
-		if (!trouble[i] && l->group >= 0 && l->group < ngroups)
-			calm[l->group]++;
+		if (l->group < 0 || l->group >= ngroups)
+			continue;
+		c = calm_slot(&calm, l->group, l->id.port);
+		if (!trouble[i])
+			(*c)++;
 	}
 	for (i = 0; i < n; i++) {
 		struct listener_sample *l = &cur->l[i];
@@ -102,7 +129,7 @@ void listeners_judge(const struct listener_table *prev, struct listener_table *c
 		l->stuck_ticks = 0;
 		if (l->group < 0 || l->group >= ngroups)
 			continue;
-		if (trouble[i] && calm[l->group] > 0) {
+		if (trouble[i] && *calm_slot(&calm, l->group, l->id.port) > 0) {
 			l->stuck_ticks = was[i] + 1;
 			v->stuck++;
 			v->stuck_overflows += ovf[i];

@@ -2,10 +2,10 @@
 /* listeners.h - the listeners judged one by one. Each listening socket of
  * the protected service (and of each backend port) as one sock_diag dump
  * shows it, and a tick's verdict: a listener whose accept queue is full or
- * overflows while a sibling of its group has room is its own trouble (a
- * stuck SO_REUSEPORT worker, one port of several, with every port protected
- * another service), named, and left out of the group's overload signals;
- * only trouble that no sibling escapes is the service's. Pure: no I/O.
+ * overflows while another listener of its port has room (a stopped worker
+ * of an SO_REUSEPORT group) is its own trouble, named, and left out of the
+ * overload signals; trouble every listener of a port shares is the
+ * service's. Pure: no I/O.
  */
 #ifndef SHEDD_LISTENERS_H
 #define SHEDD_LISTENERS_H
@@ -72,7 +72,7 @@ struct listener_table {
  * struct listener_verdict - what one tick says of the listeners.
  * @judged:          listeners in the dump
  * @stuck:           of which stuck: in trouble (full or deep queue, or an
- *                   overflow) while a sibling of their group is not
+ *                   overflow) while another listener of their port is not
  * @drops:           drops added since the last dump, every listener
  * @overflows:       of those, the overflows of listeners not stuck: the
  *                   group's overload signal
@@ -103,13 +103,16 @@ struct listener_verdict {
  * namespace's ListenOverflows moved, see overflow_drops()). A listener is
  * in trouble when it overflowed or its depth passes @depth_frac of its
  * backlog (or its backlog is 0 and it holds any); it is stuck when a
- * listener of its group is not in trouble: the kernel hashes each SYN to
- * one member of an SO_REUSEPORT group, and a member that stops accepting
- * fills its own queue and drops the SYNs hashed to it while its siblings
- * accept theirs (verified on 6.18 with real sockets). Cutting the
+ * listener of the same group and port is not in trouble: the kernel
+ * hashes each SYN to one member of an SO_REUSEPORT group, and a member
+ * that stops accepting fills its own queue and drops the SYNs hashed to
+ * it while its siblings accept theirs (listeners.bats). Cutting the
  * admissions of all does not help it; it only sheds the siblings' share.
- * Trouble every listener of a group has is the group's: overload, as
- * before. Sets @cur's stuck_ticks.
+ * Trouble every listener of a port shares is the service's: overload, as
+ * before, whatever other ports do. A port that stopped whole cannot be
+ * told here from one that accepts at its capacity, and the sojourn's
+ * minimum is taken over every port: leaving either out would leave an
+ * overload of one port of several unshed. Sets @cur's stuck_ticks.
  */
 void listeners_judge(const struct listener_table *prev, struct listener_table *cur, int ngroups,
 		     double depth_frac, bool overflows_moved, struct listener_verdict *v);

@@ -452,8 +452,8 @@ static void signal_families(struct out *o)
 	       "by one in the last dump.", (double)s->listeners);
 	gauge1(o, "shedd_listeners_stuck",
 	       "Of those, the listeners stuck on their own: a full or overflowing accept "
-	       "queue while a sibling of their group has room. Not an overload of the "
-	       "service: the limit is not cut for them.", (double)s->stuck);
+	       "queue while another listener of their port has room. Not an overload of "
+	       "the service: the limit is not cut for them.", (double)s->stuck);
 	family(o, "shedd_listener_stuck", "gauge",
 	       "1 for each stuck listener, the longest stuck first, at most 8 series: its "
 	       "bound address and port, its socket inode and cookie (ss -e).");

@@ -87,9 +87,7 @@ static int port_group(const struct signals *s, __u16 port)
 
 /* Without --port every port is protected, but not every listener of the
  * namespace is the protected service: only one the interface's SYNs can
- * reach (listener_reachable()). Another service on a port the interface
- * reaches is judged, and being its own listener, its trouble is its own
- * (listeners_judge()). */
+ * reach (listener_reachable()). */
 static bool reachable(const struct signals *s, const struct inet_diag_msg *d)
 {
 	return listener_reachable(d->idiag_family, (const __u8 *)d->id.idiag_src,
