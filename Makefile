@@ -52,7 +52,7 @@ USER_HDRS := $(wildcard $(addsuffix /*.h,$(USER_DIRS))) $(wildcard include/*.h)
 # own pins.c).
 CORE_SRCS := user/core/alloc.c user/core/options.c user/core/status.c user/core/aimd.c \
 	user/core/latency_target.c user/core/drain.c \
-	user/core/signal_parse.c user/core/sample_agg.c user/core/tick.c \
+	user/core/signal_parse.c user/core/listeners.c user/core/sample_agg.c user/core/tick.c \
 	user/core/kernel_features.c user/core/logline.c user/core/config.c user/core/log.c \
 	user/core/metrics.c user/core/fair.c user/core/fair_view.c
 MAPS_SRCS := user/maps/ctl.c user/maps/ctl_state.c user/maps/layout.c user/maps/migrate.c \
@@ -78,7 +78,7 @@ UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options 
 	$(OUTPUT)/test_kernel_features $(OUTPUT)/test_status $(OUTPUT)/test_auto_target \
 	$(OUTPUT)/test_logline $(OUTPUT)/test_log $(OUTPUT)/test_ctl $(OUTPUT)/test_metrics \
 	$(OUTPUT)/test_xdptx $(OUTPUT)/test_layout $(OUTPUT)/test_tunnels $(OUTPUT)/test_fair \
-	$(OUTPUT)/test_fair_scale
+	$(OUTPUT)/test_fair_scale $(OUTPUT)/test_listeners
 XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/fuzz_xdp
 # libFuzzer targets (clang): `make test` gives each a few seconds.
 FUZZ_TESTS := $(OUTPUT)/fuzz_logline $(OUTPUT)/fuzz_config $(OUTPUT)/fuzz_options \
@@ -87,7 +87,7 @@ FUZZ_CFLAGS := -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude $(addprefix -I,
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TOOLS := $(OUTPUT)/synflood $(OUTPUT)/tcpstream $(OUTPUT)/slowserver $(OUTPUT)/loadgen \
 	$(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/xdp_drop.bpf.o $(OUTPUT)/xdp_readdrop.bpf.o \
-	$(OUTPUT)/xdp_replay.bpf.o $(OUTPUT)/latbench $(OUTPUT)/uringserver \
+	$(OUTPUT)/xdp_replay.bpf.o $(OUTPUT)/xdp_member.bpf.o $(OUTPUT)/latbench $(OUTPUT)/uringserver \
 	$(OUTPUT)/floodgen $(OUTPUT)/xdprouter $(OUTPUT)/tcpecho $(OUTPUT)/cookieack \
 	$(OUTPUT)/relay
 # Tools with a BPF side of their own: tests/tools/X.bpf.c, X.c, X.h.
@@ -158,7 +158,7 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/*.h include/*.h $(VMLINUX_H) | $(OUTPUT)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/xdp_drop.bpf.o $(OUTPUT)/xdp_readdrop.bpf.o \
-		$(OUTPUT)/xdp_replay.bpf.o: $(OUTPUT)/%.bpf.o: tests/tools/%.bpf.c $(VMLINUX_H) | $(OUTPUT)
+		$(OUTPUT)/xdp_replay.bpf.o $(OUTPUT)/xdp_member.bpf.o: $(OUTPUT)/%.bpf.o: tests/tools/%.bpf.c $(VMLINUX_H) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -222,8 +222,8 @@ $(OUTPUT)/test_auto_target: tests/test_auto_target.c tests/splitmix.h $(AIMD_OBJ
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_signals: tests/test_signals.c $(OUTPUT)/signal_parse.o $(OUTPUT)/sample_agg.o \
-		$(OUTPUT)/logline.o
+$(OUTPUT)/test_signals: tests/test_signals.c $(OUTPUT)/signal_parse.o $(OUTPUT)/listeners.o \
+		$(OUTPUT)/sample_agg.o $(OUTPUT)/logline.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
@@ -264,13 +264,13 @@ $(OUTPUT)/test_logline: tests/test_logline.c $(OUTPUT)/logline.o
 # the option table and the metric families (scripts/docs.sh).
 $(OUTPUT)/gendocs: user/tools/gendocs.c $(OUTPUT)/metrics.o $(OUTPUT)/options.o \
 		$(OUTPUT)/config.o $(AIMD_OBJS) $(OUTPUT)/logline.o $(OUTPUT)/sample_agg.o \
-		$(OUTPUT)/fair_view.o $(OUTPUT)/fair.o
+		$(OUTPUT)/fair_view.o $(OUTPUT)/fair.o $(OUTPUT)/listeners.o
 	$(call msg,BIN,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(INIH_LIBS) -lm -o $@
 
 $(OUTPUT)/test_metrics: tests/test_metrics.c $(OUTPUT)/metrics.o $(OUTPUT)/options.o \
 		$(OUTPUT)/config.o $(AIMD_OBJS) $(OUTPUT)/logline.o $(OUTPUT)/sample_agg.o \
-		$(OUTPUT)/fair_view.o $(OUTPUT)/fair.o
+		$(OUTPUT)/fair_view.o $(OUTPUT)/fair.o $(OUTPUT)/listeners.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) $(INIH_LIBS) -lm -o $@
 
@@ -283,6 +283,12 @@ $(OUTPUT)/test_cold_start: tests/test_cold_start.c tests/splitmix.h include/*.h 
 		$(AIMD_OBJS) $(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
+
+$(OUTPUT)/test_listeners: tests/test_listeners.c tests/splitmix.h include/*.h $(OUTPUT)/tick.o \
+		$(AIMD_OBJS) $(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o $(OUTPUT)/signal_parse.o \
+		$(OUTPUT)/listeners.o $(OUTPUT)/logline.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Itests $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
 $(OUTPUT)/test_spread: tests/test_spread.c tests/splitmix.h include/*.h $(OUTPUT)/alloc.o \
 		$(OUTPUT)/fair.o

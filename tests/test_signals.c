@@ -446,10 +446,20 @@ static void listener_drops_from_a_diag_message(void **state)
  * seen in both dumps; a new one (or a restart of shedd) adds nothing. */
 static void listener_drops_count_only_increases_of_known_listeners(void **state)
 {
-	static struct listener_drops prev, cur;
+	static struct listener_table prev, cur;
+	static const __u64 ino_prev[] = { 10, 11 }, ino_cur[] = { 11, 12, 10 };
+	static const __u32 drops_prev[] = { 5, 0xfffffffe }, drops_cur[] = { 3, 900, 8 };
+	int i;
 
-	prev = (struct listener_drops){ .n = 2, .ino = { 10, 11 }, .drops = { 5, 0xfffffffe } };
-	cur = (struct listener_drops){ .n = 3, .ino = { 11, 12, 10 }, .drops = { 3, 900, 8 } };
+	(void)state;
+	prev.n = 2;
+	for (i = 0; i < prev.n; i++)
+		prev.l[i] = (struct listener_sample){ .id.ino = ino_prev[i], .have_drops = true,
+						      .drops = drops_prev[i] };
+	cur.n = 3;
+	for (i = 0; i < cur.n; i++)
+		cur.l[i] = (struct listener_sample){ .id.ino = ino_cur[i], .have_drops = true,
+						     .drops = drops_cur[i] };
 	/* 10: 5 -> 8 (+3); 11: wraps 0xfffffffe -> 3 (+5); 12 is new (+0). */
 	assert_int_equal(listener_drops_delta(&prev, &cur), 8);
 	/* The first dump of all: nothing known, nothing counted. */

@@ -77,6 +77,7 @@ struct cfg {
 	uint64_t backlog;
 	uint64_t duration_s;
 	bool accept_null;
+	bool reuseport;
 	bool http;
 	bool paced;
 	const char *latency_path;
@@ -170,7 +171,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: " PROG " --addr ADDR --port P --workers N --service-ms MEAN\n"
 "       [--dist exp|fixed] [--backlog B] [--duration SEC] [--accept-null]\n"
-"       [--latency-socket PATH] [--seed N] [--http] [--paced]\n"
+"       [--latency-socket PATH] [--seed N] [--http] [--paced] [--reuseport]\n"
 "       " PROG " --help\n"
 "\n"
 "A TCP server of known capacity, N * 1000 / MEAN requests per second. It\n"
@@ -198,6 +199,10 @@ static void usage(FILE *f)
 "--duration SEC     1-%llu, default %llu; SIGTERM or SIGINT stop it sooner\n"
 "--accept-null      accept with accept(fd, NULL, NULL) instead of accept4()\n"
 "                   with an address (shedd hooks both paths)\n"
+"--reuseport        set SO_REUSEPORT before bind: several servers on one\n"
+"                   ADDR:P make an SO_REUSEPORT group, each with its own\n"
+"                   accept queue; the kernel hashes each SYN's 4-tuple to\n"
+"                   one of them\n"
 "--latency-socket PATH  send each request's latency (accept to response\n"
 "                   written) to shedd's UNIX datagram socket PATH, one\n"
 "                   16-byte sample per request (shedd_latency.h); if it\n"
@@ -225,7 +230,7 @@ static void usage(FILE *f)
 enum {
 	OPT_ADDR = 256, OPT_PORT, OPT_WORKERS, OPT_SERVICE_MS, OPT_DIST,
 	OPT_BACKLOG, OPT_DURATION, OPT_ACCEPT_NULL, OPT_LATENCY_SOCKET,
-	OPT_SEED, OPT_HTTP, OPT_PACED, OPT_HELP,
+	OPT_SEED, OPT_HTTP, OPT_PACED, OPT_REUSEPORT, OPT_HELP,
 };
 
 static const struct option long_opts[] = {
@@ -241,6 +246,7 @@ static const struct option long_opts[] = {
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "http", no_argument, NULL, OPT_HTTP },
 	{ "paced", no_argument, NULL, OPT_PACED },
+	{ "reuseport", no_argument, NULL, OPT_REUSEPORT },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -299,6 +305,9 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 			break;
 		case OPT_ACCEPT_NULL:
 			c->accept_null = true;
+			break;
+		case OPT_REUSEPORT:
+			c->reuseport = true;
 			break;
 		case OPT_LATENCY_SOCKET:
 			if (!optarg[0]) {
@@ -613,6 +622,10 @@ static int open_listener(void)
 	 * must still bind. */
 	if (setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one))) {
 		fprintf(stderr, PROG ": set SO_REUSEADDR: %s\n", strerror(errno));
+		goto fail;
+	}
+	if (cfg.reuseport && setsockopt(lfd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one))) {
+		fprintf(stderr, PROG ": set SO_REUSEPORT: %s\n", strerror(errno));
 		goto fail;
 	}
 	if (bind(lfd, (const struct sockaddr *)&cfg.addr, cfg.addr_len)) {

@@ -455,6 +455,29 @@ static void signal_families(struct out *o)
 	counter1(o, "shedd_listener_drops_total",
 		 "Drops and overflows of the protected and backend listeners themselves.",
 		 s->d.listener_drops);
+	gauge1(o, "shedd_listeners",
+	       "Listening sockets of the protected service and the backend ports judged one "
+	       "by one in the last dump.", (double)s->listeners);
+	gauge1(o, "shedd_listeners_stuck",
+	       "Of those, the listeners stuck on their own: a full or overflowing accept "
+	       "queue while another listener of their port has room. Not an overload of "
+	       "the service: the limit is not cut for them.", (double)s->stuck);
+	family(o, "shedd_listener_stuck", "gauge",
+	       "1 for each stuck listener, the longest stuck first, at most 8 series: its "
+	       "bound address and port, its socket inode and cookie (ss -e).");
+	for (i = 0; i < s->told && i < LISTENERS_TOLD; i++) {
+		char name[64];
+
+		listener_name(&s->stuck_id[i], name, sizeof(name));
+		snprintf(lbl, sizeof(lbl), "listener=\"%s\",inode=\"%llu\",cookie=\"%llu\"",
+			 name, (unsigned long long)s->stuck_id[i].ino,
+			 (unsigned long long)s->stuck_id[i].cookie);
+		sample_u64(o, "shedd_listener_stuck", lbl, 1);
+	}
+	counter1(o, "shedd_listener_stuck_overflows_total",
+		 "Overflows of stuck listeners since this daemon started: SYNs and handshakes "
+		 "the kernel hashed to them and dropped, left out of the overload signal.",
+		 s->stuck_overflows);
 	family(o, "shedd_service_latency_seconds", "histogram",
 	       "Request latency samples received on the latency socket.");
 	histogram(o, "shedd_service_latency_seconds", "", &s->d.latency);

@@ -48,6 +48,12 @@ struct metrics_snapshot {
 					  * started (not pinned) */
 	bool have_depth;                 /* depth/backlog read at least once */
 	__u64 depth, backlog;
+	/* The listeners judged one by one (listeners.h), as of the last dump;
+	 * the stuck ones' overflows since this daemon started (not pinned). */
+	int listeners, stuck;
+	int told;
+	struct listener_id stuck_id[LISTENERS_TOLD];
+	__u64 stuck_overflows;
 	bool backend;                    /* --backend-port listeners exist */
 	bool tx_blocked;                 /* cookies and RSTs off: XDP_TX goes nowhere */
 	double pinned_rate;              /* shedctl rate pin, SYN/s; 0: not pinned */

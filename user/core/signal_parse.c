@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* signal_parse.c - the pure parts of the signals: /proc/net/netstat and
- * /proc/net/snmp text, latency datagrams, sock_diag drop attributes, per-listener drop deltas,
- * the fullest listener group and the two-slot sojourn protocol. No BPF skeleton, no I/O: unit-tested
- * without root, clang or bpftool.
+ * /proc/net/snmp text, latency datagrams, sock_diag drop attributes, the
+ * fullest listener group, the listeners' verdict into a report (the
+ * verdict itself is listeners.c's) and the two-slot sojourn protocol. No
+ * BPF skeleton, no I/O: unit-tested without root, clang or bpftool.
  */
 #include <string.h>
 #include <stdio.h>
@@ -223,21 +224,6 @@ int diag_msg_drops(const struct inet_diag_msg *m, size_t len, __u32 *drops)
 	return -1;
 }
 
-__u64 listener_drops_delta(const struct listener_drops *prev, const struct listener_drops *cur)
-{
-	__u64 sum = 0;
-	int i, j;
-
-	/* A few listeners each: a linear search is cheaper than a hash. */
-	for (i = 0; i < cur->n; i++)
-		for (j = 0; j < prev->n; j++)
-			if (prev->ino[j] == cur->ino[i]) {
-				sum += (__u32)(cur->drops[i] - prev->drops[j]);
-				break;
-			}
-	return sum;
-}
-
 __u64 overflow_drops(__u64 listener_drops, bool have_netstat, __u64 ns_overflows,
 		     bool overflowed_before)
 {
@@ -260,6 +246,17 @@ struct queue_group queue_fullest(const struct queue_group *g, int n)
 			best = g[i];
 	}
 	return best;
+}
+
+void listeners_report(struct signal_report *r, const struct listener_verdict *v, int ngroups)
+{
+	struct queue_group full = queue_fullest(v->groups, ngroups > 0 ? ngroups : 1);
+
+	r->depth = full.depth;
+	r->backlog = full.backlog;
+	r->listen_drops = v->drops;
+	r->listen_overflows = v->overflows;
+	r->listeners = *v;
 }
 
 int sojourn_collect(__u32 *epoch, int (*read_slot)(void *ctx, __u32 slot),

@@ -14,29 +14,9 @@
 #include <linux/inet_diag.h>
 #include "logline.h"
 #include "sample_agg.h"
+#include "listeners.h"
 #include "options.h"
 #include "shedd.h"
-
-#ifndef MAX_LISTENERS
-#define MAX_LISTENERS 1024 /* protected listening sockets followed for drops */
-#endif
-
-/* Drop counters (sk_drops, SK_MEMINFO_DROPS) of the protected listeners in
- * one sock_diag dump, by socket inode. */
-struct listener_drops {
-	int n;
-	__u64 ino[MAX_LISTENERS];
-	__u32 drops[MAX_LISTENERS];
-};
-
-/* Accept-queue depth and backlog of one group of listeners: the
- * protected ports' together, or one backend port's. */
-struct queue_group {
-	__u64 depth;
-	__u64 backlog;
-};
-
-#define QUEUE_GROUPS (1 + MAX_BACKEND_PORTS) /* [0] protected, then backends */
 
 struct signal_report {
 	bool have_sojourn;
@@ -65,7 +45,10 @@ struct signal_report {
 	__u64 listen_drops; /* drops and overflows of the protected and backend
 			     * listeners */
 	__u64 listen_overflows; /* those of them that overflow_drops() takes
-				 * for overflows: the overload signal */
+				 * for overflows, of listeners not stuck: the
+				 * overload signal */
+	struct listener_verdict listeners; /* listener by listener (with
+					    * have_listen_drops) */
 	bool have_passive_opens;
 	__u64 passive_opens; /* TcpPassiveOpens of the namespace added in the tick */
 };
@@ -107,10 +90,6 @@ __u64 completed_from_passive_opens(__u64 passive_opens, __u64 unprotected_syn, _
  * sock_diag message of @len bytes that asked for INET_DIAG_SKMEMINFO: 0, or
  * -1 if the attribute is not there. */
 int diag_msg_drops(const struct inet_diag_msg *m, size_t len, __u32 *drops);
-/* Drops added between two dumps, listener by listener: a listener that was
- * not in @prev (new, or the first dump) adds nothing, so neither a restart
- * of shedd nor a new listener counts old drops; counters wrap at 32 bits. */
-__u64 listener_drops_delta(const struct listener_drops *prev, const struct listener_drops *cur);
 /* The protected listeners' drops that count as overflows. A listener's
  * sk_drops also moves for drops that are not an overflow (an ACK it could
  * not match to a request, a SYN dropped for a full SYN backlog, ...), each
@@ -127,6 +106,11 @@ __u64 overflow_drops(__u64 listener_drops, bool have_netstat, __u64 ns_overflows
  * not hide a backend's small, full one, as a sum would. Ties go to the
  * deeper queue, then to the first group. @n > 0. */
 struct queue_group queue_fullest(const struct queue_group *g, int n);
+/* The listeners' part of @r from the verdict @v on a dump of @ngroups
+ * groups (listeners_judge()): the fullest group's depth and backlog
+ * without the stuck listeners, the drops of all, the overflows of those
+ * not stuck. */
+void listeners_report(struct signal_report *r, const struct listener_verdict *v, int ngroups);
 /* One latency datagram (version 1 or 2): LOGLINE_OK, the latency and the
  * sender's count of samples it could not send before it (0 for version 1);
  * LOGLINE_REJ_BINARY if malformed, LOGLINE_REJ_RANGE for a latency above

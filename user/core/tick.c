@@ -44,6 +44,11 @@ void tick_controller_signals(const struct tick_input *in, double demand,
 {
 	const struct signal_report *r = in->sig;
 	double dt_sec = (double)in->dt_ns / 1e9;
+	/* SYNs the kernel hashed to a stuck listener and dropped there were
+	 * admitted and could not complete, whatever the service does: they
+	 * are no evidence against growth (aimd.h, "completed/s"). */
+	__u64 lost = r->have_listen_drops ? r->listeners.stuck_overflows : 0;
+	__u64 admitted = in->admitted > lost ? in->admitted - lost : 0;
 
 	*out = (struct aimd_signals){
 		/* The protected and backend listeners are judged group by
@@ -72,7 +77,7 @@ void tick_controller_signals(const struct tick_input *in, double demand,
 		.queue_left = r->queue_left,
 		.have_completed = r->have_completed,
 		.completed = r->completed,
-		.admitted_per_sec = dt_sec > 0 ? (double)in->admitted / dt_sec : 0,
+		.admitted_per_sec = dt_sec > 0 ? (double)admitted / dt_sec : 0,
 	};
 }
 

@@ -379,6 +379,12 @@ static void merge_second(struct daemon *d, const struct signal_report *r)
 	s->latency_lost += r->latency_lost;
 	s->have_listen_drops |= r->have_listen_drops;
 	s->listen_drops += r->listen_drops;
+	if (r->have_listen_drops) {
+		__u64 ovf = s->listeners.stuck_overflows + r->listeners.stuck_overflows;
+
+		s->listeners = r->listeners; /* the latest verdict ... */
+		s->listeners.stuck_overflows = ovf; /* ... and the second's overflows */
+	}
 	s->have_completed |= r->have_completed;
 	s->completed += r->completed;
 }
@@ -492,6 +498,10 @@ static size_t signals_format(char *buf, size_t len, const struct daemon *d, doub
 	if (s->have_listen_drops)
 		off += snprintf(buf + off, len - (size_t)off, "listen_drops=%llu ",
 				(unsigned long long)s->listen_drops);
+	if (s->have_listen_drops && s->listeners.stuck)
+		off += snprintf(buf + off, len - (size_t)off, "stuck_listeners=%d/%d "
+				"stuck_overflows=%llu ", s->listeners.stuck, s->listeners.judged,
+				(unsigned long long)s->listeners.stuck_overflows);
 	if (s->have_latency && off >= 0 && (size_t)off < len)
 		off += (int)status_latency_format(buf + off, len - (size_t)off, s);
 	return off < 0 ? 0 : (size_t)off < len ? (size_t)off : len - 1;

@@ -231,6 +231,15 @@ int metrics_tick(struct metrics *m, struct loader *l, const struct metrics_tick 
 			n->depth = t->sig->depth;
 			n->backlog = t->sig->backlog;
 		}
+		if (t->sig->have_listen_drops) {
+			const struct listener_verdict *v = &t->sig->listeners;
+
+			n->listeners = v->judged;
+			n->stuck = v->stuck;
+			n->told = v->told;
+			memcpy(n->stuck_id, v->stuck_id, sizeof(n->stuck_id));
+			n->stuck_overflows += v->stuck_overflows;
+		}
 	}
 	stats_sum(t->percpu, t->ncpus, &n->stats);
 	/* Not fatal either: the tunnel counters keep their last values. */

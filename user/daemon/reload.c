@@ -264,6 +264,7 @@ int reload_config(struct shedd_options *o, struct loader *l, struct signals *sig
 		tp->ap.floor[c] = n.floor[c];
 	controller_params(&n, &cp);
 	cp.tick_ns = tp->cp.tick_ns;
+	sig->depth_frac = cp.depth_frac; /* a listener's trouble (listeners.h) */
 	tp->burst_per_rate = n.burst ? (double)n.burst /
 			     (double)(n.rate_per_sec ? n.rate_per_sec : 1) : 0.1;
 	if (tp->aimd) {

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "aimd.h"
 #include "log.h"
 #include "service.h"
 #include "shedd_latency.h"
@@ -83,24 +85,40 @@ static int port_group(const struct signals *s, __u16 port)
 	return -1;
 }
 
-/* One listener of the dump: its depth (idiag_rqueue) and backlog
- * (idiag_wqueue) to its group, if it is protected or a backend. */
+/* Without --port every port is protected, but not every listener of the
+ * namespace is the protected service: only one the interface's SYNs can
+ * reach (listener_reachable()). */
+static bool reachable(const struct signals *s, const struct inet_diag_msg *d)
+{
+	return listener_reachable(d->idiag_family, (const __u8 *)d->id.idiag_src,
+				  d->id.idiag_if, s->ifindex);
+}
+
+/* One listener of the dump into this tick's table, if it is protected or
+ * a backend. */
 static void diag_listener(const struct inet_diag_msg *d, size_t len, void *arg)
 {
 	struct signals *s = arg;
-	struct listener_drops *ld = s->drops_cur;
-	__u32 drops;
+	struct listener_table *t = s->lt_cur;
+	struct listener_sample *l;
 	int g = port_group(s, ntohs(d->id.idiag_sport));
 
-	if (g < 0)
+	if (g < 0 || t->n >= MAX_LISTENERS || (!s->nr_ports && !reachable(s, d)))
 		return;
-	s->groups[g].depth += d->idiag_rqueue;
-	s->groups[g].backlog += d->idiag_wqueue;
-	if (ld && ld->n < MAX_LISTENERS && !diag_msg_drops(d, len, &drops)) {
-		ld->ino[ld->n] = d->idiag_inode;
-		ld->drops[ld->n] = drops;
-		ld->n++;
-	}
+	l = &t->l[t->n++];
+	*l = (struct listener_sample){
+		.id = {
+			.ino = d->idiag_inode,
+			.cookie = (__u64)d->id.idiag_cookie[1] << 32 | d->id.idiag_cookie[0],
+			.family = d->idiag_family,
+			.port = ntohs(d->id.idiag_sport),
+		},
+		.group = g,
+		.depth = d->idiag_rqueue,
+		.backlog = d->idiag_wqueue,
+	};
+	memcpy(l->id.addr, d->id.idiag_src, d->idiag_family == AF_INET6 ? 16 : 4);
+	l->have_drops = !diag_msg_drops(d, len, &l->drops);
 }
 
 /* Add the protected and backend listeners of one address family to their
@@ -468,14 +486,21 @@ void signals_open(struct signals *s, const struct shedd_options *o, int ncpus)
 		s->skel = NULL;
 	}
 
-	s->drops_prev = calloc(1, sizeof(*s->drops_prev));
-	s->drops_cur = calloc(1, sizeof(*s->drops_cur));
-	if (!s->drops_prev || !s->drops_cur) {
-		free(s->drops_prev);
-		free(s->drops_cur);
-		s->drops_prev = s->drops_cur = NULL;
-		log_warn("out of memory for listener drops; running without "
-			 "listen overflows");
+	{
+		struct aimd_params p;
+
+		aimd_defaults(&p);
+		s->depth_frac = o->depth_frac > 0 ? o->depth_frac : p.depth_frac;
+	}
+	s->ifindex = if_nametoindex(o->iface);
+	s->lt_prev = calloc(1, sizeof(*s->lt_prev));
+	s->lt_cur = calloc(1, sizeof(*s->lt_cur));
+	if (!s->lt_prev || !s->lt_cur) {
+		free(s->lt_prev);
+		free(s->lt_cur);
+		s->lt_prev = s->lt_cur = NULL;
+		log_warn("out of memory for the listeners' table; running without "
+			 "accept-queue depth and listen overflows");
 	}
 	s->diag_fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (s->diag_fd < 0)
@@ -572,24 +597,76 @@ static void read_latency(struct signals *s, struct signal_report *r)
 		pthread_mutex_unlock(&s->lat_lock);
 }
 
-/* Overflows and drops of the protected and backend listeners only: the
- * namespace's TcpExt counters also count every other listener's. */
-static void read_listen_drops(struct signals *s, struct signal_report *r)
-{
-	struct listener_drops *swap;
+/* A stuck listener is said once it has been stuck this many ticks in a
+ * row (a second at the default tick), and again when it is no longer. */
+#define LISTENER_TELL_TICKS 10
 
-	if (!r->have_depth || !s->drops_cur) {
-		s->have_drops_prev = false;
+static void tell_listeners(struct signals *s, const struct listener_verdict *v)
+{
+	const struct listener_table *t = s->lt_cur;
+	char name[64];
+	int i, k;
+
+	/* Those said before that are no longer stuck, or gone. */
+	for (k = 0; k < s->told;) {
+		for (i = 0; i < t->n && t->l[i].id.ino != s->told_id[k].ino; i++)
+			;
+		if (i < t->n && t->l[i].stuck_ticks) {
+			k++;
+			continue;
+		}
+		listener_name(&s->told_id[k], name, sizeof(name));
+		log_notice("listener %s (inode %llu): %s", name,
+			   (unsigned long long)s->told_id[k].ino,
+			   i < t->n ? "no longer stuck" : "closed");
+		s->told_id[k] = s->told_id[--s->told];
+	}
+	for (k = 0; k < v->told && s->told < LISTENERS_TOLD; k++) {
+		const struct listener_id *id = &v->stuck_id[k];
+
+		if (v->stuck_ticks[k] != LISTENER_TELL_TICKS)
+			continue;
+		for (i = 0; i < t->n && t->l[i].id.ino != id->ino; i++)
+			;
+		listener_name(id, name, sizeof(name));
+		log_warn("listener %s (inode %llu, cookie %llu): accept queue %u/%u, "
+			 "in trouble for %u ticks while %d of the %d listeners judged "
+			 "are not: stuck on its own (a worker that stopped accepting?); "
+			 "the SYNs the kernel hashes to it are lost as without shedd, "
+			 "the others' admissions are not cut for it",
+			 name, (unsigned long long)id->ino, (unsigned long long)id->cookie,
+			 i < t->n ? t->l[i].depth : 0, i < t->n ? t->l[i].backlog : 0,
+			 v->stuck_ticks[k], v->judged - v->stuck, v->judged);
+		s->told_id[s->told++] = *id;
+	}
+}
+
+/* The listeners of the protected and backend ports, one by one: their own
+ * drops and overflows (the namespace's TcpExt counters also count every
+ * other listener's), their queues, and which of them are stuck alone.
+ * @overflows_moved: ListenOverflows moved (overflow_drops()). */
+static void read_listeners(struct signals *s, struct signal_report *r, bool overflows_moved)
+{
+	struct listener_table *swap;
+	struct listener_verdict v;
+
+	if (!r->have_depth) {
+		s->have_lt_prev = false;
 		return;
 	}
-	if (s->have_drops_prev) {
-		r->have_listen_drops = true;
-		r->listen_drops = listener_drops_delta(s->drops_prev, s->drops_cur);
-	}
-	swap = s->drops_prev;
-	s->drops_prev = s->drops_cur;
-	s->drops_cur = swap;
-	s->have_drops_prev = true;
+	if (!s->have_lt_prev)
+		s->lt_prev->n = 0;
+	listeners_judge(s->lt_prev, s->lt_cur, 1 + s->nr_backend_ports, s->depth_frac,
+			overflows_moved, &v);
+	listeners_report(r, &v, 1 + s->nr_backend_ports);
+	r->have_listen_drops = s->have_lt_prev;
+	if (!r->have_listen_drops)
+		r->listen_overflows = 0;
+	tell_listeners(s, &v);
+	swap = s->lt_prev;
+	s->lt_prev = s->lt_cur;
+	s->lt_cur = swap;
+	s->have_lt_prev = true;
 }
 
 /* Connections that left the accept queues in the window of the sojourn
@@ -614,25 +691,16 @@ static void queue_left(struct signals *s, struct signal_report *r, __u64 depth)
 void signals_read(struct signals *s, struct signal_report *r)
 {
 	__u64 ovf, drops, depth = 0;
+	int i;
 
 	memset(r, 0, sizeof(*r));
 	read_sojourn(s, r);
-	if (s->diag_fd >= 0) {
-		int g, n = 1 + s->nr_backend_ports;
-		struct queue_group full;
-
-		if (s->drops_cur)
-			s->drops_cur->n = 0;
-		memset(s->groups, 0, sizeof(s->groups));
+	if (s->diag_fd >= 0 && s->lt_cur) {
+		s->lt_cur->n = 0;
 		r->have_depth = diag_family(s, AF_INET) == 0 && diag_family(s, AF_INET6) == 0;
-		for (g = 0; g < n; g++)
-			depth += s->groups[g].depth;
-		full = queue_fullest(s->groups, n);
-		r->depth = full.depth;
-		r->backlog = full.backlog;
+		for (i = 0; i < s->lt_cur->n; i++)
+			depth += s->lt_cur->l[i].depth;
 	}
-	read_listen_drops(s, r);
-	queue_left(s, r, depth);
 	if (s->have_netstat && read_netstat(&ovf, &drops) == 0) {
 		r->have_netstat = true;
 		r->overflows = ovf >= s->last_overflows ? ovf - s->last_overflows : 0;
@@ -640,9 +708,12 @@ void signals_read(struct signals *s, struct signal_report *r)
 		s->last_overflows = ovf;
 		s->last_drops = drops;
 	}
-	r->listen_overflows = overflow_drops(r->listen_drops, r->have_netstat, r->overflows,
-					     s->overflowed_before);
+	/* A listener's drops are overflows while ListenOverflows moves, in
+	 * this tick or the one before: the listeners are read before
+	 * /proc/net/netstat (overflow_drops()). */
+	read_listeners(s, r, !r->have_netstat || r->overflows > 0 || s->overflowed_before);
 	s->overflowed_before = r->have_netstat && r->overflows > 0;
+	queue_left(s, r, depth);
 	if (s->have_snmp && read_passive_opens(&ovf) == 0) {
 		r->have_passive_opens = true;
 		r->passive_opens = ovf >= s->last_passive_opens ? ovf - s->last_passive_opens : 0;
@@ -672,9 +743,9 @@ void signals_close(struct signals *s)
 	free(s->percpu_bk);
 	free(s->zero);
 	s->percpu = s->percpu_bk = s->zero = NULL;
-	free(s->drops_prev);
-	free(s->drops_cur);
-	s->drops_prev = s->drops_cur = NULL;
+	free(s->lt_prev);
+	free(s->lt_cur);
+	s->lt_prev = s->lt_cur = NULL;
 }
 
 bool signals_have_delay(const struct signals *s)

@@ -45,14 +45,19 @@ struct signals {
 	int nr_ports;
 	__u16 backend_ports[MAX_BACKEND_PORTS];
 	int nr_backend_ports;
-	struct queue_group groups[QUEUE_GROUPS]; /* this tick's dump */
 	/* depth at the last two ticks, to line up with the sojourn slot read
 	 * (the previous tick's samples) */
 	bool have_depth_at[2];
 	__u64 depth_at[2]; /* [0]: two ticks ago, [1]: one tick ago */
 	__u64 collected; /* sojourn slots read */
-	struct listener_drops *drops_prev, *drops_cur;
-	bool have_drops_prev;
+	/* the listeners of the last dump and of this one (listeners.h) */
+	struct listener_table *lt_prev, *lt_cur;
+	bool have_lt_prev;
+	double depth_frac;        /* a listener's queue past this is in trouble */
+	unsigned int ifindex;     /* the protected interface */
+	/* stuck listeners said in the log, to say when they accept again */
+	int told;
+	struct listener_id told_id[LISTENERS_TOLD];
 };
 
 /* Open every source; failures are reported on stderr and leave that source

@@ -87,6 +87,11 @@ static int gen_metrics(void)
 	s.aimd = true;
 	s.have_depth = true;
 	s.backend = true;
+	s.listeners = 4;
+	s.stuck = 1;
+	s.told = 1;
+	s.stuck_id[0] = (struct listener_id){ .ino = 123456, .cookie = 4242, .family = 2,
+					      .addr = { 198, 18, 0, 1 }, .port = 8080 };
 	s.fair.have = true;
 	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
 		s.fair.cls[c].cfg.levels = FAIR_ADDR | FAIR_NET24 | FAIR_NET64 | FAIR_NET48;
