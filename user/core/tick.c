@@ -108,6 +108,7 @@ void tick_lease(const struct tick_params *p, const struct tick_state *s, double 
 		__u64 lease_ns, bool pinned, __u64 now_ns, struct shedd_lease *out)
 {
 	struct shedd_class_rate fr[SHEDD_NR_CLASSES];
+	double demand[SHEDD_NR_CLASSES];
 	double burst = fail_rate * (p->burst_per_rate > 0 ? p->burst_per_rate : 0.1);
 	int c;
 
@@ -118,7 +119,21 @@ void tick_lease(const struct tick_params *p, const struct tick_state *s, double 
 	out->lease_ns = lease_ns;
 	out->relax_ns = lease_ns;
 	out->flags = pinned ? SHEDD_LEASE_PINNED : 0;
-	alloc_rates(&p->ap, fail_rate, burst < 1 ? 1 : burst, s->demand, p->ncpus, fr);
+	/* The demand the tick measured, each class's floor of the total
+	 * counted as demanded: nobody measures once the daemon is gone, and
+	 * a class idle at its last tick must not be left without its share
+	 * when its clients come. */
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		double floor_rate = p->ap.floor[c] * fail_rate;
+		int i;
+
+		demand[c] = 0;
+		for (i = 0; s->demand && i < p->ncpus; i++)
+			demand[c] += s->demand[c * p->ncpus + i];
+		if (demand[c] < floor_rate)
+			demand[c] = floor_rate;
+	}
+	alloc_rates(&p->ap, fail_rate, burst < 1 ? 1 : burst, demand, 1, fr);
 	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
 		/* Never to zero: a class the split leaves without a share
 		 * keeps one SYN a second. */

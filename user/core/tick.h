@@ -83,8 +83,9 @@ double tick_step(const struct tick_params *p, struct tick_state *s,
  * @now_ns, the lease @lease_ns (0: off; the heartbeat is still stamped,
  * for readers), the climb as long as the lease, and the fail-static total
  * @fail_rate split among the classes by the allocator with the demand the
- * tick measured, at least 1 SYN/s and 1 token each; @pinned: an operator's
- * pin holds, no lease. */
+ * tick measured, each class's floor of it counted as demanded (so every
+ * class keeps its floor), at least 1 SYN/s and 1 token each; @pinned: an
+ * operator's pin holds, no lease. */
 void tick_lease(const struct tick_params *p, const struct tick_state *s, double fail_rate,
 		__u64 lease_ns, bool pinned, __u64 now_ns, struct shedd_lease *out);
 
