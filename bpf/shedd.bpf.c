@@ -112,6 +112,18 @@ __noinline int shedd_borrow(struct shedd_bucket *b, __u32 cls)
 	return tb_borrow_rate(b, &r, res, now);
 }
 
+/* Has the daemon's lease run out at @now (lease.h)? Read without the
+ * record's lock: two words, each read whole; a record torn by a write
+ * costs one SYN's fairness at most. */
+static __always_inline int lease_run_out(__u64 now)
+{
+	struct shedd_lease *ls;
+	__u32 zero = 0;
+
+	ls = bpf_map_lookup_elem(&lease, &zero);
+	return ls && *(volatile __u64 *)&ls->lease_ns && lease_expired(ls, now);
+}
+
 /* Return 1 to admit, 0 to shed. The CPU's cache @b answers most SYNs, at
  * @now of either clock; the shared rate record and reserve are looked up
  * only to borrow. */
@@ -606,9 +618,11 @@ int shedd_xdp(struct xdp_md *ctx)
 	cs->syn++;
 	st->frag_judged += p.first_frag;
 	/* While the class sheds, a source over its share is shed first,
-	 * before it takes a token or a cookie (fair.h). */
+	 * before it takes a token or a cookie (fair.h). The shares are the
+	 * daemon's, of the rates it wrote: once its lease ran out they are
+	 * of a rate no longer in force, and no source is shed for them. */
 	fc = fair_of(cls);
-	if (fc && fc->active &&
+	if (fc && fc->active && !lease_run_out(now) &&
 	    shedd_fair(ctx, p.l2_len, p.l3_len, cookie_flags(&p), cls | FAIR_CHECK)) {
 		/* Demand all the same where SYNs are charged: the class's
 		 * share of the rate follows what its sources ask. */

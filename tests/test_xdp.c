@@ -5515,6 +5515,37 @@ static void test_fair_verified_counts_acks(void **state)
 	       (unsigned long long)fs.shed, (unsigned long long)fs.checked);
 }
 
+/* The shares fairness holds sources to are the daemon's, of the rates it
+ * wrote: once its lease ran out, no source is shed for them (it is still
+ * counted). */
+static void test_fair_lease_run_out(void **state)
+{
+	const char *name = "fairness: the daemon's lease ran out: no source is shed for its share";
+	const __u32 cls = SHEDD_SHEDDABLE, limit[FAIR_LEVELS] = { 5, 0, 0 };
+	struct shedd_fair_stats fs;
+
+	(void)state;
+	assert_int_equal(reset_maps(NULL, NULL), 0);
+	assert_int_equal(fair_reset(cls, FAIR_ALL_LEVELS, 1, limit), 0);
+	/* The lease runs out at T0. */
+	assert_int_equal(set_lease(T0_NS - MS(1000), MS(1000), 1000, 1000, 0), 0);
+	expect(fair_syns(name, "198.18.7.9", 1, 10, 0) == 5, name,
+	       "to the end of the lease: 5 of 10, the source's limit");
+	skel->bss->test_clock_ns = T0_NS + MS(1);
+	expect(fair_syns(name, "198.18.7.9", 1, 10, 0) == 10, name,
+	       "the lease run out: 10 of 10");
+	fs = fair_stats_of(cls);
+	expect(fs.shed == 5 && fs.counted == 15, name, "fair_stats: shed %llu counted %llu",
+	       (unsigned long long)fs.shed, (unsigned long long)fs.counted);
+	/* A heartbeat: the shares hold again. */
+	assert_int_equal(set_lease(skel->bss->test_clock_ns, MS(1000), 1000, 1000, 0), 0);
+	expect(fair_syns(name, "198.18.7.9", 1, 10, 0) == 0, name,
+	       "a fresh heartbeat: over its limit, 0 of 10");
+	/* Leave no fairness and no lease to the cases after it. */
+	assert_int_equal(fair_reset(cls, 0, 0, NULL), 0);
+	assert_int_equal(reset_maps(NULL, NULL), 0);
+}
+
 static const struct CMUnitTest fixed_tests[] = {
 	{ "stack: the deepest call chain leaves 64 bytes of the verifier's 512",
 	  test_stack_headroom, NULL, NULL, NULL },
@@ -5534,6 +5565,8 @@ static const struct CMUnitTest fixed_tests[] = {
 	  base_setup, NULL, NULL },
 	{ "lease: never lower, never zero, not over a pin", test_lease_bounds, base_setup,
 	  NULL, NULL },
+	{ "fairness: the daemon's lease ran out: no source is shed for its share",
+	  test_fair_lease_run_out, NULL, NULL, NULL },
 	{ "SYN+FIN and SYN+RST spend no token", test_bad_syn_spends_no_token,
 	  base_setup, NULL, NULL },
 	{ "a SYN shed by drop from a backed-off CPU is not checksummed",
