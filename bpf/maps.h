@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* maps.h - the maps of the XDP program. Layouts come from include/shedd.h.
- * Userspace writes settings, broadcast, ports, prefix_v4, prefix_v6, rates,
+ * Userspace writes settings, broadcast, ports, prefix_v4, prefix_v6, rates, lease,
  * ctl_state, ctl_cmd, manual_v4, manual_v6, daemon_stats and layout; the program
  * writes reserve, buckets, stats, rst_budget, cookie_budget and refresh. The daemon pins every map by name.
  */
@@ -54,6 +54,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct shedd_reserve);
 } reserve SEC(".maps");
+
+/* The daemon's lease on the rates (include/lease.h): its heartbeat, and
+ * where each class climbs once the heartbeat is older than the lease. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shedd_lease);
+} lease SEC(".maps");
 
 /* Per-CPU: XDP runs in softirq on one CPU at a time, so these need no
  * atomics and no locks. */

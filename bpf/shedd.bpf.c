@@ -75,7 +75,7 @@ static __always_inline __u32 classify(const struct pkt *p, void *data_end,
 }
 
 /* The slow half of charge(): borrow from the class's reserve, refilled to
- * the fine clock. A global function, so the verifier checks it once on its
+ * the fine clock, at the rate the daemon's lease allows (lease.h). A global function, so the verifier checks it once on its
  * own instead of once for every path of the parser that reaches it.
  * Without its map entries (or its cache) the program cannot judge: it
  * fails open and admits. */
@@ -83,10 +83,45 @@ __noinline int shedd_borrow(struct shedd_bucket *b, __u32 cls)
 {
 	struct shedd_rate *rate = bpf_map_lookup_elem(&rates, &cls);
 	struct shedd_reserve *res = bpf_map_lookup_elem(&reserve, &cls);
+	struct shedd_class_rate r;
+	struct shedd_lease *ls;
+	__u32 zero = 0;
+	__u64 now;
 
 	if (!b || !rate || !res)
 		return 1;
-	return tb_borrow(b, rate, res, clock_ns());
+	bpf_spin_lock(&rate->lock);
+	r = rate->r;
+	bpf_spin_unlock(&rate->lock);
+	now = clock_ns();
+	/* The lease (lease.h), read under its lock, as the daemon writes it
+	 * every tick; without one (lease_ns 0, the default) the rates hold
+	 * as written and the lock is not taken. */
+	ls = bpf_map_lookup_elem(&lease, &zero);
+	if (ls && *(volatile __u64 *)&ls->lease_ns) {
+		__u32 k = cls;
+
+		/* Bounded where the verifier sees it (lease_relax() bounds it
+		 * too, which the compiler may fold away). */
+		asm volatile("" : "+r"(k));
+		k &= SHEDD_NR_CLASSES - 1;
+		bpf_spin_lock(&ls->lock);
+		lease_relax(&r, ls, k, now);
+		bpf_spin_unlock(&ls->lock);
+	}
+	return tb_borrow_rate(b, &r, res, now);
+}
+
+/* Has the daemon's lease run out at @now (lease.h)? Read without the
+ * record's lock: two words, each read whole; a record torn by a write
+ * costs one SYN's fairness at most. */
+static __always_inline int lease_run_out(__u64 now)
+{
+	struct shedd_lease *ls;
+	__u32 zero = 0;
+
+	ls = bpf_map_lookup_elem(&lease, &zero);
+	return ls && *(volatile __u64 *)&ls->lease_ns && lease_expired(ls, now);
 }
 
 /* Return 1 to admit, 0 to shed. The CPU's cache @b answers most SYNs, at
@@ -583,9 +618,11 @@ int shedd_xdp(struct xdp_md *ctx)
 	cs->syn++;
 	st->frag_judged += p.first_frag;
 	/* While the class sheds, a source over its share is shed first,
-	 * before it takes a token or a cookie (fair.h). */
+	 * before it takes a token or a cookie (fair.h). The shares are the
+	 * daemon's, of the rates it wrote: once its lease ran out they are
+	 * of a rate no longer in force, and no source is shed for them. */
 	fc = fair_of(cls);
-	if (fc && fc->active &&
+	if (fc && fc->active && !lease_run_out(now) &&
 	    shedd_fair(ctx, p.l2_len, p.l3_len, cookie_flags(&p), cls | FAIR_CHECK)) {
 		/* Demand all the same where SYNs are charged: the class's
 		 * share of the rate follows what its sources ask. */

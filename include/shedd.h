@@ -184,6 +184,28 @@ struct shedd_rate {
 	struct shedd_class_rate r;
 };
 
+/*
+ * lease: the daemon's lease on the rates it wrote. Written by the daemon
+ * only (BPF_F_LOCK), every tick; read by the program when a CPU borrows
+ * from a class's reserve. ARRAY with one entry. Fail static is the rule
+ * (docs/datapath.md): a dead daemon leaves its last rates. With a lease
+ * (lease_ns > 0), a daemon silent for longer than lease_ns lets each class
+ * climb from its last rate to fail_rate_per_sec[class], linearly over
+ * relax_ns, never below the last rate (include/lease.h). A heartbeat
+ * restores the daemon's rates at once. Every field 0 (pins of an older
+ * shedd, --lease 0): fail static as before.
+ */
+#define SHEDD_LEASE_PINNED 1U /* flags: an operator pinned the rate: no lease */
+struct shedd_lease {
+	struct bpf_spin_lock lock;
+	__u32 flags;            /* SHEDD_LEASE_PINNED */
+	__u64 heartbeat_ns;     /* the daemon's last tick (CLOCK_MONOTONIC); 0: never */
+	__u64 lease_ns;         /* 0: no lease, fail static */
+	__u64 relax_ns;         /* how long the climb to the fail-static rate takes */
+	__u64 fail_rate_per_sec[SHEDD_NR_CLASSES]; /* where each class climbs to */
+	__u64 fail_burst[SHEDD_NR_CLASSES];        /* and its burst there */
+};
+
 /* The shared bucket of one class. */
 struct shedd_reserve_state {
 	__u64 tokens;  /* in units of 1/NSEC_PER_SEC token */
@@ -667,11 +689,12 @@ struct shedd_sysctls {
  *   3: settings of two entries and settings_cur; proven of struct
  *      shedd_proven; flow_key; refresh of REFRESH_SLOTS 251;
  *   4: port_set;
- *   5: fair_sketch, fair_config, fair_heavy, fair_stats.
+ *   5: fair_sketch, fair_config, fair_heavy, fair_stats;
+ *   6: lease.
  * A change to any pinned map's layout raises it, and user/maps/layout.c says
  * how a value of each older layout becomes today's.
  */
-#define SHEDD_LAYOUT_VERSION 5
+#define SHEDD_LAYOUT_VERSION 6
 /*
  * layout_compat: forward compatibility, an interface that never changes.
  * ARRAY with one entry, written with layout by the daemon that made the
@@ -800,6 +823,7 @@ _Static_assert(80 % REFRESH_SLOTS != 8080 % REFRESH_SLOTS &&
 	       80 % REFRESH_SLOTS != 443 % REFRESH_SLOTS, "common ports share no refresh slot");
 _Static_assert(sizeof(struct shedd_class_rate) == 48, "shedd_class_rate is a map value");
 _Static_assert(sizeof(struct shedd_rate) == 56, "shedd_rate is a map value");
+_Static_assert(sizeof(struct shedd_lease) == 8 + 11 * 8, "shedd_lease is a map value");
 _Static_assert(sizeof(struct shedd_reserve) == 24, "shedd_reserve is a map value");
 _Static_assert(sizeof(struct shedd_bucket) == 40, "shedd_bucket is a map value");
 _Static_assert(sizeof(struct shedd_class_stats) == 11 * 8, "shedd_class_stats");

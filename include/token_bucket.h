@@ -32,6 +32,7 @@
 #define TOKEN_BUCKET_H
 
 #include "shedd.h"
+#include "lease.h"
 
 /* The XDP program serialises each reserve and each rate record with
  * bpf_spin_lock. Userspace callers (tests, simulations) run the CPUs of a
@@ -145,26 +146,23 @@ static __always_inline int tb_cached(struct shedd_bucket *b, __u64 now_ns)
 }
 
 /**
- * tb_borrow() - refill the class's reserve under its lock and borrow the
- * CPU's next batch from it; spend one token of it on this SYN.
+ * tb_borrow_rate() - refill the class's reserve under its lock and borrow
+ * the CPU's next batch from it; spend one token of it on this SYN.
  * @b:      this CPU's cache for the class (per-CPU: no lock)
- * @rv:     the class's rate record (read under its lock)
+ * @r:      a copy of the class's rate record, taken under its lock
  * @res:    the class's reserve (updated under its lock)
  * @now_ns: current time in nanoseconds
  *
  * Return: 1 to admit, 0 to shed. A class whose rate was never written
  * admits (the program fails open before it is configured).
  */
-static __always_inline int tb_borrow(struct shedd_bucket *b, struct shedd_rate *rv,
-				     struct shedd_reserve *res, __u64 now_ns)
+static __always_inline int tb_borrow_rate(struct shedd_bucket *b,
+					  const struct shedd_class_rate *r,
+					  struct shedd_reserve *res, __u64 now_ns)
 {
-	struct shedd_class_rate r;
 	__u64 want, got;
 
-	TB_LOCK(&rv->lock);
-	r = rv->r;
-	TB_UNLOCK(&rv->lock);
-	if (!(r.flags & SHEDD_RATE_SET))
+	if (!(r->flags & SHEDD_RATE_SET))
 		return 1;
 
 	want = b->batch;
@@ -172,29 +170,55 @@ static __always_inline int tb_borrow(struct shedd_bucket *b, struct shedd_rate *
 		want >>= 1;   /* the last batch went stale */
 	else if (now_ns < b->until_ns)
 		want <<= 1;   /* spent within its lease */
-	if (want > r.batch)
-		want = r.batch;
+	if (want > r->batch)
+		want = r->batch;
 	if (want > MAX_BATCH)
 		want = MAX_BATCH;
 	if (want < 1)
 		want = 1;
 
 	TB_LOCK(&res->lock);
-	tb_refill(&res->s, &r, now_ns);
-	if (b->tokens && now_ns - b->until_ns < r.lease_ns)
-		tb_give_back(&res->s, &r, b->tokens);
+	tb_refill(&res->s, r, now_ns);
+	if (b->tokens && now_ns - b->until_ns < r->lease_ns)
+		tb_give_back(&res->s, r, b->tokens);
 	got = tb_take(&res->s, want);
 	TB_UNLOCK(&res->lock);
 
 	b->batch = (__u32)want;
 	if (!got) {
 		b->tokens = 0;
-		b->retry_ns = now_ns + r.lease_ns;
+		b->retry_ns = now_ns + r->lease_ns;
 		return 0;
 	}
 	b->tokens = got - 1;
-	b->until_ns = now_ns + r.lease_ns;
+	b->until_ns = now_ns + r->lease_ns;
 	return 1;
+}
+
+/**
+ * tb_borrow_leased() - tb_borrow_rate() with the record read under its
+ * lock, relaxed by the daemon's lease @l (lease.h) once it ran out; @l
+ * NULL: the record as written.
+ */
+static __always_inline int tb_borrow_leased(struct shedd_bucket *b, struct shedd_rate *rv,
+					    struct shedd_reserve *res,
+					    const struct shedd_lease *l, __u32 cls, __u64 now_ns)
+{
+	struct shedd_class_rate r;
+
+	TB_LOCK(&rv->lock);
+	r = rv->r;
+	TB_UNLOCK(&rv->lock);
+	if (l)
+		lease_relax(&r, l, cls, now_ns);
+	return tb_borrow_rate(b, &r, res, now_ns);
+}
+
+/* tb_borrow() - tb_borrow_leased() without a lease: the rates as written. */
+static __always_inline int tb_borrow(struct shedd_bucket *b, struct shedd_rate *rv,
+				     struct shedd_reserve *res, __u64 now_ns)
+{
+	return tb_borrow_leased(b, rv, res, NULL, 0, now_ns);
 }
 
 /* tb_charge_at() - judge one SYN of a class on the current CPU with the

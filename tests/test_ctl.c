@@ -84,6 +84,49 @@ static struct shedd_ctl_cmd pin_cmd(double rate)
 				       .pinned_mrate = (__u64)(rate * 1000) };
 }
 
+/* The lease record of a tick (tick_lease()): the heartbeat always; with a
+ * lease, the fail-static total split as the allocator splits a limit, by
+ * the demand measured, every class's floor counted as demanded (a flood in
+ * the lowest class: the idle ones keep their floors of 10 %), at least
+ * 1 SYN/s a class; a pin marks it held; off, no lease. */
+static void lease_record_of_a_tick(void **state)
+{
+	const struct shedd_ctl_cmd none = { 0 };
+	struct shedd_lease l;
+	__u64 sum = 0;
+	struct rig r;
+	int c;
+
+	(void)state;
+	rig_init(&r, false, 100);
+	rig_tick(&r, &none, 5000, 0);
+	tick_lease(&r.p, &r.s, 1000, 60000 * MS, false, r.now, &l);
+	assert_int_equal(l.heartbeat_ns, r.now);
+	assert_int_equal(l.lease_ns, 60000 * MS);
+	assert_int_equal(l.relax_ns, 60000 * MS);
+	assert_int_equal(l.flags, 0);
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		assert_true(l.fail_rate_per_sec[c] >= 1 && l.fail_burst[c] >= 1);
+		sum += l.fail_rate_per_sec[c];
+	}
+	assert_int_equal(sum, 1000);
+	assert_int_equal(l.fail_rate_per_sec[SHEDD_CRITICAL_PLUS], 100);
+	assert_int_equal(l.fail_rate_per_sec[SHEDD_SHEDDABLE], 700);
+	assert_int_equal(l.fail_burst[SHEDD_SHEDDABLE], 70);
+	/* Floors of 0 and a rate too small to share: 1 a class all the same. */
+	for (c = 0; c < SHEDD_NR_CLASSES; c++)
+		r.p.ap.floor[c] = 0;
+	tick_lease(&r.p, &r.s, 1, 60000 * MS, false, r.now, &l);
+	for (c = 0; c < SHEDD_NR_CLASSES; c++)
+		assert_int_equal(l.fail_rate_per_sec[c], 1);
+	tick_lease(&r.p, &r.s, 1000, 60000 * MS, true, r.now, &l);
+	assert_int_equal(l.flags, SHEDD_LEASE_PINNED);
+	tick_lease(&r.p, &r.s, 1000, 0, false, r.now, &l);
+	assert_int_equal(l.heartbeat_ns, r.now);
+	assert_int_equal(l.lease_ns, 0);
+	assert_int_equal(l.fail_rate_per_sec[SHEDD_SHEDDABLE], 0);
+}
+
 /* Overload while pinned: the controller sees it (mode, reasons) but the
  * allocator gets the pinned rate, tick after tick. */
 static void pinned_rate_is_written_while_the_controller_measures(void **state)
@@ -199,6 +242,7 @@ int main(void)
 		cmocka_unit_test(fixed_rate_pin_and_unpin),
 		cmocka_unit_test(pinned_rate_bounds),
 		cmocka_unit_test(older_record_resumes_fixed_does_not),
+		cmocka_unit_test(lease_record_of_a_tick),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -255,6 +255,20 @@ static void test_format_shape(void **state)
 	assert_non_null(strstr(out, "shedd_rate_pinned_syn_per_second{iface=\"a\\\"b\\\\c\"} 500\n"));
 	free(out);
 	s.pinned_rate = 0;
+	/* The lease: its length, the fail-static rate, the heartbeat's age
+	 * the daemon found, and how often it found it past the lease. */
+	s.lease_s = 300;
+	s.fail_static_rate = 5000;
+	s.heartbeat_gap_s = 412.5;
+	s.lease_expiries = 1;
+	out = format(&s);
+	assert_non_null(strstr(out, "# TYPE shedd_lease_seconds gauge\n"));
+	assert_non_null(strstr(out, "shedd_lease_seconds{iface=\"a\\\"b\\\\c\"} 300\n"));
+	assert_non_null(strstr(out, "shedd_lease_fail_static_syn_per_second{iface=\"a\\\"b\\\\c\"} 5000\n"));
+	assert_non_null(strstr(out, "shedd_lease_heartbeat_age_seconds{iface=\"a\\\"b\\\\c\"} 412.5\n"));
+	assert_non_null(strstr(out, "# TYPE shedd_lease_expiries_total counter\n"));
+	assert_non_null(strstr(out, "shedd_lease_expiries_total{iface=\"a\\\"b\\\\c\"} 1\n"));
+	free(out);
 	/* The answers off (settings.tx_blocked): said as a gauge of 1. */
 	s.tx_blocked = true;
 	out = format(&s);

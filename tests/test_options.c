@@ -17,7 +17,7 @@
 #include "options.h"
 #include "fair.h"
 
-static char out[8192], err[512];
+static char out[16384], err[512];
 
 static int parse(struct shedd_options *o, int argc, const char **argv)
 {
@@ -487,6 +487,51 @@ static void status_interval(void **state)
 
 static int parse_file(struct shedd_options *o, const char *text);
 
+/* --lease DUR (0, the default: off; at least 1 s and 3 ticks) and
+ * --fail-static-rate N (1 and up; unset: --rate), on the command line and
+ * in the file. */
+static void lease_options(void **state)
+{
+	struct shedd_options o;
+
+	(void)state;
+	assert_int_equal(PARSE(&o, "-i", "e"), OPTIONS_RUN);
+	assert_int_equal(o.lease_ns, 0);
+	assert_int_equal(o.fail_static_rate, 0);
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--lease", "60s", "--fail-static-rate", "2000"),
+			 OPTIONS_RUN);
+	assert_int_equal(o.lease_ns, 60000000000ULL);
+	assert_int_equal(o.fail_static_rate, 2000);
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--lease", "0"), OPTIONS_RUN);
+	assert_int_equal(o.lease_ns, 0);
+	options_free(&o);
+	/* A bare number is milliseconds, as for every duration: too short. */
+	assert_int_equal(PARSE(&o, "-i", "e", "--lease", "60"), OPTIONS_ERROR);
+	assert_non_null(strstr(err, "--lease: '60' is shorter than 1s (a bare number is "
+				    "milliseconds"));
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--lease", "2h"), OPTIONS_ERROR);
+	assert_non_null(strstr(err, "--lease: '2h' is not a duration"));
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--lease", "2s", "--tick-ms", "1000"),
+			 OPTIONS_ERROR);
+	assert_non_null(strstr(err, "--lease 2000ms is less than 3 ticks of 1000ms"));
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--fail-static-rate", "0"), OPTIONS_ERROR);
+	assert_non_null(strstr(err, "--fail-static-rate: ") &&
+			strstr(err, "(the lease never relaxes to 0; --lease 0 turns it off)"));
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--fail-static-rate", "lots"), OPTIONS_ERROR);
+	options_free(&o);
+	assert_int_equal(parse_file(&o, "[shedd]\niface = e0\nlease = 90s\n"
+				    "fail_static_rate = 500\n"), OPTIONS_RUN);
+	assert_int_equal(o.lease_ns, 90000000000ULL);
+	assert_int_equal(o.fail_static_rate, 500);
+	options_free(&o);
+}
+
 /* --fair and --fair-levels: every class, then one; and [class.NAME]. */
 static void fair_options(void **state)
 {
@@ -564,7 +609,7 @@ static int parse_file(struct shedd_options *o, const char *text)
  * its only place), and --help shows its default or says it is required. */
 static void table_is_whole(void **state)
 {
-	char help[8192], want[200];
+	char help[16384], want[200];
 	int i;
 
 	options_usage(help, sizeof(help));
@@ -953,6 +998,7 @@ int main(void)
 		cmocka_unit_test(config_errors),
 		cmocka_unit_test(example_parses),
 		cmocka_unit_test(status_interval),
+		cmocka_unit_test(lease_options),
 		cmocka_unit_test(rate_bounds),
 		cmocka_unit_test(prefix_limits),
 	};

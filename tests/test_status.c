@@ -10,6 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "lease.h"
 #include "status.h"
 
 /* Two CPUs; sheddable on CPU 1 is flooded: 1000 SYNs answered with
@@ -128,6 +129,50 @@ static void status_line_latency_by_source(void **state)
 	assert_int_equal(line[20], 'z');
 }
 
+/* What shedctl shows of the lease: the heartbeat's age, and once it ran
+ * out the rates the program admits, half way up the climb at half its
+ * length, never under the written rate; pinned or off, the written ones. */
+static void lease_state_as_read(void **state)
+{
+	const __u64 sec = 1000000000ULL, hb = 100 * sec;
+	const __u64 written[SHEDD_NR_CLASSES] = { 10, 10, 10, 2000 };
+	struct shedd_lease l = { .heartbeat_ns = hb, .lease_ns = 60 * sec,
+				 .relax_ns = 8192ULL << LEASE_UNIT_SHIFT };
+	struct lease_state ls;
+	int c;
+
+	(void)state;
+	for (c = 0; c < SHEDD_NR_CLASSES; c++)
+		l.fail_rate_per_sec[c] = 1000;
+	status_lease(&l, written, hb + 30 * sec, &ls);
+	assert_true(ls.stamped && ls.on && !ls.expired && !ls.pinned);
+	assert_float_equal(ls.age_s, 30, 1e-9);
+	assert_float_equal(ls.lease_s, 60, 1e-9);
+	assert_float_equal(ls.fail_static_rate, 4000, 1e-9);
+	assert_int_equal(ls.rate_per_sec[0], 10);
+	/* To the nanosecond of the lease: not run out. */
+	status_lease(&l, written, hb + 60 * sec, &ls);
+	assert_false(ls.expired);
+	status_lease(&l, written, hb + 60 * sec + (4096ULL << LEASE_UNIT_SHIFT), &ls);
+	assert_true(ls.expired);
+	assert_int_equal(ls.rate_per_sec[0], 505);
+	assert_int_equal(ls.rate_per_sec[3], 2000);
+	status_lease(&l, written, hb + 3600 * sec, &ls);
+	assert_int_equal(ls.rate_per_sec[1], 1000);
+	l.flags = SHEDD_LEASE_PINNED;
+	status_lease(&l, written, hb + 3600 * sec, &ls);
+	assert_true(ls.pinned && !ls.expired);
+	assert_int_equal(ls.rate_per_sec[1], 10);
+	l.flags = 0;
+	l.lease_ns = 0;
+	status_lease(&l, written, hb + 3600 * sec, &ls);
+	assert_true(!ls.on && !ls.expired && ls.stamped);
+	assert_float_equal(ls.age_s, 3600, 1e-9);
+	memset(&l, 0, sizeof(l));
+	status_lease(&l, written, hb, &ls);
+	assert_true(!ls.stamped && ls.age_s < 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -136,6 +181,7 @@ int main(void)
 		cmocka_unit_test(latency_target_says_where_it_comes_from),
 		cmocka_unit_test(status_line_latency_by_source),
 		cmocka_unit_test(summary_sums_the_classes),
+		cmocka_unit_test(lease_state_as_read),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

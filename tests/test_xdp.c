@@ -30,6 +30,7 @@
 #include <bpf/btf.h>
 
 #include "shedd.h"
+#include "lease.h"
 #include "shedd.skel.h"
 #include "handoff.skel.h"
 #include "xdp_harness.h"
@@ -298,6 +299,13 @@ static int reset_maps(const struct shedd_config *cfg,
 
 		err = bpf_map__update_elem(skel->maps.cookie_sent, &port, sizeof(port), &never,
 					   sizeof(never), BPF_ANY);
+	}
+	/* No lease unless a case writes one. */
+	if (!err) {
+		const struct shedd_lease none = {};
+
+		err = bpf_map__update_elem(skel->maps.lease, &zero, sizeof(zero), &none,
+					   sizeof(none), BPF_F_LOCK);
 	}
 	/* No tunnel ends here unless a case says so. */
 	if (!err) {
@@ -2423,6 +2431,109 @@ static void test_piecewise_refill(void **state)
 	/* 500 ms at 10/s + 500 ms at 1000/s = 505 tokens. */
 	skel->bss->test_clock_ns = T0_NS + MS(1000);
 	expect(send_syns(name, V4_OTHER, 600) == 505, name, "505 tokens after the change");
+}
+
+/* ---- the daemon's lease (include/lease.h) -------------------------------- */
+
+/* A climb of 8192 units of 2^20 ns: half way is a whole number of units. */
+#define LEASE_RELAX_NS (8192ULL << LEASE_UNIT_SHIFT)
+#define LEASE_HALF_NS (4096ULL << LEASE_UNIT_SHIFT)
+
+/* Stamp the heartbeat at @hb_ns with a lease of @lease_ns, each class
+ * climbing to @fail_rate (burst @fail_burst) over LEASE_RELAX_NS. */
+static int set_lease(__u64 hb_ns, __u64 lease_ns, __u64 fail_rate, __u64 fail_burst,
+		     __u32 flags)
+{
+	struct shedd_lease v = { .flags = flags, .heartbeat_ns = hb_ns, .lease_ns = lease_ns,
+				 .relax_ns = LEASE_RELAX_NS };
+	__u32 zero = 0, c;
+
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		v.fail_rate_per_sec[c] = fail_rate;
+		v.fail_burst[c] = fail_burst;
+	}
+	return bpf_map__update_elem(skel->maps.lease, &zero, sizeof(zero), &v, sizeof(v),
+				    BPF_F_LOCK);
+}
+
+/* The last rate holds exactly until the lease runs out; then the class
+ * climbs to the fail-static rate, half way at half the climb, all the way
+ * after it, and holds there; a fresh heartbeat gives the last rate back. */
+static void test_lease_relaxes(void **state)
+{
+	const char *name = "lease: the last rate, then a climb to the fail-static rate";
+	const struct shedd_class_rate r = { .rate_per_sec = 10, .burst = 10, .batch = 1 };
+	const __u64 lease = MS(10000), end = T0_NS + MS(10000);
+
+	(void)state;
+	assert_int_equal(set_rates(&r), 0);
+	assert_int_equal(set_lease(T0_NS, lease, 1000, 1000, 0), 0);
+	expect(send_syns(name, V4_OTHER, 20) == 10, name, "a full reserve: the burst of 10");
+	skel->bss->test_clock_ns = end - MS(1000);
+	expect(send_syns(name, V4_OTHER, 200) == 10, name, "9 s on: the burst of 10, no more");
+	/* To the last nanosecond of the lease: 1 s at the last 10/s. */
+	skel->bss->test_clock_ns = end;
+	expect(send_syns(name, V4_OTHER, 200) == 10, name,
+	       "the lease's last second: exactly the last rate, 10");
+	/* Half the climb after it ran out: 10 + (1000 - 10) / 2 = 505/s
+	 * and a burst of 505, which caps what 4.3 s refilled. */
+	skel->bss->test_clock_ns = end + LEASE_HALF_NS;
+	expect(send_syns(name, V4_OTHER, 1000) == 505, name,
+	       "half the climb: 505, the burst half way to 1000");
+	/* The whole climb and 1 s more: the fail-static rate and burst. */
+	skel->bss->test_clock_ns = end + LEASE_RELAX_NS + MS(1000);
+	expect(send_syns(name, V4_OTHER, 3000) == 1000, name,
+	       "after the climb: the fail-static burst of 1000");
+	skel->bss->test_clock_ns += MS(1000);
+	expect(send_syns(name, V4_OTHER, 3000) == 1000, name,
+	       "and 1000 a second from then on");
+	skel->bss->test_clock_ns += MS(100000);
+	expect(send_syns(name, V4_OTHER, 3000) == 1000, name, "100 s on: still 1000");
+	/* A daemon is back: its heartbeat restores the rate it wrote. */
+	assert_int_equal(set_lease(skel->bss->test_clock_ns, lease, 1000, 1000, 0), 0);
+	skel->bss->test_clock_ns += MS(1000);
+	expect(send_syns(name, V4_OTHER, 3000) == 10, name,
+	       "a fresh heartbeat: the last rate and burst, 10, again");
+	skel->bss->test_clock_ns += MS(1000);
+	expect(send_syns(name, V4_OTHER, 3000) == 10, name, "and 10 a second");
+}
+
+/* The lease never lowers a rate, never sheds everything, and holds no
+ * sway over a rate an operator pinned or without a lease. */
+static void test_lease_bounds(void **state)
+{
+	const char *name = "lease: never lower, never zero, not over a pin";
+	const struct shedd_class_rate r = { .rate_per_sec = 10, .burst = 10, .batch = 1 };
+	const struct shedd_class_rate none = { .rate_per_sec = 0, .burst = 1, .batch = 1 };
+	const __u64 lease = MS(10000), late = T0_NS + lease + LEASE_RELAX_NS + MS(1000);
+
+	(void)state;
+	/* A fail-static rate under the last one: the last one holds. */
+	assert_int_equal(set_rates(&r), 0);
+	assert_int_equal(set_lease(T0_NS, lease, 5, 5, 0), 0);
+	expect(send_syns(name, V4_OTHER, 20) == 10, name, "the burst of 10");
+	skel->bss->test_clock_ns = late;
+	expect(send_syns(name, V4_OTHER, 200) == 10, name, "run out, fail-static 5: still 10");
+	skel->bss->test_clock_ns += MS(1000);
+	expect(send_syns(name, V4_OTHER, 200) == 10, name, "and 10 a second");
+	/* A pinned rate holds. */
+	assert_int_equal(set_lease(T0_NS, lease, 1000, 1000, SHEDD_LEASE_PINNED), 0);
+	skel->bss->test_clock_ns += MS(1000);
+	expect(send_syns(name, V4_OTHER, 200) == 10, name, "pinned: 10 a second");
+	/* No lease (0): the heartbeat's age says nothing, fail static. */
+	assert_int_equal(set_lease(T0_NS, 0, 1000, 1000, 0), 0);
+	skel->bss->test_clock_ns += MS(1000);
+	expect(send_syns(name, V4_OTHER, 200) == 10, name, "no lease: 10 a second");
+	/* A class left at 0 by its last rate comes back to its fail-static
+	 * rate once the lease runs out. */
+	assert_int_equal(set_rates(&none), 0);
+	assert_int_equal(set_lease(skel->bss->test_clock_ns, lease, 1, 1, 0), 0);
+	skel->bss->test_clock_ns += MS(5000);
+	expect(send_syns(name, V4_OTHER, 200) == 0, name, "rate 0 inside the lease: all shed");
+	skel->bss->test_clock_ns += lease + LEASE_RELAX_NS;
+	expect(send_syns(name, V4_OTHER, 200) == 1, name, "run out: the fail-static 1");
+	skel->bss->test_clock_ns += MS(1000);
+	expect(send_syns(name, V4_OTHER, 200) == 1, name, "1 a second, never 0");
 }
 
 /* ---- the RST budget ------------------------------------------------------ */
@@ -5467,6 +5578,37 @@ static void test_fair_crowd(void **state)
 	       (unsigned long long)fs.shed, passed);
 }
 
+/* The shares fairness holds sources to are the daemon's, of the rates it
+ * wrote: once its lease ran out, no source is shed for them (it is still
+ * counted). */
+static void test_fair_lease_run_out(void **state)
+{
+	const char *name = "fairness: the daemon's lease ran out: no source is shed for its share";
+	const __u32 cls = SHEDD_SHEDDABLE, limit[FAIR_LEVELS] = { 5, 0, 0 };
+	struct shedd_fair_stats fs;
+
+	(void)state;
+	assert_int_equal(reset_maps(NULL, NULL), 0);
+	assert_int_equal(fair_reset(cls, FAIR_ALL_LEVELS, 1, limit), 0);
+	/* The lease runs out at T0. */
+	assert_int_equal(set_lease(T0_NS - MS(1000), MS(1000), 1000, 1000, 0), 0);
+	expect(fair_syns(name, "198.18.7.9", 1, 10, 0) == 5, name,
+	       "to the end of the lease: 5 of 10, the source's limit");
+	skel->bss->test_clock_ns = T0_NS + MS(1);
+	expect(fair_syns(name, "198.18.7.9", 1, 10, 0) == 10, name,
+	       "the lease run out: 10 of 10");
+	fs = fair_stats_of(cls);
+	expect(fs.shed == 5 && fs.counted == 15, name, "fair_stats: shed %llu counted %llu",
+	       (unsigned long long)fs.shed, (unsigned long long)fs.counted);
+	/* A heartbeat: the shares hold again. */
+	assert_int_equal(set_lease(skel->bss->test_clock_ns, MS(1000), 1000, 1000, 0), 0);
+	expect(fair_syns(name, "198.18.7.9", 1, 10, 0) == 0, name,
+	       "a fresh heartbeat: over its limit, 0 of 10");
+	/* Leave no fairness and no lease to the cases after it. */
+	assert_int_equal(fair_reset(cls, 0, 0, NULL), 0);
+	assert_int_equal(reset_maps(NULL, NULL), 0);
+}
+
 static const struct CMUnitTest fixed_tests[] = {
 	{ "stack: the deepest call chain leaves 64 bytes of the verifier's 512",
 	  test_stack_headroom, NULL, NULL, NULL },
@@ -5482,6 +5624,12 @@ static const struct CMUnitTest fixed_tests[] = {
 	  base_setup, NULL, NULL },
 	{ "refill is piecewise across a rate change", test_piecewise_refill, base_setup, NULL,
 	  NULL },
+	{ "lease: the last rate, then a climb to the fail-static rate", test_lease_relaxes,
+	  base_setup, NULL, NULL },
+	{ "lease: never lower, never zero, not over a pin", test_lease_bounds, base_setup,
+	  NULL, NULL },
+	{ "fairness: the daemon's lease ran out: no source is shed for its share",
+	  test_fair_lease_run_out, NULL, NULL, NULL },
 	{ "SYN+FIN and SYN+RST spend no token", test_bad_syn_spends_no_token,
 	  base_setup, NULL, NULL },
 	{ "a SYN shed by drop from a backed-off CPU is not checksummed",

@@ -581,3 +581,62 @@ rates_now() {
 	grep "mode=recovering stage=$((stage + 1))/3" "$LOG"
 	grep -q "controller resumes: mode=recovering stage=$stage " "$LOG"
 }
+
+# lease_json FIELD: a field of shedctl status --json (the lease's state as
+# the pins hold it; the daemon may be dead).
+lease_json() {
+	"${SHEDCTL:-$ROOT/shedctl}" --netns "$NS_SRV" status --json --interval 100ms | jq -e "$1"
+}
+
+@test "a killed shedd's lease runs out: the program keeps the low limit for the lease, then climbs to the fail-static rate; a restarted shedd adopts and resumes" {
+	LOG="$BATS_TEST_TMPDIR/shedd.log"
+	# A fixed limit of 100 SYN/s, all of it to the flooded class; once a
+	# lease of 8 s has run out, the program climbs over 8 s to the class's
+	# share of 3000 SYN/s (about 1300: the others keep their floors).
+	shedd_start --verify off --port "$PORT" --rate 100 --burst 10 --lease 8s \
+		--fail-static-rate 3000
+	flood_bg /dev/null 198.19.0.0/16 1000 3
+	wait_for "the rates written for the flood" 5 sh -c \
+		"bpftool map dump pinned '$PIN_DIR/rates' | jq -e '.[3].value.r.rate_per_sec == 100' >/dev/null"
+	lease_json '.lease_s == 8 and .lease_expired == false'
+	kill -KILL "$SHEDD_PID"
+	wait "$SHEDD_PID" || true
+	wait "$FLOOD_PID"
+	fail=$(bpftool map dump pinned "$PIN_DIR/lease" | jq '.[0].value.fail_rate_per_sec[3]')
+	echo "fail-static rate of the flooded class: $fail"
+	within "$fail" 1000 3000
+	killed=$(date +%s)
+	xdp_attached
+	# Within the lease: the last limit, 100/s and a burst of 10.
+	line=$(flood 198.19.0.0/16 1000 2)
+	echo "no daemon, within the lease: $line"
+	lease_json '.lease_expired == false and .heartbeat_age_s < 8'
+	echo "$(($(date +%s) - killed)) s after the kill"
+	within "$(field synack "$line")" 150 260
+	# The lease runs out 8 s after the last heartbeat; shedctl says so.
+	wait_for "the lease to run out" 12 lease_json '.lease_expired == true'
+	"${SHEDCTL:-$ROOT/shedctl}" --netns "$NS_SRV" status --interval 100ms |
+		grep 'lease 8s EXPIRED  heartbeat'
+	# The whole climb (8 s more): the class admits its fail-static rate,
+	# the whole flood of 1000/s.
+	wait_for "the climb to the fail-static rate" 12 lease_json ".classes[3].rate_per_sec == $fail"
+	before=$(stat_sum admitted 3)
+	line=$(flood 198.19.0.0/16 1000 2)
+	admitted=$(($(stat_sum admitted 3) - before))
+	echo "no daemon, the lease run out: $line; admitted $admitted"
+	# The program's verdicts: every SYN (the kernel answers fewer, its
+	# queue of half-open connections full of spoofed ones).
+	within "$admitted" 1990 2000
+	# Never zero: every class has its share (the floors of 10 %).
+	lease_json '[.classes[].rate_per_sec] | min >= 300'
+	# A restarted shedd adopts the program: its heartbeat gives the rate
+	# it finds pinned back at once, and it resumes at its limit.
+	shedd_start --verify off --port "$PORT" --rate 100 --burst 10 --lease 8s \
+		--fail-static-rate 3000
+	grep -q 'adopted the running shedd' "$LOG"
+	grep -E 'the heartbeat was [0-9.]+s old, past the lease of 8s' "$LOG"
+	lease_json '.lease_expired == false and .heartbeat_age_s < 2'
+	line=$(flood 198.19.0.0/16 1000 2)
+	echo "adopted: $line"
+	within "$(field synack "$line")" 150 260
+}

@@ -338,6 +338,23 @@ static void controller_families(struct out *o)
 	       "The total admitted SYN rate an operator pinned with shedctl rate pin; 0 while "
 	       "none is pinned.",
 	       s->pinned_rate);
+	gauge1(o, "shedd_lease_seconds",
+	       "The lease on the rates (--lease): a daemon silent this long lets the program "
+	       "climb to the fail-static rate; 0: no lease, fail static.",
+	       s->lease_s);
+	gauge1(o, "shedd_lease_fail_static_syn_per_second",
+	       "The total SYN rate the program climbs to once the lease runs out "
+	       "(--fail-static-rate, or --rate).",
+	       s->fail_static_rate);
+	gauge1(o, "shedd_lease_heartbeat_age_seconds",
+	       "How old the heartbeat was when the daemon last stamped it: about a tick, "
+	       "longer after a stall, or at start the time since the last daemon's.",
+	       s->heartbeat_gap_s);
+	counter1(o, "shedd_lease_expiries_total",
+		 "Heartbeats found older than the lease since the daemon started (at the "
+		 "adoption of a program left alone too long, or after a stall): the program "
+		 "had been climbing to the fail-static rate.",
+		 s->lease_expiries);
 	family(o, "shedd_class_rate_syn_per_second", "gauge",
 	       "The admitted SYN rate published for each class.");
 	for (c = 0; c < SHEDD_NR_CLASSES; c++) {

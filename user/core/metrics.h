@@ -57,6 +57,10 @@ struct metrics_snapshot {
 	bool backend;                    /* --backend-port listeners exist */
 	bool tx_blocked;                 /* cookies and RSTs off: XDP_TX goes nowhere */
 	double pinned_rate;              /* shedctl rate pin, SYN/s; 0: not pinned */
+	double lease_s;                  /* --lease; 0: off */
+	double fail_static_rate;         /* --fail-static-rate (or --rate), SYN/s */
+	double heartbeat_gap_s;          /* age of the heartbeat the last tick found */
+	__u64 lease_expiries;            /* heartbeats found older than the lease */
 	int completion;                  /* enum signals_completion */
 	struct fair_view fair;           /* per-source fairness (have: the maps exist) */
 	/* SIGHUP reloads of --config since this daemon started (not pinned:
@@ -86,6 +90,10 @@ struct metrics_tick {
 	__u64 skipped;                    /* the daemon's ticks skipped, in all */
 	bool tx_blocked;                  /* settings.tx_blocked (xdptx.h) */
 	double pinned_rate;               /* shedctl rate pin, SYN/s; 0: none */
+	double lease_s;                   /* the lease (include/lease.h); 0: off */
+	double fail_static_rate;          /* SYN/s */
+	double heartbeat_gap_s;           /* the heartbeat's age when last stamped */
+	__u64 lease_expiries;             /* since the daemon started */
 	int completion;                   /* enum signals_completion */
 };
 

@@ -598,6 +598,13 @@ const struct opt_def options_table[OPT_COUNT] = {
 	  "(unset: --max-rate) and the most unfinished SYNs get", 0 },
 	{ OPT_BURST, "burst", 'b', "shedd", "N", NULL, "rate/10",
 	  "total bucket depth in SYNs", 0 },
+	{ OPT_LEASE, "lease", 0, "shedd", "DUR", "0", NULL,
+	  "a daemon gone this long lets the program climb from its last rates to "
+	  "--fail-static-rate over as long again, never lower (0: off, the last rates "
+	  "hold)", 0 },
+	{ OPT_FAIL_STATIC_RATE, "fail-static-rate", 0, "shedd", "N", NULL, "--rate",
+	  "total SYN rate the program climbs to once the lease ran out, split among "
+	  "the classes as the allocator splits the limit", 0 },
 	{ OPT_PREFIX, "prefix", 'P', "shedd", "CIDR=CLASS", NULL, "none",
 	  "source prefix to class (repeatable)", OPTF_REPEAT | OPTF_REPLACE },
 	{ OPT_DEFAULT_CLASS, "default-class", 'd', "shedd", "CLASS", "sheddable", NULL,
@@ -924,6 +931,26 @@ int options_apply(struct options_state *st, const struct opt_def *d, const char 
 		*dst = v;
 		break;
 	}
+	case OPT_LEASE:
+		if (parse_duration(val, &v, why, sizeof(why))) {
+			errf(err, errlen, "--lease: %s", why);
+			return -1;
+		}
+		if (v && v < MIN_LEASE_NS) {
+			errf(err, errlen, "--lease: '%s' is shorter than 1s (a bare number is "
+			     "milliseconds; 0: no lease)", val);
+			return -1;
+		}
+		o->lease_ns = v;
+		break;
+	case OPT_FAIL_STATIC_RATE:
+		if (parse_u64(val, 1, MAX_TOTAL_RATE_PER_SEC, &o->fail_static_rate, why,
+			      sizeof(why))) {
+			errf(err, errlen, "--fail-static-rate: %s%s", why, strcmp(val, "0") ? "" :
+			     " (the lease never relaxes to 0; --lease 0 turns it off)");
+			return -1;
+		}
+		break;
 	case OPT_STATUS_INTERVAL:
 		if (parse_duration(val, &o->status_interval_ns, why, sizeof(why))) {
 			errf(err, errlen, "--status-interval: %s", why);
@@ -1207,6 +1234,15 @@ static int options_check(struct options_state *st, enum opt_id *bad, char *err, 
 			     (unsigned long long)o->min_rate);
 			return -1;
 		}
+	}
+	/* A lease that runs out between two ticks of a live daemon would
+	 * relax its rates while it runs. */
+	if (o->lease_ns && o->lease_ns < 3ULL * o->tick_ms * 1000000ULL) {
+		*bad = OPT_LEASE;
+		errf(err, errlen, "--lease %llums is less than 3 ticks of %ums: a live daemon "
+		     "would let it run out", (unsigned long long)(o->lease_ns / 1000000),
+		     o->tick_ms);
+		return -1;
 	}
 	*bad = OPT_PREFIX;
 	if (check_prefix_limits(o, err, errlen))

@@ -29,6 +29,7 @@
 #define DEFAULT_COOKIE_RATE_PER_SEC 1000000
 #define DEFAULT_VERIFY_HOLD_NS 10000000000ULL /* 10 s */
 #define DEFAULT_STATUS_INTERVAL_NS 1000000000ULL /* 1 s */
+#define MIN_LEASE_NS 1000000000ULL /* --lease: 1 s at least */
 
 #define MAX_RAMP_STAGES 8
 
@@ -125,13 +126,18 @@ struct shedd_options {
 	char config[256];         /* --config FILE; "" = none */
 	char metrics_addr[64];    /* --metrics-addr HOST:PORT; "none" = off */
 	__u64 status_interval_ns; /* --status-interval; 0 = no status line */
+	/* --lease: a daemon silent this long lets the program climb to the
+	 * fail-static rate (include/lease.h); 0: off, fail static */
+	__u64 lease_ns;
+	__u64 fail_static_rate;   /* --fail-static-rate, SYN/s; 0 = --rate */
 };
 
 /* The options, in the order of --help. Each has a long option, maybe a
  * short one, a config file key (the long name with '_' for '-') in a
  * section, and a default: options_table[] holds them all, once. */
 enum opt_id {
-	OPT_IFACE, OPT_NETNS, OPT_PORT, OPT_BACKEND_PORT, OPT_RATE, OPT_BURST,
+	OPT_IFACE, OPT_NETNS, OPT_PORT, OPT_BACKEND_PORT, OPT_RATE, OPT_BURST, OPT_LEASE,
+	OPT_FAIL_STATIC_RATE,
 	OPT_PREFIX, OPT_DEFAULT_CLASS, OPT_SOURCE_CHECK, OPT_FLOOR, OPT_REJECT, OPT_RST_RATE,
 	OPT_CONTROLLER, OPT_TARGET_DELAY, OPT_INTERVAL, OPT_MIN_RATE, OPT_MAX_RATE,
 	OPT_STEP, OPT_DEPTH_FRAC, OPT_RAMP, OPT_RAMP_HOLD, OPT_LATENCY_TARGET, OPT_PATIENCE,

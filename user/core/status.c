@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "options.h"
+#include "lease.h"
 #include "status.h"
 
 void stats_sum(const struct shedd_stats *percpu, int ncpus, struct shedd_stats *sum)
@@ -152,4 +153,26 @@ size_t status_latency_format(char *buf, size_t len, const struct signal_report *
 		off = append(buf, len, off, " ");
 	}
 	return append(buf, len, off, "lost=%llu ", (unsigned long long)s->latency_lost);
+}
+
+void status_lease(const struct shedd_lease *l, const __u64 written[SHEDD_NR_CLASSES],
+		  __u64 now_ns, struct lease_state *out)
+{
+	int c;
+
+	memset(out, 0, sizeof(*out));
+	out->stamped = l->heartbeat_ns != 0;
+	out->on = l->lease_ns != 0;
+	out->pinned = (l->flags & SHEDD_LEASE_PINNED) != 0;
+	out->age_s = out->stamped && now_ns >= l->heartbeat_ns ?
+			     (double)(now_ns - l->heartbeat_ns) / 1e9 : -1;
+	out->lease_s = (double)l->lease_ns / 1e9;
+	out->expired = lease_expired(l, now_ns);
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		struct shedd_class_rate r = { .rate_per_sec = written[c] };
+
+		lease_relax(&r, l, (__u32)c, now_ns);
+		out->rate_per_sec[c] = r.rate_per_sec;
+		out->fail_static_rate += out->on ? (double)l->fail_rate_per_sec[c] : 0;
+	}
 }

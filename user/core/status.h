@@ -44,4 +44,19 @@ int status_latency_target(char *buf, size_t len, bool off, bool derived, __u64 t
  * where there are any. Returns the length written (truncated to @len). */
 size_t status_latency_format(char *buf, size_t len, const struct signal_report *s);
 
+/* The lease as a reader sees it at @now_ns (shedctl): @l the pinned record
+ * (include/lease.h), @written the rates the daemon wrote. */
+struct lease_state {
+	bool stamped;          /* a heartbeat was ever stamped */
+	bool on;               /* a lease is set */
+	bool pinned;           /* an operator's pin holds: no lease */
+	bool expired;          /* the program relaxes the rates */
+	double age_s;          /* since the last heartbeat; -1: none */
+	double lease_s;
+	double fail_static_rate; /* the classes' fail-static rates, summed */
+	__u64 rate_per_sec[SHEDD_NR_CLASSES]; /* what the program admits now */
+};
+void status_lease(const struct shedd_lease *l, const __u64 written[SHEDD_NR_CLASSES],
+		  __u64 now_ns, struct lease_state *out);
+
 #endif /* SHEDD_STATUS_H */

@@ -2,6 +2,8 @@
 /* tick.c - the tick pipeline: signals -> controller -> allocator. Pure: no
  * I/O, no clock; the daemon and the simulation both call tick_step().
  */
+#include <string.h>
+
 #include "tick.h"
 
 void tick_init(const struct tick_params *p, struct tick_state *s, double start_rate)
@@ -112,4 +114,42 @@ __u64 tick_next_deadline(__u64 *deadline_ns, __u64 now_ns, __u64 tick_ns)
 		*deadline_ns = now_ns + tick_ns;
 	}
 	return skipped;
+}
+
+void tick_lease(const struct tick_params *p, const struct tick_state *s, double fail_rate,
+		__u64 lease_ns, bool pinned, __u64 now_ns, struct shedd_lease *out)
+{
+	struct shedd_class_rate fr[SHEDD_NR_CLASSES];
+	double demand[SHEDD_NR_CLASSES];
+	double burst = fail_rate * (p->burst_per_rate > 0 ? p->burst_per_rate : 0.1);
+	int c;
+
+	memset(out, 0, sizeof(*out));
+	out->heartbeat_ns = now_ns;
+	if (!lease_ns)
+		return;
+	out->lease_ns = lease_ns;
+	out->relax_ns = lease_ns;
+	out->flags = pinned ? SHEDD_LEASE_PINNED : 0;
+	/* The demand the tick measured, each class's floor of the total
+	 * counted as demanded: nobody measures once the daemon is gone, and
+	 * a class idle at its last tick must not be left without its share
+	 * when its clients come. */
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		double floor_rate = p->ap.floor[c] * fail_rate;
+		int i;
+
+		demand[c] = 0;
+		for (i = 0; s->demand && i < p->ncpus; i++)
+			demand[c] += s->demand[c * p->ncpus + i];
+		if (demand[c] < floor_rate)
+			demand[c] = floor_rate;
+	}
+	alloc_rates(&p->ap, fail_rate, burst < 1 ? 1 : burst, demand, 1, fr);
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		/* Never to zero: a class the split leaves without a share
+		 * keeps one SYN a second. */
+		out->fail_rate_per_sec[c] = fr[c].rate_per_sec ? fr[c].rate_per_sec : 1;
+		out->fail_burst[c] = fr[c].burst ? fr[c].burst : 1;
+	}
 }

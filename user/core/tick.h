@@ -86,6 +86,16 @@ void tick_controller_signals(const struct tick_input *in, double demand,
 double tick_step(const struct tick_params *p, struct tick_state *s,
 		 const struct tick_input *in, struct shedd_class_rate out[SHEDD_NR_CLASSES]);
 
+/* The lease record of a tick (include/lease.h) into @out: the heartbeat
+ * @now_ns, the lease @lease_ns (0: off; the heartbeat is still stamped,
+ * for readers), the climb as long as the lease, and the fail-static total
+ * @fail_rate split among the classes by the allocator with the demand the
+ * tick measured, each class's floor of it counted as demanded (so every
+ * class keeps its floor), at least 1 SYN/s and 1 token each; @pinned: an
+ * operator's pin holds, no lease. */
+void tick_lease(const struct tick_params *p, const struct tick_state *s, double fail_rate,
+		__u64 lease_ns, bool pinned, __u64 now_ns, struct shedd_lease *out);
+
 /* Advance @deadline_ns by one tick of @tick_ns. Ticks missed while the
  * daemon was stalled (the new deadline already past at @now_ns) are skipped,
  * not replayed back to back: the deadline becomes @now_ns + @tick_ns, and the

@@ -134,6 +134,8 @@ struct daemon {
 					 * --max-rate (tell_at_max()); 0: none */
 	__u64 at_max_ns;                /* the last tick it bound there; 0: none */
 	__u64 at_max_ticks;             /* ticks it bound there, since start */
+	double heartbeat_gap_s;         /* the heartbeat's age when last stamped */
+	__u64 lease_expiries;           /* of them, older than the lease */
 };
 
 /* The ceiling alone sheds a service healthy by every signal (the limit
@@ -313,6 +315,11 @@ static void tx_judge(struct daemon *d, const struct shedd_stats *percpu)
 		loader_write_tx_blocked(&d->l, flag); /* said; tried again next tick */
 }
 
+static double fail_static_rate(const struct shedd_options *o)
+{
+	return (double)(o->fail_static_rate ? o->fail_static_rate : o->rate_per_sec);
+}
+
 /* Hand the tick's figures to the metrics (@r NULL: publish, count nothing). */
 static void publish_metrics(struct daemon *d, const struct signal_report *r)
 {
@@ -327,7 +334,9 @@ static void publish_metrics(struct daemon *d, const struct signal_report *r)
 		.calm_probes = cs->lat.probes, .probing = cs->lat.probing, .at_max = at_max_shown(d),
 		.at_max_ticks = d->at_max_ticks,
 		.skipped = d->skipped, .tx_blocked = d->l.tx_blocked,
-		.pinned_rate = ctl_pinned_rate(&d->ctl.cmd), .completion = (int)d->completion });
+		.pinned_rate = ctl_pinned_rate(&d->ctl.cmd), .completion = (int)d->completion,
+		.lease_s = (double)d->o->lease_ns / 1e9, .fail_static_rate = fail_static_rate(d->o),
+		.heartbeat_gap_s = d->heartbeat_gap_s, .lease_expiries = d->lease_expiries });
 }
 
 static int write_rates(struct daemon *d)
@@ -336,6 +345,38 @@ static int write_rates(struct daemon *d)
 
 	if (err)
 		log_err("write rates: %s", strerror(-err));
+	return err;
+}
+
+/* The heartbeat and the lease (include/lease.h), every tick and before
+ * the program is attached or adopted: a program whose lease ran out while
+ * no daemon ran goes back to the rates written from the first stamp. */
+static int write_lease(struct daemon *d)
+{
+	const struct shedd_options *o = d->o;
+	struct shedd_lease was, v;
+	__u64 now = now_ns();
+	int err;
+
+	/* The heartbeat found: the last tick's, or at start the last
+	 * daemon's. Older than its lease, the program had been climbing. */
+	if (!loader_read_lease(&d->l, &was) && was.heartbeat_ns && now > was.heartbeat_ns) {
+		__u64 gap = now - was.heartbeat_ns;
+
+		d->heartbeat_gap_s = (double)gap / 1e9;
+		if (was.lease_ns && gap > was.lease_ns && !(was.flags & SHEDD_LEASE_PINNED)) {
+			d->lease_expiries++;
+			log_iface(LOG_WARNING, o->iface, "the heartbeat was %.1fs old, past the "
+				  "lease of %.0fs: the program had been climbing to the fail-static "
+				  "rate; the daemon's rates hold again", (double)gap / 1e9,
+				  (double)was.lease_ns / 1e9);
+		}
+	}
+	tick_lease(&d->tp, &d->ts, fail_static_rate(o), o->lease_ns,
+		   ctl_pinned_rate(&d->ctl.cmd) > 0, now, &v);
+	err = loader_write_lease(&d->l, &v);
+	if (err)
+		log_err("write lease: %s", strerror(-err));
 	return err;
 }
 
@@ -597,7 +638,7 @@ static int tick(struct daemon *d)
 	if (d->tp.aimd)
 		tell_mode(d, was, stage, why, drain, drain_end_ns);
 	tell_at_max(d, now);
-	if ((err = write_rates(d)) || (err = save_controller(d)))
+	if ((err = write_rates(d)) || (err = write_lease(d)) || (err = save_controller(d)))
 		return err;
 	fair_tick(d, now, (double)in.dt_ns / 1e9);
 	publish_metrics(d, &r);
@@ -914,7 +955,7 @@ static int run(struct shedd_options *o)
 			goto out;
 	}
 	fair_tick(&d, now_ns(), 0);
-	if ((err = save_controller(&d)))
+	if ((err = write_lease(&d)) || (err = save_controller(&d)))
 		goto out;
 	publish_metrics(&d, NULL);
 	/* Only now, with every map written, does the program see a packet. */
@@ -1102,7 +1143,7 @@ static void check_config_say(const struct shedd_options *o)
 int main(int argc, char **argv)
 {
 	struct shedd_options o;
-	char out[8192], err_msg[512];
+	char out[16384], err_msg[512];
 	struct sigaction sa;
 	int ret;
 

@@ -268,6 +268,10 @@ int metrics_tick(struct metrics *m, struct loader *l, const struct metrics_tick 
 	n->at_max_ticks = t->at_max_ticks;
 	n->tx_blocked = t->tx_blocked;
 	n->pinned_rate = t->pinned_rate;
+	n->lease_s = t->lease_s;
+	n->fail_static_rate = t->fail_static_rate;
+	n->heartbeat_gap_s = t->heartbeat_gap_s;
+	n->lease_expiries = t->lease_expiries;
 	n->completion = t->completion;
 	/* Copy only: no syscall, no formatting under the lock. */
 	pthread_mutex_lock(&m->lock);

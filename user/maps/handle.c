@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* handle.c - the maps of a loaded or adopted shedd, read and written
- * through its skeleton: the controller's state and counters, the rates,
- * the settings' tx_blocked, the stats and the fairness maps.
+ * through its skeleton: the controller's state and counters, the rates and
+ * their lease, the settings' tx_blocked, the stats and the fairness maps.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -101,6 +101,24 @@ int loader_write_rates(struct loader *l, const struct shedd_class_rate *next, __
 		if (bpf_map_update_elem(fd, &c, &cur, BPF_F_LOCK))
 			return -errno;
 	}
+	return 0;
+}
+
+int loader_write_lease(struct loader *l, const struct shedd_lease *v)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.lease), &zero, v, BPF_F_LOCK))
+		return -errno;
+	return 0;
+}
+
+int loader_read_lease(struct loader *l, struct shedd_lease *v)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem_flags(bpf_map__fd(l->skel->maps.lease), &zero, v, BPF_F_LOCK))
+		return -errno;
 	return 0;
 }
 

@@ -61,6 +61,10 @@ int loader_read_tun_stats(struct loader *l, struct shedd_tun_stats *sum);
 /* Publish every class's rate record (alloc_publish() at @now_ns). */
 int loader_write_rates(struct loader *l, const struct shedd_class_rate *next, __u64 now_ns);
 
+/* The lease record (include/lease.h), whole under its lock. */
+int loader_write_lease(struct loader *l, const struct shedd_lease *v);
+int loader_read_lease(struct loader *l, struct shedd_lease *v);
+
 /* The total rate the program is shedding at now: every class, every CPU
  * (what an adopting shedd starts from). */
 int loader_read_total_rate(struct loader *l, double *total);

@@ -68,6 +68,7 @@ static const struct layout_map maps[] = {
 	{ "prefix_v6", BPF_MAP_TYPE_LPM_TRIE, sizeof(struct shedd_lpm_v6), U32, 0, NULL },
 	{ "rates", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_rate), 0, NULL },
 	{ "reserve", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_reserve), 0, NULL },
+	{ "lease", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_lease), 0, NULL },
 	{ "buckets", BPF_MAP_TYPE_PERCPU_ARRAY, U32, sizeof(struct shedd_bucket), 0, NULL },
 	{ "stats", BPF_MAP_TYPE_PERCPU_ARRAY, U32, sizeof(struct shedd_stats), LAYOUT_COUNTERS,
 	  stats_older },

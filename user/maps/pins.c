@@ -311,3 +311,23 @@ int pins_write_cmd(struct pins *p, const struct shedd_ctl_cmd *cmd, char *err, s
 		return err_say(err, errlen, -errno, "write %s/ctl_cmd: %s", p->dir, strerror(errno));
 	return 0;
 }
+
+int pins_read_lease(struct pins *p, struct shedd_lease *v, char *err, size_t errlen)
+{
+	struct layout_fit fit;
+	__u32 zero = 0;
+	int fd, ret = 0;
+
+	memset(v, 0, sizeof(*v));
+	fd = open_map(p->dir, "lease", false, err, errlen);
+	if (fd < -1)
+		return fd;
+	if (fd < 0)
+		return err_say(err, errlen, -ENOENT, "%s has no lease map: the shedd that made "
+				    "it is older than the lease", p->dir);
+	if (!(ret = layout_check(fd, layout_find("lease"), p->dir, &fit, err, errlen)) &&
+	    bpf_map_lookup_elem_flags(fd, &zero, v, BPF_F_LOCK))
+		ret = err_say(err, errlen, -errno, "read %s/lease: %s", p->dir, strerror(errno));
+	close(fd);
+	return ret;
+}

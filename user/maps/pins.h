@@ -60,6 +60,9 @@ int pins_read_cmd(struct pins *p, struct shedd_ctl_cmd *cmd, char *err, size_t e
  * XDP_TX frames go nowhere. -ENOENT without a settings map, -EINVAL for a
  * record of another size (another layout). */
 int pins_read_tx_blocked(struct pins *p, bool *blocked, char *err, size_t errlen);
+/* The lease record (include/lease.h), opened for each read: pins of a
+ * shedd older than it have none (-ENOENT). */
+int pins_read_lease(struct pins *p, struct shedd_lease *v, char *err, size_t errlen);
 int pins_write_cmd(struct pins *p, const struct shedd_ctl_cmd *cmd, char *err, size_t errlen);
 
 #endif /* SHEDD_PINS_H */

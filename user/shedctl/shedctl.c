@@ -22,6 +22,7 @@
 #include "options.h"
 #include "pins.h"
 #include "prefixes.h"
+#include "status.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
@@ -118,6 +119,8 @@ struct view {
 	__u64 read_ns;           /* when b was read */
 	struct fair_view fair;   /* fair.have: the pins have the fairness maps */
 	char fair_err[256];      /* why not */
+	bool have_lease;         /* the pins have a lease map */
+	struct lease_state lease; /* and what it says now */
 };
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -266,6 +269,16 @@ static int view_read(struct pins *p, struct view *v, bool first, __u64 wait_ns)
 	v->have_ctl = !pins_read_ctl(p, &v->st, err, sizeof(err));
 	v->have_cmd = !pins_read_cmd(p, &v->cmd, err, sizeof(err));
 	v->have_tx = !pins_read_tx_blocked(p, &v->tx_blocked, err, sizeof(err));
+	{
+		struct shedd_lease l;
+
+		v->have_lease = !pins_read_lease(p, &l, err, sizeof(err));
+		if (v->have_lease)
+			status_lease(&l, v->rates, t1, &v->lease);
+		/* What the program admits at now, the lease's climb included. */
+		if (v->have_lease && v->lease.expired)
+			memcpy(v->rates, v->lease.rate_per_sec, sizeof(v->rates));
+	}
 	v->age_s = v->have_ctl && v->st.written_ns && v->st.written_ns <= t1 ?
 			   (double)(t1 - v->st.written_ns) / 1e9 : -1;
 	v->running = pins_daemon_running(p);
@@ -343,7 +356,7 @@ static double limit_now(const struct view *v)
 	double sum = 0;
 	int c;
 
-	if (v->have_ctl && v->st.applied_mrate)
+	if (v->have_ctl && v->st.applied_mrate && !(v->have_lease && v->lease.expired))
 		return (double)v->st.applied_mrate / 1000;
 	for (c = 0; c < SHEDD_NR_CLASSES; c++)
 		sum += (double)v->rates[c];
@@ -369,6 +382,7 @@ static void add_line(char lines[][VIEW_COLS + 1], int *n, int max, const char *f
  * columns; returns the number of lines. status prints them, top draws them. */
 static void hitter_lines(const struct view *v, int only, char lines[][VIEW_COLS + 1], int *n,
 			 int max);
+static void lease_line(const struct view *v, char lines[][VIEW_COLS + 1], int *n, int max);
 
 static int view_lines(const struct view *v, int only, char lines[][VIEW_COLS + 1], int max)
 {
@@ -395,6 +409,8 @@ static int view_lines(const struct view *v, int only, char lines[][VIEW_COLS + 1
 		add_line(lines, &n, max, "peak accept %.0f/s  peak served %.0f/s", (double)s->peak_accept_mrate / 1000,
 		     (double)s->peak_served_mrate / 1000);
 	}
+	if (v->have_lease)
+		lease_line(v, lines, &n, max);
 	if (v->have_tx && v->tx_blocked)
 		add_line(lines, &n, max, "XDP_TX frames go nowhere: cookies and RSTs are OFF (see shedd's log)");
 	if (pinned(v))
@@ -476,6 +492,25 @@ static void hitter_lines(const struct view *v, int only, char lines[][VIEW_COLS 
 			 only >= 0 ? class_name((__u32)only) : "");
 }
 
+/* The lease: off, held, running or run out, and the heartbeat's age. */
+static void lease_line(const struct view *v, char lines[][VIEW_COLS + 1], int *n, int max)
+{
+	const struct lease_state *l = &v->lease;
+	char age[32] = "never";
+
+	if (l->age_s >= 0)
+		snprintf(age, sizeof(age), "%.1fs ago", l->age_s);
+	if (!l->on)
+		add_line(lines, n, max, "lease off (fail static)  heartbeat %s", age);
+	else if (l->expired)
+		add_line(lines, n, max, "lease %.0fs EXPIRED  heartbeat %s: climbing to the "
+			 "fail-static %.0f SYN/s", l->lease_s, age, l->fail_static_rate);
+	else
+		add_line(lines, n, max, "lease %.0fs%s  heartbeat %s  fail-static %.0f SYN/s",
+			 l->lease_s, l->pinned ? " (held by the rate pin)" : "", age,
+			 l->fail_static_rate);
+}
+
 static void json_num(const char *key, double v, bool have, bool comma)
 {
 	if (have)
@@ -502,6 +537,11 @@ static void view_json(const struct view *v)
 	printf("\"pinned\":%s,", pinned(v) ? "true" : "false");
 	printf("\"xdp_tx_blocked\":%s,", !v->have_tx ? "null" : v->tx_blocked ? "true" : "false");
 	json_num("pinned_rate_per_sec", (double)v->cmd.pinned_mrate / 1000, pinned(v), true);
+	json_num("lease_s", v->lease.lease_s, v->have_lease && v->lease.on, true);
+	printf("\"lease_expired\":%s,", !v->have_lease ? "null" : v->lease.expired ? "true" : "false");
+	json_num("heartbeat_age_s", v->lease.age_s, v->have_lease && v->lease.age_s >= 0, true);
+	json_num("fail_static_per_sec", v->lease.fail_static_rate, v->have_lease && v->lease.on,
+		 true);
 	printf("\"controller\":\"%s\",\"mode\":\"%s\",", controller_name(v), mode_name(v));
 	if (aimd && s->mode == AIMD_RECOVERING)
 		printf("\"stage\":%u,\"stages\":%u,", s->stage + 1, s->nr_stages);
