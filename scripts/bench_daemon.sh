@@ -495,8 +495,9 @@ reaction_section() {
 	: >"$TESTBED_TMP/shedd.log"
 	react_capacity
 	# Two starts of the controller, interleaved, each round a fresh shedd
-	# (nothing pinned from the round before): its default start rate, far
-	# above the server, as a shedd that never met an overload; and the
+	# (nothing pinned from the round before): its default start, open at
+	# --max-rate, far above the server, as a shedd that never met an
+	# overload; and the
 	# measured capacity, as an operator who knows the server starts it.
 	REACT_CONFIGS="default at-capacity"
 	echo "   server 4 workers x 10 ms, backlog 128: capacity $CAP/s (median accept rate while" \

@@ -43,10 +43,11 @@ positive() {
 	echo "$output" | grep -E 'under flood: CPU median [0-9.]+ % .*target <= 2 %: (met|MISSED)'
 	echo "$output" | grep -E 'under flood: peak RSS median [0-9.]+ MiB .*target <= 20 MiB: (met|MISSED)'
 	grep -q '^flood,cpu_pct,1,0,' "$out/daemon_summary.csv"
-	# Both starts of the reaction; from its default rate, far above the
-	# server, a 3x step is cut within the step.
+	# Both starts of the reaction; from its default start, open at
+	# --max-rate (10 000 000), far above the server, a 3x step is cut
+	# within the step.
 	[ "$(tail -n +2 "$out/reaction.csv" | cut -d, -f1 | tr '\n' ' ')" = "default at-capacity " ]
-	[ "$(csv_col "$out/reaction.csv" 1 limit_before)" -eq 10000 ]
+	[ "$(csv_col "$out/reaction.csv" 1 limit_before)" -eq 10000000 ]
 	positive "$(csv_col "$out/reaction.csv" 1 t_cut_s)"
 	lim=$(csv_col "$out/reaction.csv" 1 limit_at_cut)
 	within "$lim" 10 9999
