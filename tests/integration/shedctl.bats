@@ -54,7 +54,9 @@ syns_above() { [ "$(stat_sum syn 3)" -gt "$1" ]; }
 	echo "$output"
 	[ "$status" -eq 0 ]
 	echo "$output" | jq -e 'type == "object"'
-	[ "$(echo "$output" | jq -c 'keys')" = '["classes","controller","controller_limit_per_sec","daemon_running","iface","interval_s","last_good_per_sec","limit_per_sec","mode","peak_accept_per_sec","peak_served_per_sec","pin_dir","pinned","pinned_rate_per_sec","signals","stage","stages","state_age_s","total","why","xdp_tx_blocked"]' ]
+	[ "$(echo "$output" | jq -c 'keys')" = '["classes","controller","controller_limit_per_sec","daemon_running","fail_static_per_sec","heartbeat_age_s","iface","interval_s","last_good_per_sec","lease_expired","lease_s","limit_per_sec","mode","peak_accept_per_sec","peak_served_per_sec","pin_dir","pinned","pinned_rate_per_sec","signals","stage","stages","state_age_s","total","why","xdp_tx_blocked"]' ]
+	# No lease unless asked (--lease): null, never expired.
+	echo "$output" | jq -e '.lease_s == null and .lease_expired == false and .fail_static_per_sec == null' 
 	[ "$(echo "$output" | jq -c '.signals | keys')" = '["admitted_per_sec","backlog","demand_per_sec","depth","latency_p99_ms","latency_target_ms","sojourn_min_ms"]' ]
 	[ "$(echo "$output" | jq -c '.classes[0] | keys')" = '["admitted_per_sec","class","cookies_per_sec","fair","offered_per_sec","rate_per_sec","shed_per_sec"]' ]
 	echo "$output" | jq -e '.daemon_running == true and .iface == "'"$IF_SRV"'" and
