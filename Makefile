@@ -445,7 +445,7 @@ san:
 	$(Q)$(MAKE) --no-print-directory SAN=1 all $(subst .output,.output-san,$(UNIT_TESTS) \
 		$(XDP_TESTS))
 	$(Q)rc=0; SHEDD=$(CURDIR)/.output-san/shedd SHEDCTL=$(CURDIR)/.output-san/shedctl \
-		prove -v --exec tests/exec.sh \
+		SHEDD_BATS_SELECT=tests/san-selection prove -v --exec tests/exec.sh \
 		$(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS)) \
 		tests/integration/lifecycle.bats tests/integration/logfeed.bats \
 		tests/integration/check_config.bats \
