@@ -278,19 +278,21 @@ wait_listening() {
 # times TESTBED_TIME_SCALE (default 1; the kernel matrix's guests run under
 # software emulation, where loading the program alone takes seconds).
 TESTBED_TIME_SCALE=${TESTBED_TIME_SCALE:-1}
-# The bound is the clock's, not a count of polls: in a slow guest one poll
-# (ip netns exec, ss) can take a second, and 1 600 polls of a 80 s wait took
-# half an hour.
+# SECONDS x 20 polls 50 ms apart, so a poll's own time adds to the wait
+# (under the sanitizers a reload's poll took long enough that 5 s of clock
+# were not enough), but never longer than 3 x SECONDS by the clock: in a
+# slow guest one poll (ip netns exec, ss) took a second, and the 1 600
+# polls of an 80 s wait half an hour.
 wait_for() {
-	local what=$1 secs=$(($2 * TESTBED_TIME_SCALE)) end
+	local what=$1 secs=$(($2 * TESTBED_TIME_SCALE)) i end
 	shift 2
-	end=$((${EPOCHREALTIME/./} + secs * 1000000))
-	while :; do
+	end=$((${EPOCHREALTIME/./} + 3 * secs * 1000000))
+	for ((i = 0; i < secs * 20; i++)); do
 		"$@" && return 0
 		[ "${EPOCHREALTIME/./}" -lt "$end" ] || break
 		sleep 0.05
 	done
-	echo "timed out after ${secs}s waiting for: $what" >&2
+	echo "timed out after ${secs}s (${i} polls) waiting for: $what" >&2
 	return 1
 }
 
