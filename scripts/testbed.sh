@@ -296,10 +296,13 @@ wait_for() {
 	return 1
 }
 
-# A listener in srv that accepts and closes every connection, for 60 s.
+# A listener in srv that accepts and closes every connection, for 120 s
+# times TESTBED_TIME_SCALE (the test's teardown ends it before that): a
+# test that runs long on a loaded host, or with the sanitized daemon,
+# still has its listener (after it, SYNs admitted meet a RST).
 listener_start() {
 	ip netns exec "$NS_SRV" "$TCPSTREAM" sink --addr "${1:-$SRV_IP}" --port "$PORT" \
-		--duration 60 >/dev/null 2>&1 &
+		--duration $((120 * TESTBED_TIME_SCALE)) >/dev/null 2>&1 &
 	PIDS+=($!)
 	wait_listening listener "$PORT"
 }
