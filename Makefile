@@ -364,11 +364,23 @@ HOSTSTATE = $(OUTPUT)/hoststate.before
 host_save = mkdir -p $(OUTPUT) && scripts/hoststate.sh save $(HOSTSTATE) && scripts/deps.sh
 host_check = || rc=$$?; scripts/hoststate.sh check $(HOSTSTATE) || rc=1; exit $$rc
 
+# The integration files whose daemon runs sanitized: `make test` runs them
+# once, with shedd and shedctl of the sanitizer build (tests/exec.sh), and
+# `make san` runs them again unless SAN_BATS_RUN=no (CI: `make test` has
+# run each of them once, sanitized).
+SAN_BATS := tests/integration/lifecycle.bats tests/integration/logfeed.bats \
+	tests/integration/check_config.bats tests/integration/verify.bats \
+	tests/integration/reload.bats tests/integration/service.bats \
+	tests/integration/shedctl.bats tests/integration/metrics.bats \
+	tests/integration/upgrade.bats
+
 test:
 	$(Q)$(host_save)
 ifeq ($(strip $(T)),)
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS) $(OUTPUT)/bench_xdp $(OUTPUT)/gendocs
-	$(Q)rc=0; tests/run.sh $(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS) tests/docs_check.sh tests/include_check.py \
+	$(Q)$(MAKE) --no-print-directory SAN=1 all
+	$(Q)rc=0; SHEDD_SAN_BATS="$(SAN_BATS)" SHEDD_SAN_DIR=$(CURDIR)/.output-san \
+		tests/run.sh $(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS) tests/docs_check.sh tests/include_check.py \
 		tests/integration/*.bats \
 		$(host_check)
 else
@@ -447,11 +459,7 @@ san:
 	$(Q)rc=0; SHEDD=$(CURDIR)/.output-san/shedd SHEDCTL=$(CURDIR)/.output-san/shedctl \
 		SHEDD_BATS_SELECT=tests/san-selection prove -v --exec tests/exec.sh \
 		$(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS)) \
-		tests/integration/lifecycle.bats tests/integration/logfeed.bats \
-		tests/integration/check_config.bats \
-		tests/integration/verify.bats tests/integration/reload.bats \
-		tests/integration/service.bats tests/integration/shedctl.bats \
-		tests/integration/metrics.bats tests/integration/upgrade.bats $(host_check)
+		$(if $(filter no,$(SAN_BATS_RUN)),,$(SAN_BATS)) $(host_check)
 
 # install: PREFIX (default /usr/local) is where the files will live,
 # DESTDIR a staging root to put them under (packaging, tests); the

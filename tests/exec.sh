@@ -1,7 +1,8 @@
 #!/bin/sh
 # exec.sh - how prove runs one test file: cmocka binaries speak TAP when asked,
 # bats files through bats --tap, libFuzzer targets through fuzz.sh.
-# SHEDD_BATS_SELECT names a file of "BATS_FILE [REGEX]" lines (and #
+# SHEDD_SAN_BATS (make test) names bats files to run with the sanitized
+# daemon. SHEDD_BATS_SELECT names a file of "BATS_FILE [REGEX]" lines (and #
 # comments): a bats file listed there runs only its tests whose names match
 # one of its lines' REGEX (a line without one selects the whole file), and
 # fails when a line's REGEX matched no test, so a renamed test cannot drop
@@ -9,6 +10,15 @@
 # guest).
 case "$1" in
 *.bats)
+	# SHEDD_SAN_BATS names the files whose shedd and shedctl are the
+	# sanitizer build's, in SHEDD_SAN_DIR (make test: each of them runs
+	# once, sanitized, rather than once plain and again in make san).
+	case " ${SHEDD_SAN_BATS:-} " in
+	*" $1 "*)
+		export SHEDD="$SHEDD_SAN_DIR/shedd" SHEDCTL="$SHEDD_SAN_DIR/shedctl"
+		echo "# $1: shedd and shedctl of the sanitizer build"
+		;;
+	esac
 	[ -n "${SHEDD_BATS_SELECT:-}" ] || exec bats --tap "$1"
 	sel=$(awk -v f="$1" '/^#/ { next } $1 == f { sub(/^[^ \t]+[ \t]*/, ""); print ($0 == "" ? "." : $0) }' \
 		"$SHEDD_BATS_SELECT")
