@@ -51,7 +51,7 @@ USER_HDRS := $(wildcard $(addsuffix /*.h,$(USER_DIRS))) $(wildcard include/*.h)
 # By folder: shedd links all three, shedctl only core/ and maps/ (and its
 # own pins.c).
 CORE_SRCS := user/core/alloc.c user/core/options.c user/core/status.c user/core/aimd.c \
-	user/core/latency_target.c user/core/drain.c \
+	user/core/latency_target.c user/core/drain.c user/core/req_per_conn.c \
 	user/core/signal_parse.c user/core/listeners.c user/core/sample_agg.c user/core/tick.c \
 	user/core/kernel_features.c user/core/logline.c user/core/config.c user/core/log.c \
 	user/core/metrics.c user/core/fair.c user/core/fair_view.c
@@ -65,7 +65,8 @@ DAEMON_SRCS := user/daemon/loader.c user/daemon/tc_handoff.c user/daemon/configu
 USER_SRCS := $(CORE_SRCS) $(MAPS_SRCS) $(DAEMON_SRCS)
 CORE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(CORE_SRCS)))
 MAPS_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(MAPS_SRCS)))
-AIMD_OBJS := $(OUTPUT)/aimd.o $(OUTPUT)/latency_target.o $(OUTPUT)/drain.o
+AIMD_OBJS := $(OUTPUT)/aimd.o $(OUTPUT)/latency_target.o $(OUTPUT)/drain.o \
+	$(OUTPUT)/req_per_conn.o
 USER_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(USER_SRCS)))
 BIN := shedd
 CTL_BIN := shedctl

@@ -32,6 +32,9 @@ struct signal_report {
 	struct sample_agg latency; /* request latency, both formats */
 	__u64 latency_log;  /* of which from log lines (the rest binary) */
 	__u64 latency_served; /* of which answered (latency_served()) */
+	bool have_conn_seq;   /* some log lines said which request of their
+			       * connection they were (cr=) */
+	__u64 latency_next;   /* of which not the first on their connection */
 	struct sample_agg upstream; /* upstream times of log lines that carry one */
 	__u64 latency_bad; /* refused datagrams in the tick (the sum of below) */
 	__u64 latency_why[LOGLINE_NR_REJECTS]; /* refused, by reason */
