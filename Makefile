@@ -75,7 +75,7 @@ BIN := $(OUTPUT)/shedd
 CTL_BIN := $(OUTPUT)/shedctl
 endif
 UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options \
-	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_cold_start $(OUTPUT)/test_signals $(OUTPUT)/test_spread \
+	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_cold_start $(OUTPUT)/test_keepalive $(OUTPUT)/test_signals $(OUTPUT)/test_spread \
 	$(OUTPUT)/test_kernel_features $(OUTPUT)/test_status $(OUTPUT)/test_auto_target \
 	$(OUTPUT)/test_logline $(OUTPUT)/test_log $(OUTPUT)/test_ctl $(OUTPUT)/test_metrics \
 	$(OUTPUT)/test_xdptx $(OUTPUT)/test_layout $(OUTPUT)/test_tunnels $(OUTPUT)/test_fair \
@@ -281,6 +281,11 @@ $(OUTPUT)/test_sim: tests/test_sim.c tests/splitmix.h include/*.h $(OUTPUT)/tick
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
 $(OUTPUT)/test_cold_start: tests/test_cold_start.c tests/splitmix.h include/*.h $(OUTPUT)/tick.o \
+		$(AIMD_OBJS) $(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
+
+$(OUTPUT)/test_keepalive: tests/test_keepalive.c tests/splitmix.h include/*.h $(OUTPUT)/tick.o \
 		$(AIMD_OBJS) $(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
