@@ -129,6 +129,8 @@ struct latency_datagram {
 	__u64 upstream_ns; /* log lines: the upstream time */
 	__u32 status;      /* log lines: the HTTP status; 0 when not given */
 	bool no_response;  /* log lines: st= said no response was sent */
+	__u32 conn_req;    /* log lines: cr=, the request's number on its
+			    * connection; 0 when not given */
 };
 
 /* A request the service answered: a binary sample, a log line without a
