@@ -107,7 +107,9 @@
  *                   not helped by refusing some of it. The peak decays
  *                   (@peak_decay), so a service that really got slower
  *                   is followed down, by half every 7 s. The floor is
- *                   lowered by the drain factor (below)
+ *                   lowered by the drain factor (below), and taken in
+ *                   connections: divided by the requests per connection
+ *                   (req_per_conn.h)
  * @drain_ns:        the drain horizon (1 s; 0 = no drain): while latency is
  *                   above target by E, the requests queued behind that
  *                   excess are about E x the served rate (Little), and
@@ -132,8 +134,9 @@
  *                     (@drain_answered) is a service that got slower for
  *                     good: the rate returns to the served peak it began
  *                     with, in connections (times the handshakes completed
- *                     per request answered, at most 1; none known, no
- *                     return), where the drain would have followed the
+ *                     per request answered, at most 1 and at most 1 / the
+ *                     requests per connection of req_per_conn.h; none
+ *                     known, no return), where the drain would have followed the
  *                     served rate, which follows what is admitted, down to
  *                     @min_rate. On keep-alive connections one SYN brings
  *                     many requests: a SYN limit at the request rate
