@@ -51,7 +51,7 @@ USER_HDRS := $(wildcard $(addsuffix /*.h,$(USER_DIRS))) $(wildcard include/*.h)
 # By folder: shedd links all three, shedctl only core/ and maps/ (and its
 # own pins.c).
 CORE_SRCS := user/core/alloc.c user/core/options.c user/core/status.c user/core/aimd.c \
-	user/core/latency_target.c user/core/drain.c \
+	user/core/latency_target.c user/core/drain.c user/core/req_per_conn.c \
 	user/core/signal_parse.c user/core/listeners.c user/core/sample_agg.c user/core/tick.c \
 	user/core/kernel_features.c user/core/logline.c user/core/config.c user/core/log.c \
 	user/core/metrics.c user/core/fair.c user/core/fair_view.c
@@ -65,7 +65,8 @@ DAEMON_SRCS := user/daemon/loader.c user/daemon/tc_handoff.c user/daemon/configu
 USER_SRCS := $(CORE_SRCS) $(MAPS_SRCS) $(DAEMON_SRCS)
 CORE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(CORE_SRCS)))
 MAPS_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(MAPS_SRCS)))
-AIMD_OBJS := $(OUTPUT)/aimd.o $(OUTPUT)/latency_target.o $(OUTPUT)/drain.o
+AIMD_OBJS := $(OUTPUT)/aimd.o $(OUTPUT)/latency_target.o $(OUTPUT)/drain.o \
+	$(OUTPUT)/req_per_conn.o
 USER_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(USER_SRCS)))
 BIN := shedd
 CTL_BIN := shedctl
@@ -74,7 +75,7 @@ BIN := $(OUTPUT)/shedd
 CTL_BIN := $(OUTPUT)/shedctl
 endif
 UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options \
-	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_cold_start $(OUTPUT)/test_signals $(OUTPUT)/test_spread \
+	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_cold_start $(OUTPUT)/test_keepalive $(OUTPUT)/test_signals $(OUTPUT)/test_spread \
 	$(OUTPUT)/test_kernel_features $(OUTPUT)/test_status $(OUTPUT)/test_auto_target \
 	$(OUTPUT)/test_logline $(OUTPUT)/test_log $(OUTPUT)/test_ctl $(OUTPUT)/test_metrics \
 	$(OUTPUT)/test_xdptx $(OUTPUT)/test_layout $(OUTPUT)/test_tunnels $(OUTPUT)/test_fair \
@@ -280,6 +281,11 @@ $(OUTPUT)/test_sim: tests/test_sim.c tests/splitmix.h include/*.h $(OUTPUT)/tick
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
 $(OUTPUT)/test_cold_start: tests/test_cold_start.c tests/splitmix.h include/*.h $(OUTPUT)/tick.o \
+		$(AIMD_OBJS) $(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
+
+$(OUTPUT)/test_keepalive: tests/test_keepalive.c tests/splitmix.h include/*.h $(OUTPUT)/tick.o \
 		$(AIMD_OBJS) $(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@

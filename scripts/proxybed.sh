@@ -50,7 +50,7 @@ http {
 	fastcgi_temp_path $dir/fastcgi;
 	uwsgi_temp_path $dir/uwsgi;
 	scgi_temp_path $dir/scgi;
-	log_format shedd 'shedd rt=\$request_time urt=\$upstream_response_time st=\$status';
+	log_format shedd 'shedd rt=\$request_time urt=\$upstream_response_time cr=\$connection_requests st=\$status';
 	$log
 	upstream app { server $SRV_IP:$UPSTREAM_PORT; }
 	server {

@@ -359,10 +359,49 @@ static void reject_names(void **state)
 	assert_string_equal(logline_reject_name(LOGLINE_NR_REJECTS), "?");
 }
 
+/* cr=: the request's number on its connection (nginx
+ * $connection_requests), for the requests per connection. */
+static void connection_requests(void **state)
+{
+	static const struct {
+		const char *line;
+		enum logline_reject want;
+		__u32 conn_req;
+	} cases[] = {
+		{ "shedd rt=0.010 urt=0.009 cr=3 st=200", LOGLINE_OK, 3 },
+		{ "shedd cr=1 rt=0.010 st=200", LOGLINE_OK, 1 },
+		{ "shedd rt=0.010 cr=1000000000 st=200", LOGLINE_OK, 1000000000 },
+		{ "shedd rt=0.010 cr=- st=200", LOGLINE_OK, 0 },
+		{ "shedd rt=0.010 st=200", LOGLINE_OK, 0 },
+		{ "shedd rt=0.010 st=200 cr=7", LOGLINE_OK, 0 }, /* after st=: not read */
+		{ "shedd rt=0.010 cr=0 st=200", LOGLINE_REJ_RANGE, 0 },
+		{ "shedd rt=0.010 cr=1000000001 st=200", LOGLINE_REJ_RANGE, 0 },
+		{ "shedd rt=0.010 cr=-1 st=200", LOGLINE_REJ_BAD_NUMBER, 0 },
+		{ "shedd rt=0.010 cr=2x st=200", LOGLINE_REJ_BAD_NUMBER, 0 },
+		{ "shedd rt=0.010 cr=1.5 st=200", LOGLINE_REJ_BAD_NUMBER, 0 },
+		{ "shedd rt=0.010 cr=2 cr=3 st=200", LOGLINE_REJ_DUPLICATE, 0 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct logline_sample s;
+		enum logline_reject got = logline_parse(cases[i].line, strlen(cases[i].line), &s);
+
+		if (got != cases[i].want)
+			fail_msg("%s: %s, want %s", cases[i].line, logline_reject_name(got),
+				 logline_reject_name(cases[i].want));
+		if (got == LOGLINE_OK && s.conn_req != cases[i].conn_req)
+			fail_msg("%s: cr %u, want %u", cases[i].line, s.conn_req,
+				 cases[i].conn_req);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(table),
+		cmocka_unit_test(connection_requests),
 		cmocka_unit_test(reads_only_len),
 		cmocka_unit_test(nul_bytes_refused),
 		cmocka_unit_test(length_limit),

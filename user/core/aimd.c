@@ -4,9 +4,11 @@
  * arguments.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "aimd.h"
 #include "drain.h"
+#include "req_per_conn.h"
 #include "shedd.h"
 
 #define MS 1000000ULL
@@ -192,13 +194,36 @@ static double accept_peak(const struct aimd_state *s)
 }
 
 /* What the service has recently shown it takes: its peak accept rate; after
- * a latency episode, the peak of requests it served where that is lower (a
- * proxy's accept rate is only what it was offered). */
+ * a latency episode, the peak of requests it served, in connections, where
+ * that is lower (a proxy's accept rate is only what it was offered). */
 static double shown_peak(const struct aimd_state *s)
 {
-	if (s->episode_latency && s->peak_served > 0 && s->peak_served < accept_peak(s))
-		return s->peak_served;
+	double served = s->peak_served / rpc_get(s, NULL);
+
+	if (s->episode_latency && served > 0 && served < accept_peak(s))
+		return served;
 	return accept_peak(s);
+}
+
+/* A calm tick for the requests per connection (req_per_conn.h): the
+ * limit sheds nothing, no signal says overload, and latency has a
+ * target and its last verdict is below it. Then the handshakes are the
+ * clients' own and the service keeps up with their requests. */
+static bool rpc_calm(const struct aimd_params *p, const struct aimd_state *s,
+		     const struct aimd_signals *sig)
+{
+	bool verdict_ok;
+
+	if (s->why || s->mode != AIMD_STEADY || s->lat.probing || sig->demand >= s->rate ||
+	    !aimd_latency_target(p, s, NULL))
+		return false;
+	/* The last verdict below the target: not one above it whose
+	 * interval has yet to pass. */
+	if (p->latency_target_ns)
+		verdict_ok = s->vlast_ns && !s->vover && !s->vabove_ns;
+	else
+		verdict_ok = s->lat.last_verdict_ns && !s->lat.over && !s->lat.above_since_ns;
+	return verdict_ok;
 }
 
 /* The additive step. Unset, it is 1 % of the larger of the last good rate
@@ -307,6 +332,7 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 	double nominal = (double)(p->tick_ns ? p->tick_ns : dt_ns) / AIMD_GAIN_PERIOD_NS;
 	double cut_steps = steps < nominal ? steps : nominal;
 	double before, drain, served, lo;
+	bool calm;
 
 	s->at_max = false;
 	/* Blind: without any delay signal the law would be an open-loop
@@ -324,6 +350,8 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		peak_track(p, &s->peak_served, s->served_rate, dt_sec);
 	}
 	s->why = aimd_overloaded(p, s, sig, now_ns);
+	calm = rpc_calm(p, s, sig);
+	rpc_track(p, s, sig, dt_sec, calm);
 
 	/* A calm probe holds its rate; when it ends, the limit resumes at
 	 * what the service served while it drained its queue (its
@@ -393,10 +421,15 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		before = s->rate;
 		s->rate = s->rate * pow(p->beta, cut_steps);
 		/* Latency lags the queue: stop cutting near what is served,
-		 * less what drains the queue behind the excess latency. */
+		 * less what drains the queue behind the excess latency. The
+		 * served rate counts requests, the limit connections: on
+		 * keep-alive connections one SYN brings rpc of them
+		 * (req_per_conn.h), so the floor and the cap are the served
+		 * rate over rpc. */
 		drain = (s->why & AIMD_WHY_LATENCY) ? drain_step(p, s, sig, now_ns) : 1;
 		served = s->drain == AIMD_DRAINING && s->drain_ref > aimd_served_now(s) ?
 				 s->drain_ref : aimd_served_now(s);
+		served /= rpc_get(s, NULL);
 		lo = p->served_floor * drain * served;
 		if ((s->why & AIMD_WHY_LATENCY) && p->served_floor > 0 && s->rate < lo)
 			s->rate = before < lo ? before : lo;

@@ -44,8 +44,9 @@ unsigned int aimd_overloaded(const struct aimd_params *p, struct aimd_state *s,
  *               factor, see @drain_ns of struct aimd_params): a proxy
  *               accepts at the rate it is offered, so its accept rate says
  *               nothing of what its upstream serves; the requests answered
- *               per second do (as requests, never fewer than connections,
- *               so the cap cannot cut below a keep-alive client's need). An episode that starts in
+ *               per second do, in connections: divided by the requests per
+ *               connection (req_per_conn.h; 1 when not known), which are
+ *               never measured during an overload. An episode that starts in
  *               steady state remembers last_good = rate, one that interrupts
  *               a ramp takes last_good = held_rate.
  *   draining:   out of steady state, while the only signal is the sojourn

@@ -107,7 +107,9 @@
  *                   not helped by refusing some of it. The peak decays
  *                   (@peak_decay), so a service that really got slower
  *                   is followed down, by half every 7 s. The floor is
- *                   lowered by the drain factor (below)
+ *                   lowered by the drain factor (below), and taken in
+ *                   connections: divided by the requests per connection
+ *                   (req_per_conn.h)
  * @drain_ns:        the drain horizon (1 s; 0 = no drain): while latency is
  *                   above target by E, the requests queued behind that
  *                   excess are about E x the served rate (Little), and
@@ -132,8 +134,9 @@
  *                     (@drain_answered) is a service that got slower for
  *                     good: the rate returns to the served peak it began
  *                     with, in connections (times the handshakes completed
- *                     per request answered, at most 1; none known, no
- *                     return), where the drain would have followed the
+ *                     per request answered, at most 1 and at most 1 / the
+ *                     requests per connection of req_per_conn.h; none
+ *                     known, no return), where the drain would have followed the
  *                     served rate, which follows what is admitted, down to
  *                     @min_rate. On keep-alive connections one SYN brings
  *                     many requests: a SYN limit at the request rate
@@ -250,6 +253,10 @@ struct aimd_params {
  *                  statistic of the derived target
  * @latency_served: of the samples, requests the service answered (not
  *                  given up by the client, not failed at the upstream)
+ * @have_conn_seq:  the samples say which request of its connection each
+ *                  was (nginx $connection_requests in the log, `cr=`)
+ * @latency_next:   of the samples, requests that followed another on their
+ *                  connection (cr > 1), answered or not (req_per_conn.h)
  * @demand:         SYNs offered per second, all classes
  * @dt_ns:          the measured length of the tick; 0 = params->tick_ns
  * @have_queue_left: @queue_left is measured
@@ -274,6 +281,8 @@ struct aimd_signals {
 	__u64 latency_count;
 	__u64 latency_mid_ns;
 	__u64 latency_served;
+	bool have_conn_seq;
+	__u64 latency_next;
 	double demand;
 	__u64 dt_ns;
 	bool have_queue_left;
@@ -294,6 +303,13 @@ enum aimd_mode {
 	AIMD_STEADY = 0,     /* no overload; additive increase while binding */
 	AIMD_OVERLOAD = 1,   /* multiplicative decrease every tick */
 	AIMD_RECOVERING = 2, /* ramp stages after an overload episode */
+};
+
+/* Where the requests per connection come from (req_per_conn.h). */
+enum aimd_rpc_src {
+	AIMD_RPC_NONE = 0,  /* not known: 1 */
+	AIMD_RPC_SHAPE = 1, /* the log's session shape (`cr=`) */
+	AIMD_RPC_CALM = 2,  /* requests over handshakes on calm ticks */
 };
 
 /* Why the last tick was judged overloaded (bit mask), for the status line. */
@@ -450,6 +466,18 @@ struct aimd_auto {
  * @served_rate:   their sum over their time: the served rate (requests/s)
  * @served_recent: the same over the last AIMD_RECENT_SLOTS ticks
  * @conn_n:        handshakes completed in the same ticks (-1: not known)
+ * @rpc_answered:  requests answered ...
+ * @rpc_followers: ... and requests that followed another on their
+ *                 connection, of the samples that say so, decaying every
+ *                 tick: the session shape (req_per_conn.h) ...
+ * @rpc_time:      ... the time they span ...
+ * @rpc_wait:      ... and the latency of their samples (seconds, summed)
+ * @rpc_wait_n:    ... over this many samples
+ * @rpc_calm_served: requests answered ...
+ * @rpc_calm_conns: ... and handshakes completed on calm ticks, decaying
+ *                 over those ticks only ...
+ * @rpc_calm_ns:   ... and the calm time they were measured over; none of
+ *                 the five is pinned: a restart relearns them
  * @lat:           the derived latency target (its baseline pinned, see
  *                 aimd_export())
  * @open:          no evidence of overload since the controller started
@@ -499,6 +527,14 @@ struct aimd_state {
 	double served_rate;
 	double served_recent;
 	double conn_n[AIMD_SERVED_SLOTS];
+	double rpc_answered;
+	double rpc_followers;
+	double rpc_time;
+	double rpc_wait;
+	double rpc_wait_n;
+	double rpc_calm_served;
+	double rpc_calm_conns;
+	__u64 rpc_calm_ns;
 	struct aimd_auto lat;
 	bool open;
 	unsigned int unfinished;

@@ -3,6 +3,7 @@
  * aimd_types.h): arithmetic on the controller's state.
  */
 #include "drain.h"
+#include "req_per_conn.h"
 
 /* The fraction of the served rate that drains the queue behind the excess
  * latency within drain_ns (aimd_types.h), between drain_min and 1. */
@@ -68,15 +69,29 @@ double drain_step(const struct aimd_params *p, struct aimd_state *s,
 		 * answered nearly all it was asked, it is slower, not
 		 * queued: back to what is served, in connections (the
 		 * served peak counts requests, and on keep-alive connections
-		 * one SYN brings many; none known without a measure of the
-		 * connections: no raise). If clients gave up, it is a queue
-		 * the SYN limit does not reach (keep-alive): no raise. */
+		 * one SYN brings many): times the drain's handshakes per
+		 * request answered (at most 1), and at most 1 / the
+		 * requests per connection of req_per_conn.h. The first
+		 * follows what the drain admitted, so it raises little; the
+		 * second is measured apart from the overload, and only
+		 * lowers it (a raise to the request rate on keep-alive
+		 * connections lets many times the work in). With no
+		 * measure of the handshakes, 1 / rpc where it is known,
+		 * else no raise. If clients gave up, it is a queue the SYN
+		 * limit does not reach at this rate: no raise. */
 		s->drain = AIMD_DRAIN_SPENT;
-		per_conn = s->drain_conns_known && s->drain_served > 0 &&
-				   s->drain_served >= p->drain_answered * s->drain_samples ?
-				   s->drain_completed / s->drain_served : 0;
-		if (per_conn > 1)
-			per_conn = 1;
+		per_conn = 0;
+		if (s->drain_served > 0 && s->drain_served >= p->drain_answered * s->drain_samples) {
+			enum aimd_rpc_src src;
+			double rpc = rpc_get(s, &src);
+
+			if (s->drain_conns_known)
+				per_conn = s->drain_completed / s->drain_served;
+			else if (src != AIMD_RPC_NONE)
+				per_conn = 1;
+			if (per_conn > 1 / rpc)
+				per_conn = 1 / rpc;
+		}
 		if (s->rate < p->served_floor * per_conn * s->drain_ref) {
 			s->rate = p->served_floor * per_conn * s->drain_ref;
 			/* The served rate of the drain's ticks is what the

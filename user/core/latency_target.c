@@ -4,7 +4,9 @@
  * explicit one. See latency_target.h for the law; everything here is
  * arithmetic on its arguments.
  */
+#include <stddef.h>
 #include "latency_target.h"
+#include "req_per_conn.h"
 
 #define MS 1000000ULL
 
@@ -58,22 +60,27 @@ static void auto_add_point(const struct aimd_params *p, struct aimd_auto *a, __u
 	}
 }
 
-/* Handshakes completed per request answered over the served window, at
- * most 1; 1 when not known (every request on its own connection). */
+/* Connections per request answered: the handshakes completed per request
+ * answered over the served window, at most 1 (1 when not known: every
+ * request on its own connection), which say how much of what is served
+ * came on the connections admitted now; and at most 1 / the requests per
+ * connection of req_per_conn.h, measured apart from the overload the probe
+ * drains: during a keep-alive overload the handshakes are what shedd
+ * admits, and a probe at half of that admits still too much. */
 static double per_conn(const struct aimd_state *s)
 {
-	double conns = 0, served = 0;
+	double conns = 0, served = 0, most = 1 / rpc_get(s, NULL);
 	int i;
 
 	for (i = 0; i < AIMD_SERVED_SLOTS; i++) {
 		if (s->conn_n[i] < 0)
-			return 1;
+			return most;
 		conns += s->conn_n[i];
 		served += s->served_n[i];
 	}
 	if (served <= 0 || conns >= served)
-		return 1;
-	return conns / served;
+		return most;
+	return conns / served < most ? conns / served : most;
 }
 
 static void point_reset(struct aimd_auto *a)

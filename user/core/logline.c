@@ -16,6 +16,7 @@
 #define MAX_SEC (LOGLINE_MAX_NS / NS_PER_SEC)
 #define MAX_MS (LOGLINE_MAX_NS / NS_PER_MS)
 #define MAX_STATUS 999
+#define MAX_CONN_REQ 1000000000ULL
 
 struct cursor {
 	const char *b;
@@ -204,6 +205,22 @@ static enum logline_reject status_code(struct cursor *c, __u32 *status, bool *no
 	return LOGLINE_OK;
 }
 
+/* cr=: which request of its connection this was, from 1; `-` for none. */
+static enum logline_reject conn_request(struct cursor *c, __u32 *out)
+{
+	__u64 v;
+	bool over;
+
+	if (at_none(c, false))
+		return LOGLINE_OK;
+	if (!digits(c, MAX_CONN_REQ, &v, &over) || !value_ends(c, false))
+		return LOGLINE_REJ_BAD_NUMBER;
+	if (over || !v)
+		return LOGLINE_REJ_RANGE;
+	*out = (__u32)v;
+	return LOGLINE_OK;
+}
+
 /* The byte @ch is next: past it, or false. */
 static bool expect(struct cursor *c, char ch)
 {
@@ -381,7 +398,7 @@ static bool marker(struct cursor *c)
 	return at_end(c) || is_space(c->b[c->i]);
 }
 
-enum key { KEY_RT, KEY_URT, KEY_RT_MS, KEY_URT_MS, KEY_ST, KEY_UNKNOWN };
+enum key { KEY_RT, KEY_URT, KEY_RT_MS, KEY_URT_MS, KEY_CR, KEY_ST, KEY_UNKNOWN };
 
 static enum key key_of(const char *k, size_t n)
 {
@@ -390,7 +407,7 @@ static enum key key_of(const char *k, size_t n)
 		enum key key;
 	} keys[] = {
 		{ "rt", KEY_RT }, { "urt", KEY_URT }, { "rt_ms", KEY_RT_MS },
-		{ "urt_ms", KEY_URT_MS }, { "st", KEY_ST },
+		{ "urt_ms", KEY_URT_MS }, { "cr", KEY_CR }, { "st", KEY_ST },
 	};
 	size_t i;
 
@@ -403,7 +420,7 @@ static enum key key_of(const char *k, size_t n)
 enum logline_reject logline_parse(const char *buf, size_t len, struct logline_sample *out)
 {
 	/* rt and rt_ms are one quantity, as are urt and urt_ms: one bit each */
-	enum { SEEN_RT = 1, SEEN_URT = 2, SEEN_ST = 4 };
+	enum { SEEN_RT = 1, SEEN_URT = 2, SEEN_ST = 4, SEEN_CR = 8 };
 	struct cursor c = { .b = buf, .len = len };
 	enum logline_reject err = LOGLINE_OK;
 	unsigned int seen = 0, bit;
@@ -439,7 +456,7 @@ enum logline_reject logline_parse(const char *buf, size_t len, struct logline_sa
 			return LOGLINE_REJ_UNCLOSED;
 		c.i++; /* '=' */
 		bit = k == KEY_RT || k == KEY_RT_MS ? SEEN_RT :
-		      k == KEY_ST ? SEEN_ST : SEEN_URT;
+		      k == KEY_ST ? SEEN_ST : k == KEY_CR ? SEEN_CR : SEEN_URT;
 		if (seen & bit)
 			return LOGLINE_REJ_DUPLICATE;
 		seen |= bit;
@@ -457,6 +474,9 @@ enum logline_reject logline_parse(const char *buf, size_t len, struct logline_sa
 			break;
 		case KEY_URT_MS:
 			err = millis(&c, &out->have_urt, &out->urt_ns);
+			break;
+		case KEY_CR:
+			err = conn_request(&c, &out->conn_req);
 			break;
 		case KEY_ST:
 			err = status_code(&c, &out->status, &out->no_response);

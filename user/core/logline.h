@@ -12,6 +12,10 @@
  *                 `,` or `:` (several upstreams tried) are summed
  *   rt_ms=MS      request time, integer milliseconds (HAProxy %Ta); -1: none
  *   urt_ms=MS     upstream time in ms (HAProxy %Tr); -1: none
+ *   cr=N          which request of its connection this was, from 1 (nginx
+ *                 $connection_requests); `-` for none. Optional: it gives
+ *                 the controller the requests per connection
+ *                 (req_per_conn.h)
  *   st=CODE       HTTP status; it closes the fields
  * Nothing after st= is read: fields of the operator's own, and anything a
  * client wrote (a URL, a header), follow it. Without st=, the fields run
@@ -51,8 +55,8 @@ enum logline_reject {
 	LOGLINE_REJ_NO_RT,      /* no request time (missing, `-`, -1) */
 	LOGLINE_REJ_BAD_NUMBER, /* not a plain decimal (inf, nan, 1e9, 0x10, +1, ...) */
 	LOGLINE_REJ_NEGATIVE,   /* a time below zero (other than -1 for none) */
-	LOGLINE_REJ_RANGE,      /* above LOGLINE_MAX_NS (either format), or a status
-	                         * above 999 */
+	LOGLINE_REJ_RANGE,      /* above LOGLINE_MAX_NS (either format), a status
+	                         * above 999, or cr= of 0 or above 10^9 */
 	LOGLINE_REJ_DUPLICATE,  /* a key twice, or rt with rt_ms, urt with urt_ms */
 	LOGLINE_REJ_TOO_LONG,   /* more than LOGLINE_MAX_LEN bytes */
 	LOGLINE_REJ_NUL,        /* a NUL byte inside the datagram */
@@ -72,6 +76,8 @@ struct logline_sample {
 	bool have_status; /* st= was given (it closed the fields) */
 	bool no_response; /* st= given as `-` or -1: no response was sent
 	                   * (HAProxy, a request its client abandoned) */
+	__u32 conn_req;   /* cr=: the request's number on its connection;
+	                   * 0 when not given */
 };
 
 /* Parse one datagram of @len bytes: LOGLINE_OK and @out filled, or the

@@ -191,6 +191,7 @@ enum logline_reject latency_datagram_decode(const void *buf, size_t len, bool tr
 	d->upstream_ns = ls.urt_ns;
 	d->status = ls.status;
 	d->no_response = ls.no_response;
+	d->conn_req = ls.conn_req;
 	return LOGLINE_OK;
 }
 

@@ -32,6 +32,9 @@ struct signal_report {
 	struct sample_agg latency; /* request latency, both formats */
 	__u64 latency_log;  /* of which from log lines (the rest binary) */
 	__u64 latency_served; /* of which answered (latency_served()) */
+	bool have_conn_seq;   /* some log lines said which request of their
+			       * connection they were (cr=) */
+	__u64 latency_next;   /* of which not the first on their connection */
 	struct sample_agg upstream; /* upstream times of log lines that carry one */
 	__u64 latency_bad; /* refused datagrams in the tick (the sum of below) */
 	__u64 latency_why[LOGLINE_NR_REJECTS]; /* refused, by reason */
@@ -126,6 +129,8 @@ struct latency_datagram {
 	__u64 upstream_ns; /* log lines: the upstream time */
 	__u32 status;      /* log lines: the HTTP status; 0 when not given */
 	bool no_response;  /* log lines: st= said no response was sent */
+	__u32 conn_req;    /* log lines: cr=, the request's number on its
+			    * connection; 0 when not given */
 };
 
 /* A request the service answered: a binary sample, a log line without a

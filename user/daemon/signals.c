@@ -161,6 +161,10 @@ static void latency_take(struct signals *s, const __u8 *buf, size_t len, bool tr
 		s->lat_log++;
 	if (latency_served(&d))
 		s->lat_served++;
+	if (d.conn_req)
+		s->lat_seq++;
+	if (d.conn_req > 1)
+		s->lat_next++;
 	if (d.have_upstream)
 		agg_add(&s->lat_upstream, d.upstream_ns);
 }
@@ -583,6 +587,8 @@ static void read_latency(struct signals *s, struct signal_report *r)
 	r->latency = s->lat_agg;
 	r->latency_log = s->lat_log;
 	r->latency_served = s->lat_served;
+	r->have_conn_seq = s->lat_seq > 0;
+	r->latency_next = s->lat_next;
 	r->upstream = s->lat_upstream;
 	r->latency_lost = s->lat_lost;
 	for (i = 0; i < LOGLINE_NR_REJECTS; i++) {
@@ -592,7 +598,7 @@ static void read_latency(struct signals *s, struct signal_report *r)
 	memset(&s->lat_agg, 0, sizeof(s->lat_agg));
 	memset(&s->lat_upstream, 0, sizeof(s->lat_upstream));
 	memset(s->lat_why, 0, sizeof(s->lat_why));
-	s->lat_log = s->lat_lost = s->lat_served = 0;
+	s->lat_log = s->lat_lost = s->lat_served = s->lat_seq = s->lat_next = 0;
 	if (s->lat_stop[0] >= 0)
 		pthread_mutex_unlock(&s->lat_lock);
 }

@@ -40,6 +40,7 @@ struct signals {
 	pthread_mutex_t lat_lock; /* guards the five below */
 	struct sample_agg lat_agg, lat_upstream;
 	__u64 lat_log, lat_lost, lat_served;
+	__u64 lat_seq, lat_next; /* log lines with cr=, and of them cr > 1 */
 	__u64 lat_why[LOGLINE_NR_REJECTS];
 	__u16 ports[MAX_PORTS];
 	int nr_ports;

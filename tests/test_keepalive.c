@@ -1,0 +1,542 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* test_keepalive.c - keep-alive clients behind a proxy, in simulated time,
+ * with the daemon's own tick (tick_start(), tick_step(): aimd.c, drain.c,
+ * latency_target.c, alloc.c) and the program's own buckets
+ * (token_bucket.h). Each admitted connection carries a session of n
+ * requests, so the SYN limit (connections/s) must be converted from what
+ * the request log says (requests/s) with the requests per connection.
+ * Prints a table (n, load, goodput, sessions admitted and completed, the
+ * limit it settled at). Deterministic (splitmix64, no clock).
+ * SHEDD_KA_TRACE=N prints each shedd run's controller every N ticks.
+ *
+ * Model, and what it leaves out:
+ * - Front: a proxy (nginx) that accepts every admitted connection at once:
+ *   its accept queue is empty, every handshake completes, its sojourn is
+ *   20 us.
+ * - Upstream: W workers serving requests FIFO, exponential service times
+ *   of mean SERVICE_MEAN_NS: C = W / mean requests/s. It cannot tell that
+ *   a client left: a request whose client gave up is still served (the
+ *   work an overload wastes).
+ * - Clients: sessions arrive Poisson at load x C / n per second, each one
+ *   SYN; shed, the session is lost (no retransmit). Admitted, it sends its
+ *   n requests one after another on its connection, the next as soon as
+ *   the previous answer arrives. A request not answered within PATIENCE_NS
+ *   is worthless: the client closes the connection and the session is
+ *   abandoned.
+ * - Log feed: one sample per request, as the proxy logs it: an answer with
+ *   its latency and status 200 (served) when it comes in time; at the
+ *   client's timeout a 499 of the patience (not served). Each line says
+ *   which request of its connection it was ($connection_requests), when
+ *   the run feeds it.
+ * - Goodput: requests answered within patience per second, in the window.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <cmocka.h>
+
+#include "aimd.h"
+#include "tick.h"
+#include "splitmix.h"
+#include "alloc.h"
+#include "sample_agg.h"
+#include "req_per_conn.h"
+#include "options.h" /* DEFAULT_FLOOR, DEFAULT_HEADROOM */
+#include "token_bucket.h"
+
+#define NCLS SHEDD_NR_CLASSES
+#define CLS SHEDD_SHEDDABLE
+#define MS 1000000ULL
+#define SEC 1000000000ULL
+
+#define WORKERS 8
+#define SERVICE_MEAN_NS (8 * MS)
+#define CAPACITY ((double)WORKERS * SEC / SERVICE_MEAN_NS) /* 1000 req/s */
+#define PATIENCE_NS (500 * MS)
+#define TICK_NS (100 * MS)
+#define RUN_NS (70 * SEC)
+/* Goodput is counted over answers in the window; sessions that arrive in
+ * it are counted, and settled by the run's end. */
+#define WIN_START_NS (10 * SEC)
+#define WIN_END_NS (55 * SEC)
+#define MAX_TICKS (RUN_NS / TICK_NS + 1)
+/* Requests sent and not yet served: a ring. */
+#define RING (1u << 21)
+#define SEED 0x6b65657061ULL
+
+struct session {
+	__u32 left;     /* requests still to send after the current one */
+	__u32 k;        /* the current request's number on its connection */
+	bool dead;      /* abandoned */
+	bool win;       /* arrived in the window */
+};
+
+struct req {
+	__u32 sess;
+	__u32 k;
+	__u64 sent_ns;
+	bool done;      /* answered in time, or timed out */
+};
+
+struct run {
+	/* configuration */
+	bool shedd;
+	unsigned int n; /* requests per connection */
+	double load;
+	bool conn_seq;  /* the log says which request of its connection */
+
+	uint64_t arr_rng, svc_rng;
+	__u64 now_ns, next_arrival_ns;
+
+	struct session *sess;
+	__u32 nr_sess, max_sess;
+	struct req *ring;
+	__u64 head;     /* oldest request not yet resolved (timeouts) */
+	__u64 next_up;  /* next request the upstream takes */
+	__u64 tail;     /* next free slot */
+	bool busy[WORKERS];
+	__u64 done_ns[WORKERS];
+	__u64 serving[WORKERS];
+
+	/* shedder */
+	struct tick_params tp;
+	struct tick_state ts;
+	double demand[NCLS], instant[NCLS];
+	struct shedd_class_rate next[NCLS];
+	struct shedd_rate rates[NCLS];
+	struct shedd_reserve reserve[NCLS];
+	struct shedd_bucket buckets[NCLS];
+
+	/* this tick */
+	__u64 t_syn[NCLS], t_admitted, t_served, t_next;
+	struct sample_agg t_lat;
+	__u64 last_tick_ns;
+	double trace_rate[MAX_TICKS];
+	double trace_rpc[MAX_TICKS];
+	int trace_mode[MAX_TICKS];
+	unsigned int nr_ticks;
+
+	/* results */
+	__u64 good;           /* answers in time in the window */
+	__u64 offered, admitted, completed; /* sessions of the window */
+	double rate_sum;
+	unsigned int rate_n;
+};
+
+struct result {
+	unsigned int n;
+	double load;
+	double goodput;       /* % of C */
+	double offered_ps, admitted_ps;
+	__u64 admitted, completed;
+	double settled;       /* mean limit over the window, conn/s */
+};
+
+static double unit(uint64_t *s)
+{
+	return (double)(rng_next(s) >> 11) * 0x1.0p-53;
+}
+
+static __u64 exp_ns(uint64_t *s, double mean_ns)
+{
+	double v = -mean_ns * log1p(-unit(s));
+
+	return v < 1 ? 1 : (__u64)v;
+}
+
+static bool in_window(__u64 t)
+{
+	return t >= WIN_START_NS && t < WIN_END_NS;
+}
+
+static void publish(struct run *r)
+{
+	int c;
+
+	for (c = 0; c < NCLS; c++)
+		alloc_publish(&r->rates[c].r, &r->next[c], r->reserve[c].s.last_ns, r->now_ns);
+}
+
+/* The proxy logs one line. */
+static void log_line(struct run *r, __u64 latency_ns, bool served, __u32 k)
+{
+	agg_add(&r->t_lat, latency_ns);
+	if (served)
+		r->t_served++;
+	if (k > 1)
+		r->t_next++;
+}
+
+static void send_req(struct run *r, __u32 sess)
+{
+	struct req *q;
+
+	assert_true(r->tail - (r->head < r->next_up ? r->head : r->next_up) < RING);
+	q = &r->ring[r->tail++ % RING];
+	*q = (struct req){ .sess = sess, .k = r->sess[sess].k, .sent_ns = r->now_ns };
+}
+
+static void upstream_take(struct run *r, int w)
+{
+	if (r->next_up == r->tail)
+		return;
+	r->busy[w] = true;
+	r->serving[w] = r->next_up++;
+	r->done_ns[w] = r->now_ns + exp_ns(&r->svc_rng, SERVICE_MEAN_NS);
+}
+
+static void arrive(struct run *r)
+{
+	__u32 id;
+	int w;
+
+	r->t_syn[CLS]++;
+	if (in_window(r->now_ns))
+		r->offered++;
+	if (r->shedd && !tb_charge(&r->buckets[CLS], &r->rates[CLS], &r->reserve[CLS], r->now_ns))
+		return;
+	r->t_admitted++;
+	assert_true(r->nr_sess < r->max_sess);
+	id = r->nr_sess++;
+	r->sess[id] = (struct session){ .left = r->n - 1, .k = 1, .win = in_window(r->now_ns) };
+	if (r->sess[id].win)
+		r->admitted++;
+	send_req(r, id);
+	for (w = 0; w < WORKERS; w++)
+		if (!r->busy[w]) {
+			upstream_take(r, w);
+			break;
+		}
+}
+
+static void finish(struct run *r, int w)
+{
+	struct req *q = &r->ring[r->serving[w] % RING];
+	struct session *s = &r->sess[q->sess];
+	int i;
+
+	r->busy[w] = false;
+	if (!q->done) {
+		/* In time: the answer arrives, the client sends the next. */
+		q->done = true;
+		log_line(r, r->now_ns - q->sent_ns, true, q->k);
+		if (in_window(r->now_ns))
+			r->good++;
+		if (s->left) {
+			s->left--;
+			s->k++;
+			send_req(r, q->sess);
+		} else if (s->win) {
+			r->completed++;
+		}
+	}
+	upstream_take(r, w);
+	for (i = 0; i < WORKERS; i++)
+		if (!r->busy[i])
+			upstream_take(r, i);
+}
+
+/* The oldest pending request's client gives up: the proxy logs a 499. */
+static void timeout(struct run *r)
+{
+	struct req *q = &r->ring[r->head % RING];
+
+	q->done = true;
+	r->sess[q->sess].dead = true;
+	log_line(r, PATIENCE_NS, false, q->k);
+}
+
+static void tick(struct run *r)
+{
+	struct signal_report sr = {
+		.have_sojourn = true,
+		.sojourn = { .count = r->t_admitted, .min_ns = 20000 },
+		.have_depth = true,
+		.depth = 0,
+		.backlog = 511,
+		.have_netstat = true,
+		.have_listen_drops = true,
+		.have_latency = r->t_lat.count > 0,
+		.latency = r->t_lat,
+		.latency_log = r->t_lat.count,
+		.latency_served = r->t_served,
+		.have_completed = true,
+		.completed = r->t_admitted,
+		.have_queue_left = true,
+		.queue_left = r->t_admitted,
+	};
+	struct tick_input in = {
+		.now_ns = r->now_ns,
+		.dt_ns = r->now_ns - r->last_tick_ns,
+		.sig = &sr,
+		.syn = r->t_syn,
+		.admitted = r->t_admitted,
+	};
+	double rate = 0;
+
+	sr.have_conn_seq = r->conn_seq;
+	sr.latency_next = r->conn_seq ? r->t_next : 0;
+	if (r->t_admitted)
+		sr.sojourn.max_ns = 20000;
+	else
+		sr.sojourn.min_ns = 0;
+	if (r->shedd) {
+		rate = tick_step(&r->tp, &r->ts, &in, r->next);
+		publish(r);
+		if (in_window(r->now_ns)) {
+			r->rate_sum += rate;
+			r->rate_n++;
+		}
+	}
+	if (r->nr_ticks < MAX_TICKS) {
+		r->trace_rate[r->nr_ticks] = rate;
+		r->trace_mode[r->nr_ticks] = r->ts.cs.mode;
+		r->trace_rpc[r->nr_ticks] = rpc_get(&r->ts.cs, NULL);
+		r->nr_ticks++;
+	}
+	memset(r->t_syn, 0, sizeof(r->t_syn));
+	memset(&r->t_lat, 0, sizeof(r->t_lat));
+	r->t_admitted = r->t_served = r->t_next = 0;
+	r->last_tick_ns = r->now_ns;
+}
+
+static void run_init(struct run *r, bool shedd, unsigned int n, double load, bool conn_seq)
+{
+	int c;
+
+	memset(r, 0, sizeof(*r));
+	r->shedd = shedd;
+	r->n = n;
+	r->load = load;
+	r->conn_seq = conn_seq;
+	r->arr_rng = SEED ^ n;
+	r->svc_rng = SEED ^ 0xa5a5a5a5a5a5a5a5ULL ^ n;
+	r->max_sess = (__u32)(load * CAPACITY / n * (double)RUN_NS / SEC * 1.2) + 1000;
+	r->sess = calloc(r->max_sess, sizeof(*r->sess));
+	r->ring = calloc(RING, sizeof(*r->ring));
+	assert_non_null(r->sess);
+	assert_non_null(r->ring);
+
+	/* The daemon's fresh start with its defaults: open at --max-rate. */
+	r->tp.aimd = true;
+	r->tp.ncpus = 1;
+	r->tp.burst_per_rate = 0.1;
+	aimd_defaults(&r->tp.cp);
+	for (c = 0; c < NCLS; c++)
+		r->tp.ap.floor[c] = DEFAULT_FLOOR;
+	r->tp.ap.headroom = DEFAULT_HEADROOM;
+	r->ts.demand = r->demand;
+	r->ts.instant = r->instant;
+	tick_start(&r->tp, &r->ts, 0);
+	tick_allocate(&r->tp, &r->ts, r->next);
+	publish(r);
+}
+
+static void run_sim(struct run *r)
+{
+	__u64 next_tick = TICK_NS;
+	double mean_gap = (double)SEC / (r->load * CAPACITY / r->n);
+
+	r->next_arrival_ns = exp_ns(&r->arr_rng, mean_gap);
+	for (;;) {
+		__u64 t = r->next_arrival_ns, to = UINT64_MAX;
+		int w, first = -1, what = 0; /* 0 arrival, 1 done, 2 tick, 3 timeout */
+
+		/* A request the upstream has not finished may time out; the
+		 * ring is in order of sending, so the oldest goes first. */
+		for (; r->head < r->tail; r->head++) {
+			struct req *q = &r->ring[r->head % RING];
+
+			if (!q->done) {
+				to = q->sent_ns + PATIENCE_NS;
+				break;
+			}
+		}
+		for (w = 0; w < WORKERS; w++)
+			if (r->busy[w] && (first < 0 || r->done_ns[w] < r->done_ns[first]))
+				first = w;
+		if (first >= 0 && r->done_ns[first] < t) {
+			t = r->done_ns[first];
+			what = 1;
+		}
+		if (to < t) {
+			t = to;
+			what = 3;
+		}
+		if (next_tick <= t) {
+			t = next_tick;
+			what = 2;
+		}
+		if (t >= RUN_NS)
+			break;
+		r->now_ns = t;
+		switch (what) {
+		case 0:
+			arrive(r);
+			r->next_arrival_ns = t + exp_ns(&r->arr_rng, mean_gap);
+			break;
+		case 1:
+			finish(r, first);
+			break;
+		case 2:
+			tick(r);
+			next_tick += TICK_NS;
+			break;
+		default:
+			timeout(r);
+			break;
+		}
+	}
+}
+
+static void trace(const struct run *r, unsigned int step)
+{
+	unsigned int i;
+
+	printf("# trace n=%u load %.1fx: t(s) limit mode rpc\n", r->n, r->load);
+	for (i = step - 1; i < r->nr_ticks; i += step)
+		printf("#   %5.1f %9.1f %-10s %6.1f\n", (double)(i + 1) * TICK_NS / SEC,
+		       r->trace_rate[i], aimd_mode_name((enum aimd_mode)r->trace_mode[i]),
+		       r->trace_rpc[i]);
+}
+
+static void simulate(bool shedd, unsigned int n, double load, bool conn_seq, struct result *out)
+{
+	struct run *r = calloc(1, sizeof(*r));
+	const char *tr = getenv("SHEDD_KA_TRACE");
+	double win_s = (double)(WIN_END_NS - WIN_START_NS) / SEC;
+
+	assert_non_null(r);
+	run_init(r, shedd, n, load, conn_seq);
+	run_sim(r);
+	*out = (struct result){
+		.n = n,
+		.load = load,
+		.goodput = 100.0 * (double)r->good / win_s / CAPACITY,
+		.offered_ps = (double)r->offered / win_s,
+		.admitted_ps = (double)r->admitted / win_s,
+		.admitted = r->admitted,
+		.completed = r->completed,
+		.settled = r->rate_n ? r->rate_sum / r->rate_n : 0,
+	};
+	if (shedd && tr && atoi(tr) > 0)
+		trace(r, (unsigned int)atoi(tr));
+	free(r->sess);
+	free(r->ring);
+	free(r);
+}
+
+/* ---- the scenarios ---- */
+
+#define NR_N 4
+#define NR_LOADS 3
+static const unsigned int NS[NR_N] = { 1, 5, 20, 100 };
+static const double LOADS[NR_LOADS] = { 1.5, 3, 10 };
+
+static struct result with[NR_N][NR_LOADS], without[NR_N][NR_LOADS];
+
+static int run_all(void **state)
+{
+	int i, j;
+
+	(void)state;
+	printf("# keep-alive behind a proxy: %d workers, exponential service of mean %llu ms: "
+	       "C = %.0f req/s; patience %llu ms a request; cold start; window %llu-%llu s\n",
+	       WORKERS, SERVICE_MEAN_NS / MS, CAPACITY, PATIENCE_NS / MS, WIN_START_NS / SEC,
+	       WIN_END_NS / SEC);
+	printf("# n | load | goodput shedd | none | sessions/s offered | admitted | completed "
+	       "(shedd) | none: admitted | completed | limit settled at\n");
+	for (i = 0; i < NR_N; i++) {
+		for (j = 0; j < NR_LOADS; j++) {
+			struct result *a = &with[i][j], *b = &without[i][j];
+
+			simulate(true, NS[i], LOADS[j], true, a);
+			simulate(false, NS[i], LOADS[j], true, b);
+			printf("# %3u | %4.1fx | %11.1f %% | %5.1f %% | %8.1f | %6llu | %6llu | "
+			       "%6llu | %6llu | %8.1f conn/s (fits %.1f)\n",
+			       a->n, a->load, a->goodput, b->goodput, a->offered_ps,
+			       (unsigned long long)a->admitted, (unsigned long long)a->completed,
+			       (unsigned long long)b->admitted, (unsigned long long)b->completed,
+			       a->settled, CAPACITY / a->n);
+		}
+	}
+	fflush(stdout);
+	return 0;
+}
+
+struct failures {
+	int n;
+};
+
+static void __attribute__((format(printf, 2, 3))) failed(struct failures *f, const char *fmt,
+							 ...)
+{
+	va_list ap;
+
+	f->n++;
+	fputs("# FAIL: ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+/* Above capacity, shedd keeps the goodput near C whatever the session's
+ * length, and most sessions it admits complete. */
+static void keep_alive_overload_is_shed_at_the_door(void **state)
+{
+	struct failures f = { 0 };
+	int i, j;
+
+	(void)state;
+	for (i = 0; i < NR_N; i++) {
+		for (j = 0; j < NR_LOADS; j++) {
+			const struct result *a = &with[i][j];
+
+			if (a->goodput < 90)
+				failed(&f, "n=%u %.1fx: goodput %.1f %% of C < 90 %% (limit %.1f "
+				       "conn/s, %.1f fit; SHEDD_KA_TRACE=10 prints the trace)",
+				       a->n, a->load, a->goodput, a->settled, CAPACITY / a->n);
+			if (a->completed * 2 < a->admitted)
+				failed(&f, "n=%u %.1fx: %llu of %llu admitted sessions completed "
+				       "(< half)", a->n, a->load, (unsigned long long)a->completed,
+				       (unsigned long long)a->admitted);
+		}
+	}
+	if (f.n)
+		fail_msg("%d case(s) failed, figures above", f.n);
+}
+
+/* Without shedd, the same overload: the model is one where shedding is
+ * needed. Long sessions keep the upstream busy (clients that time out
+ * leave, and the rest are answered), but most sessions are abandoned. */
+static void without_shedding_keep_alive_collapses(void **state)
+{
+	struct failures f = { 0 };
+	int i;
+
+	(void)state;
+	for (i = 0; i < NR_N; i++)
+		if (without[i][1].completed * 2 >= without[i][1].admitted)
+			failed(&f, "n=%u 3x: without shedding %llu of %llu sessions completed",
+			       NS[i], (unsigned long long)without[i][1].completed,
+			       (unsigned long long)without[i][1].admitted);
+	if (f.n)
+		fail_msg("%d case(s) failed, figures above", f.n);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(keep_alive_overload_is_shed_at_the_door),
+		cmocka_unit_test(without_shedding_keep_alive_collapses),
+	};
+
+	return cmocka_run_group_tests_name("keepalive", tests, run_all, NULL);
+}
