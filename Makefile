@@ -252,7 +252,7 @@ $(OUTPUT)/test_fair: tests/test_fair.c tests/splitmix.h include/*.h $(OUTPUT)/fa
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_fair_scale: tests/test_fair_scale.c tests/splitmix.h include/*.h $(OUTPUT)/fair.o
+$(OUTPUT)/test_fair_scale: tests/test_fair_scale.c tests/splitmix.h tests/sim_table.h include/*.h $(OUTPUT)/fair.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
@@ -279,18 +279,18 @@ $(OUTPUT)/test_sim: tests/test_sim.c tests/splitmix.h include/*.h $(OUTPUT)/tick
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_cold_start: tests/test_cold_start.c tests/splitmix.h include/*.h $(OUTPUT)/tick.o \
+$(OUTPUT)/test_cold_start: tests/test_cold_start.c tests/splitmix.h tests/sim_table.h include/*.h $(OUTPUT)/tick.o \
 		$(AIMD_OBJS) $(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_listeners: tests/test_listeners.c tests/splitmix.h include/*.h $(OUTPUT)/tick.o \
+$(OUTPUT)/test_listeners: tests/test_listeners.c tests/splitmix.h tests/sim_table.h include/*.h $(OUTPUT)/tick.o \
 		$(AIMD_OBJS) $(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o $(OUTPUT)/signal_parse.o \
 		$(OUTPUT)/listeners.o $(OUTPUT)/logline.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_spread: tests/test_spread.c tests/splitmix.h include/*.h $(OUTPUT)/alloc.o \
+$(OUTPUT)/test_spread: tests/test_spread.c tests/splitmix.h tests/sim_table.h include/*.h $(OUTPUT)/alloc.o \
 		$(OUTPUT)/fair.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
