@@ -121,8 +121,10 @@ help:
 	@echo '                   (root; commit first: it clones HEAD; FRESH_CACHE=, FRESH_BATS=)'
 	@echo '  demo             install deps, build, run shedd against a SYN flood on a namespace testbed'
 	@echo '  experiments      the experiments, each a CSV, a table and a plot in docs/results'
-	@echo '                   (root; about 33 min): goodput, classes, recovery, knee, fairness,'
-	@echo '                   flood, proxy; EXPERIMENT= names some, EXPERIMENT=soak the 30-min soak'
+	@echo '                   (root; about 34 min): goodput, classes, recovery, knee, fairness,'
+	@echo '                   flood, proxy, scale (the simulations at 1 k-1 M conn/s, 1-128 CPUs,'
+	@echo '                   10-1 M sources, 1-64 listeners; SCALE_QUICK=1 for a short run);'
+	@echo '                   EXPERIMENT= names some, EXPERIMENT=soak the 30-min soak'
 	@echo '  docs             write the option and metric reference tables of docs/usage.md'
 	@echo '                   and docs/metrics.md from the code (docs-check: fail if they differ)'
 	@echo '  bench            scripts/bench.sh: XDP cost per packet beside trivial programs,'
@@ -253,7 +255,7 @@ $(OUTPUT)/test_fair: tests/test_fair.c tests/splitmix.h include/*.h $(OUTPUT)/fa
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_fair_scale: tests/test_fair_scale.c tests/splitmix.h include/*.h $(OUTPUT)/fair.o
+$(OUTPUT)/test_fair_scale: tests/test_fair_scale.c tests/splitmix.h tests/sim_table.h include/*.h $(OUTPUT)/fair.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
@@ -280,7 +282,7 @@ $(OUTPUT)/test_sim: tests/test_sim.c tests/splitmix.h include/*.h $(OUTPUT)/tick
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_cold_start: tests/test_cold_start.c tests/splitmix.h include/*.h $(OUTPUT)/tick.o \
+$(OUTPUT)/test_cold_start: tests/test_cold_start.c tests/splitmix.h tests/sim_table.h include/*.h $(OUTPUT)/tick.o \
 		$(AIMD_OBJS) $(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
@@ -290,13 +292,13 @@ $(OUTPUT)/test_keepalive: tests/test_keepalive.c tests/splitmix.h include/*.h $(
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_listeners: tests/test_listeners.c tests/splitmix.h include/*.h $(OUTPUT)/tick.o \
+$(OUTPUT)/test_listeners: tests/test_listeners.c tests/splitmix.h tests/sim_table.h include/*.h $(OUTPUT)/tick.o \
 		$(AIMD_OBJS) $(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o $(OUTPUT)/signal_parse.o \
 		$(OUTPUT)/listeners.o $(OUTPUT)/logline.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_spread: tests/test_spread.c tests/splitmix.h include/*.h $(OUTPUT)/alloc.o \
+$(OUTPUT)/test_spread: tests/test_spread.c tests/splitmix.h tests/sim_table.h include/*.h $(OUTPUT)/alloc.o \
 		$(OUTPUT)/fair.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
@@ -424,7 +426,7 @@ demo:
 
 # EXPERIMENT= names the experiments to run, in order (scripts/experiments.sh
 # lists them); soak is not in the default set.
-EXPERIMENT ?= goodput classes recovery knee fairness flood proxy
+EXPERIMENT ?= goodput classes recovery knee fairness flood proxy scale
 experiments: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)for e in $(EXPERIMENT); do scripts/experiments.sh $$e || exit 1; done

@@ -2,7 +2,7 @@
 # experiments.sh NAME: run one experiment on the namespace testbed with real
 # sockets; each writes NAME.csv, NAME.md and NAME.png under EXP_OUT (default
 # docs/results) and removes everything it started. `make experiments` runs
-# the default set (about 33 minutes); soak (30 minutes) runs only by name.
+# the default set (about 34 minutes); soak (30 minutes) runs only by name.
 #   goodput   goodput against offered load, 0.25-10 x C, accept-bound and
 #             behind nginx: no shedding, a fixed threshold, shedd; the model
 #   classes   four classes at 3 x C: strict priority against floors
@@ -14,15 +14,18 @@
 #   flood     legitimate clients under a spoofed SYN flood (scripts/flood.sh)
 #   proxy     nginx and HAProxy in front of an upstream (scripts/proxy.sh)
 #   soak      30 minutes of calm and overload, a flood, SIGHUP reloads
+#   scale     the simulations at the scale of real hosts: 1 k-1 M new conn/s,
+#             1-128 CPUs, 10-1 M sources a window, 1-64 listeners (no
+#             testbed; writes scale-*.csv, one a table, scale.md, scale.png)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 case ${1:-} in
-goodput | classes | recovery | knee | fairness | soak) exec "scripts/exp/$1.sh" ;;
+goodput | classes | recovery | knee | fairness | soak | scale) exec "scripts/exp/$1.sh" ;;
 flood) exec scripts/flood.sh ;;
 proxy) exec scripts/proxy.sh ;;
 *)
-	echo "experiments.sh: unknown experiment '${1:-}' (goodput, classes, recovery, knee, fairness, flood, proxy, soak)" >&2
+	echo "experiments.sh: unknown experiment '${1:-}' (goodput, classes, recovery, knee, fairness, flood, proxy, soak, scale)" >&2
 	exit 2
 	;;
 esac

@@ -18,6 +18,9 @@
  * full queue overflows, the others complete their handshake. Healthy:
  * CAP = 2 x RATE. Overloaded: CAP = RATE / 2. No latency feed, no
  * retransmits (a shed SYN is counted once).
+ *
+ * With SHEDD_SIM_CSV=DIR every run is also a row of DIR/cold_start.csv;
+ * SHEDD_SIM_QUICK=1 leaves out 1 M conn/s (tests/sim_table.h).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -32,6 +35,7 @@
 #include "aimd.h"
 #include "tick.h"
 #include "splitmix.h"
+#include "sim_table.h"
 #include "alloc.h"
 #include "options.h" /* DEFAULT_FLOOR, DEFAULT_HEADROOM, DEFAULT_RATE_PER_SEC */
 #include "token_bucket.h"
@@ -51,6 +55,7 @@
 
 #define NR_RATES 5
 static const double RATES[NR_RATES] = { 1e3, 1e4, 5e4, 1.5e5, 1e6 };
+static int nr_rates = NR_RATES; /* the first nr_rates of them run */
 
 /* How the controller starts. */
 enum start {
@@ -317,15 +322,61 @@ static void print_reach(const struct run *r)
 		printf("%8s", "never");
 }
 
+/* Every run as a row of cold_start.csv (SHEDD_SIM_CSV). reach_s as the
+ * table prints it: 0 when nothing was shed, nan when the limit never
+ * reached the demand; the limit and the goodput over the last
+ * OVER_WIN_NS. */
+static struct sim_table csv = {
+	.name = "cold_start",
+	.header = "service,start,cpus,probes,max_rate_per_sec,conn_per_sec,capacity_per_sec,"
+		  "offered,shed,shed_pct,reach_s,mean_limit_per_sec,goodput_per_sec,"
+		  "goodput_pct_of_capacity,overload_ticks,at_max_ticks,ticks",
+};
+
+static void csv_row(const char *service, const char *start, const struct run *r)
+{
+	double win_s = (double)OVER_WIN_NS / SEC;
+
+	sim_table_row(&csv, "%s,%s,%d,%s,%.0f,%.0f,%.0f,%llu,%llu,%.3f,%.1f,%.0f,%.1f,%.1f,%u,%u,%u",
+		      service, start, r->ncpus, r->no_probes ? "no" : "yes", r->tp.cp.max_rate,
+		      r->rate, r->cap, (unsigned long long)r->offered,
+		      (unsigned long long)r->shed, 100.0 * (double)r->shed / (double)r->offered,
+		      !r->shed ? 0.0 : r->reached ? (double)r->reach_ns / SEC : NAN,
+		      r->limit_sum_win / r->ticks_win, (double)r->good_win / win_s,
+		      100.0 * (double)r->good_win / win_s / r->cap, r->overload_ticks,
+		      r->at_max_ticks, r->nr_ticks);
+}
+
+static void csv_write(void)
+{
+	static const char *const start_csv[NR_STARTS] = { "fresh", "rate-10000", "before" };
+	int i, k;
+
+	for (k = 0; k < NR_STARTS; k++)
+		for (i = 0; i < nr_rates; i++)
+			csv_row("healthy", start_csv[k], healthy[k][i]);
+	for (i = 0; i < nr_rates; i++)
+		csv_row("healthy", "fresh", vm[i]);
+	csv_row("healthy", "fresh", ceiling);
+	for (i = 0; i < nr_rates; i++)
+		csv_row("overloaded", "fresh", overloaded[i]);
+	for (i = 0; i < nr_rates; i++)
+		csv_row("overloaded", "fresh", blind[i]);
+	sim_table_close(&csv);
+}
+
 static int run_all(void **state)
 {
 	int i, k;
 
+	if (sim_quick())
+		nr_rates = NR_RATES - 1;
+
 	for (k = 0; k < NR_STARTS; k++)
-		for (i = 0; i < NR_RATES; i++)
+		for (i = 0; i < nr_rates; i++)
 			healthy[k][i] = simulate(RATES[i], 2 * RATES[i], NCPUS, (enum start)k, 0,
 						 false);
-	for (i = 0; i < NR_RATES; i++) {
+	for (i = 0; i < nr_rates; i++) {
 		overloaded[i] = simulate(RATES[i], RATES[i] / 2, NCPUS, START_FRESH, 0, false);
 		blind[i] = simulate(RATES[i], RATES[i] / 2, NCPUS, START_FRESH, 0, true);
 		vm[i] = simulate(RATES[i], 2 * RATES[i], 2, START_FRESH, 0, false);
@@ -340,7 +391,7 @@ static int run_all(void **state)
 	for (k = 0; k < NR_STARTS; k++)
 		printf(" | %-30.30s", START_NAME[k]);
 	printf("\n");
-	for (i = 0; i < NR_RATES; i++) {
+	for (i = 0; i < nr_rates; i++) {
 		printf("# %9.0f", RATES[i]);
 		for (k = 0; k < NR_STARTS; k++) {
 			const struct run *r = healthy[k][i];
@@ -356,7 +407,7 @@ static int run_all(void **state)
 	       "the last %llu s\n", NCPUS, OVER_WIN_NS / SEC);
 	printf("# %9s | %9s | %12s | %12s | %10s | %s\n", "conn/s", "capacity", "mean limit",
 	       "goodput", "SYNs shed", "overloaded ticks");
-	for (i = 0; i < NR_RATES; i++) {
+	for (i = 0; i < nr_rates; i++) {
 		const struct run *r = overloaded[i];
 
 		printf("# %9.0f | %9.0f | %10.0f/s | %6.1f %% of C | %10llu | %u\n", RATES[i],
@@ -366,7 +417,7 @@ static int run_all(void **state)
 	}
 	printf("# the same without the sojourn probes (depth, overflows and completed "
 	       "handshakes only)\n");
-	for (i = 0; i < NR_RATES; i++) {
+	for (i = 0; i < nr_rates; i++) {
 		const struct run *r = blind[i];
 
 		printf("# %9.0f | %9.0f | %10.0f/s | %6.1f %% of C | %10llu | %u\n", RATES[i],
@@ -375,12 +426,13 @@ static int run_all(void **state)
 		       (unsigned long long)r->shed, r->overload_ticks);
 	}
 	printf("# fresh start on 2 CPUs (this VM), healthy: SYNs shed");
-	for (i = 0; i < NR_RATES; i++)
+	for (i = 0; i < nr_rates; i++)
 		printf(" %.0f/s: %llu;", RATES[i], (unsigned long long)vm[i]->shed);
 	printf("\n# healthy 150000/s above --max-rate 100000: %u of %u ticks at the ceiling, "
 	       "%llu SYNs shed\n", ceiling->at_max_ticks, ceiling->nr_ticks,
 	       (unsigned long long)ceiling->shed);
 	fflush(stdout);
+	csv_write();
 	return 0;
 }
 
@@ -389,9 +441,9 @@ static int free_all(void **state)
 	int i, k;
 
 	for (k = 0; k < NR_STARTS; k++)
-		for (i = 0; i < NR_RATES; i++)
+		for (i = 0; i < nr_rates; i++)
 			free(healthy[k][i]);
-	for (i = 0; i < NR_RATES; i++) {
+	for (i = 0; i < nr_rates; i++) {
 		free(overloaded[i]);
 		free(blind[i]);
 		free(vm[i]);
@@ -408,7 +460,7 @@ static void fresh_start_sheds_no_healthy_syn(void **state)
 {
 	int i, bad = 0;
 
-	for (i = 0; i < NR_RATES; i++) {
+	for (i = 0; i < nr_rates; i++) {
 		const struct run *r = healthy[START_FRESH][i];
 
 		if (r->shed || vm[i]->shed) {
@@ -437,7 +489,7 @@ static void a_low_start_catches_up_within_a_second(void **state)
 {
 	int i, bad = 0;
 
-	for (i = 0; i < NR_RATES; i++) {
+	for (i = 0; i < nr_rates; i++) {
 		const struct run *r = healthy[START_RATE][i];
 
 		if (r->shed && (!r->reached || r->reach_ns > SEC ||
@@ -465,8 +517,8 @@ static void overload_still_cuts(void **state)
 {
 	int i, bad = 0;
 
-	for (i = 0; i < 2 * NR_RATES; i++) {
-		const struct run *r = i < NR_RATES ? overloaded[i] : blind[i - NR_RATES];
+	for (i = 0; i < 2 * nr_rates; i++) {
+		const struct run *r = i < nr_rates ? overloaded[i] : blind[i - nr_rates];
 		double mean = r->limit_sum_win / r->ticks_win;
 		double goodput = (double)r->good_win / ((double)OVER_WIN_NS / SEC);
 
@@ -490,7 +542,7 @@ static void the_ceiling_is_told(void **state)
 	assert_true(ceiling->shed > 0);
 	assert_true(ceiling->at_max_ticks >= ceiling->nr_ticks - 2);
 	/* ... and never without cause. */
-	assert_int_equal(healthy[START_FRESH][NR_RATES - 1]->at_max_ticks, 0);
+	assert_int_equal(healthy[START_FRESH][nr_rates - 1]->at_max_ticks, 0);
 }
 
 int main(void)

@@ -6,7 +6,9 @@
  * fair_class_config()), from 10 to 1 M sources a window, fairness on and
  * off. Prints the table (sources, fresh sources shed, the light crowd's
  * success on and off from its arrival, the heavy sources' admissions over
- * their share) as TAP comments.
+ * their share) as TAP comments; with SHEDD_SIM_CSV=DIR also as
+ * DIR/fair_scale.csv, and SHEDD_SIM_QUICK=1 stops at 10 000 sources
+ * (tests/sim_table.h).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -23,6 +25,7 @@
 #include "fair.h"
 #include "fair_sketch.h"
 #include "splitmix.h"
+#include "sim_table.h"
 
 #define W FAIR_WINDOW_NS
 #define SEC 1e9
@@ -221,14 +224,22 @@ static void run(struct scale_run *r)
 static void test_scale(void **state)
 {
 	static const int table[] = { 10, 1000, 10000, 100000, 1000000 };
-	size_t i;
+	struct sim_table csv = {
+		.name = "fair_scale",
+		.header = "sources,fresh_shed_pct,light_ok_fair_pct,light_ok_nofair_pct,"
+			  "heavy_addr_x_share,heavy_net64_x_share,limit_addr_per_window,"
+			  "noise_addr_per_window,counted_addr,rate_per_sec,share_per_sec",
+	};
+	size_t i, n = sizeof(table) / sizeof(table[0]);
 
 	(void)state;
+	if (sim_quick())
+		n = 3;
 	printf("# %9s %9s %11s %11s %12s %12s %9s %9s %9s\n", "sources", "fresh", "light ok",
 	       "light ok", "heavy addr", "heavy /64", "limit", "noise", "counted");
 	printf("# %9s %9s %11s %11s %12s %12s %9s %9s %9s\n", "a window", "shed %", "fair on %",
 	       "fair off %", "adm./share", "adm./share", "addr/win", "addr/win", "addr");
-	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+	for (i = 0; i < n; i++) {
 		struct scale_run on = { .nsrc = table[i], .fair = 1 };
 		struct scale_run off = { .nsrc = table[i], .fair = 0 };
 		double shed_pct, ok_on, ok_off, heavy, heavy64, share_s;
@@ -243,6 +254,11 @@ static void test_scale(void **state)
 		heavy64 = (double)on.heavy64_ok / share_s;
 		printf("# %9d %9.2f %11.1f %11.1f %12.2f %12.2f %9u %9u %9u\n", table[i], shed_pct,
 		       ok_on, ok_off, heavy, heavy64, on.limit[0], on.noise[0], on.sources[0]);
+		sim_table_row(&csv, "%d,%.2f,%.1f,%.1f,%.2f,%.2f,%u,%u,%u,%.1f,%.4f", table[i],
+			      shed_pct, ok_on, ok_off, heavy, heavy64, on.limit[0], on.noise[0],
+			      on.sources[0], on.rate_per_sec, on.share_per_sec);
+		if (i == n - 1)
+			sim_table_close(&csv); /* (a failed check leaves it open) */
 		if (shed_pct > 100 * 3 * FAIR_NOISE_EPS + 0.5)
 			fail_msg("%d sources: %.2f %% of fresh sources shed", table[i], shed_pct);
 		if (ok_on < 0.95 * ok_off)

@@ -17,6 +17,9 @@
  * overflow, as the kernel does (verified with real sockets: the stopped
  * member's queue stays at backlog + 1, its SYNs are dropped and counted in
  * ListenOverflows, no cookie is sent, its siblings accept theirs).
+ * With SHEDD_SIM_CSV=DIR the simulation's two tables are also written as
+ * DIR/listeners_stopped.csv and DIR/listeners_overload.csv;
+ * SHEDD_SIM_QUICK=1 leaves out 64 listeners (tests/sim_table.h).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,6 +38,7 @@
 #include "options.h" /* DEFAULT_FLOOR, DEFAULT_HEADROOM */
 #include "signal_parse.h"
 #include "splitmix.h"
+#include "sim_table.h"
 #include "tick.h"
 #include "token_bucket.h"
 
@@ -658,6 +662,23 @@ static struct lrow lsim(enum judge judge, int nl, double load)
 static const int SIM_SIZES[] = { 1, 2, 4, 16, 64 };
 #define NR_SIM (int)(sizeof(SIM_SIZES) / sizeof(SIM_SIZES[0]))
 
+/* The sizes that run: all of them, or all but 64 with SHEDD_SIM_QUICK. */
+static int nr_sim(void)
+{
+	return sim_quick() ? NR_SIM - 1 : NR_SIM;
+}
+
+static struct sim_table csv_stopped = {
+	.name = "listeners_stopped",
+	.header = "listeners,offered_per_sec,no_shedd_per_sec,summed_per_sec,summed_pct,"
+		  "one_by_one_per_sec,one_by_one_pct,limit_per_sec,stuck_named_ticks,ticks",
+};
+static struct sim_table csv_overload = {
+	.name = "listeners_overload",
+	.header = "listeners,offered_per_sec,healthy_capacity_per_sec,no_shedd_per_sec,"
+		  "shedd_per_sec,limit_per_sec,overload_pct",
+};
+
 /* One listener of L stops accepting at 10 s under Poisson clients at 75 %
  * of the group's capacity: the goodput of the healthy ones (seconds
  * 15-40) without shedd, with the listeners summed (the daemon before) and
@@ -672,7 +693,7 @@ static void one_stuck_listener_of_l(void **state)
 	       "# goodput of the healthy listeners, seconds 15-40, requests/s\n");
 	printf("# %9s %9s %9s %9s %7s %9s %7s %9s\n", "listeners", "offered", "no shedd",
 	       "summed", "%", "one/one", "%", "limit/s");
-	for (k = 0; k < NR_SIM; k++) {
+	for (k = 0; k < nr_sim(); k++) {
 		int nl = SIM_SIZES[k];
 		struct lrow off = lsim(NO_SHEDD, nl, 0.75);
 		struct lrow sum = lsim(SUMMED, nl, 0.75);
@@ -682,6 +703,9 @@ static void one_stuck_listener_of_l(void **state)
 
 		printf("# %9d %9.1f %9.1f %9.1f %6.1f%% %9.1f %6.1f%% %9.0f\n", nl, off.offered_ps,
 		       off.good_ps, sum.good_ps, ps, one.good_ps, po, one.mean_rate);
+		sim_table_row(&csv_stopped, "%d,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.0f,%u,%u", nl,
+			      off.offered_ps, off.good_ps, sum.good_ps, ps, one.good_ps, po,
+			      one.mean_rate, one.stuck_ticks, one.ticks);
 		if (nl == 1)
 			continue;
 		if (one.good_ps < 0.9 * off.good_ps)
@@ -706,7 +730,7 @@ static void real_overload_with_one_stuck_is_still_cut(void **state)
 	printf("# the group at 3 x its capacity, one listener stopped at 10 s\n");
 	printf("# %9s %9s %9s %9s %9s %9s\n", "listeners", "offered", "no shedd", "one/one",
 	       "limit/s", "overload");
-	for (k = 1; k < NR_SIM; k++) {
+	for (k = 1; k < nr_sim(); k++) {
 		int nl = SIM_SIZES[k];
 		struct lrow off = lsim(NO_SHEDD, nl, 3);
 		struct lrow one = lsim(ONE_BY_ONE, nl, 3);
@@ -714,6 +738,9 @@ static void real_overload_with_one_stuck_is_still_cut(void **state)
 
 		printf("# %9d %9.1f %9.1f %9.1f %9.0f %8u%%\n", nl, off.offered_ps, off.good_ps,
 		       one.good_ps, one.mean_rate, one.ticks ? 100 * one.overload_ticks / one.ticks : 0);
+		sim_table_row(&csv_overload, "%d,%.1f,%.0f,%.1f,%.1f,%.0f,%.1f", nl,
+			      off.offered_ps, healthy_cap, off.good_ps, one.good_ps, one.mean_rate,
+			      one.ticks ? 100.0 * one.overload_ticks / one.ticks : 0);
 		if (!one.overload_ticks || one.mean_rate > 0.5 * off.offered_ps * nl / (nl - 1))
 			fail_msg("%d listeners at 3x: limit %.0f/s, not cut", nl, one.mean_rate);
 		if (one.good_ps < 0.75 * healthy_cap)
@@ -737,5 +764,9 @@ int main(void)
 		cmocka_unit_test(real_overload_with_one_stuck_is_still_cut),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+
+	sim_table_close(&csv_stopped);
+	sim_table_close(&csv_overload);
+	return rc;
 }

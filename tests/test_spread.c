@@ -19,6 +19,11 @@
  * and refill the reserve by the fine one: every case runs with one clock,
  * and with ticks of 1, 4 and 10 ms (CONFIG_HZ 1000, 250 and 100).
  * Each case prints its figures as a TAP comment.
+ *
+ * With SHEDD_SIM_CSV=DIR the figures are also rows of DIR/spread.csv (a
+ * class of a case a row), spread_burst.csv and spread_fair.csv;
+ * SHEDD_SIM_QUICK=1 leaves out the cases offered more than 100 000 SYN/s
+ * (tests/sim_table.h).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -38,6 +43,7 @@
 #include "alloc.h"
 #include "fair.h"
 #include "splitmix.h"
+#include "sim_table.h"
 
 #define NCLS SHEDD_NR_CLASSES
 #define SEC 1000000000ULL
@@ -207,6 +213,42 @@ static void sim_run(struct sim *s)
 	}
 }
 
+static struct sim_table csv_spread = {
+	.name = "spread",
+	.header = "case,cpus,rate_per_sec,spread,clock_tick_ms,class,offered_per_sec,"
+		  "admitted_per_sec,allocated_per_sec,saturated,admitted_pct",
+};
+static struct sim_table csv_burst = {
+	.name = "spread_burst",
+	.header = "cpus,clock_tick_ms,spike_syns,admitted,burst,rate_per_sec",
+};
+static struct sim_table csv_fair = {
+	.name = "spread_fair",
+	.header = "heavy,cpus,rate_per_sec,share_per_sec,light_alone_pct,light_fair_pct,"
+		  "light_nofair_pct,heavy_fair_per_sec,heavy_limit_per_sec,"
+		  "heavy_nofair_per_sec,heavy_fits_per_sec",
+};
+static const char *const class_names[] = { "critical_plus", "critical", "sheddable_plus",
+					   "sheddable" };
+
+/* Saturated: admitted_pct is of the allocation; otherwise of the offer.
+ * The case's name with its commas as semicolons, one CSV field. */
+static void csv_case(const struct sim *s, const char *label, int c, double offered,
+		     double admitted, double alloc, int saturated)
+{
+	char name[128], *p;
+
+	snprintf(name, sizeof(name), "%s", label);
+	for (p = name; *p; p++)
+		if (*p == ',')
+			*p = ';';
+	sim_table_row(&csv_spread, "%s,%d,%.0f,%s,%llu,%s,%.1f,%.1f,%.1f,%s,%.2f", name,
+		      s->n, s->sc->rate, spread_names[s->spread],
+		      (unsigned long long)(s->hz_tick / MS), class_names[c], offered, admitted,
+		      alloc, saturated ? "yes" : "no",
+		      100 * admitted / (saturated ? alloc : offered));
+}
+
 static void check(const struct sim *s, const char *label)
 {
 	static const char *const names[] = { "cp", "cr", "sp", "sh" };
@@ -229,6 +271,7 @@ static void check(const struct sim *s, const char *label)
 			/* Saturated: within 5 % of the allocation, or within
 			 * 2 SYNs over the window for a class of a few per second. */
 			ratio = admitted / alloc;
+			csv_case(s, label, c, offered, admitted, alloc, 1);
 			off += snprintf(line + off, sizeof(line) - (size_t)off,
 					" %s %.0f/%.0f/s=%.3f", names[c], admitted, alloc, ratio);
 			if (fabs(admitted - alloc) > fmax(0.05 * alloc, 2 / d) && bad < 0) {
@@ -237,6 +280,7 @@ static void check(const struct sim *s, const char *label)
 			}
 		} else {
 			ratio = admitted / offered;
+			csv_case(s, label, c, offered, admitted, alloc, 0);
 			off += snprintf(line + off, sizeof(line) - (size_t)off,
 					" %s %.1f%% of %.0f/s", names[c], 100 * ratio, offered);
 			if (ratio < 0.995 && bad < 0) {
@@ -339,6 +383,9 @@ static void spike_after_pause(void **state)
 			      "burst %llu, rate %llu/s\n", n, (unsigned long long)(*hz_tick / MS),
 			      (unsigned long long)admitted, (unsigned long long)burst,
 			      (unsigned long long)rate);
+		sim_table_row(&csv_burst, "%d,%llu,5000,%llu,%llu,%llu", n,
+			      (unsigned long long)(*hz_tick / MS), (unsigned long long)admitted,
+			      (unsigned long long)burst, (unsigned long long)rate);
 		sim_free(&s);
 		assert_in_range(admitted, burst, burst + rate / 1000 + 1);
 	}
@@ -518,6 +565,10 @@ static void fair_heavy_source(void **state)
 			      fh_names[k], cpus[i], fair.rate, share, base.light_pct,
 			      fair.light_pct, none.light_pct, fair.heavy_per_s, fair.limit_per_s,
 			      none.heavy_per_s, fits.heavy_per_s, fits.rate, fits.light_pct);
+		sim_table_row(&csv_fair, "%s,%d,%.0f,%.2f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f",
+			      fh_names[k], cpus[i], fair.rate, share, base.light_pct,
+			      fair.light_pct, none.light_pct, fair.heavy_per_s, fair.limit_per_s,
+			      none.heavy_per_s, fits.heavy_per_s);
 		assert_true(fair.light_pct >= 0.95 * base.light_pct);
 		assert_true(fair.heavy_per_s <= 1.1 * fair.limit_per_s);
 		assert_true(fair.heavy_per_s >= share);
@@ -561,10 +612,16 @@ int main(void)
 	struct CMUnitTest tests[sizeof(tcases) / sizeof(tcases[0]) + NR_TICKS + FH_NR];
 	static char spike_names[NR_TICKS][96];
 	size_t i, k, n = 0;
-	int sp;
+	int sp, rc;
 
 	for (k = 0; k < NR_TICKS; k++) {
 		for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+			double offered = 0;
+
+			for (sp = 0; sp < NCLS; sp++)
+				offered += scenarios[i].offered[sp];
+			if (sim_quick() && offered > 100000)
+				continue;
 			for (sp = 0; sp < SPREAD_NR; sp++, n++) {
 				tcases[n].sc = &scenarios[i];
 				tcases[n].spread = (enum spread)sp;
@@ -588,5 +645,9 @@ int main(void)
 		tests[n++] = (struct CMUnitTest){ fair_names[k], fair_heavy_source, NULL, NULL,
 						  (void *)&fkinds[k] };
 	}
-	return cmocka_run_group_tests_name("spread", tests, NULL, NULL);
+	rc = _cmocka_run_group_tests("spread", tests, n, NULL, NULL);
+	sim_table_close(&csv_spread);
+	sim_table_close(&csv_burst);
+	sim_table_close(&csv_fair);
+	return rc;
 }

@@ -3,8 +3,10 @@
 # experiment (recovery, one cell of a few seconds) makes its own testbed,
 # prints a progress line per cell, and writes its CSV, its markdown table
 # with the command that reproduces it, and its plot as a PNG; it leaves no
-# testbed behind. And the model behind the knee experiment gives the
-# textbook M/M/1 figures.
+# testbed behind. The scale experiment, on its short run, writes a CSV of
+# every simulation's table, a section of scale.md for each dimension and
+# its plot. And the model behind the knee experiment gives the textbook
+# M/M/1 figures.
 
 load lib
 
@@ -43,7 +45,7 @@ png_magic() {
 @test "an unknown experiment is refused with the list of the known ones" {
 	run "$ROOT/scripts/experiments.sh" nosuch
 	[ "$status" -eq 2 ]
-	[[ "$output" == *"unknown experiment 'nosuch' (goodput, classes, recovery, knee, fairness, flood, proxy, soak)"* ]]
+	[[ "$output" == *"unknown experiment 'nosuch' (goodput, classes, recovery, knee, fairness, flood, proxy, soak, scale)"* ]]
 }
 
 @test "the knee's M/M/c model gives M/M/1's p99 of ln(100) S / (1 - rho): 92 ms at 50 %, 921 ms at 95 %" {
@@ -59,4 +61,46 @@ png_magic() {
 	# the closed form, 121.9 ms (wait rate c mu - lambda = 40/s).
 	run mmc 4 0.9
 	[ "$output" = "22.55 121.93 0.95" ]
+}
+
+@test "a short scale run writes a CSV of every table, scale.md naming each dimension, and scale.png" {
+	out="$BATS_TEST_TMPDIR/out"
+	run env EXP_OUT="$out" SCALE_QUICK=1 "$ROOT/scripts/experiments.sh" scale
+	echo "$output"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q '^scale: cell 4/4 test_listeners ([0-9]*:[0-9][0-9] elapsed, ETA [0-9]*:[0-9][0-9])$'
+	# Each table: its header, and a row of each size the short run keeps.
+	[ "$(head -n 1 "$out/scale-rate.csv")" = "service,start,cpus,probes,max_rate_per_sec,conn_per_sec,capacity_per_sec,offered,shed,shed_pct,reach_s,mean_limit_per_sec,goodput_per_sec,goodput_pct_of_capacity,overload_ticks,at_max_ticks,ticks" ]
+	for r in 1000 10000 50000 150000; do
+		grep -q "^healthy,fresh,128,yes,10000000,$r,$((2 * r)),[0-9]*,0,0.000,0.0," "$out/scale-rate.csv"
+		grep -q "^overloaded,fresh,128,yes,10000000,$r,$((r / 2)),[0-9]*,[1-9][0-9]*," "$out/scale-rate.csv"
+	done
+	[ "$(head -n 1 "$out/scale-cpus.csv")" = "case,cpus,rate_per_sec,spread,clock_tick_ms,class,offered_per_sec,admitted_per_sec,allocated_per_sec,saturated,admitted_pct" ]
+	for n in 1 2 16 32 64 128; do
+		[ "$(awk -F, -v n="$n" '$2 == n' "$out/scale-cpus.csv" | wc -l)" -ge 16 ]
+	done
+	[ "$(head -n 1 "$out/scale-cpus-burst.csv")" = "cpus,clock_tick_ms,spike_syns,admitted,burst,rate_per_sec" ]
+	[ "$(awk -F, 'NR > 1 { print $1 }' "$out/scale-cpus-burst.csv" | sort -nu | tr '\n' ' ')" = "2 16 64 128 " ]
+	[ "$(head -n 1 "$out/scale-cpus-fair.csv")" = "heavy,cpus,rate_per_sec,share_per_sec,light_alone_pct,light_fair_pct,light_nofair_pct,heavy_fair_per_sec,heavy_limit_per_sec,heavy_nofair_per_sec,heavy_fits_per_sec" ]
+	[ "$(awk -F, 'NR > 1' "$out/scale-cpus-fair.csv" | wc -l)" -eq 12 ]
+	[ "$(head -n 1 "$out/scale-sources.csv")" = "sources,fresh_shed_pct,light_ok_fair_pct,light_ok_nofair_pct,heavy_addr_x_share,heavy_net64_x_share,limit_addr_per_window,noise_addr_per_window,counted_addr,rate_per_sec,share_per_sec" ]
+	[ "$(awk -F, 'NR > 1 { print $1 }' "$out/scale-sources.csv" | tr '\n' ' ')" = "10 1000 10000 " ]
+	[ "$(head -n 1 "$out/scale-listeners.csv")" = "listeners,offered_per_sec,no_shedd_per_sec,summed_per_sec,summed_pct,one_by_one_per_sec,one_by_one_pct,limit_per_sec,stuck_named_ticks,ticks" ]
+	[ "$(awk -F, 'NR > 1 { print $1 }' "$out/scale-listeners.csv" | tr '\n' ' ')" = "1 2 4 16 " ]
+	[ "$(head -n 1 "$out/scale-listeners-overload.csv")" = "listeners,offered_per_sec,healthy_capacity_per_sec,no_shedd_per_sec,shedd_per_sec,limit_per_sec,overload_pct" ]
+	[ "$(awk -F, 'NR > 1 { print $1 }' "$out/scale-listeners-overload.csv" | tr '\n' ' ')" = "2 4 16 " ]
+	# The table: the command, a section per dimension, each with rows.
+	grep -q '^Made by `make experiments EXPERIMENT=scale SCALE_QUICK=1` on ' "$out/scale.md"
+	grep -q '^## New connections per second, 1 k to 1 M' "$out/scale.md"
+	grep -q '^## CPUs, 1 to 128' "$out/scale.md"
+	grep -q '^## Sources per window, 10 to 1 M' "$out/scale.md"
+	grep -q '^## SO_REUSEPORT listeners, 1 to 64, one stopped' "$out/scale.md"
+	grep -q '^| fresh | 128 | 10000000 | 150000 | ' "$out/scale.md"
+	grep -q '^| 128 | 16 | ' "$out/scale.md"
+	grep -q '^| 10000 | ' "$out/scale.md"
+	grep -q '^| 16 | 2255.0 | ' "$out/scale.md"
+	grep -q 'requests per connection (keep-alive)' "$out/scale.md"
+	grep -q '^!\[scale\](scale.png)$' "$out/scale.md"
+	[ "$(png_magic "$out/scale.png")" = 89504e470d0a1a0a ]
+	[ "$(stat -c %s "$out/scale.png")" -gt 10000 ]
 }
