@@ -287,7 +287,7 @@ $(OUTPUT)/test_cold_start: tests/test_cold_start.c tests/splitmix.h tests/sim_ta
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_keepalive: tests/test_keepalive.c tests/splitmix.h include/*.h $(OUTPUT)/tick.o \
+$(OUTPUT)/test_keepalive: tests/test_keepalive.c tests/splitmix.h tests/sim_table.h include/*.h $(OUTPUT)/tick.o \
 		$(AIMD_OBJS) $(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@

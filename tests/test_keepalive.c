@@ -43,6 +43,7 @@
 #include "aimd.h"
 #include "tick.h"
 #include "splitmix.h"
+#include "sim_table.h"
 #include "alloc.h"
 #include "sample_agg.h"
 #include "req_per_conn.h"
@@ -440,6 +441,20 @@ static const double LOADS[NR_LOADS] = { 1.5, 3, 10 };
 
 static struct result with[NR_N][NR_LOADS], without[NR_N][NR_LOADS];
 
+/* Whether load @j runs: every one, or with SHEDD_SIM_QUICK (the scale
+ * experiment's short run, tests/sim_table.h) 3 x C alone. */
+static bool load_runs(int j)
+{
+	return !sim_quick() || LOADS[j] == 3;
+}
+
+/* The table, also as CSV for the scale experiment (tests/sim_table.h). */
+static struct sim_table csv_ka = {
+	.name = "keepalive",
+	.header = "n,load,goodput_shedd_pct,goodput_none_pct,sessions_offered_per_sec,"
+		  "admitted,completed,none_admitted,none_completed,limit_per_sec,fits_per_sec",
+};
+
 static int run_all(void **state)
 {
 	int i, j;
@@ -455,6 +470,8 @@ static int run_all(void **state)
 		for (j = 0; j < NR_LOADS; j++) {
 			struct result *a = &with[i][j], *b = &without[i][j];
 
+			if (!load_runs(j))
+				continue;
 			simulate(true, NS[i], LOADS[j], true, a);
 			simulate(false, NS[i], LOADS[j], true, b);
 			printf("# %3u | %4.1fx | %11.1f %% | %5.1f %% | %8.1f | %6llu | %6llu | "
@@ -463,8 +480,15 @@ static int run_all(void **state)
 			       (unsigned long long)a->admitted, (unsigned long long)a->completed,
 			       (unsigned long long)b->admitted, (unsigned long long)b->completed,
 			       a->settled, CAPACITY / a->n);
+			sim_table_row(&csv_ka, "%u,%.1f,%.1f,%.1f,%.1f,%llu,%llu,%llu,%llu,%.1f,%.1f",
+				      a->n, a->load, a->goodput, b->goodput, a->offered_ps,
+				      (unsigned long long)a->admitted,
+				      (unsigned long long)a->completed,
+				      (unsigned long long)b->admitted,
+				      (unsigned long long)b->completed, a->settled, CAPACITY / a->n);
 		}
 	}
+	sim_table_close(&csv_ka);
 	fflush(stdout);
 	return 0;
 }
@@ -499,6 +523,8 @@ static void keep_alive_overload_is_shed_at_the_door(void **state)
 		for (j = 0; j < NR_LOADS; j++) {
 			const struct result *a = &with[i][j];
 
+			if (!load_runs(j))
+				continue;
 			if (a->goodput < 90)
 				failed(&f, "n=%u %.1fx: goodput %.1f %% of C < 90 %% (limit %.1f "
 				       "conn/s, %.1f fit; SHEDD_KA_TRACE=10 prints the trace)",

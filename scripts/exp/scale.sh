@@ -54,6 +54,8 @@ scale_table listeners test_listeners listeners_stopped "SO_REUSEPORT listeners, 
 	listeners one_by_one_pct summed_pct
 scale_table listeners-overload test_listeners listeners_overload "SO_REUSEPORT listeners, 2 to 64, one stopped, the group at 3 x its capacity" \
 	listeners healthy_capacity_per_sec no_shedd_per_sec shedd_per_sec
+scale_table keepalive test_keepalive keepalive "Requests per connection, 1 to 100: keep-alive sessions behind a proxy" \
+	n goodput_shedd_pct goodput_none_pct
 
 # ---- run ----
 BINS=()
@@ -206,6 +208,28 @@ EOF
 }
 
 # The Y columns of a table against its X, as points.
+panel_keepalive() {
+	local f="$EXP_OUT/scale-keepalive.csv" l
+	panel_head "Requests per connection: goodput behind a proxy, cold start"
+	for l in 1.5 3.0 10.0; do
+		awk -F, -v l="$l" 'NR > 1 && $2 == l' "$f" >"$TMP/keepalive-$l.dat"
+	done
+	cat <<EOF
+set logscale x
+set xrange [0.8:130]
+set xlabel "requests per connection"
+set ylabel "goodput, % of C"
+set yrange [0:110]
+set key bottom left
+set datafile separator ","
+plot "$TMP/keepalive-1.5.dat" u 1:3 w lp pt 7 lc rgb "#008800" t "shedd, 1.5 x C", \\
+     "$TMP/keepalive-3.0.dat" u 1:3 w lp pt 5 lc rgb "#0055cc" t "shedd, 3 x C", \\
+     "$TMP/keepalive-10.0.dat" u 1:3 w lp pt 9 lc rgb "#7700aa" t "shedd, 10 x C", \\
+     "$TMP/keepalive-3.0.dat" u 1:4 w lp pt 4 dt 2 lc rgb "#cc0000" t "no shedding, 3 x C", \\
+     "$TMP/keepalive-10.0.dat" u 1:4 w lp pt 6 dt 2 lc rgb "#cc6600" t "no shedding, 10 x C"
+EOF
+}
+
 panel_generic() {
 	local name=$1 f="$EXP_OUT/scale-$1.csv" x y sep="plot" pt=7
 	x=$(col "$name" "${XCOL[$name]}")
@@ -360,6 +384,24 @@ CPU (see CPUs above), IPv4 sources.
 EOF
 }
 
+about_keepalive() {
+	cat <<'EOF'
+`tests/test_keepalive.c`: a proxy that accepts every admitted connection at
+once, an upstream of 8 workers, exponential service of 8 ms (C = 1000
+requests/s) taken FIFO; Poisson sessions at load x C requests/s, each one
+connection carrying n requests one after another, patience 500 ms a request
+(a client whose request times out abandons its session); the log feed
+gives each answered request's latency and `cr=` (its number on its
+connection); completed handshakes are the admitted connections. Cold
+start, the daemon's defaults, measured over seconds 10-55. goodput: requests
+answered within the patience, in % of C, with shedd and without;
+admitted/completed: sessions that arrived in the window, admitted by shedd
+and completed whole; limit_per_sec: the mean limit in connections/s, beside
+what fits (C / n). Left out: think time between requests, connections
+reused across sessions, retransmits.
+EOF
+}
+
 about_listeners() {
 	cat <<'EOF'
 `tests/test_listeners.c`: L listeners of 2 workers each, exponential service
@@ -408,10 +450,9 @@ EOF
 	fi
 	cat <<'EOF'
 
-Not yet here: requests per connection (keep-alive), 1 to 100. A simulation
-that writes its table with `tests/sim_table.h` joins this experiment with
-one `scale_table` line in `scripts/exp/scale.sh` (its CSV, its section here
-and a panel of the plot follow from that line).
+Another simulation that writes its table with `tests/sim_table.h` joins
+this experiment with one `scale_table` line in `scripts/exp/scale.sh` (its
+CSV, its section here and a panel of the plot follow from that line).
 
 ![scale](scale.png)
 EOF
