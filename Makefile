@@ -277,22 +277,22 @@ $(OUTPUT)/test_metrics: tests/test_metrics.c $(OUTPUT)/metrics.o $(OUTPUT)/optio
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) $(INIH_LIBS) -lm -o $@
 
-$(OUTPUT)/test_sim: tests/test_sim.c tests/splitmix.h include/*.h $(OUTPUT)/tick.o $(AIMD_OBJS) \
+$(OUTPUT)/test_sim: tests/test_sim.c tests/splitmix.h tests/sim_daemon.h include/*.h $(OUTPUT)/tick.o $(AIMD_OBJS) \
 		$(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_cold_start: tests/test_cold_start.c tests/splitmix.h tests/sim_table.h include/*.h $(OUTPUT)/tick.o \
+$(OUTPUT)/test_cold_start: tests/test_cold_start.c tests/splitmix.h tests/sim_daemon.h tests/sim_table.h include/*.h $(OUTPUT)/tick.o \
 		$(AIMD_OBJS) $(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_keepalive: tests/test_keepalive.c tests/splitmix.h tests/sim_table.h include/*.h $(OUTPUT)/tick.o \
+$(OUTPUT)/test_keepalive: tests/test_keepalive.c tests/splitmix.h tests/sim_daemon.h tests/sim_table.h include/*.h $(OUTPUT)/tick.o \
 		$(AIMD_OBJS) $(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_listeners: tests/test_listeners.c tests/splitmix.h tests/sim_table.h include/*.h $(OUTPUT)/tick.o \
+$(OUTPUT)/test_listeners: tests/test_listeners.c tests/splitmix.h tests/sim_daemon.h tests/sim_table.h include/*.h $(OUTPUT)/tick.o \
 		$(AIMD_OBJS) $(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o $(OUTPUT)/signal_parse.o \
 		$(OUTPUT)/listeners.o $(OUTPUT)/logline.o
 	$(call msg,TEST,$@)

@@ -35,6 +35,7 @@
 #include "aimd.h"
 #include "tick.h"
 #include "splitmix.h"
+#include "sim_daemon.h"
 #include "sim_table.h"
 #include "alloc.h"
 #include "options.h" /* DEFAULT_FLOOR, DEFAULT_HEADROOM, DEFAULT_RATE_PER_SEC */
@@ -232,8 +233,6 @@ static void tick(struct run *r)
 static void run_init(struct run *r, double rate, double cap, int ncpus, enum start start,
 		     double max_rate)
 {
-	int c;
-
 	memset(r, 0, sizeof(*r));
 	r->rate = rate;
 	r->cap = cap;
@@ -243,18 +242,10 @@ static void run_init(struct run *r, double rate, double cap, int ncpus, enum sta
 	r->t_min_ns = UINT64_MAX;
 
 	/* The daemon's defaults (options_table[] and aimd_defaults()). */
-	r->tp.aimd = true;
-	r->tp.ncpus = ncpus;
-	r->tp.burst_per_rate = 0.1;
-	aimd_defaults(&r->tp.cp);
+	sim_daemon_defaults(&r->tp, &r->ts, ncpus, r->demand, r->instant);
 	r->tp.cp.tick_ns = TICK_NS;
 	if (max_rate > 0)
 		r->tp.cp.max_rate = max_rate;
-	for (c = 0; c < NCLS; c++)
-		r->tp.ap.floor[c] = DEFAULT_FLOOR;
-	r->tp.ap.headroom = DEFAULT_HEADROOM;
-	r->ts.demand = r->demand;
-	r->ts.instant = r->instant;
 	switch (start) {
 	case START_FRESH:
 		tick_start(&r->tp, &r->ts, 0);

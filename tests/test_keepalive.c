@@ -44,6 +44,7 @@
 #include "tick.h"
 #include "splitmix.h"
 #include "sim_table.h"
+#include "sim_daemon.h"
 #include "alloc.h"
 #include "sample_agg.h"
 #include "req_per_conn.h"
@@ -308,8 +309,6 @@ static void tick(struct run *r)
 
 static void run_init(struct run *r, bool shedd, unsigned int n, double load, bool conn_seq)
 {
-	int c;
-
 	memset(r, 0, sizeof(*r));
 	r->shedd = shedd;
 	r->n = n;
@@ -324,15 +323,7 @@ static void run_init(struct run *r, bool shedd, unsigned int n, double load, boo
 	assert_non_null(r->ring);
 
 	/* The daemon's fresh start with its defaults: open at --max-rate. */
-	r->tp.aimd = true;
-	r->tp.ncpus = 1;
-	r->tp.burst_per_rate = 0.1;
-	aimd_defaults(&r->tp.cp);
-	for (c = 0; c < NCLS; c++)
-		r->tp.ap.floor[c] = DEFAULT_FLOOR;
-	r->tp.ap.headroom = DEFAULT_HEADROOM;
-	r->ts.demand = r->demand;
-	r->ts.instant = r->instant;
+	sim_daemon_defaults(&r->tp, &r->ts, 1, r->demand, r->instant);
 	tick_start(&r->tp, &r->ts, 0);
 	tick_allocate(&r->tp, &r->ts, r->next);
 	publish(r);
@@ -493,23 +484,6 @@ static int run_all(void **state)
 	return 0;
 }
 
-struct failures {
-	int n;
-};
-
-static void __attribute__((format(printf, 2, 3))) failed(struct failures *f, const char *fmt,
-							 ...)
-{
-	va_list ap;
-
-	f->n++;
-	fputs("# FAIL: ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-}
 
 /* Above capacity, shedd keeps the goodput near C whatever the session's
  * length, and most sessions it admits complete. */

@@ -38,6 +38,7 @@
 #include "options.h" /* DEFAULT_FLOOR, DEFAULT_HEADROOM */
 #include "signal_parse.h"
 #include "splitmix.h"
+#include "sim_daemon.h"
 #include "sim_table.h"
 #include "tick.h"
 #include "token_bucket.h"
@@ -571,8 +572,6 @@ static void tick(struct lsim *s)
 
 static void lsim_init(struct lsim *s, enum judge judge, int nl, double load)
 {
-	int c;
-
 	memset(s, 0, sizeof(*s));
 	s->judge = judge;
 	s->nl = nl;
@@ -583,15 +582,7 @@ static void lsim_init(struct lsim *s, enum judge judge, int nl, double load)
 	s->hash_rng = SEED ^ 0x5a5a5a5a5a5a5a5aULL;
 	/* The daemon's defaults; the start is the default --rate, far above
 	 * the group's capacity below 64 listeners. */
-	s->tp.aimd = true;
-	s->tp.ncpus = 1;
-	s->tp.burst_per_rate = 0.1;
-	aimd_defaults(&s->tp.cp);
-	for (c = 0; c < NCLS; c++)
-		s->tp.ap.floor[c] = DEFAULT_FLOOR;
-	s->tp.ap.headroom = DEFAULT_HEADROOM;
-	s->ts.demand = s->demand;
-	s->ts.instant = s->instant;
+	sim_daemon_defaults(&s->tp, &s->ts, 1, s->demand, s->instant);
 	tick_init(&s->tp, &s->ts, 10000);
 	tick_allocate(&s->tp, &s->ts, s->next);
 	publish(s);

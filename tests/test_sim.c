@@ -39,6 +39,7 @@
 #include "aimd.h"
 #include "tick.h"
 #include "splitmix.h"
+#include "sim_daemon.h"
 #include "alloc.h"
 #include "options.h" /* DEFAULT_FLOOR, DEFAULT_HEADROOM */
 #include "token_bucket.h"
@@ -408,8 +409,6 @@ static void sim_init(struct sim *s, bool shedd, const struct phase *phases,
 		     int nr_phases, __u64 win_start_ns, __u64 win_end_ns,
 		     const struct sim_config *cfg)
 {
-	int c;
-
 	memset(s, 0, sizeof(*s));
 	s->shedd = shedd;
 	memcpy(s->phases, phases, sizeof(*phases) * (size_t)nr_phases);
@@ -432,17 +431,9 @@ static void sim_init(struct sim *s, bool shedd, const struct phase *phases,
 
 	/* The controller's defaults, with a ceiling of 10x capacity and a
 	 * start there, so it has to find the rate by itself. */
-	s->tp.aimd = true;
-	s->tp.ncpus = s->ncpus;
-	s->tp.burst_per_rate = 0.1;
-	aimd_defaults(&s->tp.cp);
+	sim_daemon_defaults(&s->tp, &s->ts, s->ncpus, s->demand, s->instant);
 	s->tp.cp.tick_ns = s->tick_ns;
 	s->tp.cp.max_rate = 10 * s->capacity;
-	for (c = 0; c < NCLS; c++)
-		s->tp.ap.floor[c] = DEFAULT_FLOOR;
-	s->tp.ap.headroom = DEFAULT_HEADROOM;
-	s->ts.demand = s->demand;
-	s->ts.instant = s->instant;
 	tick_init(&s->tp, &s->ts, s->tp.cp.max_rate);
 	/* A fresh program starts with an even split, as the daemon does. */
 	tick_allocate(&s->tp, &s->ts, s->next);
@@ -702,24 +693,6 @@ static int run_scenarios(void **state)
 
 /* ---- the checks: every case is checked and told, then the test fails ---- */
 
-struct failures {
-	int n;
-};
-
-/* One more failure, told at once as a TAP comment with its figures. */
-static void __attribute__((format(printf, 2, 3)))
-failed(struct failures *f, const char *fmt, ...)
-{
-	va_list ap;
-
-	f->n++;
-	fputs("# FAIL: ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-}
 
 static void check_none(const struct failures *f)
 {
