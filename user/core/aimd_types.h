@@ -27,6 +27,10 @@
 #define AIMD_SERVED_SLOTS 10
 /* ... and over the last this many (aimd_state.served_recent). */
 #define AIMD_RECENT_SLOTS 3
+/* A log feed that answers at least this share of the handshakes covers
+ * every connection (aimd_auto.cover): the same tolerance as the test of
+ * handshakes outrunning answers (1.25 x). */
+#define AIMD_COVER_WHOLE 0.8
 
 /**
  * struct aimd_params - the controller's knobs, with their units. Those that
@@ -339,13 +343,23 @@ enum aimd_reason {
  * @over:           the last verdict found overload
  * @baseline_ns:    the baseline in force (0 = none yet)
  * @target_ns:      the derived target in force (0 = none: still learning)
- * @point_first_mid_ns: the statistic of the point's first tick ...
- * @point_last_mid_ns: ... and of its last (both of ticks with samples)
+ * @point_last_mid_ns: the statistic of the point's last tick of 5 samples
+ *                  or more (the level a probe begun then starts from)
+ * @point_step_sum: sum of mid x count over the step being gathered (ticks
+ *                  until half auto_point_samples) ...
+ * @point_step_n:   ... and its samples
+ * @point_first_step_ns: the statistic of the point's first step ...
+ * @point_last_step_ns: ... and of its last: a statistic of a few samples
+ *                  doubles by chance (a bimodal service)
  * @point_completed: handshakes completed ...
  * @point_answered: ... and requests answered during the point
  * @point_pressure: evidence of pressure during the point ("Calm probe" in
  *                  latency_target.h)
  * @point_binding:  the limit bound (demand >= limit) during the point
+ * @point_gap:      handshakes outran the answers during the point by more
+ *                  than the feed's coverage says ("Coverage" in
+ *                  latency_target.h)
+ * @point_over:     a verdict during the point found latency above target
  * @calm_at_ns:     when the newest calm point was taken (0 = none)
  * @probing:        a calm probe runs
  * @probe_done:     it ended on this tick (aimd_update() applies its rate)
@@ -364,7 +378,16 @@ enum aimd_reason {
  * @probe_served:   the highest served rate seen during it (requests/s)
  * @probe_per_conn: handshakes per request answered as it began (at most 1),
  *                  to resume in connections
+ * @probe_step_completed: handshakes completed ...
+ * @probe_step_answered: ... and requests answered over the step being
+ *                  gathered, and over the flat steps (@probe_flat_completed,
+ *                  @probe_flat_answered): the feed's coverage once the
+ *                  queue is gone
  * @probes:         probes run since start
+ * @cover:          the feed's coverage: requests answered per handshake
+ *                  completed over the newest calm point or the flat end of
+ *                  a probe, taken as 1 from AIMD_COVER_WHOLE up; 0 = not
+ *                  known yet ("Coverage" in latency_target.h)
  */
 struct aimd_auto {
 	double point_sum;
@@ -381,12 +404,17 @@ struct aimd_auto {
 	bool over;
 	__u64 baseline_ns;
 	__u64 target_ns;
-	__u64 point_first_mid_ns;
 	__u64 point_last_mid_ns;
+	double point_step_sum;
+	__u64 point_step_n;
+	__u64 point_first_step_ns;
+	__u64 point_last_step_ns;
 	double point_completed;
 	double point_answered;
 	bool point_pressure;
 	bool point_binding;
+	bool point_gap;
+	bool point_over;
 	__u64 calm_at_ns;
 	bool probing;
 	bool probe_done;
@@ -402,7 +430,12 @@ struct aimd_auto {
 	__u64 probe_step_ns;
 	double probe_served;
 	double probe_per_conn;
+	double probe_step_completed;
+	double probe_step_answered;
+	double probe_flat_completed;
+	double probe_flat_answered;
 	__u64 probes;
+	double cover;
 };
 
 /**

@@ -83,16 +83,58 @@ static double per_conn(const struct aimd_state *s)
 	return conns / served < most ? conns / served : most;
 }
 
+/* The share of the connections a feed covers, from the requests it showed
+ * answered and the handshakes completed meanwhile, with no queue between
+ * them: 1 (the whole feed) from AIMD_COVER_WHOLE up, and above 1 (several
+ * requests a connection); 0 when nothing completed (not known). */
+static double cover_of(double answered, double completed)
+{
+	double c;
+
+	if (completed <= 0)
+		return 0;
+	c = answered / completed;
+	return c >= AIMD_COVER_WHOLE ? 1 : c;
+}
+
+/* A measure @c of the feed's coverage (cover_of()): the first is taken as
+ * it is, the next ones weigh a quarter (a point of 100 samples on a tenth
+ * of the connections is 10 % off by itself). */
+static void cover_learn(struct aimd_auto *a, double c)
+{
+	if (c <= 0)
+		return;
+	a->cover = a->cover > 0 ? 0.75 * a->cover + 0.25 * c : c;
+	if (a->cover >= AIMD_COVER_WHOLE)
+		a->cover = 1;
+}
+
+/* The feed's share in force: what is answered is divided by it. */
+static double cover_in_force(const struct aimd_auto *a)
+{
+	return a->cover > 0 && a->cover < 1 ? a->cover : 1;
+}
+
+double latency_answered(const struct aimd_auto *a, double answered)
+{
+	return answered / cover_in_force(a);
+}
+
 static void point_reset(struct aimd_auto *a)
 {
 	a->point_sum = 0;
 	a->point_n = 0;
-	a->point_first_mid_ns = 0;
 	a->point_last_mid_ns = 0;
+	a->point_step_sum = 0;
+	a->point_step_n = 0;
+	a->point_first_step_ns = 0;
+	a->point_last_step_ns = 0;
 	a->point_completed = 0;
 	a->point_answered = 0;
 	a->point_pressure = false;
 	a->point_binding = false;
+	a->point_gap = false;
+	a->point_over = false;
 }
 
 /* Begin a calm probe (see "Calm probe" in latency_target.h): hold the limit at
@@ -118,6 +160,10 @@ static void probe_begin(const struct aimd_params *p, struct aimd_state *s, __u64
 	a->probe_step_sum = 0;
 	a->probe_step_n = 0;
 	a->probe_step_ns = 0;
+	a->probe_step_completed = 0;
+	a->probe_step_answered = 0;
+	a->probe_flat_completed = 0;
+	a->probe_flat_answered = 0;
 	a->probe_served = s->served_rate;
 	a->probes++;
 	a->probe_lag_ns = a->point_last_mid_ns;
@@ -139,6 +185,15 @@ static void probe_end(const struct aimd_params *p, struct aimd_auto *a, __u64 no
 	if (point) {
 		auto_add_point(p, a, now_ns, point);
 		a->calm_at_ns = now_ns;
+	}
+	/* The flat steps answered what they took: the feed's coverage, if
+	 * they showed a verdict's worth of answers. The served peak was
+	 * counted with the coverage in force before. */
+	if (a->probe_flat > 1 && a->probe_flat_answered >= (double)p->auto_verdict_samples) {
+		double before = cover_in_force(a);
+
+		cover_learn(a, cover_of(a->probe_flat_answered, a->probe_flat_completed));
+		a->probe_served *= before / cover_in_force(a);
 	}
 	auto_refresh(p, a, now_ns);
 }
@@ -164,7 +219,9 @@ static void probe_step(const struct aimd_params *p, struct aimd_state *s,
 	if (sig->have_latency && sig->latency_count) {
 		a->probe_step_sum += (double)sig->latency_mid_ns * (double)sig->latency_count;
 		a->probe_step_n += sig->latency_count;
+		a->probe_step_answered += (double)sig->latency_served;
 	}
+	a->probe_step_completed += sig->have_completed ? (double)sig->completed : 0;
 	a->probe_step_ns += dt;
 	if (a->probe_step_n >= 3) {
 		__u64 mid = (__u64)(a->probe_step_sum / (double)a->probe_step_n);
@@ -172,9 +229,6 @@ static void probe_step(const struct aimd_params *p, struct aimd_state *s,
 		__u64 near = prev / 5 > 2 * MS ? prev / 5 : 2 * MS;
 
 		fall = 0.5 * (1 - f) / f * (double)a->probe_step_ns;
-		a->probe_step_sum = 0;
-		a->probe_step_n = 0;
-		a->probe_step_ns = 0;
 		if (!prev || mid < prev)
 			a->probe_min_ns = mid;
 		if (elapsed >= lag && prev && (double)mid + fall >= (double)prev &&
@@ -182,26 +236,45 @@ static void probe_step(const struct aimd_params *p, struct aimd_state *s,
 			a->probe_flat++;
 			a->probe_flat_sum += (double)mid * (double)n;
 			a->probe_flat_n += n;
+			/* The first flat step may still hold the answers
+			 * of the queue's last requests. */
+			if (a->probe_flat > 1) {
+				a->probe_flat_completed += a->probe_step_completed;
+				a->probe_flat_answered += a->probe_step_answered;
+			}
 		} else {
 			a->probe_flat = 0;
 			a->probe_flat_sum = 0;
 			a->probe_flat_n = 0;
+			a->probe_flat_completed = 0;
+			a->probe_flat_answered = 0;
 		}
+		a->probe_step_sum = 0;
+		a->probe_step_n = 0;
+		a->probe_step_ns = 0;
+		a->probe_step_completed = 0;
+		a->probe_step_answered = 0;
 	}
 	if ((a->probe_flat >= 3 && elapsed >= p->probe_min_ns) || elapsed >= p->probe_max_ns)
 		probe_end(p, a, now_ns);
 }
 
-/* Evidence of pressure over the point gathered so far (see "Calm probe"). */
-static bool pressured(const struct aimd_auto *a, bool conns_known)
+/* Handshakes outran the answers over the point gathered so far, by more
+ * than the share of the connections the feed does not cover (@cover; 1:
+ * all of them covered). */
+static bool outran(const struct aimd_auto *a, double cover)
+{
+	return a->point_completed * cover > 1.25 * a->point_answered + 5 && a->point_answered > 0;
+}
+
+/* Evidence of pressure over the point gathered so far (see "Calm probe"),
+ * handshakes outrunning answers aside (point_gap). */
+static bool pressured(const struct aimd_auto *a)
 {
 	if (a->point_n >= 10 && a->point_answered < 0.9 * (double)a->point_n)
 		return true;
-	if (conns_known && a->point_completed > 1.25 * a->point_answered + 5 &&
-	    a->point_answered > 0)
-		return true;
-	return a->point_first_mid_ns &&
-	       a->point_last_mid_ns > 2 * a->point_first_mid_ns + 5 * MS;
+	return a->point_first_step_ns &&
+	       a->point_last_step_ns > 2 * a->point_first_step_ns + 5 * MS;
 }
 
 /* A verdict's samples (the derived and the explicit target alike): @v
@@ -269,6 +342,10 @@ bool latency_derived(const struct aimd_params *p, struct aimd_state *s,
 		a->last_verdict_ns = 0;
 	}
 	if (!sig->have_latency || !sig->latency_count) {
+		/* A thin feed leaves ticks without a sample: the handshakes
+		 * of a point's ticks count all the same. */
+		if (a->point_n && sig->have_completed)
+			a->point_completed += (double)sig->completed;
 		auto_refresh(p, a, now_ns);
 		return a->over;
 	}
@@ -281,32 +358,60 @@ bool latency_derived(const struct aimd_params *p, struct aimd_state *s,
 	 * growth into its baseline. Only a point without pressure is calm. */
 	if (!a->point_n)
 		a->point_start_ns = start;
-	if (!a->point_first_mid_ns && sig->latency_count >= 5)
-		a->point_first_mid_ns = sig->latency_mid_ns;
 	if (sig->latency_count >= 5)
 		a->point_last_mid_ns = sig->latency_mid_ns;
+	/* Whether the statistic doubles is judged on steps of half a
+	 * point's samples (a tick, or as many as it takes). */
+	a->point_step_sum += w * v;
+	a->point_step_n += sig->latency_count;
+	if (a->point_step_n >= (p->auto_point_samples + 1) / 2) {
+		a->point_last_step_ns = (__u64)(a->point_step_sum / (double)a->point_step_n);
+		if (!a->point_first_step_ns)
+			a->point_first_step_ns = a->point_last_step_ns;
+		a->point_step_sum = 0;
+		a->point_step_n = 0;
+	}
 	a->point_sum += w * v;
 	a->point_n += sig->latency_count;
 	a->point_completed += sig->have_completed ? (double)sig->completed : 0;
 	a->point_answered += (double)sig->latency_served;
-	if (other || pressured(a, sig->have_completed))
+	if (other || pressured(a))
 		a->point_pressure = true;
+	/* Handshakes outrunning answers are evidence only once the feed's
+	 * coverage is known ("Coverage" in latency_target.h). */
+	if (sig->have_completed && a->cover > 0 && outran(a, cover_in_force(a)))
+		a->point_gap = true;
+	if (a->over)
+		a->point_over = true;
 	if (sig->demand >= s->rate)
 		a->point_binding = true;
 	/* Started into an overload: no calm reference, so make one. */
-	if (!a->baseline_ns && a->point_pressure && a->point_n >= p->auto_verdict_samples) {
+	if (!a->baseline_ns && (a->point_pressure || a->point_gap) &&
+	    a->point_n >= p->auto_verdict_samples) {
 		probe_begin(p, s, now_ns);
 		return false;
 	}
+	/* The first point as soon as it has the samples, unless handshakes
+	 * outran the answers while the feed's coverage is not known: a
+	 * partial feed, or a queue, whose latency the whole point shows. */
 	if (a->point_n >= p->auto_point_samples &&
-	    (now_ns - a->point_start_ns >= p->auto_point_ns || !a->baseline_ns)) {
+	    (now_ns - a->point_start_ns >= p->auto_point_ns ||
+	     (!a->baseline_ns && !(a->cover <= 0 && outran(a, 1))))) {
 		bool renew = a->point_binding && a->calm_at_ns &&
 			     now_ns - a->calm_at_ns >= p->probe_every_ns;
 
-		if (!a->point_pressure) {
+		if (!a->point_pressure && !a->point_gap) {
 			auto_add_point(p, a, now_ns, (__u64)(a->point_sum / (double)a->point_n));
 			if (!a->point_binding)
 				a->calm_at_ns = now_ns;
+			cover_learn(a, cover_of(a->point_answered, a->point_completed));
+		} else if (!a->point_pressure && !a->point_over) {
+			/* The answers fell behind the handshakes while the
+			 * latency stayed under its target: no queue, the feed
+			 * covers less than it did (a vhost stopped logging, a
+			 * coverage taken from a probe's few samples). */
+			a->cover = 0;
+			cover_learn(a, cover_of(a->point_answered, a->point_completed));
 		}
 		point_reset(a);
 		if (renew) {

@@ -32,9 +32,11 @@
  *
  * A point is calm only without evidence of pressure while it was gathered:
  *   - handshakes completed faster than requests were answered (by more
- *     than a quarter);
+ *     than a quarter, and than the feed's coverage says: below);
  *   - a tenth of the samples not answered;
- *   - mid of its last tick above 2 x that of its first + 5 ms;
+ *   - mid of its last step above 2 x that of its first + 5 ms (a step: a
+ *     tick, or as many as it takes to gather half auto_point_samples: a
+ *     statistic of a few samples of a bimodal service doubles by chance);
  *   - another signal's overload verdict (sojourn, depth, overflows).
  * Calm probe: without a baseline, pressure starts a probe at once; with
  * one, a binding limit whose calm point is older than probe_every_ns does.
@@ -47,6 +49,33 @@
  * calm point; the limit resumes at the highest served rate seen during the
  * probe. The baseline and when its point was taken go out with
  * aimd_export(), so a restart resumes it.
+ *
+ * Coverage: a feed may log part of the connections only (one vhost of
+ * several, health checks and preconnects that send no request, a sampled
+ * log). Then handshakes outrun answers for good, and that gap is no queue:
+ *   cover       = answered / completed over a calm point (a quarter's
+ *                 weight after the first), or over the flat steps of a
+ *                 probe but the first (the queue is gone there) if they
+ *                 hold auto_verdict_samples answers; 1 from
+ *                 AIMD_COVER_WHOLE up (and for keep-alive, above 1); not
+ *                 known before the first
+ *   gap         = completed x cover > 1.25 x answered + 5 (pressure, above);
+ *                 while cover is not known, a gap is no evidence: a feed
+ *                 that covers half the connections of a calm service and
+ *                 a service that answers half of what it takes, its
+ *                 clients leaving without a trace, look the same, and only
+ *                 the latency can tell: the first point then waits
+ *                 auto_point_ns, not the first auto_point_samples, so a
+ *                 queue shows itself by its latency doubling through it.
+ *                 A point whose only evidence is the gap, while no verdict
+ *                 found latency above target, is the feed covering less
+ *                 than it did: cover is taken from it afresh
+ *   served      = answered / cover (latency_answered()): the served rate
+ *                 (floors, caps, drain, probe) counts the requests of the
+ *                 connections the feed does not show
+ * The verdicts themselves need auto_verdict_samples within auto_stale_ns
+ * whatever the coverage: a feed thinner than that is no signal, and the
+ * queue's own signals (sojourn, depth, overflows, stall) judge alone.
  */
 
 /* latency_derived() - one tick of the derived target: learn the baseline
@@ -61,6 +90,11 @@ bool latency_derived(const struct aimd_params *p, struct aimd_state *s,
  * the target for auto_interval_ns: one slow request is not an overload. */
 bool latency_explicit(const struct aimd_params *p, struct aimd_state *s,
 		      const struct aimd_signals *sig, __u64 now_ns);
+
+/* latency_answered() - @answered requests seen on the feed, as many as the
+ * service answered on every connection: divided by the feed's coverage
+ * (@a->cover), when it is known and partial. */
+double latency_answered(const struct aimd_auto *a, double answered);
 
 /* The last verdict of the derived target was within a quarter of the way
  * from the baseline to the target: nothing waits inside the service. */
