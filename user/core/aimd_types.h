@@ -31,6 +31,11 @@
  * every connection (aimd_auto.cover): the same tolerance as the test of
  * handshakes outrunning answers (1.25 x). */
 #define AIMD_COVER_WHOLE 0.8
+/* A calm probe whose last step still shows the queue from before it (no
+ * level of the service yet, or one still draining) goes on past
+ * probe_max_ns, up to this many times it ("Calm probe" in
+ * latency_target.h). */
+#define AIMD_PROBE_NO_LEVEL 4
 
 /**
  * struct aimd_params - the controller's knobs, with their units. Those that
@@ -365,7 +370,9 @@ enum aimd_reason {
  * @probe_done:     it ended on this tick (aimd_update() applies its rate)
  * @probe_start_ns: when it began
  * @probe_rate:     the limit it holds
- * @probe_min_ns:   the lowest tick statistic seen during it (0 = none)
+ * @probe_min_ns:   the lowest level seen during it (0 = none): a step's
+ *                  statistic of requests sent during the probe and
+ *                  answered
  * @probe_lag_ns:   the level it began at: answers that come sooner than
  *                  this after its start arrived before it
  * @probe_flat:     ticks in a row that no longer fall
@@ -383,6 +390,8 @@ enum aimd_reason {
  *                  gathered, and over the flat steps (@probe_flat_completed,
  *                  @probe_flat_answered): the feed's coverage once the
  *                  queue is gone
+ * @probe_wait:     its last step still showed the queue from before it:
+ *                  no level, or a level still falling faster than flat
  * @probes:         probes run since start
  * @cover:          the feed's coverage: requests answered per handshake
  *                  completed over the newest calm point or the flat end of
@@ -434,6 +443,7 @@ struct aimd_auto {
 	double probe_step_answered;
 	double probe_flat_completed;
 	double probe_flat_answered;
+	bool probe_wait;
 	__u64 probes;
 	double cover;
 };

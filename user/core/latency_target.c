@@ -164,6 +164,7 @@ static void probe_begin(const struct aimd_params *p, struct aimd_state *s, __u64
 	a->probe_step_answered = 0;
 	a->probe_flat_completed = 0;
 	a->probe_flat_answered = 0;
+	a->probe_wait = false;
 	a->probe_served = s->served_rate;
 	a->probes++;
 	a->probe_lag_ns = a->point_last_mid_ns;
@@ -228,10 +229,20 @@ static void probe_step(const struct aimd_params *p, struct aimd_state *s,
 		__u64 prev = a->probe_min_ns, n = a->probe_step_n;
 		__u64 near = prev / 5 > 2 * MS ? prev / 5 : 2 * MS;
 
+		/* A level of the service: answers to requests sent during
+		 * the probe (it has run longer than they took), and answered.
+		 * Earlier answers show the queue as it grew before the probe
+		 * took hold, and a give-up (499) shows the clients' patience,
+		 * not the service. */
+		bool level = elapsed >= mid && a->probe_step_answered >= 0.9 * (double)n;
+
 		fall = 0.5 * (1 - f) / f * (double)a->probe_step_ns;
-		if (!prev || mid < prev)
+		/* The queue from before the probe is still there: no level
+		 * yet, or one still falling faster than flat (draining). */
+		a->probe_wait = !level || !prev || (double)mid + fall < (double)prev;
+		if (level && (!prev || mid < prev))
 			a->probe_min_ns = mid;
-		if (elapsed >= lag && prev && (double)mid + fall >= (double)prev &&
+		if (level && elapsed >= lag && prev && (double)mid + fall >= (double)prev &&
 		    mid <= prev + near) {
 			a->probe_flat++;
 			a->probe_flat_sum += (double)mid * (double)n;
@@ -255,7 +266,15 @@ static void probe_step(const struct aimd_params *p, struct aimd_state *s,
 		a->probe_step_completed = 0;
 		a->probe_step_answered = 0;
 	}
-	if ((a->probe_flat >= 3 && elapsed >= p->probe_min_ns) || elapsed >= p->probe_max_ns)
+	/* At probe_max_ns with the lowest level seen, unless the last step
+	 * still showed the queue from before the probe: a cold start into
+	 * many times the capacity leaves seconds of work its clients gave
+	 * up on, and a probe that ended in it took the level of the queue's
+	 * growth for calm. Then at the first step that does not, or at
+	 * AIMD_PROBE_NO_LEVEL x probe_max_ns. */
+	if ((a->probe_flat >= 3 && elapsed >= p->probe_min_ns) ||
+	    (elapsed >= p->probe_max_ns && !a->probe_wait) ||
+	    elapsed >= AIMD_PROBE_NO_LEVEL * p->probe_max_ns)
 		probe_end(p, a, now_ns);
 }
 
