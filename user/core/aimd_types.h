@@ -356,6 +356,15 @@ enum aimd_reason {
  * @point_first_step_ns: the statistic of the point's first step ...
  * @point_last_step_ns: ... and of its last: a statistic of a few samples
  *                  doubles by chance (a bimodal service)
+ * @point_short_sum: sum of mid x count over the short step being gathered
+ *                  (ticks until auto_verdict_samples) ...
+ * @point_short_n:  ... and its samples
+ * @point_first_short_ns: the statistic of the point's first short step,
+ * @point_first_short_at_ns: ... when it ended ...
+ * @point_last_short_ns: ... and of its last ...
+ * @point_last_short_at_ns: ... when it ended: the latency rising with
+ *                  the gap, before the coverage is known ("Coverage" in
+ *                  latency_target.h)
  * @point_completed: handshakes completed ...
  * @point_answered: ... and requests answered during the point
  * @point_pressure: evidence of pressure during the point ("Calm probe" in
@@ -418,6 +427,12 @@ struct aimd_auto {
 	__u64 point_step_n;
 	__u64 point_first_step_ns;
 	__u64 point_last_step_ns;
+	double point_short_sum;
+	__u64 point_short_n;
+	__u64 point_first_short_ns;
+	__u64 point_first_short_at_ns;
+	__u64 point_last_short_ns;
+	__u64 point_last_short_at_ns;
 	double point_completed;
 	double point_answered;
 	bool point_pressure;

@@ -129,6 +129,12 @@ static void point_reset(struct aimd_auto *a)
 	a->point_step_n = 0;
 	a->point_first_step_ns = 0;
 	a->point_last_step_ns = 0;
+	a->point_short_sum = 0;
+	a->point_short_n = 0;
+	a->point_first_short_ns = 0;
+	a->point_first_short_at_ns = 0;
+	a->point_last_short_ns = 0;
+	a->point_last_short_at_ns = 0;
 	a->point_completed = 0;
 	a->point_answered = 0;
 	a->point_pressure = false;
@@ -286,6 +292,27 @@ static bool outran(const struct aimd_auto *a, double cover)
 	return a->point_completed * cover > 1.25 * a->point_answered + 5 && a->point_answered > 0;
 }
 
+/* While the coverage is not known, handshakes outrunning answers by a
+ * ratio g are requests waiting inside the service only if the latency
+ * rises with them: first in first out, the answers' latency then grows by
+ * (1 - 1/g) ms per ms. Judged on short steps from the point's first to its
+ * last: a doubling (+ 5 ms), and at least half that growth. A feed that
+ * covers part of the connections shows the same gap with a flat latency,
+ * and a bimodal service's steps jump by chance, but do not climb at that
+ * pace (1 - 1/g is 0.9 ms per ms on a tenth of the connections). */
+static bool rising(const struct aimd_auto *a)
+{
+	double g, dt;
+
+	if (!a->point_first_short_ns || a->point_answered <= 0 ||
+	    a->point_last_short_at_ns <= a->point_first_short_at_ns ||
+	    a->point_last_short_ns <= 2 * a->point_first_short_ns + 5 * MS)
+		return false;
+	g = a->point_completed / a->point_answered;
+	dt = (double)(a->point_last_short_at_ns - a->point_first_short_at_ns);
+	return (double)(a->point_last_short_ns - a->point_first_short_ns) >= 0.5 * (1 - 1 / g) * dt;
+}
+
 /* Evidence of pressure over the point gathered so far (see "Calm probe"),
  * handshakes outrunning answers aside (point_gap). */
 static bool pressured(const struct aimd_auto *a)
@@ -390,11 +417,27 @@ bool latency_derived(const struct aimd_params *p, struct aimd_state *s,
 		a->point_step_sum = 0;
 		a->point_step_n = 0;
 	}
+	a->point_short_sum += w * v;
+	a->point_short_n += sig->latency_count;
+	if (a->point_short_n >= p->auto_verdict_samples) {
+		a->point_last_short_ns = (__u64)(a->point_short_sum / (double)a->point_short_n);
+		a->point_last_short_at_ns = now_ns;
+		if (!a->point_first_short_ns) {
+			a->point_first_short_ns = a->point_last_short_ns;
+			a->point_first_short_at_ns = now_ns;
+		}
+		a->point_short_sum = 0;
+		a->point_short_n = 0;
+	}
 	a->point_sum += w * v;
 	a->point_n += sig->latency_count;
 	a->point_completed += sig->have_completed ? (double)sig->completed : 0;
 	a->point_answered += (double)sig->latency_served;
 	if (other || pressured(a))
+		a->point_pressure = true;
+	/* Before the coverage is known, the gap with the latency rising
+	 * along is a queue ("Coverage" in latency_target.h). */
+	if (sig->have_completed && a->cover <= 0 && outran(a, 1) && rising(a))
 		a->point_pressure = true;
 	/* Handshakes outrunning answers are evidence only once the feed's
 	 * coverage is known ("Coverage" in latency_target.h). */

@@ -66,13 +66,21 @@
  *                 AIMD_COVER_WHOLE up (and for keep-alive, above 1); not
  *                 known before the first
  *   gap         = completed x cover > 1.25 x answered + 5 (pressure, above);
- *                 while cover is not known, a gap is no evidence: a feed
- *                 that covers half the connections of a calm service and
- *                 a service that answers half of what it takes, its
+ *                 while cover is not known, a gap alone is no evidence: a
+ *                 feed that covers half the connections of a calm service
+ *                 and a service that answers half of what it takes, its
  *                 clients leaving without a trace, look the same, and only
  *                 the latency can tell: the first point then waits
- *                 auto_point_ns, not the first auto_point_samples, so a
- *                 queue shows itself by its latency doubling through it.
+ *                 auto_point_ns, not the first auto_point_samples. A gap of
+ *                 g = completed / answered (cover 1) is pressure at once
+ *                 when the latency climbs with it at the pace such a queue
+ *                 gives it, first in first out: from the point's first
+ *                 short step to its last (a short step: a tick, or as many
+ *                 as it takes to gather auto_verdict_samples), a doubling
+ *                 (+ 5 ms) and at least half of (1 - 1/g) ms per ms. A
+ *                 partial feed's latency does not climb with its gap, and
+ *                 a bimodal service's short steps jump, but not at that
+ *                 pace for long.
  *                 A point whose only evidence is the gap, while no verdict
  *                 found latency above target, is the feed covering less
  *                 than it did: cover is taken from it afresh
