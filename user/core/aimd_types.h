@@ -36,6 +36,12 @@
  * probe_max_ns, up to this many times it ("Calm probe" in
  * latency_target.h). */
 #define AIMD_PROBE_NO_LEVEL 4
+/* A calm probe lets in this share of its rate until its first level: what
+ * comes in while the service is busy with the queue from before it waits
+ * behind that queue ("Calm probe" in latency_target.h). */
+#ifndef AIMD_PROBE_TRICKLE
+#define AIMD_PROBE_TRICKLE 0.2
+#endif
 
 /**
  * struct aimd_params - the controller's knobs, with their units. Those that
@@ -378,7 +384,10 @@ enum aimd_reason {
  * @probing:        a calm probe runs
  * @probe_done:     it ended on this tick (aimd_update() applies its rate)
  * @probe_start_ns: when it began
- * @probe_rate:     the limit it holds
+ * @probe_rate:     the limit it holds: AIMD_PROBE_TRICKLE x @probe_hold
+ *                  until its first level, @probe_hold from then on
+ * @probe_hold:     probe_frac x the served rate as it began, in connections
+ * @probe_served0:  the served rate as it began (requests/s)
  * @probe_min_ns:   the lowest level seen during it (0 = none): a step's
  *                  statistic of requests sent during the probe and
  *                  answered
@@ -401,6 +410,9 @@ enum aimd_reason {
  *                  queue is gone
  * @probe_wait:     its last step still showed the queue from before it:
  *                  no level, or a level still falling faster than flat
+ * @probe_busy_min_ns: the lowest statistic of a step that was no level only
+ *                  because the service was busy (it ends with it if no
+ *                  level came at all)
  * @probes:         probes run since start
  * @cover:          the feed's coverage: requests answered per handshake
  *                  completed over the newest calm point or the flat end of
@@ -444,6 +456,8 @@ struct aimd_auto {
 	bool probe_done;
 	__u64 probe_start_ns;
 	double probe_rate;
+	double probe_hold;
+	double probe_served0;
 	__u64 probe_min_ns;
 	__u64 probe_lag_ns;
 	int probe_flat;
@@ -459,6 +473,7 @@ struct aimd_auto {
 	double probe_flat_completed;
 	double probe_flat_answered;
 	bool probe_wait;
+	__u64 probe_busy_min_ns;
 	__u64 probes;
 	double cover;
 };

@@ -158,7 +158,10 @@ static void probe_begin(const struct aimd_params *p, struct aimd_state *s, __u64
 	a->probing = true;
 	a->probe_done = false;
 	a->probe_start_ns = now_ns;
-	a->probe_rate = r < s->rate ? r : s->rate;
+	a->probe_hold = r < s->rate ? r : s->rate;
+	a->probe_rate = AIMD_PROBE_TRICKLE * a->probe_hold;
+	a->probe_served0 = s->served_rate;
+	a->probe_busy_min_ns = 0;
 	a->probe_min_ns = 0;
 	a->probe_flat = 0;
 	a->probe_flat_sum = 0;
@@ -187,6 +190,10 @@ static void probe_end(const struct aimd_params *p, struct aimd_auto *a, __u64 no
 			      (__u64)(a->probe_flat_sum / (double)a->probe_flat_n) :
 			      a->probe_min_ns;
 
+	/* Busy to the end (requests on connections it cannot cut): the
+	 * lowest it saw, as before the probe knew busy. */
+	if (!point)
+		point = a->probe_busy_min_ns;
 	a->probing = false;
 	a->probe_done = true;
 	if (point) {
@@ -203,6 +210,23 @@ static void probe_end(const struct aimd_params *p, struct aimd_auto *a, __u64 no
 		a->probe_served *= before / cover_in_force(a);
 	}
 	auto_refresh(p, a, now_ns);
+}
+
+/* Busy: the service answers (over its last ticks) more than midway between
+ * what it answered as the probe began and what the probe lets in, in
+ * requests (aimd_update() holds min_rate at least). It works off a queue
+ * from before the probe, whether one that drains (first in first out) or
+ * one held at its level (a proxy's connections waiting outside a full
+ * backlog, keep-alive clients' next requests). */
+static bool probe_busy(const struct aimd_params *p, const struct aimd_state *s)
+{
+	const struct aimd_auto *a = &s->lat;
+	double in;
+
+	if (a->probe_per_conn <= 0)
+		return false;
+	in = (a->probe_rate > p->min_rate ? a->probe_rate : p->min_rate) / a->probe_per_conn;
+	return in < a->probe_served0 && s->served_recent > (in + a->probe_served0) / 2;
 }
 
 /* One tick of a probe. The requests answered in its first E (the level it
@@ -241,6 +265,18 @@ static void probe_step(const struct aimd_params *p, struct aimd_state *s,
 		 * took hold, and a give-up (499) shows the clients' patience,
 		 * not the service. */
 		bool level = elapsed >= mid && a->probe_step_answered >= 0.9 * (double)n;
+
+		/* ... and only once the service is no longer busy with the
+		 * queue from before the probe: a queue held at its level is
+		 * as flat as the service's own time. */
+		if (level && probe_busy(p, s)) {
+			if (!a->probe_busy_min_ns || mid < a->probe_busy_min_ns)
+				a->probe_busy_min_ns = mid;
+			level = false;
+		}
+		/* The first level: the queue is gone, hold probe_frac. */
+		if (level)
+			a->probe_rate = a->probe_hold;
 
 		fall = 0.5 * (1 - f) / f * (double)a->probe_step_ns;
 		/* The queue from before the probe is still there: no level

@@ -41,17 +41,27 @@
  * Calm probe: without a baseline, pressure starts a probe at once; with
  * one, a binding limit whose calm point is older than probe_every_ns does.
  * The probe holds the limit at probe_frac x the served rate (in
- * connections). Its levels are the statistics of ticks (a "tick" here
- * gathers at least 3 samples) whose requests were sent during it (it has
- * run longer than they took) and answered (nine in ten): answers that came
- * sooner show the queue as it grew before the probe took hold, and a
- * give-up shows the clients' patience. It ends once three levels in a row,
+ * connections); until its first level, at AIMD_PROBE_TRICKLE x that:
+ * what comes in while the service works off the queue from before the
+ * probe waits behind it, and is one more queue to drain after it. Its
+ * levels are the statistics of ticks (a "tick" here gathers at least 3
+ * samples) whose requests were sent during it (it has run longer than they
+ * took) and answered (nine in ten), while the service is not busy: busy,
+ * it answers (over the last AIMD_RECENT_SLOTS ticks) more than midway
+ * between what it answered as the probe began and what the probe lets in,
+ * in requests, and works off a queue from before the probe, one that
+ * drains or one held at its level (a proxy's connections waiting outside a
+ * full backlog, keep-alive clients' next requests), as flat as the
+ * service's own time. Answers that came sooner show the queue as it grew
+ * before the probe took hold, and a give-up shows the clients' patience.
+ * It ends once three levels in a row,
  * later than the level it began at (probe_lag_ns) after its start, fell by
  * less than half of (1 - f) / f ms per ms (f = probe_frac) and stay near
  * the lowest level seen, after probe_min_ns; or at probe_max_ns with the
  * lowest level, unless its last tick gave no level or a level still
  * falling faster than that (the queue from before it drains): then at the
- * first tick that does neither, or at AIMD_PROBE_NO_LEVEL x probe_max_ns.
+ * first tick that does neither, or at AIMD_PROBE_NO_LEVEL x probe_max_ns
+ * (with the lowest tick that was a level but for busy, if no level came).
  * That level is the calm point; the limit resumes at the highest served
  * rate seen during the probe. The baseline and when its point was taken go out with
  * aimd_export(), so a restart resumes it.
