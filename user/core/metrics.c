@@ -394,8 +394,9 @@ static void controller_families(struct out *o)
 	       "handshake completed while calm (1: all; 0: not known yet).",
 	       s->aimd ? s->feed_cover : 0);
 	counter1(o, "shedd_calm_probes_total",
-		 "Calm probes run since start: the limit held at half the served rate until the "
-		 "latency stopped falling, to learn the calm latency.", s->calm_probes);
+		 "Calm probes run since start: the limit held at half the served rate (a fifth "
+		 "of that until the queue from before the probe is gone) until the latency "
+		 "stopped falling, to learn the calm latency.", s->calm_probes);
 	gauge1(o, "shedd_calm_probe_running", "1 while a calm probe holds the limit.",
 	       s->aimd && s->probing ? 1 : 0);
 	gauge1(o, "shedd_max_rate_binding",
