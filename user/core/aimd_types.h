@@ -266,6 +266,7 @@ struct aimd_params {
  * @latency_count:  how many samples arrived in the tick
  * @latency_mid_ns: the mean of their middle 80 % (a trimmed mean), the
  *                  statistic of the derived target
+ * @latency_min_ns: the smallest of them (0: not measured)
  * @latency_served: of the samples, requests the service answered (not
  *                  given up by the client, not failed at the upstream)
  * @have_conn_seq:  the samples say which request of its connection each
@@ -295,6 +296,7 @@ struct aimd_signals {
 	__u64 latency_p99_ns;
 	__u64 latency_count;
 	__u64 latency_mid_ns;
+	__u64 latency_min_ns;
 	__u64 latency_served;
 	bool have_conn_seq;
 	__u64 latency_next;
@@ -363,12 +365,14 @@ enum aimd_reason {
  * @point_last_step_ns: ... and of its last: a statistic of a few samples
  *                  doubles by chance (a bimodal service)
  * @point_short_sum: sum of mid x count over the short step being gathered
- *                  (ticks until auto_verdict_samples) ...
- * @point_short_n:  ... and its samples
+ *                  (ticks until 3 samples) ...
+ * @point_short_n:  ... its samples ...
+ * @point_short_min_ns: ... and their smallest (0: none measured)
  * @point_first_short_ns: the statistic of the point's first short step,
  * @point_first_short_at_ns: ... when it ended ...
  * @point_last_short_ns: ... and of its last ...
- * @point_last_short_at_ns: ... when it ended: the latency rising with
+ * @point_last_short_min_ns: ... its smallest sample ...
+ * @point_last_short_at_ns: ... when it ended: the latency climbing with
  *                  the gap, before the coverage is known ("Coverage" in
  *                  latency_target.h)
  * @point_completed: handshakes completed ...
@@ -445,6 +449,8 @@ struct aimd_auto {
 	__u64 point_first_short_at_ns;
 	__u64 point_last_short_ns;
 	__u64 point_last_short_at_ns;
+	__u64 point_short_min_ns;
+	__u64 point_last_short_min_ns;
 	double point_completed;
 	double point_answered;
 	bool point_pressure;

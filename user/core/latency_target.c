@@ -9,6 +9,9 @@
 #include "req_per_conn.h"
 
 #define MS 1000000ULL
+/* A short step: a tick, or as many as it takes to gather this many
+ * samples (as a probe's steps). */
+#define SHORT_STEP_SAMPLES 3
 
 /* The window slot that @now_ns falls in, counted from 1 (0 = empty). */
 static __u64 auto_epoch(const struct aimd_params *p, __u64 now_ns)
@@ -135,6 +138,8 @@ static void point_reset(struct aimd_auto *a)
 	a->point_first_short_at_ns = 0;
 	a->point_last_short_ns = 0;
 	a->point_last_short_at_ns = 0;
+	a->point_short_min_ns = 0;
+	a->point_last_short_min_ns = 0;
 	a->point_completed = 0;
 	a->point_answered = 0;
 	a->point_pressure = false;
@@ -331,11 +336,14 @@ static bool outran(const struct aimd_auto *a, double cover)
 /* While the coverage is not known, handshakes outrunning answers by a
  * ratio g are requests waiting inside the service only if the latency
  * rises with them: first in first out, the answers' latency then grows by
- * (1 - 1/g) ms per ms. Judged on short steps from the point's first to its
- * last: a doubling (+ 5 ms), and at least half that growth. A feed that
- * covers part of the connections shows the same gap with a flat latency,
- * and a bimodal service's steps jump by chance, but do not climb at that
- * pace (1 - 1/g is 0.9 ms per ms on a tenth of the connections). */
+ * (1 - 1/g) ms per ms, all of them. Judged on short steps from the point's
+ * first to its last: the statistic doubled (+ 5 ms) and grew at least half
+ * that pace, and the last step's fastest answer is above the first step's
+ * statistic (+ 5 ms). A feed that covers part of the connections shows
+ * the same gap with a flat latency; a bimodal service's steps jump between
+ * its modes by chance, but its fast answers stay where they were, and the
+ * mix does not climb at that pace for long (1 - 1/g is 0.9 ms per ms on a
+ * tenth of the connections). */
 static bool rising(const struct aimd_auto *a)
 {
 	double g, dt;
@@ -343,6 +351,10 @@ static bool rising(const struct aimd_auto *a)
 	if (!a->point_first_short_ns || a->point_answered <= 0 ||
 	    a->point_last_short_at_ns <= a->point_first_short_at_ns ||
 	    a->point_last_short_ns <= 2 * a->point_first_short_ns + 5 * MS)
+		return false;
+	/* The whole last step above the first: a bimodal service's fast
+	 * answers stay where they were. */
+	if (a->point_last_short_min_ns && a->point_last_short_min_ns <= a->point_first_short_ns + 5 * MS)
 		return false;
 	g = a->point_completed / a->point_answered;
 	dt = (double)(a->point_last_short_at_ns - a->point_first_short_at_ns);
@@ -455,8 +467,11 @@ bool latency_derived(const struct aimd_params *p, struct aimd_state *s,
 	}
 	a->point_short_sum += w * v;
 	a->point_short_n += sig->latency_count;
-	if (a->point_short_n >= p->auto_verdict_samples) {
+	if (sig->latency_min_ns && (!a->point_short_min_ns || sig->latency_min_ns < a->point_short_min_ns))
+		a->point_short_min_ns = sig->latency_min_ns;
+	if (a->point_short_n >= SHORT_STEP_SAMPLES) {
 		a->point_last_short_ns = (__u64)(a->point_short_sum / (double)a->point_short_n);
+		a->point_last_short_min_ns = a->point_short_min_ns;
 		a->point_last_short_at_ns = now_ns;
 		if (!a->point_first_short_ns) {
 			a->point_first_short_ns = a->point_last_short_ns;
@@ -464,6 +479,7 @@ bool latency_derived(const struct aimd_params *p, struct aimd_state *s,
 		}
 		a->point_short_sum = 0;
 		a->point_short_n = 0;
+		a->point_short_min_ns = 0;
 	}
 	a->point_sum += w * v;
 	a->point_n += sig->latency_count;
@@ -471,7 +487,7 @@ bool latency_derived(const struct aimd_params *p, struct aimd_state *s,
 	a->point_answered += (double)sig->latency_served;
 	if (other || pressured(a))
 		a->point_pressure = true;
-	/* Before the coverage is known, the gap with the latency rising
+	/* Before the coverage is known, the gap with the latency climbing
 	 * along is a queue ("Coverage" in latency_target.h). */
 	if (sig->have_completed && a->cover <= 0 && outran(a, 1) && rising(a))
 		a->point_pressure = true;

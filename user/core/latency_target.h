@@ -83,14 +83,15 @@
  *                 the latency can tell: the first point then waits
  *                 auto_point_ns, not the first auto_point_samples. A gap of
  *                 g = completed / answered (cover 1) is pressure at once
- *                 when the latency climbs with it at the pace such a queue
- *                 gives it, first in first out: from the point's first
- *                 short step to its last (a short step: a tick, or as many
- *                 as it takes to gather auto_verdict_samples), a doubling
- *                 (+ 5 ms) and at least half of (1 - 1/g) ms per ms. A
- *                 partial feed's latency does not climb with its gap, and
- *                 a bimodal service's short steps jump, but not at that
- *                 pace for long.
+ *                 when the latency climbs with it as such a queue makes
+ *                 it, first in first out: from the point's first short
+ *                 step to its last (a short step: a tick, or as many as it
+ *                 takes to gather 3 samples), a doubling (+ 5 ms), at
+ *                 least half of (1 - 1/g) ms per ms, and the last step's
+ *                 fastest answer above the first step's statistic (+ 5
+ *                 ms). A partial feed's latency does not climb with its
+ *                 gap, and a bimodal service's short steps jump, but its
+ *                 fast answers stay, and not at that pace for long.
  *                 A point whose only evidence is the gap, while no verdict
  *                 found latency above target, is the feed covering less
  *                 than it did: cover is taken from it afresh
