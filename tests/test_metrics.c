@@ -192,6 +192,7 @@ static void test_format_shape(void **state)
 	s.mode = AIMD_RECOVERING;
 	s.stage = 1;
 	s.limit = 1234.5;
+	s.feed_cover = 0.125;
 	memset(&a, 0, sizeof(a));
 	for (i = 0; i < 100; i++)
 		agg_add(&a, (__u64)i * 1000000);
@@ -213,6 +214,8 @@ static void test_format_shape(void **state)
 	assert_non_null(strstr(out, "shedd_rate_pinned_syn_per_second{iface=\"a\\\"b\\\\c\"} 0\n"));
 	/* XDP_TX reaches the wire: the answers are on. */
 	assert_non_null(strstr(out, "shedd_xdp_tx_blocked{iface=\"a\\\"b\\\\c\"} 0\n"));
+	assert_non_null(strstr(out, "# TYPE shedd_latency_feed_coverage gauge\n"));
+	assert_non_null(strstr(out, "shedd_latency_feed_coverage{iface=\"a\\\"b\\\\c\"} 0.125\n"));
 	assert_non_null(strstr(out, "le=\"+Inf\"} 100\n"));
 	assert_non_null(strstr(out, "shedd_accept_queue_sojourn_seconds_count{iface=\"a\\\"b\\\\c\","
 				    "listener=\"protected\"} 100\n"));

@@ -167,7 +167,10 @@ static void served_track(struct aimd_state *s, const struct aimd_signals *sig, _
 
 	if (!s->served_ticks && !(sig->have_latency && sig->latency_count))
 		return; /* no sample yet: nothing was asked of the service */
-	s->served_n[s->served_i] = sig->have_latency ? (double)sig->latency_served : 0;
+	/* A feed that covers part of the connections shows that part of
+	 * what is served (latency_answered()). */
+	s->served_n[s->served_i] =
+		sig->have_latency ? latency_answered(&s->lat, (double)sig->latency_served) : 0;
 	s->conn_n[s->served_i] = sig->have_completed ? (double)sig->completed : -1;
 	s->served_dt[s->served_i] = dt_ns;
 	s->served_i = (s->served_i + 1) % AIMD_SERVED_SLOTS;

@@ -27,6 +27,21 @@
 #define AIMD_SERVED_SLOTS 10
 /* ... and over the last this many (aimd_state.served_recent). */
 #define AIMD_RECENT_SLOTS 3
+/* A log feed that answers at least this share of the handshakes covers
+ * every connection (aimd_auto.cover): the same tolerance as the test of
+ * handshakes outrunning answers (1.25 x). */
+#define AIMD_COVER_WHOLE 0.8
+/* A calm probe whose last step still shows the queue from before it (no
+ * level of the service yet, or one still draining) goes on past
+ * probe_max_ns, up to this many times it ("Calm probe" in
+ * latency_target.h). */
+#define AIMD_PROBE_NO_LEVEL 4
+/* A calm probe lets in this share of its rate until its first level: what
+ * comes in while the service is busy with the queue from before it waits
+ * behind that queue ("Calm probe" in latency_target.h). */
+#ifndef AIMD_PROBE_TRICKLE
+#define AIMD_PROBE_TRICKLE 0.2
+#endif
 
 /**
  * struct aimd_params - the controller's knobs, with their units. Those that
@@ -251,6 +266,7 @@ struct aimd_params {
  * @latency_count:  how many samples arrived in the tick
  * @latency_mid_ns: the mean of their middle 80 % (a trimmed mean), the
  *                  statistic of the derived target
+ * @latency_min_ns: the smallest of them (0: not measured)
  * @latency_served: of the samples, requests the service answered (not
  *                  given up by the client, not failed at the upstream)
  * @have_conn_seq:  the samples say which request of its connection each
@@ -280,6 +296,7 @@ struct aimd_signals {
 	__u64 latency_p99_ns;
 	__u64 latency_count;
 	__u64 latency_mid_ns;
+	__u64 latency_min_ns;
 	__u64 latency_served;
 	bool have_conn_seq;
 	__u64 latency_next;
@@ -339,19 +356,45 @@ enum aimd_reason {
  * @over:           the last verdict found overload
  * @baseline_ns:    the baseline in force (0 = none yet)
  * @target_ns:      the derived target in force (0 = none: still learning)
- * @point_first_mid_ns: the statistic of the point's first tick ...
- * @point_last_mid_ns: ... and of its last (both of ticks with samples)
+ * @point_last_mid_ns: the statistic of the point's last tick of 5 samples
+ *                  or more (the level a probe begun then starts from)
+ * @point_step_sum: sum of mid x count over the step being gathered (ticks
+ *                  until half auto_point_samples) ...
+ * @point_step_n:   ... and its samples
+ * @point_first_step_ns: the statistic of the point's first step ...
+ * @point_last_step_ns: ... and of its last: a statistic of a few samples
+ *                  doubles by chance (a bimodal service)
+ * @point_short_sum: sum of mid x count over the short step being gathered
+ *                  (ticks until 3 samples) ...
+ * @point_short_n:  ... its samples ...
+ * @point_short_min_ns: ... and their smallest (0: none measured)
+ * @point_first_short_ns: the statistic of the point's first short step,
+ * @point_first_short_at_ns: ... when it ended ...
+ * @point_last_short_ns: ... and of its last ...
+ * @point_last_short_min_ns: ... its smallest sample ...
+ * @point_last_short_at_ns: ... when it ended: the latency climbing with
+ *                  the gap, before the coverage is known ("Coverage" in
+ *                  latency_target.h)
  * @point_completed: handshakes completed ...
  * @point_answered: ... and requests answered during the point
  * @point_pressure: evidence of pressure during the point ("Calm probe" in
  *                  latency_target.h)
  * @point_binding:  the limit bound (demand >= limit) during the point
+ * @point_gap:      handshakes outran the answers during the point by more
+ *                  than the feed's coverage says ("Coverage" in
+ *                  latency_target.h)
+ * @point_over:     a verdict during the point found latency above target
  * @calm_at_ns:     when the newest calm point was taken (0 = none)
  * @probing:        a calm probe runs
  * @probe_done:     it ended on this tick (aimd_update() applies its rate)
  * @probe_start_ns: when it began
- * @probe_rate:     the limit it holds
- * @probe_min_ns:   the lowest tick statistic seen during it (0 = none)
+ * @probe_rate:     the limit it holds: AIMD_PROBE_TRICKLE x @probe_hold
+ *                  until its first level, @probe_hold from then on
+ * @probe_hold:     probe_frac x the served rate as it began, in connections
+ * @probe_served0:  the served rate as it began (requests/s)
+ * @probe_min_ns:   the lowest level seen during it (0 = none): a step's
+ *                  statistic of requests sent during the probe and
+ *                  answered
  * @probe_lag_ns:   the level it began at: answers that come sooner than
  *                  this after its start arrived before it
  * @probe_flat:     ticks in a row that no longer fall
@@ -364,7 +407,21 @@ enum aimd_reason {
  * @probe_served:   the highest served rate seen during it (requests/s)
  * @probe_per_conn: handshakes per request answered as it began (at most 1),
  *                  to resume in connections
+ * @probe_step_completed: handshakes completed ...
+ * @probe_step_answered: ... and requests answered over the step being
+ *                  gathered, and over the flat steps (@probe_flat_completed,
+ *                  @probe_flat_answered): the feed's coverage once the
+ *                  queue is gone
+ * @probe_wait:     its last step still showed the queue from before it:
+ *                  no level, or a level still falling faster than flat
+ * @probe_busy_min_ns: the lowest statistic of a step that was no level only
+ *                  because the service was busy (it ends with it if no
+ *                  level came at all)
  * @probes:         probes run since start
+ * @cover:          the feed's coverage: requests answered per handshake
+ *                  completed over the newest calm point or the flat end of
+ *                  a probe, taken as 1 from AIMD_COVER_WHOLE up; 0 = not
+ *                  known yet ("Coverage" in latency_target.h)
  */
 struct aimd_auto {
 	double point_sum;
@@ -381,17 +438,32 @@ struct aimd_auto {
 	bool over;
 	__u64 baseline_ns;
 	__u64 target_ns;
-	__u64 point_first_mid_ns;
 	__u64 point_last_mid_ns;
+	double point_step_sum;
+	__u64 point_step_n;
+	__u64 point_first_step_ns;
+	__u64 point_last_step_ns;
+	double point_short_sum;
+	__u64 point_short_n;
+	__u64 point_first_short_ns;
+	__u64 point_first_short_at_ns;
+	__u64 point_last_short_ns;
+	__u64 point_last_short_at_ns;
+	__u64 point_short_min_ns;
+	__u64 point_last_short_min_ns;
 	double point_completed;
 	double point_answered;
 	bool point_pressure;
 	bool point_binding;
+	bool point_gap;
+	bool point_over;
 	__u64 calm_at_ns;
 	bool probing;
 	bool probe_done;
 	__u64 probe_start_ns;
 	double probe_rate;
+	double probe_hold;
+	double probe_served0;
 	__u64 probe_min_ns;
 	__u64 probe_lag_ns;
 	int probe_flat;
@@ -402,7 +474,14 @@ struct aimd_auto {
 	__u64 probe_step_ns;
 	double probe_served;
 	double probe_per_conn;
+	double probe_step_completed;
+	double probe_step_answered;
+	double probe_flat_completed;
+	double probe_flat_answered;
+	bool probe_wait;
+	__u64 probe_busy_min_ns;
 	__u64 probes;
+	double cover;
 };
 
 /**

@@ -9,6 +9,9 @@
 #include "req_per_conn.h"
 
 #define MS 1000000ULL
+/* A short step: a tick, or as many as it takes to gather this many
+ * samples (as a probe's steps). */
+#define SHORT_STEP_SAMPLES 3
 
 /* The window slot that @now_ns falls in, counted from 1 (0 = empty). */
 static __u64 auto_epoch(const struct aimd_params *p, __u64 now_ns)
@@ -83,16 +86,66 @@ static double per_conn(const struct aimd_state *s)
 	return conns / served < most ? conns / served : most;
 }
 
+/* The share of the connections a feed covers, from the requests it showed
+ * answered and the handshakes completed meanwhile, with no queue between
+ * them: 1 (the whole feed) from AIMD_COVER_WHOLE up, and above 1 (several
+ * requests a connection); 0 when nothing completed (not known). */
+static double cover_of(double answered, double completed)
+{
+	double c;
+
+	if (completed <= 0)
+		return 0;
+	c = answered / completed;
+	return c >= AIMD_COVER_WHOLE ? 1 : c;
+}
+
+/* A measure @c of the feed's coverage (cover_of()): the first is taken as
+ * it is, the next ones weigh a quarter (a point of 100 samples on a tenth
+ * of the connections is 10 % off by itself). */
+static void cover_learn(struct aimd_auto *a, double c)
+{
+	if (c <= 0)
+		return;
+	a->cover = a->cover > 0 ? 0.75 * a->cover + 0.25 * c : c;
+	if (a->cover >= AIMD_COVER_WHOLE)
+		a->cover = 1;
+}
+
+/* The feed's share in force: what is answered is divided by it. */
+static double cover_in_force(const struct aimd_auto *a)
+{
+	return a->cover > 0 && a->cover < 1 ? a->cover : 1;
+}
+
+double latency_answered(const struct aimd_auto *a, double answered)
+{
+	return answered / cover_in_force(a);
+}
+
 static void point_reset(struct aimd_auto *a)
 {
 	a->point_sum = 0;
 	a->point_n = 0;
-	a->point_first_mid_ns = 0;
 	a->point_last_mid_ns = 0;
+	a->point_step_sum = 0;
+	a->point_step_n = 0;
+	a->point_first_step_ns = 0;
+	a->point_last_step_ns = 0;
+	a->point_short_sum = 0;
+	a->point_short_n = 0;
+	a->point_first_short_ns = 0;
+	a->point_first_short_at_ns = 0;
+	a->point_last_short_ns = 0;
+	a->point_last_short_at_ns = 0;
+	a->point_short_min_ns = 0;
+	a->point_last_short_min_ns = 0;
 	a->point_completed = 0;
 	a->point_answered = 0;
 	a->point_pressure = false;
 	a->point_binding = false;
+	a->point_gap = false;
+	a->point_over = false;
 }
 
 /* Begin a calm probe (see "Calm probe" in latency_target.h): hold the limit at
@@ -110,7 +163,10 @@ static void probe_begin(const struct aimd_params *p, struct aimd_state *s, __u64
 	a->probing = true;
 	a->probe_done = false;
 	a->probe_start_ns = now_ns;
-	a->probe_rate = r < s->rate ? r : s->rate;
+	a->probe_hold = r < s->rate ? r : s->rate;
+	a->probe_rate = AIMD_PROBE_TRICKLE * a->probe_hold;
+	a->probe_served0 = s->served_rate;
+	a->probe_busy_min_ns = 0;
 	a->probe_min_ns = 0;
 	a->probe_flat = 0;
 	a->probe_flat_sum = 0;
@@ -118,6 +174,11 @@ static void probe_begin(const struct aimd_params *p, struct aimd_state *s, __u64
 	a->probe_step_sum = 0;
 	a->probe_step_n = 0;
 	a->probe_step_ns = 0;
+	a->probe_step_completed = 0;
+	a->probe_step_answered = 0;
+	a->probe_flat_completed = 0;
+	a->probe_flat_answered = 0;
+	a->probe_wait = false;
 	a->probe_served = s->served_rate;
 	a->probes++;
 	a->probe_lag_ns = a->point_last_mid_ns;
@@ -134,13 +195,43 @@ static void probe_end(const struct aimd_params *p, struct aimd_auto *a, __u64 no
 			      (__u64)(a->probe_flat_sum / (double)a->probe_flat_n) :
 			      a->probe_min_ns;
 
+	/* Busy to the end (requests on connections it cannot cut): the
+	 * lowest it saw, as before the probe knew busy. */
+	if (!point)
+		point = a->probe_busy_min_ns;
 	a->probing = false;
 	a->probe_done = true;
 	if (point) {
 		auto_add_point(p, a, now_ns, point);
 		a->calm_at_ns = now_ns;
 	}
+	/* The flat steps answered what they took: the feed's coverage, if
+	 * they showed a verdict's worth of answers. The served peak was
+	 * counted with the coverage in force before. */
+	if (a->probe_flat > 1 && a->probe_flat_answered >= (double)p->auto_verdict_samples) {
+		double before = cover_in_force(a);
+
+		cover_learn(a, cover_of(a->probe_flat_answered, a->probe_flat_completed));
+		a->probe_served *= before / cover_in_force(a);
+	}
 	auto_refresh(p, a, now_ns);
+}
+
+/* Busy: the service answers (over its last ticks) more than midway between
+ * what it answered as the probe began and what the probe lets in, in
+ * requests (aimd_update() holds min_rate at least). It works off a queue
+ * from before the probe, whether one that drains (first in first out) or
+ * one held at its level (a proxy's connections waiting outside a full
+ * backlog, keep-alive clients' next requests). */
+static bool probe_busy(const struct aimd_params *p, const struct aimd_state *s)
+{
+	const struct aimd_auto *a = &s->lat;
+	double in;
+
+	if (a->probe_per_conn <= 0)
+		return false;
+	in = (a->probe_rate > p->min_rate ? a->probe_rate : p->min_rate) / a->probe_per_conn;
+	return in < a->probe_served0 && s->served_recent > (in + a->probe_served0) / 2;
 }
 
 /* One tick of a probe. The requests answered in its first E (the level it
@@ -164,44 +255,120 @@ static void probe_step(const struct aimd_params *p, struct aimd_state *s,
 	if (sig->have_latency && sig->latency_count) {
 		a->probe_step_sum += (double)sig->latency_mid_ns * (double)sig->latency_count;
 		a->probe_step_n += sig->latency_count;
+		a->probe_step_answered += (double)sig->latency_served;
 	}
+	a->probe_step_completed += sig->have_completed ? (double)sig->completed : 0;
 	a->probe_step_ns += dt;
 	if (a->probe_step_n >= 3) {
 		__u64 mid = (__u64)(a->probe_step_sum / (double)a->probe_step_n);
 		__u64 prev = a->probe_min_ns, n = a->probe_step_n;
 		__u64 near = prev / 5 > 2 * MS ? prev / 5 : 2 * MS;
 
+		/* A level of the service: answers to requests sent during
+		 * the probe (it has run longer than they took), and answered.
+		 * Earlier answers show the queue as it grew before the probe
+		 * took hold, and a give-up (499) shows the clients' patience,
+		 * not the service. */
+		bool level = elapsed >= mid && a->probe_step_answered >= 0.9 * (double)n;
+
+		/* ... and only once the service is no longer busy with the
+		 * queue from before the probe: a queue held at its level is
+		 * as flat as the service's own time. */
+		if (level && probe_busy(p, s)) {
+			if (!a->probe_busy_min_ns || mid < a->probe_busy_min_ns)
+				a->probe_busy_min_ns = mid;
+			level = false;
+		}
+		/* The first level: the queue is gone, hold probe_frac. */
+		if (level)
+			a->probe_rate = a->probe_hold;
+
 		fall = 0.5 * (1 - f) / f * (double)a->probe_step_ns;
-		a->probe_step_sum = 0;
-		a->probe_step_n = 0;
-		a->probe_step_ns = 0;
-		if (!prev || mid < prev)
+		/* The queue from before the probe is still there: no level
+		 * yet, or one still falling faster than flat (draining). */
+		a->probe_wait = !level || !prev || (double)mid + fall < (double)prev;
+		if (level && (!prev || mid < prev))
 			a->probe_min_ns = mid;
-		if (elapsed >= lag && prev && (double)mid + fall >= (double)prev &&
+		if (level && elapsed >= lag && prev && (double)mid + fall >= (double)prev &&
 		    mid <= prev + near) {
 			a->probe_flat++;
 			a->probe_flat_sum += (double)mid * (double)n;
 			a->probe_flat_n += n;
+			/* The first flat step may still hold the answers
+			 * of the queue's last requests. */
+			if (a->probe_flat > 1) {
+				a->probe_flat_completed += a->probe_step_completed;
+				a->probe_flat_answered += a->probe_step_answered;
+			}
 		} else {
 			a->probe_flat = 0;
 			a->probe_flat_sum = 0;
 			a->probe_flat_n = 0;
+			a->probe_flat_completed = 0;
+			a->probe_flat_answered = 0;
 		}
+		a->probe_step_sum = 0;
+		a->probe_step_n = 0;
+		a->probe_step_ns = 0;
+		a->probe_step_completed = 0;
+		a->probe_step_answered = 0;
 	}
-	if ((a->probe_flat >= 3 && elapsed >= p->probe_min_ns) || elapsed >= p->probe_max_ns)
+	/* At probe_max_ns with the lowest level seen, unless the last step
+	 * still showed the queue from before the probe: a cold start into
+	 * many times the capacity leaves seconds of work its clients gave
+	 * up on, and a probe that ended in it took the level of the queue's
+	 * growth for calm. Then at the first step that does not, or at
+	 * AIMD_PROBE_NO_LEVEL x probe_max_ns. */
+	if ((a->probe_flat >= 3 && elapsed >= p->probe_min_ns) ||
+	    (elapsed >= p->probe_max_ns && !a->probe_wait) ||
+	    elapsed >= AIMD_PROBE_NO_LEVEL * p->probe_max_ns)
 		probe_end(p, a, now_ns);
 }
 
-/* Evidence of pressure over the point gathered so far (see "Calm probe"). */
-static bool pressured(const struct aimd_auto *a, bool conns_known)
+/* Handshakes outran the answers over the point gathered so far, by more
+ * than the share of the connections the feed does not cover (@cover; 1:
+ * all of them covered). */
+static bool outran(const struct aimd_auto *a, double cover)
+{
+	return a->point_completed * cover > 1.25 * a->point_answered + 5 && a->point_answered > 0;
+}
+
+/* While the coverage is not known, handshakes outrunning answers by a
+ * ratio g are requests waiting inside the service only if the latency
+ * rises with them: first in first out, the answers' latency then grows by
+ * (1 - 1/g) ms per ms, all of them. Judged on short steps from the point's
+ * first to its last: the statistic doubled (+ 5 ms) and grew at least half
+ * that pace, and the last step's fastest answer is above the first step's
+ * statistic (+ 5 ms). A feed that covers part of the connections shows
+ * the same gap with a flat latency; a bimodal service's steps jump between
+ * its modes by chance, but its fast answers stay where they were, and the
+ * mix does not climb at that pace for long (1 - 1/g is 0.9 ms per ms on a
+ * tenth of the connections). */
+static bool rising(const struct aimd_auto *a)
+{
+	double g, dt;
+
+	if (!a->point_first_short_ns || a->point_answered <= 0 ||
+	    a->point_last_short_at_ns <= a->point_first_short_at_ns ||
+	    a->point_last_short_ns <= 2 * a->point_first_short_ns + 5 * MS)
+		return false;
+	/* The whole last step above the first: a bimodal service's fast
+	 * answers stay where they were. */
+	if (a->point_last_short_min_ns && a->point_last_short_min_ns <= a->point_first_short_ns + 5 * MS)
+		return false;
+	g = a->point_completed / a->point_answered;
+	dt = (double)(a->point_last_short_at_ns - a->point_first_short_at_ns);
+	return (double)(a->point_last_short_ns - a->point_first_short_ns) >= 0.5 * (1 - 1 / g) * dt;
+}
+
+/* Evidence of pressure over the point gathered so far (see "Calm probe"),
+ * handshakes outrunning answers aside (point_gap). */
+static bool pressured(const struct aimd_auto *a)
 {
 	if (a->point_n >= 10 && a->point_answered < 0.9 * (double)a->point_n)
 		return true;
-	if (conns_known && a->point_completed > 1.25 * a->point_answered + 5 &&
-	    a->point_answered > 0)
-		return true;
-	return a->point_first_mid_ns &&
-	       a->point_last_mid_ns > 2 * a->point_first_mid_ns + 5 * MS;
+	return a->point_first_step_ns &&
+	       a->point_last_step_ns > 2 * a->point_first_step_ns + 5 * MS;
 }
 
 /* A verdict's samples (the derived and the explicit target alike): @v
@@ -269,6 +436,10 @@ bool latency_derived(const struct aimd_params *p, struct aimd_state *s,
 		a->last_verdict_ns = 0;
 	}
 	if (!sig->have_latency || !sig->latency_count) {
+		/* A thin feed leaves ticks without a sample: the handshakes
+		 * of a point's ticks count all the same. */
+		if (a->point_n && sig->have_completed)
+			a->point_completed += (double)sig->completed;
 		auto_refresh(p, a, now_ns);
 		return a->over;
 	}
@@ -281,32 +452,80 @@ bool latency_derived(const struct aimd_params *p, struct aimd_state *s,
 	 * growth into its baseline. Only a point without pressure is calm. */
 	if (!a->point_n)
 		a->point_start_ns = start;
-	if (!a->point_first_mid_ns && sig->latency_count >= 5)
-		a->point_first_mid_ns = sig->latency_mid_ns;
 	if (sig->latency_count >= 5)
 		a->point_last_mid_ns = sig->latency_mid_ns;
+	/* Whether the statistic doubles is judged on steps of half a
+	 * point's samples (a tick, or as many as it takes). */
+	a->point_step_sum += w * v;
+	a->point_step_n += sig->latency_count;
+	if (a->point_step_n >= (p->auto_point_samples + 1) / 2) {
+		a->point_last_step_ns = (__u64)(a->point_step_sum / (double)a->point_step_n);
+		if (!a->point_first_step_ns)
+			a->point_first_step_ns = a->point_last_step_ns;
+		a->point_step_sum = 0;
+		a->point_step_n = 0;
+	}
+	a->point_short_sum += w * v;
+	a->point_short_n += sig->latency_count;
+	if (sig->latency_min_ns && (!a->point_short_min_ns || sig->latency_min_ns < a->point_short_min_ns))
+		a->point_short_min_ns = sig->latency_min_ns;
+	if (a->point_short_n >= SHORT_STEP_SAMPLES) {
+		a->point_last_short_ns = (__u64)(a->point_short_sum / (double)a->point_short_n);
+		a->point_last_short_min_ns = a->point_short_min_ns;
+		a->point_last_short_at_ns = now_ns;
+		if (!a->point_first_short_ns) {
+			a->point_first_short_ns = a->point_last_short_ns;
+			a->point_first_short_at_ns = now_ns;
+		}
+		a->point_short_sum = 0;
+		a->point_short_n = 0;
+		a->point_short_min_ns = 0;
+	}
 	a->point_sum += w * v;
 	a->point_n += sig->latency_count;
 	a->point_completed += sig->have_completed ? (double)sig->completed : 0;
 	a->point_answered += (double)sig->latency_served;
-	if (other || pressured(a, sig->have_completed))
+	if (other || pressured(a))
 		a->point_pressure = true;
+	/* Before the coverage is known, the gap with the latency climbing
+	 * along is a queue ("Coverage" in latency_target.h). */
+	if (sig->have_completed && a->cover <= 0 && outran(a, 1) && rising(a))
+		a->point_pressure = true;
+	/* Handshakes outrunning answers are evidence only once the feed's
+	 * coverage is known ("Coverage" in latency_target.h). */
+	if (sig->have_completed && a->cover > 0 && outran(a, cover_in_force(a)))
+		a->point_gap = true;
+	if (a->over)
+		a->point_over = true;
 	if (sig->demand >= s->rate)
 		a->point_binding = true;
 	/* Started into an overload: no calm reference, so make one. */
-	if (!a->baseline_ns && a->point_pressure && a->point_n >= p->auto_verdict_samples) {
+	if (!a->baseline_ns && (a->point_pressure || a->point_gap) &&
+	    a->point_n >= p->auto_verdict_samples) {
 		probe_begin(p, s, now_ns);
 		return false;
 	}
+	/* The first point as soon as it has the samples, unless handshakes
+	 * outran the answers while the feed's coverage is not known: a
+	 * partial feed, or a queue, whose latency the whole point shows. */
 	if (a->point_n >= p->auto_point_samples &&
-	    (now_ns - a->point_start_ns >= p->auto_point_ns || !a->baseline_ns)) {
+	    (now_ns - a->point_start_ns >= p->auto_point_ns ||
+	     (!a->baseline_ns && !(a->cover <= 0 && outran(a, 1))))) {
 		bool renew = a->point_binding && a->calm_at_ns &&
 			     now_ns - a->calm_at_ns >= p->probe_every_ns;
 
-		if (!a->point_pressure) {
+		if (!a->point_pressure && !a->point_gap) {
 			auto_add_point(p, a, now_ns, (__u64)(a->point_sum / (double)a->point_n));
 			if (!a->point_binding)
 				a->calm_at_ns = now_ns;
+			cover_learn(a, cover_of(a->point_answered, a->point_completed));
+		} else if (!a->point_pressure && !a->point_over) {
+			/* The answers fell behind the handshakes while the
+			 * latency stayed under its target: no queue, the feed
+			 * covers less than it did (a vhost stopped logging, a
+			 * coverage taken from a probe's few samples). */
+			a->cover = 0;
+			cover_learn(a, cover_of(a->point_answered, a->point_completed));
 		}
 		point_reset(a);
 		if (renew) {

@@ -32,21 +32,75 @@
  *
  * A point is calm only without evidence of pressure while it was gathered:
  *   - handshakes completed faster than requests were answered (by more
- *     than a quarter);
+ *     than a quarter, and than the feed's coverage says: below);
  *   - a tenth of the samples not answered;
- *   - mid of its last tick above 2 x that of its first + 5 ms;
+ *   - mid of its last step above 2 x that of its first + 5 ms (a step: a
+ *     tick, or as many as it takes to gather half auto_point_samples: a
+ *     statistic of a few samples of a bimodal service doubles by chance);
  *   - another signal's overload verdict (sojourn, depth, overflows).
  * Calm probe: without a baseline, pressure starts a probe at once; with
  * one, a binding limit whose calm point is older than probe_every_ns does.
  * The probe holds the limit at probe_frac x the served rate (in
- * connections). It ends once three ticks in a row, later than the level it
- * began at (probe_lag_ns) after its start, fell by less than half of
- * (1 - f) / f ms per ms (f = probe_frac) and stay near the lowest tick
- * seen, after probe_min_ns; or at probe_max_ns with the lowest tick (a
- * "tick" here gathers at least 3 samples). That level is the
- * calm point; the limit resumes at the highest served rate seen during the
- * probe. The baseline and when its point was taken go out with
+ * connections); until its first level, at AIMD_PROBE_TRICKLE x that:
+ * what comes in while the service works off the queue from before the
+ * probe waits behind it, and is one more queue to drain after it. Its
+ * levels are the statistics of ticks (a "tick" here gathers at least 3
+ * samples) whose requests were sent during it (it has run longer than they
+ * took) and answered (nine in ten), while the service is not busy: busy,
+ * it answers (over the last AIMD_RECENT_SLOTS ticks) more than midway
+ * between what it answered as the probe began and what the probe lets in,
+ * in requests, and works off a queue from before the probe, one that
+ * drains or one held at its level (a proxy's connections waiting outside a
+ * full backlog, keep-alive clients' next requests), as flat as the
+ * service's own time. Answers that came sooner show the queue as it grew
+ * before the probe took hold, and a give-up shows the clients' patience.
+ * It ends once three levels in a row,
+ * later than the level it began at (probe_lag_ns) after its start, fell by
+ * less than half of (1 - f) / f ms per ms (f = probe_frac) and stay near
+ * the lowest level seen, after probe_min_ns; or at probe_max_ns with the
+ * lowest level, unless its last tick gave no level or a level still
+ * falling faster than that (the queue from before it drains): then at the
+ * first tick that does neither, or at AIMD_PROBE_NO_LEVEL x probe_max_ns
+ * (with the lowest tick that was a level but for busy, if no level came).
+ * That level is the calm point; the limit resumes at the highest served
+ * rate seen during the probe. The baseline and when its point was taken go out with
  * aimd_export(), so a restart resumes it.
+ *
+ * Coverage: a feed may log part of the connections only (one vhost of
+ * several, health checks and preconnects that send no request, a sampled
+ * log). Then handshakes outrun answers for good, and that gap is no queue:
+ *   cover       = answered / completed over a calm point (a quarter's
+ *                 weight after the first), or over the flat steps of a
+ *                 probe but the first (the queue is gone there) if they
+ *                 hold auto_verdict_samples answers; 1 from
+ *                 AIMD_COVER_WHOLE up (and for keep-alive, above 1); not
+ *                 known before the first
+ *   gap         = completed x cover > 1.25 x answered + 5 (pressure, above);
+ *                 while cover is not known, a gap alone is no evidence: a
+ *                 feed that covers half the connections of a calm service
+ *                 and a service that answers half of what it takes, its
+ *                 clients leaving without a trace, look the same, and only
+ *                 the latency can tell: the first point then waits
+ *                 auto_point_ns, not the first auto_point_samples. A gap of
+ *                 g = completed / answered (cover 1) is pressure at once
+ *                 when the latency climbs with it as such a queue makes
+ *                 it, first in first out: from the point's first short
+ *                 step to its last (a short step: a tick, or as many as it
+ *                 takes to gather 3 samples), a doubling (+ 5 ms), at
+ *                 least half of (1 - 1/g) ms per ms, and the last step's
+ *                 fastest answer above the first step's statistic (+ 5
+ *                 ms). A partial feed's latency does not climb with its
+ *                 gap, and a bimodal service's short steps jump, but its
+ *                 fast answers stay, and not at that pace for long.
+ *                 A point whose only evidence is the gap, while no verdict
+ *                 found latency above target, is the feed covering less
+ *                 than it did: cover is taken from it afresh
+ *   served      = answered / cover (latency_answered()): the served rate
+ *                 (floors, caps, drain, probe) counts the requests of the
+ *                 connections the feed does not show
+ * The verdicts themselves need auto_verdict_samples within auto_stale_ns
+ * whatever the coverage: a feed thinner than that is no signal, and the
+ * queue's own signals (sojourn, depth, overflows, stall) judge alone.
  */
 
 /* latency_derived() - one tick of the derived target: learn the baseline
@@ -61,6 +115,11 @@ bool latency_derived(const struct aimd_params *p, struct aimd_state *s,
  * the target for auto_interval_ns: one slow request is not an overload. */
 bool latency_explicit(const struct aimd_params *p, struct aimd_state *s,
 		      const struct aimd_signals *sig, __u64 now_ns);
+
+/* latency_answered() - @answered requests seen on the feed, as many as the
+ * service answered on every connection: divided by the feed's coverage
+ * (@a->cover), when it is known and partial. */
+double latency_answered(const struct aimd_auto *a, double answered);
 
 /* The last verdict of the derived target was within a quarter of the way
  * from the baseline to the target: nothing waits inside the service. */

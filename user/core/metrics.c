@@ -383,14 +383,20 @@ static void controller_families(struct out *o)
 	       "The recent peak rate of connections the service accepted.",
 	       s->aimd ? s->peak_accept : 0);
 	gauge1(o, "shedd_controller_served_per_second",
-	       "Requests the service answered per second over the last second (latency samples).",
+	       "Requests the service answered per second over the last second (latency samples, "
+	       "over the share of connections the feed covers).",
 	       s->aimd ? s->served_rate : 0);
 	gauge1(o, "shedd_latency_baseline_seconds",
 	       "The calm latency the derived latency target is learned from (0: none yet).",
 	       s->aimd ? (double)s->latency_baseline_ns / 1e9 : 0);
+	gauge1(o, "shedd_latency_feed_coverage",
+	       "The share of connections the latency feed covers: requests answered per "
+	       "handshake completed while calm (1: all; 0: not known yet).",
+	       s->aimd ? s->feed_cover : 0);
 	counter1(o, "shedd_calm_probes_total",
-		 "Calm probes run since start: the limit held at half the served rate until the "
-		 "latency stopped falling, to learn the calm latency.", s->calm_probes);
+		 "Calm probes run since start: the limit held at half the served rate (a fifth "
+		 "of that until the queue from before the probe is gone) until the latency "
+		 "stopped falling, to learn the calm latency.", s->calm_probes);
 	gauge1(o, "shedd_calm_probe_running", "1 while a calm probe holds the limit.",
 	       s->aimd && s->probing ? 1 : 0);
 	gauge1(o, "shedd_max_rate_binding",
