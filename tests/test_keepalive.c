@@ -434,6 +434,8 @@ static void tick(struct run *r)
 static void run_init(struct run *r, bool shedd, unsigned int n, double load, bool conn_seq,
 		     bool held)
 {
+	int c;
+
 	memset(r, 0, sizeof(*r));
 	r->shedd = shedd;
 	r->n = n;
