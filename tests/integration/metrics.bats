@@ -345,8 +345,10 @@ prom_is() { [ "$(prom_query "$1")" = "$2" ]; }
 	shedd_start --verify off --port "$PORT"
 	STUCK_PIDS=()
 	local i
-	# Connections that send nothing, one that sends half a request, and a
-	# reader that takes a byte a second.
+	# Connections that send nothing, one that sends half a request (their
+	# sockets are held by the five sleeps), and a reader throttled to a
+	# byte a second (curl takes its first buffer at once, so it may be done
+	# early: it is not counted below).
 	for i in 1 2 3 4; do
 		ip netns exec "$NS_SRV" bash -c 'exec 3<>/dev/tcp/127.0.0.1/9464; sleep 8' &
 		STUCK_PIDS+=($!)
@@ -360,8 +362,10 @@ prom_is() { [ "$(prom_query "$1")" = "$2" ]; }
 	ip netns exec "$NS_SRV" bash -c \
 		"end=\$((SECONDS + 4)); while [ \$SECONDS -lt \$end ]; do curl -s -o /dev/null --max-time 2 $METRICS_URL; done" &
 	STUCK_PIDS+=($!)
+	# The five held connections, by the client sockets the sleeps own (a
+	# count of all would take a hammering scraper's for one of them).
 	wait_for "the stuck scrapers connected" 5 sh -c \
-		"[ \$(ip netns exec $NS_SRV ss -tnH state established '( sport = :9464 )' | wc -l) -ge 6 ]"
+		"[ \$(ip netns exec $NS_SRV ss -tnpH state established '( dport = :9464 )' | grep -c '((\"sleep\"') -eq 5 ]"
 	w0=$(date +%s%N)
 	t0=$(bpftool map dump pinned "$PIN_DIR/ctl_state" | jq '.[0].value.written_ns')
 	k0=$(bpftool map dump pinned "$PIN_DIR/daemon_stats" | jq '.[0].value.ticks')
