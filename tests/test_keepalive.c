@@ -431,8 +431,16 @@ static void tick(struct run *r)
 	r->last_tick_ns = r->now_ns;
 }
 
+/* A FIFO upstream other than the base one (the thin upstreams below):
+ * its workers, mean service time and a seed mixed into the draws. */
+struct upstream {
+	unsigned int workers;
+	__u64 service_ns;
+	__u64 seed;
+};
+
 static void run_init(struct run *r, bool shedd, unsigned int n, double load, bool conn_seq,
-		     bool held)
+		     bool held, const struct upstream *up)
 {
 	int c;
 
@@ -447,6 +455,13 @@ static void run_init(struct run *r, bool shedd, unsigned int n, double load, boo
 	r->capacity = (double)r->workers * SEC / (double)r->service_ns;
 	r->arr_rng = SEED ^ n;
 	r->svc_rng = SEED ^ 0xa5a5a5a5a5a5a5a5ULL ^ n;
+	if (up && !held) {
+		r->workers = up->workers;
+		r->service_ns = up->service_ns;
+		r->capacity = (double)r->workers * SEC / (double)r->service_ns;
+		r->arr_rng ^= up->seed * 0x9e3779b97f4a7c15ULL;
+		r->svc_rng ^= up->seed * 0xbf58476d1ce4e5b9ULL;
+	}
 	r->max_sess = (__u32)(load * r->capacity / n * (double)RUN_NS / SEC * 1.2) + 1000;
 	r->sess = calloc(r->max_sess, sizeof(*r->sess));
 	r->ring = calloc(RING, sizeof(*r->ring));
@@ -543,7 +558,7 @@ static void trace(const struct run *r, unsigned int step)
 }
 
 static void simulate(bool shedd, unsigned int n, double load, bool conn_seq, bool held,
-		     struct result *out)
+		     const struct upstream *up, struct result *out)
 {
 	struct run *r = calloc(1, sizeof(*r));
 	const char *tr = getenv("SHEDD_KA_TRACE");
@@ -552,7 +567,7 @@ static void simulate(bool shedd, unsigned int n, double load, bool conn_seq, boo
 	int k;
 
 	assert_non_null(r);
-	run_init(r, shedd, n, load, conn_seq, held);
+	run_init(r, shedd, n, load, conn_seq, held, up);
 	run_sim(r);
 	*out = (struct result){
 		.n = n,
@@ -607,6 +622,24 @@ static struct sim_table csv_ka = {
 static const double HELD_LOADS[NR_HELD] = { 1.5, 3, 10, 20 };
 static struct result held[NR_HELD];
 
+/* Thin upstreams: C = 200 requests/s of exponential service times (one
+ * worker of 5 ms, four of 20, eight of 40), one request a connection, a
+ * cold start at 10 x C, THIN_SEEDS draws each. The feed then has about 10
+ * samples a tick during the calm probe, so a step of 3 samples of an
+ * exponential service is a draw's luck. */
+#define NR_THIN 3
+#define THIN_SEEDS 5
+#define THIN_LOAD 10
+static const struct upstream THIN[NR_THIN] = {
+	{ .workers = 1, .service_ns = 5 * MS },
+	{ .workers = 4, .service_ns = 20 * MS },
+	{ .workers = 8, .service_ns = 40 * MS },
+};
+static struct result thin[NR_THIN][THIN_SEEDS];
+/* The calm statistic of an exponential service: the mean of its middle
+ * 80 %, 0.8307 of its mean. */
+#define EXP_MID 0.8307
+
 static int run_all(void **state)
 {
 	int i, j;
@@ -624,8 +657,8 @@ static int run_all(void **state)
 
 			if (!load_runs(j))
 				continue;
-			simulate(true, NS[i], LOADS[j], true, false, a);
-			simulate(false, NS[i], LOADS[j], true, false, b);
+			simulate(true, NS[i], LOADS[j], true, false, NULL, a);
+			simulate(false, NS[i], LOADS[j], true, false, NULL, b);
 			printf("# %3u | %4.1fx | %11.1f %% | %5.1f %% | %8.1f | %6llu | %6llu | "
 			       "%6llu | %6llu | %8.1f conn/s (fits %.1f)\n",
 			       a->n, a->load, a->goodput, b->goodput, a->offered_ps,
@@ -650,10 +683,28 @@ static int run_all(void **state)
 	for (j = 0; j < NR_HELD; j++) {
 		struct result *a = &held[j];
 
-		simulate(true, 1, HELD_LOADS[j], true, true, a);
+		simulate(true, 1, HELD_LOADS[j], true, true, NULL, a);
 		printf("# %4.1fx | %7.1f %% | %7.1f %% | %8.1f conn/s | %6.1f ms | %6.1f ms\n",
 		       a->load, a->early, a->goodput, a->settled, a->baseline_ns / 1e6,
 		       a->target_ns / 1e6);
+	}
+	printf("# thin upstreams: C = 200 req/s, exponential service, one request a "
+	       "connection, cold start at %dx C; calm statistic %.2f x the mean service\n",
+	       THIN_LOAD, EXP_MID);
+	printf("# workers x ms | draw | goodput %llu-%llu s | %llu-%llu s | limit | baseline | "
+	       "target\n", EARLY_START_NS / SEC, EARLY_END_NS / SEC, WIN_START_NS / SEC,
+	       WIN_END_NS / SEC);
+	for (i = 0; i < NR_THIN; i++) {
+		for (j = 0; j < THIN_SEEDS; j++) {
+			struct upstream up = THIN[i];
+			struct result *a = &thin[i][j];
+
+			up.seed = (__u64)j + 1;
+			simulate(true, 1, THIN_LOAD, true, false, &up, a);
+			printf("# %2u x %2llu | %d | %7.1f %% | %7.1f %% | %6.1f conn/s | %5.1f ms | "
+			       "%5.1f ms\n", up.workers, up.service_ns / MS, j + 1, a->early,
+			       a->goodput, a->settled, a->baseline_ns / 1e6, a->target_ns / 1e6);
+		}
 	}
 	fflush(stdout);
 	return 0;
@@ -736,12 +787,44 @@ static void a_held_upstream_is_not_learned_as_calm(void **state)
 		fail_msg("%d case(s) failed, figures above", f.n);
 }
 
+/* In front of a thin upstream of exponential service times, a cold start
+ * learns the service's calm statistic (within half and one and a half
+ * times it), not the lowest of many steps of 3 samples, and holds the
+ * goodput at 90 % of C or more in the window. */
+static void a_thin_exponential_upstream_is_learned_as_it_is(void **state)
+{
+	struct failures f = { 0 };
+	int i, j;
+
+	(void)state;
+	for (i = 0; i < NR_THIN; i++) {
+		double mid = EXP_MID * (double)THIN[i].service_ns;
+
+		for (j = 0; j < THIN_SEEDS; j++) {
+			const struct result *a = &thin[i][j];
+
+			if (a->goodput < 90)
+				failed(&f, "thin %u x %llu ms, draw %d: goodput %.1f %% of C in the "
+				       "window (< 90 %%; baseline %.1f ms)", THIN[i].workers,
+				       THIN[i].service_ns / MS, j + 1, a->goodput,
+				       a->baseline_ns / 1e6);
+			if ((double)a->baseline_ns < 0.5 * mid || (double)a->baseline_ns > 1.5 * mid)
+				failed(&f, "thin %u x %llu ms, draw %d: baseline %.1f ms, the calm "
+				       "statistic %.1f ms", THIN[i].workers, THIN[i].service_ns / MS,
+				       j + 1, a->baseline_ns / 1e6, mid / 1e6);
+		}
+	}
+	if (f.n)
+		fail_msg("%d case(s) failed, figures above", f.n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(keep_alive_overload_is_shed_at_the_door),
 		cmocka_unit_test(without_shedding_keep_alive_collapses),
 		cmocka_unit_test(a_held_upstream_is_not_learned_as_calm),
+		cmocka_unit_test(a_thin_exponential_upstream_is_learned_as_it_is),
 	};
 
 	return cmocka_run_group_tests_name("keepalive", tests, run_all, NULL);

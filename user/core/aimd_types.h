@@ -42,6 +42,14 @@
 #ifndef AIMD_PROBE_TRICKLE
 #define AIMD_PROBE_TRICKLE 0.2
 #endif
+/* A calm probe that ends without a flat run takes the lowest mean of
+ * consecutive levels pooled to this many samples, not the lowest step of
+ * 3: the lowest of many small steps of a service whose times spread (an
+ * exponential one) is luck, a third of its calm latency ("Calm probe" in
+ * latency_target.h). */
+#ifndef AIMD_PROBE_POOL
+#define AIMD_PROBE_POOL 30
+#endif
 
 /**
  * struct aimd_params - the controller's knobs, with their units. Those that
@@ -400,6 +408,10 @@ enum aimd_reason {
  * @probe_flat:     ticks in a row that no longer fall
  * @probe_flat_sum: sum of mid x count over them ...
  * @probe_flat_n:   ... and their samples
+ * @probe_pool_sum: sum of mid x count over the levels in a row being
+ *                  pooled (up to AIMD_PROBE_POOL samples) ...
+ * @probe_pool_n:   ... and their samples
+ * @probe_pool_min_ns: the lowest mean of such a pool (0 = none yet)
  * @probe_step_sum: sum of mid x count over the step being gathered (ticks
  *                  until 3 samples) ...
  * @probe_step_n:   ... its samples ...
@@ -469,6 +481,9 @@ struct aimd_auto {
 	int probe_flat;
 	double probe_flat_sum;
 	__u64 probe_flat_n;
+	double probe_pool_sum;
+	__u64 probe_pool_n;
+	__u64 probe_pool_min_ns;
 	double probe_step_sum;
 	__u64 probe_step_n;
 	__u64 probe_step_ns;

@@ -168,6 +168,9 @@ static void probe_begin(const struct aimd_params *p, struct aimd_state *s, __u64
 	a->probe_served0 = s->served_rate;
 	a->probe_busy_min_ns = 0;
 	a->probe_min_ns = 0;
+	a->probe_pool_sum = 0;
+	a->probe_pool_n = 0;
+	a->probe_pool_min_ns = 0;
 	a->probe_flat = 0;
 	a->probe_flat_sum = 0;
 	a->probe_flat_n = 0;
@@ -193,7 +196,7 @@ static void probe_end(const struct aimd_params *p, struct aimd_auto *a, __u64 no
 {
 	__u64 point = a->probe_flat >= 3 && a->probe_flat_n ?
 			      (__u64)(a->probe_flat_sum / (double)a->probe_flat_n) :
-			      a->probe_min_ns;
+		      a->probe_pool_min_ns ? a->probe_pool_min_ns : a->probe_min_ns;
 
 	/* Busy to the end (requests on connections it cannot cut): the
 	 * lowest it saw, as before the probe knew busy. */
@@ -289,6 +292,23 @@ static void probe_step(const struct aimd_params *p, struct aimd_state *s,
 		a->probe_wait = !level || !prev || (double)mid + fall < (double)prev;
 		if (level && (!prev || mid < prev))
 			a->probe_min_ns = mid;
+		/* Levels in a row, pooled to AIMD_PROBE_POOL samples: the
+		 * lowest pool is the end without a flat run. */
+		if (level) {
+			a->probe_pool_sum += (double)mid * (double)n;
+			a->probe_pool_n += n;
+			if (a->probe_pool_n >= AIMD_PROBE_POOL) {
+				__u64 pm = (__u64)(a->probe_pool_sum / (double)a->probe_pool_n);
+
+				if (!a->probe_pool_min_ns || pm < a->probe_pool_min_ns)
+					a->probe_pool_min_ns = pm;
+				a->probe_pool_sum = 0;
+				a->probe_pool_n = 0;
+			}
+		} else {
+			a->probe_pool_sum = 0;
+			a->probe_pool_n = 0;
+		}
 		if (level && elapsed >= lag && prev && (double)mid + fall >= (double)prev &&
 		    mid <= prev + near) {
 			a->probe_flat++;

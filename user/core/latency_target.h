@@ -62,7 +62,10 @@
  * falling faster than that (the queue from before it drains): then at the
  * first tick that does neither, or at AIMD_PROBE_NO_LEVEL x probe_max_ns
  * (with the lowest tick that was a level but for busy, if no level came).
- * That level is the calm point; the limit resumes at the highest served
+ * That level is the calm point (at probe_max_ns: the lowest mean of
+ * levels in a row pooled to AIMD_PROBE_POOL samples, where there is one:
+ * the lowest of many steps of 3 samples of a service whose times spread is
+ * a draw's luck); the limit resumes at the highest served
  * rate seen during the probe. The baseline and when its point was taken go out with
  * aimd_export(), so a restart resumes it.
  *
