@@ -690,11 +690,13 @@ struct shedd_sysctls {
  *      shedd_proven; flow_key; refresh of REFRESH_SLOTS 251;
  *   4: port_set;
  *   5: fair_sketch, fair_config, fair_heavy, fair_stats;
- *   6: lease.
+ *   6: lease;
+ *   7: fair_sketch of FAIR_COLS 16384 (1024 before), counted by a
+ *      conservative update: a sketch of the older size starts afresh.
  * A change to any pinned map's layout raises it, and user/maps/layout.c says
  * how a value of each older layout becomes today's.
  */
-#define SHEDD_LAYOUT_VERSION 6
+#define SHEDD_LAYOUT_VERSION 7
 /*
  * layout_compat: forward compatibility, an interface that never changes.
  * ARRAY with one entry, written with layout by the daemon that made the
@@ -706,7 +708,7 @@ struct shedd_sysctls {
  * otherwise (user/maps/layout.c, docs/pins.md). A release that changes
  * the layout of a map an older shedd reads sets oldest to its own version.
  */
-#define SHEDD_LAYOUT_COMPAT 5
+#define SHEDD_LAYOUT_COMPAT 7 /* fair_sketch grew: older readers read it wrong */
 struct shedd_layout_compat {
 	__u32 oldest; /* the oldest SHEDD_LAYOUT_VERSION that may adopt the pins */
 };
@@ -728,14 +730,17 @@ struct shedd_layout {
  *
  * fair_sketch: ARRAY (BPF_F_MMAPABLE) of struct shedd_fair_cell, shared by
  * every CPU: per class and level, FAIR_ROWS rows of FAIR_COLS cells, a
- * count-min sketch of each source's admissions over a sliding window of
- * 2^FAIR_WINDOW_SHIFT ns. Cell (c, l, r, k) is at
- * ((c * FAIR_LEVELS + l) * FAIR_ROWS + r) * FAIR_COLS + k. Bounded whatever
- * the sources: a spoofed flood only adds to counts.
+ * count-min sketch with conservative update of each source's admissions
+ * over a sliding window of 2^FAIR_WINDOW_SHIFT ns (6 MiB in all). Cell
+ * (c, l, r, k) is at ((c * FAIR_LEVELS + l) * FAIR_ROWS + r) * FAIR_COLS + k:
+ * where a value lies depends on FAIR_COLS, so a sketch of another size
+ * starts afresh (user/maps/layout.c). Bounded whatever the sources: a
+ * spoofed flood only adds to counts. Its width sets the noise floor, about
+ * the admissions of a window over FAIR_ROWS * FAIR_COLS (user/core/fair.h).
  */
 #define FAIR_LEVELS 3
 #define FAIR_ROWS 2
-#define FAIR_COLS 1024U /* a power of two */
+#define FAIR_COLS 16384U /* a power of two, at most 2^32 */
 #define FAIR_CELLS (SHEDD_NR_CLASSES * FAIR_LEVELS * FAIR_ROWS * FAIR_COLS)
 #define FAIR_WINDOW_SHIFT 31 /* 2^31 ns, 2.147 s */
 #define FAIR_HEAVY_SLOTS 64U  /* heavy hitters remembered per class */
