@@ -23,7 +23,7 @@ struct {
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct shedd_fair_cell);
-} fair_sketch SEC(".maps");
+} fair_cells SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -150,7 +150,7 @@ __noinline int shedd_fair(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u64 
 		for (r = 0; r < FAIR_ROWS; r++) {
 			__u32 key = fair_cell_index(cls, l, r, fair_col(h, r)), e;
 
-			c[r] = bpf_map_lookup_elem(&fair_sketch, &key);
+			c[r] = bpf_map_lookup_elem(&fair_cells, &key);
 			if (!c[r])
 				return 0; /* cannot be: fail open */
 			e = fair_cell_estimate(c[r], now);

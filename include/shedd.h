@@ -691,8 +691,10 @@ struct shedd_sysctls {
  *   4: port_set;
  *   5: fair_sketch, fair_config, fair_heavy, fair_stats;
  *   6: lease;
- *   7: fair_sketch of FAIR_COLS 16384 (1024 before), counted by a
- *      conservative update: a sketch of the older size starts afresh.
+ *   7: fair_cells, the sketch of FAIR_COLS 16384 cells a row counted by a
+ *      conservative update, in place of fair_sketch (1024 cells a row),
+ *      which is no longer this build's: left in the folder for a build of
+ *      version 5 or 6 that adopts the pins again, removed with the rest.
  * A change to any pinned map's layout raises it, and user/maps/layout.c says
  * how a value of each older layout becomes today's.
  */
@@ -708,7 +710,7 @@ struct shedd_sysctls {
  * otherwise (user/maps/layout.c, docs/pins.md). A release that changes
  * the layout of a map an older shedd reads sets oldest to its own version.
  */
-#define SHEDD_LAYOUT_COMPAT 7 /* fair_sketch grew: older readers read it wrong */
+#define SHEDD_LAYOUT_COMPAT 5
 struct shedd_layout_compat {
 	__u32 oldest; /* the oldest SHEDD_LAYOUT_VERSION that may adopt the pins */
 };
@@ -728,13 +730,14 @@ struct shedd_layout {
  * a verified class (a cookie proves nothing yet, so a spoofed flood cannot
  * make a real client look heavy).
  *
- * fair_sketch: ARRAY (BPF_F_MMAPABLE) of struct shedd_fair_cell, shared by
+ * fair_cells: ARRAY (BPF_F_MMAPABLE) of struct shedd_fair_cell, shared by
  * every CPU: per class and level, FAIR_ROWS rows of FAIR_COLS cells, a
  * count-min sketch with conservative update of each source's admissions
  * over a sliding window of 2^FAIR_WINDOW_SHIFT ns (6 MiB in all). Cell
  * (c, l, r, k) is at ((c * FAIR_LEVELS + l) * FAIR_ROWS + r) * FAIR_COLS + k:
- * where a value lies depends on FAIR_COLS, so a sketch of another size
- * starts afresh (user/maps/layout.c). Bounded whatever the sources: a
+ * where a value lies depends on FAIR_COLS, so a sketch of another size is
+ * another map (fair_sketch, of 1024 cells a row, was layout version 5 and
+ * 6's: an upgrade starts this one afresh). Bounded whatever the sources: a
  * spoofed flood only adds to counts. Its width sets the noise floor, about
  * the admissions of a window over FAIR_ROWS * FAIR_COLS (user/core/fair.h).
  */

@@ -5245,7 +5245,7 @@ static int fair_reset(__u32 cls, __u32 levels, __u32 active, const __u32 *limit)
 
 	if (!fair_cells) {
 		void *m = mmap(NULL, (size_t)FAIR_CELLS * sizeof(*fair_cells), PROT_READ | PROT_WRITE,
-			       MAP_SHARED, bpf_map__fd(skel->maps.fair_sketch), 0);
+			       MAP_SHARED, bpf_map__fd(skel->maps.fair_cells), 0);
 
 		if (m == MAP_FAILED)
 			return -errno;

@@ -677,10 +677,11 @@ layout_now() { bpftool map dump pinned "$PIN_DIR/layout" | jq '.[0].value.versio
 }
 
 # Pins of layout version 6: the sketch had 1024 cells a row, and where a
-# cell lies depends on the row's size, so the new program gets a sketch of
-# its own size that counts afresh; every other map is reused, the program
-# swapped under a flood. The release of version 6 refuses the pins back.
-@test "an upgrade from layout version 6 under a flood starts the sketch afresh at its new size and keeps the rest" {
+# cell lies depends on the row's size, so version 7 counts in a map of its
+# own (fair_cells) that starts afresh; every other map is reused, the
+# program swapped under a flood. fair_sketch stays, unused, and the release
+# of version 6 adopts the pins back as they are.
+@test "an upgrade from layout version 6 under a flood starts the wider sketch afresh and keeps the rest; version 6 adopts the pins back" {
 	[ -z "${OLD_MISSING:-}" ] || skip "$OLD_MISSING"
 	need_release "$UPGRADE_FROM_L6" "$L6" shedd shedctl
 	local old_prog link cells counted
@@ -694,15 +695,14 @@ layout_now() { bpftool map dump pinned "$PIN_DIR/layout" | jq '.[0].value.versio
 	link=$(link_id)
 	cells=$(bpftool -j map show pinned "$PIN_DIR/fair_sketch" | jq .max_entries | num)
 	[ "$cells" -eq $((4 * 3 * 2 * 1024)) ]
+	[ ! -e "$PIN_DIR/fair_cells" ]
 	counters "$BATS_TEST_TMPDIR/before"
 	before=$(syn_all)
 	upgrade_under_flood l6
 	cat "$BATS_TEST_TMPDIR/shedd.log"
 	wait_for "the new shedd adopted" 5 grep -q 'adopted the running shedd' \
 		"$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "upgrade: fair_sketch of $cells entries starts afresh with $((4 * 3 * 2 * 16384))" \
-		"$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "upgraded the pins of $IF_SRV from layout version 6 to $LAYOUT: 1 maps of a new layout" \
+	grep -q "upgraded the pins of $IF_SRV from layout version 6 to $LAYOUT" \
 		"$BATS_TEST_TMPDIR/shedd.log"
 	# No gap: the same link, every SYN judged, no counter back.
 	[ "$(link_id)" = "$link" ]
@@ -710,8 +710,10 @@ layout_now() { bpftool map dump pinned "$PIN_DIR/layout" | jq '.[0].value.versio
 	[ "$(syn_all)" -eq $((before + SENT)) ]
 	counters "$BATS_TEST_TMPDIR/after"
 	kept "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
-	[ "$(bpftool -j map show pinned "$PIN_DIR/fair_sketch" | jq .max_entries | num)" -eq \
+	[ "$(bpftool -j map show pinned "$PIN_DIR/fair_cells" | jq .max_entries | num)" -eq \
 		$((4 * 3 * 2 * 16384)) ]
+	# The old sketch is left as it was, for version 6.
+	[ "$(bpftool -j map show pinned "$PIN_DIR/fair_sketch" | jq .max_entries | num)" -eq "$cells" ]
 	run "$SHEDCTL" --netns "$NS_SRV" status --json --interval 100ms
 	[ "$status" -eq 0 ]
 	[ "$(echo "$output" | jq .pinned_rate_per_sec)" = 150 ]
@@ -721,11 +723,19 @@ layout_now() { bpftool map dump pinned "$PIN_DIR/layout" | jq '.[0].value.versio
 	[ "$(bpftool map dump pinned "$PIN_DIR/fair_stats" | jq '[.[].values[].value.counted] | add')" \
 		-gt "$counted" ]
 	stop
-	# The release of version 6 refuses them: its sketch is not this one.
-	run timeout 20 "$L6/shedd" --netns "$NS_SRV" --iface "$IF_SRV" --verify off --port "$PORT" \
-		--rate 200 --keep-on-exit
-	echo "$output"
-	[ "$status" -eq 3 ]
-	[[ "$output" == *"which a shedd of version $COMPAT or later may adopt; this build knows versions up to 6"* ]]
-	[ "$(layout_now)" -eq "$LAYOUT" ]
+	# The release of version 6 adopts them back as they are, under a
+	# flood: a downgrade without a gap.
+	link=$(link_id)
+	before=$(syn_all)
+	SHEDD="$L6/shedd" upgrade_under_flood back
+	wait_for "version 6 adopted" 5 grep -q \
+		"are of layout version $LAYOUT, newer than this build's 6, and say a shedd of version $COMPAT may adopt them as they are: adopted" \
+		"$BATS_TEST_TMPDIR/shedd.log"
+	[ "$(link_id)" = "$link" ]
+	[ "$(syn_all)" -eq $((before + SENT)) ]
+	[ "$(layout_now)" -eq 6 ]
+	stop
+	run "$L6/shedd" --netns "$NS_SRV" --iface "$IF_SRV" --remove
+	[ "$status" -eq 0 ]
+	[ ! -e "$PIN_DIR" ]
 }

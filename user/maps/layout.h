@@ -25,9 +25,6 @@ struct layout_older {
 
 #define LAYOUT_COUNTERS 1U /* per-CPU counters the program writes: carried
 			    * after the program swap (user/maps/migrate.c) */
-#define LAYOUT_SIZED 2U    /* where a value lies depends on the number of
-			    * entries (a sketch's cells): a map of another
-			    * size starts afresh, its values not carried */
 
 struct layout_map {
 	const char *name;

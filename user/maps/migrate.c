@@ -485,16 +485,6 @@ int migrate_copy(struct loader *l)
 		if (!mm->replaced || mm->old_fd < 0 || !mm->known ||
 		    (mm->m->flags & LAYOUT_COUNTERS))
 			continue;
-		/* A sketch of another width: its cells would land on other
-		 * sources' cells. It counts afresh from the swap (the last
-		 * window's counts are lost: a heavy source may take more for
-		 * one window). */
-		if ((mm->m->flags & LAYOUT_SIZED) &&
-		    mm->fit.max_entries != bpf_map__max_entries(mm->map)) {
-			log_notice("upgrade: %s of %u entries starts afresh with %u", mm->m->name,
-				   mm->fit.max_entries, bpf_map__max_entries(mm->map));
-			continue;
-		}
 		if ((err = copy_map(mm, l->ncpus, &n))) {
 			log_err("upgrade: copy %s/%s into a map of today's layout: %s%s", mg->src_dir,
 				mm->m->name, strerror(-err),
