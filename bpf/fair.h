@@ -5,9 +5,11 @@
  * arithmetic: fair_sketch.h; the limits: the daemon, user/core/fair.c).
  *
  * Work per SYN is constant: one SipHash (fair_hashes()) and FAIR_ROWS
- * cells per level the class counts, at most FAIR_LEVELS. Memory is fixed: a spoofed flood can
- * raise counts, never add state. The inner SYN of a tunnel is judged by
- * rate only, as its class's verified admission is not applied to it.
+ * cells per level the class counts, at most FAIR_LEVELS, each read before
+ * any is raised (the conservative update). Memory is fixed: a spoofed
+ * flood can raise counts, never add state. The inner SYN of a tunnel is
+ * judged by rate only, as its class's verified admission is not applied
+ * to it.
  * Included by shedd.bpf.c after syncookie.h (lens_bound(), CK_*).
  */
 #ifndef SHEDD_BPF_FAIR_H
@@ -21,7 +23,7 @@ struct {
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct shedd_fair_cell);
-} fair_sketch SEC(".maps");
+} fair_cells SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -139,6 +141,7 @@ __noinline int shedd_fair(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u64 
 #pragma unroll
 	for (l = 0; l < FAIR_LEVELS; l++) {
 		__u32 pfx[4] = {}, est = ~0U, limit, r;
+		struct shedd_fair_cell *c[FAIR_ROWS];
 		__u64 h = hs[l];
 
 		if (!(mask & (1U << l)))
@@ -146,14 +149,16 @@ __noinline int shedd_fair(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u64 
 #pragma unroll
 		for (r = 0; r < FAIR_ROWS; r++) {
 			__u32 key = fair_cell_index(cls, l, r, fair_col(h, r)), e;
-			struct shedd_fair_cell *c = bpf_map_lookup_elem(&fair_sketch, &key);
 
-			if (!c)
-				return 0;
-			e = count ? fair_cell_count(c, now) : fair_cell_estimate(c, now);
+			c[r] = bpf_map_lookup_elem(&fair_cells, &key);
+			if (!c[r])
+				return 0; /* cannot be: fail open */
+			e = fair_cell_estimate(c[r], now);
 			if (e < est)
 				est = e;
 		}
+		if (count)
+			fair_cells_raise(c, now);
 		limit = fc->limit[l];
 		if (!limit || est < limit)
 			continue;

@@ -9,10 +9,24 @@
  * the count of the last 2^FAIR_WINDOW_SHIFT ns if admissions were even
  * within the previous window. A cell not touched for two windows reads 0,
  * so nothing needs clearing. A source's estimate is the least over its
- * FAIR_ROWS cells: never below its true count (save increments lost to a
- * race of two CPUs turning the same cell's window, a few per window), and
- * above it by at most e/FAIR_COLS of the level's total count with
- * probability 1 - e^-FAIR_ROWS (Cormode and Muthukrishnan, 2005).
+ * FAIR_ROWS cells.
+ *
+ * Counting is a conservative update (Estan and Varghese, 2002) of the
+ * current window's counts: an admission raises only the source's cells
+ * whose count of the window is the least of its cells', the others
+ * already count at least as much of it. So each cell's count of a window
+ * is at least the count of every source it holds in that window, its
+ * count of the window before too, and a source's estimate is never below
+ * its true count, also across the turn of a window (save increments lost
+ * to a race of two CPUs on the same cells: turning a window, or counting
+ * the same source at the same instant, a few per window). Above the true
+ * count it is by at most what plain count-min would add (e/FAIR_COLS of
+ * the level's total with probability 1 - e^-FAIR_ROWS, Cormode and
+ * Muthukrishnan, 2005), and in a crowd of light sources by about the
+ * total over FAIR_ROWS * FAIR_COLS: each admission raises one cell of its
+ * FAIR_ROWS, the least loaded, so the crowd spreads evenly over every row
+ * (balanced allocations, the least of two choices) instead of adding its
+ * whole total to each row.
  *
  * A source's cells come from a SipHash-1-3 of its prefix under the flow
  * key (flow_hash.h): without the key a sender cannot choose addresses that
@@ -91,14 +105,14 @@ static inline __attribute__((always_inline)) int fair_cell_present(const struct 
 	return 0;
 }
 
-/* Count one admission into @c at @now; return its estimate before. Two
- * CPUs may turn the window of the same cell at once: the loser's few
- * increments of that instant are lost, never invented. */
-static inline __attribute__((always_inline)) __u32 fair_cell_count(struct shedd_fair_cell *c,
-								    __u64 now)
+/* Turn @c to the window of @now if it is of an older one; return its
+ * count of the window of @now. Two CPUs may turn the window of the same
+ * cell at once: the loser's few increments of that instant are lost,
+ * never invented. */
+static inline __attribute__((always_inline)) __u32 fair_cell_turn(struct shedd_fair_cell *c,
+								   __u64 now)
 {
 	__u32 epoch = (__u32)(now >> FAIR_WINDOW_SHIFT);
-	__u32 est = fair_cell_estimate(c, now);
 	__u32 ce = c->epoch;
 
 	if (ce != epoch) {
@@ -106,8 +120,31 @@ static inline __attribute__((always_inline)) __u32 fair_cell_count(struct shedd_
 		c->cur = 0;
 		c->epoch = epoch;
 	}
-	FAIR_ADD(&c->cur, 1);
-	return est;
+	return c->cur;
+}
+
+/* Count one admission into the cells @c, one a row, of a source at @now:
+ * the conservative update, every row read before one is written, and only
+ * the cells whose count of the window is the least of them raised. */
+static inline __attribute__((always_inline)) void fair_cells_raise(struct shedd_fair_cell **c,
+								    __u64 now)
+{
+	__u32 r, least = ~0U, cur[FAIR_ROWS];
+
+#ifdef __clang__
+#pragma unroll
+#endif
+	for (r = 0; r < FAIR_ROWS; r++) {
+		cur[r] = fair_cell_turn(c[r], now);
+		if (cur[r] < least)
+			least = cur[r];
+	}
+#ifdef __clang__
+#pragma unroll
+#endif
+	for (r = 0; r < FAIR_ROWS; r++)
+		if (cur[r] == least)
+			FAIR_ADD(&c[r]->cur, 1);
 }
 
 /* The levels of a source of @family (4 or 6) in the FAIR_* bits @levels,
@@ -213,15 +250,13 @@ static inline __u32 fair_estimate(const struct shedd_fair_cell *cells, __u32 cls
 static inline __u32 fair_count(struct shedd_fair_cell *cells, __u32 cls, __u32 level, __u64 h,
 			       __u64 now)
 {
-	__u32 r, best = ~0U;
+	struct shedd_fair_cell *c[FAIR_ROWS];
+	__u32 est = fair_estimate(cells, cls, level, h, now), r;
 
-	for (r = 0; r < FAIR_ROWS; r++) {
-		__u32 e = fair_cell_count(&cells[fair_cell_index(cls, level, r, fair_col(h, r))], now);
-
-		if (e < best)
-			best = e;
-	}
-	return best;
+	for (r = 0; r < FAIR_ROWS; r++)
+		c[r] = &cells[fair_cell_index(cls, level, r, fair_col(h, r))];
+	fair_cells_raise(c, now);
+	return est;
 }
 #endif
 

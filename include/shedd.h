@@ -690,11 +690,15 @@ struct shedd_sysctls {
  *      shedd_proven; flow_key; refresh of REFRESH_SLOTS 251;
  *   4: port_set;
  *   5: fair_sketch, fair_config, fair_heavy, fair_stats;
- *   6: lease.
+ *   6: lease;
+ *   7: fair_cells, the sketch of FAIR_COLS 16384 cells a row counted by a
+ *      conservative update, in place of fair_sketch (1024 cells a row),
+ *      which is no longer this build's: left in the folder for a build of
+ *      version 5 or 6 that adopts the pins again, removed with the rest.
  * A change to any pinned map's layout raises it, and user/maps/layout.c says
  * how a value of each older layout becomes today's.
  */
-#define SHEDD_LAYOUT_VERSION 6
+#define SHEDD_LAYOUT_VERSION 7
 /*
  * layout_compat: forward compatibility, an interface that never changes.
  * ARRAY with one entry, written with layout by the daemon that made the
@@ -726,16 +730,20 @@ struct shedd_layout {
  * a verified class (a cookie proves nothing yet, so a spoofed flood cannot
  * make a real client look heavy).
  *
- * fair_sketch: ARRAY (BPF_F_MMAPABLE) of struct shedd_fair_cell, shared by
+ * fair_cells: ARRAY (BPF_F_MMAPABLE) of struct shedd_fair_cell, shared by
  * every CPU: per class and level, FAIR_ROWS rows of FAIR_COLS cells, a
- * count-min sketch of each source's admissions over a sliding window of
- * 2^FAIR_WINDOW_SHIFT ns. Cell (c, l, r, k) is at
- * ((c * FAIR_LEVELS + l) * FAIR_ROWS + r) * FAIR_COLS + k. Bounded whatever
- * the sources: a spoofed flood only adds to counts.
+ * count-min sketch with conservative update of each source's admissions
+ * over a sliding window of 2^FAIR_WINDOW_SHIFT ns (6 MiB in all). Cell
+ * (c, l, r, k) is at ((c * FAIR_LEVELS + l) * FAIR_ROWS + r) * FAIR_COLS + k:
+ * where a value lies depends on FAIR_COLS, so a sketch of another size is
+ * another map (fair_sketch, of 1024 cells a row, was layout version 5 and
+ * 6's: an upgrade starts this one afresh). Bounded whatever the sources: a
+ * spoofed flood only adds to counts. Its width sets the noise floor, about
+ * the admissions of a window over FAIR_ROWS * FAIR_COLS (user/core/fair.h).
  */
 #define FAIR_LEVELS 3
 #define FAIR_ROWS 2
-#define FAIR_COLS 1024U /* a power of two */
+#define FAIR_COLS 16384U /* a power of two, at most 2^32 */
 #define FAIR_CELLS (SHEDD_NR_CLASSES * FAIR_LEVELS * FAIR_ROWS * FAIR_COLS)
 #define FAIR_WINDOW_SHIFT 31 /* 2^31 ns, 2.147 s */
 #define FAIR_HEAVY_SLOTS 64U  /* heavy hitters remembered per class */

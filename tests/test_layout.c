@@ -30,7 +30,7 @@ static void test_every_map_known(void **state)
 				"refresh", "mss_cache", "proven", "handoff_stats", "ctl_cmd",
 				"manual_v4", "manual_v6", "daemon_stats", "cookie_sent", "layout",
 				"settings_cur", "flow_key", "broadcast", "tun_config", "tun_stats",
-				"tun_local", "port_set", "fair_sketch", "fair_config", "fair_heavy",
+				"tun_local", "port_set", "fair_cells", "fair_config", "fair_heavy",
 				"fair_stats", "sysctls", "layout_compat", "lease" };
 	size_t i, n;
 

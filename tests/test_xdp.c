@@ -5245,7 +5245,7 @@ static int fair_reset(__u32 cls, __u32 levels, __u32 active, const __u32 *limit)
 
 	if (!fair_cells) {
 		void *m = mmap(NULL, (size_t)FAIR_CELLS * sizeof(*fair_cells), PROT_READ | PROT_WRITE,
-			       MAP_SHARED, bpf_map__fd(skel->maps.fair_sketch), 0);
+			       MAP_SHARED, bpf_map__fd(skel->maps.fair_cells), 0);
 
 		if (m == MAP_FAILED)
 			return -errno;
@@ -5546,6 +5546,38 @@ static unsigned int fair_crowd_syns(const char *name, unsigned int net, unsigned
  * noise floor allows (FAIR_NOISE_EPS a level, two levels). Without the
  * floor every crowd cell was over the limit: all were shed. The bucket
  * admits every SYN: only fairness judges. */
+/* The conservative update: an admission raises only those of the
+ * source's cells whose count of the window is the least, as the program
+ * writes them. */
+static void test_fair_conservative(void **state)
+{
+	const char *name = "fairness: only the least of a source's cells is raised";
+	const struct sip_state init = { skel->rodata->flow_sip[0], skel->rodata->flow_sip[1],
+					skel->rodata->flow_sip[2], skel->rodata->flow_sip[3] };
+	const __u32 cls = SHEDD_SHEDDABLE;
+	struct shedd_fair_cell *row0, *row1;
+	__u32 a;
+	__u64 h;
+
+	(void)state;
+	assert_int_equal(reset_maps(NULL, NULL), 0);
+	assert_int_equal(fair_reset(cls, FAIR_ADDR, 0, NULL), 0);
+	assert_int_equal(inet_pton(AF_INET, "198.18.7.9", &a), 1);
+	h = fair_hash(&init, &a, 4, 0);
+	row0 = &fair_cells[fair_cell_index(cls, 0, 0, fair_col(h, 0))];
+	row1 = &fair_cells[fair_cell_index(cls, 0, 1, fair_col(h, 1))];
+	/* Row 0's cell holds 5 of another source this window. */
+	row0->epoch = (__u32)(skel->bss->test_clock_ns >> FAIR_WINDOW_SHIFT);
+	row0->cur = 5;
+	expect(fair_syns(name, "198.18.7.9", 0, 3, 0) == 3, name, "3 SYNs admitted");
+	expect(row0->cur == 5 && row1->cur == 3 && fair_est(cls, "198.18.7.9", 0) == 3, name,
+	       "3 counted into row 1 alone: rows %u and %u", row0->cur, row1->cur);
+	expect(fair_syns(name, "198.18.7.9", 0, 3, 0) == 3, name, "3 SYNs more admitted");
+	expect(row0->cur == 6 && row1->cur == 6, name,
+	       "row 1 up to row 0, then both: rows %u and %u, expected 6 and 6", row0->cur,
+	       row1->cur);
+}
+
 static void test_fair_crowd(void **state)
 {
 	const char *name = "fairness: a crowd of 20 000 sources leaves a fresh source admitted";
@@ -5681,6 +5713,8 @@ static const struct CMUnitTest fixed_tests[] = {
 	  NULL, NULL },
 	{ "fairness: a crowd of 20 000 sources leaves a fresh source admitted", test_fair_crowd,
 	  NULL, NULL, NULL },
+	{ "fairness: only the least of a source's cells is raised", test_fair_conservative, NULL,
+	  NULL, NULL },
 };
 
 static int xdp_group_teardown(void **state)

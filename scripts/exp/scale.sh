@@ -50,6 +50,8 @@ scale_table cpus-fair test_spread spread_fair "CPUs, 2 to 128: a heavy source be
 	cpus light_fair_pct light_nofair_pct
 scale_table sources test_fair_scale fair_scale "Sources per window, 10 to 1 M: per-source fairness" \
 	sources light_ok_fair_pct light_ok_nofair_pct
+scale_table sources-rate test_fair_scale fair_scale_rate "Sources, 10 to 1 M, of a class at 10 000 SYN/s: per-source fairness" \
+	sources light_ok_fair_pct light_ok_nofair_pct
 scale_table listeners test_listeners listeners_stopped "SO_REUSEPORT listeners, 1 to 64, one stopped" \
 	listeners one_by_one_pct summed_pct
 scale_table listeners-overload test_listeners listeners_overload "SO_REUSEPORT listeners, 2 to 64, one stopped, the group at 3 x its capacity" \
@@ -171,12 +173,23 @@ EOF
 }
 
 panel_sources() {
-	local f="$EXP_OUT/scale-sources.csv"
-	panel_head "Sources per window: a class shedding 10 %, two heavy sources at 10 x their share"
+	panel_fair "$EXP_OUT/scale-sources.csv" "Sources per window: a class shedding 10 %, three heavy sources at 10 x their share" \
+		"sources a window"
+}
+
+panel_sources_rate() {
+	panel_fair "$EXP_OUT/scale-sources-rate.csv" "Sources of a class at 10 000 SYN/s, shedding 10 %, three heavy at 10 x their share" \
+		"sources"
+}
+
+# panel_fair CSV TITLE XLABEL: a table of tests/test_fair_scale.c.
+panel_fair() {
+	local f=$1
+	panel_head "$2"
 	cat <<EOF
 set logscale x
 set xrange [5:2e6]
-set xlabel "sources a window"
+set xlabel "$3"
 set ylabel "%"
 set yrange [0:105]
 set y2label "heavy admitted, x its share"
@@ -187,7 +200,8 @@ plot "$f" skip 1 u 1:3 w lp pt 7 lc rgb "#008800" t "light crowd admitted, fairn
      "$f" skip 1 u 1:4 w lp pt 5 lc rgb "#cc0000" t "light crowd admitted, fairness off", \\
      "$f" skip 1 u 1:2 w lp pt 9 lc rgb "#000000" t "never-seen sources shed", \\
      "$f" skip 1 u 1:5 axes x1y2 w lp pt 6 dt 2 lc rgb "#0055cc" t "heavy address (on)", \\
-     "$f" skip 1 u 1:6 axes x1y2 w lp pt 4 dt 2 lc rgb "#7700aa" t "heavy /64 (on)"
+     "$f" skip 1 u 1:6 axes x1y2 w lp pt 4 dt 2 lc rgb "#7700aa" t "heavy /64 (on)", \\
+     "$f" skip 1 u 1:7 axes x1y2 w lp pt 8 dt 2 lc rgb "#cc7700" t "heavy /24 (on)"
 EOF
 }
 
@@ -373,14 +387,26 @@ about_sources() {
 sketch's own code and the daemon's limit law every 100 ms, fairness on and
 off. N light sources (each an IPv6 /64), 2 SYNs a window each (at least
 1 100 SYN/s in all), the class's rate what they ask over 1.1, so it sheds
-throughout; beside them a heavy address and a heavy /64 of 10 addresses,
-each at 10 x the share. fresh_shed_pct: never-seen sources judged during
-the measured windows, shed for fairness; light_ok: the light crowd's
-success from its arrival, with fairness and without; heavy_x_share: the
-heavy ones' admissions over their share (10 is all they ask).
-limit/noise/counted: the address level's limit a window, what the sketch's
-noise floor added to it, the sources it counted. Left out: more than one
-CPU (see CPUs above), IPv4 sources.
+throughout; beside them a heavy address, a heavy /64 and a heavy IPv4 /24
+of 10 addresses each, each at 10 x the share (the rate over N + 3).
+fresh_shed_pct: never-seen sources judged during the measured windows,
+shed for fairness; light_ok: the light crowd's success from its arrival
+(a flash crowd into an empty sketch), with fairness and without;
+heavy_x_share: the heavy ones' admissions over their share (10 is all
+they ask). limit/noise/counted: the address level's limit a window, what
+the sketch's noise floor added to it, the sources it counted (linear
+counting reads at most 16 384 ln 16 384, about 159 000). Left out: more
+than one CPU (see CPUs above), a light crowd of IPv4 sources.
+EOF
+}
+
+about_sources_rate() {
+	cat <<'EOF'
+`tests/test_fair_scale.c`, as the table above, with the class at 10 000
+SYN/s whatever N: the crowd asks 11 000 SYN/s spread over N sources, a
+source at 10 x its share asks 10 x 21 475 / N SYNs a window (0.2 at
+1 M: nothing can tell it from the crowd). It is held under what it asks
+while that is over its limit, N below about 8 x 21 475 / (3 + floor).
 EOF
 }
 

@@ -20,7 +20,13 @@ UPGRADE_FROM=${UPGRADE_FROM:-6fa4655}
 UPGRADE_FROM_OLDER_PATH=${UPGRADE_FROM_OLDER_PATH:-1bd3075}
 # The last commit of layout version 3, whose program has no port_set.
 UPGRADE_FROM_PREV=${UPGRADE_FROM_PREV:-ee42690}
+# The last commit of layout version 6, whose sketch has 1024 cells a row.
+UPGRADE_FROM_L6=${UPGRADE_FROM_L6:-7b55db0}
 SHEDCTL=${SHEDCTL:-$ROOT/shedctl}
+# This build's layout version and the oldest it lets adopt its pins
+# (include/shedd.h).
+LAYOUT=$(awk '$1 == "#define" && $2 == "SHEDD_LAYOUT_VERSION" { print $3 }' "$ROOT/include/shedd.h")
+COMPAT=$(awk '$1 == "#define" && $2 == "SHEDD_LAYOUT_COMPAT" { print $3 }' "$ROOT/include/shedd.h")
 
 # The releases are built once per tree, under .output (make clean removes
 # them), by the first test that needs each: `make test` and `make san` both
@@ -34,8 +40,8 @@ RELEASES="$ROOT/.output/releases"
 setup_file() {
 	local c missing=
 	export OLD="$RELEASES/$UPGRADE_FROM" OLD0="$RELEASES/$UPGRADE_FROM_OLDER_PATH"
-	export PREV="$RELEASES/$UPGRADE_FROM_PREV"
-	for c in "$UPGRADE_FROM" "$UPGRADE_FROM_OLDER_PATH" "$UPGRADE_FROM_PREV"; do
+	export PREV="$RELEASES/$UPGRADE_FROM_PREV" L6="$RELEASES/$UPGRADE_FROM_L6"
+	for c in "$UPGRADE_FROM" "$UPGRADE_FROM_OLDER_PATH" "$UPGRADE_FROM_PREV" "$UPGRADE_FROM_L6"; do
 		git -C "$ROOT" cat-file -e "$c^{commit}" 2>/dev/null || missing="$missing $c"
 	done
 	if [ -n "$missing" ]; then
@@ -274,7 +280,7 @@ upgrade_under_flood() {
 	cat "$BATS_TEST_TMPDIR/shedd.log"
 	wait_for "the new shedd adopted" 5 grep -q 'adopted the running shedd' \
 		"$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "upgraded the pins of $IF_SRV from layout version 1 to 6" \
+	grep -q "upgraded the pins of $IF_SRV from layout version 1 to $LAYOUT" \
 		"$BATS_TEST_TMPDIR/shedd.log"
 	# One link all along, another program in it: the swap, not a gap.
 	[ "$(link_id)" = "$link" ]
@@ -350,7 +356,7 @@ upgrade_under_flood() {
 	cat "$BATS_TEST_TMPDIR/shedd.log"
 	wait_for "the new shedd adopted" 5 grep -q 'adopted the running shedd' \
 		"$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "upgraded the pins of $IF_SRV from layout version 6 to 6: 3[0-9] maps" \
+	grep -q "upgraded the pins of $IF_SRV from layout version $LAYOUT to $LAYOUT: 3[0-9] maps" \
 		"$BATS_TEST_TMPDIR/shedd.log"
 	# Carried by the carry program's atomic adds, not the fallback.
 	run grep -c 'the carry program does not run' "$BATS_TEST_TMPDIR/shedd.log"
@@ -450,7 +456,7 @@ upgrade_under_flood() {
 	[ "$status" -ne 0 ]
 	shedd_start --verify off --port "$PORT" --rate 200 --burst 20
 	cat "$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "upgraded the pins of $IF_SRV from layout version 1 to 6: 22 maps of a new layout (their values carried over)$" \
+	grep -q "upgraded the pins of $IF_SRV from layout version 1 to $LAYOUT: 22 maps of a new layout (their values carried over)$" \
 		"$BATS_TEST_TMPDIR/shedd.log"
 	grep -q "attached to $IF_SRV" "$BATS_TEST_TMPDIR/shedd.log"
 	xdp_attached
@@ -580,7 +586,7 @@ tc_prog() {
 	cat "$BATS_TEST_TMPDIR/shedd.log"
 	wait_for "the new shedd adopted" 5 grep -q 'adopted the running shedd' \
 		"$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "upgraded the pins of $IF_SRV from layout version 3 to 6: 8 maps of a new layout" \
+	grep -q "upgraded the pins of $IF_SRV from layout version 3 to $LAYOUT: 8 maps of a new layout" \
 		"$BATS_TEST_TMPDIR/shedd.log"
 	now=$(link_prog)
 	[ "$now" != "$old_prog" ]
@@ -614,9 +620,10 @@ layout_now() { bpftool map dump pinned "$PIN_DIR/layout" | jq '.[0].value.versio
 	[ "$status" -eq 0 ]
 	flood 198.19.0.0/16 1000 1 >/dev/null
 	stop
-	[ "$(bpftool map dump pinned "$PIN_DIR/layout_compat" | jq '.[0].value.oldest')" -eq 5 ]
-	# The next release (layout 7) ran and left them: readable by version 5.
-	next_layout 7 5
+	[ "$(bpftool map dump pinned "$PIN_DIR/layout_compat" | jq '.[0].value.oldest')" -eq "$COMPAT" ]
+	# The next release ran and left them: readable by this build's version.
+	next=$((LAYOUT + 1))
+	next_layout "$next" "$LAYOUT"
 	link=$(link_id)
 	old_prog=$(link_prog)
 	before=$(syn_all)
@@ -627,7 +634,7 @@ layout_now() { bpftool map dump pinned "$PIN_DIR/layout" | jq '.[0].value.versio
 	upgrade_under_flood next
 	cat "$BATS_TEST_TMPDIR/shedd.log"
 	wait_for "the shedd adopted" 5 grep -q 'adopted the running shedd' "$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "are of layout version 7, newer than this build's 6, and say a shedd of version 5 may adopt them as they are: adopted" \
+	grep -q "are of layout version $next, newer than this build's $LAYOUT, and say a shedd of version $LAYOUT may adopt them as they are: adopted" \
 		"$BATS_TEST_TMPDIR/shedd.log"
 	run grep -c 'upgraded the pins' "$BATS_TEST_TMPDIR/shedd.log"
 	[ "$output" -eq 0 ]
@@ -638,33 +645,97 @@ layout_now() { bpftool map dump pinned "$PIN_DIR/layout" | jq '.[0].value.versio
 	[ "$(syn_all)" -eq $((before + SENT)) ]
 	# What it does not know is left as it is; what it knows is its own.
 	[ -e "$PIN_DIR/next_map" ]
-	[ "$(layout_now)" -eq 6 ]
+	[ "$(layout_now)" -eq "$LAYOUT" ]
 	run "$SHEDCTL" --netns "$NS_SRV" status --json --interval 100ms
 	[ "$status" -eq 0 ]
 	[ "$(echo "$output" | jq .pinned_rate_per_sec)" = 150 ]
 	stop
 
-	# Pins of a layout that changed what this build reads (oldest 7):
-	# refused before anything changes, the program sheds on.
-	next_layout 7 7
+	# Pins of a layout that changed what this build reads (oldest the
+	# next): refused before anything changes, the program sheds on.
+	next_layout "$next" "$next"
 	prog=$(link_prog)
 	run timeout 20 "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --verify off --port "$PORT" \
 		--rate 200 --keep-on-exit
 	echo "$output"
 	[ "$status" -eq 3 ]
-	[[ "$output" == *"are of layout version 7, which a shedd of version 7 or later may adopt; this build knows versions up to 6"* ]]
+	[[ "$output" == *"are of layout version $next, which a shedd of version $next or later may adopt; this build knows versions up to $LAYOUT"* ]]
 	[[ "$output" == *"remove them with --remove to start afresh"* ]]
 	[ "$(link_prog)" = "$prog" ]
-	[ "$(layout_now)" -eq 7 ]
+	[ "$(layout_now)" -eq "$next" ]
 	before=$(syn_all)
 	line=$(flood 198.19.0.0/16 500 1)
 	[ "$(syn_all)" -eq $((before + $(field sent "$line"))) ]
 	run "$SHEDCTL" --netns "$NS_SRV" status --interval 100ms
 	echo "$output"
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"layout version 7"* ]]
+	[[ "$output" == *"layout version $next"* ]]
 	# --remove takes everything, the newer map too.
 	run "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --remove
+	[ "$status" -eq 0 ]
+	[ ! -e "$PIN_DIR" ]
+}
+
+# Pins of layout version 6: the sketch had 1024 cells a row, and where a
+# cell lies depends on the row's size, so version 7 counts in a map of its
+# own (fair_cells) that starts afresh; every other map is reused, the
+# program swapped under a flood. fair_sketch stays, unused, and the release
+# of version 6 adopts the pins back as they are.
+@test "an upgrade from layout version 6 under a flood starts the wider sketch afresh and keeps the rest; version 6 adopts the pins back" {
+	[ -z "${OLD_MISSING:-}" ] || skip "$OLD_MISSING"
+	need_release "$UPGRADE_FROM_L6" "$L6" shedd shedctl
+	local old_prog link cells counted
+	SHEDD="$L6/shedd" shedd_start --verify off --port "$PORT" --rate 200 --burst 20 \
+		--keep-on-exit
+	run "$L6/shedctl" --netns "$NS_SRV" rate pin 150
+	[ "$status" -eq 0 ]
+	flood 198.19.0.0/16 1000 1 >/dev/null
+	stop
+	old_prog=$(link_prog)
+	link=$(link_id)
+	cells=$(bpftool -j map show pinned "$PIN_DIR/fair_sketch" | jq .max_entries | num)
+	[ "$cells" -eq $((4 * 3 * 2 * 1024)) ]
+	[ ! -e "$PIN_DIR/fair_cells" ]
+	counters "$BATS_TEST_TMPDIR/before"
+	before=$(syn_all)
+	upgrade_under_flood l6
+	cat "$BATS_TEST_TMPDIR/shedd.log"
+	wait_for "the new shedd adopted" 5 grep -q 'adopted the running shedd' \
+		"$BATS_TEST_TMPDIR/shedd.log"
+	grep -q "upgraded the pins of $IF_SRV from layout version 6 to $LAYOUT" \
+		"$BATS_TEST_TMPDIR/shedd.log"
+	# No gap: the same link, every SYN judged, no counter back.
+	[ "$(link_id)" = "$link" ]
+	[ "$(link_prog)" != "$old_prog" ]
+	[ "$(syn_all)" -eq $((before + SENT)) ]
+	counters "$BATS_TEST_TMPDIR/after"
+	kept "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+	[ "$(bpftool -j map show pinned "$PIN_DIR/fair_cells" | jq .max_entries | num)" -eq \
+		$((4 * 3 * 2 * 16384)) ]
+	# The old sketch is left as it was, for version 6.
+	[ "$(bpftool -j map show pinned "$PIN_DIR/fair_sketch" | jq .max_entries | num)" -eq "$cells" ]
+	run "$SHEDCTL" --netns "$NS_SRV" status --json --interval 100ms
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq .pinned_rate_per_sec)" = 150 ]
+	# The new sketch counts what the program admits.
+	counted=$(bpftool map dump pinned "$PIN_DIR/fair_stats" | jq '[.[].values[].value.counted] | add')
+	flood 198.19.0.0/16 500 1 >/dev/null
+	[ "$(bpftool map dump pinned "$PIN_DIR/fair_stats" | jq '[.[].values[].value.counted] | add')" \
+		-gt "$counted" ]
+	stop
+	# The release of version 6 adopts them back as they are, under a
+	# flood: a downgrade without a gap.
+	link=$(link_id)
+	before=$(syn_all)
+	SHEDD="$L6/shedd" upgrade_under_flood back
+	wait_for "version 6 adopted" 5 grep -q \
+		"are of layout version $LAYOUT, newer than this build's 6, and say a shedd of version $COMPAT may adopt them as they are: adopted" \
+		"$BATS_TEST_TMPDIR/shedd.log"
+	[ "$(link_id)" = "$link" ]
+	[ "$(syn_all)" -eq $((before + SENT)) ]
+	[ "$(layout_now)" -eq 6 ]
+	stop
+	run "$L6/shedd" --netns "$NS_SRV" --iface "$IF_SRV" --remove
 	[ "$status" -eq 0 ]
 	[ ! -e "$PIN_DIR" ]
 }

@@ -26,32 +26,36 @@ double fair_sources(const struct shedd_fair_cell *row, __u64 now)
 /* The chance that every row's cell of a source reads more than @v: the
  * product over the rows of the fraction of their cells over @v (once it is
  * @eps or less it stops: only that is asked). */
-static double above_all_rows(__u32 est[FAIR_ROWS][FAIR_COLS], __u32 v, double eps)
+static double above_all_rows(const __u32 *est, __u32 v, double eps)
 {
 	double p = 1;
 	__u32 r, k, n;
 
 	for (r = 0; r < FAIR_ROWS && p > eps; r++) {
+		const __u32 *row = est + (size_t)r * FAIR_COLS;
+
 		for (k = 0, n = 0; k < FAIR_COLS; k++)
-			n += est[r][k] > v;
+			n += row[k] > v;
 		p *= (double)n / FAIR_COLS;
 	}
 	return p;
 }
 
 /* A binary search over the counts, each step a pass over the rows: no
- * sort, so a tick's every class and level costs a few hundred
- * microseconds. */
+ * sort, so a tick's every class and level costs a few milliseconds at
+ * most. */
 __u32 fair_noise(const struct shedd_fair_cell *level, __u64 now, double eps)
 {
-	__u32 est[FAIR_ROWS][FAIR_COLS], r, k, lo = 0, hi = 0;
+	__u32 *est = malloc(sizeof(*est) * FAIR_ROWS * FAIR_COLS), k, lo = 0, hi = 0;
 
-	for (r = 0; r < FAIR_ROWS; r++) {
-		for (k = 0; k < FAIR_COLS; k++) {
-			est[r][k] = fair_cell_estimate(&level[r * FAIR_COLS + k], now);
-			if (est[r][k] > hi)
-				hi = est[r][k];
-		}
+	/* No floor known: none that a source could be shed under (fails
+	 * open, as a lookup the program cannot make). */
+	if (!est)
+		return 4000000000U;
+	for (k = 0; k < FAIR_ROWS * FAIR_COLS; k++) {
+		est[k] = fair_cell_estimate(&level[k], now);
+		if (est[k] > hi)
+			hi = est[k];
 	}
 	/* No cell reads more than the highest: the least F is in [0, hi]. */
 	while (lo < hi) {
@@ -62,6 +66,7 @@ __u32 fair_noise(const struct shedd_fair_cell *level, __u64 now, double eps)
 		else
 			lo = mid + 1;
 	}
+	free(est);
 	return lo;
 }
 

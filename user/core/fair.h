@@ -50,6 +50,13 @@ double fair_sources(const struct shedd_fair_cell *row, __u64 now);
  * fraction of the row's cells that read more than F: read from the cells
  * themselves, whatever the sources and their counts. An empty sketch, or
  * one whose few sources fill too few cells to meet in every row, gives 0.
+ * Counted by conservative update (fair_sketch.h), a crowd of light
+ * sources (a few admissions each) spreads its A admissions of a window
+ * evenly over the 2 x FAIR_COLS cells, and the floor is about m + 2
+ * sqrt(m), m = A / (2 x FAIR_COLS) (measured: tests/test_fair_scale.c),
+ * half or less of plain count-min's, A / FAIR_COLS and its tail; sources
+ * of unequal counts raise it (tests/test_fair.c: 75 for 50 000 sources of
+ * 1 to 40, m = 31).
  */
 __u32 fair_noise(const struct shedd_fair_cell *level, __u64 now, double eps);
 

@@ -154,7 +154,7 @@ const struct shedd_fair_cell *loader_fair_cells(struct loader *l)
 
 	if (l->fair_cells)
 		return l->fair_cells;
-	m = mmap(NULL, len, PROT_READ, MAP_SHARED, bpf_map__fd(l->skel->maps.fair_sketch), 0);
+	m = mmap(NULL, len, PROT_READ, MAP_SHARED, bpf_map__fd(l->skel->maps.fair_cells), 0);
 	if (m == MAP_FAILED) {
 		log_warn("map the fairness sketch: %s; each class is held as one source",
 			 strerror(errno));

@@ -35,7 +35,7 @@ struct loader {
 	__u8 tx_blocked;     /* settings.tx_blocked: XDP_TX frames go nowhere */
 	struct shedd_flow_key flow_key; /* the key of the flow hash, in flow_key */
 	struct migrate *mig;            /* an upgrade from older pins (migrate.h) */
-	const struct shedd_fair_cell *fair_cells; /* fair_sketch, mapped read-only */
+	const struct shedd_fair_cell *fair_cells; /* fair_cells, mapped read-only */
 };
 
 /* Say on stderr that @step failed with libbpf's error @err; returns @err. */

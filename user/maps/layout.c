@@ -98,7 +98,7 @@ static const struct layout_map maps[] = {
 	{ "layout_compat", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_layout_compat), 0, NULL },
 	{ "port_set", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_port_set), 0, NULL },
 	{ "sysctls", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_sysctls), 0, NULL },
-	{ "fair_sketch", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_fair_cell), 0, NULL },
+	{ "fair_cells", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_fair_cell), 0, NULL },
 	{ "fair_config", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_fair_class), 0, NULL },
 	{ "fair_heavy", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_fair_heavy), 0, NULL },
 	{ "fair_stats", BPF_MAP_TYPE_PERCPU_ARRAY, U32, sizeof(struct shedd_fair_stats),
