@@ -80,7 +80,7 @@ UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options 
 	$(OUTPUT)/test_logline $(OUTPUT)/test_log $(OUTPUT)/test_ctl $(OUTPUT)/test_metrics \
 	$(OUTPUT)/test_xdptx $(OUTPUT)/test_layout $(OUTPUT)/test_tunnels $(OUTPUT)/test_fair \
 	$(OUTPUT)/test_fair_scale $(OUTPUT)/test_listeners
-XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/fuzz_xdp
+XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/test_port_limit $(OUTPUT)/fuzz_xdp
 # libFuzzer targets (clang): `make test` gives each a few seconds.
 FUZZ_TESTS := $(OUTPUT)/fuzz_logline $(OUTPUT)/fuzz_config $(OUTPUT)/fuzz_options \
 	$(OUTPUT)/fuzz_cidr
@@ -327,6 +327,10 @@ $(OUTPUT)/test_xdp: tests/test_xdp.c tests/packets.h tests/tun_packets.h tests/x
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(OUTPUT)/settings.o $(OUTPUT)/fair.o $(LDFLAGS) \
 		$(LIBBPF_LIBS) $(CMOCKA_LIBS) -lpthread -lm -o $@
+
+$(OUTPUT)/test_port_limit: tests/test_port_limit.c tests/packets.h tests/xdp_harness.h $(SKEL)
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(LDFLAGS) $(LIBBPF_LIBS) $(CMOCKA_LIBS) -lm -o $@
 
 $(OUTPUT)/fuzz_xdp: tests/fuzz_xdp.c tests/packets.h tests/tun_packets.h tests/xdp_harness.h tests/splitmix.h $(SKEL)
 	$(call msg,TEST,$@)

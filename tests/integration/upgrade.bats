@@ -274,7 +274,7 @@ upgrade_under_flood() {
 	cat "$BATS_TEST_TMPDIR/shedd.log"
 	wait_for "the new shedd adopted" 5 grep -q 'adopted the running shedd' \
 		"$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "upgraded the pins of $IF_SRV from layout version 1 to 6" \
+	grep -q "upgraded the pins of $IF_SRV from layout version 1 to 7" \
 		"$BATS_TEST_TMPDIR/shedd.log"
 	# One link all along, another program in it: the swap, not a gap.
 	[ "$(link_id)" = "$link" ]
@@ -350,7 +350,7 @@ upgrade_under_flood() {
 	cat "$BATS_TEST_TMPDIR/shedd.log"
 	wait_for "the new shedd adopted" 5 grep -q 'adopted the running shedd' \
 		"$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "upgraded the pins of $IF_SRV from layout version 6 to 6: 3[0-9] maps" \
+	grep -q "upgraded the pins of $IF_SRV from layout version 7 to 7: 3[0-9] maps" \
 		"$BATS_TEST_TMPDIR/shedd.log"
 	# Carried by the carry program's atomic adds, not the fallback.
 	run grep -c 'the carry program does not run' "$BATS_TEST_TMPDIR/shedd.log"
@@ -450,7 +450,7 @@ upgrade_under_flood() {
 	[ "$status" -ne 0 ]
 	shedd_start --verify off --port "$PORT" --rate 200 --burst 20
 	cat "$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "upgraded the pins of $IF_SRV from layout version 1 to 6: 22 maps of a new layout (their values carried over)$" \
+	grep -q "upgraded the pins of $IF_SRV from layout version 1 to 7: 25 maps of a new layout (their values carried over)$" \
 		"$BATS_TEST_TMPDIR/shedd.log"
 	grep -q "attached to $IF_SRV" "$BATS_TEST_TMPDIR/shedd.log"
 	xdp_attached
@@ -580,7 +580,7 @@ tc_prog() {
 	cat "$BATS_TEST_TMPDIR/shedd.log"
 	wait_for "the new shedd adopted" 5 grep -q 'adopted the running shedd' \
 		"$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "upgraded the pins of $IF_SRV from layout version 3 to 6: 8 maps of a new layout" \
+	grep -q "upgraded the pins of $IF_SRV from layout version 3 to 7: 11 maps of a new layout" \
 		"$BATS_TEST_TMPDIR/shedd.log"
 	now=$(link_prog)
 	[ "$now" != "$old_prog" ]
@@ -615,8 +615,8 @@ layout_now() { bpftool map dump pinned "$PIN_DIR/layout" | jq '.[0].value.versio
 	flood 198.19.0.0/16 1000 1 >/dev/null
 	stop
 	[ "$(bpftool map dump pinned "$PIN_DIR/layout_compat" | jq '.[0].value.oldest')" -eq 5 ]
-	# The next release (layout 7) ran and left them: readable by version 5.
-	next_layout 7 5
+	# The next release (layout 8) ran and left them: readable by version 5.
+	next_layout 8 5
 	link=$(link_id)
 	old_prog=$(link_prog)
 	before=$(syn_all)
@@ -627,7 +627,7 @@ layout_now() { bpftool map dump pinned "$PIN_DIR/layout" | jq '.[0].value.versio
 	upgrade_under_flood next
 	cat "$BATS_TEST_TMPDIR/shedd.log"
 	wait_for "the shedd adopted" 5 grep -q 'adopted the running shedd' "$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "are of layout version 7, newer than this build's 6, and say a shedd of version 5 may adopt them as they are: adopted" \
+	grep -q "are of layout version 8, newer than this build's 7, and say a shedd of version 5 may adopt them as they are: adopted" \
 		"$BATS_TEST_TMPDIR/shedd.log"
 	run grep -c 'upgraded the pins' "$BATS_TEST_TMPDIR/shedd.log"
 	[ "$output" -eq 0 ]
@@ -638,31 +638,31 @@ layout_now() { bpftool map dump pinned "$PIN_DIR/layout" | jq '.[0].value.versio
 	[ "$(syn_all)" -eq $((before + SENT)) ]
 	# What it does not know is left as it is; what it knows is its own.
 	[ -e "$PIN_DIR/next_map" ]
-	[ "$(layout_now)" -eq 6 ]
+	[ "$(layout_now)" -eq 7 ]
 	run "$SHEDCTL" --netns "$NS_SRV" status --json --interval 100ms
 	[ "$status" -eq 0 ]
 	[ "$(echo "$output" | jq .pinned_rate_per_sec)" = 150 ]
 	stop
 
-	# Pins of a layout that changed what this build reads (oldest 7):
+	# Pins of a layout that changed what this build reads (oldest 8):
 	# refused before anything changes, the program sheds on.
-	next_layout 7 7
+	next_layout 8 8
 	prog=$(link_prog)
 	run timeout 20 "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --verify off --port "$PORT" \
 		--rate 200 --keep-on-exit
 	echo "$output"
 	[ "$status" -eq 3 ]
-	[[ "$output" == *"are of layout version 7, which a shedd of version 7 or later may adopt; this build knows versions up to 6"* ]]
+	[[ "$output" == *"are of layout version 8, which a shedd of version 8 or later may adopt; this build knows versions up to 7"* ]]
 	[[ "$output" == *"remove them with --remove to start afresh"* ]]
 	[ "$(link_prog)" = "$prog" ]
-	[ "$(layout_now)" -eq 7 ]
+	[ "$(layout_now)" -eq 8 ]
 	before=$(syn_all)
 	line=$(flood 198.19.0.0/16 500 1)
 	[ "$(syn_all)" -eq $((before + $(field sent "$line"))) ]
 	run "$SHEDCTL" --netns "$NS_SRV" status --interval 100ms
 	echo "$output"
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"layout version 7"* ]]
+	[[ "$output" == *"layout version 8"* ]]
 	# --remove takes everything, the newer map too.
 	run "$SHEDD" --netns "$NS_SRV" --iface "$IF_SRV" --remove
 	[ "$status" -eq 0 ]
