@@ -57,7 +57,7 @@ CORE_SRCS := user/core/alloc.c user/core/options.c user/core/status.c user/core/
 	user/core/metrics.c user/core/fair.c user/core/fair_view.c user/core/port_limit.c
 MAPS_SRCS := user/maps/ctl.c user/maps/ctl_state.c user/maps/layout.c user/maps/migrate.c \
 	user/maps/settings.c user/maps/fair_maps.c user/maps/pindir.c user/maps/detach.c \
-	user/maps/handle.c user/maps/prefixes.c user/maps/sysctls.c
+	user/maps/handle.c user/maps/prefixes.c user/maps/sysctls.c user/maps/port_maps.c
 DAEMON_SRCS := user/daemon/loader.c user/daemon/tc_handoff.c user/daemon/configure.c \
 	user/daemon/signals.c user/daemon/probe.c user/daemon/reload.c user/daemon/service.c \
 	user/daemon/metrics_http.c user/daemon/sockdiag.c user/daemon/xdptx.c \

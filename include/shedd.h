@@ -517,6 +517,9 @@ enum shedd_sojourn_group {
 	SHEDD_SJ_BACKEND = 1,   /* --backend-port */
 	SHEDD_SJ_GROUPS = 2,
 };
+#ifndef SJ_ACCEPT_PORTS
+#define SJ_ACCEPT_PORTS 1024 /* ports whose accepts the probes count */
+#endif
 #ifndef SOJOURN_HIST_BUCKETS
 #define SOJOURN_HIST_BUCKETS 224 /* = HIST_BUCKETS of histogram.h */
 #endif
