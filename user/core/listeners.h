@@ -4,8 +4,9 @@
  * shows it, and a tick's verdict: a listener whose accept queue is full or
  * overflows while another listener of its port has room (a stopped worker
  * of an SO_REUSEPORT group) is its own trouble, named, and left out of the
- * overload signals; trouble every listener of a port shares is the
- * service's. Pure: no I/O.
+ * overload signals; so is a port every listener of which is in trouble
+ * while another port of its group accepts; trouble every port shares is
+ * the service's. Pure: no I/O.
  */
 #ifndef SHEDD_LISTENERS_H
 #define SHEDD_LISTENERS_H
