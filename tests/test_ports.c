@@ -380,6 +380,9 @@ struct psim {
 	enum judge judge;
 	int nl, np;
 	double load;
+	double hot;          /* 0: port 0 stops at STOP_NS; else its clients
+			      * come at hot x its capacity, and it runs */
+	double rate0, rate;  /* arrivals/s at port 0, at every port */
 	uint64_t arr_rng, svc_rng, hash_rng;
 	__u64 now_ns, next_arrival_ns;
 	double capacity;
@@ -408,8 +411,8 @@ struct psim {
 	struct listener_table lt[2];
 	int lt_cur;
 	bool have_prev, ovf_before;
-	/* the window's arrivals at the healthy ports (1..np-1) */
-	__u64 offered, good;
+	/* the window's arrivals at the healthy ports (1..np-1), and at port 0 */
+	__u64 offered, good, offered0, good0;
 	double rate_sum;
 	unsigned int rate_ticks, own_ticks, limited_ticks;
 };
@@ -459,6 +462,9 @@ static void complete(struct psim *s, int li, int w)
 	l->busy[w] = false;
 	if (counted(s, li, c.syn_ns) && s->now_ns - c.syn_ns <= PATIENCE_NS)
 		s->good++;
+	if (port_of(s, li) == 0 && c.syn_ns >= WIN_START_NS && c.syn_ns < WIN_END_NS &&
+	    s->now_ns - c.syn_ns <= PATIENCE_NS)
+		s->good0++;
 	if (l->len && !l->stopped) {
 		struct conn nx = l->q[l->head];
 
@@ -473,13 +479,16 @@ static void complete(struct psim *s, int li, int w)
 static void arrive(struct psim *s)
 {
 	struct conn c = { .syn_ns = s->now_ns };
-	int port = (int)(rng_next(&s->hash_rng) % (__u64)s->np);
+	int port = unit(&s->hash_rng) * s->rate < s->rate0 ?
+			   0 : 1 + (int)(rng_next(&s->hash_rng) % (__u64)(s->np > 1 ? s->np - 1 : 1));
 	int per = (s->nl - port + s->np - 1) / s->np; /* listeners of the port */
 	int li = port + s->np * (int)(rng_next(&s->hash_rng) % (__u64)per), w;
 	struct lsn *l = &s->l[li];
 
 	if (counted(s, li, c.syn_ns))
 		s->offered++;
+	if (port == 0 && c.syn_ns >= WIN_START_NS && c.syn_ns < WIN_END_NS)
+		s->offered0++;
 	if (s->judge == PORTS && s->limited[port]) {
 		s->port_syn++;
 		if (!tb_charge(&s->pbucket[port], &s->prate[port], &s->preserve[port], s->now_ns)) {
@@ -635,14 +644,22 @@ static void tick(struct psim *s)
 	s->last_tick_ns = s->now_ns;
 }
 
-static void psim_init(struct psim *s, enum judge judge, int nl, int np, double load)
+static void psim_init(struct psim *s, enum judge judge, int nl, int np, double load,
+		      double hot)
 {
+	double per_listener = (double)W * SEC / (double)SVC_NS;
+	int l0 = (nl + np - 1) / np; /* port 0's listeners */
+
 	memset(s, 0, sizeof(*s));
 	s->judge = judge;
 	s->nl = nl;
 	s->np = np;
 	s->load = load;
-	s->capacity = (double)nl * W * SEC / (double)SVC_NS;
+	s->hot = hot;
+	s->capacity = (double)nl * per_listener;
+	/* Port 0 gets its share of the load, or hot x its own capacity. */
+	s->rate0 = hot > 0 ? hot * l0 * per_listener : load * s->capacity / np;
+	s->rate = s->rate0 + (np > 1 ? load * s->capacity * (np - 1) / np : 0);
 	s->arr_rng = SEED;
 	s->svc_rng = SEED ^ 0xa5a5a5a5a5a5a5a5ULL;
 	s->hash_rng = SEED ^ 0x5a5a5a5a5a5a5a5aULL;
@@ -659,7 +676,7 @@ static void psim_run(struct psim *s)
 	__u64 next_tick_ns = TICK_NS;
 	bool stopped = false;
 
-	s->next_arrival_ns = expo(&s->arr_rng, SEC / (s->load * s->capacity));
+	s->next_arrival_ns = expo(&s->arr_rng, SEC / s->rate);
 	for (;;) {
 		__u64 t = s->next_arrival_ns;
 		int li, w, fl = -1, fw = -1;
@@ -675,12 +692,12 @@ static void psim_run(struct psim *s)
 			t = s->l[fl].done_ns[fw];
 		if (next_tick_ns <= t)
 			t = next_tick_ns;
-		if (STOP_NS <= t && !stopped)
+		if (STOP_NS <= t && !stopped && !s->hot)
 			t = STOP_NS;
 		if (t >= RUN_NS)
 			break;
 		s->now_ns = t;
-		if (t == STOP_NS && !stopped) {
+		if (t == STOP_NS && !stopped && !s->hot) {
 			stopped = true;
 			for (li = 0; li < s->nl; li += s->np)
 				s->l[li].stopped = true; /* every listener of port 0 */
@@ -691,28 +708,29 @@ static void psim_run(struct psim *s)
 			next_tick_ns += TICK_NS;
 		} else {
 			arrive(s);
-			s->next_arrival_ns = s->now_ns + expo(&s->arr_rng,
-							      SEC / (s->load * s->capacity));
+			s->next_arrival_ns = s->now_ns + expo(&s->arr_rng, SEC / s->rate);
 		}
 	}
 }
 
 struct prow {
-	double offered_ps, good_ps, mean_rate;
+	double offered_ps, good_ps, mean_rate, offered0_ps, good0_ps;
 	unsigned int own_ticks, limited_ticks, ticks;
 	__u64 port_syn, port_shed;
 };
 
-static struct prow psim(enum judge judge, int nl, int np, double load)
+static struct prow psim(enum judge judge, int nl, int np, double load, double hot)
 {
 	static struct psim s;
 	double win = (double)(WIN_END_NS - WIN_START_NS) / SEC;
 
-	psim_init(&s, judge, nl, np, load);
+	psim_init(&s, judge, nl, np, load, hot);
 	psim_run(&s);
 	return (struct prow){
 		.offered_ps = (double)s.offered / win,
 		.good_ps = (double)s.good / win,
+		.offered0_ps = (double)s.offered0 / win,
+		.good0_ps = (double)s.good0 / win,
 		.mean_rate = s.rate_ticks ? s.rate_sum / s.rate_ticks : 0,
 		.own_ticks = s.own_ticks,
 		.limited_ticks = s.limited_ticks,
@@ -758,9 +776,9 @@ static void one_port_stopped_sim(void **state)
 
 		if (sim_quick() && nl == 64)
 			continue;
-		off = psim(NO_SHEDD, nl, np, 0.75);
-		bef = psim(BEFORE, nl, np, 0.75);
-		one = psim(PORTS, nl, np, 0.75);
+		off = psim(NO_SHEDD, nl, np, 0.75, 0);
+		bef = psim(BEFORE, nl, np, 0.75, 0);
+		one = psim(PORTS, nl, np, 0.75, 0);
 		pb = off.good_ps > 0 ? 100 * bef.good_ps / off.good_ps : 0;
 		po = off.good_ps > 0 ? 100 * one.good_ps / off.good_ps : 0;
 		printf("# %4d %5d %9.1f %9.1f %9.1f %6.1f%% %9.1f %6.1f%% %8.0f %4u/%-3u %4llu/%llu\n",
@@ -788,6 +806,64 @@ static void one_port_stopped_sim(void **state)
 		fail_msg("%d failed, told above", f.n);
 }
 
+static const struct {
+	int nl, np;
+} HOT[] = { { 2, 2 }, { 4, 2 }, { 8, 4 }, { 16, 8 }, { 64, 8 } };
+
+static struct sim_table csv_hot = {
+	.name = "ports_overloaded",
+	.header = "listeners,ports,offered_per_sec,no_shedd_per_sec,before_per_sec,ports_per_sec,"
+		  "hot_capacity_per_sec,hot_offered_per_sec,hot_no_shedd_per_sec,"
+		  "hot_before_per_sec,hot_ports_per_sec,limited_ticks,ticks",
+};
+
+/* Port 0 of P offered 3 x its capacity (its server slower than what is
+ * sent to it), the others 50 % of theirs: port 0 is in trouble of its
+ * own, limited at what it accepts. The healthy ports keep >= 95 % of their
+ * goodput without shedd, and port 0 serves >= 75 % of its capacity within
+ * the clients' patience. */
+static void one_port_overloaded_sim(void **state)
+{
+	struct failures f = { 0 };
+	int k;
+
+	(void)state;
+	printf("# port 0 of P offered 3 x its capacity, the others 50 %% of theirs;\n"
+	       "# goodput, seconds 15-40, requests/s: the other ports, then port 0\n");
+	printf("# %4s %5s %9s %9s %9s %9s | %8s %9s %9s %9s %9s %8s\n", "L", "ports", "offered",
+	       "no shedd", "before", "by port", "capacity", "offered", "no shedd", "before",
+	       "by port", "limited");
+	for (k = 0; k < NR(HOT); k++) {
+		int nl = HOT[k].nl, np = HOT[k].np;
+		double cap0 = (double)((nl + np - 1) / np) * W * SEC / (double)SVC_NS;
+		struct prow off, bef, one;
+
+		if (sim_quick() && nl == 64)
+			continue;
+		off = psim(NO_SHEDD, nl, np, 0.5, 3);
+		bef = psim(BEFORE, nl, np, 0.5, 3);
+		one = psim(PORTS, nl, np, 0.5, 3);
+		printf("# %4d %5d %9.1f %9.1f %9.1f %9.1f | %8.0f %9.1f %9.1f %9.1f %9.1f %4u/%-3u\n",
+		       nl, np, off.offered_ps, off.good_ps, bef.good_ps, one.good_ps, cap0,
+		       off.offered0_ps, off.good0_ps, bef.good0_ps, one.good0_ps, one.limited_ticks,
+		       one.ticks);
+		sim_table_row(&csv_hot, "%d,%d,%.1f,%.1f,%.1f,%.1f,%.0f,%.1f,%.1f,%.1f,%.1f,%u,%u",
+			      nl, np, off.offered_ps, off.good_ps, bef.good_ps, one.good_ps, cap0,
+			      off.offered0_ps, off.good0_ps, bef.good0_ps, one.good0_ps,
+			      one.limited_ticks, one.ticks);
+		if (one.good_ps < 0.95 * off.good_ps)
+			failed(&f, "%d over %d, port 0 at 3x: the others' goodput %.1f/s by port, "
+			       "%.1f/s without shedd", nl, np, one.good_ps, off.good_ps);
+		if (one.good0_ps < 0.75 * cap0)
+			failed(&f, "%d over %d, port 0 at 3x: its goodput %.1f/s by port, capacity "
+			       "%.0f/s", nl, np, one.good0_ps, cap0);
+		if (!one.limited_ticks)
+			failed(&f, "%d over %d: port 0 at 3x never limited", nl, np);
+	}
+	if (f.n)
+		fail_msg("%d failed, told above", f.n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -797,9 +873,11 @@ int main(void)
 		cmocka_unit_test(limiter_law),
 		cmocka_unit_test(limiter_slots),
 		cmocka_unit_test(one_port_stopped_sim),
+		cmocka_unit_test(one_port_overloaded_sim),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 
 	sim_table_close(&csv_ports);
+	sim_table_close(&csv_hot);
 	return rc;
 }
