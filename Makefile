@@ -334,9 +334,11 @@ $(OUTPUT)/test_xdp: tests/test_xdp.c tests/packets.h tests/tun_packets.h tests/x
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(OUTPUT)/settings.o $(OUTPUT)/fair.o $(LDFLAGS) \
 		$(LIBBPF_LIBS) $(CMOCKA_LIBS) -lpthread -lm -o $@
 
-$(OUTPUT)/test_port_limit: tests/test_port_limit.c tests/packets.h tests/xdp_harness.h $(SKEL)
+$(OUTPUT)/test_port_limit: tests/test_port_limit.c tests/packets.h tests/xdp_harness.h $(SKEL) \
+		$(OUTPUT)/settings.o
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(LDFLAGS) $(LIBBPF_LIBS) $(CMOCKA_LIBS) -lm -o $@
+	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(OUTPUT)/settings.o $(LDFLAGS) $(LIBBPF_LIBS) \
+		$(CMOCKA_LIBS) -lm -o $@
 
 $(OUTPUT)/fuzz_xdp: tests/fuzz_xdp.c tests/packets.h tests/tun_packets.h tests/xdp_harness.h tests/splitmix.h $(SKEL)
 	$(call msg,TEST,$@)

@@ -23,6 +23,7 @@
 #include "shedd.skel.h"
 #include "xdp_harness.h"
 #include "packets.h"
+#include "settings.h"
 
 #define STUCK_PORT 8085   /* protected, limited by the cases */
 #define HEALTHY_PORT 8086 /* protected, never limited */
@@ -263,6 +264,30 @@ static void flag_without_entry_admits(void **state)
 	expect(syns(name, STUCK_PORT, 20) == 20, name, "a port without a limit shed SYNs");
 }
 
+/* The daemon's writers (user/maps/settings.c): the flag set beside the
+ * index, kept by a switch of the settings record, and cleared without
+ * moving the index; the program follows each. */
+static void flag_survives_a_settings_switch(void **state)
+{
+	const char *name = "flag across settings_publish()";
+	int slots = bpf_map__fd(skel->maps.settings), cur = bpf_map__fd(skel->maps.settings_cur);
+	__u32 zero = 0, word = 0;
+
+	(void)state;
+	limit_port(1, 1);
+	assert_int_equal(settings_set_flags(cur, SHEDD_CUR_PORT_LIMITS), 0);
+	assert_int_equal(settings_publish(slots, cur, &cfg), 0);
+	assert_int_equal(bpf_map_lookup_elem(cur, &zero, &word), 0);
+	expect(word == (SHEDD_CUR_PORT_LIMITS | 1), name, "settings_cur %#x, expected %#x", word,
+	       SHEDD_CUR_PORT_LIMITS | 1);
+	assert_int_equal(settings_flags(cur), SHEDD_CUR_PORT_LIMITS);
+	expect(syns(name, STUCK_PORT, 10) == 1, name, "the limit did not hold after the switch");
+	assert_int_equal(settings_set_flags(cur, 0), 0);
+	assert_int_equal(bpf_map_lookup_elem(cur, &zero, &word), 0);
+	expect(word == 1, name, "settings_cur %#x after the flag was cleared, expected 1", word);
+	expect(syns(name, STUCK_PORT, 10) == 10, name, "the limit held without the flag");
+}
+
 static int group_setup(void **state)
 {
 	(void)state;
@@ -283,6 +308,7 @@ int main(void)
 		cmocka_unit_test_setup(limited_port_sheds_other_admits, reset),
 		cmocka_unit_test_setup(lease_run_out_lifts_the_limit, reset),
 		cmocka_unit_test_setup(flag_without_entry_admits, reset),
+		cmocka_unit_test_setup(flag_survives_a_settings_switch, reset),
 	};
 
 	return cmocka_run_group_tests_name("port limits (XDP)", tests, group_setup,
