@@ -70,7 +70,7 @@ run_both() {
 # The SYNs the program shed for the ports' own limits: port_buckets, every
 # slot and CPU.
 port_shed() {
-	bpftool map dump pinned "$PIN_DIR/port_buckets" -j |
+	bpftool map dump pinned "$PIN_DIR/port_buckets" |
 		jq '[.[] | .values[] | .value.shed] | add // 0'
 }
 
