@@ -54,10 +54,10 @@ CORE_SRCS := user/core/alloc.c user/core/options.c user/core/status.c user/core/
 	user/core/latency_target.c user/core/drain.c user/core/req_per_conn.c \
 	user/core/signal_parse.c user/core/listeners.c user/core/sample_agg.c user/core/tick.c \
 	user/core/kernel_features.c user/core/logline.c user/core/config.c user/core/log.c \
-	user/core/metrics.c user/core/fair.c user/core/fair_view.c
+	user/core/metrics.c user/core/fair.c user/core/fair_view.c user/core/port_limit.c
 MAPS_SRCS := user/maps/ctl.c user/maps/ctl_state.c user/maps/layout.c user/maps/migrate.c \
 	user/maps/settings.c user/maps/fair_maps.c user/maps/pindir.c user/maps/detach.c \
-	user/maps/handle.c user/maps/prefixes.c user/maps/sysctls.c
+	user/maps/handle.c user/maps/prefixes.c user/maps/sysctls.c user/maps/port_maps.c
 DAEMON_SRCS := user/daemon/loader.c user/daemon/tc_handoff.c user/daemon/configure.c \
 	user/daemon/signals.c user/daemon/probe.c user/daemon/reload.c user/daemon/service.c \
 	user/daemon/metrics_http.c user/daemon/sockdiag.c user/daemon/xdptx.c \
@@ -79,8 +79,8 @@ UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options 
 	$(OUTPUT)/test_kernel_features $(OUTPUT)/test_status $(OUTPUT)/test_auto_target \
 	$(OUTPUT)/test_logline $(OUTPUT)/test_log $(OUTPUT)/test_ctl $(OUTPUT)/test_metrics \
 	$(OUTPUT)/test_xdptx $(OUTPUT)/test_layout $(OUTPUT)/test_tunnels $(OUTPUT)/test_fair \
-	$(OUTPUT)/test_fair_scale $(OUTPUT)/test_listeners
-XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/fuzz_xdp
+	$(OUTPUT)/test_fair_scale $(OUTPUT)/test_listeners $(OUTPUT)/test_ports
+XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/test_port_limit $(OUTPUT)/fuzz_xdp
 # libFuzzer targets (clang): `make test` gives each a few seconds.
 FUZZ_TESTS := $(OUTPUT)/fuzz_logline $(OUTPUT)/fuzz_config $(OUTPUT)/fuzz_options \
 	$(OUTPUT)/fuzz_cidr
@@ -298,6 +298,12 @@ $(OUTPUT)/test_listeners: tests/test_listeners.c tests/splitmix.h tests/sim_daem
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
+$(OUTPUT)/test_ports: tests/test_ports.c tests/splitmix.h tests/sim_daemon.h tests/sim_table.h include/*.h $(OUTPUT)/tick.o \
+		$(AIMD_OBJS) $(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o $(OUTPUT)/signal_parse.o \
+		$(OUTPUT)/listeners.o $(OUTPUT)/logline.o $(OUTPUT)/port_limit.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Itests $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
+
 $(OUTPUT)/test_spread: tests/test_spread.c tests/splitmix.h tests/sim_table.h include/*.h $(OUTPUT)/alloc.o \
 		$(OUTPUT)/fair.o
 	$(call msg,TEST,$@)
@@ -327,6 +333,12 @@ $(OUTPUT)/test_xdp: tests/test_xdp.c tests/packets.h tests/tun_packets.h tests/x
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(OUTPUT)/settings.o $(OUTPUT)/fair.o $(LDFLAGS) \
 		$(LIBBPF_LIBS) $(CMOCKA_LIBS) -lpthread -lm -o $@
+
+$(OUTPUT)/test_port_limit: tests/test_port_limit.c tests/packets.h tests/xdp_harness.h $(SKEL) \
+		$(OUTPUT)/settings.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(OUTPUT)/settings.o $(LDFLAGS) $(LIBBPF_LIBS) \
+		$(CMOCKA_LIBS) -lm -o $@
 
 $(OUTPUT)/fuzz_xdp: tests/fuzz_xdp.c tests/packets.h tests/tun_packets.h tests/xdp_harness.h tests/splitmix.h $(SKEL)
 	$(call msg,TEST,$@)

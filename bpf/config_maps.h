@@ -32,24 +32,39 @@ struct {
 	__type(value, __u32);
 } settings_pkt SEC(".maps");
 
-/* The entry of settings in use now. */
-static __always_inline __u32 settings_slot(void)
+/* settings_cur whole: the entry in use (SHEDD_CUR_SLOT) and the flags
+ * beside it (SHEDD_CUR_PORT_LIMITS). */
+static __always_inline __u32 settings_cur_word(void)
 {
 	__u32 zero = 0, *cur = bpf_map_lookup_elem(&settings_cur, &zero);
 
-	return cur ? *cur & 1 : 0;
+	return cur ? *cur : 0;
+}
+
+/* The entry of settings in use now. */
+static __always_inline __u32 settings_slot(void)
+{
+	return settings_cur_word() & SHEDD_CUR_SLOT;
 }
 
 /* The settings record in use, for the packet now starting; NULL before the
- * daemon wrote one. */
-static __always_inline struct shedd_config *settings_begin(void)
+ * daemon wrote one. *@flags: the flags of settings_cur read with it. */
+static __always_inline struct shedd_config *settings_begin_flags(__u32 *flags)
 {
-	__u32 zero = 0, slot = settings_slot();
+	__u32 zero = 0, word = settings_cur_word(), slot = word & SHEDD_CUR_SLOT;
 	__u32 *pin = bpf_map_lookup_elem(&settings_pkt, &zero);
 
 	if (pin)
 		*pin = slot;
+	*flags = word & ~SHEDD_CUR_SLOT;
 	return bpf_map_lookup_elem(&settings, &slot);
+}
+
+static __always_inline struct shedd_config *settings_begin(void)
+{
+	__u32 flags;
+
+	return settings_begin_flags(&flags);
 }
 
 /* The same record for a path that calls no global function, which would

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* maps.h - the maps of the XDP program. Layouts come from include/shedd.h.
  * Userspace writes settings, broadcast, ports, prefix_v4, prefix_v6, rates, lease,
- * ctl_state, ctl_cmd, manual_v4, manual_v6, daemon_stats and layout; the program
- * writes reserve, buckets, stats, rst_budget, cookie_budget and refresh. The daemon pins every map by name.
+ * port_limit, ctl_state, ctl_cmd, manual_v4, manual_v6, daemon_stats and layout; the
+ * program writes reserve, buckets, port_reserve, port_buckets, stats, rst_budget,
+ * cookie_budget and refresh. The daemon pins every map by name.
  */
 #ifndef SHEDD_MAPS_H
 #define SHEDD_MAPS_H
@@ -63,6 +64,30 @@ struct {
 	__type(key, __u32);
 	__type(value, struct shedd_lease);
 } lease SEC(".maps");
+
+/* The ports with a limit of their own (include/shedd.h, "Port limits"):
+ * the daemon's rate record of each, the shared bucket of its slot and each
+ * CPU's cache of it, as a class has. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_PORT_LIMITS);
+	__type(key, __u16);
+	__type(value, struct shedd_port_limit);
+} port_limit SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_PORT_LIMITS);
+	__type(key, __u32);
+	__type(value, struct shedd_reserve);
+} port_reserve SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MAX_PORT_LIMITS);
+	__type(key, __u32);
+	__type(value, struct shedd_port_bucket);
+} port_buckets SEC(".maps");
 
 /* Per-CPU: XDP runs in softirq on one CPU at a time, so these need no
  * atomics and no locks. */

@@ -139,6 +139,60 @@ static __always_inline int charge(struct shedd_bucket *b, __u32 cls, __u64 now)
 	return shedd_borrow(b, cls);
 }
 
+/*
+ * shedd_port_charge() - judge a SYN to @port by the port's own limit
+ * (include/shedd.h, "Port limits"), as a class is judged: this CPU's cache
+ * of the slot's tokens first, the slot's reserve, refilled at the port's
+ * rate, only to borrow. Called only while settings_cur says some port has
+ * a limit. A global function: verified once, its frame apart. The limit is
+ * the daemon's judgement of the port now: once the daemon's lease ran out
+ * it no longer holds, and the port's SYNs go on to their class. Without
+ * its entries (a port without a limit, or maps missing) it admits: the
+ * class's bucket still judges the SYN.
+ * Return: 1 admit (on to the class), 0 shed.
+ */
+__noinline int shedd_port_charge(__u32 port)
+{
+	__u16 key = (__u16)port;
+	struct shedd_port_limit *pl = bpf_map_lookup_elem(&port_limit, &key);
+	struct shedd_port_bucket *pb;
+	struct shedd_reserve *res;
+	struct shedd_class_rate r;
+	__u32 slot;
+	__u64 now;
+	int v;
+
+	if (!pl)
+		return 1;
+	/* Set before the entry was added and never changed while it lives:
+	 * read without the lock. */
+	slot = pl->slot & (MAX_PORT_LIMITS - 1);
+	pb = bpf_map_lookup_elem(&port_buckets, &slot);
+	if (!pb)
+		return 1;
+	now = clock_coarse_ns();
+	if (lease_run_out(now))
+		return 1;
+	pb->syn++;
+	v = tb_cached(&pb->b, now);
+	if (v < 0) {
+		res = bpf_map_lookup_elem(&port_reserve, &slot);
+		if (!res) {
+			pb->admitted++;
+			return 1;
+		}
+		bpf_spin_lock(&pl->lock);
+		r = pl->r;
+		bpf_spin_unlock(&pl->lock);
+		v = tb_borrow_rate(&pb->b, &r, res, clock_ns());
+	}
+	if (v)
+		pb->admitted++;
+	else
+		pb->shed++;
+	return v;
+}
+
 #include "syncookie.h"
 #include "syncheck.h"
 #include "fair.h"
@@ -414,7 +468,7 @@ int shedd_xdp(struct xdp_md *ctx)
 	struct shedd_bucket *b;
 	struct shedd_stats *st;
 	struct pkt p = {};
-	__u32 zero = 0, cls, mode, reject;
+	__u32 zero = 0, cls, mode, reject, cur_flags = 0;
 	int ret, fast, is_ack, is_rst, sock, cookie = 0, charged = 0;
 	__u64 m, now, judged, kls;
 	__u16 dport;
@@ -463,7 +517,7 @@ int shedd_xdp(struct xdp_md *ctx)
 		return XDP_PASS;
 	}
 
-	cfg = settings_begin();
+	cfg = settings_begin_flags(&cur_flags);
 	if (!cfg) {
 		st->non_syn += is_ack | is_rst;
 		return XDP_PASS; /* not configured yet: fail open */
@@ -617,6 +671,13 @@ int shedd_xdp(struct xdp_md *ctx)
 	now = clock_coarse_ns();
 	cs->syn++;
 	st->frag_judged += p.first_frag;
+	/* A port in trouble of its own (its listeners stopped while the
+	 * other ports accept) has a limit of its own: over it, a SYN is shed
+	 * before it asks its class for a token or a cookie, and is no demand
+	 * of the class (not charged): the others' admissions stay theirs.
+	 * No lookup while no port has a limit. */
+	if ((cur_flags & SHEDD_CUR_PORT_LIMITS) && !shedd_port_charge(dport))
+		goto shed;
 	/* While the class sheds, a source over its share is shed first,
 	 * before it takes a token or a cookie (fair.h). The shares are the
 	 * daemon's, of the rates it wrote: once its lease ran out they are

@@ -28,11 +28,12 @@ const volatile __u8 all_ports = 1;
 /* Flipped by userspace every tick: which slot of `sojourn` to fill. */
 __u32 epoch = 0;
 
-/* A queued child: when, and which listener group it counts in. */
+/* A queued child: when, which listener group it counts in, and its
+ * listener's port. */
 struct sj_stamp {
 	__u64 ns;
 	__u32 group;
-	__u32 pad;
+	__u32 port;
 };
 
 struct {
@@ -55,6 +56,27 @@ struct {
 	__type(key, __u32);
 	__type(value, struct shedd_sojourn);
 } sojourn SEC(".maps");
+
+/* Connections accepted, port by port, since the probes attached (never
+ * reset: the daemon takes differences): whether a port is served while
+ * another is in trouble, and what a port in trouble still takes
+ * (user/core/port_limit.h). Ports beyond its size are not counted. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, SJ_ACCEPT_PORTS);
+	__type(key, __u16);
+	__type(value, __u64);
+} sj_accepts SEC(".maps");
+
+static __always_inline void count_accept(__u16 port)
+{
+	__u64 one = 1, *n = bpf_map_lookup_elem(&sj_accepts, &port);
+
+	if (n)
+		(*n)++;
+	else
+		bpf_map_update_elem(&sj_accepts, &port, &one, BPF_NOEXIST);
+}
 
 /* A handshake completed: the admitted SYN became a queued connection. The
  * controller grows the limit only on this evidence, and counts the
@@ -88,6 +110,7 @@ int BPF_PROG(on_set_state, const struct sock *sk, const int oldstate, const int 
 		st.group = *group;
 	}
 	st.ns = bpf_ktime_get_ns();
+	st.port = port;
 	bpf_map_update_elem(&queued, &key, &st, BPF_ANY);
 	count_established(st.group);
 	return 0;
@@ -150,6 +173,7 @@ static __always_inline int on_accept(long ret)
 		return 0; /* not the child of a protected or backend listener */
 	now = bpf_ktime_get_ns();
 	record(stamp->group, now > stamp->ns ? now - stamp->ns : 0);
+	count_accept((__u16)stamp->port);
 	bpf_map_delete_elem(&queued, &key);
 	return 0;
 }

@@ -75,6 +75,9 @@ enum shedd_reject {
 #ifndef MAX_BACKEND_PORTS
 #define MAX_BACKEND_PORTS 16 /* --backend-port: signals only, never shed */
 #endif
+#ifndef MAX_PORT_LIMITS
+#define MAX_PORT_LIMITS 16 /* protected ports with a limit of their own at once */
+#endif
 #ifndef MAX_PREFIXES
 #define MAX_PREFIXES 16384 /* entries in each LPM trie */
 #endif
@@ -514,6 +517,9 @@ enum shedd_sojourn_group {
 	SHEDD_SJ_BACKEND = 1,   /* --backend-port */
 	SHEDD_SJ_GROUPS = 2,
 };
+#ifndef SJ_ACCEPT_PORTS
+#define SJ_ACCEPT_PORTS 1024 /* ports whose accepts the probes count */
+#endif
 #ifndef SOJOURN_HIST_BUCKETS
 #define SOJOURN_HIST_BUCKETS 224 /* = HIST_BUCKETS of histogram.h */
 #endif
@@ -694,7 +700,9 @@ struct shedd_sysctls {
  *   7: fair_cells, the sketch of FAIR_COLS 16384 cells a row counted by a
  *      conservative update, in place of fair_sketch (1024 cells a row),
  *      which is no longer this build's: left in the folder for a build of
- *      version 5 or 6 that adopts the pins again, removed with the rest.
+ *      version 5 or 6 that adopts the pins again, removed with the rest;
+ *      port_limit, port_reserve, port_buckets (and SHEDD_CUR_PORT_LIMITS,
+ *      bit 1 of settings_cur, which older programs ignore).
  * A change to any pinned map's layout raises it, and user/maps/layout.c says
  * how a value of each older layout becomes today's.
  */
@@ -814,11 +822,52 @@ struct shedd_flow_key {
 	__u64 k1;
 };
 
-/* settings_cur: the entry of settings (0 or 1) the programs read. The
- * daemon writes the other entry whole, then flips this index: a packet
- * reads the index once and sees one record, old or new, never a mix
- * (user/maps/settings.c). ARRAY, one entry of __u32. */
+/* settings_cur: the entry of settings (0 or 1) the programs read, in bit
+ * 0. The daemon writes the other entry whole, then flips this index: a
+ * packet reads the index once and sees one record, old or new, never a mix
+ * (user/maps/settings.c). ARRAY, one entry of __u32. Bit 1,
+ * SHEDD_CUR_PORT_LIMITS, says some port has a limit of its own
+ * (port_limit): read with the index a SYN reads anyway, so a program pays
+ * no lookup for the port limits while there are none. Every program reads
+ * the index as bit 0 only, so the flag changes no layout. */
 #define SETTINGS_SLOTS 2
+#define SHEDD_CUR_SLOT 1U
+#define SHEDD_CUR_PORT_LIMITS 2U
+
+/*
+ * Port limits. A protected port whose listeners are all in trouble (accept
+ * queue full, overflowing) while the listeners of another protected port
+ * accept is in trouble of its own (user/core/port_limit.h): its SYNs are
+ * judged by a token bucket of the port's own before they reach their
+ * class's, at a rate the daemon finds from what the port still accepts,
+ * so they do not fill a queue nobody drains, and the other ports keep
+ * their admissions.
+ *
+ * port_limit: HASH, destination port (host order) -> struct
+ * shedd_port_limit, at most MAX_PORT_LIMITS, written by the daemon only
+ * (BPF_F_LOCK). slot is the entry of port_reserve and port_buckets the
+ * port uses, chosen by the daemon when it adds the port and never changed
+ * while the entry lives. The program looks the map up only while
+ * settings_cur has SHEDD_CUR_PORT_LIMITS.
+ */
+struct shedd_port_limit {
+	struct bpf_spin_lock lock;
+	__u32 slot;               /* < MAX_PORT_LIMITS */
+	struct shedd_class_rate r; /* the port's rate, as a class's */
+};
+
+/* port_reserve: ARRAY of MAX_PORT_LIMITS struct shedd_reserve, the shared
+ * bucket of each slot, written by the program under its lock; the daemon
+ * empties a slot's (last_ns 0: it starts full) before it gives the slot
+ * to a port. port_buckets: PERCPU_ARRAY of MAX_PORT_LIMITS, each CPU's
+ * cache of a slot's tokens and its counters, written by the program only;
+ * the counters are never reset (the daemon takes differences). */
+struct shedd_port_bucket {
+	struct shedd_bucket b; /* this CPU's cache of the slot's tokens */
+	__u64 syn;      /* SYNs to the slot's port judged by its limit */
+	__u64 admitted; /* of which admitted: on to their class's bucket */
+	__u64 shed;     /* of which shed by the port's limit */
+};
 
 #ifndef __bpf__
 _Static_assert(sizeof(struct shedd_proven) == 16, "shedd_proven is a map value");
@@ -833,6 +882,9 @@ _Static_assert(sizeof(struct shedd_class_rate) == 48, "shedd_class_rate is a map
 _Static_assert(sizeof(struct shedd_rate) == 56, "shedd_rate is a map value");
 _Static_assert(sizeof(struct shedd_lease) == 8 + 11 * 8, "shedd_lease is a map value");
 _Static_assert(sizeof(struct shedd_reserve) == 24, "shedd_reserve is a map value");
+_Static_assert(sizeof(struct shedd_port_limit) == 56, "shedd_port_limit is a map value");
+_Static_assert(sizeof(struct shedd_port_bucket) == 64, "shedd_port_bucket is a map value");
+_Static_assert((MAX_PORT_LIMITS & (MAX_PORT_LIMITS - 1)) == 0, "MAX_PORT_LIMITS is a power of two");
 _Static_assert(sizeof(struct shedd_bucket) == 40, "shedd_bucket is a map value");
 _Static_assert(sizeof(struct shedd_class_stats) == 11 * 8, "shedd_class_stats");
 _Static_assert(sizeof(struct shedd_stats) == 4 * 88 + 27 * 8, "shedd_stats is a map value");

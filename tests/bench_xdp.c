@@ -99,6 +99,14 @@ enum fair_profile {
 	F_SHED,  /* shedding, the source at its limit of 1: shed for fairness */
 };
 
+/* Port limits (include/shedd.h, "Port limits"). */
+enum port_profile {
+	PL_OFF,   /* no port limited: the flag clear */
+	PL_OTHER, /* another port limited: the flag set, the SYN's port looked
+		   * up and not found */
+	PL_SHED,  /* the SYN's port limited at 1/s, its token spent: shed */
+};
+
 /* What a case runs before each of its runs, beyond rates and settings. */
 enum case_prep {
 	PREP_NONE,
@@ -123,6 +131,7 @@ struct bench_case {
 	enum verify_profile verify;
 	enum case_prep prep;
 	enum fair_profile fair;
+	enum port_profile port_lim;
 	int prefixes;     /* 1: the realistic prefix table; 2: only the source
 			   * check's 198.18.1.0/24 in critical_plus; 0: none */
 	__u8 source_check;
@@ -561,6 +570,39 @@ static int set_fair(const struct bench_case *c)
 	return set_fair_class(&fc);
 }
 
+/* The port limits of @c: the flag of settings_cur (entry 0), the limited
+ * port's record, its slot's reserve and caches empty. */
+static int set_port_limit(const struct bench_case *c)
+{
+	struct shedd_port_limit pl = {
+		.slot = 0,
+		.r = { .rate_per_sec = 1, .prev_rate_per_sec = 1, .burst = 1,
+		       .lease_ns = 1000000, .batch = 1, .flags = SHEDD_RATE_SET },
+	};
+	struct shedd_port_bucket pb[B.ncpus];
+	struct shedd_reserve empty = { 0 };
+	__u32 zero = 0, cur = c->port_lim == PL_OFF ? 0 : SHEDD_CUR_PORT_LIMITS;
+	__u16 port = c->port_lim == PL_SHED ? PORT_MAIN : PORT_CLOSED;
+	__u16 key;
+	int fd = bpf_map__fd(B.skel->maps.port_limit);
+
+	memset(pb, 0, sizeof(pb));
+	/* Spent: a refill from a time ahead of the clock credits nothing
+	 * (tb_refill()), so every repetition is shed. */
+	if (c->port_lim == PL_SHED)
+		empty.s.last_ns = ~0ULL >> 1;
+	while (!bpf_map_get_next_key(fd, NULL, &key))
+		if (bpf_map_delete_elem(fd, &key))
+			return -errno;
+	if (bpf_map_update_elem(bpf_map__fd(B.skel->maps.settings_cur), &zero, &cur, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(B.skel->maps.port_reserve), &zero, &empty, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(B.skel->maps.port_buckets), &zero, pb, BPF_ANY))
+		return -errno;
+	if (c->port_lim != PL_OFF && bpf_map_update_elem(fd, &port, &pl, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
 /* Before every run of @c: rates, settings, prefixes, and what its packet
  * needs to find. */
 static int prepare(struct bench_case *c)
@@ -579,7 +621,7 @@ static int prepare(struct bench_case *c)
 	config_base(&cfg, c->verify, c->source_check);
 	if (set_settings(&cfg) || set_rates(c->rate) || set_prefixes(c->prefixes))
 		return -errno ? -errno : -EIO;
-	if ((err = set_fair(c)))
+	if ((err = set_fair(c)) || (err = set_port_limit(c)))
 		return err;
 	if (c->prep == PREP_VALID_ACK && B.scrub_slot == REPLAY_NO_SCRUB && find_scrub_slot())
 		fprintf(stderr, "bench: no proven entry to clear: the valid ACK's repeats "
@@ -826,6 +868,12 @@ static struct bench_case cases[] = {
 	CASE("syn6_shed_fair", "IPv6 SYN shed, backed off, fairness on", P_SHEDD, &syn6,
 	     .rate = R_SHED_BACKOFF, .fair = F_CHECK, .counter = SHED(SHEDD_SHEDDABLE),
 	     .verdict = XDP_DROP),
+	/* Port limits: another port limited (the flag set, the lookup
+	 * misses), and the SYN's own port limited and spent. */
+	CASE("syn4_admit_portlim", "IPv4 SYN admitted, another port limited", P_SHEDD, &syn4,
+	     .port_lim = PL_OTHER, .counter = ADMIT(SHEDD_SHEDDABLE), .verdict = XDP_PASS),
+	CASE("syn4_port_shed", "IPv4 SYN shed by its port's limit", P_SHEDD, &syn4,
+	     .port_lim = PL_SHED, .counter = SHED(SHEDD_SHEDDABLE), .verdict = XDP_DROP),
 	/* Classification with a prefix table. */
 	CASE("syn4_pfx_none", "IPv4 SYN shed, 30 prefixes, in none", P_SHEDD, &syn4,
 	     .rate = R_SHED_BACKOFF, .prefixes = 1, .counter = SHED(SHEDD_SHEDDABLE),

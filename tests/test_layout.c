@@ -31,7 +31,8 @@ static void test_every_map_known(void **state)
 				"manual_v4", "manual_v6", "daemon_stats", "cookie_sent", "layout",
 				"settings_cur", "flow_key", "broadcast", "tun_config", "tun_stats",
 				"tun_local", "port_set", "fair_cells", "fair_config", "fair_heavy",
-				"fair_stats", "sysctls", "layout_compat", "lease" };
+				"fair_stats", "sysctls", "layout_compat", "lease", "port_limit",
+				"port_reserve", "port_buckets" };
 	size_t i, n;
 
 	(void)state;

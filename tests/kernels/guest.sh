@@ -24,5 +24,5 @@ if [ -n "${SHEDD_GUEST_PS:-}" ]; then
 			sed 's/^/guest-ps: /' >/dev/console
 	done &
 fi
-exec prove -v --timer --exec tests/exec.sh .output/test_xdp .output/fuzz_xdp \
+exec prove -v --timer --exec tests/exec.sh .output/test_xdp .output/test_port_limit .output/fuzz_xdp \
 	$(awk '/^#/ || NF == 0 { next } !seen[$1]++ { print $1 }' "$SHEDD_BATS_SELECT")

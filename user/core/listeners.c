@@ -69,37 +69,71 @@ static void tell(struct listener_verdict *v, const struct listener_sample *l)
 	v->stuck_ticks[k] = l->stuck_ticks;
 }
 
-/* The calm listeners of each (group, port) of a dump: a few distinct ports
- * a dump, so a short list searched linearly. */
+/* The listeners of each (group, port) of a dump, and how many of them are
+ * calm: a few distinct ports a dump, so a short list searched linearly. */
 struct calm_ports {
 	int n;
 	int group[MAX_LISTENERS];
 	__u16 port[MAX_LISTENERS];
 	int calm[MAX_LISTENERS];
+	int listeners[MAX_LISTENERS];
+	bool own[MAX_LISTENERS]; /* whole in trouble, of its own */
+	int entry[MAX_LISTENERS]; /* its entry in v->ports; -1: none */
 };
 
-static int *calm_slot(struct calm_ports *c, int group, __u16 port)
+static int calm_index(struct calm_ports *c, int group, __u16 port)
 {
 	int i;
 
 	for (i = 0; i < c->n; i++)
 		if (c->group[i] == group && c->port[i] == port)
-			return &c->calm[i];
+			return i;
 	c->group[c->n] = group;
 	c->port[c->n] = port;
 	c->calm[c->n] = 0;
-	return &c->calm[c->n++];
+	c->listeners[c->n] = 0;
+	c->own[c->n] = false;
+	c->entry[c->n] = -1;
+	return c->n++;
 }
 
-void listeners_judge(const struct listener_table *prev, struct listener_table *cur, int ngroups,
-		     double depth_frac, bool overflows_moved, struct listener_verdict *v)
+bool port_accepts_has(const struct port_accepts *acc, __u16 port)
 {
-	/* Two passes: trouble listener by listener, then, with the calm
-	 * listeners of each port counted, whose trouble it is. */
+	int i;
+
+	for (i = 0; acc && i < acc->n && i < PORTS_ACCEPTING; i++)
+		if (acc->port[i] == port)
+			return true;
+	return false;
+}
+
+/* Is port @k of @c in trouble of its own: whole in trouble while another
+ * port of its group has a calm listener and accepts? */
+static bool own_trouble(const struct calm_ports *c, int k, const struct port_accepts *acc)
+{
+	int j;
+
+	if (!acc || c->calm[k] > 0)
+		return false;
+	for (j = 0; j < c->n; j++)
+		if (j != k && c->group[j] == c->group[k] && c->calm[j] > 0 &&
+		    port_accepts_has(acc, c->port[j]))
+			return true;
+	return false;
+}
+
+void listeners_judge_ports(const struct listener_table *prev, struct listener_table *cur,
+			   int ngroups, double depth_frac, bool overflows_moved,
+			   const struct port_accepts *acc, struct listener_verdict *v)
+{
+	/* Three passes: trouble listener by listener; with the calm
+	 * listeners of each port counted, which ports are whole in trouble
+	 * and whether of their own; then whose trouble each listener's is. */
 	__u32 ovf[MAX_LISTENERS], was[MAX_LISTENERS];
 	bool trouble[MAX_LISTENERS];
+	int slot[MAX_LISTENERS];
 	static __thread struct calm_ports calm;
-	int i, n = cur->n < MAX_LISTENERS ? cur->n : MAX_LISTENERS;
+	int i, k, n = cur->n < MAX_LISTENERS ? cur->n : MAX_LISTENERS;
 
 	memset(v, 0, sizeof(*v));
 	calm.n = 0;
@@ -110,30 +144,55 @@ void listeners_judge(const struct listener_table *prev, struct listener_table *c
 		struct listener_sample *l = &cur->l[i];
 		const struct listener_sample *p = find_prev(prev, cur, i);
 		__u32 d = drops_since(p, l);
-		int *c;
 
 		v->drops += d;
 		ovf[i] = overflows_moved ? d : 0;
 		was[i] = p ? p->stuck_ticks : 0;
 		trouble[i] = ovf[i] > 0 || deep(l, depth_frac);
+		slot[i] = -1;
 		if (l->group < 0 || l->group >= ngroups)
 			continue;
-		c = calm_slot(&calm, l->group, l->id.port);
+		slot[i] = calm_index(&calm, l->group, l->id.port);
+		calm.listeners[slot[i]]++;
 		if (!trouble[i])
-			(*c)++;
+			calm.calm[slot[i]]++;
+	}
+	for (k = 0; k < calm.n; k++) {
+		if (calm.calm[k] > 0 || calm.listeners[k] == 0)
+			continue;
+		calm.own[k] = own_trouble(&calm, k, acc);
+		if (v->nr_ports < PORTS_JUDGED) {
+			v->ports[v->nr_ports] = (struct port_trouble){
+				.port = calm.port[k], .group = calm.group[k], .own = calm.own[k],
+			};
+			calm.entry[k] = v->nr_ports++;
+		}
+		v->ports_own += calm.own[k];
 	}
 	for (i = 0; i < n; i++) {
 		struct listener_sample *l = &cur->l[i];
 		struct queue_group *g;
 
 		l->stuck_ticks = 0;
-		if (l->group < 0 || l->group >= ngroups)
+		if (slot[i] < 0)
 			continue;
-		if (trouble[i] && *calm_slot(&calm, l->group, l->id.port) > 0) {
+		if (trouble[i] && calm.calm[slot[i]] > 0) {
 			l->stuck_ticks = was[i] + 1;
 			v->stuck++;
 			v->stuck_overflows += ovf[i];
 			tell(v, l);
+			continue;
+		}
+		if (calm.entry[slot[i]] >= 0) {
+			struct port_trouble *pt = &v->ports[calm.entry[slot[i]]];
+
+			pt->listeners++;
+			pt->depth += l->depth;
+			pt->backlog += l->backlog;
+			pt->overflows += ovf[i];
+		}
+		if (calm.own[slot[i]]) {
+			v->port_overflows += ovf[i];
 			continue;
 		}
 		g = &v->groups[l->group];
@@ -141,6 +200,12 @@ void listeners_judge(const struct listener_table *prev, struct listener_table *c
 		g->depth += l->depth;
 		g->backlog += l->backlog;
 	}
+}
+
+void listeners_judge(const struct listener_table *prev, struct listener_table *cur, int ngroups,
+		     double depth_frac, bool overflows_moved, struct listener_verdict *v)
+{
+	listeners_judge_ports(prev, cur, ngroups, depth_frac, overflows_moved, NULL, v);
 }
 
 bool listener_reachable(__u8 family, const __u8 addr[16], __u32 bound_if, __u32 ifindex)

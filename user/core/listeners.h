@@ -4,8 +4,9 @@
  * shows it, and a tick's verdict: a listener whose accept queue is full or
  * overflows while another listener of its port has room (a stopped worker
  * of an SO_REUSEPORT group) is its own trouble, named, and left out of the
- * overload signals; trouble every listener of a port shares is the
- * service's. Pure: no I/O.
+ * overload signals; so is a port every listener of which is in trouble
+ * while another port of its group accepts; trouble every port shares is
+ * the service's. Pure: no I/O.
  */
 #ifndef SHEDD_LISTENERS_H
 #define SHEDD_LISTENERS_H
@@ -68,6 +69,51 @@ struct listener_table {
 	struct listener_sample l[MAX_LISTENERS];
 };
 
+/* Ports of a dump said whole in trouble (every listener of the port in
+ * trouble), at most: the protected ports (MAX_PORTS) and the backends. */
+#ifndef PORTS_JUDGED
+#define PORTS_JUDGED (MAX_PORTS + MAX_BACKEND_PORTS)
+#endif
+
+/* The ports that accepted a connection lately, as the sojourn probes count
+ * them port by port (a tick's accepts, or any within a few ticks): the
+ * evidence that a port beside one in trouble is served. */
+#ifndef PORTS_ACCEPTING
+#define PORTS_ACCEPTING 256
+#endif
+struct port_accepts {
+	int n;
+	__u16 port[PORTS_ACCEPTING]; /* host order */
+};
+
+/* The accepts of one port in a tick, from the sojourn probes. */
+struct port_count {
+	__u16 port;
+	__u64 accepts;
+};
+
+/**
+ * struct port_trouble - a port every listener of which is in trouble.
+ * @port:      host order
+ * @group:     its queue group
+ * @own:       its trouble is its own: a listener of another port of its
+ *             group is not in trouble and that port accepts (struct
+ *             port_accepts); it is left out of the overload signals
+ * @listeners: its listeners
+ * @depth:     their accept queues ...
+ * @backlog:   ... of these backlogs
+ * @overflows: their overflows in the tick
+ */
+struct port_trouble {
+	__u16 port;
+	int group;
+	bool own;
+	int listeners;
+	__u64 depth;
+	__u64 backlog;
+	__u64 overflows;
+};
+
 /**
  * struct listener_verdict - what one tick says of the listeners.
  * @judged:          listeners in the dump
@@ -82,6 +128,12 @@ struct listener_table {
  * @told:            entries used in @stuck_id, @stuck_ticks
  * @stuck_id:        the stuck listeners, the longest stuck first
  * @stuck_ticks:     ... and for how many ticks in a row
+ * @ports_own:       ports in trouble of their own (port_trouble.own): their
+ *                   listeners are in none of the counts above but @judged
+ * @port_overflows:  the overflows of their listeners: their own trouble
+ * @nr_ports:        entries used in @ports
+ * @ports:           the ports whole in trouble, own or not, in the order
+ *                   of the dump, the first PORTS_JUDGED
  */
 struct listener_verdict {
 	int judged;
@@ -93,6 +145,10 @@ struct listener_verdict {
 	int told;
 	struct listener_id stuck_id[LISTENERS_TOLD];
 	__u32 stuck_ticks[LISTENERS_TOLD];
+	int ports_own;
+	__u64 port_overflows;
+	int nr_ports;
+	struct port_trouble ports[PORTS_JUDGED];
 };
 
 /*
@@ -109,13 +165,31 @@ struct listener_verdict {
  * it while its siblings accept theirs (listeners.bats). Cutting the
  * admissions of all does not help it; it only sheds the siblings' share.
  * Trouble every listener of a port shares is the service's: overload, as
- * before, whatever other ports do. A port that stopped whole cannot be
- * told here from one that accepts at its capacity, and the sojourn's
- * minimum is taken over every port: leaving either out would leave an
- * overload of one port of several unshed. Sets @cur's stuck_ticks.
+ * before, whatever other ports do. Sets @cur's stuck_ticks.
  */
 void listeners_judge(const struct listener_table *prev, struct listener_table *cur, int ngroups,
 		     double depth_frac, bool overflows_moved, struct listener_verdict *v);
+
+/*
+ * listeners_judge_ports() - listeners_judge(), and port by port: a port
+ * whose listeners are all in trouble while a listener of another port of
+ * its group is not, and that port accepts (@acc), is in trouble of its
+ * own (several --port, or every port without one: a stopped service, or
+ * another service beside the protected one): its listeners are left out
+ * of the overload signals as a stuck listener is, and it is named in
+ * v->ports, for a limit of its own (port_limit.h) that sheds its SYNs
+ * alone. A port beside only idle ones (no accepts) is the service's
+ * trouble, as is trouble every port shares: nothing says anything else is
+ * served. Without @acc (no sojourn probes: nothing counts the accepts of
+ * a port) no port is judged its own, and every port in trouble is
+ * overload, as listeners_judge() has it.
+ */
+void listeners_judge_ports(const struct listener_table *prev, struct listener_table *cur,
+			   int ngroups, double depth_frac, bool overflows_moved,
+			   const struct port_accepts *acc, struct listener_verdict *v);
+
+/* Is @port in @acc? */
+bool port_accepts_has(const struct port_accepts *acc, __u16 port);
 
 /* Drops added between two dumps, listener by listener: a listener that was
  * not in @prev (new, or the first dump) adds nothing, so neither a restart

@@ -501,6 +501,27 @@ static void signal_families(struct out *o)
 		 "Overflows of stuck listeners since this daemon started: SYNs and handshakes "
 		 "the kernel hashed to them and dropped, left out of the overload signal.",
 		 s->stuck_overflows);
+	gauge1(o, "shedd_ports_own_trouble",
+	       "Protected ports every listener of which is in trouble (a full or "
+	       "overflowing accept queue) while a listener of another protected port has room "
+	       "and that port accepts: their trouble is their own, left out of the overload "
+	       "signals; in the last dump.", (double)s->ports_own);
+	counter1(o, "shedd_port_own_overflows_total",
+		 "Overflows of the listeners of ports in trouble of their own since this daemon "
+		 "started, left out of the overload signal.", s->port_overflows);
+	family(o, "shedd_port_limit_rate", "gauge",
+	       "The limit of its own (SYN/s) of each port in trouble of its own, judged by the "
+	       "XDP program before the SYN's class; at most 16 series, one per limited port.");
+	for (i = 0; i < s->nr_port_limits && i < MAX_PORT_LIMITS; i++) {
+		snprintf(lbl, sizeof(lbl), "port=\"%u\"", s->limit_port[i]);
+		sample_f(o, "shedd_port_limit_rate", lbl, s->limit_rate[i]);
+	}
+	counter1(o, "shedd_port_limit_syn_total",
+		 "SYNs to a port with a limit of its own judged by that limit, every port.",
+		 s->port_limit_syn);
+	counter1(o, "shedd_port_limit_shed_total",
+		 "Of those, SYNs shed by their port's limit (also counted as dropped or "
+		 "rst_sent in their class, not as its demand).", s->port_limit_shed);
 	family(o, "shedd_service_latency_seconds", "histogram",
 	       "Request latency samples received on the latency socket.");
 	histogram(o, "shedd_service_latency_seconds", "", &s->d.latency);

@@ -56,6 +56,16 @@ struct metrics_snapshot {
 	int told;
 	struct listener_id stuck_id[LISTENERS_TOLD];
 	__u64 stuck_overflows;
+	/* Ports in trouble of their own (listeners.h) and their limits
+	 * (port_limit.h), as of the last tick; their overflows since this
+	 * daemon started; the port limits' counters (port_buckets, pinned,
+	 * every slot summed). */
+	int ports_own;
+	int nr_port_limits;
+	__u16 limit_port[MAX_PORT_LIMITS];
+	double limit_rate[MAX_PORT_LIMITS];
+	__u64 port_overflows;
+	__u64 port_limit_syn, port_limit_shed;
 	bool backend;                    /* --backend-port listeners exist */
 	bool tx_blocked;                 /* cookies and RSTs off: XDP_TX goes nowhere */
 	double pinned_rate;              /* shedctl rate pin, SYN/s; 0: not pinned */
@@ -98,6 +108,12 @@ struct metrics_tick {
 	double heartbeat_gap_s;           /* the heartbeat's age when last stamped */
 	__u64 lease_expiries;             /* since the daemon started */
 	int completion;                   /* enum signals_completion */
+	/* The ports limited now (port_limit.h), and the port limits'
+	 * counters summed over every slot and CPU (NULL: not read). */
+	int nr_port_limits;
+	const __u16 *limit_port;          /* nr_port_limits entries */
+	const double *limit_rate;         /* SYN/s, the same */
+	const struct shedd_port_bucket *port_counts; /* MAX_PORT_LIMITS slots */
 };
 
 struct MHD_Daemon;

@@ -52,6 +52,12 @@ struct signal_report {
 				 * overload signal */
 	struct listener_verdict listeners; /* listener by listener (with
 					    * have_listen_drops) */
+	bool have_port_accepts; /* the probes count accepts port by port */
+	int nr_port_accepts;
+	struct port_count port_accepts[PORTS_ACCEPTING]; /* the ports that
+					    * accepted in the tick, and how many */
+	struct port_accepts accepting; /* those that accepted lately (in the
+					* last PORT_ACCEPT_TICKS ticks) */
 	bool have_passive_opens;
 	__u64 passive_opens; /* TcpPassiveOpens of the namespace added in the tick */
 };

@@ -46,10 +46,12 @@ void tick_controller_signals(const struct tick_input *in, double demand,
 {
 	const struct signal_report *r = in->sig;
 	double dt_sec = (double)in->dt_ns / 1e9;
-	/* SYNs the kernel hashed to a stuck listener and dropped there were
-	 * admitted and could not complete, whatever the service does: they
-	 * are no evidence against growth (aimd.h, "completed/s"). */
-	__u64 lost = r->have_listen_drops ? r->listeners.stuck_overflows : 0;
+	/* SYNs the kernel hashed to a stuck listener, or sent to a port in
+	 * trouble of its own, and dropped there were admitted and could not
+	 * complete, whatever the service does: they are no evidence against
+	 * growth (aimd.h, "completed/s"). */
+	__u64 lost = r->have_listen_drops ?
+			     r->listeners.stuck_overflows + r->listeners.port_overflows : 0;
 	__u64 admitted = in->admitted > lost ? in->admitted - lost : 0;
 
 	*out = (struct aimd_signals){

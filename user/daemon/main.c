@@ -25,6 +25,7 @@
 #include "detach.h"
 #include "loader.h"
 #include "pindir.h"
+#include "port_maps.h"
 #include "fair.h"
 #include "migrate.h"
 #include "log.h"
@@ -136,6 +137,17 @@ struct daemon {
 	__u64 at_max_ticks;             /* ticks it bound there, since start */
 	double heartbeat_gap_s;         /* the heartbeat's age when last stamped */
 	__u64 lease_expiries;           /* of them, older than the lease */
+	/* Ports in trouble of their own and their limits (port_limit.h):
+	 * the controller of each, what the last tick exported, the slots'
+	 * counters; a failed write of the maps is said once. */
+	struct port_limit_params plp;
+	struct port_limit_state pls;
+	int nr_port_limits;
+	__u16 limit_port[MAX_PORT_LIMITS];
+	double limit_rate[MAX_PORT_LIMITS];
+	struct shedd_port_bucket port_counts[MAX_PORT_LIMITS];
+	bool have_port_counts;
+	bool port_warned;
 };
 
 /* The ceiling alone sheds a service healthy by every signal (the limit
@@ -337,7 +349,10 @@ static void publish_metrics(struct daemon *d, const struct signal_report *r)
 		.skipped = d->skipped, .tx_blocked = d->l.tx_blocked,
 		.pinned_rate = ctl_pinned_rate(&d->ctl.cmd), .completion = (int)d->completion,
 		.lease_s = (double)d->o->lease_ns / 1e9, .fail_static_rate = fail_static_rate(d->o),
-		.heartbeat_gap_s = d->heartbeat_gap_s, .lease_expiries = d->lease_expiries });
+		.heartbeat_gap_s = d->heartbeat_gap_s, .lease_expiries = d->lease_expiries,
+		.nr_port_limits = d->nr_port_limits, .limit_port = d->limit_port,
+		.limit_rate = d->limit_rate,
+		.port_counts = d->have_port_counts ? d->port_counts : NULL });
 }
 
 static int write_rates(struct daemon *d)
@@ -392,6 +407,106 @@ static int save_controller(struct daemon *d)
 	if (err)
 		log_err("write controller state: %s", strerror(-err));
 	return err;
+}
+
+static void port_warn(struct daemon *d, const char *step, int err)
+{
+	if (!err || d->port_warned)
+		return;
+	log_warn("port limits: %s: %s; the ports' own limits may not be what shedd decided",
+		 step, strerror(-err));
+	d->port_warned = true;
+}
+
+/* The ports in trouble of their own, said once when a limit is added and
+ * once when it is removed. */
+static void port_tell(const struct daemon *d, const struct signal_report *r)
+{
+	const struct port_limit_state *s = &d->pls;
+	int i, k, j;
+
+	for (k = 0; k < s->nr_events; k++) {
+		const struct port_trouble *t = NULL;
+		const struct port_limit_entry *e = NULL;
+		char others[128] = "";
+		int off = 0;
+
+		for (i = 0; i < r->listeners.nr_ports; i++)
+			if (r->listeners.ports[i].port == s->ev_port[k])
+				t = &r->listeners.ports[i];
+		for (i = 0; i < s->n; i++)
+			if (s->e[i].port == s->ev_port[k])
+				e = &s->e[i];
+		for (j = 0; j < r->accepting.n && off < (int)sizeof(others) - 8; j++)
+			if (r->accepting.port[j] != s->ev_port[k])
+				off += snprintf(others + off, sizeof(others) - (size_t)off, "%s%u",
+						off ? "," : "", r->accepting.port[j]);
+		switch (s->ev[k]) {
+		case PORT_LIMIT_ADDED:
+			log_iface(LOG_WARNING, d->o->iface, "port %u: every listener in trouble "
+				  "(listeners: %d, accept queue %llu/%llu) while port %s accepts: "
+				  "its own trouble, not the service's overload; its SYNs are limited "
+				  "to %.0f/s at XDP (it accepted %.1f/s), the other ports keep their "
+				  "admissions", s->ev_port[k], t ? t->listeners : 0,
+				  t ? (unsigned long long)t->depth : 0ULL,
+				  t ? (unsigned long long)t->backlog : 0ULL, others[0] ? others : "?",
+				  e ? e->rate : 0, e ? e->accept_rate : 0);
+			break;
+		case PORT_LIMIT_REMOVED:
+			log_iface(LOG_NOTICE, d->o->iface, "port %u accepts again: its own limit "
+				  "is removed", s->ev_port[k]);
+			break;
+		case PORT_LIMIT_FULL:
+			log_iface(LOG_WARNING, d->o->iface, "port %u: in trouble of its own, but "
+				  "%d ports have a limit of their own already: its SYNs go to their "
+				  "class as before", s->ev_port[k], MAX_PORT_LIMITS);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* One tick of the ports' own limits (port_limit.h) and their maps: the
+ * removed deleted, the added given their slot, the changed republished;
+ * the flag of settings_cur on while any port is limited. */
+static void port_tick(struct daemon *d, const struct signal_report *r, __u64 now, __u64 dt_ns)
+{
+	struct port_limit_input in = {
+		.v = r->have_listen_drops ? &r->listeners : NULL,
+		.accepts = r->port_accepts,
+		.nr_accepts = r->nr_port_accepts,
+		.dt_ns = dt_ns,
+		.service_limit = d->ts.limit,
+	};
+	bool was = d->nr_port_limits > 0;
+	int i, k;
+
+	port_limit_update(&d->plp, &d->pls, &in);
+	for (k = 0; k < d->pls.nr_removed; k++)
+		port_warn(d, "delete a port's limit", port_maps_del(&d->l, d->pls.removed[k]));
+	d->nr_port_limits = 0;
+	for (i = 0; i < d->pls.n; i++) {
+		const struct port_limit_entry *e = &d->pls.e[i];
+		bool added = false;
+
+		if (!e->active)
+			continue;
+		for (k = 0; k < d->pls.nr_events; k++)
+			added |= d->pls.ev_port[k] == e->port && d->pls.ev[k] == PORT_LIMIT_ADDED;
+		if (added)
+			port_warn(d, "add a port's limit", port_maps_add(&d->l, e, now));
+		else if (e->changed)
+			port_warn(d, "write a port's limit", port_maps_set(&d->l, e, now));
+		if (d->nr_port_limits < MAX_PORT_LIMITS) {
+			d->limit_port[d->nr_port_limits] = e->port;
+			d->limit_rate[d->nr_port_limits++] = e->rate;
+		}
+	}
+	if ((d->nr_port_limits > 0) != was)
+		port_warn(d, "flag the port limits", port_maps_flag(&d->l, d->nr_port_limits > 0));
+	port_tell(d, r);
+	d->have_port_counts = !port_maps_read(&d->l, d->port_counts);
 }
 
 /* Keep a second's worth of signals for the status line. */
@@ -544,6 +659,19 @@ static size_t signals_format(char *buf, size_t len, const struct daemon *d, doub
 		off += snprintf(buf + off, len - (size_t)off, "stuck_listeners=%d/%d "
 				"stuck_overflows=%llu ", s->listeners.stuck, s->listeners.judged,
 				(unsigned long long)s->listeners.stuck_overflows);
+	if (s->have_listen_drops && s->listeners.ports_own)
+		off += snprintf(buf + off, len - (size_t)off, "own_trouble_ports=%d ",
+				s->listeners.ports_own);
+	if (d->nr_port_limits) {
+		int i;
+
+		off += snprintf(buf + off, len - (size_t)off, "port_limits=");
+		for (i = 0; i < d->nr_port_limits && off >= 0 && (size_t)off < len; i++)
+			off += snprintf(buf + off, len - (size_t)off, "%s%u:%.0f/s", i ? "," : "",
+					d->limit_port[i], d->limit_rate[i]);
+		if (off >= 0 && (size_t)off < len)
+			off += snprintf(buf + off, len - (size_t)off, " ");
+	}
 	if (s->have_latency && off >= 0 && (size_t)off < len)
 		off += (int)status_latency_format(buf + off, len - (size_t)off, s);
 	return off < 0 ? 0 : (size_t)off < len ? (size_t)off : len - 1;
@@ -642,6 +770,7 @@ static int tick(struct daemon *d)
 	if ((err = write_rates(d)) || (err = write_lease(d)) || (err = save_controller(d)))
 		return err;
 	fair_tick(d, now, (double)in.dt_ns / 1e9);
+	port_tick(d, &r, now, in.dt_ns);
 	publish_metrics(d, &r);
 
 	/* The status line: logged every --status-interval (never with 0); its
@@ -936,6 +1065,11 @@ static int run(struct shedd_options *o)
 	if ((err = tx_start(&d)) || (err = tunnels_start(&d)) || (err = loader_configure(&d.l, o)) ||
 	    (err = prefixes_apply_manual(&d.l)))
 		goto out;
+	/* The ports' own limits are judged again from the first ticks: a
+	 * limit a shedd before this one left is no evidence of now. */
+	port_limit_defaults(&d.plp);
+	port_limit_init(&d.pls);
+	port_warn(&d, "clear the ports' limits", port_maps_clear(&d.l));
 	ctl_read_cmd(&d.ctl, &d.l, o->iface);
 	ctl_pin_start(&d.tp, &d.ts, &d.ctl.cmd);
 	if ((err = loader_read_stats(&d.l, d.prev))) {

@@ -239,6 +239,21 @@ int metrics_tick(struct metrics *m, struct loader *l, const struct metrics_tick 
 			n->told = v->told;
 			memcpy(n->stuck_id, v->stuck_id, sizeof(n->stuck_id));
 			n->stuck_overflows += v->stuck_overflows;
+			n->ports_own = v->ports_own;
+			n->port_overflows += v->port_overflows;
+		}
+	}
+	n->nr_port_limits = t->nr_port_limits < MAX_PORT_LIMITS ? t->nr_port_limits
+								  : MAX_PORT_LIMITS;
+	for (i = 0; i < n->nr_port_limits; i++) {
+		n->limit_port[i] = t->limit_port[i];
+		n->limit_rate[i] = t->limit_rate[i];
+	}
+	if (t->port_counts) {
+		n->port_limit_syn = n->port_limit_shed = 0;
+		for (i = 0; i < MAX_PORT_LIMITS; i++) {
+			n->port_limit_syn += t->port_counts[i].syn;
+			n->port_limit_shed += t->port_counts[i].shed;
 		}
 	}
 	stats_sum(t->percpu, t->ncpus, &n->stats);

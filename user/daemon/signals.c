@@ -445,7 +445,8 @@ static int open_sojourn(struct signals *s, const struct shedd_options *o)
 	s->percpu = calloc((size_t)s->ncpus, sizeof(*s->percpu));
 	s->percpu_bk = calloc((size_t)s->ncpus, sizeof(*s->percpu_bk));
 	s->zero = calloc((size_t)s->ncpus, sizeof(*s->zero));
-	return s->percpu && s->percpu_bk && s->zero ? 0 : -ENOMEM;
+	s->acc_percpu = calloc((size_t)s->ncpus, sizeof(*s->acc_percpu));
+	return s->percpu && s->percpu_bk && s->zero && s->acc_percpu ? 0 : -ENOMEM;
 }
 
 void signals_set_ports(struct signals *s, const __u16 *ports, int nr)
@@ -572,6 +573,51 @@ static void read_sojourn(struct signals *s, struct signal_report *r)
 	r->backend_completed = bk_established;
 }
 
+/* The accepts of each port since the last read (sj_accepts, per CPU,
+ * never reset), and the ports that accepted lately. */
+static void read_port_accepts(struct signals *s, struct signal_report *r)
+{
+	int fd, i, k, c;
+	__u16 key, next;
+	bool first = true;
+
+	s->reads++;
+	if (!s->skel || !s->acc_percpu)
+		return;
+	fd = bpf_map__fd(s->skel->maps.sj_accepts);
+	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
+		__u64 total = 0, d;
+
+		first = false;
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, s->acc_percpu))
+			continue;
+		for (c = 0; c < s->ncpus; c++)
+			total += s->acc_percpu[c];
+		for (k = 0; k < s->nr_acc && s->acc_port[k] != key; k++)
+			;
+		if (k == s->nr_acc) {
+			if (k == PORTS_ACCEPTING)
+				continue;
+			s->acc_port[k] = key;
+			s->acc_total[k] = 0;
+			s->acc_read[k] = 0;
+			s->nr_acc++;
+		}
+		d = total >= s->acc_total[k] ? total - s->acc_total[k] : 0;
+		s->acc_total[k] = total;
+		if (!d)
+			continue;
+		s->acc_read[k] = s->reads;
+		if (r->nr_port_accepts < PORTS_ACCEPTING)
+			r->port_accepts[r->nr_port_accepts++] = (struct port_count){ key, d };
+	}
+	r->have_port_accepts = true;
+	for (i = 0; i < s->nr_acc; i++)
+		if (s->acc_read[i] && s->reads - s->acc_read[i] < PORT_ACCEPT_TICKS)
+			r->accepting.port[r->accepting.n++] = s->acc_port[i];
+}
+
 static void read_latency(struct signals *s, struct signal_report *r)
 {
 	int i;
@@ -662,8 +708,9 @@ static void read_listeners(struct signals *s, struct signal_report *r, bool over
 	}
 	if (!s->have_lt_prev)
 		s->lt_prev->n = 0;
-	listeners_judge(s->lt_prev, s->lt_cur, 1 + s->nr_backend_ports, s->depth_frac,
-			overflows_moved, &v);
+	/* Port by port only where the accepts of each port are counted. */
+	listeners_judge_ports(s->lt_prev, s->lt_cur, 1 + s->nr_backend_ports, s->depth_frac,
+			      overflows_moved, r->have_port_accepts ? &r->accepting : NULL, &v);
 	listeners_report(r, &v, 1 + s->nr_backend_ports);
 	r->have_listen_drops = s->have_lt_prev;
 	if (!r->have_listen_drops)
@@ -701,6 +748,7 @@ void signals_read(struct signals *s, struct signal_report *r)
 
 	memset(r, 0, sizeof(*r));
 	read_sojourn(s, r);
+	read_port_accepts(s, r);
 	if (s->diag_fd >= 0 && s->lt_cur) {
 		s->lt_cur->n = 0;
 		r->have_depth = diag_family(s, AF_INET) == 0 && diag_family(s, AF_INET6) == 0;
@@ -752,6 +800,8 @@ void signals_close(struct signals *s)
 	free(s->lt_prev);
 	free(s->lt_cur);
 	s->lt_prev = s->lt_cur = NULL;
+	free(s->acc_percpu);
+	s->acc_percpu = NULL;
 }
 
 bool signals_have_delay(const struct signals *s)

@@ -59,7 +59,20 @@ struct signals {
 	/* stuck listeners said in the log, to say when they accept again */
 	int told;
 	struct listener_id told_id[LISTENERS_TOLD];
+	/* accepts port by port (the probes' sj_accepts): each port's total
+	 * at the last read, and the last read it grew at */
+	__u64 reads;
+	int nr_acc;
+	__u16 acc_port[PORTS_ACCEPTING];
+	__u64 acc_total[PORTS_ACCEPTING];
+	__u64 acc_read[PORTS_ACCEPTING];
+	__u64 *acc_percpu; /* ncpus */
 };
+
+/* A port accepts while it accepted a connection within this many ticks
+ * (a second at the default tick): a port served at a few connections a
+ * second is not taken for idle between two of them. */
+#define PORT_ACCEPT_TICKS 10
 
 /* Open every source; failures are reported on stderr and leave that source
  * out. Must run inside the protected network namespace. */

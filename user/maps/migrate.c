@@ -34,7 +34,7 @@
 #include "settings.h"
 #include "shedd.skel.h"
 
-#define MIGRATE_MAX_MAPS 40
+#define MIGRATE_MAX_MAPS 48
 
 struct migrate_map {
 	const struct layout_map *m;

@@ -39,7 +39,8 @@ static const char *const pinned_names[] = {
 	"handoff_stats", "handoff", "ctl_cmd", "manual_v4", "manual_v6", "daemon_stats",
 	"cookie_sent", "layout", "settings_cur", "flow_key", "broadcast", "tun_config",
 	"tun_local", "tun_stats", "port_set", "fair_cells", "fair_config", "fair_heavy",
-	"fair_stats", "sysctls", "layout_compat", "lease",
+	"fair_stats", "sysctls", "layout_compat", "lease", "port_limit", "port_reserve",
+	"port_buckets",
 	/* Pinned by older shedd, removed with the rest (fair_sketch: the
 	 * sketch of 1024 cells a row of layout versions 5 and 6, left for
 	 * them should they adopt these pins again). */

@@ -28,14 +28,20 @@ void settings_wait_readers(void)
 		close(inner);
 }
 
-static __u32 slot_in_use(int cur_fd)
+/* settings_cur whole: the entry in use and the flags beside it. */
+static __u32 cur_word(int cur_fd)
 {
 	__u32 zero = 0, cur = 0;
 
-	/* A map never written reads 0: the first entry. */
+	/* A map never written reads 0: the first entry, no flag. */
 	if (bpf_map_lookup_elem(cur_fd, &zero, &cur))
 		cur = 0;
-	return cur & 1;
+	return cur;
+}
+
+static __u32 slot_in_use(int cur_fd)
+{
+	return cur_word(cur_fd) & SHEDD_CUR_SLOT;
 }
 
 int settings_read(int slots_fd, int cur_fd, struct shedd_config *cfg)
@@ -49,11 +55,26 @@ int settings_read(int slots_fd, int cur_fd, struct shedd_config *cfg)
 
 int settings_publish(int slots_fd, int cur_fd, const struct shedd_config *cfg)
 {
-	__u32 zero = 0, next = slot_in_use(cur_fd) ^ 1;
+	__u32 zero = 0, word = cur_word(cur_fd), next = (word & SHEDD_CUR_SLOT) ^ 1;
+	__u32 cur = (word & ~SHEDD_CUR_SLOT) | next; /* the flags kept */
 
 	settings_wait_readers();
 	if (bpf_map_update_elem(slots_fd, &next, cfg, BPF_ANY) ||
-	    bpf_map_update_elem(cur_fd, &zero, &next, BPF_ANY))
+	    bpf_map_update_elem(cur_fd, &zero, &cur, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+__u32 settings_flags(int cur_fd)
+{
+	return cur_word(cur_fd) & ~SHEDD_CUR_SLOT;
+}
+
+int settings_set_flags(int cur_fd, __u32 flags)
+{
+	__u32 zero = 0, cur = slot_in_use(cur_fd) | (flags & ~SHEDD_CUR_SLOT);
+
+	if (bpf_map_update_elem(cur_fd, &zero, &cur, BPF_ANY))
 		return -errno;
 	return 0;
 }

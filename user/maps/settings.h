@@ -26,6 +26,17 @@ int settings_read(int slots_fd, int cur_fd, struct shedd_config *cfg);
  */
 int settings_publish(int slots_fd, int cur_fd, const struct shedd_config *cfg);
 
+/* The flags of settings_cur beside the index (SHEDD_CUR_PORT_LIMITS). */
+__u32 settings_flags(int cur_fd);
+
+/*
+ * settings_set_flags() - set the flags of settings_cur to @flags, the
+ * index kept: the daemon is its only writer, so the word is read and
+ * written whole. A program reads the flag with the index, per packet.
+ * Return: 0, or a negative errno.
+ */
+int settings_set_flags(int cur_fd, __u32 flags);
+
 /*
  * settings_wait_readers() - return once every BPF program run that began
  * before the call has ended: an update of a map-in-map waits for an RCU
