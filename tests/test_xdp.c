@@ -5277,6 +5277,10 @@ static void test_stack_headroom(void **state)
 	chain = frame_round(depth[0]) + deepest;
 	print_message("stack: entry %u, deepest callee with what it calls %u: %u of %u bytes\n",
 		      depth[0], deepest, chain, STACK_LIMIT);
+	/* The verifier's work on this kernel, for headroom on older ones. */
+	p = strstr(log, "processed ");
+	if (p)
+		print_message("verifier: %.*s\n", (int)strcspn(p, "\n"), p);
 	for (i = 0; i < n; i++)
 		print_message("  %s %u\n", names[i] ? names[i] : "?", depth[i]);
 	shedd_bpf__destroy(s);
