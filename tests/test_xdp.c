@@ -4373,6 +4373,7 @@ static void test_parsers_agree(void **state)
 		unsigned int ip_opt_len;
 		int nr_ext;
 		__u8 ext[PKT_MAX_EXT];
+		unsigned int ext_len[PKT_MAX_EXT];
 		__u16 frag;
 		int unjudged; /* a later fragment or a chain past the walk */
 		int first_frag; /* judged at XDP, left to the kernel at tc */
@@ -4392,6 +4393,8 @@ static void test_parsers_agree(void **state)
 			   IPPROTO_DSTOPTS, IPPROTO_DSTOPTS } },
 		{ "IPv6, seven headers", 1, .nr_ext = 7,
 		  .ext = { 60, 60, 60, 60, 60, 60, 60 }, .unjudged = 1 },
+		{ "IPv6, 552-byte chain", 1, CHAIN_552 },
+		{ "IPv6, 2608-byte chain", 1, CHAIN_2608 },
 		{ "IPv6 atomic fragment", 1, .nr_ext = 1, .ext = { IPPROTO_FRAGMENT } },
 		{ "IPv6 first fragment", 1, .nr_ext = 1, .ext = { IPPROTO_FRAGMENT },
 		  .frag = PKT_IP6_MF, .first_frag = 1 },
@@ -4438,6 +4441,7 @@ static void test_parsers_agree(void **state)
 				int want, want_tc, xdp;
 
 				memcpy(spec.ext, l3s[l].ext, sizeof(spec.ext));
+				memcpy(spec.ext_len, l3s[l].ext_len, sizeof(spec.ext_len));
 				snprintf(name, sizeof(name), "%s %s %s", tags[t].what, l3s[l].what,
 					 segs[g].what);
 				pkt_build(&p, &spec);
