@@ -114,8 +114,9 @@ __noinline int shedd_fair(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u64 
 	int family, over = 0;
 	__u64 now, hs[FAIR_LEVELS];
 
-	if (cls >= SHEDD_NR_CLASSES || !lens_bound(&l2_len, &l3_len))
+	if (cls >= SHEDD_NR_CLASSES)
 		return 0;
+	lens_bound(&l2_len, &l3_len);
 	fc = fair_of(cls);
 	st = bpf_map_lookup_elem(&fair_stats, &cls);
 	if (!fc || !st)

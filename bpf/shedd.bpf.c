@@ -285,8 +285,9 @@ __noinline int shedd_refuse(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len,
 
 	cfg = settings_again();
 	st = bpf_map_lookup_elem(&stats, &zero);
-	if (!cfg || !st || !lens_bound(&l2_len, &l3_len) || l4_len > 0xffff)
+	if (!cfg || !st || l4_len > 0xffff)
 		return XDP_DROP;
+	lens_bound(&l2_len, &l3_len);
 	p.eth = data;
 	if ((void *)(p.eth + 1) > data_end)
 		return XDP_DROP;
@@ -497,8 +498,11 @@ int shedd_xdp(struct xdp_md *ctx)
 		return refuse_counted(st, ret);
 	if (ret != PARSE_OK)
 		return pass_counted(st, ret);
+	/* The one guard of the header lengths the global functions below
+	 * take: a parse they could not follow is refused, never passed
+	 * (none is: they take whatever the parser accepts). */
 	if (pkt_unpack(m, (void *)(long)ctx->data, data_end, &p))
-		return pass_counted(st, PARSE_MALFORMED);
+		return refuse_counted(st, PARSE_TOO_DEEP);
 	/* Established traffic always passes: only a pure SYN opens work, and
 	 * in a verified class the ACK that ends a cookie handshake (a first
 	 * fragment too: the kernel reassembles it, and its fixed TCP header

@@ -74,8 +74,8 @@ __noinline int shedd_syn_csum(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __
 	__s64 sum;
 	__u16 check;
 
-	if (!lens_bound(&l2_len, &l3_len) || l4_len < sizeof(struct tcphdr) ||
-	    l4_len > CSUM_MAX_SEG)
+	lens_bound(&l2_len, &l3_len);
+	if (l4_len < sizeof(struct tcphdr) || l4_len > CSUM_MAX_SEG)
 		return CSUM_UNCHECKED;
 	sc = bpf_map_lookup_elem(&csum_scratch, &zero);
 	if (!sc)
@@ -155,8 +155,9 @@ __noinline int shedd_syn_csum(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __
 /* Verdicts of shedd_src_route(). */
 enum src_verdict {
 	SRC_OK = 0,        /* routed back through the interface it came in on */
-	SRC_FAILED = 1,    /* no route back, a local or broadcast source, or
-			    * one through another interface */
+	SRC_FAILED = 1,    /* no route back, a local or broadcast source, one
+			    * through another interface, or headers it
+			    * cannot read */
 	SRC_UNCHECKED = 2, /* the kernel could not look it up (forwarding off
 			    * on the interface, or an error) */
 };
@@ -180,16 +181,17 @@ __noinline int shedd_src_route(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, _
 	__u32 ifindex = ctx->ingress_ifindex;
 	long rc;
 
-	if (!lens_bound(&l2_len, &l3_len))
-		return SRC_UNCHECKED;
+	/* Headers it cannot read are no check: the SYN is judged as the
+	 * default class (SRC_FAILED), never left the class it claims. */
+	lens_bound(&l2_len, &l3_len);
 	if (flags & CK_V6) {
 		struct ipv6hdr *ip6 = data + l2_len;
 
 		if ((void *)(ip6 + 1) > data_end)
-			return SRC_UNCHECKED;
+			return SRC_FAILED;
 		tcp = (void *)ip6 + l3_len;
 		if ((void *)(tcp + 1) > data_end)
-			return SRC_UNCHECKED;
+			return SRC_FAILED;
 		fl.family = 10; /* AF_INET6 */
 		__builtin_memcpy(fl.ipv6_src, &ip6->daddr, 16);
 		__builtin_memcpy(fl.ipv6_dst, &ip6->saddr, 16);
@@ -199,10 +201,10 @@ __noinline int shedd_src_route(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, _
 		struct iphdr *ip = data + l2_len;
 
 		if ((void *)(ip + 1) > data_end)
-			return SRC_UNCHECKED;
+			return SRC_FAILED;
 		tcp = (void *)ip + l3_len;
 		if ((void *)(tcp + 1) > data_end)
-			return SRC_UNCHECKED;
+			return SRC_FAILED;
 		fl.family = 2; /* AF_INET */
 		fl.ipv4_src = ip->daddr;
 		fl.ipv4_dst = ip->saddr;

@@ -31,20 +31,16 @@
  * at most 64 KiB less 1. */
 #define SYNACK_WINDOW 65535U
 #define SYNACK_SPACE 65536U
-/* Longest IP header with options or IPv6 chain we answer a SYN behind;
- * the reply drops them all. */
-#define MAX_L3_LEN 512
-#define MAX_L2_LEN (14 + 4 * MAX_VLAN_TAGS)
-
-/* Masks of the same bounds, for lens_bound(). */
-#define MAX_L2_MASK 63
-#define MAX_L3_MASK 1023
-_Static_assert(MAX_L2_LEN <= MAX_L2_MASK && MAX_L3_LEN <= MAX_L3_MASK, "masks cover the bounds");
-
 /*
- * lens_bound() - check the header offsets a global function was given.
- * Return: 1, with *@l2_len and *@l3_len within MAX_L2_LEN and MAX_L3_LEN
- * for the verifier too, or 0 if they are not.
+ * lens_bound() - bound the header offsets a global function was given to
+ * what the parser gives (PARSE_MAX_L2_MASK, PARSE_MAX_L3_MASK: Ethernet
+ * and every VLAN tag walked, IPv6 and MAX_IPV6_EXT_HDRS headers of 2 KiB),
+ * for the verifier. It cannot fail: every function takes every header
+ * length the parser accepts. The one guard is pkt_unpack() (and
+ * tun_unpack() in a tunnel), which refuses a parse outside those bounds
+ * before any function is called; a function that cannot read a header it
+ * was given still answers the way that charges or refuses, never "nothing
+ * to see".
  *
  * A global function's arguments are unknown scalars. clang spills them at
  * entry and checks a copy; Debian 12's verifiers do not carry a bound
@@ -53,17 +49,14 @@ _Static_assert(MAX_L2_LEN <= MAX_L2_MASK && MAX_L3_LEN <= MAX_L3_MASK, "masks co
  * verifier_bound() bounds the value itself, and a bounded value keeps its
  * bound through a spill on every kernel.
  */
-static __always_inline int lens_bound(__u64 *l2_len, __u64 *l3_len)
+static __always_inline void lens_bound(__u64 *l2_len, __u64 *l3_len)
 {
 	__u64 l2 = *l2_len, l3 = *l3_len;
 
-	if (l2 > MAX_L2_LEN || l3 > MAX_L3_LEN)
-		return 0;
-	verifier_bound(l2, MAX_L2_MASK);
-	verifier_bound(l3, MAX_L3_MASK);
+	verifier_bound(l2, PARSE_MAX_L2_MASK);
+	verifier_bound(l3, PARSE_MAX_L3_MASK);
 	*l2_len = l2;
 	*l3_len = l3;
-	return 1;
 }
 
 /* flags of shedd_syncookie_reply() and shedd_cookie_check(). */
@@ -126,8 +119,7 @@ __noinline int shedd_refresh(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u
 	__u64 now;
 	int ok = 0;
 
-	if (!lens_bound(&l2_len, &l3_len))
-		return 0;
+	lens_bound(&l2_len, &l3_len);
 	pt = data + l2_len + l3_len;
 	if ((void *)(pt + 1) > data_end)
 		return 0;
@@ -284,8 +276,9 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 
 	cfg = settings_again();
 	sc = bpf_map_lookup_elem(&reply_scratch, &zero);
-	if (!cfg || !sc || !lens_bound(&l2_len, &l3_len) || nr_vlans > MAX_VLAN_TAGS)
+	if (!cfg || !sc || nr_vlans > MAX_VLAN_TAGS)
 		return -1;
+	lens_bound(&l2_len, &l3_len);
 	/* What is built field by field starts from zeros; the rest is
 	 * loaded or copied whole before it is read. */
 	__builtin_memset(&sc->s, 0, sizeof(sc->s));
@@ -612,8 +605,7 @@ static __always_inline int ctx_tuple(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 	void *data_end = (void *)(long)ctx->data_end;
 	struct tcphdr *tcp;
 
-	if (!lens_bound(&l2_len, &l3_len))
-		return 0;
+	lens_bound(&l2_len, &l3_len);
 	if (flags & CK_V6) {
 		struct ipv6hdr *ip6 = data + l2_len;
 
@@ -696,7 +688,10 @@ static __always_inline int tuple_local(struct xdp_md *ctx, const struct bpf_sock
 		fib.ipv4_dst = t->ipv4.daddr;
 	}
 	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), 0);
-	return rc == BPF_FIB_LKUP_RET_NOT_FWDED || rc == BPF_FIB_LKUP_RET_FWD_DISABLED;
+	/* A lookup that cannot finish (an error) is taken as local too: the
+	 * SYN is then answered with a cookie and charged when proven, never
+	 * passed uncharged. */
+	return rc < 0 || rc == BPF_FIB_LKUP_RET_NOT_FWDED || rc == BPF_FIB_LKUP_RET_FWD_DISABLED;
 }
 
 /**
@@ -728,8 +723,10 @@ __noinline int shedd_syn_sock(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __
 	__u32 tlen;
 	int wildcard;
 
+	/* Headers the parser found and we cannot read: not a SYN to pass
+	 * uncharged, nor one to answer. */
 	if (!ctx_tuple(ctx, l2_len, l3_len, flags, &t, &tlen))
-		return SYN_NO_LISTENER;
+		return SYN_BUSY;
 	sk = tuple_sock(ctx, &t, tlen);
 	if (!sk)
 		return SYN_NO_LISTENER;

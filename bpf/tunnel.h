@@ -310,7 +310,15 @@ static __always_inline int tun_proto(__u8 proto)
  * (parsing.h), but with the inner IP header's offset in the frame where a
  * frame's parse has l2_len. */
 #define TUN_PARSE_FRAG 0x100U /* @how: an outer first fragment */
-#define TUN_L3_MASK 0x3ff     /* the inner IP header lies within 1 KiB */
+/* The inner IP header lies within 16 KiB: behind the longest outer headers
+ * the parser accepts (Ethernet and its tags, IPv6 and MAX_IPV6_EXT_HDRS
+ * headers of 2 KiB), the longest tunnel header (UDP and Geneve with 252
+ * bytes of options) and the inner Ethernet header and tags; its own chain
+ * then ends below 64 KiB, the verifier's bound on a packet offset. */
+#define TUN_L3_MASK 0x3fff
+_Static_assert(PARSE_MAX_L2_MASK + 40 + 2048 * MAX_IPV6_EXT_HDRS + 8 + 8 + 252 +
+	       PARSE_MAX_L2_MASK <= TUN_L3_MASK, "the inner IP header within its mask");
+_Static_assert(TUN_L3_MASK + PARSE_MAX_L3_MASK + 60 < 0xffff, "the inner TCP header within 64 KiB");
 
 /*
  * shedd_parse_inner() - parse the inner packet at @off of the frame, as
@@ -329,8 +337,10 @@ __noinline __u64 shedd_parse_inner(struct xdp_md *ctx, __u64 off, __u64 how)
 	__u64 byte, l3off;
 	int ret = PARSE_OK;
 
+	/* Past the mask (never, behind headers the parser accepts): a
+	 * packet we cannot follow is refused, never passed. */
 	if (off > TUN_L3_MASK)
-		return PARSE_MALFORMED;
+		return PARSE_TOO_DEEP;
 	verifier_bound(off, TUN_L3_MASK);
 	c.pos = data + off;
 	c.end = data_end;
@@ -358,7 +368,7 @@ __noinline __u64 shedd_parse_inner(struct xdp_md *ctx, __u64 off, __u64 how)
 		return (__u64)ret;
 	l3off = (__u64)((void *)in.l3 - data);
 	if (l3off > TUN_L3_MASK)
-		return PARSE_MALFORMED;
+		return PARSE_TOO_DEEP;
 	return (__u64)ret | (in.l3_proto == ETH_P_IPV6 ? PM_V6 : 0) |
 	       (in.first_frag ? PM_FIRST_FRAG : 0) | byte << 8 | l3off << 16 |
 	       ((__u64)in.l3_len << 32) | ((__u64)in.l4_len << 48);
@@ -433,8 +443,9 @@ __noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u6
 	cfg = settings_begin();
 	st = bpf_map_lookup_elem(&stats, &zero);
 	ts = bpf_map_lookup_elem(&tun_stats, &zero);
-	if (!cfg || !st || !ts || !lens_bound(&l2_len, &l3_len))
+	if (!cfg || !st || !ts)
 		return TUN_NOT_OURS;
+	lens_bound(&l2_len, &l3_len);
 	l3 = data + l2_len;
 	l4 = l3 + l3_len;
 	kind = tun_ends_here(tc, v6, proto, l4, data_end);
@@ -538,8 +549,9 @@ __noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u6
 		 * header is junk the kernel drops; not passed unjudged. */
 		if (frag && PM_L4(m) < TCP_MIN_HLEN)
 			break;
+		/* Headers the parser found and we cannot follow: refused. */
 		if (tun_unpack(m, data, data_end, &in))
-			return pass_counted(st, PARSE_MALFORMED);
+			break;
 		return tun_judge(cfg, st, ts, &in, data_end);
 	case PARSE_NON_TCP:
 	case PARSE_FRAGMENT:
@@ -547,9 +559,11 @@ __noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u6
 		 * than one level, refused. */
 		in_l3off = PM_L2(m);
 		in_l3_len = PM_L3(m);
-		if (PM_BYTE(m) && in_l3off <= TUN_L3_MASK && in_l3_len <= MAX_L3_LEN) {
+		if (PM_BYTE(m)) {
+			if (in_l3off > TUN_L3_MASK || in_l3_len > PARSE_MAX_L3_MASK)
+				break;
 			verifier_bound(in_l3off, TUN_L3_MASK);
-			verifier_bound(in_l3_len, MAX_L3_MASK);
+			verifier_bound(in_l3_len, PARSE_MAX_L3_MASK);
 			if (tun_ends_here(tc, (m & PM_V6) != 0, PM_BYTE(m),
 					  data + in_l3off + in_l3_len, data_end))
 				break;

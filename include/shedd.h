@@ -289,7 +289,8 @@ struct shedd_stats {
 			       * connection not made yet: passed, no token */
 	__u64 syn_tuple_busy; /* SYNs of a verified class whose 4-tuple a
 			       * socket holds (TIME_WAIT, a request, a
-			       * connection): no cookie, judged as unverified */
+			       * connection), or whose headers the lookup
+			       * cannot read: no cookie, judged as unverified */
 	__u64 syn_no_listener; /* SYNs of a verified class to a port without a
 				* listener: no cookie, passed to the kernel,
 				* which refuses them with a RST (within the
@@ -308,7 +309,8 @@ struct shedd_stats {
 			       * kernel drops: dropped, no token, no answer */
 	__u64 src_failed;     /* SYNs of a class above the default whose source
 			       * is not routed back through the interface they
-			       * came in on: judged as the default class */
+			       * came in on, or whose headers the check cannot
+			       * read: judged as the default class */
 	__u64 src_unchecked;  /* SYNs of a class above the default whose route
 			       * the kernel could not look up (forwarding off
 			       * on the interface): verified while shedding */

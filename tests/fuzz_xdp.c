@@ -698,7 +698,12 @@ cut:
 /* The kernel walks the whole chain (ipv6_rcv(), then each header's
  * handler in ip6_protocol_deliver_rcu()); the program walks
  * MAX_IPV6_EXT_HDRS headers, and a longer chain, which it cannot judge,
- * must be refused. */
+ * must be refused. A chain it walks is judged whatever its length (the
+ * generators make headers of up to 2 KiB: skippable options, routing
+ * headers of an unknown type with Segments Left 0, which Linux skips):
+ * nothing behind the parser gives up on a length it accepted, so the
+ * model has no length rule of its own: a SYN behind 2 KiB of headers is
+ * answered, charged, refused, or opened as a tunnel as a SYN behind none. */
 static void ref_ipv6(const __u8 *f, size_t len, size_t off, struct ref *r)
 {
 	struct ref kernel = *r;
@@ -972,6 +977,25 @@ static const __u8 ext_types[] = {
 	IPPROTO_FRAGMENT,
 };
 
+/* A random length for an options or routing header (packets.h's ext_len:
+ * skippable options, a routing header of an unknown type with Segments
+ * Left 0), mostly 0 (the short default), often past the 472 bytes of a
+ * whole chain the functions behind the parser once took, at most 2 KiB;
+ * @room: the bytes the frame has left, taken from. */
+static unsigned int random_ext_len(uint64_t *s, __u8 type, unsigned int *room)
+{
+	unsigned int len;
+
+	if ((type != IPPROTO_HOPOPTS && type != IPPROTO_ROUTING && type != IPPROTO_DSTOPTS) ||
+	    rnd(s, 3))
+		return 0;
+	len = rnd(s, 4) ? 8 * (1 + rnd(s, 80)) : 8 * (1 + rnd(s, 256));
+	if (len + 8 > *room)
+		return 0;
+	*room -= len;
+	return len;
+}
+
 /* The TCP checksum again, after the segment was edited (the program does
  * not check it; the frame should still look right). */
 static void fix_tcp_csum(struct pkt *p, size_t seglen)
@@ -1068,9 +1092,15 @@ static void random_frame(uint64_t *s, struct pkt *p)
 		}
 		spec.daddr = v6_dests[rnd(s, ARRAY_SIZE(v6_dests))];
 		if (rnd(s, 2)) {
+			/* Room for the rest of the frame (the longest TCP
+			 * header and data, 8 default headers, 12 tags). */
+			unsigned int room = PKT_MAX - 500;
+
 			spec.nr_ext = 1 + rnd(s, PKT_MAX_EXT);
-			for (i = 0; i < (unsigned int)spec.nr_ext; i++)
+			for (i = 0; i < (unsigned int)spec.nr_ext; i++) {
 				spec.ext[i] = ext_types[rnd(s, ARRAY_SIZE(ext_types))];
+				spec.ext_len[i] = random_ext_len(s, spec.ext[i], &room);
+			}
 		}
 		k = rnd(s, 100);
 		spec.frag = k < 30 ? 0 : k < 60 ? PKT_IP6_MF : k < 70 ? 1 << 3 | PKT_IP6_MF :
@@ -1138,6 +1168,16 @@ static void random_tunnel_frame(uint64_t *s, struct pkt *p)
 	k = rnd(s, 100);
 	t.outer_frag = k < 85 ? 0 : k < 95 ? (v6 ? PKT_IP6_MF : PKT_IP_MF) :
 		       (v6 ? 3 << 3 : 3);
+	/* An IPv6 outer chain Linux skips: a routing header of an unknown
+	 * type with Segments Left 0, destination options, of any length up
+	 * to 2 KiB each (the tunnel header and the inner frame below take
+	 * at most 1150 bytes). */
+	if (v6 && rnd(s, 4) == 0) {
+		unsigned int room = PKT_MAX - 1300;
+
+		t.outer_rh_len = random_ext_len(s, IPPROTO_ROUTING, &room);
+		t.outer_do_len = random_ext_len(s, IPPROTO_DSTOPTS, &room);
+	}
 	/* SIT and IP6IP6 carry IPv6; IPIP and IPv4-in-IPv6 IPv4. */
 	if (t.kind == TUNP_SIT || t.kind == TUNP_6IN6)
 		in.l3 = ETH_P_IPV6;
@@ -1153,9 +1193,13 @@ static void random_tunnel_frame(uint64_t *s, struct pkt *p)
 	k = rnd(s, 100);
 	in.frag = k < 85 ? 0 : in.l3 == ETH_P_IP ? (k < 92 ? PKT_IP_MF : PKT_IP_MF | 1) : 0;
 	if (in.l3 == ETH_P_IPV6 && k >= 85 && t.geneve_opt < 252) {
+		unsigned int room = 600;
+
 		in.nr_ext = 1 + rnd(s, 4);
-		for (k = 0; k < (unsigned int)in.nr_ext; k++)
+		for (k = 0; k < (unsigned int)in.nr_ext; k++) {
 			in.ext[k] = ext_types[rnd(s, ARRAY_SIZE(ext_types))];
+			in.ext_len[k] = random_ext_len(s, in.ext[k], &room);
+		}
 		in.frag = rnd(s, 2) ? PKT_IP6_MF : 0;
 	}
 	in.l4 = inner_l4[rnd(s, ARRAY_SIZE(inner_l4))];
@@ -1197,8 +1241,11 @@ static void forged_ack(uint64_t *s, struct pkt *p)
 		spec.saddr = v6_sources[rnd(s, ARRAY_SIZE(v6_sources))];
 		spec.daddr = rnd(s, 4) ? PKT_V6_SERVER : v6_dests[rnd(s, ARRAY_SIZE(v6_dests))];
 		if (rnd(s, 4) == 0) {
+			unsigned int room = PKT_MAX - 500;
+
 			spec.nr_ext = 1;
 			spec.ext[0] = ext_types[rnd(s, 3)];
+			spec.ext_len[0] = random_ext_len(s, spec.ext[0], &room);
 		}
 	}
 	spec.vlans = rnd(s, 4) ? 0 : 1 + (int)rnd(s, MAX_VLAN_TAGS);
@@ -1264,8 +1311,11 @@ static void answer_cookie(uint64_t *s, const struct ring_entry *e, struct pkt *p
 	if (!e->v6 && rnd(s, 4) == 0)
 		spec.ip_opt_len = 4 * rnd(s, 11);
 	if (e->v6 && rnd(s, 4) == 0) {
+		unsigned int room = PKT_MAX - 500;
+
 		spec.nr_ext = 1;
 		spec.ext[0] = ext_types[rnd(s, 3)];
+		spec.ext_len[0] = random_ext_len(s, spec.ext[0], &room);
 	}
 	spec.payload_len = rnd(s, 2) ? 0 : rnd(s, 48);
 	pkt_build(p, &spec);
@@ -1368,6 +1418,9 @@ struct tally {
 	uint64_t frames, mutated, judged, refused, passed, admitted, shed,
 		 rst, rst_limited, rst_refused, frag_judged, violations;
 	uint64_t tunnels, tun_judged, tun_refused; /* tunnels that end here */
+	/* Judged behind more than 512 bytes of IP headers (a chain past 472
+	 * bytes), and of those answered with a cookie or opened as tunnels. */
+	uint64_t long_judged, long_cookies, long_tunnels;
 	/* Verified admission. */
 	uint64_t phases, cookies, cookies_v6, cookies_vlan, cookies_ts, cookies_ws,
 		 cookies_ecn, cookies_shedding, cookie_limited, refreshed,
@@ -1730,6 +1783,10 @@ static const char *expect_syn(const struct frame_ctx *fc, struct ref_state *m,
 	    d[C(c, cookie_sent)])
 		return "a cookie SYN-ACK answered a SYN the kernel would not answer";
 	if (cookie && !r->first_frag && ref_answerable(fc->p->data, r)) {
+		/* The program's lookup ends in one of these for every
+		 * chain the parser accepts; one that could not read the
+		 * headers would be judged as SOCK_ESTABLISHED is, never
+		 * passed as SOCK_NONE (frames here always hold them). */
 		enum ref_sock sock = ref_lookup(r);
 
 		if (sock == SOCK_ESTABLISHED) {
@@ -2169,7 +2226,7 @@ static void fuzz_frames(void **state)
 		struct pkt p;
 		__u64 step = rng_next(&rng) % 2000000; /* up to 2 ms */
 		unsigned int k;
-		int err, synack;
+		int err, synack, long_chain;
 
 		skel->bss->test_clock_ns += step;
 		elapsed_ns += step;
@@ -2205,6 +2262,9 @@ static void fuzz_frames(void **state)
 		ref_model(p.data, p.len, &r);
 		t.tunnels += r.tunnel;
 		t.tun_judged += r.tunnel && r.kind == REF_JUDGE;
+		long_chain = r.kind == REF_JUDGE && r.tcp_off > r.l2 + 512;
+		t.long_judged += long_chain;
+		t.long_tunnels += long_chain && r.tunnel;
 		opts.data_in = p.data;
 		opts.data_size_in = p.len;
 		err = bpf_prog_test_run_opts(fd, &opts);
@@ -2231,6 +2291,7 @@ static void fuzz_frames(void **state)
 			 fc.out_len >= r.l2 + (r.v6 ? 40 : 20) + 20 &&
 			 (out[r.l2 + (r.v6 ? 40 : 20) + 13] & TCP_SYN);
 		pc.cookies += synack;
+		t.long_cookies += synack && long_chain;
 		if (synack && !bad) {
 			/* Keep it to answer if a listener would take the ACK. */
 			if (ref_lookup(&r) == SOCK_LISTENER) {
@@ -2297,6 +2358,8 @@ static void fuzz_frames(void **state)
 	       t.ack_to_kernel, t.syn_tuple_busy);
 	printf("# tunnels opened %" PRIu64 ": inner SYNs judged %" PRIu64 ", refused %" PRIu64 "\n",
 	       t.tunnels, t.tun_judged, t.tun_refused);
+	printf("# behind more than 512 bytes of IP headers: judged %" PRIu64 ", cookies %" PRIu64
+	       ", in tunnels %" PRIu64 "\n", t.long_judged, t.long_cookies, t.long_tunnels);
 	printf("# invariant violations: %" PRIu64 "\n", t.violations);
 	if (t.violations)
 		fail_msg("%" PRIu64 " invariant violations (seed 0x%" PRIx64 ")",
@@ -2304,14 +2367,15 @@ static void fuzz_frames(void **state)
 	/* A run that never exercised a path proves nothing about it. */
 	if (t.frames >= 10000 && (!t.admitted || !t.shed || !t.rst || !t.rst_limited ||
 				  !t.rst_refused || !t.refused || !t.frag_judged ||
-				  !t.tun_judged || !t.tun_refused))
+				  !t.tun_judged || !t.tun_refused || !t.long_judged))
 		fail_msg("the run did not reach every verdict: widen the generator");
 	if (t.frames >= 50000 && (!t.cookies || !t.cookies_v6 || !t.cookies_vlan ||
 				  !t.cookies_ts || !t.cookies_ws || !t.cookies_ecn ||
 				  !t.cookies_shedding || !t.cookie_limited || !t.refreshed ||
 				  !t.acks_no_listener || !t.acks_established ||
 				  !t.ack_invalid || !t.ack_admitted || !t.ack_refused || !t.ack_rst ||
-				  !t.syn_no_listener || !t.ack_to_kernel))
+				  !t.syn_no_listener || !t.ack_to_kernel || !t.long_cookies ||
+				  !t.long_tunnels))
 		fail_msg("the run did not reach every verified path: widen the generator");
 }
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PKT_MAX 512       /* bytes in a crafted frame */
+#define PKT_MAX 3072      /* bytes in a crafted frame: BPF_PROG_TEST_RUN takes 3520 */
 #define PKT_MAX_MARKS 40  /* headers recorded per frame */
 #define PKT_MAX_VLANS 12  /* more than the program walks (8) */
 #define PKT_MAX_EXT 8     /* IPv6 extension headers per frame */
@@ -162,6 +162,12 @@ struct pkt_spec {
 	__u16 frag;        /* IPv4 frag_off, or the IPv6 fragment header's */
 	int nr_ext;        /* IPv6 extension headers, in wire order: */
 	__u8 ext[PKT_MAX_EXT]; /* IPPROTO_HOPOPTS, _ROUTING, _DSTOPTS, _AH, _FRAGMENT */
+	/* Bytes of each options or routing header (a multiple of 8, 8 to
+	 * 2048; 0: the default size below). Options given a length are
+	 * skippable ones (type 0x1e); a routing header given a length
+	 * is of an unknown type (253, RFC 4727's experiment) with Segments
+	 * Left 0, which Linux skips (ipv6_rthdr_rcv()). */
+	unsigned int ext_len[PKT_MAX_EXT];
 	__u8 l4;           /* IPPROTO_TCP (0), IPPROTO_UDP, other: 8 opaque bytes */
 	__u8 flags;        /* TCP flags; always given */
 	__u16 sport;       /* PKT_SPORT */
@@ -349,28 +355,59 @@ static inline void pkt_put_ipv4(struct pkt *p, const struct pkt_spec *s,
 }
 
 /* Sizes: hop-by-hop 8 bytes, destination options 16 (so hdrlen is not
- * always 0), routing 24 (type 2, one address), AH 24, fragment 8. */
+ * always 0), routing 24 (type 2, one address), AH 24, fragment 8; or @len
+ * bytes of skippable options or of a routing header of type 253 (0: the
+ * default). */
 static inline void pkt_put_ipv6_ext(struct pkt *p, __u8 type, __u8 next,
-				    __u16 frag)
+				    __u16 frag, unsigned int len)
 {
+	if (len && (len % 8 || len > 2048 ||
+		    (type != IPPROTO_HOPOPTS && type != IPPROTO_DSTOPTS &&
+		     type != IPPROTO_ROUTING)))
+		pkt_bug("IPv6 extension header length");
 	switch (type) {
 	case IPPROTO_HOPOPTS:
 	case IPPROTO_DSTOPTS: {
-		size_t len = type == IPPROTO_HOPOPTS ? 8 : 16;
-		__u8 *h = pkt_put(p, len, type == IPPROTO_HOPOPTS ?
+		size_t n = len ? len : type == IPPROTO_HOPOPTS ? 8 : 16, i, d;
+		__u8 *h = pkt_put(p, n, type == IPPROTO_HOPOPTS ?
 				  "hop-by-hop options header" :
 				  "destination options header");
 
 		h[0] = next;
-		h[1] = len / 8 - 1;
-		h[2] = 1; /* PadN over the rest */
-		h[3] = len - 4;
+		h[1] = (__u8)(n / 8 - 1);
+		if (!len) {
+			h[2] = 1; /* PadN over the rest */
+			h[3] = (__u8)(n - 4);
+			break;
+		}
+		/* Options of type 0x1e (RFC 3692's experiment; action 00:
+		 * skip it), 255 bytes of data at most each, and Pad1 for a
+		 * last byte: Linux refuses PadN over 7 bytes (ip6_parse_tlv()). */
+		for (i = 2; i < n; i += 2 + d) {
+			if (n - i == 1) {
+				h[i] = 0; /* Pad1 */
+				break;
+			}
+			d = n - i - 2 > 255 ? 255 : n - i - 2;
+			if (n - i - 2 - d == 1)
+				d--;
+			h[i] = 0x1e;
+			h[i + 1] = (__u8)d;
+			memset(h + i + 2, 0x5a, d);
+		}
 		break;
 	}
 	case IPPROTO_ROUTING: {
-		__u8 *h = pkt_put(p, 24, "routing header");
+		__u8 *h = pkt_put(p, len ? len : 24, "routing header");
 
 		h[0] = next;
+		if (len) {
+			h[1] = (__u8)(len / 8 - 1);
+			h[2] = 253; /* a type this host does not know */
+			h[3] = 0;   /* segments left: skipped */
+			memset(h + 4, 0, len - 4);
+			break;
+		}
 		h[1] = 2;
 		h[2] = 2; /* type 2: one home address */
 		h[3] = 0; /* segments left: this is the final destination */
@@ -418,7 +455,7 @@ static inline void pkt_put_ipv6(struct pkt *p, const struct pkt_spec *s,
 	for (i = 0; i < s->nr_ext; i++)
 		pkt_put_ipv6_ext(p, s->ext[i],
 				 i + 1 < s->nr_ext ? s->ext[i + 1] : proto,
-				 s->frag);
+				 s->frag, s->ext_len[i]);
 }
 
 /* With options: what Linux puts in a SYN - MSS 1460, SACK permitted,

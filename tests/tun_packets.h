@@ -58,6 +58,10 @@ struct tun_pkt_spec {
 	__u8 gue_ver;             /* GUE version (0 or 1; 2, 3 undefined) */
 	int gue_control;          /* 1: the C bit (a control message) */
 	unsigned int gue_opt;     /* bytes of optional fields: a multiple of 4, <= 124 */
+	/* IPv6 outer: a routing header of an unknown type (Segments Left 0)
+	 * and destination options of these many bytes each (packets.h's
+	 * ext_len) before the tunnel header, after a Fragment header. */
+	unsigned int outer_rh_len, outer_do_len;
 };
 
 static inline int tun_pkt_fou(enum tun_pkt_kind k)
@@ -145,9 +149,15 @@ static inline void tun_pkt_build(struct pkt *p, const struct tun_pkt_spec *t,
 	p->l4_proto = proto;
 	outer.daddr = t->outer_daddr;
 	outer.frag = t->outer_frag;
-	if (v6 && t->outer_frag) {
-		outer.nr_ext = 1;
-		outer.ext[0] = IPPROTO_FRAGMENT;
+	if (v6 && t->outer_frag)
+		outer.ext[outer.nr_ext++] = IPPROTO_FRAGMENT;
+	if (v6 && t->outer_rh_len) {
+		outer.ext_len[outer.nr_ext] = t->outer_rh_len;
+		outer.ext[outer.nr_ext++] = IPPROTO_ROUTING;
+	}
+	if (v6 && t->outer_do_len) {
+		outer.ext_len[outer.nr_ext] = t->outer_do_len;
+		outer.ext[outer.nr_ext++] = IPPROTO_DSTOPTS;
 	}
 	pkt_put_eth(p, p->l3_proto);
 	p->l3_off = p->len;
