@@ -83,7 +83,7 @@ png_magic() {
 	[ "$(awk -F, 'NR > 1 { print $1 }' "$out/scale-cpus-burst.csv" | sort -nu | tr '\n' ' ')" = "2 16 64 128 " ]
 	[ "$(head -n 1 "$out/scale-cpus-fair.csv")" = "heavy,cpus,rate_per_sec,share_per_sec,light_alone_pct,light_fair_pct,light_nofair_pct,heavy_fair_per_sec,heavy_limit_per_sec,heavy_nofair_per_sec,heavy_fits_per_sec" ]
 	[ "$(awk -F, 'NR > 1' "$out/scale-cpus-fair.csv" | wc -l)" -eq 12 ]
-	[ "$(head -n 1 "$out/scale-sources.csv")" = "sources,fresh_shed_pct,light_ok_fair_pct,light_ok_nofair_pct,heavy_addr_x_share,heavy_net64_x_share,limit_addr_per_window,noise_addr_per_window,counted_addr,rate_per_sec,share_per_sec" ]
+	[ "$(head -n 1 "$out/scale-sources.csv")" = "sources,fresh_shed_pct,light_ok_fair_pct,light_ok_nofair_pct,heavy_addr_x_share,heavy_net64_x_share,heavy_net24_x_share,limit_addr_per_window,noise_addr_per_window,counted_addr,rate_per_sec,share_per_sec" ]
 	[ "$(awk -F, 'NR > 1 { print $1 }' "$out/scale-sources.csv" | tr '\n' ' ')" = "10 1000 10000 " ]
 	[ "$(head -n 1 "$out/scale-listeners.csv")" = "listeners,offered_per_sec,no_shedd_per_sec,summed_per_sec,summed_pct,one_by_one_per_sec,one_by_one_pct,limit_per_sec,stuck_named_ticks,ticks" ]
 	[ "$(awk -F, 'NR > 1 { print $1 }' "$out/scale-listeners.csv" | tr '\n' ' ')" = "1 2 4 16 " ]
