@@ -734,6 +734,103 @@ static void test_noise(void **state)
 	free(cells);
 }
 
+/* fair_noise() against its definition, the least F whose every-row
+ * chance is at most eps, found another way: each row's estimates sorted,
+ * the cells over F counted by a binary search, and every F tried that can
+ * change that chance (0 and each count a cell holds). Levels whose cells
+ * read from 0 to a few, to a few thousand, and past the histogram's last
+ * count (a floor of 4 096 or more, searched for), at both ends of a
+ * window and at several eps. */
+static __u32 over_in_sorted(const __u32 *sorted, __u32 f)
+{
+	__u32 lo = 0, hi = FAIR_COLS;
+
+	while (lo < hi) { /* the first cell over f */
+		__u32 mid = lo + (hi - lo) / 2;
+
+		if (sorted[mid] > f)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return FAIR_COLS - lo;
+}
+
+static __u32 noise_by_definition(const struct shedd_fair_cell *level, __u64 now, double eps)
+{
+	__u32 *est = malloc(sizeof(*est) * FAIR_ROWS * FAIR_COLS), *cand, k, r, f = 0;
+
+	assert_non_null(est);
+	for (k = 0; k < FAIR_ROWS * FAIR_COLS; k++)
+		est[k] = fair_cell_estimate(&level[k], now);
+	for (r = 0; r < FAIR_ROWS; r++)
+		qsort(est + (size_t)r * FAIR_COLS, FAIR_COLS, sizeof(*est), cmp_u32);
+	cand = malloc(sizeof(*cand) * (FAIR_ROWS * FAIR_COLS + 1));
+	assert_non_null(cand);
+	memcpy(cand + 1, est, sizeof(*est) * FAIR_ROWS * FAIR_COLS);
+	cand[0] = 0;
+	qsort(cand, FAIR_ROWS * FAIR_COLS + 1, sizeof(*cand), cmp_u32);
+	for (k = 0; k <= FAIR_ROWS * FAIR_COLS; k++) {
+		double p = 1;
+
+		for (r = 0; r < FAIR_ROWS; r++)
+			p *= (double)over_in_sorted(est + (size_t)r * FAIR_COLS, cand[k]) / FAIR_COLS;
+		if (p <= eps) {
+			f = cand[k];
+			break;
+		}
+	}
+	free(cand);
+	free(est);
+	return f;
+}
+
+static void test_noise_definition(void **state)
+{
+	static const struct {
+		__u32 filled; /* cells of each row with a count, out of FAIR_COLS */
+		__u32 max;    /* counts 1..max */
+	} table[] = {
+		{ 0, 1 }, { 1, 1 }, { 300, 3 }, { 5000, 2 }, { 16384, 1 }, { 12000, 40 },
+		{ 16000, 3000 }, { 16384, 9000 }, { 15000, 200000 }, { 2000, 100000 },
+	};
+	const double eps_of[] = { FAIR_NOISE_EPS, 0.0001, 0.3 };
+	const __u64 now_of[] = { 20 * W + 1, 20 * W + W - 1, 20 * W + W / 3 };
+	struct shedd_fair_cell *level = calloc((size_t)FAIR_ROWS * FAIR_COLS, sizeof(*level));
+	size_t t, e, w;
+	uint64_t rng = 99;
+
+	(void)state;
+	assert_non_null(level);
+	for (t = 0; t < sizeof(table) / sizeof(table[0]); t++)
+		for (w = 0; w < sizeof(now_of) / sizeof(now_of[0]); w++) {
+			__u64 now = now_of[w];
+			__u32 k;
+
+			memset(level, 0, (size_t)FAIR_ROWS * FAIR_COLS * sizeof(*level));
+			for (k = 0; k < FAIR_ROWS * FAIR_COLS; k++) {
+				struct shedd_fair_cell *c = &level[k];
+
+				if (rng_next(&rng) % FAIR_COLS >= table[t].filled)
+					continue;
+				/* This window's count and the last one's. */
+				c->epoch = (__u32)(now >> FAIR_WINDOW_SHIFT);
+				c->cur = 1 + (__u32)(rng_next(&rng) % table[t].max);
+				c->prev = (__u32)(rng_next(&rng) % (table[t].max + 1));
+			}
+			for (e = 0; e < sizeof(eps_of) / sizeof(eps_of[0]); e++) {
+				__u32 got = fair_noise(level, now, eps_of[e]);
+
+
+				if (got != noise_by_definition(level, now, eps_of[e]))
+					fail_msg("%u cells of 1..%u at %llu, eps %g: %u, by definition %u",
+						 table[t].filled, table[t].max, (unsigned long long)now,
+						 eps_of[e], got, noise_by_definition(level, now, eps_of[e]));
+			}
+		}
+	free(level);
+}
+
 /* The conservative update against the truth: 40 000 sources, each
  * active in a window or not, 1 to 5 admissions (a few 300), over 6
  * windows; every few thousand admissions, every source's estimate is at
@@ -1068,6 +1165,7 @@ int main(void)
 		cmocka_unit_test(test_sources_one_shot),
 		cmocka_unit_test(test_limit),
 		cmocka_unit_test(test_noise),
+		cmocka_unit_test(test_noise_definition),
 		cmocka_unit_test(test_conservative_never_under),
 		cmocka_unit_test(test_conservative_crowd),
 		cmocka_unit_test(test_class_config),

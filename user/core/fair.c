@@ -26,47 +26,74 @@ double fair_sources(const struct shedd_fair_cell *row, __u64 now)
 /* The chance that every row's cell of a source reads more than @v: the
  * product over the rows of the fraction of their cells over @v (once it is
  * @eps or less it stops: only that is asked). */
-static double above_all_rows(const __u32 *est, __u32 v, double eps)
+static double above_all_rows(const struct shedd_fair_cell *level, __u32 v, __u64 now, double eps)
 {
 	double p = 1;
 	__u32 r, k, n;
 
 	for (r = 0; r < FAIR_ROWS && p > eps; r++) {
-		const __u32 *row = est + (size_t)r * FAIR_COLS;
+		const struct shedd_fair_cell *row = level + (size_t)r * FAIR_COLS;
 
 		for (k = 0, n = 0; k < FAIR_COLS; k++)
-			n += row[k] > v;
+			n += fair_cell_estimate(&row[k], now) > v;
 		p *= (double)n / FAIR_COLS;
 	}
 	return p;
 }
 
-/* A binary search over the counts, each step a pass over the rows: no
- * sort, so a tick's every class and level costs a few milliseconds at
- * most. */
+/* Counts of up to NOISE_BINS - 1 a window are told apart one by one;
+ * a higher floor is searched for. */
+#define NOISE_BINS 4096U
+
+/* One pass over the level makes a histogram of each row's estimates; the
+ * least count F then comes from its tail sums, count by count. Only a
+ * floor of NOISE_BINS or more (a class of few, heavy sources) takes a
+ * binary search, each step a pass over the rows. No allocation: a tick's
+ * every class and level costs one read of each cell. */
 __u32 fair_noise(const struct shedd_fair_cell *level, __u64 now, double eps)
 {
-	__u32 *est = malloc(sizeof(*est) * FAIR_ROWS * FAIR_COLS), k, lo = 0, hi = 0;
+	__u32 hist[FAIR_ROWS][NOISE_BINS + 1], above[FAIR_ROWS], r, k, v, lo, hi = 0, bins;
 
-	/* No floor known: none that a source could be shed under (fails
-	 * open, as a lookup the program cannot make). */
-	if (!est)
-		return 4000000000U;
-	for (k = 0; k < FAIR_ROWS * FAIR_COLS; k++) {
-		est[k] = fair_cell_estimate(&level[k], now);
-		if (est[k] > hi)
-			hi = est[k];
+	memset(hist, 0, sizeof(hist));
+	for (r = 0; r < FAIR_ROWS; r++) {
+		above[r] = 0;
+		for (k = 0; k < FAIR_COLS; k++) {
+			__u32 e = fair_cell_estimate(&level[(size_t)r * FAIR_COLS + k], now);
+
+			/* Most cells of a sketch read 0: those are not counted. */
+			if (!e)
+				continue;
+			if (e > hi)
+				hi = e;
+			hist[r][e < NOISE_BINS ? e : NOISE_BINS]++;
+			above[r]++;
+		}
 	}
 	/* No cell reads more than the highest: the least F is in [0, hi]. */
-	while (lo < hi) {
+	if (!hi)
+		return 0;
+	bins = hi < NOISE_BINS ? hi : NOISE_BINS;
+	/* above[r]: the cells of row r that read more than v. */
+	for (v = 0; v < bins; v++) {
+		double p = 1;
+
+		for (r = 0; r < FAIR_ROWS; r++)
+			p *= (double)above[r] / FAIR_COLS;
+		if (p <= eps)
+			return v;
+		for (r = 0; r < FAIR_ROWS; r++)
+			above[r] -= hist[r][v + 1];
+	}
+	if (bins == hi)
+		return hi;
+	for (lo = bins; lo < hi;) {
 		__u32 mid = lo + (hi - lo) / 2;
 
-		if (above_all_rows(est, mid, eps) <= eps)
+		if (above_all_rows(level, mid, now, eps) <= eps)
 			hi = mid;
 		else
 			lo = mid + 1;
 	}
-	free(est);
 	return lo;
 }
 

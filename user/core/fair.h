@@ -17,6 +17,10 @@
 #define FAIR_HEAVY_AGE_NS 5000000000ULL /* a heavy hitter unseen for 5 s is gone */
 #define FAIR_TOP_MAX 10          /* heavy hitters exported per class */
 #define FAIR_HOLD_NS 1000000000ULL /* fairness stays active 1 s after a shed */
+/* Cells not raised for two windows read 0: a class that counted nothing
+ * for that long (and a tick's slack, the program's clock being the
+ * coarse one) has an empty sketch. */
+#define FAIR_IDLE_NS (2 * (1ULL << FAIR_WINDOW_SHIFT) + 100000000ULL)
 /* The most a source within its share may be shed for the noise of the
  * sketch, per level: see fair_noise(). */
 #ifndef FAIR_NOISE_EPS

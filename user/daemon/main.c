@@ -130,6 +130,11 @@ struct daemon {
 	__u64 cls_shed[SHEDD_NR_CLASSES];
 	__u64 fair_shed_prev[SHEDD_NR_CLASSES];
 	__u64 fair_last_shed_ns[SHEDD_NR_CLASSES];
+	/* fair_stats.counted at the last tick, and when it last moved: a
+	 * class that counted no admission for two windows has an empty
+	 * sketch, not read again until it counts. */
+	__u64 fair_counted_prev[SHEDD_NR_CLASSES];
+	__u64 fair_counted_ns[SHEDD_NR_CLASSES];
 	bool fair_warned;
 	__u64 at_max_warned_ns;         /* the last warning of a limit bound at
 					 * --max-rate (tell_at_max()); 0: none */
@@ -180,9 +185,17 @@ static void fair_tick(struct daemon *d, __u64 now, double dt_s)
 		struct fair_class_opts fo = { d->o->fair_slack[c], d->o->fair_levels[c] };
 		__u64 fair = 0;
 
+		bool idle = false;
+
 		if (!err) {
 			fair = fs[c].shed >= d->fair_shed_prev[c] ? fs[c].shed - d->fair_shed_prev[c] : 0;
 			d->fair_shed_prev[c] = fs[c].shed;
+			/* The first tick (an adopted sketch may hold counts) reads it. */
+			if (!d->fair_counted_ns[c] || fs[c].counted != d->fair_counted_prev[c]) {
+				d->fair_counted_prev[c] = fs[c].counted;
+				d->fair_counted_ns[c] = now;
+			}
+			idle = now - d->fair_counted_ns[c] >= FAIR_IDLE_NS;
 		}
 		__u64 asked = 0;
 		int i;
@@ -195,7 +208,8 @@ static void fair_tick(struct daemon *d, __u64 now, double dt_s)
 		if (d->cls_shed[c] > fair ||
 		    fair_would_shed(asked, fair, dt_s, (double)d->rates[c].rate_per_sec))
 			d->fair_last_shed_ns[c] = now;
-		fair_class_config(&fo, cells, c, (double)d->rates[c].rate_per_sec,
+		/* An empty sketch reads as none: the same limits, no cell read. */
+		fair_class_config(&fo, idle ? NULL : cells, c, (double)d->rates[c].rate_per_sec,
 				  d->fair_last_shed_ns[c] && now - d->fair_last_shed_ns[c] < FAIR_HOLD_NS,
 				  now, &cfg[c]);
 	}
