@@ -26,19 +26,28 @@ fill_queue() {
 	status_next
 }
 
-# At steady state (status lines 3-5, inside the 6 s of load) each second's
-# median sojourn is the queue depth over the accept rate, within 10 %.
+# At steady state (status lines 3-5, inside the 6 s of load) the median
+# sojourn is the queue depth over the accept rate (Little), within 10 %,
+# taken over the three seconds: the depth is a snapshot at the end of its
+# second and the accepts a count over it, so a second alone drifts out of
+# phase with its sojourns when the server's pace varies (an emulated
+# guest's did: 72 then 81 accepts/s).
 check_sojourn() {
-	local accepts p50 depth
+	local accepts p50 depth expect measured
 	accepts=($(status_field accepts | sed -n 3,5p | cut -d/ -f1))
 	p50=($(status_field sojourn_ms | sed -n 3,5p | cut -d/ -f2))
 	depth=($(status_field depth | sed -n 3,5p | cut -d/ -f1))
 	echo "accepts/s: ${accepts[*]}; depth: ${depth[*]}; sojourn p50 ms: ${p50[*]}"
-	for i in 0 1 2; do
-		expect=$(awk -v d="${depth[$i]}" -v a="${accepts[$i]}" 'BEGIN { printf "%.1f", 1000 * d / a }')
-		echo "second $i: expected ${expect} ms, measured ${p50[$i]} ms"
-		awk -v m="${p50[$i]}" -v e="$expect" 'BEGIN { exit !(m >= 0.9 * e && m <= 1.1 * e) }'
-	done
+	[ "${#accepts[@]}" -eq 3 ]
+	[ "${#p50[@]}" -eq 3 ]
+	[ "${#depth[@]}" -eq 3 ]
+	expect=$(awk -v d="${depth[*]}" -v a="${accepts[*]}" 'BEGIN {
+		n = split(d, dd, " "); split(a, aa, " ")
+		for (i = 1; i <= n; i++) { sd += dd[i]; sa += aa[i] }
+		printf "%.1f", 1000 * sd / sa }')
+	measured=$(printf '%s\n' "${p50[@]}" | sort -g | sed -n 2p)
+	echo "seconds 3-5: expected ${expect} ms, measured (median of the three) ${measured} ms"
+	awk -v m="$measured" -v e="$expect" 'BEGIN { exit !(m >= 0.9 * e && m <= 1.1 * e) }'
 }
 
 @test "sojourn matches depth / accept rate; depth and overflows match the kernel" {
