@@ -123,7 +123,7 @@ help:
 	@echo '  experiments      the experiments, each a CSV, a table and a plot in docs/results'
 	@echo '                   (root; about 34 min): goodput, classes, recovery, knee, fairness,'
 	@echo '                   flood, proxy, scale (the simulations at 1 k-1 M conn/s, 1-128 CPUs,'
-	@echo '                   10-1 M sources, 1-64 listeners; SCALE_QUICK=1 for a short run);'
+	@echo '                   10-1 M sources, 1-64 listeners, 1-8 ports; SCALE_QUICK=1 for a short run);'
 	@echo '                   EXPERIMENT= names some, EXPERIMENT=soak the 30-min soak'
 	@echo '  docs             write the option and metric reference tables of docs/usage.md'
 	@echo '                   and docs/metrics.md from the code (docs-check: fail if they differ)'

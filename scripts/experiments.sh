@@ -15,7 +15,7 @@
 #   proxy     nginx and HAProxy in front of an upstream (scripts/proxy.sh)
 #   soak      30 minutes of calm and overload, a flood, SIGHUP reloads
 #   scale     the simulations at the scale of real hosts: 1 k-1 M new conn/s,
-#             1-128 CPUs, 10-1 M sources a window, 1-64 listeners (no
+#             1-128 CPUs, 10-1 M sources a window, 1-64 listeners, 1-8 ports (no
 #             testbed; writes scale-*.csv, one a table, scale.md, scale.png)
 set -euo pipefail
 cd "$(dirname "$0")/.."

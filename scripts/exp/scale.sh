@@ -56,6 +56,10 @@ scale_table listeners test_listeners listeners_stopped "SO_REUSEPORT listeners, 
 	listeners one_by_one_pct summed_pct
 scale_table listeners-overload test_listeners listeners_overload "SO_REUSEPORT listeners, 2 to 64, one stopped, the group at 3 x its capacity" \
 	listeners healthy_capacity_per_sec no_shedd_per_sec shedd_per_sec
+scale_table ports test_ports ports_stopped "Protected ports, 1 to 8 over 1 to 64 listeners, one port stopped" \
+	listeners before_pct ports_pct
+scale_table ports-overload test_ports ports_overloaded "Protected ports, 2 to 8 over 2 to 64 listeners, one port at 3 x its capacity" \
+	listeners before_per_sec ports_per_sec
 scale_table keepalive test_keepalive keepalive "Requests per connection, 1 to 100: keep-alive sessions behind a proxy" \
 	n goodput_shedd_pct goodput_none_pct
 
@@ -218,6 +222,39 @@ set key center right
 plot "$f" skip 1 u 1:(\$1 > 1 ? \$7 : 1/0) w lp pt 7 lc rgb "#008800" t "shedd (judged one by one)", \\
      "$f" skip 1 u 1:(\$1 > 1 ? \$5 : 1/0) w lp pt 5 lc rgb "#cc0000" t "listeners summed (shedd before)", \\
      100 w l dt 2 lc rgb "#888888" t "no shedd"
+EOF
+}
+
+# panel_ports: a point per row, labelled listeners/ports.
+panel_ports() {
+	local f="$EXP_OUT/scale-ports.csv"
+	panel_head "Ports, every listener of one stopped, clients at 75 % (from 2 ports)"
+	cat <<EOF
+set xlabel "listeners / ports"
+set ylabel "healthy ports' goodput, % of no shedd"
+set yrange [0:110]
+set offsets 0.5, 0.5, 0, 0
+set key center right
+plot "$f" skip 1 u 0:(\$2 > 1 ? \$8 : 1/0):xtic(sprintf("%d/%d", \$1, \$2)) w lp pt 7 lc rgb "#008800" t "shedd (ports judged one by one)", \\
+     "$f" skip 1 u 0:(\$2 > 1 ? \$6 : 1/0) w lp pt 5 lc rgb "#cc0000" t "a port whole in trouble is overload (shedd before)", \\
+     100 w l dt 2 lc rgb "#888888" t "no shedd"
+EOF
+}
+
+panel_ports_overload() {
+	local f="$EXP_OUT/scale-ports-overload.csv"
+	panel_head "Ports, one offered 3 x its capacity, the others 50 %"
+	cat <<EOF
+set xlabel "listeners / ports"
+set ylabel "goodput, requests/s"
+set yrange [0:*]
+set offsets 0.5, 0.5, 0, 0
+set key top left
+plot "$f" skip 1 u 0:6:xtic(sprintf("%d/%d", \$1, \$2)) w lp pt 7 lc rgb "#008800" t "other ports, shedd", \\
+     "$f" skip 1 u 0:5 w lp pt 5 lc rgb "#cc0000" t "other ports, shedd before", \\
+     "$f" skip 1 u 0:4 w lp pt 4 dt 2 lc rgb "#888888" t "other ports, no shedd", \\
+     "$f" skip 1 u 0:11 w lp pt 9 lc rgb "#0055cc" t "the port at 3 x, shedd", \\
+     "$f" skip 1 u 0:7 w l dt 3 lc rgb "#0055cc" t "its capacity"
 EOF
 }
 
@@ -440,6 +477,29 @@ listeners over seconds 15-40, without shedd, with the listeners summed
 daemon's own tick pipeline; limit_per_sec: shedd's mean limit (its start,
 10 000, where nothing is cut). With one listener the service itself has
 stopped: nothing is served either way.
+EOF
+}
+
+about_ports() {
+	cat <<'EOF'
+`tests/test_ports.c`: L listeners over P protected ports (listener i on port
+i % P), 2 workers each, exponential service, accept queues of 128; Poisson
+clients at 75 % of the capacity spread evenly over the ports, patience 1 s,
+no retransmits; at 10 s every listener of port 0 stops accepting. Goodput
+of the healthy ports' clients over seconds 15-40: without shedd, judged as
+before (a port whole in trouble is the service's overload: before_pct) and
+port by port (ports_pct; limit_per_sec, the service's limit, its mean;
+port_syn and port_shed, its SYNs and those its limit shed). With one port
+the service itself has stopped.
+EOF
+}
+
+about_ports_overload() {
+	cat <<'EOF'
+The same, with port 0 offered 3 x its capacity (its server slower than what
+is sent to it) and the others 50 % of theirs: goodput of the other ports
+(offered_per_sec to ports_per_sec) and of port 0 (hot_*), limited at what
+it accepts.
 EOF
 }
 

@@ -68,7 +68,7 @@ png_magic() {
 	run env EXP_OUT="$out" SCALE_QUICK=1 "$ROOT/scripts/experiments.sh" scale
 	echo "$output"
 	[ "$status" -eq 0 ]
-	echo "$output" | grep -q '^scale: cell 5/5 test_keepalive ([0-9]*:[0-9][0-9] elapsed, ETA [0-9]*:[0-9][0-9])$'
+	echo "$output" | grep -q '^scale: cell 6/6 test_keepalive ([0-9]*:[0-9][0-9] elapsed, ETA [0-9]*:[0-9][0-9])$'
 	# Each table: its header, and a row of each size the short run keeps.
 	[ "$(head -n 1 "$out/scale-rate.csv")" = "service,start,cpus,probes,max_rate_per_sec,conn_per_sec,capacity_per_sec,offered,shed,shed_pct,reach_s,mean_limit_per_sec,goodput_per_sec,goodput_pct_of_capacity,overload_ticks,at_max_ticks,ticks" ]
 	for r in 1000 10000 50000 150000; do
@@ -89,6 +89,10 @@ png_magic() {
 	[ "$(awk -F, 'NR > 1 { print $1 }' "$out/scale-listeners.csv" | tr '\n' ' ')" = "1 2 4 16 " ]
 	[ "$(head -n 1 "$out/scale-listeners-overload.csv")" = "listeners,offered_per_sec,healthy_capacity_per_sec,no_shedd_per_sec,shedd_per_sec,limit_per_sec,overload_pct" ]
 	[ "$(awk -F, 'NR > 1 { print $1 }' "$out/scale-listeners-overload.csv" | tr '\n' ' ')" = "2 4 16 " ]
+	[ "$(head -n 1 "$out/scale-ports.csv")" = "listeners,ports,offered_per_sec,no_shedd_per_sec,before_per_sec,before_pct,ports_per_sec,ports_pct,limit_per_sec,own_ticks,limited_ticks,ticks,port_syn,port_shed" ]
+	[ "$(awk -F, 'NR > 1 { print $1 "/" $2 }' "$out/scale-ports.csv" | tr '\n' ' ')" = "1/1 2/2 4/2 4/4 8/2 8/8 16/4 16/8 " ]
+	[ "$(head -n 1 "$out/scale-ports-overload.csv")" = "listeners,ports,offered_per_sec,no_shedd_per_sec,before_per_sec,ports_per_sec,hot_capacity_per_sec,hot_offered_per_sec,hot_no_shedd_per_sec,hot_before_per_sec,hot_ports_per_sec,limited_ticks,ticks" ]
+	[ "$(awk -F, 'NR > 1 { print $1 "/" $2 }' "$out/scale-ports-overload.csv" | tr '\n' ' ')" = "2/2 4/2 8/4 16/8 " ]
 	[ "$(head -n 1 "$out/scale-keepalive.csv")" = "n,load,goodput_shedd_pct,goodput_none_pct,sessions_offered_per_sec,admitted,completed,none_admitted,none_completed,limit_per_sec,fits_per_sec" ]
 	[ "$(awk -F, 'NR > 1 { print $1 "@" $2 }' "$out/scale-keepalive.csv" | tr '\n' ' ')" = "1@3.0 5@3.0 20@3.0 100@3.0 " ]
 	# The table: the command, a section per dimension, each with rows.
@@ -101,6 +105,8 @@ png_magic() {
 	grep -q '^| 128 | 16 | ' "$out/scale.md"
 	grep -q '^| 10000 | ' "$out/scale.md"
 	grep -q '^| 16 | 2255.0 | ' "$out/scale.md"
+	grep -q '^## Protected ports, 1 to 8 over 1 to 64 listeners, one port stopped' "$out/scale.md"
+	grep -q '^## Protected ports, 2 to 8 over 2 to 64 listeners, one port at 3 x its capacity' "$out/scale.md"
 	grep -q '^## Requests per connection, 1 to 100: keep-alive sessions behind a proxy' "$out/scale.md"
 	grep -q '^| 20 | 3.0 | ' "$out/scale.md"
 	grep -q '^!\[scale\](scale.png)$' "$out/scale.md"
