@@ -292,13 +292,13 @@ $(OUTPUT)/test_keepalive: tests/test_keepalive.c tests/splitmix.h tests/sim_daem
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_listeners: tests/test_listeners.c tests/splitmix.h tests/sim_daemon.h tests/sim_table.h include/*.h $(OUTPUT)/tick.o \
+$(OUTPUT)/test_listeners: tests/test_listeners.c tests/listener_sim.h tests/splitmix.h tests/sim_daemon.h tests/sim_table.h include/*.h $(OUTPUT)/tick.o \
 		$(AIMD_OBJS) $(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o $(OUTPUT)/signal_parse.o \
 		$(OUTPUT)/listeners.o $(OUTPUT)/logline.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_ports: tests/test_ports.c tests/splitmix.h tests/sim_daemon.h tests/sim_table.h include/*.h $(OUTPUT)/tick.o \
+$(OUTPUT)/test_ports: tests/test_ports.c tests/listener_sim.h tests/splitmix.h tests/sim_daemon.h tests/sim_table.h include/*.h $(OUTPUT)/tick.o \
 		$(AIMD_OBJS) $(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o $(OUTPUT)/signal_parse.o \
 		$(OUTPUT)/listeners.o $(OUTPUT)/logline.o $(OUTPUT)/port_limit.o
 	$(call msg,TEST,$@)

@@ -47,6 +47,8 @@
 #define SEC 1000000000ULL
 #define NCLS SHEDD_NR_CLASSES
 
+#include "listener_sim.h" /* needs MS, SEC and NCLS */
+
 /* ---- the verdict ---- */
 
 #define V_BACKLOG 128
@@ -74,34 +76,6 @@ static void stuck(struct listener_sample *l, __u32 ovf)
 {
 	l->depth = V_BACKLOG + 1;
 	l->drops += ovf;
-}
-
-/* The controller's verdict on a tick with these listeners, calm sojourn
- * (the siblings accept at once). */
-static unsigned int verdict(const struct listener_verdict *v, int ngroups)
-{
-	struct signal_report r = {
-		.have_sojourn = true,
-		.sojourn = { .count = 50, .min_ns = 100000 },
-		.have_depth = true,
-		.have_netstat = true,
-		.overflows = v->drops,
-		.have_listen_drops = true,
-		.have_queue_left = true,
-		.queue_left = 50,
-		.have_completed = true,
-		.completed = 50,
-	};
-	struct tick_input in = { .now_ns = 10 * SEC, .dt_ns = 100 * MS, .sig = &r };
-	struct aimd_params p;
-	struct aimd_state s;
-	struct aimd_signals sig;
-
-	listeners_report(&r, v, ngroups);
-	aimd_defaults(&p);
-	aimd_init(&s, &p, 1000);
-	tick_controller_signals(&in, 100, &sig);
-	return aimd_overloaded(&p, &s, &sig, in.now_ns);
 }
 
 static const int SIZES[] = { 1, 2, 3, 4, 8, 16, 32, 64 };
@@ -339,314 +313,115 @@ static void reachable_listeners(void **state)
 
 /* ---- the simulation ---- */
 
-#define W 2                    /* workers a listener */
-#define SVC_NS (10 * MS)       /* mean service time: 200 req/s a listener */
-#define BACKLOG 128
-#define PATIENCE_NS (1 * SEC)
-#define TICK_NS (100 * MS)
-#define STOP_NS (10 * SEC)
-#define WIN_START_NS (15 * SEC)
-#define WIN_END_NS (40 * SEC)
-#define RUN_NS (WIN_END_NS + 2 * PATIENCE_NS)
-#define MAX_L 64
-#define SEED 0x5eedd5eeddULL
-
-struct conn {
-	__u64 syn_ns;
-};
-
-struct lsn {
-	struct conn q[BACKLOG];
-	unsigned int head, len;
-	bool busy[W];
-	__u64 done_ns[W];
-	struct conn serving[W];
-	__u64 drops;     /* sk_drops: overflows */
-	bool stopped;
-};
-
 enum judge { NO_SHEDD, SUMMED, ONE_BY_ONE };
 
 struct lsim {
+	struct qsim q; /* first */
 	enum judge judge;
-	int nl;
-	double load;
-	uint64_t arr_rng, svc_rng, hash_rng;
-	__u64 now_ns, next_arrival_ns;
-	double capacity;
-	struct lsn l[MAX_L];
-	struct tick_params tp;
-	struct tick_state ts;
-	double demand[NCLS], instant[NCLS];
-	struct shedd_class_rate next[NCLS];
-	struct shedd_rate rates[NCLS];
-	struct shedd_reserve reserve[NCLS];
-	struct shedd_bucket buckets[NCLS];
-	__u64 t_syn[NCLS], t_accepts, t_min_ns, t_overflows, t_admitted, t_completed;
-	__u64 last_depth, last_tick_ns;
-	struct listener_table lt[2];
-	int lt_cur;
-	bool have_prev, ovf_before;
-	/* the window's arrivals at the healthy listeners (1..nl-1), or at the
-	 * one listener when nl == 1 */
-	__u64 offered, good;
-	double rate_sum;
-	unsigned int rate_ticks, stuck_ticks, overload_ticks;
+	unsigned int stuck_ticks, overload_ticks;
 };
 
-static double unit(uint64_t *s)
+/* Counted: the arrivals at the healthy listeners (1..nl-1), or at the one
+ * listener when nl == 1, in the window. */
+static bool counted(const struct qsim *q, int li, __u64 syn_ns)
 {
-	return (double)(rng_next(s) >> 11) * 0x1.0p-53;
+	return (q->nl == 1 || li != 0) && qsim_in_window(syn_ns);
 }
 
-static __u64 expo(uint64_t *s, double mean)
+static void served(struct qsim *q, int li, struct conn c)
 {
-	double v = -mean * log1p(-unit(s));
-
-	return v < 1 ? 1 : (__u64)v;
+	if (counted(q, li, c.syn_ns) && q->now_ns - c.syn_ns <= PATIENCE_NS)
+		q->good++;
 }
 
-static bool counted(const struct lsim *s, int li, __u64 syn_ns)
+/* A SYN, hashed uniformly to a listener. */
+static void arrive(struct qsim *q)
 {
-	return (s->nl == 1 || li != 0) && syn_ns >= WIN_START_NS && syn_ns < WIN_END_NS;
-}
+	struct lsim *s = (struct lsim *)q;
+	struct conn c = { .syn_ns = q->now_ns };
+	int li = (int)(rng_next(&q->hash_rng) % (__u64)q->nl);
 
-static void start(struct lsim *s, int li, int w, struct conn c)
-{
-	__u64 soj = s->now_ns - c.syn_ns;
-	struct lsn *l = &s->l[li];
-
-	l->busy[w] = true;
-	l->serving[w] = c;
-	l->done_ns[w] = s->now_ns + expo(&s->svc_rng, (double)SVC_NS);
-	if (!s->t_accepts || soj < s->t_min_ns)
-		s->t_min_ns = soj;
-	s->t_accepts++;
-}
-
-/* Worker @w of listener @li finishes; it accepts the next one unless its
- * process is stopped. */
-static void complete(struct lsim *s, int li, int w)
-{
-	struct lsn *l = &s->l[li];
-	struct conn c = l->serving[w];
-
-	l->busy[w] = false;
-	if (counted(s, li, c.syn_ns) && s->now_ns - c.syn_ns <= PATIENCE_NS)
-		s->good++;
-	if (l->len && !l->stopped) {
-		struct conn nx = l->q[l->head];
-
-		l->head = (l->head + 1) % BACKLOG;
-		l->len--;
-		start(s, li, w, nx);
-	}
-}
-
-static void arrive(struct lsim *s)
-{
-	struct conn c = { .syn_ns = s->now_ns };
-	int li = (int)(rng_next(&s->hash_rng) % (__u64)s->nl), w;
-	struct lsn *l = &s->l[li];
-
-	s->t_syn[SHEDD_SHEDDABLE]++;
-	if (counted(s, li, c.syn_ns))
-		s->offered++;
-	if (s->judge != NO_SHEDD &&
-	    !tb_charge(&s->buckets[SHEDD_SHEDDABLE], &s->rates[SHEDD_SHEDDABLE],
-		       &s->reserve[SHEDD_SHEDDABLE], s->now_ns))
-		return;
-	s->t_admitted++;
-	if (!l->stopped)
-		for (w = 0; w < W; w++)
-			if (!l->busy[w]) {
-				s->t_completed++;
-				start(s, li, w, c);
-				return;
-			}
-	/* The kernel's check: a queue past its backlog takes no more. */
-	if (l->len >= BACKLOG) {
-		l->drops++;
-		s->t_overflows++;
-		return;
-	}
-	s->t_completed++;
-	l->q[(l->head + l->len) % BACKLOG] = c;
-	l->len++;
-}
-
-static void publish(struct lsim *s)
-{
-	int c;
-
-	for (c = 0; c < NCLS; c++)
-		alloc_publish(&s->rates[c].r, &s->next[c], s->reserve[c].s.last_ns, s->now_ns);
+	if (counted(q, li, c.syn_ns))
+		q->offered++;
+	if (qsim_charge(q, s->judge != NO_SHEDD))
+		qsim_admit(q, li, c);
 }
 
 /* The daemon's tick: what the probes, sock_diag (each listener) and
  * netstat would have read, judged summed (the daemon before) or one by
  * one, then tick_step(). */
-static void tick(struct lsim *s)
+static void tick(struct qsim *q)
 {
-	struct listener_table *cur = &s->lt[s->lt_cur], *prev = &s->lt[!s->lt_cur];
-	struct signal_report r = {
-		.have_sojourn = true,
-		.sojourn = { .count = s->t_accepts, .min_ns = s->t_accepts ? s->t_min_ns : 0 },
-		.have_depth = true,
-		.have_netstat = true,
-		.overflows = s->t_overflows,
-		.drops = s->t_overflows,
-		.have_completed = true,
-		.completed = s->t_completed,
-	};
-	struct tick_input in = {
-		.now_ns = s->now_ns,
-		.dt_ns = s->now_ns - s->last_tick_ns,
-		.sig = &r,
-		.syn = s->t_syn,
-		.admitted = s->t_admitted,
-	};
-	__u64 depth = 0;
+	struct lsim *s = (struct lsim *)q;
+	struct listener_table *cur = &q->lt[q->lt_cur], *prev = &q->lt[!q->lt_cur];
+	struct signal_report r;
+	struct tick_input in;
+	__u64 depth = qsim_read(q, &r, &in);
 	int i;
 
-	cur->n = s->nl;
-	for (i = 0; i < s->nl; i++) {
-		/* An accept queue of BACKLOG shows BACKLOG + 1 when full (the
-		 * kernel's >); the model's last slot stands for that one. */
-		cur->l[i] = (struct listener_sample){
-			.id = { .ino = 100 + (__u64)i, .family = AF_INET, .port = 8080 },
-			.depth = s->l[i].len + (s->l[i].len == BACKLOG),
-			.backlog = BACKLOG,
-			.have_drops = true,
-			.drops = (__u32)s->l[i].drops,
-			.stuck_ticks = 0,
-		};
-		depth += s->l[i].len;
-	}
-	if (!s->have_prev)
-		prev->n = 0;
 	if (s->judge == SUMMED) {
 		/* The daemon before: one group, every listener summed. */
 		__u64 d = 0, b = 0;
 
-		for (i = 0; i < s->nl; i++) {
+		for (i = 0; i < q->nl; i++) {
 			d += cur->l[i].depth;
 			b += cur->l[i].backlog;
 		}
 		r.depth = d;
 		r.backlog = b;
 		r.listen_drops = listener_drops_delta(prev, cur);
-		r.listen_overflows = overflow_drops(r.listen_drops, true, s->t_overflows,
-						    s->ovf_before);
+		r.listen_overflows = overflow_drops(r.listen_drops, true, q->t_overflows,
+						    q->ovf_before);
 	} else {
 		struct listener_verdict v;
 
-		listeners_judge(prev, cur, 1, s->tp.cp.depth_frac,
-				overflow_drops(1, true, s->t_overflows, s->ovf_before) > 0, &v);
+		listeners_judge(prev, cur, 1, q->tp.cp.depth_frac,
+				overflow_drops(1, true, q->t_overflows, q->ovf_before) > 0, &v);
 		listeners_report(&r, &v, 1);
-		if (v.stuck && s->now_ns >= WIN_START_NS && s->now_ns < WIN_END_NS)
+		if (v.stuck && qsim_in_window(q->now_ns))
 			s->stuck_ticks++;
 	}
-	r.have_listen_drops = s->have_prev;
-	r.have_queue_left = true;
-	r.queue_left = s->last_depth + s->t_completed > depth ?
-			       s->last_depth + s->t_completed - depth : 0;
-	s->ovf_before = s->t_overflows > 0;
-	s->have_prev = true;
-	s->lt_cur = !s->lt_cur;
+	qsim_judged(q, &r, depth);
 	if (s->judge != NO_SHEDD) {
-		double rate = tick_step(&s->tp, &s->ts, &in, s->next);
+		double rate = tick_step(&q->tp, &q->ts, &in, q->next);
 
-		publish(s);
-		if (s->now_ns >= WIN_START_NS && s->now_ns < WIN_END_NS) {
-			s->rate_sum += rate;
-			s->rate_ticks++;
-			s->overload_ticks += s->ts.cs.mode == AIMD_OVERLOAD;
+		qsim_publish(q);
+		if (qsim_in_window(q->now_ns)) {
+			q->rate_sum += rate;
+			q->rate_ticks++;
+			s->overload_ticks += q->ts.cs.mode == AIMD_OVERLOAD;
 		}
 	}
-	memset(s->t_syn, 0, sizeof(s->t_syn));
-	s->t_accepts = s->t_min_ns = s->t_overflows = s->t_admitted = s->t_completed = 0;
-	s->last_depth = depth;
-	s->last_tick_ns = s->now_ns;
+	qsim_tick_done(q, depth);
 }
 
-static void lsim_init(struct lsim *s, enum judge judge, int nl, double load)
-{
-	memset(s, 0, sizeof(*s));
-	s->judge = judge;
-	s->nl = nl;
-	s->load = load;
-	s->capacity = (double)nl * W * SEC / (double)SVC_NS;
-	s->arr_rng = SEED;
-	s->svc_rng = SEED ^ 0xa5a5a5a5a5a5a5a5ULL;
-	s->hash_rng = SEED ^ 0x5a5a5a5a5a5a5a5aULL;
-	/* The daemon's defaults; the start is the default --rate, far above
-	 * the group's capacity below 64 listeners. */
-	sim_daemon_defaults(&s->tp, &s->ts, 1, s->demand, s->instant);
-	tick_init(&s->tp, &s->ts, 10000);
-	tick_allocate(&s->tp, &s->ts, s->next);
-	publish(s);
-}
-
-static void lsim_run(struct lsim *s)
-{
-	__u64 next_tick_ns = TICK_NS;
-
-	s->next_arrival_ns = expo(&s->arr_rng, SEC / (s->load * s->capacity));
-	for (;;) {
-		__u64 t = s->next_arrival_ns;
-		int li, w, fl = -1, fw = -1;
-
-		for (li = 0; li < s->nl; li++)
-			for (w = 0; w < W; w++)
-				if (s->l[li].busy[w] && (fl < 0 || s->l[li].done_ns[w] <
-								   s->l[fl].done_ns[fw])) {
-					fl = li;
-					fw = w;
-				}
-		if (fl >= 0 && s->l[fl].done_ns[fw] < t)
-			t = s->l[fl].done_ns[fw];
-		if (next_tick_ns <= t)
-			t = next_tick_ns;
-		if (STOP_NS <= t && !s->l[0].stopped)
-			t = STOP_NS;
-		if (t >= RUN_NS)
-			break;
-		s->now_ns = t;
-		if (t == STOP_NS && !s->l[0].stopped) {
-			s->l[0].stopped = true;
-		} else if (fl >= 0 && t == s->l[fl].done_ns[fw]) {
-			complete(s, fl, fw);
-		} else if (t == next_tick_ns) {
-			tick(s);
-			next_tick_ns += TICK_NS;
-		} else {
-			arrive(s);
-			s->next_arrival_ns = s->now_ns + expo(&s->arr_rng,
-							      SEC / (s->load * s->capacity));
-		}
-	}
-}
+static const struct qsim_ops lsim_ops = { arrive, served, tick };
 
 struct lrow {
 	double offered_ps, good_ps, mean_rate;
 	unsigned int stuck_ticks, overload_ticks, ticks;
 };
 
+/* @nl listeners, clients at @load x their capacity, listener 0 stopped at
+ * STOP_NS. */
 static struct lrow lsim(enum judge judge, int nl, double load)
 {
 	static struct lsim s;
 	double win = (double)(WIN_END_NS - WIN_START_NS) / SEC;
 
-	lsim_init(&s, judge, nl, load);
-	lsim_run(&s);
+	memset(&s, 0, sizeof(s));
+	s.judge = judge;
+	qsim_init(&s.q, nl, 8080);
+	s.q.arrival_rate = load * s.q.capacity;
+	s.q.stop_stride = nl;
+	qsim_run(&s.q, &lsim_ops);
 	return (struct lrow){
-		.offered_ps = (double)s.offered / win,
-		.good_ps = (double)s.good / win,
-		.mean_rate = s.rate_ticks ? s.rate_sum / s.rate_ticks : 0,
+		.offered_ps = (double)s.q.offered / win,
+		.good_ps = (double)s.q.good / win,
+		.mean_rate = s.q.rate_ticks ? s.q.rate_sum / s.q.rate_ticks : 0,
 		.stuck_ticks = s.stuck_ticks,
 		.overload_ticks = s.overload_ticks,
-		.ticks = s.rate_ticks,
+		.ticks = s.q.rate_ticks,
 	};
 }
 

@@ -46,6 +46,8 @@
 #define NCLS SHEDD_NR_CLASSES
 #define PORT0 8080
 
+#include "listener_sim.h" /* needs MS, SEC and NCLS */
+
 /* ---- the verdict ---- */
 
 #define V_BACKLOG 128
@@ -91,34 +93,6 @@ static void accepting(struct port_accepts *acc, int np, int but)
 			acc->port[acc->n++] = (__u16)(PORT0 + p);
 }
 
-/* The controller's verdict on a tick with these listeners, calm sojourn
- * (the healthy ports accept at once). */
-static unsigned int verdict(const struct listener_verdict *v)
-{
-	struct signal_report r = {
-		.have_sojourn = true,
-		.sojourn = { .count = 50, .min_ns = 100000 },
-		.have_depth = true,
-		.have_netstat = true,
-		.overflows = v->drops,
-		.have_listen_drops = true,
-		.have_queue_left = true,
-		.queue_left = 50,
-		.have_completed = true,
-		.completed = 50,
-	};
-	struct tick_input in = { .now_ns = 10 * SEC, .dt_ns = 100 * MS, .sig = &r };
-	struct aimd_params p;
-	struct aimd_state s;
-	struct aimd_signals sig;
-
-	listeners_report(&r, v, 1);
-	aimd_defaults(&p);
-	aimd_init(&s, &p, 1000);
-	tick_controller_signals(&in, 100, &sig);
-	return aimd_overloaded(&p, &s, &sig, in.now_ns);
-}
-
 static const int L_SIZES[] = { 1, 2, 3, 4, 8, 16, 32, 64 };
 static const int P_SIZES[] = { 1, 2, 3, 4, 8 };
 #define NR(a) (int)(sizeof(a) / sizeof((a)[0]))
@@ -147,7 +121,7 @@ static void one_port_stopped_of_p(void **state)
 			stop_port(&cur, PORT0, 40);
 			accepting(&acc, np, 0);
 			listeners_judge_ports(&prev, &cur, 1, 0.7, true, &acc, &v);
-			why = verdict(&v);
+			why = verdict(&v, 1);
 			assert_int_equal(v.judged, n);
 			assert_int_equal(v.nr_ports, 1);
 			assert_int_equal(v.ports[0].port, PORT0);
@@ -185,7 +159,7 @@ static void beside_idle_ports_is_overload(void **state)
 	dumps(&prev, &cur, 8, 4);
 	stop_port(&cur, PORT0, 10);
 	listeners_judge_ports(&prev, &cur, 1, 0.7, true, &none, &v);
-	why = verdict(&v);
+	why = verdict(&v, 1);
 	assert_int_equal(v.ports_own, 0);
 	assert_true(why & AIMD_WHY_OVERFLOW);
 	listeners_judge_ports(&prev, &cur, 1, 0.7, true, NULL, &v);
@@ -200,7 +174,7 @@ static void beside_idle_ports_is_overload(void **state)
 	stop_port(&cur, PORT0 + 3, 10);
 	accepting(&none, 4, -1);
 	listeners_judge_ports(&prev, &cur, 1, 0.7, true, &none, &v);
-	why = verdict(&v);
+	why = verdict(&v, 1);
 	assert_int_equal(v.ports_own, 0);
 	assert_int_equal(v.nr_ports, 4);
 	assert_true(why & AIMD_WHY_OVERFLOW);
@@ -225,7 +199,7 @@ static void listeners_and_groups_as_before(void **state)
 	listeners_judge_ports(&prev, &cur, 1, 0.7, true, &acc, &v);
 	assert_int_equal(v.stuck, 1);
 	assert_int_equal(v.nr_ports, 0);
-	assert_int_equal(verdict(&v), 0);
+	assert_int_equal(verdict(&v, 1), 0);
 
 	dumps(&prev, &cur, 5, 1);
 	cur.l[4].group = 1;
@@ -347,53 +321,17 @@ static void limiter_slots(void **state)
 
 /* ---- the simulation ---- */
 
-#define W 2                    /* workers a listener */
-#define SVC_NS (10 * MS)       /* mean service time: 200 req/s a listener */
-#define BACKLOG 128
-#define PATIENCE_NS (1 * SEC)
-#define TICK_NS (100 * MS)
-#define STOP_NS (10 * SEC)
-#define WIN_START_NS (15 * SEC)
-#define WIN_END_NS (40 * SEC)
-#define RUN_NS (WIN_END_NS + 2 * PATIENCE_NS)
-#define MAX_L 64
 #define MAX_P 8
-#define SEED 0x5eedd5eeddULL
-
-struct conn {
-	__u64 syn_ns;
-};
-
-struct lsn {
-	struct conn q[BACKLOG];
-	unsigned int head, len;
-	bool busy[W];
-	__u64 done_ns[W];
-	struct conn serving[W];
-	__u64 drops;     /* sk_drops: overflows */
-	bool stopped;
-};
 
 enum judge { NO_SHEDD, BEFORE, PORTS };
 
 struct psim {
+	struct qsim q; /* first */
 	enum judge judge;
-	int nl, np;
-	double load;
+	int np;
 	double hot;          /* 0: port 0 stops at STOP_NS; else its clients
 			      * come at hot x its capacity, and it runs */
-	double rate0, rate;  /* arrivals/s at port 0, at every port */
-	uint64_t arr_rng, svc_rng, hash_rng;
-	__u64 now_ns, next_arrival_ns;
-	double capacity;
-	struct lsn l[MAX_L];
-	struct tick_params tp;
-	struct tick_state ts;
-	double demand[NCLS], instant[NCLS];
-	struct shedd_class_rate next[NCLS];
-	struct shedd_rate rates[NCLS];
-	struct shedd_reserve reserve[NCLS];
-	struct shedd_bucket buckets[NCLS];
+	double rate0;        /* arrivals/s at port 0 */
 	/* the XDP program's port limits: by port index */
 	struct port_limit_params plp;
 	struct port_limit_state pls;
@@ -402,32 +340,13 @@ struct psim {
 	struct shedd_reserve preserve[MAX_P];
 	struct shedd_bucket pbucket[MAX_P];
 	__u64 port_shed, port_syn;
-	/* accepts of each port: in the tick, the tick of the last */
-	__u64 t_port_accepts[MAX_P];
-	__u64 last_accept_tick[MAX_P];
+	__u64 last_accept_tick[MAX_P]; /* the tick of a port's last accept */
 	__u64 ticks;
-	__u64 t_syn[NCLS], t_accepts, t_min_ns, t_overflows, t_admitted, t_completed;
-	__u64 last_depth, last_tick_ns;
-	struct listener_table lt[2];
-	int lt_cur;
-	bool have_prev, ovf_before;
-	/* the window's arrivals at the healthy ports (1..np-1), and at port 0 */
-	__u64 offered, good, offered0, good0;
-	double rate_sum;
-	unsigned int rate_ticks, own_ticks, limited_ticks;
+	/* the window's arrivals at port 0, and those served (q.offered and
+	 * q.good: at the healthy ports 1..np-1) */
+	__u64 offered0, good0;
+	unsigned int own_ticks, limited_ticks;
 };
-
-static double unit(uint64_t *s)
-{
-	return (double)(rng_next(s) >> 11) * 0x1.0p-53;
-}
-
-static __u64 expo(uint64_t *s, double mean)
-{
-	double v = -mean * log1p(-unit(s));
-
-	return v < 1 ? 1 : (__u64)v;
-}
 
 static int port_of(const struct psim *s, int li)
 {
@@ -436,95 +355,43 @@ static int port_of(const struct psim *s, int li)
 
 static bool counted(const struct psim *s, int li, __u64 syn_ns)
 {
-	return (s->np == 1 || port_of(s, li) != 0) && syn_ns >= WIN_START_NS &&
-	       syn_ns < WIN_END_NS;
+	return (s->np == 1 || port_of(s, li) != 0) && qsim_in_window(syn_ns);
 }
 
-static void start(struct psim *s, int li, int w, struct conn c)
+static void served(struct qsim *q, int li, struct conn c)
 {
-	__u64 soj = s->now_ns - c.syn_ns;
-	struct lsn *l = &s->l[li];
+	struct psim *s = (struct psim *)q;
 
-	l->busy[w] = true;
-	l->serving[w] = c;
-	l->done_ns[w] = s->now_ns + expo(&s->svc_rng, (double)SVC_NS);
-	if (!s->t_accepts || soj < s->t_min_ns)
-		s->t_min_ns = soj;
-	s->t_accepts++;
-	s->t_port_accepts[port_of(s, li)]++;
-}
-
-static void complete(struct psim *s, int li, int w)
-{
-	struct lsn *l = &s->l[li];
-	struct conn c = l->serving[w];
-
-	l->busy[w] = false;
-	if (counted(s, li, c.syn_ns) && s->now_ns - c.syn_ns <= PATIENCE_NS)
-		s->good++;
-	if (port_of(s, li) == 0 && c.syn_ns >= WIN_START_NS && c.syn_ns < WIN_END_NS &&
-	    s->now_ns - c.syn_ns <= PATIENCE_NS)
+	if (counted(s, li, c.syn_ns) && q->now_ns - c.syn_ns <= PATIENCE_NS)
+		q->good++;
+	if (port_of(s, li) == 0 && qsim_in_window(c.syn_ns) && q->now_ns - c.syn_ns <= PATIENCE_NS)
 		s->good0++;
-	if (l->len && !l->stopped) {
-		struct conn nx = l->q[l->head];
-
-		l->head = (l->head + 1) % BACKLOG;
-		l->len--;
-		start(s, li, w, nx);
-	}
 }
 
 /* A SYN: to a port chosen uniformly, hashed to one of its listeners; the
  * port's own limit first, then the class's bucket, as the program. */
-static void arrive(struct psim *s)
+static void arrive(struct qsim *q)
 {
-	struct conn c = { .syn_ns = s->now_ns };
-	int port = unit(&s->hash_rng) * s->rate < s->rate0 ?
-			   0 : 1 + (int)(rng_next(&s->hash_rng) % (__u64)(s->np > 1 ? s->np - 1 : 1));
-	int per = (s->nl - port + s->np - 1) / s->np; /* listeners of the port */
-	int li = port + s->np * (int)(rng_next(&s->hash_rng) % (__u64)per), w;
-	struct lsn *l = &s->l[li];
+	struct psim *s = (struct psim *)q;
+	struct conn c = { .syn_ns = q->now_ns };
+	int port = unit(&q->hash_rng) * q->arrival_rate < s->rate0 ?
+			   0 : 1 + (int)(rng_next(&q->hash_rng) % (__u64)(s->np > 1 ? s->np - 1 : 1));
+	int per = (q->nl - port + s->np - 1) / s->np; /* listeners of the port */
+	int li = port + s->np * (int)(rng_next(&q->hash_rng) % (__u64)per);
 
 	if (counted(s, li, c.syn_ns))
-		s->offered++;
-	if (port == 0 && c.syn_ns >= WIN_START_NS && c.syn_ns < WIN_END_NS)
+		q->offered++;
+	if (port == 0 && qsim_in_window(c.syn_ns))
 		s->offered0++;
 	if (s->judge == PORTS && s->limited[port]) {
 		s->port_syn++;
-		if (!tb_charge(&s->pbucket[port], &s->prate[port], &s->preserve[port], s->now_ns)) {
+		if (!tb_charge(&s->pbucket[port], &s->prate[port], &s->preserve[port], q->now_ns)) {
 			s->port_shed++;
 			return;
 		}
 	}
-	s->t_syn[SHEDD_SHEDDABLE]++;
-	if (s->judge != NO_SHEDD &&
-	    !tb_charge(&s->buckets[SHEDD_SHEDDABLE], &s->rates[SHEDD_SHEDDABLE],
-		       &s->reserve[SHEDD_SHEDDABLE], s->now_ns))
-		return;
-	s->t_admitted++;
-	if (!l->stopped)
-		for (w = 0; w < W; w++)
-			if (!l->busy[w]) {
-				s->t_completed++;
-				start(s, li, w, c);
-				return;
-			}
-	if (l->len >= BACKLOG) {
-		l->drops++;
-		s->t_overflows++;
-		return;
-	}
-	s->t_completed++;
-	l->q[(l->head + l->len) % BACKLOG] = c;
-	l->len++;
-}
-
-static void publish(struct psim *s)
-{
-	int c;
-
-	for (c = 0; c < NCLS; c++)
-		alloc_publish(&s->rates[c].r, &s->next[c], s->reserve[c].s.last_ns, s->now_ns);
+	if (qsim_charge(q, s->judge != NO_SHEDD))
+		qsim_admit(q, li, c);
 }
 
 /* What the daemon's port_tick() writes, into the simulated program. */
@@ -541,176 +408,97 @@ static void ports_publish(struct psim *s)
 			continue;
 		p = e->port - PORT0;
 		now[p] = true;
-		port_limit_record(e, ALLOC_MAX_LEASE_NS, s->now_ns, &rec);
+		port_limit_record(e, ALLOC_MAX_LEASE_NS, s->q.now_ns, &rec);
 		if (!s->limited[p]) {
 			memset(&s->preserve[p], 0, sizeof(s->preserve[p]));
 			memset(&s->pbucket[p], 0, sizeof(s->pbucket[p]));
 			s->prate[p].r = rec.r;
 		} else {
-			alloc_publish(&s->prate[p].r, &rec.r, s->preserve[p].s.last_ns, s->now_ns);
+			alloc_publish(&s->prate[p].r, &rec.r, s->preserve[p].s.last_ns, s->q.now_ns);
 		}
 	}
 	for (p = 0; p < s->np; p++)
 		s->limited[p] = now[p];
 }
 
-static void tick(struct psim *s)
+static void tick(struct qsim *q)
 {
-	struct listener_table *cur = &s->lt[s->lt_cur], *prev = &s->lt[!s->lt_cur];
-	struct signal_report r = {
-		.have_sojourn = true,
-		.sojourn = { .count = s->t_accepts, .min_ns = s->t_accepts ? s->t_min_ns : 0 },
-		.have_depth = true,
-		.have_netstat = true,
-		.overflows = s->t_overflows,
-		.drops = s->t_overflows,
-		.have_completed = true,
-		.completed = s->t_completed,
-	};
-	struct tick_input in = {
-		.now_ns = s->now_ns,
-		.dt_ns = s->now_ns - s->last_tick_ns,
-		.sig = &r,
-		.syn = s->t_syn,
-		.admitted = s->t_admitted,
-	};
+	struct psim *s = (struct psim *)q;
+	struct listener_table *cur = &q->lt[q->lt_cur], *prev = &q->lt[!q->lt_cur];
 	struct port_accepts acc = { 0 };
 	struct port_count counts[MAX_P];
 	struct listener_verdict v;
-	__u64 depth = 0;
+	struct signal_report r;
+	struct tick_input in;
+	__u64 depth, port_accepts[MAX_P] = { 0 };
 	int i, nc = 0;
 
 	s->ticks++;
-	cur->n = s->nl;
-	for (i = 0; i < s->nl; i++) {
-		cur->l[i] = (struct listener_sample){
-			.id = { .ino = 100 + (__u64)i, .family = AF_INET,
-				.port = (__u16)(PORT0 + port_of(s, i)) },
-			.depth = s->l[i].len + (s->l[i].len == BACKLOG),
-			.backlog = BACKLOG,
-			.have_drops = true,
-			.drops = (__u32)s->l[i].drops,
-		};
-		depth += s->l[i].len;
-	}
+	depth = qsim_read(q, &r, &in);
+	for (i = 0; i < q->nl; i++)
+		port_accepts[port_of(s, i)] += q->t_l_accepts[i];
 	for (i = 0; i < s->np; i++) {
-		if (s->t_port_accepts[i]) {
+		if (port_accepts[i]) {
 			s->last_accept_tick[i] = s->ticks;
-			counts[nc++] = (struct port_count){ (__u16)(PORT0 + i), s->t_port_accepts[i] };
+			counts[nc++] = (struct port_count){ (__u16)(PORT0 + i), port_accepts[i] };
 		}
 		if (s->last_accept_tick[i] && s->ticks - s->last_accept_tick[i] < 10)
 			acc.port[acc.n++] = (__u16)(PORT0 + i);
 	}
-	if (!s->have_prev)
-		prev->n = 0;
-	listeners_judge_ports(prev, cur, 1, s->tp.cp.depth_frac,
-			      overflow_drops(1, true, s->t_overflows, s->ovf_before) > 0,
+	listeners_judge_ports(prev, cur, 1, q->tp.cp.depth_frac,
+			      overflow_drops(1, true, q->t_overflows, q->ovf_before) > 0,
 			      s->judge == PORTS ? &acc : NULL, &v);
 	listeners_report(&r, &v, 1);
-	r.have_listen_drops = s->have_prev;
-	r.have_queue_left = true;
-	r.queue_left = s->last_depth + s->t_completed > depth ?
-			       s->last_depth + s->t_completed - depth : 0;
-	s->ovf_before = s->t_overflows > 0;
-	s->have_prev = true;
-	s->lt_cur = !s->lt_cur;
+	qsim_judged(q, &r, depth);
 	if (s->judge != NO_SHEDD) {
-		double rate = tick_step(&s->tp, &s->ts, &in, s->next);
+		double rate = tick_step(&q->tp, &q->ts, &in, q->next);
 
-		publish(s);
+		qsim_publish(q);
 		if (s->judge == PORTS) {
 			struct port_limit_input pin = {
 				.v = r.have_listen_drops ? &r.listeners : NULL,
 				.accepts = counts,
 				.nr_accepts = nc,
 				.dt_ns = in.dt_ns,
-				.service_limit = s->ts.limit,
+				.service_limit = q->ts.limit,
 			};
 
 			port_limit_update(&s->plp, &s->pls, &pin);
 			ports_publish(s);
 		}
-		if (s->now_ns >= WIN_START_NS && s->now_ns < WIN_END_NS) {
-			s->rate_sum += rate;
-			s->rate_ticks++;
+		if (qsim_in_window(q->now_ns)) {
+			q->rate_sum += rate;
+			q->rate_ticks++;
 			s->own_ticks += v.ports_own > 0;
 			s->limited_ticks += s->limited[0];
 		}
 	}
-	memset(s->t_syn, 0, sizeof(s->t_syn));
-	memset(s->t_port_accepts, 0, sizeof(s->t_port_accepts));
-	s->t_accepts = s->t_min_ns = s->t_overflows = s->t_admitted = s->t_completed = 0;
-	s->last_depth = depth;
-	s->last_tick_ns = s->now_ns;
+	qsim_tick_done(q, depth);
 }
+
+static const struct qsim_ops psim_ops = { arrive, served, tick };
 
 static void psim_init(struct psim *s, enum judge judge, int nl, int np, double load,
 		      double hot)
 {
 	double per_listener = (double)W * SEC / (double)SVC_NS;
 	int l0 = (nl + np - 1) / np; /* port 0's listeners */
+	int i;
 
 	memset(s, 0, sizeof(*s));
 	s->judge = judge;
-	s->nl = nl;
 	s->np = np;
-	s->load = load;
 	s->hot = hot;
-	s->capacity = (double)nl * per_listener;
+	qsim_init(&s->q, nl, PORT0);
+	for (i = 0; i < nl; i++)
+		s->q.port[i] = (__u16)(PORT0 + port_of(s, i));
 	/* Port 0 gets its share of the load, or hot x its own capacity. */
-	s->rate0 = hot > 0 ? hot * l0 * per_listener : load * s->capacity / np;
-	s->rate = s->rate0 + (np > 1 ? load * s->capacity * (np - 1) / np : 0);
-	s->arr_rng = SEED;
-	s->svc_rng = SEED ^ 0xa5a5a5a5a5a5a5a5ULL;
-	s->hash_rng = SEED ^ 0x5a5a5a5a5a5a5a5aULL;
-	sim_daemon_defaults(&s->tp, &s->ts, 1, s->demand, s->instant);
-	tick_init(&s->tp, &s->ts, 10000);
-	tick_allocate(&s->tp, &s->ts, s->next);
-	publish(s);
+	s->rate0 = hot > 0 ? hot * l0 * per_listener : load * s->q.capacity / np;
+	s->q.arrival_rate = s->rate0 + (np > 1 ? load * s->q.capacity * (np - 1) / np : 0);
+	/* Every listener of port 0 stops, unless it is the hot one. */
+	s->q.stop_stride = hot > 0 ? 0 : np;
 	port_limit_defaults(&s->plp);
 	port_limit_init(&s->pls);
-}
-
-static void psim_run(struct psim *s)
-{
-	__u64 next_tick_ns = TICK_NS;
-	bool stopped = false;
-
-	s->next_arrival_ns = expo(&s->arr_rng, SEC / s->rate);
-	for (;;) {
-		__u64 t = s->next_arrival_ns;
-		int li, w, fl = -1, fw = -1;
-
-		for (li = 0; li < s->nl; li++)
-			for (w = 0; w < W; w++)
-				if (s->l[li].busy[w] && (fl < 0 || s->l[li].done_ns[w] <
-								   s->l[fl].done_ns[fw])) {
-					fl = li;
-					fw = w;
-				}
-		if (fl >= 0 && s->l[fl].done_ns[fw] < t)
-			t = s->l[fl].done_ns[fw];
-		if (next_tick_ns <= t)
-			t = next_tick_ns;
-		if (STOP_NS <= t && !stopped && !s->hot)
-			t = STOP_NS;
-		if (t >= RUN_NS)
-			break;
-		s->now_ns = t;
-		if (t == STOP_NS && !stopped && !s->hot) {
-			stopped = true;
-			for (li = 0; li < s->nl; li += s->np)
-				s->l[li].stopped = true; /* every listener of port 0 */
-		} else if (fl >= 0 && t == s->l[fl].done_ns[fw]) {
-			complete(s, fl, fw);
-		} else if (t == next_tick_ns) {
-			tick(s);
-			next_tick_ns += TICK_NS;
-		} else {
-			arrive(s);
-			s->next_arrival_ns = s->now_ns + expo(&s->arr_rng, SEC / s->rate);
-		}
-	}
 }
 
 struct prow {
@@ -725,16 +513,16 @@ static struct prow psim(enum judge judge, int nl, int np, double load, double ho
 	double win = (double)(WIN_END_NS - WIN_START_NS) / SEC;
 
 	psim_init(&s, judge, nl, np, load, hot);
-	psim_run(&s);
+	qsim_run(&s.q, &psim_ops);
 	return (struct prow){
-		.offered_ps = (double)s.offered / win,
-		.good_ps = (double)s.good / win,
+		.offered_ps = (double)s.q.offered / win,
+		.good_ps = (double)s.q.good / win,
 		.offered0_ps = (double)s.offered0 / win,
 		.good0_ps = (double)s.good0 / win,
-		.mean_rate = s.rate_ticks ? s.rate_sum / s.rate_ticks : 0,
+		.mean_rate = s.q.rate_ticks ? s.q.rate_sum / s.q.rate_ticks : 0,
 		.own_ticks = s.own_ticks,
 		.limited_ticks = s.limited_ticks,
-		.ticks = s.rate_ticks,
+		.ticks = s.q.rate_ticks,
 		.port_syn = s.port_syn,
 		.port_shed = s.port_shed,
 	};
