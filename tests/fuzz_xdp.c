@@ -2381,22 +2381,6 @@ static void fuzz_frames(void **state)
 
 /* ---- setup ----------------------------------------------------------------- */
 
-static int pin_cpu(void)
-{
-	cpu_set_t set;
-	int cpu;
-
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return -1;
-	for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &set); cpu++)
-		;
-	if (cpu == CPU_SETSIZE)
-		return -1;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
-}
-
 static int tcp_socket(int family)
 {
 	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
@@ -2519,7 +2503,7 @@ static int group_setup(void **state)
 	(void)state;
 	libbpf_set_print(libbpf_print_warn);
 	/* One CPU: the RST budget bound is per CPU. */
-	if (pin_cpu()) {
+	if (harness_pin_cpu(NULL)) {
 		print_error("pin to one CPU: %s\n", strerror(errno));
 		return -1;
 	}

@@ -38,22 +38,6 @@
 
 static const struct shedd_config cfg = { .default_class = SHEDD_SHEDDABLE };
 
-static int pin_cpu(void)
-{
-	cpu_set_t set;
-	int cpu;
-
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return -1;
-	for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &set); cpu++)
-		;
-	if (cpu == CPU_SETSIZE)
-		return -1;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
-}
-
 /* settings_cur: entry 0, and @flags beside it. */
 static void set_cur(__u32 flags)
 {
@@ -293,7 +277,7 @@ static int group_setup(void **state)
 	(void)state;
 	(void)flow_hash_of; /* the harness's, for the cases of proven flows */
 	libbpf_set_print(libbpf_print_warn);
-	if (pin_cpu())
+	if (harness_pin_cpu(NULL))
 		return -1;
 	nr_cpus = libbpf_num_possible_cpus();
 	if (nr_cpus <= 0 || harness_load())

@@ -5057,32 +5057,6 @@ static void test_settings_switch_whole(void **state)
 
 /* ---- group ---------------------------------------------------------------- */
 
-/* Pin to one CPU: BPF_PROG_TEST_RUN runs on the caller's CPU, and a bucket
- * is per CPU, so token counts are exact only if every run lands on the same
- * one. Counters are still summed over all CPUs. */
-static int pin_cpu(void)
-{
-	cpu_set_t set;
-	int cpu;
-
-	if (sched_getaffinity(0, sizeof(set), &set)) {
-		print_error("sched_getaffinity: %s\n", strerror(errno));
-		return -1;
-	}
-	for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &set); cpu++)
-		;
-	if (cpu == CPU_SETSIZE)
-		return -1;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set)) {
-		print_error("pin to CPU %d: %s\n", cpu, strerror(errno));
-		return -1;
-	}
-	test_cpu = cpu;
-	return 0;
-}
-
 static int add_prefix_v4(const char *addr, __u32 len, __u32 cls)
 {
 	struct shedd_lpm_v4 key = { .prefixlen = len };
@@ -5126,7 +5100,7 @@ static int group_setup(void **state)
 
 	(void)state;
 	libbpf_set_print(libbpf_print_warn);
-	if (pin_cpu())
+	if (harness_pin_cpu(&test_cpu))
 		return -1;
 	nr_cpus = libbpf_num_possible_cpus();
 	if (nr_cpus <= 0 || test_cpu >= nr_cpus) {

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* xdp_harness.h - what the XDP tests (test_xdp.c) and the packet fuzzer
- * (fuzz_xdp.c) share: the loaded program, per-CPU map writes, counters
- * summed over the CPUs as the daemon reads them, the group teardown, the
- * flow hash of the proven-flow cache. Each
- * includes it once, after cmocka.h, libbpf and shedd.skel.h.
+/* xdp_harness.h - what the XDP tests (test_xdp.c, test_port_limit.c) and
+ * the packet fuzzer (fuzz_xdp.c) share: the loaded program, per-CPU map
+ * writes, counters summed over the CPUs as the daemon reads them, the
+ * group teardown, pinning to one CPU, the flow hash of the proven-flow
+ * cache. Each includes it once, after cmocka.h, libbpf and shedd.skel.h.
  */
 #ifndef SHEDD_XDP_HARNESS_H
 #define SHEDD_XDP_HARNESS_H
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
 
 #include "flow_hash.h"
 
@@ -22,6 +25,34 @@ static int libbpf_print_warn(enum libbpf_print_level level, const char *fmt, va_
 	if (level != LIBBPF_WARN)
 		return 0;
 	return vfprintf(stderr, fmt, args);
+}
+
+/* Pin this process to the first CPU it may run on (into @cpu_out if not
+ * NULL): BPF_PROG_TEST_RUN runs on the caller's CPU, and a bucket is per
+ * CPU, so token counts are exact only if every run lands on the same one.
+ * Counters are still summed over all CPUs. */
+static int harness_pin_cpu(int *cpu_out)
+{
+	cpu_set_t set;
+	int cpu;
+
+	if (sched_getaffinity(0, sizeof(set), &set)) {
+		print_error("sched_getaffinity: %s\n", strerror(errno));
+		return -1;
+	}
+	for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &set); cpu++)
+		;
+	if (cpu == CPU_SETSIZE)
+		return -1;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		print_error("pin to CPU %d: %s\n", cpu, strerror(errno));
+		return -1;
+	}
+	if (cpu_out)
+		*cpu_out = cpu;
+	return 0;
 }
 
 /* The flow hash the programs key `proven`, `mss_cache` and `closing` with
