@@ -124,18 +124,6 @@ struct qsim_ops {
 	void (*tick)(struct qsim *q);                             /* the daemon's tick */
 };
 
-static double unit(uint64_t *s)
-{
-	return (double)(rng_next(s) >> 11) * 0x1.0p-53;
-}
-
-static __u64 expo(uint64_t *s, double mean)
-{
-	double v = -mean * log1p(-unit(s));
-
-	return v < 1 ? 1 : (__u64)v;
-}
-
 static void qsim_publish(struct qsim *q)
 {
 	int c;
@@ -171,7 +159,7 @@ static void qsim_start(struct qsim *q, int li, int w, struct conn c)
 
 	l->busy[w] = true;
 	l->serving[w] = c;
-	l->done_ns[w] = q->now_ns + expo(&q->svc_rng, (double)SVC_NS);
+	l->done_ns[w] = q->now_ns + rng_exp_ns(&q->svc_rng, (double)SVC_NS);
 	if (!q->t_accepts || soj < q->t_min_ns)
 		q->t_min_ns = soj;
 	q->t_accepts++;
@@ -308,7 +296,7 @@ static void qsim_run(struct qsim *q, const struct qsim_ops *ops)
 	__u64 next_tick_ns = TICK_NS;
 	bool stopped = false;
 
-	q->next_arrival_ns = expo(&q->arr_rng, SEC / q->arrival_rate);
+	q->next_arrival_ns = rng_exp_ns(&q->arr_rng, SEC / q->arrival_rate);
 	for (;;) {
 		__u64 t = q->next_arrival_ns;
 		int li, w, fl = -1, fw = -1;
@@ -340,7 +328,7 @@ static void qsim_run(struct qsim *q, const struct qsim_ops *ops)
 			next_tick_ns += TICK_NS;
 		} else {
 			ops->arrive(q);
-			q->next_arrival_ns = q->now_ns + expo(&q->arr_rng, SEC / q->arrival_rate);
+			q->next_arrival_ns = q->now_ns + rng_exp_ns(&q->arr_rng, SEC / q->arrival_rate);
 		}
 	}
 }

@@ -61,11 +61,6 @@ struct run {
 	int ticks;
 };
 
-static double unit(uint64_t *s)
-{
-	return (double)(rng_next(s) >> 11) * 0x1.0p-53;
-}
-
 static struct svc service(double capacity, double fast_ms)
 {
 	return (struct svc){ .capacity = capacity, .fast_ms = fast_ms, .slow_ms = fast_ms,
@@ -93,16 +88,16 @@ static struct aimd_signals svc_tick(struct svc *v, double demand, double rate)
 	for (i = 0; i < (__u64)(served + 0.5); i++) {
 		double ms;
 
-		if (unit(&v->rng) >= v->logged)
+		if (rng_unit(&v->rng) >= v->logged)
 			continue;
-		ms = unit(&v->rng) < v->slow_frac ? v->slow_ms : v->fast_ms;
-		ms *= 1 + v->noise * (2 * unit(&v->rng) - 1);
+		ms = rng_unit(&v->rng) < v->slow_frac ? v->slow_ms : v->fast_ms;
+		ms *= 1 + v->noise * (2 * rng_unit(&v->rng) - 1);
 		agg_add(&agg, (__u64)((ms + wait_ms) * 1e6));
 		n++;
 	}
 	answered = n;
 	for (i = 0; v->quits_logged && i < (__u64)(quit + 0.5); i++) {
-		if (unit(&v->rng) >= v->logged)
+		if (rng_unit(&v->rng) >= v->logged)
 			continue;
 		agg_add(&agg, (__u64)(v->patience_ms * 1e6));
 		n++;

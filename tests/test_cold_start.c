@@ -111,11 +111,6 @@ struct run {
 	unsigned int nr_ticks;
 };
 
-static double rng_unit(uint64_t *s)
-{
-	return (double)(rng_next(s) >> 11) * 0x1.0p-53;
-}
-
 static void publish(struct run *r)
 {
 	int c;

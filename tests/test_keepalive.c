@@ -188,18 +188,6 @@ struct result {
 	__u64 target_ns;
 };
 
-static double unit(uint64_t *s)
-{
-	return (double)(rng_next(s) >> 11) * 0x1.0p-53;
-}
-
-static __u64 exp_ns(uint64_t *s, double mean_ns)
-{
-	double v = -mean_ns * log1p(-unit(s));
-
-	return v < 1 ? 1 : (__u64)v;
-}
-
 static bool in_window(__u64 t)
 {
 	return t >= WIN_START_NS && t < WIN_END_NS;
@@ -276,7 +264,7 @@ static void upstream_take(struct run *r, int w)
 		return;
 	r->busy[w] = true;
 	r->serving[w] = r->next_up++;
-	r->done_ns[w] = r->now_ns + exp_ns(&r->svc_rng, (double)r->service_ns);
+	r->done_ns[w] = r->now_ns + rng_exp_ns(&r->svc_rng, (double)r->service_ns);
 }
 
 /* held: the retransmission due first, and its queue (-1: none). */
@@ -484,7 +472,7 @@ static void run_sim(struct run *r)
 	__u64 next_tick = TICK_NS;
 	double mean_gap = (double)SEC / (r->load * r->capacity / r->n);
 
-	r->next_arrival_ns = exp_ns(&r->arr_rng, mean_gap);
+	r->next_arrival_ns = rng_exp_ns(&r->arr_rng, mean_gap);
 	for (;;) {
 		__u64 t = r->next_arrival_ns, to = UINT64_MAX;
 		int w, first = -1, what = 0; /* 0 arrival, 1 done, 2 tick, 3 timeout, */
@@ -527,7 +515,7 @@ static void run_sim(struct run *r)
 		switch (what) {
 		case 0:
 			arrive(r);
-			r->next_arrival_ns = t + exp_ns(&r->arr_rng, mean_gap);
+			r->next_arrival_ns = t + rng_exp_ns(&r->arr_rng, mean_gap);
 			break;
 		case 1:
 			finish(r, first);

@@ -374,7 +374,7 @@ static void arrive(struct qsim *q)
 {
 	struct psim *s = (struct psim *)q;
 	struct conn c = { .syn_ns = q->now_ns };
-	int port = unit(&q->hash_rng) * q->arrival_rate < s->rate0 ?
+	int port = rng_unit(&q->hash_rng) * q->arrival_rate < s->rate0 ?
 			   0 : 1 + (int)(rng_next(&q->hash_rng) % (__u64)(s->np > 1 ? s->np - 1 : 1));
 	int per = (q->nl - port + s->np - 1) / s->np; /* listeners of the port */
 	int li = port + s->np * (int)(rng_next(&q->hash_rng) % (__u64)per);

@@ -83,20 +83,6 @@ static const unsigned int CLASS_MIX[NCLS] = { 2, 3, 15, 80 };
 #define SOJ_BIN_NS (100 * 1000ULL)
 #define SOJ_BINS 20000
 
-/* Uniform in [0, 1). */
-static double rng_unit(uint64_t *s)
-{
-	return (double)(rng_next(s) >> 11) * 0x1.0p-53;
-}
-
-/* Exponential of mean @mean_ns, at least 1 ns. */
-static __u64 rng_exp_ns(uint64_t *s, double mean_ns)
-{
-	double v = -mean_ns * log1p(-rng_unit(s));
-
-	return v < 1 ? 1 : (__u64)v;
-}
-
 /* The offered load (multiple of C) until @until_ns. */
 struct phase {
 	__u64 until_ns;
