@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* test_tunnels.c - what the daemon makes of the tunnel devices and
  * addresses it reads (user/daemon/tunnels.c): the kinds by rtnetlink kind and
- * mode, the UDP ports and local addresses kept once each and bounded,
- * and the line that says what is judged. The rtnetlink reads themselves
+ * mode, the UDP ports, local addresses and devices kept once each and
+ * bounded, what the program is told to match, and the line that says
+ * what is judged. The rtnetlink reads themselves
  * are tested on real devices by tests/integration/tunnels.bats.
  */
 #include <stdarg.h>
@@ -89,6 +90,60 @@ static void test_local_addresses(void **state)
 	assert_int_equal(f.local_over, 2);
 }
 
+/* Devices once each, by their whole key; tun_config.match names the kinds
+ * read and the shapes of their keys, and leaves out a kind with a device
+ * past the table (its packets are judged unmatched, as before). */
+static void test_devices_and_match(void **state)
+{
+	static struct tun_found f;
+	struct shedd_tun_key vx = { .kind = SHEDD_TDEV_VXLAN, .port = 4789, .id = 42 };
+	struct shedd_tun_key gre = { .kind = SHEDD_TDEV_GRE, .flags = TUN_KEY_KEYED, .id = 7 };
+	struct shedd_tun_key md = { .kind = SHEDD_TDEV_GENEVE, .flags = TUN_KEY_ANY, .port = 6081 };
+	unsigned int i;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	assert_int_equal(tun_match(&f), 0);
+	tun_add_dev(&f, &vx, 5);
+	tun_add_dev(&f, &vx, 5);
+	assert_int_equal(f.nr_devs, 1);
+	assert_int_equal(f.dev_ifindex[0], 5);
+	assert_int_equal(tun_match(&f), SHEDD_TUN_MATCH(SHEDD_TDEV_VXLAN) |
+					(1U << TUN_SHAPE_NONE) << SHEDD_TUN_SHAPES_SHIFT);
+	/* GRE with both endpoints; a collect_md Geneve device. */
+	gre.local[10] = gre.local[11] = 0xff;
+	gre.local[15] = 1;
+	gre.remote[10] = gre.remote[11] = 0xff;
+	gre.remote[15] = 2;
+	tun_add_dev(&f, &gre, 6);
+	tun_add_dev(&f, &md, 7);
+	assert_int_equal(shedd_tun_key_shape(&gre), TUN_SHAPE_BOTH);
+	assert_int_equal(shedd_tun_key_shape(&md), TUN_SHAPE_ANY);
+	gre.remote[15] = 0;
+	gre.remote[10] = gre.remote[11] = 0;
+	assert_int_equal(shedd_tun_key_shape(&gre), TUN_SHAPE_LOCAL);
+	assert_int_equal(tun_match(&f),
+			 SHEDD_TUN_MATCH(SHEDD_TDEV_VXLAN) | SHEDD_TUN_MATCH(SHEDD_TDEV_GRE) |
+			 SHEDD_TUN_MATCH(SHEDD_TDEV_GENEVE) |
+			 ((1U << TUN_SHAPE_NONE) | (1U << TUN_SHAPE_BOTH) | (1U << TUN_SHAPE_ANY))
+				 << SHEDD_TUN_SHAPES_SHIFT);
+	/* No kind: nothing to add. */
+	tun_add_dev(&f, &(struct shedd_tun_key){ 0 }, 8);
+	assert_int_equal(f.nr_devs, 3);
+	/* Past the table: VXLAN is no longer matched, the others are. */
+	for (i = 0; i < MAX_TUN_DEVS; i++) {
+		vx.id = 1000 + i;
+		tun_add_dev(&f, &vx, 9);
+	}
+	assert_int_equal(f.nr_devs, MAX_TUN_DEVS);
+	assert_true(f.dev_unread & SHEDD_TUN_MATCH(SHEDD_TDEV_VXLAN));
+	assert_false(tun_match(&f) & SHEDD_TUN_MATCH(SHEDD_TDEV_VXLAN));
+	assert_true(tun_match(&f) & SHEDD_TUN_MATCH(SHEDD_TDEV_GRE));
+	/* A kind whose device could not be read: not matched either. */
+	f.dev_unread |= SHEDD_TUN_MATCH(SHEDD_TDEV_GRE);
+	assert_false(tun_match(&f) & SHEDD_TUN_MATCH(SHEDD_TDEV_GRE));
+}
+
 static void test_describe(void **state)
 {
 	static struct tun_found f;
@@ -119,6 +174,7 @@ int main(void)
 		cmocka_unit_test(test_kinds),
 		cmocka_unit_test(test_ports_once_and_bounded),
 		cmocka_unit_test(test_local_addresses),
+		cmocka_unit_test(test_devices_and_match),
 		cmocka_unit_test(test_describe),
 	};
 

@@ -91,6 +91,52 @@ void tun_add_local(struct tun_found *f, const void *addr, size_t len)
 	f->local[f->nr_local++] = a;
 }
 
+void tun_add_dev(struct tun_found *f, const struct shedd_tun_key *k, __u32 ifindex)
+{
+	unsigned int i;
+
+	if (k->kind == SHEDD_TDEV_NONE || k->kind >= SHEDD_TUN_SHAPES_SHIFT)
+		return;
+	f->dev_kinds |= SHEDD_TUN_MATCH(k->kind);
+	for (i = 0; i < f->nr_devs; i++)
+		if (!memcmp(&f->dev_key[i], k, sizeof(*k)))
+			return;
+	if (f->nr_devs == MAX_TUN_DEVS) {
+		f->dev_unread |= SHEDD_TUN_MATCH(k->kind);
+		return;
+	}
+	f->dev_key[f->nr_devs] = *k;
+	f->dev_ifindex[f->nr_devs] = ifindex;
+	f->nr_devs++;
+}
+
+__u32 tun_match(const struct tun_found *f)
+{
+	__u32 kinds = f->dev_kinds & ~f->dev_unread, shapes = 0;
+	unsigned int i;
+
+	for (i = 0; i < f->nr_devs; i++)
+		if (kinds & SHEDD_TUN_MATCH(f->dev_key[i].kind))
+			shapes |= 1U << shedd_tun_key_shape(&f->dev_key[i]);
+	return kinds ? kinds | shapes << SHEDD_TUN_SHAPES_SHIFT : 0;
+}
+
+/* The address attribute @rta (4 or 16 bytes) into @out as tun_devs keeps
+ * it (IPv4 as ::ffff:a.b.c.d); absent or all zeros (any): all zeros. */
+static void tun_addr_of(struct rtattr *rta, __u8 out[16])
+{
+	static const __u8 zero[16];
+	size_t n = rta ? RTA_PAYLOAD(rta) : 0;
+
+	memset(out, 0, 16);
+	if (n == 4 && memcmp(RTA_DATA(rta), zero, 4)) {
+		out[10] = out[11] = 0xff;
+		memcpy(out + 12, RTA_DATA(rta), 4);
+	} else if (n == 16) {
+		memcpy(out, RTA_DATA(rta), 16);
+	}
+}
+
 /* The attributes of @len bytes at @rta into @tb, by type up to @max. */
 static void rta_parse(struct rtattr **tb, int max, struct rtattr *rta, int len)
 {
@@ -101,6 +147,57 @@ static void rta_parse(struct rtattr **tb, int max, struct rtattr *rta, int len)
 		if (type <= max && !tb[type])
 			tb[type] = rta;
 	}
+}
+
+/* A gre, gretap, ip6gre or ip6gretap device, as ip_tunnel_lookup() and
+ * ip6gre_tunnel_lookup() find it: by key (with the device's, or neither
+ * with one), remote and local (either open on the device: any). A
+ * collect_md device, and the fallback device (gre0, gretap0, ip6gre0,
+ * once up), take whatever else comes. */
+static void scan_gre(struct tun_found *f, struct ifinfomsg *ifi, struct rtattr **tb,
+		     struct rtattr **li, const char *kind)
+{
+	static const char *const fallback[] = { "gre0", "gretap0", "ip6gre0" };
+	struct rtattr *gr[IFLA_GRE_MAX + 1];
+	struct shedd_tun_key k = { 0 };
+	char name[IFNAMSIZ] = "";
+	unsigned int i;
+
+	if (!strcmp(kind, "gre") || !strcmp(kind, "ip6gre"))
+		k.kind = SHEDD_TDEV_GRE;
+	else if (!strcmp(kind, "gretap") || !strcmp(kind, "ip6gretap"))
+		k.kind = SHEDD_TDEV_GRETAP;
+	else
+		return;
+	if (tb[IFLA_IFNAME] && RTA_PAYLOAD(tb[IFLA_IFNAME]) <= sizeof(name)) {
+		memcpy(name, RTA_DATA(tb[IFLA_IFNAME]), RTA_PAYLOAD(tb[IFLA_IFNAME]));
+		name[sizeof(name) - 1] = '\0';
+	}
+	for (i = 0; i < sizeof(fallback) / sizeof(fallback[0]); i++)
+		if (!strcmp(name, fallback[i]))
+			k.flags = TUN_KEY_ANY;
+	if (!li[IFLA_INFO_DATA]) {
+		if (!k.flags)
+			f->dev_unread |= SHEDD_TUN_MATCH(k.kind);
+		tun_add_dev(f, &k, (__u32)ifi->ifi_index);
+		return;
+	}
+	rta_parse(gr, IFLA_GRE_MAX, RTA_DATA(li[IFLA_INFO_DATA]), (int)RTA_PAYLOAD(li[IFLA_INFO_DATA]));
+	if (gr[IFLA_GRE_COLLECT_METADATA])
+		k.flags = TUN_KEY_ANY;
+	if (!k.flags) {
+		if (gr[IFLA_GRE_IFLAGS] && RTA_PAYLOAD(gr[IFLA_GRE_IFLAGS]) == 2 &&
+		    (*(__be16 *)RTA_DATA(gr[IFLA_GRE_IFLAGS]) & GRE_KEY)) {
+			k.flags = TUN_KEY_KEYED;
+			if (gr[IFLA_GRE_IKEY] && RTA_PAYLOAD(gr[IFLA_GRE_IKEY]) == 4)
+				memcpy(&k.id, RTA_DATA(gr[IFLA_GRE_IKEY]), 4);
+			else
+				f->dev_unread |= SHEDD_TUN_MATCH(k.kind);
+		}
+		tun_addr_of(gr[IFLA_GRE_LOCAL], k.local);
+		tun_addr_of(gr[IFLA_GRE_REMOTE], k.remote);
+	}
+	tun_add_dev(f, &k, (__u32)ifi->ifi_index);
 }
 
 static void scan_link(struct tun_found *f, struct nlmsghdr *h)
@@ -128,9 +225,12 @@ static void scan_link(struct tun_found *f, struct nlmsghdr *h)
 
 	if (!strcmp(kind, "vxlan")) {
 		struct rtattr *vx[IFLA_VXLAN_MAX + 1];
+		struct shedd_tun_key k = { .kind = SHEDD_TDEV_VXLAN };
 
-		if (!li[IFLA_INFO_DATA])
+		if (!li[IFLA_INFO_DATA]) {
+			f->dev_unread |= SHEDD_TUN_MATCH(SHEDD_TDEV_VXLAN);
 			return;
+		}
 		rta_parse(vx, IFLA_VXLAN_MAX, RTA_DATA(li[IFLA_INFO_DATA]),
 			  (int)RTA_PAYLOAD(li[IFLA_INFO_DATA]));
 		/* VXLAN-GPE carries no Ethernet header: not parsed here. */
@@ -146,18 +246,52 @@ static void scan_link(struct tun_found *f, struct nlmsghdr *h)
 			tun_add_local(f, RTA_DATA(vx[IFLA_VXLAN_GROUP]), 4);
 		if (vx[IFLA_VXLAN_GROUP6] && RTA_PAYLOAD(vx[IFLA_VXLAN_GROUP6]) == 16)
 			tun_add_local(f, RTA_DATA(vx[IFLA_VXLAN_GROUP6]), 16);
+		/* vxlan_vs_find_vni(): the socket of the port, then the VNI;
+		 * no address is compared. A collect_md device (a VNI filter
+		 * is one's) takes every VNI. */
+		if (!vx[IFLA_VXLAN_PORT] || RTA_PAYLOAD(vx[IFLA_VXLAN_PORT]) != 2) {
+			f->dev_unread |= SHEDD_TUN_MATCH(SHEDD_TDEV_VXLAN);
+			return;
+		}
+		k.port = ntohs(*(__be16 *)RTA_DATA(vx[IFLA_VXLAN_PORT]));
+		if (vx[IFLA_VXLAN_COLLECT_METADATA] && RTA_PAYLOAD(vx[IFLA_VXLAN_COLLECT_METADATA]) == 1 &&
+		    *(__u8 *)RTA_DATA(vx[IFLA_VXLAN_COLLECT_METADATA]))
+			k.flags = TUN_KEY_ANY;
+		else if (vx[IFLA_VXLAN_ID] && RTA_PAYLOAD(vx[IFLA_VXLAN_ID]) == 4)
+			k.id = *(__u32 *)RTA_DATA(vx[IFLA_VXLAN_ID]);
+		else
+			f->dev_unread |= SHEDD_TUN_MATCH(SHEDD_TDEV_VXLAN);
+		tun_add_dev(f, &k, (__u32)ifi->ifi_index);
 		return;
 	}
 	if (!strcmp(kind, "geneve")) {
 		struct rtattr *gn[IFLA_GENEVE_MAX + 1];
+		struct shedd_tun_key k = { .kind = SHEDD_TDEV_GENEVE };
 
-		if (!li[IFLA_INFO_DATA])
+		if (!li[IFLA_INFO_DATA]) {
+			f->dev_unread |= SHEDD_TUN_MATCH(SHEDD_TDEV_GENEVE);
 			return;
+		}
 		rta_parse(gn, IFLA_GENEVE_MAX, RTA_DATA(li[IFLA_INFO_DATA]),
 			  (int)RTA_PAYLOAD(li[IFLA_INFO_DATA]));
-		if (gn[IFLA_GENEVE_PORT] && RTA_PAYLOAD(gn[IFLA_GENEVE_PORT]) == 2)
-			tun_add_port(f, ntohs(*(__be16 *)RTA_DATA(gn[IFLA_GENEVE_PORT])),
-				     SHEDD_UDP_GENEVE);
+		if (!gn[IFLA_GENEVE_PORT] || RTA_PAYLOAD(gn[IFLA_GENEVE_PORT]) != 2) {
+			f->dev_unread |= SHEDD_TUN_MATCH(SHEDD_TDEV_GENEVE);
+			return;
+		}
+		k.port = ntohs(*(__be16 *)RTA_DATA(gn[IFLA_GENEVE_PORT]));
+		tun_add_port(f, k.port, SHEDD_UDP_GENEVE);
+		/* geneve_lookup(): the VNI and the remote, the outer source;
+		 * a collect_md device takes every packet of its port. */
+		if (gn[IFLA_GENEVE_COLLECT_METADATA]) {
+			k.flags = TUN_KEY_ANY;
+		} else if (gn[IFLA_GENEVE_ID] && RTA_PAYLOAD(gn[IFLA_GENEVE_ID]) == 4) {
+			k.id = *(__u32 *)RTA_DATA(gn[IFLA_GENEVE_ID]);
+			tun_addr_of(gn[IFLA_GENEVE_REMOTE] ? gn[IFLA_GENEVE_REMOTE] :
+				    gn[IFLA_GENEVE_REMOTE6], k.remote);
+		} else {
+			f->dev_unread |= SHEDD_TUN_MATCH(SHEDD_TDEV_GENEVE);
+		}
+		tun_add_dev(f, &k, (__u32)ifi->ifi_index);
 		return;
 	}
 	{
@@ -172,6 +306,7 @@ static void scan_link(struct tun_found *f, struct nlmsghdr *h)
 		}
 		f->kinds |= tun_kind_bits(kind, proto);
 	}
+	scan_gre(f, ifi, tb, li, kind);
 }
 
 static void scan_addr(struct tun_found *f, struct nlmsghdr *h)
