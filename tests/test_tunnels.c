@@ -144,6 +144,22 @@ static void test_devices_and_match(void **state)
 	assert_false(tun_match(&f) & SHEDD_TUN_MATCH(SHEDD_TDEV_GRE));
 }
 
+static void test_multicast(void **state)
+{
+	const __u8 v4_group[16] = { [10] = 0xff, [11] = 0xff, 239, 1, 2, 3 };
+	const __u8 v4_host[16] = { [10] = 0xff, [11] = 0xff, 198, 18, 0, 1 };
+	const __u8 v6_group[16] = { 0xff, 0x05, [15] = 1 };
+	const __u8 v6_host[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+	const __u8 any[16] = { 0 };
+
+	(void)state;
+	assert_true(tun_addr_multicast(v4_group));
+	assert_false(tun_addr_multicast(v4_host));
+	assert_true(tun_addr_multicast(v6_group));
+	assert_false(tun_addr_multicast(v6_host));
+	assert_false(tun_addr_multicast(any));
+}
+
 static void test_describe(void **state)
 {
 	static struct tun_found f;
@@ -175,6 +191,7 @@ int main(void)
 		cmocka_unit_test(test_ports_once_and_bounded),
 		cmocka_unit_test(test_local_addresses),
 		cmocka_unit_test(test_devices_and_match),
+		cmocka_unit_test(test_multicast),
 		cmocka_unit_test(test_describe),
 	};
 

@@ -137,6 +137,15 @@ static void tun_addr_of(struct rtattr *rta, __u8 out[16])
 	}
 }
 
+bool tun_addr_multicast(const __u8 a[16])
+{
+	static const __u8 mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (!memcmp(a, mapped, 12))
+		return (a[12] & 0xf0) == 0xe0;
+	return a[0] == 0xff;
+}
+
 /* The attributes of @len bytes at @rta into @tb, by type up to @max. */
 static void rta_parse(struct rtattr **tb, int max, struct rtattr *rta, int len)
 {
@@ -196,6 +205,18 @@ static void scan_gre(struct tun_found *f, struct ifinfomsg *ifi, struct rtattr *
 		}
 		tun_addr_of(gr[IFLA_GRE_LOCAL], k.local);
 		tun_addr_of(gr[IFLA_GRE_REMOTE], k.remote);
+		/* A multicast remote is a group the device receives on: the
+		 * kernel takes a packet to it from any source, whatever the
+		 * device's own local address. */
+		if (tun_addr_multicast(k.remote)) {
+			memcpy(k.local, k.remote, 16);
+			memset(k.remote, 0, 16);
+			/* And an address its packets are sent to. */
+			if (k.local[0] == 0xff)
+				tun_add_local(f, k.local, 16);
+			else
+				tun_add_local(f, &k.local[12], 4);
+		}
 	}
 	tun_add_dev(f, &k, (__u32)ifi->ifi_index);
 }

@@ -60,6 +60,11 @@ void tun_add_local(struct tun_found *f, const void *addr, size_t len);
  * noted in dev_unread. Pure. */
 void tun_add_dev(struct tun_found *f, const struct shedd_tun_key *k, __u32 ifindex);
 
+/* Is @a (as tun_devs keeps addresses) an IPv4 or IPv6 multicast group? A
+ * GRE device whose remote is one is looked up by it as its local address
+ * (ip_tunnel_lookup(), ip6gre_tunnel_lookup()). Pure. */
+bool tun_addr_multicast(const __u8 a[16]);
+
 /* tun_config.match for @f: the kinds whose every device was read, and the
  * shapes of their keys. Pure. */
 __u32 tun_match(const struct tun_found *f);
