@@ -628,6 +628,11 @@ __noinline __u64 shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __
 	}
 	if (inner == TUN_IN_NONE)
 		return TUN_NOT_OURS;
+	/* IP in IP, directly or handed on by FOU or GUE: the device the
+	 * ipip, sit or ip6tnl handler looks up by the outer addresses. */
+	if (!tid.kind && (inner == TUN_IN_IP4 || inner == TUN_IN_IP6))
+		tid.kind = v6 ? SHEDD_TDEV_IP6TNL :
+			   inner == TUN_IN_IP4 ? SHEDD_TDEV_IPIP : SHEDD_TDEV_SIT;
 	if (inner == TUN_CUT) {
 		/* An outer first fragment is reassembled by the kernel
 		 * before it opens the tunnel: what the first fragment does

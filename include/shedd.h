@@ -156,6 +156,9 @@ enum shedd_tdev_kind {
 	SHEDD_TDEV_GENEVE = 2, /* by UDP port, VNI and remote (geneve_lookup()) */
 	SHEDD_TDEV_GRE = 3,    /* gre, ip6gre: by key, remote, local (ip_tunnel_lookup()) */
 	SHEDD_TDEV_GRETAP = 4, /* gretap, ip6gretap: the same, in a table of their own */
+	SHEDD_TDEV_IPIP = 5,   /* IPv4 in IPv4: ipip, sit of mode ipip or any: remote, local */
+	SHEDD_TDEV_SIT = 6,    /* IPv6 in IPv4: sit of mode ip6ip or any: remote, local */
+	SHEDD_TDEV_IP6TNL = 7, /* IP in IPv6: ip6tnl: remote, local (ip6_tnl_lookup()) */
 };
 
 /*
@@ -163,9 +166,11 @@ enum shedd_tdev_kind {
  * here, by what the kernel looks them up by when it decapsulates, at most
  * MAX_TUN_DEVS. A key holds a device's parameters as the kernel compares
  * them; an address the device leaves open is all zeros (VXLAN compares no
- * address at all; Geneve only the remote; GRE both, either may be open).
- * A device that takes every packet of its kind (collect_md, "external";
- * gre0, the fallback device, when up) is one key of flags TUN_KEY_ANY and
+ * address at all; Geneve only the remote; GRE and IP in IP both, either
+ * may be open; a multicast remote is kept as the local address, as the
+ * kernel takes a packet to the group from anyone). A device that takes
+ * every packet of its kind (collect_md, "external"; the fallback devices
+ * gre0, tunl0, sit0..., when up) is one key of flags TUN_KEY_ANY and
  * port, kind only. The program tries the key's shapes (TUN_SHAPE_*) the
  * daemon says are present, the exact addresses first, as
  * ip_tunnel_lookup() does.
@@ -990,7 +995,7 @@ _Static_assert(sizeof(struct shedd_tun_addr) == 16, "tun_local key");
 _Static_assert(sizeof(struct shedd_tun_key) == 40, "tun_devs key");
 _Static_assert(sizeof(struct shedd_tun_dev) == 8, "tun_devs value");
 _Static_assert(sizeof(struct shedd_tun_checks) == 4 * 8, "shedd_tun_checks is a map value");
-_Static_assert(SHEDD_TDEV_GRETAP < SHEDD_TUN_SHAPES_SHIFT, "the match bits below the shapes");
+_Static_assert(SHEDD_TDEV_IP6TNL < SHEDD_TUN_SHAPES_SHIFT, "the match bits below the shapes");
 _Static_assert(sizeof(struct shedd_refresh) == 16, "shedd_refresh is a map value");
 _Static_assert(sizeof(struct shedd_handoff_stats) == 9 * 8, "shedd_handoff_stats");
 _Static_assert(sizeof(struct shedd_rst_budget) == 16, "shedd_rst_budget is a map value");

@@ -90,10 +90,12 @@ static const struct shedd_tun_config fuzz_tun = {
 };
 
 /* The devices the daemon read, in tun_devs, matched for VXLAN, Geneve,
- * GRE and GRE-TAP (the model's own rules: ref_tun_device()): VXLAN of VNI
- * 42; Geneve of VNI 42 from the client (IPv4 or IPv6); GRE of key
- * 07 07 07 07 from anywhere, GRE without a key to the server's addresses;
- * GRE-TAP, collect_md, everything. */
+ * GRE, GRE-TAP and IP in IP (the model's own rules: ref_tun_device()):
+ * VXLAN of VNI 42; Geneve of VNI 42 from the client (IPv4 or IPv6); GRE of
+ * key 07 07 07 07 from anywhere, GRE without a key to the server's
+ * addresses; GRE-TAP, collect_md, everything; IPv4 in IPv4 from the
+ * client; IPv6 in IPv4, sit0 up, everything; IP in IPv6 from the client
+ * to the server. */
 #define FUZZ_VNI 42
 #define FUZZ_GRE_KEY 0x07070707U
 static const struct {
@@ -109,9 +111,14 @@ static const struct {
 	{ SHEDD_TDEV_GRE, 0, 0, 0, PKT_V4_SERVER, NULL },
 	{ SHEDD_TDEV_GRE, 0, 0, 0, PKT_V6_SERVER, NULL },
 	{ SHEDD_TDEV_GRETAP, TUN_KEY_ANY, 0, 0, NULL, NULL },
+	{ SHEDD_TDEV_IPIP, 0, 0, 0, NULL, PKT_V4_CLIENT },
+	{ SHEDD_TDEV_SIT, TUN_KEY_ANY, 0, 0, NULL, NULL },
+	{ SHEDD_TDEV_IP6TNL, 0, 0, 0, PKT_V6_SERVER, PKT_V6_CLIENT },
 };
 #define FUZZ_MATCH (SHEDD_TUN_MATCH(SHEDD_TDEV_VXLAN) | SHEDD_TUN_MATCH(SHEDD_TDEV_GENEVE) | \
-		    SHEDD_TUN_MATCH(SHEDD_TDEV_GRE) | SHEDD_TUN_MATCH(SHEDD_TDEV_GRETAP))
+		    SHEDD_TUN_MATCH(SHEDD_TDEV_GRE) | SHEDD_TUN_MATCH(SHEDD_TDEV_GRETAP) | \
+		    SHEDD_TUN_MATCH(SHEDD_TDEV_IPIP) | SHEDD_TUN_MATCH(SHEDD_TDEV_SIT) | \
+		    SHEDD_TUN_MATCH(SHEDD_TDEV_IP6TNL))
 
 /* The source prefixes; the program gets them in its tries, the reference
  * model looks them up by a linear longest match. */
@@ -598,11 +605,11 @@ static int ref_tun_header(const __u8 *f, size_t len, size_t l4, size_t l4_len, _
 
 /* Does a device of fuzz_devs take the packet whose tunnel header is at
  * @l4 (protocol @proto, fuzz_cfg bits or UDP kind @kind, already read
- * whole by ref_tun_header())? As the kernel looks one up: VXLAN by VNI,
- * Geneve by VNI and the outer source, GRE by key (the device's, or none
- * with none) and the outer addresses; GRE in FOU or GUE as GRE. IPIP,
- * SIT, FOU and GUE themselves have no device matched: yes. */
-static int ref_tun_device(const __u8 *f, size_t l4, __u8 proto, unsigned int kind,
+ * whole by ref_tun_header(), which found @in inside)? As the kernel looks
+ * one up: VXLAN by VNI, Geneve by VNI and the outer source, GRE by key
+ * (the device's, or none with none) and the outer addresses, IP in IP by
+ * the outer addresses; GRE or IP in FOU or GUE as without them. */
+static int ref_tun_device(const __u8 *f, size_t l4, __u8 proto, unsigned int kind, int in,
 			  const struct ref *r)
 {
 	__u8 client[16] = { 0 }, server[16] = { 0 };
@@ -618,16 +625,16 @@ static int ref_tun_device(const __u8 *f, size_t l4, __u8 proto, unsigned int kin
 			return vni == FUZZ_VNI;
 		if ((kind & 0xff) == SHEDD_UDP_GENEVE)
 			return vni == FUZZ_VNI && !memcmp(r->saddr, client, alen);
-		/* FOU or GUE: GRE after them, or no device at all. */
+		/* FOU or GUE: GRE after them, or IP in IP. */
 		if ((kind & 0xff) == SHEDD_UDP_FOU && (kind >> 8) == IPPROTO_GRE)
 			g = l4 + 8;
 		else if ((kind & 0xff) == SHEDD_UDP_GUE && !(f[l4 + 8] >> 6) &&
 			 f[l4 + 9] == IPPROTO_GRE)
 			g = l4 + 12 + (f[l4 + 8] & 0x1f) * 4u;
 		else
-			return 1;
+			goto ip_in_ip;
 	} else if (proto != IPPROTO_GRE) {
-		return 1;
+		goto ip_in_ip;
 	}
 	flags = be16(f + g);
 	if (be16(f + g + 2) == 0x6558)
@@ -637,6 +644,10 @@ static int ref_tun_device(const __u8 *f, size_t l4, __u8 proto, unsigned int kin
 		return key == FUZZ_GRE_KEY;
 	}
 	return !memcmp(r->daddr, server, alen);
+ip_in_ip:
+	if (r->v6)
+		return !memcmp(r->saddr, client, 16) && !memcmp(r->daddr, server, 16);
+	return in == TUN_IN_6 || !memcmp(r->saddr, client, 4);
 }
 
 static void ref_tunnel(const __u8 *f, size_t len, size_t l4, size_t l4_len, __u8 proto,
@@ -672,7 +683,7 @@ static void ref_tunnel(const __u8 *f, size_t len, size_t l4, size_t l4_len, __u8
 	/* No device takes it: the kernel drops it, the program passes it
 	 * unjudged (a pass counter, as a packet that is no tunnel's). */
 	if ((in == TUN_IN_4 || in == TUN_IN_6 || in == TUN_IN_ETHER) &&
-	    !ref_tun_device(f, l4, proto, kind, r)) {
+	    !ref_tun_device(f, l4, proto, kind, in, r)) {
 		r->no_device = 1;
 		return;
 	}

@@ -1812,6 +1812,9 @@ static void mangle_outer_short(struct pkt *p)
 #define MATCH_GENEVE SHEDD_TUN_MATCH(SHEDD_TDEV_GENEVE)
 #define MATCH_GRE SHEDD_TUN_MATCH(SHEDD_TDEV_GRE)
 #define MATCH_GRETAP SHEDD_TUN_MATCH(SHEDD_TDEV_GRETAP)
+#define MATCH_IPIP SHEDD_TUN_MATCH(SHEDD_TDEV_IPIP)
+#define MATCH_SIT SHEDD_TUN_MATCH(SHEDD_TDEV_SIT)
+#define MATCH_IP6TNL SHEDD_TUN_MATCH(SHEDD_TDEV_IP6TNL)
 #define TUN_OTHER_REMOTE "198.18.0.99"
 /* The VNI of the test's VXLAN and Geneve headers is 42; its GRE key
  * 07 07 07 07 (tun_packets.h). The devices take the frames in on
@@ -1836,6 +1839,20 @@ static const struct tun_dev_spec devs_gre_local[] = {
 	{ SHEDD_TDEV_GRE, 0, 0, 0, PKT_V4_SERVER, NULL, 1 }, { 0 } };
 static const struct tun_dev_spec devs_gre_other_remote[] = {
 	{ SHEDD_TDEV_GRE, 0, 0, 0, NULL, TUN_OTHER_REMOTE, 1 }, { 0 } };
+static const struct tun_dev_spec devs_ipip_client[] = {
+	{ SHEDD_TDEV_IPIP, 0, 0, 0, PKT_V4_SERVER, PKT_V4_CLIENT, 1 }, { 0 } };
+static const struct tun_dev_spec devs_ipip_other[] = {
+	{ SHEDD_TDEV_IPIP, 0, 0, 0, PKT_V4_SERVER, TUN_OTHER_REMOTE, 1 }, { 0 } };
+/* tunl0 up, as Calico leaves it: every IPv4-in-IPv4 packet. */
+static const struct tun_dev_spec devs_ipip_fallback[] = {
+	{ SHEDD_TDEV_IPIP, TUN_KEY_ANY, 0, 0, NULL, NULL, 1 },
+	{ SHEDD_TDEV_IPIP, 0, 0, 0, PKT_V4_SERVER, TUN_OTHER_REMOTE, 1 }, { 0 } };
+static const struct tun_dev_spec devs_sit_other[] = {
+	{ SHEDD_TDEV_SIT, 0, 0, 0, NULL, TUN_OTHER_REMOTE, 1 }, { 0 } };
+static const struct tun_dev_spec devs_ip6tnl_client[] = {
+	{ SHEDD_TDEV_IP6TNL, 0, 0, 0, NULL, PKT_V6_CLIENT, 1 }, { 0 } };
+static const struct tun_dev_spec devs_ip6tnl_other[] = {
+	{ SHEDD_TDEV_IP6TNL, 0, 0, 0, PKT_V6_SERVER, "2001:db8::99", 1 }, { 0 } };
 #define TUN_SYN4 { V4, .flags = TCP_SYN }
 #define TUN_SYN6 { V6, .flags = TCP_SYN }
 #define GRE_CKS (TUNP_GRE_C | TUNP_GRE_K | TUNP_GRE_S)
@@ -2125,6 +2142,30 @@ static const struct tun_case tun_cases[] = {
 	{ "tunnel checks: FOU carrying GRE to a device of this local address: judged",
 	  .tun = { .kind = TUNP_FOU, .fou_proto = IPPROTO_GRE }, .in = TUN_SYN4,
 	  .devs = devs_gre_local, .match = MATCH_GRE, TUN_ADMITTED(SHEDD_SHEDDABLE) },
+	{ "tunnel checks: IPIP SYN from the device's remote to its local address: judged",
+	  .tun = { .kind = TUNP_IPIP }, .in = TUN_SYN4, .rate = &rate_empty,
+	  .devs = devs_ipip_client, .match = MATCH_IPIP, TUN_DROPPED(SHEDD_SHEDDABLE) },
+	{ "tunnel checks: IPIP SYN from another remote than the device's: passed",
+	  .tun = { .kind = TUNP_IPIP }, .in = { V4, .flags = TCP_SYN, .saddr = V4_CP },
+	  .devs = devs_ipip_other, .match = MATCH_IPIP, TUN_NO_DEVICE },
+	{ "tunnel checks: IPIP SYN from any remote where the fallback device is up: judged",
+	  .tun = { .kind = TUNP_IPIP }, .in = TUN_SYN4, .devs = devs_ipip_fallback,
+	  .match = MATCH_IPIP, TUN_ADMITTED(SHEDD_SHEDDABLE) },
+	{ "tunnel checks: SIT SYN from another remote than the device's: passed",
+	  .tun = { .kind = TUNP_SIT }, .in = TUN_SYN6, .devs = devs_sit_other,
+	  .match = MATCH_SIT, TUN_NO_DEVICE },
+	{ "tunnel checks: IPv4 in IPv6 SYN from the ip6tnl device's remote: judged",
+	  .tun = { .kind = TUNP_4IN6 }, .in = TUN_SYN4, .devs = devs_ip6tnl_client,
+	  .match = MATCH_IP6TNL, TUN_ADMITTED(SHEDD_SHEDDABLE) },
+	{ "tunnel checks: IP6IP6 SYN from another remote than the ip6tnl device's: passed",
+	  .tun = { .kind = TUNP_6IN6 }, .in = TUN_SYN6, .devs = devs_ip6tnl_other,
+	  .match = MATCH_IP6TNL, TUN_NO_DEVICE },
+	{ "tunnel checks: FOU ipproto 4 SYN from another remote than the ipip device's: passed",
+	  .tun = { .kind = TUNP_FOU }, .in = TUN_SYN4, .devs = devs_ipip_other,
+	  .match = MATCH_IPIP, TUN_NO_DEVICE },
+	{ "tunnel checks: GUE version 1 SYN from the ipip device's remote: judged",
+	  .tun = { .kind = TUNP_GUE, .gue_ver = 1 }, .in = TUN_SYN4, .devs = devs_ipip_client,
+	  .match = MATCH_IPIP, TUN_ADMITTED(SHEDD_SHEDDABLE) },
 	{ "tunnel checks: a kind whose devices were not read is judged as before",
 	  .tun = { .kind = TUNP_GENEVE }, .in = TUN_SYN4, .devs = devs_vxlan7,
 	  .match = MATCH_VXLAN, TUN_ADMITTED(SHEDD_SHEDDABLE) },

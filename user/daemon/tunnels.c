@@ -158,6 +158,44 @@ static void rta_parse(struct rtattr **tb, int max, struct rtattr *rta, int len)
 	}
 }
 
+/* Is the device named in @tb a fallback device (gre0, tunl0, ...)? Once
+ * up, it takes every packet of its kind no other device takes. */
+static bool tun_fallback(struct rtattr **tb)
+{
+	static const char *const fallback[] = { "gre0", "gretap0", "ip6gre0", "tunl0", "sit0",
+						"ip6tnl0" };
+	char name[IFNAMSIZ] = "";
+	unsigned int i;
+
+	if (!tb[IFLA_IFNAME] || RTA_PAYLOAD(tb[IFLA_IFNAME]) > sizeof(name))
+		return false;
+	memcpy(name, RTA_DATA(tb[IFLA_IFNAME]), RTA_PAYLOAD(tb[IFLA_IFNAME]));
+	name[sizeof(name) - 1] = '\0';
+	for (i = 0; i < sizeof(fallback) / sizeof(fallback[0]); i++)
+		if (!strcmp(name, fallback[i]))
+			return true;
+	return false;
+}
+
+/* The local and remote attributes @lrta and @rrta into @k. A multicast
+ * remote is a group the device receives on: the kernel takes a packet to
+ * it from any source, whatever the device's own local address, and the
+ * group is an address its packets are sent to. */
+static void tun_endpoints(struct tun_found *f, struct shedd_tun_key *k, struct rtattr *lrta,
+			  struct rtattr *rrta)
+{
+	tun_addr_of(lrta, k->local);
+	tun_addr_of(rrta, k->remote);
+	if (!tun_addr_multicast(k->remote))
+		return;
+	memcpy(k->local, k->remote, 16);
+	memset(k->remote, 0, 16);
+	if (k->local[0] == 0xff)
+		tun_add_local(f, k->local, 16);
+	else
+		tun_add_local(f, &k->local[12], 4);
+}
+
 /* A gre, gretap, ip6gre or ip6gretap device, as ip_tunnel_lookup() and
  * ip6gre_tunnel_lookup() find it: by key (with the device's, or neither
  * with one), remote and local (either open on the device: any). A
@@ -166,11 +204,8 @@ static void rta_parse(struct rtattr **tb, int max, struct rtattr *rta, int len)
 static void scan_gre(struct tun_found *f, struct ifinfomsg *ifi, struct rtattr **tb,
 		     struct rtattr **li, const char *kind)
 {
-	static const char *const fallback[] = { "gre0", "gretap0", "ip6gre0" };
 	struct rtattr *gr[IFLA_GRE_MAX + 1];
 	struct shedd_tun_key k = { 0 };
-	char name[IFNAMSIZ] = "";
-	unsigned int i;
 
 	if (!strcmp(kind, "gre") || !strcmp(kind, "ip6gre"))
 		k.kind = SHEDD_TDEV_GRE;
@@ -178,13 +213,8 @@ static void scan_gre(struct tun_found *f, struct ifinfomsg *ifi, struct rtattr *
 		k.kind = SHEDD_TDEV_GRETAP;
 	else
 		return;
-	if (tb[IFLA_IFNAME] && RTA_PAYLOAD(tb[IFLA_IFNAME]) <= sizeof(name)) {
-		memcpy(name, RTA_DATA(tb[IFLA_IFNAME]), RTA_PAYLOAD(tb[IFLA_IFNAME]));
-		name[sizeof(name) - 1] = '\0';
-	}
-	for (i = 0; i < sizeof(fallback) / sizeof(fallback[0]); i++)
-		if (!strcmp(name, fallback[i]))
-			k.flags = TUN_KEY_ANY;
+	if (tun_fallback(tb))
+		k.flags = TUN_KEY_ANY;
 	if (!li[IFLA_INFO_DATA]) {
 		if (!k.flags)
 			f->dev_unread |= SHEDD_TUN_MATCH(k.kind);
@@ -203,22 +233,49 @@ static void scan_gre(struct tun_found *f, struct ifinfomsg *ifi, struct rtattr *
 			else
 				f->dev_unread |= SHEDD_TUN_MATCH(k.kind);
 		}
-		tun_addr_of(gr[IFLA_GRE_LOCAL], k.local);
-		tun_addr_of(gr[IFLA_GRE_REMOTE], k.remote);
-		/* A multicast remote is a group the device receives on: the
-		 * kernel takes a packet to it from any source, whatever the
-		 * device's own local address. */
-		if (tun_addr_multicast(k.remote)) {
-			memcpy(k.local, k.remote, 16);
-			memset(k.remote, 0, 16);
-			/* And an address its packets are sent to. */
-			if (k.local[0] == 0xff)
-				tun_add_local(f, k.local, 16);
-			else
-				tun_add_local(f, &k.local[12], 4);
-		}
+		tun_endpoints(f, &k, gr[IFLA_GRE_LOCAL], gr[IFLA_GRE_REMOTE]);
 	}
 	tun_add_dev(f, &k, (__u32)ifi->ifi_index);
+}
+
+/* An ipip, sit or ip6tnl device, as ip_tunnel_lookup(),
+ * ipip6_tunnel_lookup() and ip6_tnl_lookup() find it: by remote and
+ * local. A sit device of mode any or ipip takes IPv4 in IPv4 too (its
+ * handler comes after ipip's); an ip6tnl device is kept whatever its mode
+ * (the kernel drops a packet of another mode once it found the device).
+ * @proto: IFLA_IPTUN_PROTO, -1 if not given. */
+static void scan_iptun(struct tun_found *f, struct ifinfomsg *ifi, struct rtattr **tb,
+		       struct rtattr **ip, const char *kind, int proto)
+{
+	struct shedd_tun_key k = { 0 };
+	__u8 kinds[2] = { 0 };
+	unsigned int i;
+
+	if (!strcmp(kind, "ipip")) {
+		kinds[0] = SHEDD_TDEV_IPIP;
+	} else if (!strcmp(kind, "sit")) {
+		if (proto != IPPROTO_IPIP)
+			kinds[0] = SHEDD_TDEV_SIT;
+		if (proto == IPPROTO_IPIP || proto == 0)
+			kinds[1] = SHEDD_TDEV_IPIP;
+	} else if (!strcmp(kind, "ip6tnl")) {
+		kinds[0] = SHEDD_TDEV_IP6TNL;
+	} else {
+		return;
+	}
+	if (tun_fallback(tb) || (ip && ip[IFLA_IPTUN_COLLECT_METADATA]))
+		k.flags = TUN_KEY_ANY;
+	else if (ip)
+		tun_endpoints(f, &k, ip[IFLA_IPTUN_LOCAL], ip[IFLA_IPTUN_REMOTE]);
+	for (i = 0; i < 2; i++) {
+		if (!kinds[i])
+			continue;
+		k.kind = kinds[i];
+		/* Without its attributes its endpoints are not known. */
+		if (!ip && !k.flags)
+			f->dev_unread |= SHEDD_TUN_MATCH(k.kind);
+		tun_add_dev(f, &k, (__u32)ifi->ifi_index);
+	}
 }
 
 static void scan_link(struct tun_found *f, struct nlmsghdr *h)
@@ -317,15 +374,18 @@ static void scan_link(struct tun_found *f, struct nlmsghdr *h)
 	}
 	{
 		struct rtattr *ip[IFLA_IPTUN_MAX + 1];
+		bool iptun = !strcmp(kind, "ipip") || !strcmp(kind, "sit") || !strcmp(kind, "ip6tnl");
 		int proto = -1;
 
-		if (li[IFLA_INFO_DATA] && (!strcmp(kind, "sit") || !strcmp(kind, "ip6tnl"))) {
+		if (li[IFLA_INFO_DATA] && iptun) {
 			rta_parse(ip, IFLA_IPTUN_MAX, RTA_DATA(li[IFLA_INFO_DATA]),
 				  (int)RTA_PAYLOAD(li[IFLA_INFO_DATA]));
 			if (ip[IFLA_IPTUN_PROTO] && RTA_PAYLOAD(ip[IFLA_IPTUN_PROTO]) == 1)
 				proto = *(__u8 *)RTA_DATA(ip[IFLA_IPTUN_PROTO]);
 		}
 		f->kinds |= tun_kind_bits(kind, proto);
+		if (iptun)
+			scan_iptun(f, ifi, tb, li[IFLA_INFO_DATA] ? ip : NULL, kind, proto);
 	}
 	scan_gre(f, ifi, tb, li, kind);
 }
