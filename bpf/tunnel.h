@@ -57,13 +57,20 @@ struct {
 	__type(value, struct shedd_tun_checks);
 } tun_checks SEC(".maps");
 
-/* The device of the packet in flight, from shedd_tunnel() to its judge
- * (tun_judged()): per CPU, nothing kept between packets, not pinned. */
+/* The packet in flight: the key its device is looked up by
+ * (shedd_tun_dev(), off the stack: the frames of shedd_xdp(),
+ * shedd_tunnel() and this leaf add up), and the device found, from
+ * shedd_tunnel() to its judge (tun_judged()). Per CPU, nothing kept
+ * between packets, not pinned. */
+struct tun_pkt_scratch {
+	struct shedd_tun_key key;
+	__u32 ifindex;
+};
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct tun_pkt_scratch);
 } tun_pkt SEC(".maps");
 
 /* shedd_tunnel()'s answers besides a verdict. */
@@ -76,8 +83,8 @@ struct {
 #define TUN_J_FRAG (1ULL << 61)
 
 /* What the tunnel header says the kernel will look its device up by:
- * filled by tun_gre() and tun_udp(), kind SHEDD_TDEV_NONE for a header
- * whose device is not matched (IPIP, SIT, FOU, GUE). */
+ * filled by tun_gre() and tun_udp(), for IP in IP by shedd_tunnel(); kind
+ * SHEDD_TDEV_NONE where no device is looked up (FOU's TCP itself). */
 struct tun_id {
 	__u32 id;    /* VNI (host order), GRE key (as on the wire) */
 	__u16 port;  /* VXLAN, Geneve: the UDP port */
@@ -321,58 +328,61 @@ __noinline int shedd_tun_dev(struct xdp_md *ctx, __u64 l2_len, __u64 what)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	struct shedd_tun_key key = {};
+	struct tun_pkt_scratch *sc;
 	struct shedd_tun_config *tc;
 	struct shedd_tun_dev *dev;
-	__u8 src[16] = {}, dst[16] = {};
+	struct shedd_tun_key *key;
 	__u32 zero = 0, shapes, i;
+	struct ipv6hdr *ip6 = NULL;
+	struct iphdr *ip = NULL;
 
 	verifier_bound(l2_len, PARSE_MAX_L2_MASK);
 	tc = bpf_map_lookup_elem(&tun_config, &zero);
-	if (!tc)
+	sc = bpf_map_lookup_elem(&tun_pkt, &zero);
+	if (!tc || !sc)
 		return 0;
+	key = &sc->key;
 	shapes = tc->match >> SHEDD_TUN_SHAPES_SHIFT;
 	if (what & TUN_DEV_V6) {
-		struct ipv6hdr *ip6 = data + l2_len;
-
+		ip6 = data + l2_len;
 		if ((void *)(ip6 + 1) > data_end)
 			return 0;
-		__builtin_memcpy(src, &ip6->saddr, 16);
-		__builtin_memcpy(dst, &ip6->daddr, 16);
 	} else {
-		struct iphdr *ip = data + l2_len;
-
+		ip = data + l2_len;
 		if ((void *)(ip + 1) > data_end)
 			return 0;
-		src[10] = src[11] = dst[10] = dst[11] = 0xff;
-		__builtin_memcpy(&src[12], &ip->saddr, 4);
-		__builtin_memcpy(&dst[12], &ip->daddr, 4);
 	}
-	key.kind = what & 0xf;
-	key.port = (__u16)(what >> 8);
 #pragma unroll
 	for (i = 0; i < TUN_NR_SHAPES; i++) {
 		if (!(shapes & (1U << i)))
 			continue;
+		__builtin_memset(key, 0, sizeof(*key));
+		key->kind = what & 0xf;
+		key->port = (__u16)(what >> 8);
 		if (i == TUN_SHAPE_ANY) {
 			/* collect_md, a fallback device: by kind and port only. */
-			key.flags = TUN_KEY_ANY;
-			key.id = 0;
-			__builtin_memset(key.remote, 0, 16);
-			__builtin_memset(key.local, 0, 16);
+			key->flags = TUN_KEY_ANY;
 		} else {
-			key.flags = (what >> 4) & TUN_KEY_KEYED;
-			key.id = (__u32)(what >> 32);
-			if (i == TUN_SHAPE_BOTH || i == TUN_SHAPE_REMOTE)
-				__builtin_memcpy(key.remote, src, 16);
-			else
-				__builtin_memset(key.remote, 0, 16);
-			if (i == TUN_SHAPE_BOTH || i == TUN_SHAPE_LOCAL)
-				__builtin_memcpy(key.local, dst, 16);
-			else
-				__builtin_memset(key.local, 0, 16);
+			key->flags = (what >> 4) & TUN_KEY_KEYED;
+			key->id = (__u32)(what >> 32);
+			if (i == TUN_SHAPE_BOTH || i == TUN_SHAPE_REMOTE) {
+				if (ip6) {
+					__builtin_memcpy(key->remote, &ip6->saddr, 16);
+				} else if (ip) {
+					key->remote[10] = key->remote[11] = 0xff;
+					__builtin_memcpy(&key->remote[12], &ip->saddr, 4);
+				}
+			}
+			if (i == TUN_SHAPE_BOTH || i == TUN_SHAPE_LOCAL) {
+				if (ip6) {
+					__builtin_memcpy(key->local, &ip6->daddr, 16);
+				} else if (ip) {
+					key->local[10] = key->local[11] = 0xff;
+					__builtin_memcpy(&key->local[12], &ip->daddr, 4);
+				}
+			}
 		}
-		dev = bpf_map_lookup_elem(&tun_devs, &key);
+		dev = bpf_map_lookup_elem(&tun_devs, key);
 		if (dev)
 			return dev->ifindex ? (int)(dev->ifindex & 0x7fffffff) : 1;
 	}
@@ -714,10 +724,10 @@ judge:
 	jflags = (v6 ? TUN_J_V6 : 0) | (frag ? TUN_J_FRAG : 0);
 judged:
 	{
-		__u32 *pin = bpf_map_lookup_elem(&tun_pkt, &zero);
+		struct tun_pkt_scratch *sc = bpf_map_lookup_elem(&tun_pkt, &zero);
 
-		if (pin)
-			*pin = dev > 0 ? (__u32)dev : 0;
+		if (sc)
+			sc->ifindex = dev > 0 ? (__u32)dev : 0;
 	}
 	return TUN_JUDGE | jflags | (in_l3off & 0xffff) << 32 | (in_l3_len & 0xffff) << 16 | (rest & 0xffff);
 }
@@ -900,9 +910,10 @@ static __always_inline int tun_judge(struct xdp_md *ctx, const struct shedd_conf
 static __always_inline int tun_judged(struct xdp_md *ctx, struct shedd_stats *st, struct pkt *in,
 				      __u64 v)
 {
+	struct tun_pkt_scratch *sc;
 	struct shedd_tun_stats *ts;
 	struct shedd_config *cfg;
-	__u32 zero = 0, *pin, ifindex = 0;
+	__u32 zero = 0, ifindex = 0;
 
 	ts = bpf_map_lookup_elem(&tun_stats, &zero);
 	cfg = settings_again();
@@ -914,9 +925,9 @@ static __always_inline int tun_judged(struct xdp_md *ctx, struct shedd_stats *st
 		ts->refused++;
 		return XDP_DROP;
 	}
-	pin = bpf_map_lookup_elem(&tun_pkt, &zero);
-	if (pin)
-		ifindex = *pin;
+	sc = bpf_map_lookup_elem(&tun_pkt, &zero);
+	if (sc)
+		ifindex = sc->ifindex;
 	return tun_judge(ctx, cfg, st, ts, in, ifindex);
 }
 

@@ -5507,7 +5507,7 @@ static void test_stack_headroom(void **state)
 {
 	static char log[1 << 16];
 	struct shedd_bpf *s;
-	__u32 depth[32], n = 0, i, deepest = 0, nested = 0, borrow = 0, chain, nn;
+	__u32 depth[32], n = 0, i, deepest = 0, nested = 0, borrow = 0, tun = 0, chain, nn;
 	const char *names[32] = { 0 };
 	const char *p;
 	char *end;
@@ -5543,8 +5543,9 @@ static void test_stack_headroom(void **state)
 		shedd_bpf__destroy(s);
 		fail_msg("%u functions named, %u stack depths", nn, n);
 	}
-	/* What the global functions call: the hash or the callback, and
-	 * shedd_cookie_ack() shedd_borrow() (charge()). */
+	/* What the global functions call: the hash or the callback,
+	 * shedd_cookie_ack() shedd_borrow() (charge()), and shedd_tunnel()
+	 * the inner parse and the device lookup. */
 	for (i = 1; i < n; i++)
 		if (!strcmp(names[i], "flow_hash_at") || !strcmp(names[i], "opt_step"))
 			if (frame_round(depth[i]) > nested)
@@ -5552,6 +5553,10 @@ static void test_stack_headroom(void **state)
 	for (i = 1; i < n; i++)
 		if (!strcmp(names[i], "shedd_borrow"))
 			borrow = frame_round(depth[i]);
+	for (i = 1; i < n; i++)
+		if ((!strcmp(names[i], "shedd_parse_inner") || !strcmp(names[i], "shedd_tun_dev")) &&
+		    frame_round(depth[i]) > tun)
+			tun = frame_round(depth[i]);
 	for (i = 1; i < n; i++) {
 		__u32 d = frame_round(depth[i]), below = 0;
 
@@ -5561,6 +5566,8 @@ static void test_stack_headroom(void **state)
 			below = nested;
 		if (!strcmp(names[i], "shedd_cookie_ack") && borrow > below)
 			below = borrow;
+		if (!strcmp(names[i], "shedd_tunnel") && tun > below)
+			below = tun;
 		if (d + below > deepest)
 			deepest = d + below;
 	}
