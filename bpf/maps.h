@@ -3,7 +3,8 @@
  * Userspace writes settings, broadcast, ports, prefix_v4, prefix_v6, rates, lease,
  * port_limit, ctl_state, ctl_cmd, manual_v4, manual_v6, daemon_stats and layout; the
  * program writes reserve, buckets, tun_reserve, tun_buckets, port_reserve,
- * port_buckets, stats, rst_budget, cookie_budget and refresh. The daemon pins every map by name.
+ * port_buckets, stats, rst_budget, cookie_budget and refresh. The daemon
+ * pins every map by name.
  */
 #ifndef SHEDD_MAPS_H
 #define SHEDD_MAPS_H

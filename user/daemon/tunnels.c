@@ -158,6 +158,17 @@ static void rta_parse(struct rtattr **tb, int max, struct rtattr *rta, int len)
 	}
 }
 
+/* The device a decapsulated packet reaches the IP layer on, which the
+ * source check of its inner SYN routes back through: the bridge of a
+ * device enslaved to one (a VXLAN or GRE-TAP port: rp_filter sees the
+ * bridge), else the device itself. */
+static __u32 tun_rx_ifindex(struct ifinfomsg *ifi, struct rtattr **tb)
+{
+	if (tb[IFLA_MASTER] && RTA_PAYLOAD(tb[IFLA_MASTER]) == 4)
+		return *(__u32 *)RTA_DATA(tb[IFLA_MASTER]);
+	return (__u32)ifi->ifi_index;
+}
+
 /* Is the device named in @tb a fallback device (gre0, tunl0, ...)? Once
  * up, it takes every packet of its kind no other device takes. */
 static bool tun_fallback(struct rtattr **tb)
@@ -218,7 +229,7 @@ static void scan_gre(struct tun_found *f, struct ifinfomsg *ifi, struct rtattr *
 	if (!li[IFLA_INFO_DATA]) {
 		if (!k.flags)
 			f->dev_unread |= SHEDD_TUN_MATCH(k.kind);
-		tun_add_dev(f, &k, (__u32)ifi->ifi_index);
+		tun_add_dev(f, &k, tun_rx_ifindex(ifi, tb));
 		return;
 	}
 	rta_parse(gr, IFLA_GRE_MAX, RTA_DATA(li[IFLA_INFO_DATA]), (int)RTA_PAYLOAD(li[IFLA_INFO_DATA]));
@@ -235,7 +246,7 @@ static void scan_gre(struct tun_found *f, struct ifinfomsg *ifi, struct rtattr *
 		}
 		tun_endpoints(f, &k, gr[IFLA_GRE_LOCAL], gr[IFLA_GRE_REMOTE]);
 	}
-	tun_add_dev(f, &k, (__u32)ifi->ifi_index);
+	tun_add_dev(f, &k, tun_rx_ifindex(ifi, tb));
 }
 
 /* An ipip, sit or ip6tnl device, as ip_tunnel_lookup(),
@@ -274,7 +285,7 @@ static void scan_iptun(struct tun_found *f, struct ifinfomsg *ifi, struct rtattr
 		/* Without its attributes its endpoints are not known. */
 		if (!ip && !k.flags)
 			f->dev_unread |= SHEDD_TUN_MATCH(k.kind);
-		tun_add_dev(f, &k, (__u32)ifi->ifi_index);
+		tun_add_dev(f, &k, tun_rx_ifindex(ifi, tb));
 	}
 }
 
@@ -339,7 +350,7 @@ static void scan_link(struct tun_found *f, struct nlmsghdr *h)
 			k.id = *(__u32 *)RTA_DATA(vx[IFLA_VXLAN_ID]);
 		else
 			f->dev_unread |= SHEDD_TUN_MATCH(SHEDD_TDEV_VXLAN);
-		tun_add_dev(f, &k, (__u32)ifi->ifi_index);
+		tun_add_dev(f, &k, tun_rx_ifindex(ifi, tb));
 		return;
 	}
 	if (!strcmp(kind, "geneve")) {
@@ -369,7 +380,7 @@ static void scan_link(struct tun_found *f, struct nlmsghdr *h)
 		} else {
 			f->dev_unread |= SHEDD_TUN_MATCH(SHEDD_TDEV_GENEVE);
 		}
-		tun_add_dev(f, &k, (__u32)ifi->ifi_index);
+		tun_add_dev(f, &k, tun_rx_ifindex(ifi, tb));
 		return;
 	}
 	{
