@@ -289,7 +289,7 @@ static void scan_iptun(struct tun_found *f, struct ifinfomsg *ifi, struct rtattr
 	}
 }
 
-static void scan_link(struct tun_found *f, struct nlmsghdr *h)
+void tun_scan_link(struct tun_found *f, struct nlmsghdr *h)
 {
 	struct ifinfomsg *ifi = NLMSG_DATA(h);
 	struct rtattr *tb[IFLA_MAX + 1], *li[IFLA_INFO_MAX + 1];
@@ -458,7 +458,7 @@ static int nl_dump(int fd, __u16 type, struct tun_found *f)
 				return e->error ? e->error : -EIO;
 			}
 			if (h->nlmsg_type == RTM_NEWLINK)
-				scan_link(f, h);
+				tun_scan_link(f, h);
 			else if (h->nlmsg_type == RTM_NEWADDR)
 				scan_addr(f, h);
 		}

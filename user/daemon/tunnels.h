@@ -69,6 +69,12 @@ bool tun_addr_multicast(const __u8 a[16]);
  * shapes of their keys. Pure. */
 __u32 tun_match(const struct tun_found *f);
 
+struct nlmsghdr;
+/* Add to @f what the RTM_NEWLINK message @h says: the kind of a tunnel
+ * device that is up, its UDP port, and the device by what the kernel
+ * looks it up by. Pure: tun_scan() feeds it the dump. */
+void tun_scan_link(struct tun_found *f, struct nlmsghdr *h);
+
 /* Fill @f from the links and addresses of this network namespace.
  * 0 or a negative errno. */
 int tun_scan(struct tun_found *f);
