@@ -754,7 +754,7 @@ static __always_inline int tun_judge(struct xdp_md *ctx, const struct shedd_conf
 	struct shedd_bucket *b;
 	__u64 l3off, flags, now, judged;
 	__u32 cls, mode;
-	int is_ack, ret;
+	int is_ack, is_rst, ret;
 	__u16 dport;
 
 	if ((void *)(tcp + 1) > data_end) {
@@ -762,17 +762,18 @@ static __always_inline int tun_judge(struct xdp_md *ctx, const struct shedd_conf
 		return XDP_PASS;
 	}
 	is_ack = verify_enabled && pkt_handshake_ack(in);
-	if (!is_ack && (!tcp->syn || tcp->ack)) {
+	is_rst = verify_enabled && tcp->rst && !tcp->syn;
+	if (!is_ack && !is_rst && (!tcp->syn || tcp->ack)) {
 		st->non_syn++;
 		return XDP_PASS;
 	}
-	if (!is_ack && (tcp->rst || tcp->fin)) {
+	if (!is_ack && !is_rst && (tcp->rst || tcp->fin)) {
 		st->bad_syn++;
 		return XDP_PASS;
 	}
 	dport = bpf_ntohs(tcp->dest);
 	if (!port_protected(cfg, dport)) {
-		if (is_ack)
+		if (is_ack || is_rst)
 			st->non_syn++;
 		else
 			st->unprotected++;
@@ -782,6 +783,13 @@ static __always_inline int tun_judge(struct xdp_md *ctx, const struct shedd_conf
 		ifindex = ctx->ingress_ifindex;
 	l3off = in->l2_len;
 	flags = in->l3_proto == ETH_P_IPV6 ? CK_V6 : 0;
+	/* A RST ends what a proven inner ACK left for the segments behind
+	 * it, as outside. */
+	if (is_rst) {
+		shedd_flow_end(ctx, l3off, in->l3_len, flags);
+		st->non_syn++;
+		return XDP_PASS;
+	}
 	cls = classify(in, data_end, cfg);
 	if (cls >= SHEDD_NR_CLASSES)
 		cls = SHEDD_SHEDDABLE;

@@ -323,7 +323,7 @@ static void ref_tcp(const __u8 *f, size_t seg, size_t seglen, struct ref *r)
 	protected = r->dport == PORT_A || r->dport == PORT_B;
 	r->cls = ref_class(r->v6, r->saddr);
 	r->fin = !!(flags & TCP_FIN);
-	r->rst_end = (flags & TCP_RST) && !(flags & TCP_SYN) && protected && !r->in_tunnel;
+	r->rst_end = (flags & TCP_RST) && !(flags & TCP_SYN) && protected;
 	/* An ACK that is no SYN or RST may end a cookie handshake, in a first
 	 * fragment too (the kernel reassembles it), inside a tunnel too: no
 	 * cookie is sent into one, but the kernel's own are (tunnel.h). */
@@ -715,7 +715,7 @@ static void ref_tunnel(const __u8 *f, size_t len, size_t l4, size_t l4_len, __u8
 		ref_tcp(f, p, seglen, &sub);
 		if (sub.cut)
 			goto cut;
-		if (sub.kind != REF_JUDGE && sub.kind != REF_ACK)
+		if (sub.kind != REF_JUDGE && sub.kind != REF_ACK && !sub.rst_end)
 			return;
 		sub.tunnel = 1;
 		sub.in_tunnel = 0;
@@ -766,7 +766,7 @@ static void ref_tunnel(const __u8 *f, size_t len, size_t l4, size_t l4_len, __u8
 	}
 	if (sub.cut)
 		goto cut;
-	if (sub.kind != REF_JUDGE && sub.kind != REF_ACK)
+	if (sub.kind != REF_JUDGE && sub.kind != REF_ACK && !sub.rst_end)
 		return;
 	/* The inner datagram ends inside the outer one, or the kernel
 	 * drops it. */

@@ -6182,6 +6182,29 @@ static void test_tun_inner_cookie_ack(void **state)
 	want.cls[SHEDD_SHEDDABLE].charged = 1;
 	want.cls[SHEDD_SHEDDABLE].ack_admitted = 1;
 	expect_run(name, &p, XDP_PASS, want);
+	/* Again before the kernel made the connection: it follows the
+	 * admission, no second token. */
+	expect_run(name, &p, XDP_PASS, (struct shedd_stats){ .ack_probed = 1, .ack_repeat = 1 });
+	/* A RST of the flow, inside the tunnel too, ends that: the same ACK
+	 * is judged afresh, and the tunnel space's one token is spent. */
+	{
+		struct pkt_spec rst = ack;
+		struct pkt rp, again = p;
+
+		rst.flags = TCP_RST;
+		rst.opt_bytes = NULL;
+		rst.opt_len = 0;
+		tun_pkt_build(&rp, &vx, &rst);
+		expect_run(name, &rp, XDP_PASS, (struct shedd_stats){ .non_syn = 1 });
+		memset(&want, 0, sizeof(want));
+		want.ack_probed = 1;
+		want.cls[SHEDD_SHEDDABLE].ack_valid = 1;
+		want.cls[SHEDD_SHEDDABLE].charged = 1;
+		want.cls[SHEDD_SHEDDABLE].ack_refused = 1;
+		expect_run(name, &again, XDP_DROP, want);
+		want.cls[SHEDD_SHEDDABLE].ack_refused = 0;
+		want.cls[SHEDD_SHEDDABLE].ack_admitted = 1;
+	}
 	/* The class's own token is still there: a direct ACK takes it. */
 	{
 		struct pkt_spec syn2 = linux_syn(0, PKT_SPORT + 72);
