@@ -753,7 +753,8 @@ static __always_inline int tun_judge(struct xdp_md *ctx, const struct shedd_conf
 	struct shedd_fair_class *fc;
 	struct shedd_bucket *b;
 	__u64 l3off, flags, now, judged;
-	__u32 cls, mode;
+	__u32 mode, ckey;
+	__u64 cls;
 	int is_ack, is_rst, ret;
 	__u16 dport;
 
@@ -806,6 +807,10 @@ static __always_inline int tun_judge(struct xdp_md *ctx, const struct shedd_conf
 			return XDP_DROP;
 		}
 	}
+	/* 64 bits, and bounded again where it indexes: across the calls a
+	 * 32-bit spill loses its bound on Debian 12's verifiers (shedd_xdp()'s
+	 * kls). */
+	verifier_bound(cls, SHEDD_NR_CLASSES - 1);
 	mode = class_mode(cfg, cls);
 	/* A source above the default class must be routed back through the
 	 * tunnel's device, as rp_filter checks it there. */
@@ -822,6 +827,8 @@ static __always_inline int tun_judge(struct xdp_md *ctx, const struct shedd_conf
 		if (cls >= SHEDD_NR_CLASSES)
 			cls = SHEDD_SHEDDABLE;
 	}
+	verifier_bound(cls, SHEDD_NR_CLASSES - 1);
+	ckey = (__u32)cls;
 	cs = &st->cls[cls];
 	now = clock_coarse_ns();
 	if (is_ack) {
@@ -836,7 +843,7 @@ static __always_inline int tun_judge(struct xdp_md *ctx, const struct shedd_conf
 		tk = bpf_map_lookup_elem(&tun_checks, &zero);
 		if (tk)
 			tk->acks++;
-		judged = shedd_cookie_ack(ctx, l3off, in->l3_len, flags, cls | CHARGE_TUN);
+		judged = shedd_cookie_ack(ctx, l3off, in->l3_len, flags, ckey | CHARGE_TUN);
 		ret = (int)(judged & ACK_VERDICT_MASK);
 		/* A FIN is judged like any segment, then ends the flow. */
 		if (tcp->fin)
@@ -877,8 +884,8 @@ static __always_inline int tun_judge(struct xdp_md *ctx, const struct shedd_conf
 			cs->ack_valid++;
 			cs->charged++;
 			cs->ack_admitted++;
-			if (fair_of(cls))
-				shedd_fair(ctx, l3off, in->l3_len, flags, cls | FAIR_COUNT);
+			if (fair_of(ckey))
+				shedd_fair(ctx, l3off, in->l3_len, flags, ckey | FAIR_COUNT);
 			return XDP_PASS;
 		}
 		/* No token: a RST would have to go back through the tunnel. */
@@ -887,25 +894,25 @@ static __always_inline int tun_judge(struct xdp_md *ctx, const struct shedd_conf
 		cs->ack_refused++;
 		return XDP_DROP;
 	}
-	b = bpf_map_lookup_elem(&tun_buckets, &cls);
+	b = bpf_map_lookup_elem(&tun_buckets, &ckey);
 	cs->syn++;
 	cs->charged++;
 	ts->judged++;
 	st->frag_judged += in->first_frag;
-	fc = fair_of(cls);
+	fc = fair_of(ckey);
 	if (fc && fc->active && !lease_run_out(now) &&
-	    shedd_fair(ctx, l3off, in->l3_len, flags, cls | FAIR_CHECK)) {
+	    shedd_fair(ctx, l3off, in->l3_len, flags, ckey | FAIR_CHECK)) {
 		cs->dropped++;
 		return XDP_DROP;
 	}
-	if (charge(b, cls | CHARGE_TUN, now)) {
+	if (charge(b, ckey | CHARGE_TUN, now)) {
 		cs->admitted++;
 		/* The kernel may answer it with a cookie of its own: its ACK
 		 * is not charged again. */
 		if (mode != SHEDD_VERIFY_OFF)
 			shedd_syn_charged(ctx, l3off, in->l3_len, flags, now);
-		else if (fair_of(cls))
-			shedd_fair(ctx, l3off, in->l3_len, flags, cls | FAIR_COUNT);
+		else if (fair_of(ckey))
+			shedd_fair(ctx, l3off, in->l3_len, flags, ckey | FAIR_COUNT);
 		return XDP_PASS;
 	}
 	cs->dropped++;
