@@ -77,8 +77,9 @@ static __always_inline __u32 classify(const struct pkt *p, void *data_end,
 
 /* The slow half of charge(): borrow from the class's reserve, refilled to
  * the fine clock, at the rate the daemon's lease allows (lease.h). @how:
- * the class, | CHARGE_TUN for the tunnel class space. A global function, so the verifier checks it once on its
- * own instead of once for every path of the parser that reaches it.
+ * the class, | CHARGE_TUN for the tunnel class space. A global function,
+ * so the verifier checks it once on its own instead of once for every
+ * path of the parser that reaches it.
  * Without its map entries (or its cache) the program cannot judge: it
  * fails open and admits. */
 #define CHARGE_TUN (1U << 8) /* with the class: the tunnel class space */

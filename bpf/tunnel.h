@@ -603,7 +603,8 @@ __noinline __u64 shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __
 			inner = TUN_IN_IP6;
 		} else if (fou_proto == IPPROTO_GRE) {
 			inner = tun_gre(&c, tc->kinds & (v6 ? SHEDD_TUN_GRE6 | SHEDD_TUN_GRETAP6 :
-						       SHEDD_TUN_GRE | SHEDD_TUN_GRETAP), rest, &tid);
+						       SHEDD_TUN_GRE | SHEDD_TUN_GRETAP),
+					rest, &tid);
 		} else if (fou_proto == IPPROTO_TCP) {
 			/* The TCP header itself: its addresses are the
 			 * outer IP header's, and so is its class; the
@@ -729,7 +730,8 @@ judged:
 		if (sc)
 			sc->ifindex = dev > 0 ? (__u32)dev : 0;
 	}
-	return TUN_JUDGE | jflags | (in_l3off & 0xffff) << 32 | (in_l3_len & 0xffff) << 16 | (rest & 0xffff);
+	return TUN_JUDGE | jflags | (in_l3off & 0xffff) << 32 | (in_l3_len & 0xffff) << 16 |
+	       (rest & 0xffff);
 }
 
 /*
@@ -816,7 +818,8 @@ static __always_inline int tun_judge(struct xdp_md *ctx, const struct shedd_conf
 	 * tunnel's device, as rp_filter checks it there. */
 	if (!is_ack && cfg->source_check == SHEDD_SRC_STRICT && cls < cfg->default_class &&
 	    cfg->default_class < SHEDD_NR_CLASSES) {
-		ret = shedd_src_route(ctx, l3off, in->l3_len, flags | (__u64)ifindex << SRC_IFINDEX_SHIFT);
+		ret = shedd_src_route(ctx, l3off, in->l3_len,
+				      flags | (__u64)ifindex << SRC_IFINDEX_SHIFT);
 		if (ret == SRC_FAILED) {
 			st->src_failed++;
 			cls = cfg->default_class;

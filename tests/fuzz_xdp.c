@@ -1836,7 +1836,8 @@ static const char *expect_syn(const struct frame_ctx *fc, struct ref_state *m,
 		 * from an empty reserve, drops it unchecked, counted as shed
 		 * (shed_by_drop()). The bucket is not modelled: the counter
 		 * says if it was backed off. Never inside a tunnel. */
-		if (!r->tunnel && mode == SHEDD_VERIFY_OFF && m->cfg.reject[c] == SHEDD_REJECT_DROP &&
+		if (!r->tunnel && mode == SHEDD_VERIFY_OFF &&
+		    m->cfg.reject[c] == SHEDD_REJECT_DROP &&
 		    !(m->cfg.source_check == SHEDD_SRC_STRICT && c < m->cfg.default_class) &&
 		    d[C(c, dropped)] && !d[W(syn_bad_csum)]) {
 			e[C(c, syn)] = 1;
@@ -2489,8 +2490,8 @@ static void fuzz_frames(void **state)
 	/* A run that never exercised a path proves nothing about it. */
 	if (t.frames >= 10000 && (!t.admitted || !t.shed || !t.rst || !t.rst_limited ||
 				  !t.rst_refused || !t.refused || !t.frag_judged ||
-				  !t.tun_judged || !t.tun_refused || !t.long_judged || !t.tun_acks ||
-				  !t.tun_no_device))
+				  !t.tun_judged || !t.tun_refused || !t.long_judged ||
+				  !t.tun_acks || !t.tun_no_device))
 		fail_msg("the run did not reach every verdict: widen the generator");
 	if (t.frames >= 50000 && (!t.cookies || !t.cookies_v6 || !t.cookies_vlan ||
 				  !t.cookies_ts || !t.cookies_ws || !t.cookies_ecn ||

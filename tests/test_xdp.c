@@ -2281,9 +2281,10 @@ static int tun_devs_write(const struct tun_dev_spec *devs, __u32 *shapes)
 	while (!err && !bpf_map__get_next_key(m, NULL, &key, sizeof(key)))
 		err = bpf_map__delete_elem(m, &key, sizeof(key), 0);
 	for (; !err && devs && devs->kind; devs++) {
-		struct shedd_tun_dev v = { .ifindex = devs->dev ? (__u32)dummy_ifindex[devs->dev - 1]
-								: 1 };
+		struct shedd_tun_dev v = { .ifindex = 1 };
 
+		if (devs->dev)
+			v.ifindex = (__u32)dummy_ifindex[devs->dev - 1];
 		memset(&key, 0, sizeof(key));
 		key.kind = devs->kind;
 		key.flags = devs->flags;
@@ -2312,7 +2313,8 @@ static __u64 read_no_device(void)
 		return 0;
 	vals = calloc((size_t)nr_cpus, sizeof(*vals));
 	assert_non_null(vals);
-	err = bpf_map__lookup_elem(m, &zero, sizeof(zero), vals, (size_t)nr_cpus * sizeof(*vals), 0);
+	err = bpf_map__lookup_elem(m, &zero, sizeof(zero), vals, (size_t)nr_cpus * sizeof(*vals),
+				   0);
 	for (i = 0; !err && i < nr_cpus; i++)
 		sum += vals[i].no_device;
 	free(vals);
