@@ -345,6 +345,8 @@ tunnel_spares_direct() {
 		--burst 20 --controller off
 	spared_during_flood "a verified class" recv
 	echo "sheddable: cookie_sent $(stat_sum cookie_sent 3), ack_admitted $(stat_sum ack_admitted 3), ack_refused $(stat_sum ack_refused 3)"
-	within "$(stat_sum ack_admitted 3)" 5 5
+	# Each client's cookie ACK admitted (a slow guest's kernel hand-off
+	# may judge a segment behind it again), none refused.
+	[ "$(stat_sum ack_admitted 3)" -ge 5 ]
 	[ "$(stat_sum ack_refused 3)" -eq 0 ]
 }
