@@ -8,8 +8,8 @@
  * cells per level the class counts, at most FAIR_LEVELS, each read before
  * any is raised (the conservative update). Memory is fixed: a spoofed
  * flood can raise counts, never add state. The inner SYN of a tunnel is
- * judged by rate only, as its class's verified admission is not applied
- * to it.
+ * counted and judged as a direct one, by its inner source (tunnel.h:
+ * @l2_len is then the inner IP header's offset).
  * Included by shedd.bpf.c after syncookie.h (lens_bound(), CK_*).
  */
 #ifndef SHEDD_BPF_FAIR_H
@@ -116,7 +116,7 @@ __noinline int shedd_fair(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u64 
 
 	if (cls >= SHEDD_NR_CLASSES)
 		return 0;
-	lens_bound(&l2_len, &l3_len);
+	lens_bound_inner(&l2_len, &l3_len);
 	fc = fair_of(cls);
 	st = bpf_map_lookup_elem(&fair_stats, &cls);
 	if (!fc || !st)

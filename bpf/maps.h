@@ -2,8 +2,9 @@
 /* maps.h - the maps of the XDP program. Layouts come from include/shedd.h.
  * Userspace writes settings, broadcast, ports, prefix_v4, prefix_v6, rates, lease,
  * port_limit, ctl_state, ctl_cmd, manual_v4, manual_v6, daemon_stats and layout; the
- * program writes reserve, buckets, port_reserve, port_buckets, stats, rst_budget,
- * cookie_budget and refresh. The daemon pins every map by name.
+ * program writes reserve, buckets, tun_reserve, tun_buckets, port_reserve,
+ * port_buckets, stats, rst_budget, cookie_budget and refresh. The daemon
+ * pins every map by name.
  */
 #ifndef SHEDD_MAPS_H
 #define SHEDD_MAPS_H
@@ -88,6 +89,23 @@ struct {
 	__type(key, __u32);
 	__type(value, struct shedd_port_bucket);
 } port_buckets SEC(".maps");
+
+/* The tunnel class space (include/shedd.h): the same per-class reserve
+ * and per-CPU caches again, for inner SYNs and ACKs, refilled at the
+ * class's own rate record. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SHEDD_NR_CLASSES);
+	__type(key, __u32);
+	__type(value, struct shedd_reserve);
+} tun_reserve SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SHEDD_NR_CLASSES);
+	__type(key, __u32);
+	__type(value, struct shedd_bucket);
+} tun_buckets SEC(".maps");
 
 /* Per-CPU: XDP runs in softirq on one CPU at a time, so these need no
  * atomics and no locks. */

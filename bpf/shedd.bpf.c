@@ -6,7 +6,8 @@
  * dropped, or answered with a RST where the kernel itself would answer.
  * In a verified class a SYN is answered with a SYN cookie instead and the
  * ACK that returns a valid one is charged (syncookie.h). The inner SYN of
- * a tunnel that ends on this host is judged too, by rate only (tunnel.h).
+ * a tunnel that ends on this host is judged too, by the same checks, in a
+ * class space of its own, never answered (tunnel.h).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -75,19 +76,29 @@ static __always_inline __u32 classify(const struct pkt *p, void *data_end,
 }
 
 /* The slow half of charge(): borrow from the class's reserve, refilled to
- * the fine clock, at the rate the daemon's lease allows (lease.h). A global function, so the verifier checks it once on its
- * own instead of once for every path of the parser that reaches it.
+ * the fine clock, at the rate the daemon's lease allows (lease.h). @how:
+ * the class, | CHARGE_TUN for the tunnel class space. A global function,
+ * so the verifier checks it once on its own instead of once for every
+ * path of the parser that reaches it.
  * Without its map entries (or its cache) the program cannot judge: it
  * fails open and admits. */
-__noinline int shedd_borrow(struct shedd_bucket *b, __u32 cls)
+#define CHARGE_TUN (1U << 8) /* with the class: the tunnel class space */
+__noinline int shedd_borrow(struct shedd_bucket *b, __u32 how)
 {
+	__u32 cls = how & 0xff;
 	struct shedd_rate *rate = bpf_map_lookup_elem(&rates, &cls);
-	struct shedd_reserve *res = bpf_map_lookup_elem(&reserve, &cls);
+	struct shedd_reserve *res;
 	struct shedd_class_rate r;
 	struct shedd_lease *ls;
 	__u32 zero = 0;
 	__u64 now;
 
+	/* A class's inner SYNs borrow from a reserve of their own, at the
+	 * class's rate (include/shedd.h, "The tunnel class space"). */
+	if (how & CHARGE_TUN)
+		res = bpf_map_lookup_elem(&tun_reserve, &cls);
+	else
+		res = bpf_map_lookup_elem(&reserve, &cls);
 	if (!b || !rate || !res)
 		return 1;
 	bpf_spin_lock(&rate->lock);
@@ -126,8 +137,8 @@ static __always_inline int lease_run_out(__u64 now)
 
 /* Return 1 to admit, 0 to shed. The CPU's cache @b answers most SYNs, at
  * @now of either clock; the shared rate record and reserve are looked up
- * only to borrow. */
-static __always_inline int charge(struct shedd_bucket *b, __u32 cls, __u64 now)
+ * only to borrow. @how: as for shedd_borrow(). */
+static __always_inline int charge(struct shedd_bucket *b, __u32 how, __u64 now)
 {
 	int v;
 
@@ -136,7 +147,7 @@ static __always_inline int charge(struct shedd_bucket *b, __u32 cls, __u64 now)
 	v = tb_cached(b, now);
 	if (v >= 0)
 		return v;
-	return shedd_borrow(b, cls);
+	return shedd_borrow(b, how);
 }
 
 /*
@@ -489,10 +500,12 @@ int shedd_xdp(struct xdp_md *ctx)
 	 * ends here (tunnel.h). */
 	if ((ret == PARSE_NON_TCP || (ret == PARSE_FRAGMENT && (m & PM_FIRST_FRAG))) &&
 	    tun_proto(PM_BYTE(m))) {
-		int v = shedd_tunnel(ctx, PM_L2(m), PM_L3(m), tun_meta_packed(m));
+		__u64 v = shedd_tunnel(ctx, PM_L2(m), PM_L3(m), tun_meta_packed(m));
 
+		if (v & TUN_JUDGE)
+			return tun_judged(ctx, st, &p, v);
 		if (v != TUN_NOT_OURS)
-			return v;
+			return (int)v;
 	}
 	if (ret == PARSE_FRAG_REFUSED || ret == PARSE_TOO_DEEP)
 		return refuse_counted(st, ret);

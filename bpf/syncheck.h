@@ -53,6 +53,7 @@ static __always_inline int csum_verdict(__u64 sum, __u64 pseudo, __u16 check)
  * shedd_syn_csum() - check the TCP checksum of the SYN in @ctx.
  * @ctx, @l2_len, @l3_len, @flags: as for shedd_syncookie_reply()
  * @l4_len: the TCP segment's length, from the IP length fields
+ * (@l2_len may be an inner packet's IP header offset: lens_bound_inner())
  *
  * A frame sent by a stack on this host (a veth peer: a container) may
  * carry a checksum left to offload (CHECKSUM_PARTIAL): its check field
@@ -74,7 +75,7 @@ __noinline int shedd_syn_csum(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __
 	__s64 sum;
 	__u16 check;
 
-	lens_bound(&l2_len, &l3_len);
+	lens_bound_inner(&l2_len, &l3_len);
 	if (l4_len < sizeof(struct tcphdr) || l4_len > CSUM_MAX_SEG)
 		return CSUM_UNCHECKED;
 	sc = bpf_map_lookup_elem(&csum_scratch, &zero);
@@ -153,6 +154,7 @@ __noinline int shedd_syn_csum(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __
 }
 
 /* Verdicts of shedd_src_route(). */
+#define SRC_IFINDEX_SHIFT 32
 enum src_verdict {
 	SRC_OK = 0,        /* routed back through the interface it came in on */
 	SRC_FAILED = 1,    /* no route back, a local or broadcast source, one
@@ -168,7 +170,10 @@ enum src_verdict {
  * (fib_validate_source()), with the reversed flow looked up in the
  * kernel's FIB (bpf_fib_lookup()). Unlike rp_filter, of a multipath route
  * only the nexthop the flow hashes to is seen.
- * @ctx, @l2_len, @l3_len, @flags: as for shedd_syncookie_reply()
+ * @ctx, @l2_len, @l3_len, @flags: as for shedd_syncookie_reply(); @l2_len
+ *	may be an inner packet's IP header offset (lens_bound_inner()), and
+ *	@flags >> SRC_IFINDEX_SHIFT the device it comes in on, a tunnel's
+ *	(0: the frame's)
  *
  * Return: an enum src_verdict.
  */
@@ -178,12 +183,14 @@ __noinline int shedd_src_route(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, _
 	void *data_end = (void *)(long)ctx->data_end;
 	struct bpf_fib_lookup fl = {};
 	struct tcphdr *tcp;
-	__u32 ifindex = ctx->ingress_ifindex;
+	__u32 ifindex = (__u32)(flags >> SRC_IFINDEX_SHIFT);
 	long rc;
 
+	if (!ifindex)
+		ifindex = ctx->ingress_ifindex;
 	/* Headers it cannot read are no check: the SYN is judged as the
 	 * default class (SRC_FAILED), never left the class it claims. */
-	lens_bound(&l2_len, &l3_len);
+	lens_bound_inner(&l2_len, &l3_len);
 	if (flags & CK_V6) {
 		struct ipv6hdr *ip6 = data + l2_len;
 

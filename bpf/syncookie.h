@@ -59,6 +59,21 @@ static __always_inline void lens_bound(__u64 *l2_len, __u64 *l3_len)
 	*l3_len = l3;
 }
 
+/* The IP header of a tunnel's inner packet lies within 16 KiB of the
+ * frame's start (tunnel.h, TUN_L3_MASK): lens_bound() for the functions
+ * that also judge one (shedd_syn_csum(), shedd_src_route(), shedd_fair()),
+ * whose @l2_len is then that offset. */
+#define LENS_INNER_L2_MASK 0x3fff
+static __always_inline void lens_bound_inner(__u64 *l2_len, __u64 *l3_len)
+{
+	__u64 l2 = *l2_len, l3 = *l3_len;
+
+	verifier_bound(l2, LENS_INNER_L2_MASK);
+	verifier_bound(l3, PARSE_MAX_L3_MASK);
+	*l2_len = l2;
+	*l3_len = l3;
+}
+
 /* flags of shedd_syncookie_reply() and shedd_cookie_check(). */
 #define CK_V6 1U
 #define CK_VLANS_SHIFT 1 /* bits 1-4: VLAN tags before the IP header */
@@ -853,7 +868,8 @@ enum ack_verdict {
 /**
  * shedd_cookie_ack() - judge the ACK in @ctx that may end a cookie handshake.
  * @ctx, @l2_len, @l3_len, @flags: as for shedd_syncookie_reply()
- * @cls:    the class of its source
+ * @cls:    the class of its source, | CHARGE_TUN for an inner ACK, charged
+ *          in the tunnel class space
  *
  * A flow with a socket of its own (established, a request socket,
  * time-wait) or without a listener is not ours to judge. At a listener the
@@ -875,7 +891,7 @@ __noinline __u64 shedd_cookie_ack(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len
 	struct seg_hdrs s;
 	struct bpf_sock *sk;
 	int v6 = (flags & CK_V6) != 0, full, valid;
-	__u32 c = (__u32)cls, seen, tlen, h;
+	__u32 c = (__u32)cls & 0xff, tun = (__u32)cls & CHARGE_TUN, seen, tlen, h;
 	__u64 now;
 
 	if (c >= SHEDD_NR_CLASSES)
@@ -926,8 +942,11 @@ __noinline __u64 shedd_cookie_ack(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len
 		proven_put(h, FLOW_ADMITTED, now, s.th.seq, s.th.ack_seq);
 		return ACK_PAID;
 	}
-	b = bpf_map_lookup_elem(&buckets, &c);
-	if (charge(b, c, now)) {
+	if (tun)
+		b = bpf_map_lookup_elem(&tun_buckets, &c);
+	else
+		b = bpf_map_lookup_elem(&buckets, &c);
+	if (charge(b, c | tun, now)) {
 		proven_put(h, FLOW_ADMITTED, now, s.th.seq, s.th.ack_seq);
 		return ACK_ADMITTED;
 	}

@@ -4,10 +4,15 @@
  * XDP has run and gives the inner SYN to a listener, so the program opens
  * one level of encapsulation of a kind the daemon found a device or a fou
  * port of (tun_config), addressed to one of the host's own addresses
- * (tun_local), and judges the inner SYN by rate: a reply would have to be
- * encapsulated again, so it is never answered (no cookie, no RST), and a
- * shed SYN drops the whole outer packet. Included by shedd.bpf.c after
- * classify() and charge().
+ * (tun_local), whose VNI, key and endpoints some device takes as the
+ * kernel would look it up (tun_devs), and judges the inner segment as a
+ * direct one: the same checks (addresses, checksum, source, fairness),
+ * then its class's bucket in the tunnel class space, so a tunnelled flood
+ * never spends a direct client's token; an inner cookie ACK is judged by
+ * verified admission. A reply would have to be encapsulated again, so
+ * nothing is answered (no cookie, no RST): a shed segment drops the whole
+ * outer packet. Included by shedd.bpf.c after classify(), charge() and
+ * the checks (syncheck.h, fair.h).
  */
 #ifndef SHEDD_TUNNEL_H
 #define SHEDD_TUNNEL_H
@@ -36,7 +41,56 @@ struct {
 	__type(value, __u8);
 } tun_local SEC(".maps");
 
-#define TUN_NOT_OURS (-1) /* no tunnel that ends here: parse on as before */
+/* The devices, by what the kernel looks them up by (include/shedd.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TUN_DEVS);
+	__type(key, struct shedd_tun_key);
+	__type(value, struct shedd_tun_dev);
+} tun_devs SEC(".maps");
+
+/* What the checks found, per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shedd_tun_checks);
+} tun_checks SEC(".maps");
+
+/* The packet in flight: the key its device is looked up by
+ * (shedd_tun_dev(), off the stack: the frames of shedd_xdp(),
+ * shedd_tunnel() and this leaf add up), and the device found, from
+ * shedd_tunnel() to its judge (tun_judged()). Per CPU, nothing kept
+ * between packets, not pinned. */
+struct tun_pkt_scratch {
+	struct shedd_tun_key key;
+	__u32 ifindex;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tun_pkt_scratch);
+} tun_pkt SEC(".maps");
+
+/* shedd_tunnel()'s answers besides a verdict. */
+#define TUN_NOT_OURS 0xffULL /* no tunnel that ends here: parse on as before */
+/* Judge the inner TCP segment (tun_judged()): its IP header's offset in
+ * the frame << 32, the length of the IP headers before the TCP header
+ * << 16, the TCP segment's length; IPv6, an outer first fragment. */
+#define TUN_JUDGE (1ULL << 63)
+#define TUN_J_V6 (1ULL << 62)
+#define TUN_J_FRAG (1ULL << 61)
+
+/* What the tunnel header says the kernel will look its device up by:
+ * filled by tun_gre() and tun_udp(), for IP in IP by shedd_tunnel(); kind
+ * SHEDD_TDEV_NONE where no device is looked up (FOU's TCP itself). */
+struct tun_id {
+	__u32 id;    /* VNI (host order), GRE key (as on the wire) */
+	__u16 port;  /* VXLAN, Geneve: the UDP port */
+	__u8 kind;   /* enum shedd_tdev_kind */
+	__u8 flags;  /* TUN_KEY_KEYED: a GRE key */
+};
 
 /* What follows a tunnel header, or why it cannot be read. */
 enum tun_inner {
@@ -138,10 +192,10 @@ static __always_inline __u32 tun_ends_here(const struct shedd_tun_config *tc, in
 	return 0;
 }
 
-static __always_inline int tun_gre(struct cursor *c, __u32 kind, __u32 l4_len)
+static __always_inline int tun_gre(struct cursor *c, __u32 kind, __u32 l4_len, struct tun_id *tid)
 {
 	struct tun_gre_hdr *g = c->pos;
-	__u32 hlen = sizeof(*g);
+	__u32 hlen = sizeof(*g), koff = sizeof(*g);
 	__u16 flags;
 
 	if ((void *)(g + 1) > c->end)
@@ -149,26 +203,40 @@ static __always_inline int tun_gre(struct cursor *c, __u32 kind, __u32 l4_len)
 	flags = bpf_ntohs(g->flags);
 	if (flags & (TUN_GRE_ROUTING | TUN_GRE_VERSION))
 		return TUN_IN_NONE;
-	if (flags & TUN_GRE_CSUM)
+	if (flags & TUN_GRE_CSUM) {
 		hlen += 4;
+		koff += 4;
+	}
 	if (flags & TUN_GRE_KEY)
 		hlen += 4;
 	if (flags & TUN_GRE_SEQ)
 		hlen += 4;
 	if (hlen > l4_len || c->pos + hlen > c->end)
 		return TUN_CUT;
+	/* The key the kernel looks the device up by (ip_tunnel_key_match()). */
+	if (flags & TUN_GRE_KEY) {
+		__be32 *key = c->pos + koff;
+
+		if ((void *)(key + 1) > c->end)
+			return TUN_CUT;
+		tid->id = *key;
+		tid->flags = TUN_KEY_KEYED;
+	}
 	c->pos += hlen;
 	/* gre and ip6gre carry IP, gretap and ip6gretap Ethernet. */
+	tid->kind = SHEDD_TDEV_GRE;
 	if (g->proto == bpf_htons(ETH_P_IP))
 		return kind & (SHEDD_TUN_GRE | SHEDD_TUN_GRE6) ? TUN_IN_IP4 : TUN_IN_NONE;
 	if (g->proto == bpf_htons(ETH_P_IPV6))
 		return kind & (SHEDD_TUN_GRE | SHEDD_TUN_GRE6) ? TUN_IN_IP6 : TUN_IN_NONE;
+	tid->kind = SHEDD_TDEV_GRETAP;
 	if (g->proto == bpf_htons(TUN_ETH_P_TEB))
 		return kind & (SHEDD_TUN_GRETAP | SHEDD_TUN_GRETAP6) ? TUN_IN_ETH : TUN_IN_NONE;
 	return TUN_IN_NONE;
 }
 
-static __always_inline int tun_udp(struct cursor *c, __u32 kind, __u32 l4_len, __u32 *proto)
+static __always_inline int tun_udp(struct cursor *c, __u32 kind, __u32 l4_len, __u32 *proto,
+				   struct tun_id *tid)
 {
 	struct udphdr *udp = c->pos;
 	struct tun_vxlan_hdr *vx;
@@ -217,6 +285,9 @@ static __always_inline int tun_udp(struct cursor *c, __u32 kind, __u32 l4_len, _
 			return TUN_CUT;
 		if (!(vx->flags & TUN_VXLAN_I))
 			return TUN_IN_NONE;
+		tid->kind = SHEDD_TDEV_VXLAN;
+		tid->port = bpf_ntohs(udp->dest);
+		tid->id = bpf_ntohl(vx->vni) >> 8;
 		c->pos = vx + 1;
 		return TUN_IN_ETH;
 	}
@@ -228,6 +299,9 @@ static __always_inline int tun_udp(struct cursor *c, __u32 kind, __u32 l4_len, _
 	hlen = sizeof(*gn) + (gn->ver_opt & TUN_GENEVE_OPT_MASK) * 4;
 	if (hlen > l4_len || c->pos + hlen > c->end)
 		return TUN_CUT;
+	tid->kind = SHEDD_TDEV_GENEVE;
+	tid->port = bpf_ntohs(udp->dest);
+	tid->id = (__u32)gn->vni[0] << 16 | (__u32)gn->vni[1] << 8 | gn->vni[2];
 	c->pos += hlen;
 	/* Ethernet; IP itself on a device with inner_proto_inherit. */
 	if (gn->proto == bpf_htons(TUN_ETH_P_TEB))
@@ -239,52 +313,80 @@ static __always_inline int tun_udp(struct cursor *c, __u32 kind, __u32 l4_len, _
 	return TUN_IN_NONE;
 }
 
-/* Judge an inner TCP segment: a pure SYN to a protected port is charged
- * to the class of its inner source as in an unverified class. */
-static __always_inline int tun_judge(const struct shedd_config *cfg, struct shedd_stats *st,
-				     struct shedd_tun_stats *ts, const struct pkt *in,
-				     void *data_end)
+/*
+ * shedd_tun_dev() - is there a device the kernel gives this tunnel's
+ * packet to? Looked up by what the tunnel header said (@what: the kind,
+ * TUN_KEY_* flags << 4, IPv6 outer header (TUN_DEV_V6), the UDP port << 8,
+ * the VNI or key << 32) and the outer addresses of the IP header at
+ * @l2_len, in the shapes tun_config says are present, the most exact
+ * first. A global function: a leaf whose key stays off the frames of the
+ * tunnel's judge.
+ * Return: the device's ifindex, or 0 if no device takes the packet.
+ */
+#define TUN_DEV_V6 (1U << 6)
+__noinline int shedd_tun_dev(struct xdp_md *ctx, __u64 l2_len, __u64 what)
 {
-	struct tcphdr *tcp = in->tcp;
-	struct shedd_class_stats *cs;
-	struct shedd_bucket *b;
-	__u32 cls;
-	__u16 dport;
-	__u64 now;
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct tun_pkt_scratch *sc;
+	struct shedd_tun_config *tc;
+	struct shedd_tun_dev *dev;
+	struct shedd_tun_key *key;
+	__u32 zero = 0, shapes, i;
+	struct ipv6hdr *ip6 = NULL;
+	struct iphdr *ip = NULL;
 
-	if ((void *)(tcp + 1) > data_end) {
-		st->malformed++;
-		return XDP_PASS;
+	verifier_bound(l2_len, PARSE_MAX_L2_MASK);
+	tc = bpf_map_lookup_elem(&tun_config, &zero);
+	sc = bpf_map_lookup_elem(&tun_pkt, &zero);
+	if (!tc || !sc)
+		return 0;
+	key = &sc->key;
+	shapes = tc->match >> SHEDD_TUN_SHAPES_SHIFT;
+	if (what & TUN_DEV_V6) {
+		ip6 = data + l2_len;
+		if ((void *)(ip6 + 1) > data_end)
+			return 0;
+	} else {
+		ip = data + l2_len;
+		if ((void *)(ip + 1) > data_end)
+			return 0;
 	}
-	if (!tcp->syn || tcp->ack) {
-		st->non_syn++;
-		return XDP_PASS;
+#pragma unroll
+	for (i = 0; i < TUN_NR_SHAPES; i++) {
+		if (!(shapes & (1U << i)))
+			continue;
+		__builtin_memset(key, 0, sizeof(*key));
+		key->kind = what & 0xf;
+		key->port = (__u16)(what >> 8);
+		if (i == TUN_SHAPE_ANY) {
+			/* collect_md, a fallback device: by kind and port only. */
+			key->flags = TUN_KEY_ANY;
+		} else {
+			key->flags = (what >> 4) & TUN_KEY_KEYED;
+			key->id = (__u32)(what >> 32);
+			if (i == TUN_SHAPE_BOTH || i == TUN_SHAPE_REMOTE) {
+				if (ip6) {
+					__builtin_memcpy(key->remote, &ip6->saddr, 16);
+				} else if (ip) {
+					key->remote[10] = key->remote[11] = 0xff;
+					__builtin_memcpy(&key->remote[12], &ip->saddr, 4);
+				}
+			}
+			if (i == TUN_SHAPE_BOTH || i == TUN_SHAPE_LOCAL) {
+				if (ip6) {
+					__builtin_memcpy(key->local, &ip6->daddr, 16);
+				} else if (ip) {
+					key->local[10] = key->local[11] = 0xff;
+					__builtin_memcpy(&key->local[12], &ip->daddr, 4);
+				}
+			}
+		}
+		dev = bpf_map_lookup_elem(&tun_devs, key);
+		if (dev)
+			return dev->ifindex ? (int)(dev->ifindex & 0x7fffffff) : 1;
 	}
-	if (tcp->rst || tcp->fin) {
-		st->bad_syn++;
-		return XDP_PASS;
-	}
-	dport = bpf_ntohs(tcp->dest);
-	if (!port_protected(cfg, dport)) {
-		st->unprotected++;
-		return XDP_PASS;
-	}
-	cls = classify(in, data_end, cfg);
-	if (cls >= SHEDD_NR_CLASSES)
-		cls = SHEDD_SHEDDABLE;
-	cs = &st->cls[cls];
-	b = bpf_map_lookup_elem(&buckets, &cls);
-	now = clock_coarse_ns();
-	cs->syn++;
-	cs->charged++;
-	ts->judged++;
-	st->frag_judged += in->first_frag;
-	if (charge(b, cls, now)) {
-		cs->admitted++;
-		return XDP_PASS;
-	}
-	cs->dropped++;
-	return XDP_DROP;
+	return 0;
 }
 
 /* tun_meta_packed() - what shedd_tunnel() needs of the outer packet
@@ -374,19 +476,24 @@ __noinline __u64 shedd_parse_inner(struct xdp_md *ctx, __u64 off, __u64 how)
 	       ((__u64)in.l3_len << 32) | ((__u64)in.l4_len << 48);
 }
 
-/* The inner headers of shedd_parse_inner()'s @m found again in the frame.
- * Return: 0, or -1 if they do not lie in it. */
-static __always_inline int tun_unpack(__u64 m, void *data, void *data_end, struct pkt *in)
+/* The inner segment of shedd_tunnel()'s TUN_JUDGE answer @v found again
+ * in the frame, as pkt_unpack() finds a frame's: @in->l2_len is the inner
+ * IP header's offset, l3_len what lies between it and the TCP header.
+ * Return: 0, or -1 if they do not lie in it (never, for a parse of this
+ * frame). */
+_Static_assert(LENS_INNER_L2_MASK == TUN_L3_MASK, "the checks take every inner offset");
+static __always_inline int tun_unpack(__u64 v, void *data, void *data_end, struct pkt *in)
 {
-	__u64 l3off = PM_L2(m), l3 = PM_L3(m);
+	__u64 l3off = (v >> 32) & 0xffff, l3 = (v >> 16) & 0xffff;
 	struct tcphdr *tcp;
 
 	if (l3off > TUN_L3_MASK || l3 > PARSE_MAX_L3_MASK)
 		return -1;
 	verifier_bound(l3off, TUN_L3_MASK);
 	verifier_bound(l3, PARSE_MAX_L3_MASK);
+	in->eth = data;
 	in->l3 = data + l3off;
-	if (m & PM_V6) {
+	if (v & TUN_J_V6) {
 		if (in->l3 + sizeof(struct ipv6hdr) > data_end)
 			return -1;
 		in->l3_proto = ETH_P_IPV6;
@@ -399,9 +506,11 @@ static __always_inline int tun_unpack(__u64 m, void *data, void *data_end, struc
 	if ((void *)(tcp + 1) > data_end)
 		return -1;
 	in->tcp = tcp;
+	in->l2_len = (__u16)l3off;
 	in->l3_len = (__u16)l3;
-	in->l4_len = (__u16)PM_L4(m);
-	in->first_frag = (m & PM_FIRST_FRAG) != 0;
+	in->l4_len = (__u16)(v & 0xffff);
+	in->nr_vlans = 0;
+	in->first_frag = (v & TUN_J_FRAG) != 0;
 	return 0;
 }
 
@@ -409,15 +518,20 @@ static __always_inline int tun_unpack(__u64 m, void *data, void *data_end, struc
  * shedd_tunnel() - judge the inner packet of an IP packet that is not TCP,
  * if a tunnel of its kind ends here. A global function, verified once on
  * its own; it finds the headers again from the offsets (@meta: tun_meta_packed()).
- * Return: TUN_NOT_OURS, or the verdict, counted.
+ * The inner TCP segment is judged by the caller (tun_judged()), so the
+ * functions that judge it run one call deep, as for a direct one: their
+ * frames and this one's would not fit the stack together.
+ * Return: TUN_NOT_OURS, a verdict, counted, or TUN_JUDGE and where the
+ * inner segment lies (the device it comes in on in tun_pkt).
  *
  * One level only: an inner packet that is itself a tunnel of a kind that
  * ends here (the kernel would open it too) is refused; so is an inner
- * packet the parser refuses (a deep IPv6 chain, a tiny fragment). Outer
- * keys, endpoints and checksums are not matched: the kernel may drop a SYN
- * charged here, it never gets one that was not.
+ * packet the parser refuses (a deep IPv6 chain, a tiny fragment). The VNI,
+ * key and endpoints are matched for the kinds whose devices the daemon
+ * read (tun_config.match); the outer checksums (UDP, GRE) are not: the
+ * kernel may drop a SYN charged here, it never gets one that was not.
  */
-__noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u64 meta)
+__noinline __u64 shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u64 meta)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -429,9 +543,10 @@ __noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u6
 	struct shedd_stats *st;
 	struct cursor c;
 	struct pkt in = {};
-	int v6 = (meta & TUN_META_V6) != 0, frag = (meta & TUN_META_FRAG) != 0, inner, ret;
-	__u64 m, in_l3off, in_l3_len;
+	int v6 = (meta & TUN_META_V6) != 0, frag = (meta & TUN_META_FRAG) != 0, inner, ret, dev = 0;
+	__u64 m, in_l3off, in_l3_len, jflags;
 	__u32 kind, fou_proto = 0, rest;
+	struct tun_id tid = {};
 	void *l3, *l4;
 
 	/* Without its maps the program cannot open the tunnel: it passes,
@@ -473,9 +588,9 @@ __noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u6
 	c.pos = l4;
 	c.end = data_end;
 	if (proto == IPPROTO_GRE)
-		inner = tun_gre(&c, kind, l4_len);
+		inner = tun_gre(&c, kind, l4_len, &tid);
 	else if (proto == IPPROTO_UDP)
-		inner = tun_udp(&c, kind, l4_len, &fou_proto);
+		inner = tun_udp(&c, kind, l4_len, &fou_proto, &tid);
 	else
 		inner = proto == IPPROTO_IPIP ? TUN_IN_IP4 : TUN_IN_IP6;
 	if (inner == TUN_IN_PROTO) {
@@ -488,15 +603,17 @@ __noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u6
 			inner = TUN_IN_IP6;
 		} else if (fou_proto == IPPROTO_GRE) {
 			inner = tun_gre(&c, tc->kinds & (v6 ? SHEDD_TUN_GRE6 | SHEDD_TUN_GRETAP6 :
-						       SHEDD_TUN_GRE | SHEDD_TUN_GRETAP), rest);
+						       SHEDD_TUN_GRE | SHEDD_TUN_GRETAP),
+					rest, &tid);
 		} else if (fou_proto == IPPROTO_TCP) {
 			/* The TCP header itself: its addresses are the
-			 * outer IP header's, and so is its class. */
+			 * outer IP header's, and so is its class; the
+			 * headers before it, the IP header's and FOU's. */
 			ts->decap++;
 			in.first_frag = frag;
 			in.l3 = l3;
 			in.l3_proto = v6 ? ETH_P_IPV6 : ETH_P_IP;
-			in.l3_len = l3_len;
+			in.l3_len = (__u16)(c.pos - l3);
 			in.l4_len = rest;
 			/* Cut short: in an outer first fragment it goes on
 			 * in the next one; else the kernel drops it. */
@@ -507,7 +624,7 @@ __noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u6
 			}
 			if (frag && rest < TCP_MIN_HLEN)
 				goto refuse;
-			return tun_judge(cfg, st, ts, &in, data_end);
+			goto judge;
 		} else if (fou_proto == IPPROTO_UDP) {
 			/* A UDP tunnel in it, to a port that ends here: more
 			 * than one level. */
@@ -522,6 +639,11 @@ __noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u6
 	}
 	if (inner == TUN_IN_NONE)
 		return TUN_NOT_OURS;
+	/* IP in IP, directly or handed on by FOU or GUE: the device the
+	 * ipip, sit or ip6tnl handler looks up by the outer addresses. */
+	if (!tid.kind && (inner == TUN_IN_IP4 || inner == TUN_IN_IP6))
+		tid.kind = v6 ? SHEDD_TDEV_IP6TNL :
+			   inner == TUN_IN_IP4 ? SHEDD_TDEV_IPIP : SHEDD_TDEV_SIT;
 	if (inner == TUN_CUT) {
 		/* An outer first fragment is reassembled by the kernel
 		 * before it opens the tunnel: what the first fragment does
@@ -531,6 +653,21 @@ __noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u6
 			goto refuse;
 		st->malformed++;
 		return XDP_PASS;
+	}
+	/* The device the kernel gives it to, by the VNI or key the header
+	 * carries and the outer endpoints: with none, the kernel drops it
+	 * (as it does a malformed packet: passed, not judged). */
+	if (tid.kind && (tc->match & SHEDD_TUN_MATCH(tid.kind))) {
+		dev = shedd_tun_dev(ctx, l2_len,
+				    tid.kind | (__u64)tid.flags << 4 | (v6 ? TUN_DEV_V6 : 0) |
+				    (__u64)tid.port << 8 | (__u64)tid.id << 32);
+		if (dev <= 0) {
+			struct shedd_tun_checks *tk = bpf_map_lookup_elem(&tun_checks, &zero);
+
+			if (tk)
+				tk->no_device++;
+			return pass_counted(st, PARSE_NON_TCP);
+		}
 	}
 	ts->decap++;
 	m = shedd_parse_inner(ctx, (__u64)(c.pos - data), inner | (frag ? TUN_PARSE_FRAG : 0));
@@ -549,10 +686,11 @@ __noinline int shedd_tunnel(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __u6
 		 * header is junk the kernel drops; not passed unjudged. */
 		if (frag && PM_L4(m) < TCP_MIN_HLEN)
 			break;
-		/* Headers the parser found and we cannot follow: refused. */
-		if (tun_unpack(m, data, data_end, &in))
-			break;
-		return tun_judge(cfg, st, ts, &in, data_end);
+		in_l3off = PM_L2(m);
+		in_l3_len = PM_L3(m);
+		rest = PM_L4(m);
+		jflags = ((m & PM_V6) ? TUN_J_V6 : 0) | ((m & PM_FIRST_FRAG) ? TUN_J_FRAG : 0);
+		goto judged;
 	case PARSE_NON_TCP:
 	case PARSE_FRAGMENT:
 		/* A tunnel in the tunnel, or the first fragment of one: more
@@ -580,6 +718,235 @@ refuse:
 	/* What the parser refuses outside a tunnel, it refuses inside. */
 	ts->refused++;
 	return XDP_DROP;
+judge:
+	in_l3off = l2_len;
+	in_l3_len = in.l3_len;
+	rest = in.l4_len;
+	jflags = (v6 ? TUN_J_V6 : 0) | (frag ? TUN_J_FRAG : 0);
+judged:
+	{
+		struct tun_pkt_scratch *sc = bpf_map_lookup_elem(&tun_pkt, &zero);
+
+		if (sc)
+			sc->ifindex = dev > 0 ? (__u32)dev : 0;
+	}
+	return TUN_JUDGE | jflags | (in_l3off & 0xffff) << 32 | (in_l3_len & 0xffff) << 16 |
+	       (rest & 0xffff);
+}
+
+/*
+ * tun_judge() - judge an inner TCP segment @in as a direct one, come in on
+ * the tunnel's device @ifindex (0: not known, the frame's is taken).
+ * A pure SYN to a protected port: the kernel's drops first (addresses,
+ * checksum: no token), the source check of a class above the default one
+ * (against the tunnel's device), fairness, then its class's bucket in the
+ * tunnel class space. In a verified class, an ACK that may end a cookie
+ * handshake is judged by shedd_cookie_ack() as a direct one, charged in
+ * the tunnel class space. Nothing is answered: what is refused is dropped.
+ * @in->l2_len: the offset of its IP header (tun_unpack()).
+ */
+static __always_inline int tun_judge(struct xdp_md *ctx, const struct shedd_config *cfg,
+				     struct shedd_stats *st, struct shedd_tun_stats *ts,
+				     const struct pkt *in, __u32 ifindex)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	struct tcphdr *tcp = in->tcp;
+	struct shedd_class_stats *cs;
+	struct shedd_fair_class *fc;
+	struct shedd_bucket *b;
+	__u64 l3off, flags, now, judged;
+	__u32 mode, ckey;
+	__u64 cls;
+	int is_ack, is_rst, ret;
+	__u16 dport;
+
+	if ((void *)(tcp + 1) > data_end) {
+		st->malformed++;
+		return XDP_PASS;
+	}
+	is_ack = verify_enabled && pkt_handshake_ack(in);
+	is_rst = verify_enabled && tcp->rst && !tcp->syn;
+	if (!is_ack && !is_rst && (!tcp->syn || tcp->ack)) {
+		st->non_syn++;
+		return XDP_PASS;
+	}
+	if (!is_ack && !is_rst && (tcp->rst || tcp->fin)) {
+		st->bad_syn++;
+		return XDP_PASS;
+	}
+	dport = bpf_ntohs(tcp->dest);
+	if (!port_protected(cfg, dport)) {
+		if (is_ack || is_rst)
+			st->non_syn++;
+		else
+			st->unprotected++;
+		return XDP_PASS;
+	}
+	if (!ifindex)
+		ifindex = ctx->ingress_ifindex;
+	l3off = in->l2_len;
+	flags = in->l3_proto == ETH_P_IPV6 ? CK_V6 : 0;
+	/* A RST ends what a proven inner ACK left for the segments behind
+	 * it, as outside. */
+	if (is_rst) {
+		shedd_flow_end(ctx, l3off, in->l3_len, flags);
+		st->non_syn++;
+		return XDP_PASS;
+	}
+	cls = classify(in, data_end, cfg);
+	if (cls >= SHEDD_NR_CLASSES)
+		cls = SHEDD_SHEDDABLE;
+	if (!is_ack) {
+		/* What the kernel drops after it opened the tunnel never
+		 * reaches the listener: no token. */
+		if (addr_kernel_drops(in, data_end, ifindex)) {
+			st->syn_martian++;
+			return XDP_DROP;
+		}
+		if (!in->first_frag &&
+		    shedd_syn_csum(ctx, l3off, in->l3_len, in->l4_len, flags) == CSUM_BAD) {
+			st->syn_bad_csum++;
+			return XDP_DROP;
+		}
+	}
+	/* 64 bits, and bounded again where it indexes: across the calls a
+	 * 32-bit spill loses its bound on Debian 12's verifiers (shedd_xdp()'s
+	 * kls). */
+	verifier_bound(cls, SHEDD_NR_CLASSES - 1);
+	mode = class_mode(cfg, cls);
+	/* A source above the default class must be routed back through the
+	 * tunnel's device, as rp_filter checks it there. */
+	if (!is_ack && cfg->source_check == SHEDD_SRC_STRICT && cls < cfg->default_class &&
+	    cfg->default_class < SHEDD_NR_CLASSES) {
+		ret = shedd_src_route(ctx, l3off, in->l3_len,
+				      flags | (__u64)ifindex << SRC_IFINDEX_SHIFT);
+		if (ret == SRC_FAILED) {
+			st->src_failed++;
+			cls = cfg->default_class;
+			mode = SHEDD_VERIFY_OFF;
+		} else if (ret == SRC_UNCHECKED) {
+			st->src_unchecked++;
+		}
+		if (cls >= SHEDD_NR_CLASSES)
+			cls = SHEDD_SHEDDABLE;
+	}
+	verifier_bound(cls, SHEDD_NR_CLASSES - 1);
+	ckey = (__u32)cls;
+	cs = &st->cls[cls];
+	now = clock_coarse_ns();
+	if (is_ack) {
+		struct shedd_tun_checks *tk;
+		__u32 zero = 0;
+
+		if (mode == SHEDD_VERIFY_OFF) {
+			st->non_syn++;
+			return XDP_PASS;
+		}
+		st->ack_probed++;
+		tk = bpf_map_lookup_elem(&tun_checks, &zero);
+		if (tk)
+			tk->acks++;
+		judged = shedd_cookie_ack(ctx, l3off, in->l3_len, flags, ckey | CHARGE_TUN);
+		ret = (int)(judged & ACK_VERDICT_MASK);
+		/* A FIN is judged like any segment, then ends the flow. */
+		if (tcp->fin)
+			shedd_flow_end(ctx, l3off, in->l3_len, flags);
+		if (ret != ACK_NOT_OURS)
+			st->frag_judged += in->first_frag;
+		switch (ret) {
+		case ACK_NOT_OURS:
+			st->non_syn++;
+			return XDP_PASS;
+		case ACK_FORGED:
+			/* As a direct one: the kernel resets it where no cookie
+			 * of this port can be outstanding, within the budget. */
+			if (!cookie_sent_recent(dport, now)) {
+				if (rst_budget_take(cfg, now)) {
+					st->ack_to_kernel++;
+					return XDP_PASS;
+				}
+				st->rst_limited++;
+			}
+			cs->ack_invalid++;
+			return XDP_DROP;
+		case ACK_QUEUE_FULL:
+			cs->ack_valid++;
+			st->ack_queue_full++;
+			return XDP_DROP;
+		case ACK_AFTER_RST:
+			st->ack_after_rst++;
+			return XDP_DROP;
+		case ACK_REPEAT:
+			st->ack_repeat++;
+			return XDP_PASS;
+		case ACK_PAID:
+			cs->ack_valid++;
+			st->ack_repeat++;
+			return XDP_PASS;
+		case ACK_ADMITTED:
+			cs->ack_valid++;
+			cs->charged++;
+			cs->ack_admitted++;
+			if (fair_of(ckey))
+				shedd_fair(ctx, l3off, in->l3_len, flags, ckey | FAIR_COUNT);
+			return XDP_PASS;
+		}
+		/* No token: a RST would have to go back through the tunnel. */
+		cs->ack_valid++;
+		cs->charged++;
+		cs->ack_refused++;
+		return XDP_DROP;
+	}
+	b = bpf_map_lookup_elem(&tun_buckets, &ckey);
+	cs->syn++;
+	cs->charged++;
+	ts->judged++;
+	st->frag_judged += in->first_frag;
+	fc = fair_of(ckey);
+	if (fc && fc->active && !lease_run_out(now) &&
+	    shedd_fair(ctx, l3off, in->l3_len, flags, ckey | FAIR_CHECK)) {
+		cs->dropped++;
+		return XDP_DROP;
+	}
+	if (charge(b, ckey | CHARGE_TUN, now)) {
+		cs->admitted++;
+		/* The kernel may answer it with a cookie of its own: its ACK
+		 * is not charged again. */
+		if (mode != SHEDD_VERIFY_OFF)
+			shedd_syn_charged(ctx, l3off, in->l3_len, flags, now);
+		else if (fair_of(ckey))
+			shedd_fair(ctx, l3off, in->l3_len, flags, ckey | FAIR_COUNT);
+		return XDP_PASS;
+	}
+	cs->dropped++;
+	return XDP_DROP;
+}
+
+
+/* Judge the inner segment shedd_tunnel() answered @v (TUN_JUDGE) for, in
+ * the frame's @in. */
+static __always_inline int tun_judged(struct xdp_md *ctx, struct shedd_stats *st, struct pkt *in,
+				      __u64 v)
+{
+	struct tun_pkt_scratch *sc;
+	struct shedd_tun_stats *ts;
+	struct shedd_config *cfg;
+	__u32 zero = 0, ifindex = 0;
+
+	ts = bpf_map_lookup_elem(&tun_stats, &zero);
+	cfg = settings_again();
+	/* Found by shedd_tunnel() a moment ago: cannot be missing. */
+	if (!ts || !cfg)
+		return XDP_PASS;
+	/* Headers the parser found and we cannot follow: refused. */
+	if (tun_unpack(v, (void *)(long)ctx->data, (void *)(long)ctx->data_end, in)) {
+		ts->refused++;
+		return XDP_DROP;
+	}
+	sc = bpf_map_lookup_elem(&tun_pkt, &zero);
+	if (sc)
+		ifindex = sc->ifindex;
+	return tun_judge(ctx, cfg, st, ts, in, ifindex);
 }
 
 #endif /* SHEDD_TUNNEL_H */

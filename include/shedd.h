@@ -135,11 +135,85 @@ struct shedd_tun_config {
 	__u32 kinds;                      /* SHEDD_TUN_* */
 	__u16 udp_port[MAX_TUN_UDP_PORTS]; /* host order; 0: unused */
 	__u8 udp_kind[MAX_TUN_UDP_PORTS];  /* enum shedd_tun_udp */
-	__u32 _pad;
+	/* Once padding: 0 from a daemon that did not read the devices'
+	 * parameters. Bits 0-7: the SHEDD_TDEV_* kinds whose devices are
+	 * all in tun_devs (a tunnel of one that matches none is the
+	 * kernel's to drop); bits 8-12: the TUN_SHAPE_* of the keys there. */
+	__u32 match;
 	/* Appended for FOU and GUE, whose sockets are of one family. */
 	__u8 udp_proto[MAX_TUN_UDP_PORTS];  /* SHEDD_UDP_FOU: the IP protocol it carries */
 	__u8 udp_family[MAX_TUN_UDP_PORTS]; /* 0: UDP over both; 4, 6: over IPv4, IPv6 only */
 };
+
+#define SHEDD_TUN_MATCH(kind) (1U << (kind))
+#define SHEDD_TUN_SHAPES_SHIFT 8
+
+/* The kinds of device whose parameters the program matches
+ * (shedd_tun_key.kind): those the kernel looks a device up by. */
+enum shedd_tdev_kind {
+	SHEDD_TDEV_NONE = 0,
+	SHEDD_TDEV_VXLAN = 1,  /* by UDP port and VNI (vxlan_vs_find_vni()) */
+	SHEDD_TDEV_GENEVE = 2, /* by UDP port, VNI and remote (geneve_lookup()) */
+	SHEDD_TDEV_GRE = 3,    /* gre, ip6gre: by key, remote, local (ip_tunnel_lookup()) */
+	SHEDD_TDEV_GRETAP = 4, /* gretap, ip6gretap: the same, in a table of their own */
+	SHEDD_TDEV_IPIP = 5,   /* IPv4 in IPv4: ipip, sit of mode ipip or any: remote, local */
+	SHEDD_TDEV_SIT = 6,    /* IPv6 in IPv4: sit of mode ip6ip or any: remote, local */
+	SHEDD_TDEV_IP6TNL = 7, /* IP in IPv6: ip6tnl: remote, local (ip6_tnl_lookup()) */
+};
+
+/*
+ * tun_devs: HASH, written by the daemon only: the tunnel devices that end
+ * here, by what the kernel looks them up by when it decapsulates, at most
+ * MAX_TUN_DEVS. A key holds a device's parameters as the kernel compares
+ * them; an address the device leaves open is all zeros (VXLAN compares no
+ * address at all; Geneve only the remote; GRE and IP in IP both, either
+ * may be open; a multicast remote is kept as the local address, as the
+ * kernel takes a packet to the group from anyone). A device that takes
+ * every packet of its kind (collect_md, "external"; the fallback devices
+ * gre0, tunl0, sit0..., when up) is one key of flags TUN_KEY_ANY and
+ * port, kind only. The program tries the key's shapes (TUN_SHAPE_*) the
+ * daemon says are present, the exact addresses first, as
+ * ip_tunnel_lookup() does.
+ */
+#ifndef MAX_TUN_DEVS
+#define MAX_TUN_DEVS 256
+#endif
+#define TUN_KEY_KEYED 1U /* GRE: the device (and the packet) has a key */
+#define TUN_KEY_ANY 2U   /* a device that takes every packet of its kind */
+struct shedd_tun_key {
+	__u8 kind;       /* enum shedd_tdev_kind */
+	__u8 flags;      /* TUN_KEY_* */
+	__u16 port;      /* VXLAN, Geneve: the UDP port, host order */
+	__u32 id;        /* VXLAN, Geneve: the VNI, host order; GRE: the key as on the wire */
+	__u8 local[16];  /* the outer destination (IPv4 as ::ffff:a.b.c.d), 0: any */
+	__u8 remote[16]; /* the outer source, 0: any */
+};
+/* The shapes of key the program tries, in this order. */
+#define TUN_SHAPE_BOTH 0   /* remote and local */
+#define TUN_SHAPE_REMOTE 1 /* remote, any local */
+#define TUN_SHAPE_LOCAL 2  /* local, any remote */
+#define TUN_SHAPE_NONE 3   /* neither */
+#define TUN_SHAPE_ANY 4    /* TUN_KEY_ANY */
+#define TUN_NR_SHAPES 5
+struct shedd_tun_dev {
+	__u32 ifindex; /* the device: what the inner packet comes in on */
+	__u32 _pad;
+};
+
+/* The TUN_SHAPE_* of a key of tun_devs: which addresses it holds. */
+static inline __u32 shedd_tun_key_shape(const struct shedd_tun_key *k)
+{
+	__u8 r = 0, l = 0;
+	int i;
+
+	if (k->flags & TUN_KEY_ANY)
+		return TUN_SHAPE_ANY;
+	for (i = 0; i < 16; i++) {
+		r |= k->remote[i];
+		l |= k->local[i];
+	}
+	return r ? (l ? TUN_SHAPE_BOTH : TUN_SHAPE_REMOTE) : (l ? TUN_SHAPE_LOCAL : TUN_SHAPE_NONE);
+}
 
 /* tun_local: HASH, a local address (IPv4 as ::ffff:a.b.c.d) -> __u8 (1),
  * written by the daemon: the kernel decapsulates only what is addressed
@@ -327,6 +401,26 @@ struct shedd_tun_stats {
 	__u64 refused; /* a tunnel inside a tunnel, or an inner packet that
 			* could hide a SYN from us: dropped */
 };
+
+/* tun_checks: written by the XDP program only. PERCPU_ARRAY with one
+ * entry: what the checks of tunnels found (bpf/tunnel.h). */
+struct shedd_tun_checks {
+	__u64 no_device;  /* a tunnel of a kind matched (shedd_tun_config.match)
+			   * whose VNI, key or endpoints no device has: the
+			   * kernel drops it; passed, uncharged */
+	__u64 acks;       /* inner ACKs judged by verified admission */
+	__u64 _spare[2];
+};
+
+/*
+ * The tunnel class space. An inner SYN is charged to its class's bucket
+ * in a space of its own: tun_buckets (PERCPU_ARRAY, per class, as
+ * buckets) and tun_reserve (ARRAY, per class, as reserve), written by the
+ * program only, refilled at the class's own rate record (rates). So the
+ * tunnels that end here admit at most what a class admits directly, and
+ * an encapsulated flood spends only tokens of the tunnel space, never a
+ * direct client's. Counted in stats as the class's SYNs.
+ */
 
 /* settings: written by userspace only. ARRAY with one entry. */
 struct shedd_config {
@@ -704,11 +798,13 @@ struct shedd_sysctls {
  *      which is no longer this build's: left in the folder for a build of
  *      version 5 or 6 that adopts the pins again, removed with the rest;
  *      port_limit, port_reserve, port_buckets (and SHEDD_CUR_PORT_LIMITS,
- *      bit 1 of settings_cur, which older programs ignore).
+ *      bit 1 of settings_cur, which older programs ignore);
+ *   8: tun_devs, tun_checks, tun_buckets, tun_reserve (and
+ *      shedd_tun_config.match, once padding, 0 for older daemons).
  * A change to any pinned map's layout raises it, and user/maps/layout.c says
  * how a value of each older layout becomes today's.
  */
-#define SHEDD_LAYOUT_VERSION 7
+#define SHEDD_LAYOUT_VERSION 8
 /*
  * layout_compat: forward compatibility, an interface that never changes.
  * ARRAY with one entry, written with layout by the daemon that made the
@@ -896,6 +992,10 @@ _Static_assert(sizeof(struct shedd_broadcast) == 4 * SHEDD_MAX_BRD4, "shedd_broa
 _Static_assert(sizeof(struct shedd_tun_stats) == 3 * 8, "shedd_tun_stats is a map value");
 _Static_assert(sizeof(struct shedd_tun_config) == 48, "shedd_tun_config is a map value");
 _Static_assert(sizeof(struct shedd_tun_addr) == 16, "tun_local key");
+_Static_assert(sizeof(struct shedd_tun_key) == 40, "tun_devs key");
+_Static_assert(sizeof(struct shedd_tun_dev) == 8, "tun_devs value");
+_Static_assert(sizeof(struct shedd_tun_checks) == 4 * 8, "shedd_tun_checks is a map value");
+_Static_assert(SHEDD_TDEV_IP6TNL < SHEDD_TUN_SHAPES_SHIFT, "the match bits below the shapes");
 _Static_assert(sizeof(struct shedd_refresh) == 16, "shedd_refresh is a map value");
 _Static_assert(sizeof(struct shedd_handoff_stats) == 9 * 8, "shedd_handoff_stats");
 _Static_assert(sizeof(struct shedd_rst_budget) == 16, "shedd_rst_budget is a map value");

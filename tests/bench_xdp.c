@@ -266,8 +266,9 @@ static int set_settings(const struct shedd_config *cfg)
 	return 0;
 }
 
-/* A class's rate, its reserve full and every CPU's cache empty, so every
- * run of a case starts from the same state. */
+/* A class's rate, its reserve full and every CPU's cache empty, in the
+ * direct and the tunnel class space, so every run of a case starts from
+ * the same state. */
 static int set_class_rate(__u32 cls, enum rate_profile prof)
 {
 	struct shedd_rate r = { .r = { .burst = MAX_BURST, .batch = 1, .flags = SHEDD_RATE_SET } };
@@ -292,7 +293,9 @@ static int set_class_rate(__u32 cls, enum rate_profile prof)
 	memset(b, 0, sizeof(b));
 	if (bpf_map_update_elem(bpf_map__fd(B.skel->maps.rates), &cls, &r, BPF_F_LOCK) ||
 	    bpf_map_update_elem(bpf_map__fd(B.skel->maps.reserve), &cls, &full, BPF_ANY) ||
-	    bpf_map_update_elem(bpf_map__fd(B.skel->maps.buckets), &cls, b, BPF_ANY))
+	    bpf_map_update_elem(bpf_map__fd(B.skel->maps.buckets), &cls, b, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(B.skel->maps.tun_reserve), &cls, &full, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(B.skel->maps.tun_buckets), &cls, b, BPF_ANY))
 		return -1;
 	return 0;
 }

@@ -89,6 +89,37 @@ static const struct shedd_tun_config fuzz_tun = {
 	.udp_family = { 0, 0, 4, 0, 0, 0, 0 }, /* the ipproto 4 port: IPv4 only */
 };
 
+/* The devices the daemon read, in tun_devs, matched for VXLAN, Geneve,
+ * GRE, GRE-TAP and IP in IP (the model's own rules: ref_tun_device()):
+ * VXLAN of VNI 42; Geneve of VNI 42 from the client (IPv4 or IPv6); GRE of
+ * key 07 07 07 07 from anywhere, GRE without a key to the server's
+ * addresses; GRE-TAP, collect_md, everything; IPv4 in IPv4 from the
+ * client; IPv6 in IPv4, sit0 up, everything; IP in IPv6 from the client
+ * to the server. */
+#define FUZZ_VNI 42
+#define FUZZ_GRE_KEY 0x07070707U
+static const struct {
+	__u8 kind, flags;
+	__u16 port;
+	__u32 id;
+	const char *local, *remote;
+} fuzz_devs[] = {
+	{ SHEDD_TDEV_VXLAN, 0, TUNP_VXLAN_PORT, FUZZ_VNI, NULL, NULL },
+	{ SHEDD_TDEV_GENEVE, 0, TUNP_GENEVE_PORT, FUZZ_VNI, NULL, PKT_V4_CLIENT },
+	{ SHEDD_TDEV_GENEVE, 0, TUNP_GENEVE_PORT, FUZZ_VNI, NULL, PKT_V6_CLIENT },
+	{ SHEDD_TDEV_GRE, TUN_KEY_KEYED, 0, FUZZ_GRE_KEY, NULL, NULL },
+	{ SHEDD_TDEV_GRE, 0, 0, 0, PKT_V4_SERVER, NULL },
+	{ SHEDD_TDEV_GRE, 0, 0, 0, PKT_V6_SERVER, NULL },
+	{ SHEDD_TDEV_GRETAP, TUN_KEY_ANY, 0, 0, NULL, NULL },
+	{ SHEDD_TDEV_IPIP, 0, 0, 0, NULL, PKT_V4_CLIENT },
+	{ SHEDD_TDEV_SIT, TUN_KEY_ANY, 0, 0, NULL, NULL },
+	{ SHEDD_TDEV_IP6TNL, 0, 0, 0, PKT_V6_SERVER, PKT_V6_CLIENT },
+};
+#define FUZZ_MATCH (SHEDD_TUN_MATCH(SHEDD_TDEV_VXLAN) | SHEDD_TUN_MATCH(SHEDD_TDEV_GENEVE) | \
+		    SHEDD_TUN_MATCH(SHEDD_TDEV_GRE) | SHEDD_TUN_MATCH(SHEDD_TDEV_GRETAP) | \
+		    SHEDD_TUN_MATCH(SHEDD_TDEV_IPIP) | SHEDD_TUN_MATCH(SHEDD_TDEV_SIT) | \
+		    SHEDD_TUN_MATCH(SHEDD_TDEV_IP6TNL))
+
 /* The source prefixes; the program gets them in its tries, the reference
  * model looks them up by a linear longest match. */
 static const struct {
@@ -156,6 +187,7 @@ struct ref {
 	int tunnel;      /* a tunnel was opened: tun_decap */
 	int tun_refused; /* refused for what the tunnel holds: tun_refused */
 	int in_tunnel;   /* this ref describes an inner packet */
+	int no_device;   /* a tunnel's header no device takes: tun_checks.no_device */
 	int deep_tags;   /* more VLAN tags than the walk: refused on them */
 	int outer_frag;  /* ... in an outer first fragment: it may go on */
 	int cut;         /* a header the parser finds malformed */
@@ -291,11 +323,11 @@ static void ref_tcp(const __u8 *f, size_t seg, size_t seglen, struct ref *r)
 	protected = r->dport == PORT_A || r->dport == PORT_B;
 	r->cls = ref_class(r->v6, r->saddr);
 	r->fin = !!(flags & TCP_FIN);
-	r->rst_end = (flags & TCP_RST) && !(flags & TCP_SYN) && protected && !r->in_tunnel;
+	r->rst_end = (flags & TCP_RST) && !(flags & TCP_SYN) && protected;
 	/* An ACK that is no SYN or RST may end a cookie handshake, in a first
-	 * fragment too (the kernel reassembles it); never inside a tunnel: no
-	 * cookie is sent into one. */
-	if ((flags & TCP_ACK) && !(flags & (TCP_SYN | TCP_RST)) && protected && !r->in_tunnel) {
+	 * fragment too (the kernel reassembles it), inside a tunnel too: no
+	 * cookie is sent into one, but the kernel's own are (tunnel.h). */
+	if ((flags & TCP_ACK) && !(flags & (TCP_SYN | TCP_RST)) && protected) {
 		r->kind = REF_ACK;
 		return;
 	}
@@ -434,10 +466,12 @@ cut:
  * The kernel decapsulates after XDP a packet of a tunnel device that is up
  * (fuzz_tun), addressed to this host (the server's
  * addresses), and gives the inner SYN to the listener: the model opens one
- * level and judges it (by rate only), refuses a tunnel in the tunnel and,
+ * level and judges it as a direct one (addresses, checksum; charged in the
+ * tunnel class space; never answered), refuses a tunnel in the tunnel and,
  * in an outer first fragment, an inner packet whose headers it cannot see
- * whole (the kernel reassembles first). Outer keys, endpoints and checksums
- * are not matched (the program charges a SYN the kernel may then drop).
+ * whole (the kernel reassembles first). A VNI, key or endpoint no device
+ * takes (fuzz_devs) is the kernel's to drop: passed. Outer checksums are
+ * not matched (the program charges a SYN the kernel may then drop).
  */
 enum { TUN_IN_NOT, TUN_IN_4, TUN_IN_6, TUN_IN_ETHER, TUN_IN_TCP, TUN_IN_NESTED };
 
@@ -569,6 +603,53 @@ static int ref_tun_header(const __u8 *f, size_t len, size_t l4, size_t l4_len, _
 	       type == 0x86dd ? TUN_IN_6 : TUN_IN_NOT;
 }
 
+/* Does a device of fuzz_devs take the packet whose tunnel header is at
+ * @l4 (protocol @proto, fuzz_cfg bits or UDP kind @kind, already read
+ * whole by ref_tun_header(), which found @in inside)? As the kernel looks
+ * one up: VXLAN by VNI, Geneve by VNI and the outer source, GRE by key
+ * (the device's, or none with none) and the outer addresses, IP in IP by
+ * the outer addresses; GRE or IP in FOU or GUE as without them. */
+static int ref_tun_device(const __u8 *f, size_t l4, __u8 proto, unsigned int kind, int in,
+			  const struct ref *r)
+{
+	__u8 client[16] = { 0 }, server[16] = { 0 };
+	size_t g = l4, alen = r->v6 ? 16 : 4;
+	unsigned int flags, vni;
+	__u32 key;
+
+	pkt_addr(r->v6 ? AF_INET6 : AF_INET, r->v6 ? PKT_V6_CLIENT : PKT_V4_CLIENT, client);
+	pkt_addr(r->v6 ? AF_INET6 : AF_INET, r->v6 ? PKT_V6_SERVER : PKT_V4_SERVER, server);
+	if (proto == IPPROTO_UDP) {
+		vni = (unsigned int)f[l4 + 12] << 16 | (unsigned int)f[l4 + 13] << 8 | f[l4 + 14];
+		if ((kind & 0xff) == SHEDD_UDP_VXLAN)
+			return vni == FUZZ_VNI;
+		if ((kind & 0xff) == SHEDD_UDP_GENEVE)
+			return vni == FUZZ_VNI && !memcmp(r->saddr, client, alen);
+		/* FOU or GUE: GRE after them, or IP in IP. */
+		if ((kind & 0xff) == SHEDD_UDP_FOU && (kind >> 8) == IPPROTO_GRE)
+			g = l4 + 8;
+		else if ((kind & 0xff) == SHEDD_UDP_GUE && !(f[l4 + 8] >> 6) &&
+			 f[l4 + 9] == IPPROTO_GRE)
+			g = l4 + 12 + (f[l4 + 8] & 0x1f) * 4u;
+		else
+			goto ip_in_ip;
+	} else if (proto != IPPROTO_GRE) {
+		goto ip_in_ip;
+	}
+	flags = be16(f + g);
+	if (be16(f + g + 2) == 0x6558)
+		return 1; /* GRE-TAP: a collect_md device */
+	if (flags & 0x2000) {
+		key = be32(f + g + 4 + ((flags & 0x8000) ? 4 : 0));
+		return key == FUZZ_GRE_KEY;
+	}
+	return !memcmp(r->daddr, server, alen);
+ip_in_ip:
+	if (r->v6)
+		return !memcmp(r->saddr, client, 16) && !memcmp(r->daddr, server, 16);
+	return in == TUN_IN_6 || !memcmp(r->saddr, client, 4);
+}
+
 static void ref_tunnel(const __u8 *f, size_t len, size_t l4, size_t l4_len, __u8 proto,
 		       struct ref *r)
 {
@@ -599,6 +680,13 @@ static void ref_tunnel(const __u8 *f, size_t len, size_t l4, size_t l4_len, __u8
 		}
 		return;
 	}
+	/* No device takes it: the kernel drops it, the program passes it
+	 * unjudged (a pass counter, as a packet that is no tunnel's). */
+	if ((in == TUN_IN_4 || in == TUN_IN_6 || in == TUN_IN_ETHER) &&
+	    !ref_tun_device(f, l4, proto, kind, in, r)) {
+		r->no_device = 1;
+		return;
+	}
 	r->tunnel = 1;
 	if (in == TUN_IN_NESTED) {
 		r->kind = REF_REFUSE;
@@ -627,7 +715,7 @@ static void ref_tunnel(const __u8 *f, size_t len, size_t l4, size_t l4_len, __u8
 		ref_tcp(f, p, seglen, &sub);
 		if (sub.cut)
 			goto cut;
-		if (sub.kind != REF_JUDGE)
+		if (sub.kind != REF_JUDGE && sub.kind != REF_ACK && !sub.rst_end)
 			return;
 		sub.tunnel = 1;
 		sub.in_tunnel = 0;
@@ -678,7 +766,7 @@ static void ref_tunnel(const __u8 *f, size_t len, size_t l4, size_t l4_len, __u8
 	}
 	if (sub.cut)
 		goto cut;
-	if (sub.kind != REF_JUDGE)
+	if (sub.kind != REF_JUDGE && sub.kind != REF_ACK && !sub.rst_end)
 		return;
 	/* The inner datagram ends inside the outer one, or the kernel
 	 * drops it. */
@@ -1150,6 +1238,11 @@ static void random_tunnel_frame(uint64_t *s, struct pkt *p)
 	if (rnd(s, 10) == 0)
 		t.udp_port = rnd(s, 2) ? 4790 : TUNP_GENEVE_PORT;
 	t.vxlan_no_i = rnd(s, 10) == 0;
+	/* A VNI or GRE key no device has, at times. */
+	if (rnd(s, 6) == 0)
+		t.vni = rnd(s, 2) ? 43 : (__u32)rnd(s, 1U << 24);
+	if (rnd(s, 6) == 0)
+		t.gre_key = (__u32)rng_next(s);
 	/* Bounded with the inner headers below so that the frame fits in
 	 * PKT_MAX: the longest Geneve options only around a short inner. */
 	t.geneve_opt = rnd(s, 3) ? 0 : rnd(s, 8) ? 4 * rnd(s, 32) : 252;
@@ -1418,6 +1511,7 @@ struct tally {
 	uint64_t frames, mutated, judged, refused, passed, admitted, shed,
 		 rst, rst_limited, rst_refused, frag_judged, violations;
 	uint64_t tunnels, tun_judged, tun_refused; /* tunnels that end here */
+	uint64_t tun_acks, tun_no_device; /* inner ACKs judged; no device takes it */
 	/* Judged behind more than 512 bytes of IP headers (a chain past 472
 	 * bytes), and of those answered with a cookie or opened as tunnels. */
 	uint64_t long_judged, long_cookies, long_tunnels;
@@ -1455,12 +1549,21 @@ _Static_assert(offsetof(struct shedd_stats, packets) + sizeof(global_counter) /
 #define TW(f) (NR_COUNTERS + offsetof(struct shedd_tun_stats, f) / 8)
 static const char *const tun_counter[] = { "decap", "judged", "refused" };
 _Static_assert(sizeof(tun_counter) / sizeof(char *) == NR_TUN, "a tunnel counter without a name");
+/* And tun_checks.no_device. */
+#define TW_NODEV (NR_COUNTERS + NR_TUN)
+#define NR_WORDS (TW_NODEV + 1)
+struct tun_counts {
+	struct shedd_tun_stats s;
+	__u64 no_device;
+};
 
 static void counter_name(size_t w, char *buf, size_t size)
 {
 	size_t per = ARRAY_SIZE(class_counter);
 
-	if (w >= NR_COUNTERS)
+	if (w == TW_NODEV)
+		snprintf(buf, size, "tun_checks.no_device");
+	else if (w >= NR_COUNTERS)
 		snprintf(buf, size, "tun_stats.%s", tun_counter[w - NR_COUNTERS]);
 	else if (w < SHEDD_NR_CLASSES * per)
 		snprintf(buf, size, "cls[%zu].%s", w / per, class_counter[w % per]);
@@ -1505,7 +1608,7 @@ enum ack_cookie {
 
 struct frame_ctx {
 	const struct pkt *p;
-	struct shedd_tun_stats tun_before, tun_after;
+	struct tun_counts tun_before, tun_after;
 	const struct ref *r;
 	enum ack_cookie cookie;
 	__u64 now;
@@ -1716,25 +1819,25 @@ static const char *expect_syn(const struct frame_ctx *fc, struct ref_state *m,
 	__u32 c = r->cls, mode = m->cfg.verify[c];
 	int cookie = 0, charged = 0, port = r->dport == PORT_B;
 
-	/* Inside a tunnel: by rate only, never answered. */
-	if (r->tunnel) {
-		mode = SHEDD_VERIFY_OFF;
+	/* Inside a tunnel: the same checks, charged in a class space of its
+	 * own (not modelled: the counters say if it had a token), never
+	 * answered; a charged SYN of a verifying class noted all the same. */
+	if (r->tunnel)
 		e[TW(decap)] = 1;
-		e[TW(judged)] = 1;
-	}
-	/* What the kernel drops costs no token and gets no answer (outside a
-	 * tunnel: the inner SYN is judged by rate only). */
-	if (!r->tunnel && ref_kernel_drops(r)) {
+	/* What the kernel drops costs no token and gets no answer, once it
+	 * opened the tunnel too. */
+	if (ref_kernel_drops(r)) {
 		e[W(syn_martian)] = 1;
 		*out = OUT_DROP;
 		return NULL;
 	}
-	if (!r->tunnel && ref_csum_bad(fc->p, r)) {
+	if (ref_csum_bad(fc->p, r)) {
 		/* A class that sheds by a plain drop, on a CPU backed off
 		 * from an empty reserve, drops it unchecked, counted as shed
 		 * (shed_by_drop()). The bucket is not modelled: the counter
-		 * says if it was backed off. */
-		if (mode == SHEDD_VERIFY_OFF && m->cfg.reject[c] == SHEDD_REJECT_DROP &&
+		 * says if it was backed off. Never inside a tunnel. */
+		if (!r->tunnel && mode == SHEDD_VERIFY_OFF &&
+		    m->cfg.reject[c] == SHEDD_REJECT_DROP &&
 		    !(m->cfg.source_check == SHEDD_SRC_STRICT && c < m->cfg.default_class) &&
 		    d[C(c, dropped)] && !d[W(syn_bad_csum)]) {
 			e[C(c, syn)] = 1;
@@ -1753,10 +1856,11 @@ static const char *expect_syn(const struct frame_ctx *fc, struct ref_state *m,
 	}
 	e[C(c, syn)] = 1;
 	e[W(frag_judged)] = r->first_frag;
+	e[TW(judged)] = r->tunnel;
 	t->judged++;
 	t->frag_judged += r->first_frag;
-	if (mode == SHEDD_VERIFY_ALWAYS ||
-	    (mode == SHEDD_VERIFY_SHEDDING && fc->now < m->verify_until[c])) {
+	if (!r->tunnel && (mode == SHEDD_VERIFY_ALWAYS ||
+			   (mode == SHEDD_VERIFY_SHEDDING && fc->now < m->verify_until[c]))) {
 		cookie = 1;
 	} else {
 		e[C(c, charged)] = 1;
@@ -1771,7 +1875,7 @@ static const char *expect_syn(const struct frame_ctx *fc, struct ref_state *m,
 				ref_proven_put(r, fc->now, FLOW_SYN_CHARGED, r->seq + 1, 0);
 			return NULL;
 		}
-		if (mode == SHEDD_VERIFY_SHEDDING) {
+		if (!r->tunnel && mode == SHEDD_VERIFY_SHEDDING) {
 			m->verify_until[c] = fc->now + m->cfg.verify_hold_ns;
 			cookie = 1;
 		}
@@ -1865,6 +1969,7 @@ static const char *expect_ack(const struct frame_ctx *fc, struct ref_state *m,
 
 	t->acks++;
 	*out = OUT_PASS;
+	e[TW(decap)] = fc->r->tunnel;
 	if (m->cfg.verify[fc->r->cls] == SHEDD_VERIFY_OFF) {
 		e[W(non_syn)] = 1;
 		t->acks_unverified++;
@@ -1952,6 +2057,12 @@ static const char *expect_ack_judged(const struct frame_ctx *fc, struct ref_stat
 	}
 	e[C(c, ack_refused)] = 1;
 	t->ack_refused++;
+	/* Inside a tunnel a refusal is a drop: a RST would have to go back
+	 * through it. */
+	if (r->tunnel) {
+		*out = OUT_DROP;
+		return NULL;
+	}
 	*out = expect_refusal(fc, m, e, 1, t);
 	t->ack_rst += *out == OUT_RST_ACK;
 	if (*out == OUT_RST_ACK)
@@ -1967,16 +2078,18 @@ static const char *check_frame(const struct frame_ctx *fc, struct ref_state *m,
 {
 	const struct ref *r = fc->r;
 	int unchanged = fc->out_len == fc->p->len && !memcmp(fc->out, fc->p->data, fc->p->len);
-	__u64 d[NR_COUNTERS + NR_TUN], e[NR_COUNTERS + NR_TUN] = { 0 };
+	__u64 d[NR_WORDS], e[NR_WORDS] = { 0 };
 	enum expect_out out = OUT_PASS;
 	const char *bad = NULL;
 	size_t w, i;
 	__u64 n;
 
 	stats_delta(before, after, d);
-	d[TW(decap)] = fc->tun_after.decap - fc->tun_before.decap;
-	d[TW(judged)] = fc->tun_after.judged - fc->tun_before.judged;
-	d[TW(refused)] = fc->tun_after.refused - fc->tun_before.refused;
+	d[TW(decap)] = fc->tun_after.s.decap - fc->tun_before.s.decap;
+	d[TW(judged)] = fc->tun_after.s.judged - fc->tun_before.s.judged;
+	d[TW(refused)] = fc->tun_after.s.refused - fc->tun_before.s.refused;
+	d[TW_NODEV] = fc->tun_after.no_device - fc->tun_before.no_device;
+	e[TW_NODEV] = r->no_device;
 	e[W(packets)] = 1;
 	switch (r->kind) {
 	case REF_PASS:
@@ -2018,7 +2131,7 @@ static const char *check_frame(const struct frame_ctx *fc, struct ref_state *m,
 	}
 	if (bad)
 		return bad;
-	for (w = 0; w < NR_COUNTERS + NR_TUN; w++) {
+	for (w = 0; w < NR_WORDS; w++) {
 		if (d[w] != e[w]) {
 			char name[40];
 
@@ -2109,24 +2222,31 @@ static double now_sec(void)
 }
 
 /* Fresh class buckets and reserves: each phase starts unshed. */
-/* The tun_stats map, summed over the CPUs. */
-static void read_tun(struct shedd_tun_stats *sum)
+/* The tun_stats map and tun_checks.no_device, summed over the CPUs. */
+static void read_tun(struct tun_counts *sum)
 {
 	struct shedd_tun_stats *vals = calloc((size_t)nr_cpus, sizeof(*vals));
+	struct shedd_tun_checks *chk = calloc((size_t)nr_cpus, sizeof(*chk));
 	__u32 zero = 0;
 	int i;
 
 	assert_non_null(vals);
+	assert_non_null(chk);
 	if (bpf_map__lookup_elem(skel->maps.tun_stats, &zero, sizeof(zero), vals,
 				 (size_t)nr_cpus * sizeof(*vals), 0))
 		fail_msg("read tun_stats: %s", strerror(errno));
+	if (bpf_map__lookup_elem(skel->maps.tun_checks, &zero, sizeof(zero), chk,
+				 (size_t)nr_cpus * sizeof(*chk), 0))
+		fail_msg("read tun_checks: %s", strerror(errno));
 	memset(sum, 0, sizeof(*sum));
 	for (i = 0; i < nr_cpus; i++) {
-		sum->decap += vals[i].decap;
-		sum->judged += vals[i].judged;
-		sum->refused += vals[i].refused;
+		sum->s.decap += vals[i].decap;
+		sum->s.judged += vals[i].judged;
+		sum->s.refused += vals[i].refused;
+		sum->no_device += chk[i].no_device;
 	}
 	free(vals);
+	free(chk);
 }
 
 static void reset_buckets(struct ref_state *m)
@@ -2202,7 +2322,7 @@ static void fuzz_frames(void **state)
 	uint64_t seed = env_u64("SHEDD_FUZZ_SEED", DEFAULT_SEED);
 	double limit = (double)env_u64("SHEDD_FUZZ_SECONDS", (uint64_t)DEFAULT_SECONDS);
 	struct shedd_stats before, after, first, last;
-	struct shedd_tun_stats tun_last;
+	struct tun_counts tun_last;
 	struct ring_entry ring[RING];
 	struct ref_state m = { 0 };
 	struct phase_count pc = { 0 };
@@ -2262,6 +2382,8 @@ static void fuzz_frames(void **state)
 		ref_model(p.data, p.len, &r);
 		t.tunnels += r.tunnel;
 		t.tun_judged += r.tunnel && r.kind == REF_JUDGE;
+		t.tun_acks += r.tunnel && r.kind == REF_ACK;
+		t.tun_no_device += r.no_device;
 		long_chain = r.kind == REF_JUDGE && r.tcp_off > r.l2 + 512;
 		t.long_judged += long_chain;
 		t.long_tunnels += long_chain && r.tunnel;
@@ -2356,8 +2478,9 @@ static void fuzz_frames(void **state)
 	printf("# to the kernel: SYNs without a listener %" PRIu64 ", ACKs with no cookie out %"
 	       PRIu64 "; SYNs of a held 4-tuple %" PRIu64 "\n", t.syn_no_listener,
 	       t.ack_to_kernel, t.syn_tuple_busy);
-	printf("# tunnels opened %" PRIu64 ": inner SYNs judged %" PRIu64 ", refused %" PRIu64 "\n",
-	       t.tunnels, t.tun_judged, t.tun_refused);
+	printf("# tunnels opened %" PRIu64 ": inner SYNs judged %" PRIu64 ", inner ACKs %" PRIu64
+	       ", refused %" PRIu64 "; no device takes it %" PRIu64 "\n",
+	       t.tunnels, t.tun_judged, t.tun_acks, t.tun_refused, t.tun_no_device);
 	printf("# behind more than 512 bytes of IP headers: judged %" PRIu64 ", cookies %" PRIu64
 	       ", in tunnels %" PRIu64 "\n", t.long_judged, t.long_cookies, t.long_tunnels);
 	printf("# invariant violations: %" PRIu64 "\n", t.violations);
@@ -2367,7 +2490,8 @@ static void fuzz_frames(void **state)
 	/* A run that never exercised a path proves nothing about it. */
 	if (t.frames >= 10000 && (!t.admitted || !t.shed || !t.rst || !t.rst_limited ||
 				  !t.rst_refused || !t.refused || !t.frag_judged ||
-				  !t.tun_judged || !t.tun_refused || !t.long_judged))
+				  !t.tun_judged || !t.tun_refused || !t.long_judged ||
+				  !t.tun_acks || !t.tun_no_device))
 		fail_msg("the run did not reach every verdict: widen the generator");
 	if (t.frames >= 50000 && (!t.cookies || !t.cookies_v6 || !t.cookies_vlan ||
 				  !t.cookies_ts || !t.cookies_ws || !t.cookies_ecn ||
@@ -2490,12 +2614,26 @@ static int private_netns(void)
 	return 0;
 }
 
+/* @addr (NULL: any) as tun_devs keeps it: IPv4 as ::ffff:a.b.c.d. */
+static void tun_key_addr(const char *addr, __u8 *out)
+{
+	memset(out, 0, 16);
+	if (!addr)
+		return;
+	if (strchr(addr, ':')) {
+		pkt_addr(AF_INET6, addr, out);
+		return;
+	}
+	out[10] = out[11] = 0xff;
+	pkt_addr(AF_INET, addr, out + 12);
+}
+
 static int group_setup(void **state)
 {
 	const struct shedd_bucket fresh = { 0 };
 	const struct shedd_rst_budget fresh_rst = { 0 };
 	__u16 ports[] = { PORT_A, PORT_B };
-	__u32 zero = 0, c;
+	__u32 zero = 0, c, shapes = 0;
 	__u8 one = 1;
 	size_t i;
 	int err;
@@ -2551,9 +2689,27 @@ static int group_setup(void **state)
 		err = update_percpu(skel->maps.rst_budget, 0, &fresh_rst, sizeof(fresh_rst));
 	if (!err)
 		err = update_percpu(skel->maps.cookie_budget, 0, &fresh_rst, sizeof(fresh_rst));
-	if (!err)
-		err = bpf_map__update_elem(skel->maps.tun_config, &zero, sizeof(zero), &fuzz_tun,
-					   sizeof(fuzz_tun), BPF_ANY);
+	/* The devices, and the kinds matched against them. */
+	for (i = 0; !err && i < ARRAY_SIZE(fuzz_devs); i++) {
+		struct shedd_tun_key k = { .kind = fuzz_devs[i].kind, .flags = fuzz_devs[i].flags,
+					   .port = fuzz_devs[i].port, .id = fuzz_devs[i].id };
+		const struct shedd_tun_dev dev = { .ifindex = 1 };
+
+		if (k.kind == SHEDD_TDEV_GRE && (k.flags & TUN_KEY_KEYED))
+			k.id = htonl(k.id); /* as on the wire */
+		tun_key_addr(fuzz_devs[i].local, k.local);
+		tun_key_addr(fuzz_devs[i].remote, k.remote);
+		shapes |= 1U << shedd_tun_key_shape(&k);
+		err = bpf_map__update_elem(skel->maps.tun_devs, &k, sizeof(k), &dev, sizeof(dev),
+					   BPF_ANY);
+	}
+	if (!err) {
+		struct shedd_tun_config tc = fuzz_tun;
+
+		tc.match = FUZZ_MATCH | shapes << SHEDD_TUN_SHAPES_SHIFT;
+		err = bpf_map__update_elem(skel->maps.tun_config, &zero, sizeof(zero), &tc,
+					   sizeof(tc), BPF_ANY);
+	}
 	/* The addresses tunnels may end on: the server's. */
 	for (i = 0; !err && i < 2; i++) {
 		struct shedd_tun_addr a = { .addr = { [10] = 0xff, [11] = 0xff } };
@@ -2640,7 +2796,19 @@ static void reference_model_knows_the_cases(void **state)
 		{ "IPIP SYN", { .kind = TUNP_IPIP }, { .flags = TCP_SYN }, REF_JUDGE, 1 },
 		{ "IPIP SYN to another host", { .kind = TUNP_IPIP, .outer_daddr = "198.19.0.99" },
 		  { .flags = TCP_SYN }, REF_PASS, 0 },
-		{ "IPIP ACK", { .kind = TUNP_IPIP }, { .flags = TCP_ACK }, REF_PASS, 1 },
+		{ "IPIP ACK: judged as an ACK that may end a handshake", { .kind = TUNP_IPIP },
+		  { .flags = TCP_ACK }, REF_ACK, 1 },
+		{ "IPIP RST", { .kind = TUNP_IPIP }, { .flags = TCP_RST }, REF_PASS, 1 },
+		{ "VXLAN SYN of a VNI no device has", { .kind = TUNP_VXLAN, .vni = 43 },
+		  { .flags = TCP_SYN }, REF_PASS, 0 },
+		{ "Geneve SYN of a VNI no device has", { .kind = TUNP_GENEVE, .vni = 7 },
+		  { .flags = TCP_SYN }, REF_PASS, 0 },
+		{ "Geneve SYN from the device's remote", { .kind = TUNP_GENEVE },
+		  { .flags = TCP_SYN }, REF_JUDGE, 1 },
+		{ "GRE SYN of a key no device has", { .kind = TUNP_GRE, .gre_flags = TUNP_GRE_K,
+		  .gre_key = 5 }, { .flags = TCP_SYN }, REF_PASS, 0 },
+		{ "GRE-TAP SYN of any key (collect_md)", { .kind = TUNP_GRETAP,
+		  .gre_flags = TUNP_GRE_K, .gre_key = 5 }, { .flags = TCP_SYN }, REF_JUDGE, 1 },
 		{ "GRE key+csum+seq SYN",
 		  { .kind = TUNP_GRE, .gre_flags = TUNP_GRE_C | TUNP_GRE_K | TUNP_GRE_S },
 		  { .flags = TCP_SYN }, REF_JUDGE, 1 },

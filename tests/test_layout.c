@@ -32,7 +32,8 @@ static void test_every_map_known(void **state)
 				"settings_cur", "flow_key", "broadcast", "tun_config", "tun_stats",
 				"tun_local", "port_set", "fair_cells", "fair_config", "fair_heavy",
 				"fair_stats", "sysctls", "layout_compat", "lease", "port_limit",
-				"port_reserve", "port_buckets" };
+				"port_reserve", "port_buckets", "tun_devs", "tun_checks",
+				"tun_reserve", "tun_buckets" };
 	size_t i, n;
 
 	(void)state;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* test_tunnels.c - what the daemon makes of the tunnel devices and
  * addresses it reads (user/daemon/tunnels.c): the kinds by rtnetlink kind and
- * mode, the UDP ports and local addresses kept once each and bounded,
- * and the line that says what is judged. The rtnetlink reads themselves
+ * mode, the UDP ports, local addresses and devices kept once each and
+ * bounded, what the program is told to match, and the line that says
+ * what is judged. The rtnetlink reads themselves
  * are tested on real devices by tests/integration/tunnels.bats.
  */
 #include <stdarg.h>
@@ -11,6 +12,12 @@
 #include <stdint.h>
 #include <string.h>
 #include <netinet/in.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <linux/if_link.h>
+#include <linux/if_tunnel.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <cmocka.h>
 
 #include "tunnels.h"
@@ -89,6 +96,291 @@ static void test_local_addresses(void **state)
 	assert_int_equal(f.local_over, 2);
 }
 
+/* Devices once each, by their whole key; tun_config.match names the kinds
+ * read and the shapes of their keys, and leaves out a kind with a device
+ * past the table (its packets are judged unmatched, as before). */
+static void test_devices_and_match(void **state)
+{
+	static struct tun_found f;
+	struct shedd_tun_key vx = { .kind = SHEDD_TDEV_VXLAN, .port = 4789, .id = 42 };
+	struct shedd_tun_key gre = { .kind = SHEDD_TDEV_GRE, .flags = TUN_KEY_KEYED, .id = 7 };
+	struct shedd_tun_key md = { .kind = SHEDD_TDEV_GENEVE, .flags = TUN_KEY_ANY, .port = 6081 };
+	unsigned int i;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	assert_int_equal(tun_match(&f), 0);
+	tun_add_dev(&f, &vx, 5);
+	tun_add_dev(&f, &vx, 5);
+	assert_int_equal(f.nr_devs, 1);
+	assert_int_equal(f.dev_ifindex[0], 5);
+	assert_int_equal(tun_match(&f), SHEDD_TUN_MATCH(SHEDD_TDEV_VXLAN) |
+					(1U << TUN_SHAPE_NONE) << SHEDD_TUN_SHAPES_SHIFT);
+	/* GRE with both endpoints; a collect_md Geneve device. */
+	gre.local[10] = gre.local[11] = 0xff;
+	gre.local[15] = 1;
+	gre.remote[10] = gre.remote[11] = 0xff;
+	gre.remote[15] = 2;
+	tun_add_dev(&f, &gre, 6);
+	tun_add_dev(&f, &md, 7);
+	assert_int_equal(shedd_tun_key_shape(&gre), TUN_SHAPE_BOTH);
+	assert_int_equal(shedd_tun_key_shape(&md), TUN_SHAPE_ANY);
+	gre.remote[15] = 0;
+	gre.remote[10] = gre.remote[11] = 0;
+	assert_int_equal(shedd_tun_key_shape(&gre), TUN_SHAPE_LOCAL);
+	assert_int_equal(tun_match(&f),
+			 SHEDD_TUN_MATCH(SHEDD_TDEV_VXLAN) | SHEDD_TUN_MATCH(SHEDD_TDEV_GRE) |
+			 SHEDD_TUN_MATCH(SHEDD_TDEV_GENEVE) |
+			 ((1U << TUN_SHAPE_NONE) | (1U << TUN_SHAPE_BOTH) | (1U << TUN_SHAPE_ANY))
+				 << SHEDD_TUN_SHAPES_SHIFT);
+	/* No kind: nothing to add. */
+	tun_add_dev(&f, &(struct shedd_tun_key){ 0 }, 8);
+	assert_int_equal(f.nr_devs, 3);
+	/* Past the table: VXLAN is no longer matched, the others are. */
+	for (i = 0; i < MAX_TUN_DEVS; i++) {
+		vx.id = 1000 + i;
+		tun_add_dev(&f, &vx, 9);
+	}
+	assert_int_equal(f.nr_devs, MAX_TUN_DEVS);
+	assert_true(f.dev_unread & SHEDD_TUN_MATCH(SHEDD_TDEV_VXLAN));
+	assert_false(tun_match(&f) & SHEDD_TUN_MATCH(SHEDD_TDEV_VXLAN));
+	assert_true(tun_match(&f) & SHEDD_TUN_MATCH(SHEDD_TDEV_GRE));
+	/* A kind whose device could not be read: not matched either. */
+	f.dev_unread |= SHEDD_TUN_MATCH(SHEDD_TDEV_GRE);
+	assert_false(tun_match(&f) & SHEDD_TUN_MATCH(SHEDD_TDEV_GRE));
+}
+
+static void test_multicast(void **state)
+{
+	const __u8 v4_group[16] = { [10] = 0xff, [11] = 0xff, 239, 1, 2, 3 };
+	const __u8 v4_host[16] = { [10] = 0xff, [11] = 0xff, 198, 18, 0, 1 };
+	const __u8 v6_group[16] = { 0xff, 0x05, [15] = 1 };
+	const __u8 v6_host[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+	const __u8 any[16] = { 0 };
+
+	(void)state;
+	assert_true(tun_addr_multicast(v4_group));
+	assert_false(tun_addr_multicast(v4_host));
+	assert_true(tun_addr_multicast(v6_group));
+	assert_false(tun_addr_multicast(v6_host));
+	assert_false(tun_addr_multicast(any));
+}
+
+/* ---- RTM_NEWLINK messages as the kernel sends them ---- */
+
+struct nlmsg {
+	union {
+		struct nlmsghdr h;
+		char buf[2048];
+	};
+	struct rtattr *nest[2];
+	int depth;
+};
+
+static void *nl_put(struct nlmsg *m, unsigned short type, const void *data, size_t len)
+{
+	struct rtattr *a = (void *)(m->buf + NLMSG_ALIGN(m->h.nlmsg_len));
+
+	assert_true(NLMSG_ALIGN(m->h.nlmsg_len) + RTA_SPACE(len) <= sizeof(m->buf));
+	a->rta_type = type;
+	a->rta_len = (unsigned short)RTA_LENGTH(len);
+	if (len)
+		memcpy(RTA_DATA(a), data, len);
+	m->h.nlmsg_len = NLMSG_ALIGN(m->h.nlmsg_len) + RTA_ALIGN(a->rta_len);
+	return a;
+}
+
+static void nl_nest(struct nlmsg *m, unsigned short type)
+{
+	m->nest[m->depth++] = nl_put(m, type | NLA_F_NESTED, NULL, 0);
+}
+
+static void nl_end(struct nlmsg *m)
+{
+	struct rtattr *a = m->nest[--m->depth];
+
+	a->rta_len = (unsigned short)((m->buf + m->h.nlmsg_len) - (char *)a);
+}
+
+/* A link message of device @ifindex, up, named @name, of kind @kind: its
+ * IFLA_INFO_DATA opened (close with link_end()). */
+static void link_start(struct nlmsg *m, int ifindex, const char *name, const char *kind)
+{
+	struct ifinfomsg *ifi;
+
+	memset(m, 0, sizeof(*m));
+	m->h.nlmsg_type = RTM_NEWLINK;
+	m->h.nlmsg_len = NLMSG_LENGTH(sizeof(*ifi));
+	ifi = NLMSG_DATA(&m->h);
+	ifi->ifi_index = ifindex;
+	ifi->ifi_flags = IFF_UP;
+	nl_put(m, IFLA_IFNAME, name, strlen(name) + 1);
+	nl_nest(m, IFLA_LINKINFO);
+	nl_put(m, IFLA_INFO_KIND, kind, strlen(kind));
+	nl_nest(m, IFLA_INFO_DATA);
+}
+
+static void link_end(struct nlmsg *m)
+{
+	nl_end(m);
+	nl_end(m);
+}
+
+static void mapped(const char *v4, __u8 out[16])
+{
+	memset(out, 0, 16);
+	out[10] = out[11] = 0xff;
+	assert_int_equal(inet_pton(AF_INET, v4, out + 12), 1);
+}
+
+static const struct shedd_tun_key *dev_of(const struct tun_found *f, __u8 kind, __u32 *ifindex)
+{
+	unsigned int i;
+
+	for (i = 0; i < f->nr_devs; i++)
+		if (f->dev_key[i].kind == kind) {
+			*ifindex = f->dev_ifindex[i];
+			return &f->dev_key[i];
+		}
+	fail_msg("no device of kind %u", kind);
+	return NULL;
+}
+
+/* What the daemon keeps of each device, from the attributes the kernel
+ * gives (vxlan_fill_info(), geneve_fill_info(), ipgre_fill_info(),
+ * ipip_fill_info()): the key the program looks it up by. */
+static void test_scan_links(void **state)
+{
+	static struct tun_found f;
+	const struct shedd_tun_key *k;
+	struct nlmsg m;
+	__u8 addr[16], zero[16] = { 0 };
+	__u32 u32, ifindex, master = 99;
+	__be32 a4;
+	__be16 be;
+	__u8 u8;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	/* VXLAN of VNI 42 on 4789, a port of bridge 99. */
+	link_start(&m, 10, "vx0", "vxlan");
+	u32 = 42;
+	nl_put(&m, IFLA_VXLAN_ID, &u32, 4);
+	be = htons(4789);
+	nl_put(&m, IFLA_VXLAN_PORT, &be, 2);
+	u8 = 0;
+	nl_put(&m, IFLA_VXLAN_COLLECT_METADATA, &u8, 1);
+	link_end(&m);
+	nl_put(&m, IFLA_MASTER, &master, 4);
+	tun_scan_link(&f, &m.h);
+	k = dev_of(&f, SHEDD_TDEV_VXLAN, &ifindex);
+	assert_int_equal(k->id, 42);
+	assert_int_equal(k->port, 4789);
+	assert_int_equal(k->flags, 0);
+	assert_memory_equal(k->remote, zero, 16);
+	assert_int_equal(ifindex, 99); /* the bridge: rp_filter's device */
+	assert_int_equal(f.udp_port[0], 4789);
+	/* Geneve of VNI 7 from 198.18.0.1. */
+	link_start(&m, 11, "gn0", "geneve");
+	u32 = 7;
+	nl_put(&m, IFLA_GENEVE_ID, &u32, 4);
+	assert_int_equal(inet_pton(AF_INET, "198.18.0.1", &a4), 1);
+	nl_put(&m, IFLA_GENEVE_REMOTE, &a4, 4);
+	be = htons(6081);
+	nl_put(&m, IFLA_GENEVE_PORT, &be, 2);
+	link_end(&m);
+	tun_scan_link(&f, &m.h);
+	k = dev_of(&f, SHEDD_TDEV_GENEVE, &ifindex);
+	mapped("198.18.0.1", addr);
+	assert_int_equal(k->id, 7);
+	assert_memory_equal(k->remote, addr, 16);
+	assert_int_equal(ifindex, 11);
+	/* gre with key 7 (as on the wire), csum and seq, both endpoints. */
+	link_start(&m, 12, "gre1", "gre");
+	be = GRE_KEY | GRE_CSUM | GRE_SEQ;
+	nl_put(&m, IFLA_GRE_IFLAGS, &be, 2);
+	a4 = htonl(7);
+	nl_put(&m, IFLA_GRE_IKEY, &a4, 4);
+	assert_int_equal(inet_pton(AF_INET, "198.18.0.2", &a4), 1);
+	nl_put(&m, IFLA_GRE_LOCAL, &a4, 4);
+	assert_int_equal(inet_pton(AF_INET, "198.18.0.1", &a4), 1);
+	nl_put(&m, IFLA_GRE_REMOTE, &a4, 4);
+	link_end(&m);
+	tun_scan_link(&f, &m.h);
+	k = dev_of(&f, SHEDD_TDEV_GRE, &ifindex);
+	assert_int_equal(k->flags, TUN_KEY_KEYED);
+	assert_int_equal(k->id, htonl(7));
+	mapped("198.18.0.2", addr);
+	assert_memory_equal(k->local, addr, 16);
+	mapped("198.18.0.1", addr);
+	assert_memory_equal(k->remote, addr, 16);
+	assert_true(f.kinds & SHEDD_TUN_GRE);
+	/* gretap of a multicast remote: by the group, from anyone. */
+	link_start(&m, 13, "gt0", "gretap");
+	assert_int_equal(inet_pton(AF_INET, "239.1.1.1", &a4), 1);
+	nl_put(&m, IFLA_GRE_REMOTE, &a4, 4);
+	a4 = 0;
+	nl_put(&m, IFLA_GRE_LOCAL, &a4, 4);
+	link_end(&m);
+	tun_scan_link(&f, &m.h);
+	k = dev_of(&f, SHEDD_TDEV_GRETAP, &ifindex);
+	mapped("239.1.1.1", addr);
+	assert_memory_equal(k->local, addr, 16);
+	assert_memory_equal(k->remote, zero, 16);
+	assert_int_equal(f.local[f.nr_local - 1].addr[12], 239);
+	/* tunl0 up (Calico): every IPv4-in-IPv4 packet. */
+	link_start(&m, 14, "tunl0", "ipip");
+	a4 = 0;
+	nl_put(&m, IFLA_IPTUN_LOCAL, &a4, 4);
+	link_end(&m);
+	tun_scan_link(&f, &m.h);
+	k = dev_of(&f, SHEDD_TDEV_IPIP, &ifindex);
+	assert_int_equal(k->flags, TUN_KEY_ANY);
+	/* sit of mode any: IPv6 in IPv4 and IPv4 in IPv4, by its remote. */
+	link_start(&m, 15, "sit1", "sit");
+	u8 = 0;
+	nl_put(&m, IFLA_IPTUN_PROTO, &u8, 1);
+	assert_int_equal(inet_pton(AF_INET, "198.18.0.1", &a4), 1);
+	nl_put(&m, IFLA_IPTUN_REMOTE, &a4, 4);
+	link_end(&m);
+	tun_scan_link(&f, &m.h);
+	k = dev_of(&f, SHEDD_TDEV_SIT, &ifindex);
+	mapped("198.18.0.1", addr);
+	assert_memory_equal(k->remote, addr, 16);
+	assert_int_equal(ifindex, 15);
+	assert_int_equal(f.nr_devs, 7); /* the sit device twice, as SIT and IPIP */
+	assert_int_equal(f.dev_key[6].kind, SHEDD_TDEV_IPIP);
+	assert_memory_equal(f.dev_key[6].remote, addr, 16);
+	/* A collect_md Geneve device: any. */
+	link_start(&m, 16, "gn1", "geneve");
+	be = htons(6082);
+	nl_put(&m, IFLA_GENEVE_PORT, &be, 2);
+	nl_put(&m, IFLA_GENEVE_COLLECT_METADATA, NULL, 0);
+	link_end(&m);
+	tun_scan_link(&f, &m.h);
+	assert_int_equal(f.dev_key[7].flags, TUN_KEY_ANY);
+	assert_int_equal(f.dev_key[7].port, 6082);
+	/* Every device read: every kind matched. */
+	assert_int_equal(f.dev_unread, 0);
+	assert_int_equal(tun_match(&f) & 0xff,
+			 SHEDD_TUN_MATCH(SHEDD_TDEV_VXLAN) | SHEDD_TUN_MATCH(SHEDD_TDEV_GENEVE) |
+			 SHEDD_TUN_MATCH(SHEDD_TDEV_GRE) | SHEDD_TUN_MATCH(SHEDD_TDEV_GRETAP) |
+			 SHEDD_TUN_MATCH(SHEDD_TDEV_IPIP) | SHEDD_TUN_MATCH(SHEDD_TDEV_SIT));
+	/* A VXLAN device without its VNI: VXLAN is not matched. */
+	link_start(&m, 17, "vx1", "vxlan");
+	be = htons(4790);
+	nl_put(&m, IFLA_VXLAN_PORT, &be, 2);
+	link_end(&m);
+	tun_scan_link(&f, &m.h);
+	assert_false(tun_match(&f) & SHEDD_TUN_MATCH(SHEDD_TDEV_VXLAN));
+	/* A device that is down is not read. */
+	link_start(&m, 18, "gre2", "gre");
+	link_end(&m);
+	((struct ifinfomsg *)NLMSG_DATA(&m.h))->ifi_flags = 0;
+	tun_scan_link(&f, &m.h);
+	assert_int_equal(f.nr_devs, 9);
+}
+
 static void test_describe(void **state)
 {
 	static struct tun_found f;
@@ -119,6 +411,9 @@ int main(void)
 		cmocka_unit_test(test_kinds),
 		cmocka_unit_test(test_ports_once_and_bounded),
 		cmocka_unit_test(test_local_addresses),
+		cmocka_unit_test(test_devices_and_match),
+		cmocka_unit_test(test_multicast),
+		cmocka_unit_test(test_scan_links),
 		cmocka_unit_test(test_describe),
 	};
 

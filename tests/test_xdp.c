@@ -250,6 +250,14 @@ static int clear_proven(void)
 	return 0;
 }
 
+/* A map of the program by name: NULL where it has none (the tests of the
+ * tunnel checks also run against a build from before them, to be seen
+ * failing there). */
+static struct bpf_map *map_named(const char *name)
+{
+	return bpf_object__find_map_by_name(skel->obj, name);
+}
+
 static int reset_maps(const struct shedd_config *cfg,
 		      const struct shedd_class_rate *rate)
 {
@@ -276,6 +284,12 @@ static int reset_maps(const struct shedd_config *cfg,
 				    sizeof(fresh));
 		if (!err)
 			err = bpf_map__update_elem(skel->maps.reserve, &cls, sizeof(cls),
+						   &empty, sizeof(empty), BPF_ANY);
+		/* The tunnel class space, fresh too. */
+		if (!err && map_named("tun_buckets"))
+			err = update_percpu(map_named("tun_buckets"), cls, &fresh, sizeof(fresh));
+		if (!err && map_named("tun_reserve"))
+			err = bpf_map__update_elem(map_named("tun_reserve"), &cls, sizeof(cls),
 						   &empty, sizeof(empty), BPF_ANY);
 	}
 	if (!err)
@@ -1728,6 +1742,17 @@ static const struct shedd_config cfg_tun_verify = { VERIFY_CFG(SHEDD_HANDOFF_TC,
 	.reject = { SHEDD_REJECT_RST, SHEDD_REJECT_RST, SHEDD_REJECT_RST, SHEDD_REJECT_RST } };
 #define TUN_NOT_LOCAL_V4 "198.19.0.99"
 
+/* A tunnel device the daemon read, as tun_devs holds it. */
+struct tun_dev_spec {
+	__u8 kind;          /* enum shedd_tdev_kind; 0 ends a list */
+	__u8 flags;         /* TUN_KEY_* */
+	__u16 port;
+	__u32 id;           /* VNI, or the GRE key as on the wire */
+	const char *local;  /* NULL: any */
+	const char *remote; /* NULL: any */
+	int dev;            /* the device: 1 DUMMY_DEV[0], 2 DUMMY_DEV[1]; 0 lo */
+};
+
 struct tun_case {
 	const char *name;
 	struct tun_pkt_spec tun;
@@ -1741,7 +1766,21 @@ struct tun_case {
 	size_t cut_l4;   /* keep only this many bytes after the outer IP
 			  * header(s), the outer lengths set to match */
 	void (*mangle)(struct pkt *p); /* after the build */
+	/* The devices read (NULL: none), and the kinds matched against
+	 * them (SHEDD_TUN_MATCH bits of tun_config.match; the shapes are
+	 * those of the devices). */
+	const struct tun_dev_spec *devs;
+	__u32 match;
+	__u64 no_device;                     /* tun_checks.no_device */
 };
+
+/* The inner TCP header's checksum made wrong (a header without options,
+ * ending at hdr_end), the outer UDP checksum then made right again. */
+static void mangle_inner_tcp_csum(struct pkt *p)
+{
+	p->data[p->hdr_end - sizeof(struct pkt_tcp) + offsetof(struct pkt_tcp, check)] ^= 0x5a;
+	pkt_finish(p);
+}
 
 /* The inner IPv4 datagram of an IPIP packet says its TCP segment is 10
  * bytes long; the frame holds all 20 of the header. */
@@ -1768,6 +1807,52 @@ static void mangle_outer_short(struct pkt *p)
 #define TUN_DROPPED(c) .verdict = XDP_DROP, .delta = { .cls[c] = { .syn = 1, .charged = 1, \
 	.dropped = 1 } }, .tdelta = { .decap = 1, .judged = 1 }
 #define TUN_NOT_OURS .verdict = XDP_PASS, .delta = { .non_tcp = 1 }
+#define TUN_NO_DEVICE .verdict = XDP_PASS, .delta = { .non_tcp = 1 }, .no_device = 1
+#define MATCH_VXLAN SHEDD_TUN_MATCH(SHEDD_TDEV_VXLAN)
+#define MATCH_GENEVE SHEDD_TUN_MATCH(SHEDD_TDEV_GENEVE)
+#define MATCH_GRE SHEDD_TUN_MATCH(SHEDD_TDEV_GRE)
+#define MATCH_GRETAP SHEDD_TUN_MATCH(SHEDD_TDEV_GRETAP)
+#define MATCH_IPIP SHEDD_TUN_MATCH(SHEDD_TDEV_IPIP)
+#define MATCH_SIT SHEDD_TUN_MATCH(SHEDD_TDEV_SIT)
+#define MATCH_IP6TNL SHEDD_TUN_MATCH(SHEDD_TDEV_IP6TNL)
+#define TUN_OTHER_REMOTE "198.18.0.99"
+/* The VNI of the test's VXLAN and Geneve headers is 42; its GRE key
+ * 07 07 07 07 (tun_packets.h). The devices take the frames in on
+ * DUMMY_DEV[0], which routes 198.18.1.0/25 and 2001:db8:1::/64. */
+static const struct tun_dev_spec devs_vxlan42[] = {
+	{ SHEDD_TDEV_VXLAN, 0, TUNP_VXLAN_PORT, 42, NULL, NULL, 1 }, { 0 } };
+static const struct tun_dev_spec devs_vxlan7[] = {
+	{ SHEDD_TDEV_VXLAN, 0, TUNP_VXLAN_PORT, 7, NULL, NULL, 1 }, { 0 } };
+static const struct tun_dev_spec devs_vxlan42_8472[] = {
+	{ SHEDD_TDEV_VXLAN, 0, 8472, 42, NULL, NULL, 1 }, { 0 } };
+static const struct tun_dev_spec devs_vxlan_md[] = {
+	{ SHEDD_TDEV_VXLAN, TUN_KEY_ANY, TUNP_VXLAN_PORT, 0, NULL, NULL, 1 }, { 0 } };
+static const struct tun_dev_spec devs_geneve_client[] = {
+	{ SHEDD_TDEV_GENEVE, 0, TUNP_GENEVE_PORT, 42, NULL, PKT_V4_CLIENT, 1 }, { 0 } };
+static const struct tun_dev_spec devs_geneve_other[] = {
+	{ SHEDD_TDEV_GENEVE, 0, TUNP_GENEVE_PORT, 42, NULL, TUN_OTHER_REMOTE, 1 }, { 0 } };
+static const struct tun_dev_spec devs_gre_key[] = {
+	{ SHEDD_TDEV_GRE, TUN_KEY_KEYED, 0, 0x07070707, PKT_V4_SERVER, PKT_V4_CLIENT, 1 }, { 0 } };
+static const struct tun_dev_spec devs_gre_key5[] = {
+	{ SHEDD_TDEV_GRE, TUN_KEY_KEYED, 0, 5, NULL, NULL, 1 }, { 0 } };
+static const struct tun_dev_spec devs_gre_local[] = {
+	{ SHEDD_TDEV_GRE, 0, 0, 0, PKT_V4_SERVER, NULL, 1 }, { 0 } };
+static const struct tun_dev_spec devs_gre_other_remote[] = {
+	{ SHEDD_TDEV_GRE, 0, 0, 0, NULL, TUN_OTHER_REMOTE, 1 }, { 0 } };
+static const struct tun_dev_spec devs_ipip_client[] = {
+	{ SHEDD_TDEV_IPIP, 0, 0, 0, PKT_V4_SERVER, PKT_V4_CLIENT, 1 }, { 0 } };
+static const struct tun_dev_spec devs_ipip_other[] = {
+	{ SHEDD_TDEV_IPIP, 0, 0, 0, PKT_V4_SERVER, TUN_OTHER_REMOTE, 1 }, { 0 } };
+/* tunl0 up, as Calico leaves it: every IPv4-in-IPv4 packet. */
+static const struct tun_dev_spec devs_ipip_fallback[] = {
+	{ SHEDD_TDEV_IPIP, TUN_KEY_ANY, 0, 0, NULL, NULL, 1 },
+	{ SHEDD_TDEV_IPIP, 0, 0, 0, PKT_V4_SERVER, TUN_OTHER_REMOTE, 1 }, { 0 } };
+static const struct tun_dev_spec devs_sit_other[] = {
+	{ SHEDD_TDEV_SIT, 0, 0, 0, NULL, TUN_OTHER_REMOTE, 1 }, { 0 } };
+static const struct tun_dev_spec devs_ip6tnl_client[] = {
+	{ SHEDD_TDEV_IP6TNL, 0, 0, 0, NULL, PKT_V6_CLIENT, 1 }, { 0 } };
+static const struct tun_dev_spec devs_ip6tnl_other[] = {
+	{ SHEDD_TDEV_IP6TNL, 0, 0, 0, PKT_V6_SERVER, "2001:db8::99", 1 }, { 0 } };
 #define TUN_SYN4 { V4, .flags = TCP_SYN }
 #define TUN_SYN6 { V6, .flags = TCP_SYN }
 #define GRE_CKS (TUNP_GRE_C | TUNP_GRE_K | TUNP_GRE_S)
@@ -2005,6 +2090,132 @@ static const struct tun_case tun_cases[] = {
 	{ "tunnel: IPIP inside GRE passes where no ipip device ends here",
 	  .tun = { .kind = TUNP_GRE }, .in = { V4, .l4 = IPPROTO_IPIP }, .tc = &tunc_gre_only,
 	  .verdict = XDP_PASS, .delta = { .non_tcp = 1 }, .tdelta = { .decap = 1 } },
+
+	/* The device the kernel gives a packet to, by what it looks it up
+	 * by: VXLAN by port and VNI, Geneve by port, VNI and remote, GRE by
+	 * key and endpoints. None: the kernel drops it, nothing is charged. */
+	{ "tunnel checks: VXLAN SYN with a VNI no device has: passed, not charged",
+	  .tun = { .kind = TUNP_VXLAN }, .in = { V4, .flags = TCP_SYN, .saddr = V4_CP },
+	  .devs = devs_vxlan7, .match = MATCH_VXLAN, TUN_NO_DEVICE },
+	{ "tunnel checks: VXLAN SYN with the device's VNI: judged",
+	  .tun = { .kind = TUNP_VXLAN }, .in = { V4, .flags = TCP_SYN, .saddr = V4_CP },
+	  .devs = devs_vxlan42, .match = MATCH_VXLAN, TUN_ADMITTED(SHEDD_CRITICAL_PLUS) },
+	{ "tunnel checks: VXLAN over IPv6 SYN with the device's VNI: judged",
+	  .tun = { .kind = TUNP_VXLAN6 }, .in = TUN_SYN6, .rate = &rate_empty,
+	  .devs = devs_vxlan42, .match = MATCH_VXLAN, TUN_DROPPED(SHEDD_SHEDDABLE) },
+	{ "tunnel checks: VXLAN SYN with the VNI of a device on another port: passed",
+	  .tun = { .kind = TUNP_VXLAN }, .in = TUN_SYN4, .devs = devs_vxlan42_8472,
+	  .match = MATCH_VXLAN, TUN_NO_DEVICE },
+	{ "tunnel checks: VXLAN SYN to a collect_md device: any VNI is judged",
+	  .tun = { .kind = TUNP_VXLAN }, .in = TUN_SYN4, .devs = devs_vxlan_md,
+	  .match = MATCH_VXLAN, TUN_ADMITTED(SHEDD_SHEDDABLE) },
+	{ "tunnel checks: Geneve SYN from the device's remote: judged",
+	  .tun = { .kind = TUNP_GENEVE }, .in = TUN_SYN4, .rate = &rate_empty,
+	  .devs = devs_geneve_client, .match = MATCH_GENEVE, TUN_DROPPED(SHEDD_SHEDDABLE) },
+	{ "tunnel checks: Geneve SYN from another remote than the device's: passed",
+	  .tun = { .kind = TUNP_GENEVE }, .in = TUN_SYN4, .devs = devs_geneve_other,
+	  .match = MATCH_GENEVE, TUN_NO_DEVICE },
+	{ "tunnel checks: GRE SYN with the device's key and endpoints: judged",
+	  .tun = { .kind = TUNP_GRE, .gre_flags = TUNP_GRE_K }, .in = TUN_SYN4,
+	  .devs = devs_gre_key, .match = MATCH_GRE, TUN_ADMITTED(SHEDD_SHEDDABLE) },
+	{ "tunnel checks: GRE SYN with checksum, key and sequence number: the key is found",
+	  .tun = { .kind = TUNP_GRE, .gre_flags = GRE_CKS }, .in = TUN_SYN4,
+	  .devs = devs_gre_key, .match = MATCH_GRE, TUN_ADMITTED(SHEDD_SHEDDABLE) },
+	{ "tunnel checks: GRE SYN with a key no device has: passed",
+	  .tun = { .kind = TUNP_GRE, .gre_flags = TUNP_GRE_K }, .in = TUN_SYN4,
+	  .devs = devs_gre_key5, .match = MATCH_GRE, TUN_NO_DEVICE },
+	{ "tunnel checks: GRE SYN without a key, the device keyed: passed",
+	  .tun = { .kind = TUNP_GRE }, .in = TUN_SYN4, .devs = devs_gre_key,
+	  .match = MATCH_GRE, TUN_NO_DEVICE },
+	{ "tunnel checks: GRE SYN with a key, the device not keyed: passed",
+	  .tun = { .kind = TUNP_GRE, .gre_flags = TUNP_GRE_K }, .in = TUN_SYN4,
+	  .devs = devs_gre_local, .match = MATCH_GRE, TUN_NO_DEVICE },
+	{ "tunnel checks: GRE SYN to a device of this local address and any remote: judged",
+	  .tun = { .kind = TUNP_GRE }, .in = TUN_SYN4, .devs = devs_gre_local,
+	  .match = MATCH_GRE, TUN_ADMITTED(SHEDD_SHEDDABLE) },
+	{ "tunnel checks: GRE SYN from another remote than the device's: passed",
+	  .tun = { .kind = TUNP_GRE }, .in = TUN_SYN4, .devs = devs_gre_other_remote,
+	  .match = MATCH_GRE, TUN_NO_DEVICE },
+	{ "tunnel checks: GRE-TAP SYN whose key only a gre device has: passed",
+	  .tun = { .kind = TUNP_GRETAP, .gre_flags = TUNP_GRE_K }, .in = TUN_SYN4,
+	  .devs = devs_gre_key, .match = MATCH_GRE | MATCH_GRETAP, TUN_NO_DEVICE },
+	{ "tunnel checks: FOU carrying GRE to a device of this local address: judged",
+	  .tun = { .kind = TUNP_FOU, .fou_proto = IPPROTO_GRE }, .in = TUN_SYN4,
+	  .devs = devs_gre_local, .match = MATCH_GRE, TUN_ADMITTED(SHEDD_SHEDDABLE) },
+	{ "tunnel checks: IPIP SYN from the device's remote to its local address: judged",
+	  .tun = { .kind = TUNP_IPIP }, .in = TUN_SYN4, .rate = &rate_empty,
+	  .devs = devs_ipip_client, .match = MATCH_IPIP, TUN_DROPPED(SHEDD_SHEDDABLE) },
+	{ "tunnel checks: IPIP SYN from another remote than the device's: passed",
+	  .tun = { .kind = TUNP_IPIP }, .in = { V4, .flags = TCP_SYN, .saddr = V4_CP },
+	  .devs = devs_ipip_other, .match = MATCH_IPIP, TUN_NO_DEVICE },
+	{ "tunnel checks: IPIP SYN from any remote where the fallback device is up: judged",
+	  .tun = { .kind = TUNP_IPIP }, .in = TUN_SYN4, .devs = devs_ipip_fallback,
+	  .match = MATCH_IPIP, TUN_ADMITTED(SHEDD_SHEDDABLE) },
+	{ "tunnel checks: SIT SYN from another remote than the device's: passed",
+	  .tun = { .kind = TUNP_SIT }, .in = TUN_SYN6, .devs = devs_sit_other,
+	  .match = MATCH_SIT, TUN_NO_DEVICE },
+	{ "tunnel checks: IPv4 in IPv6 SYN from the ip6tnl device's remote: judged",
+	  .tun = { .kind = TUNP_4IN6 }, .in = TUN_SYN4, .devs = devs_ip6tnl_client,
+	  .match = MATCH_IP6TNL, TUN_ADMITTED(SHEDD_SHEDDABLE) },
+	{ "tunnel checks: IP6IP6 SYN from another remote than the ip6tnl device's: passed",
+	  .tun = { .kind = TUNP_6IN6 }, .in = TUN_SYN6, .devs = devs_ip6tnl_other,
+	  .match = MATCH_IP6TNL, TUN_NO_DEVICE },
+	{ "tunnel checks: FOU ipproto 4 SYN from another remote than the ipip device's: passed",
+	  .tun = { .kind = TUNP_FOU }, .in = TUN_SYN4, .devs = devs_ipip_other,
+	  .match = MATCH_IPIP, TUN_NO_DEVICE },
+	{ "tunnel checks: GUE version 1 SYN from the ipip device's remote: judged",
+	  .tun = { .kind = TUNP_GUE, .gue_ver = 1 }, .in = TUN_SYN4, .devs = devs_ipip_client,
+	  .match = MATCH_IPIP, TUN_ADMITTED(SHEDD_SHEDDABLE) },
+	{ "tunnel checks: a kind whose devices were not read is judged as before",
+	  .tun = { .kind = TUNP_GENEVE }, .in = TUN_SYN4, .devs = devs_vxlan7,
+	  .match = MATCH_VXLAN, TUN_ADMITTED(SHEDD_SHEDDABLE) },
+	/* What the kernel drops once it opened the tunnel costs no token. */
+	{ "tunnel checks: VXLAN SYN with a wrong inner TCP checksum: dropped, no token",
+	  .tun = { .kind = TUNP_VXLAN }, .in = { V4, .flags = TCP_SYN, .saddr = V4_CP },
+	  .mangle = mangle_inner_tcp_csum, .verdict = XDP_DROP,
+	  .delta = { .syn_bad_csum = 1 }, .tdelta = { .decap = 1 } },
+	{ "tunnel checks: ip6gretap inner IPv6 SYN with options, wrong checksum: dropped",
+	  .tun = { .kind = TUNP_GRETAP6 }, .in = { V6, .flags = TCP_SYN, .payload_len = 3 },
+	  .mangle = mangle_inner_tcp_csum, .verdict = XDP_DROP,
+	  .delta = { .syn_bad_csum = 1 }, .tdelta = { .decap = 1 } },
+	{ "tunnel checks: IPIP SYN with the right checksum and data: judged",
+	  .tun = { .kind = TUNP_IPIP }, .in = { V4, .flags = TCP_SYN, .payload_len = 7 },
+	  TUN_ADMITTED(SHEDD_SHEDDABLE) },
+	{ "tunnel checks: IPIP SYN from 127.0.0.1: martian, dropped",
+	  .tun = { .kind = TUNP_IPIP }, .in = { V4, .flags = TCP_SYN, .saddr = "127.0.0.1" },
+	  .verdict = XDP_DROP, .delta = { .syn_martian = 1 }, .tdelta = { .decap = 1 } },
+	{ "tunnel checks: VXLAN SYN to 224.0.0.1: martian, dropped",
+	  .tun = { .kind = TUNP_VXLAN }, .in = { V4, .flags = TCP_SYN, .daddr = "224.0.0.1" },
+	  .verdict = XDP_DROP, .delta = { .syn_martian = 1 }, .tdelta = { .decap = 1 } },
+	{ "tunnel checks: SIT SYN from a multicast IPv6 source: martian, dropped",
+	  .tun = { .kind = TUNP_SIT }, .in = { V6, .flags = TCP_SYN, .saddr = "ff02::1" },
+	  .verdict = XDP_DROP, .delta = { .syn_martian = 1 }, .tdelta = { .decap = 1 } },
+	{ "tunnel checks: GRE SYN whose inner source is its destination (LAND): martian",
+	  .tun = { .kind = TUNP_GRE }, .in = { V4, .flags = TCP_SYN, .saddr = PKT_V4_SERVER },
+	  .verdict = XDP_DROP, .delta = { .syn_martian = 1 }, .tdelta = { .decap = 1 } },
+	/* The source check, against the tunnel's device: a CRITICAL_PLUS
+	 * source must be routed back through it. */
+	{ "tunnel checks: CRITICAL_PLUS inner source routed back through the tunnel's device: its class",
+	  .tun = { .kind = TUNP_VXLAN }, .in = { V4, .flags = TCP_SYN, .saddr = V4_CP },
+	  .cfg = &cfg_src, .devs = devs_vxlan42, .match = MATCH_VXLAN,
+	  TUN_ADMITTED(SHEDD_CRITICAL_PLUS) },
+	{ "tunnel checks: spoofed CRITICAL_PLUS inner source routed elsewhere: the default class",
+	  .tun = { .kind = TUNP_VXLAN }, .in = { V4, .flags = TCP_SYN, .saddr = V4_CP_ELSEWHERE },
+	  .cfg = &cfg_src, .devs = devs_vxlan42, .match = MATCH_VXLAN, .verdict = XDP_PASS,
+	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .admitted = 1 },
+		     .src_failed = 1 }, .tdelta = { .decap = 1, .judged = 1 } },
+	{ "tunnel checks: spoofed IPv6 CRITICAL inner source in GRE routed elsewhere: the default class",
+	  .tun = { .kind = TUNP_GRE, .gre_flags = TUNP_GRE_K },
+	  .in = { V6, .flags = TCP_SYN, .saddr = V6_CRIT_ELSEWHERE }, .cfg = &cfg_src,
+	  .devs = devs_gre_key, .match = MATCH_GRE, .verdict = XDP_PASS,
+	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .admitted = 1 },
+		     .src_failed = 1 }, .tdelta = { .decap = 1, .judged = 1 } },
+	{ "tunnel checks: spoofed CRITICAL_PLUS source, empty buckets: shed as the default class",
+	  .tun = { .kind = TUNP_GENEVE }, .in = { V4, .flags = TCP_SYN, .saddr = V4_CP_ELSEWHERE },
+	  .cfg = &cfg_src, .rate = &rate_empty, .devs = devs_geneve_client, .match = MATCH_GENEVE,
+	  .verdict = XDP_DROP,
+	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .dropped = 1 },
+		     .src_failed = 1 }, .tdelta = { .decap = 1, .judged = 1 } },
 };
 
 /* The tun_stats map, summed over the CPUs. */
@@ -2046,15 +2257,87 @@ static void expect_tun_delta(const char *name, const struct shedd_tun_stats *bef
 	       (unsigned long long)want->refused);
 }
 
+/* @addr as tun_devs keeps it: IPv4 as ::ffff:a.b.c.d. */
+static void tun_addr16(const char *addr, __u8 *out)
+{
+	memset(out, 0, 16);
+	if (inet_pton(AF_INET, addr, out + 12) == 1) {
+		out[10] = out[11] = 0xff;
+		return;
+	}
+	assert_int_equal(inet_pton(AF_INET6, addr, out), 1);
+}
+
+/* tun_devs holds @devs alone; their TUN_SHAPE_* bits into @shapes. */
+static int tun_devs_write(const struct tun_dev_spec *devs, __u32 *shapes)
+{
+	struct bpf_map *m = map_named("tun_devs");
+	struct shedd_tun_key key;
+	int err = 0;
+
+	*shapes = 0;
+	if (!m)
+		return 0;
+	while (!err && !bpf_map__get_next_key(m, NULL, &key, sizeof(key)))
+		err = bpf_map__delete_elem(m, &key, sizeof(key), 0);
+	for (; !err && devs && devs->kind; devs++) {
+		struct shedd_tun_dev v = { .ifindex = 1 };
+
+		if (devs->dev)
+			v.ifindex = (__u32)dummy_ifindex[devs->dev - 1];
+		memset(&key, 0, sizeof(key));
+		key.kind = devs->kind;
+		key.flags = devs->flags;
+		key.port = devs->port;
+		key.id = devs->id;
+		if (devs->local)
+			tun_addr16(devs->local, key.local);
+		if (devs->remote)
+			tun_addr16(devs->remote, key.remote);
+		*shapes |= 1U << shedd_tun_key_shape(&key);
+		err = bpf_map__update_elem(m, &key, sizeof(key), &v, sizeof(v), BPF_ANY);
+	}
+	return err;
+}
+
+/* tun_checks.no_device, summed over the CPUs (0 where the map is not). */
+static __u64 read_no_device(void)
+{
+	struct bpf_map *m = map_named("tun_checks");
+	struct shedd_tun_checks *vals;
+	__u64 sum = 0;
+	__u32 zero = 0;
+	int i, err;
+
+	if (!m)
+		return 0;
+	vals = calloc((size_t)nr_cpus, sizeof(*vals));
+	assert_non_null(vals);
+	err = bpf_map__lookup_elem(m, &zero, sizeof(zero), vals, (size_t)nr_cpus * sizeof(*vals),
+				   0);
+	for (i = 0; !err && i < nr_cpus; i++)
+		sum += vals[i].no_device;
+	free(vals);
+	if (err)
+		fail_msg("read tun_checks: %s", strerror(-err));
+	return sum;
+}
+
 static int tun_case_setup(void **state)
 {
 	const struct tun_case *c = *state;
-	__u32 zero = 0;
+	struct shedd_tun_config tc = *(c->tc ? c->tc : &tunc_all);
+	__u32 zero = 0, shapes;
 
 	if (reset_maps(c->cfg, c->rate))
 		return -1;
-	if (bpf_map__update_elem(skel->maps.tun_config, &zero, sizeof(zero),
-				 c->tc ? c->tc : &tunc_all, sizeof(*c->tc), BPF_ANY)) {
+	if (tun_devs_write(c->devs, &shapes)) {
+		print_error("write tun_devs: %s\n", strerror(errno));
+		return -1;
+	}
+	tc.match = c->match ? c->match | shapes << SHEDD_TUN_SHAPES_SHIFT : 0;
+	if (bpf_map__update_elem(skel->maps.tun_config, &zero, sizeof(zero), &tc, sizeof(tc),
+				 BPF_ANY)) {
 		print_error("write tun_config: %s\n", strerror(errno));
 		return -1;
 	}
@@ -2067,6 +2350,7 @@ static void run_tun(void **state)
 	struct shedd_stats before, after, want = c->delta;
 	struct shedd_tun_stats tbefore, tafter;
 	struct xdp_run r;
+	__u64 nodev;
 	struct pkt p;
 
 	tun_pkt_build(&p, &c->tun, &c->in);
@@ -2079,13 +2363,17 @@ static void run_tun(void **state)
 		c->mangle(&p);
 	read_stats(&before);
 	read_tun_stats(&tbefore);
+	nodev = read_no_device();
 	run_xdp(c->name, p.data, p.len, &r);
 	read_stats(&after);
 	read_tun_stats(&tafter);
+	nodev = read_no_device() - nodev;
 	expect_verdict(c->name, r.verdict, c->verdict);
 	want.packets = 1;
 	expect_delta(c->name, &before, &after, &want);
 	expect_tun_delta(c->name, &tbefore, &tafter, &c->tdelta);
+	expect(nodev == c->no_device, c->name, "tun_checks.no_device moved by %llu, expected %llu",
+	       (unsigned long long)nodev, (unsigned long long)c->no_device);
 	expect(r.out_len == p.len && memcmp(r.out, p.data, p.len) == 0, c->name,
 	       "an encapsulated frame is never rewritten");
 }
@@ -5195,7 +5483,7 @@ static void test_stack_headroom(void **state)
 {
 	static char log[1 << 16];
 	struct shedd_bpf *s;
-	__u32 depth[32], n = 0, i, deepest = 0, nested = 0, borrow = 0, chain, nn;
+	__u32 depth[32], n = 0, i, deepest = 0, nested = 0, borrow = 0, tun = 0, chain, nn;
 	const char *names[32] = { 0 };
 	const char *p;
 	char *end;
@@ -5231,8 +5519,9 @@ static void test_stack_headroom(void **state)
 		shedd_bpf__destroy(s);
 		fail_msg("%u functions named, %u stack depths", nn, n);
 	}
-	/* What the global functions call: the hash or the callback, and
-	 * shedd_cookie_ack() shedd_borrow() (charge()). */
+	/* What the global functions call: the hash or the callback,
+	 * shedd_cookie_ack() shedd_borrow() (charge()), and shedd_tunnel()
+	 * the inner parse and the device lookup. */
 	for (i = 1; i < n; i++)
 		if (!strcmp(names[i], "flow_hash_at") || !strcmp(names[i], "opt_step"))
 			if (frame_round(depth[i]) > nested)
@@ -5240,6 +5529,10 @@ static void test_stack_headroom(void **state)
 	for (i = 1; i < n; i++)
 		if (!strcmp(names[i], "shedd_borrow"))
 			borrow = frame_round(depth[i]);
+	for (i = 1; i < n; i++)
+		if ((!strcmp(names[i], "shedd_parse_inner") || !strcmp(names[i], "shedd_tun_dev")) &&
+		    frame_round(depth[i]) > tun)
+			tun = frame_round(depth[i]);
 	for (i = 1; i < n; i++) {
 		__u32 d = frame_round(depth[i]), below = 0;
 
@@ -5249,6 +5542,8 @@ static void test_stack_headroom(void **state)
 			below = nested;
 		if (!strcmp(names[i], "shedd_cookie_ack") && borrow > below)
 			below = borrow;
+		if (!strcmp(names[i], "shedd_tunnel") && tun > below)
+			below = tun;
 		if (d + below > deepest)
 			deepest = d + below;
 	}
@@ -5699,6 +5994,264 @@ static void test_fair_lease_run_out(void **state)
 	assert_int_equal(reset_maps(NULL, NULL), 0);
 }
 
+/* ---- tunnels: the direct path's checks and a class space of their own --- */
+
+/* Tunnels end here as tunc_all says, with @devs read for the kinds @match. */
+static void tun_setup(const char *name, const struct shedd_config *cfg,
+		      const struct shedd_class_rate *rate, const struct tun_dev_spec *devs,
+		      __u32 match)
+{
+	const struct tun_case c = { .cfg = cfg, .rate = rate, .devs = devs, .match = match };
+	void *st = (void *)&c;
+
+	expect(tun_case_setup(&st) == 0, name, "set up the tunnels");
+}
+
+/* Run the encapsulated @inner; return the verdict. */
+static __u32 tun_run(const char *name, const struct tun_pkt_spec *t, const struct pkt_spec *inner,
+		     void (*mangle)(struct pkt *p))
+{
+	struct xdp_run r;
+	struct pkt p;
+
+	tun_pkt_build(&p, t, inner);
+	if (mangle)
+		mangle(&p);
+	run_xdp(name, p.data, p.len, &r);
+	return r.verdict;
+}
+
+/* A VNI no device has: 43 in place of the test's 42. */
+static void mangle_vni43(struct pkt *p)
+{
+	p->data[p->l4_off + sizeof(struct pkt_udp) + 6] = 43;
+	pkt_finish(p);
+}
+
+static void mangle_vni43_bad_csum(struct pkt *p)
+{
+	mangle_vni43(p);
+	mangle_inner_tcp_csum(p);
+}
+
+/* The adversarial review's flood: four spoofed VXLAN SYNs claiming
+ * CRITICAL_PLUS, with a VNI no device has and wrong checksums, then the
+ * real client, direct, in a class of four tokens; then four valid
+ * tunnelled SYNs (the device's VNI, right checksums): they take the
+ * tunnel class space's four, and the direct client still has its own. */
+static void test_tun_flood_spares_direct(void **state)
+{
+	const struct shedd_class_rate four = { .rate_per_sec = 1, .burst = 4 };
+	const struct tun_pkt_spec vx = { .kind = TUNP_VXLAN };
+	struct pkt_spec in = { V4, .flags = TCP_SYN, .saddr = V4_CP };
+	struct pkt_spec direct = { V4, .flags = TCP_SYN, .saddr = V4_CP, .sport = 40000 };
+	const char *name;
+	struct xdp_run r;
+	struct pkt d;
+	unsigned int i;
+	__u32 v;
+
+	(void)state;
+	name = "tunnel flood: 4 VXLAN SYNs of a bogus VNI and checksum spend no direct token";
+	tun_setup(name, NULL, &four, devs_vxlan42, MATCH_VXLAN);
+	for (i = 0; i < 4; i++) {
+		in.sport = (__u16)(50000 + i);
+		v = tun_run(name, &vx, &in, mangle_vni43_bad_csum);
+		expect(v == XDP_PASS, name, "flood SYN %u: %s, expected XDP_PASS (the kernel's to drop)",
+		       i, verdict_name(v));
+	}
+	pkt_build(&d, &direct);
+	run_xdp(name, d.data, d.len, &r);
+	expect_verdict(name, r.verdict, XDP_PASS);
+
+	name = "tunnel flood: 4 valid VXLAN SYNs take the tunnel space's tokens, not the direct client's";
+	tun_setup(name, NULL, &four, devs_vxlan42, MATCH_VXLAN);
+	for (i = 0; i < 5; i++) {
+		in.sport = (__u16)(51000 + i);
+		v = tun_run(name, &vx, &in, NULL);
+		expect(v == (i < 4 ? XDP_PASS : XDP_DROP), name, "tunnelled SYN %u: %s", i,
+		       verdict_name(v));
+	}
+	for (i = 0; i < 4; i++) {
+		direct.sport = (__u16)(40100 + i);
+		pkt_build(&d, &direct);
+		run_xdp(name, d.data, d.len, &r);
+		expect_verdict(name, r.verdict, XDP_PASS);
+	}
+	direct.sport = 40200;
+	pkt_build(&d, &direct);
+	run_xdp(name, d.data, d.len, &r);
+	expect_verdict(name, r.verdict, XDP_DROP);
+}
+
+/* A verified class drained from a tunnel: the real client's cookie ACK
+ * needs a token of the class; tunnelled SYNs of the class took theirs in
+ * the tunnel space, so it is admitted, not refused with a RST. */
+static void test_tun_flood_spares_cookie_ack(void **state)
+{
+	const char *name = "tunnel flood: a direct client's cookie ACK keeps its token";
+	const struct tun_pkt_spec vx = { .kind = TUNP_VXLAN };
+	struct pkt_spec syn = linux_syn(0, PKT_SPORT + 70);
+	struct pkt_spec in = { V4, .flags = TCP_SYN, .saddr = "198.18.7.1" };
+	struct shedd_stats want = {};
+	struct synack_info info;
+	unsigned int i;
+	struct pkt ack;
+
+	(void)state;
+	tun_setup(name, &cfg_vkernel, &rate_one, devs_vxlan42, MATCH_VXLAN);
+	cookie_of(name, &syn, &info);
+	for (i = 0; i < 4; i++) {
+		in.sport = (__u16)(52000 + i);
+		tun_run(name, &vx, &in, NULL);
+	}
+	build_cookie_ack(&ack, &syn, &info);
+	want.ack_probed = 1;
+	want.cls[SHEDD_SHEDDABLE].ack_valid = 1;
+	want.cls[SHEDD_SHEDDABLE].charged = 1;
+	want.cls[SHEDD_SHEDDABLE].ack_admitted = 1;
+	expect_run(name, &ack, XDP_PASS, want);
+}
+
+/* The ACK of build_cookie_ack() as a spec, to be encapsulated; @ts holds
+ * its timestamp option. */
+static struct pkt_spec cookie_ack_spec(const struct pkt_spec *syn, const struct synack_info *info,
+				       __u8 ts[12])
+{
+	const __u8 t[12] = { 1, 1, TS_OPT(TSVAL + 1, info->tsval) };
+	struct pkt_spec s = *syn;
+
+	memcpy(ts, t, sizeof(t));
+	s.flags = TCP_ACK;
+	s.seq = (syn->seq ? syn->seq : PKT_SEQ) + 1;
+	s.ack_seq = info->cookie + 1;
+	s.payload_len = 0;
+	s.tcp_opts = 0;
+	s.opt_bytes = info->ts ? ts : NULL;
+	s.opt_len = info->ts ? 12 : 0;
+	return s;
+}
+
+/* An inner ACK that may end a cookie handshake is judged as a direct one:
+ * a valid cookie is charged (in the tunnel class space), a forged one
+ * dropped, one without a token refused by a drop (never answered). */
+static void test_tun_inner_cookie_ack(void **state)
+{
+	const struct tun_pkt_spec vx = { .kind = TUNP_VXLAN };
+	struct pkt_spec syn = linux_syn(0, PKT_SPORT + 71), ack;
+	struct shedd_stats before, after, want;
+	struct synack_info info;
+	const char *name;
+	struct xdp_run r;
+	__u8 ts[12];
+	struct pkt p;
+
+	(void)state;
+	name = "tunnel: inner cookie ACK, valid: charged in the tunnel space";
+	tun_setup(name, &cfg_vkernel, &rate_one, devs_vxlan42, MATCH_VXLAN);
+	cookie_of(name, &syn, &info);
+	ack = cookie_ack_spec(&syn, &info, ts);
+	tun_pkt_build(&p, &vx, &ack);
+	memset(&want, 0, sizeof(want));
+	want.ack_probed = 1;
+	want.cls[SHEDD_SHEDDABLE].ack_valid = 1;
+	want.cls[SHEDD_SHEDDABLE].charged = 1;
+	want.cls[SHEDD_SHEDDABLE].ack_admitted = 1;
+	expect_run(name, &p, XDP_PASS, want);
+	/* Again before the kernel made the connection: it follows the
+	 * admission, no second token. */
+	expect_run(name, &p, XDP_PASS, (struct shedd_stats){ .ack_probed = 1, .ack_repeat = 1 });
+	/* A RST of the flow, inside the tunnel too, ends that: the same ACK
+	 * is judged afresh, and the tunnel space's one token is spent. */
+	{
+		struct pkt_spec rst = ack;
+		struct pkt rp, again = p;
+
+		rst.flags = TCP_RST;
+		rst.opt_bytes = NULL;
+		rst.opt_len = 0;
+		tun_pkt_build(&rp, &vx, &rst);
+		expect_run(name, &rp, XDP_PASS, (struct shedd_stats){ .non_syn = 1 });
+		memset(&want, 0, sizeof(want));
+		want.ack_probed = 1;
+		want.cls[SHEDD_SHEDDABLE].ack_valid = 1;
+		want.cls[SHEDD_SHEDDABLE].charged = 1;
+		want.cls[SHEDD_SHEDDABLE].ack_refused = 1;
+		expect_run(name, &again, XDP_DROP, want);
+		want.cls[SHEDD_SHEDDABLE].ack_refused = 0;
+		want.cls[SHEDD_SHEDDABLE].ack_admitted = 1;
+	}
+	/* The class's own token is still there: a direct ACK takes it. */
+	{
+		struct pkt_spec syn2 = linux_syn(0, PKT_SPORT + 72);
+		struct synack_info info2;
+		struct pkt dack;
+
+		cookie_of(name, &syn2, &info2);
+		build_cookie_ack(&dack, &syn2, &info2);
+		expect_run(name, &dack, XDP_PASS, want);
+	}
+
+	name = "tunnel: inner cookie ACK, forged while cookies are out: dropped";
+	ack.sport = PKT_SPORT + 73;
+	tun_pkt_build(&p, &vx, &ack);
+	memset(&want, 0, sizeof(want));
+	want.ack_probed = 1;
+	want.cls[SHEDD_SHEDDABLE].ack_invalid = 1;
+	expect_run(name, &p, XDP_DROP, want);
+
+	name = "tunnel: inner cookie ACK, valid, no token: dropped, never answered";
+	syn = linux_syn(0, PKT_SPORT + 74);
+	tun_setup(name, &cfg_vkernel, &rate_empty, devs_vxlan42, MATCH_VXLAN);
+	cookie_of(name, &syn, &info);
+	ack = cookie_ack_spec(&syn, &info, ts);
+	tun_pkt_build(&p, &vx, &ack);
+	memset(&want, 0, sizeof(want));
+	want.packets = 1;
+	want.ack_probed = 1;
+	want.cls[SHEDD_SHEDDABLE].ack_valid = 1;
+	want.cls[SHEDD_SHEDDABLE].charged = 1;
+	want.cls[SHEDD_SHEDDABLE].ack_refused = 1;
+	read_stats(&before);
+	run_xdp(name, p.data, p.len, &r);
+	read_stats(&after);
+	expect_verdict(name, r.verdict, XDP_DROP);
+	expect_delta(name, &before, &after, &want);
+	expect(r.out_len == p.len && memcmp(r.out, p.data, p.len) == 0, name,
+	       "an encapsulated frame is never rewritten");
+}
+
+/* Fairness inside a tunnel: while the class sheds, an inner source over
+ * its share is shed before it takes a token, as a direct one. */
+static void test_tun_fairness(void **state)
+{
+	const char *name = "tunnel: an inner source over its share is shed while its class sheds";
+	const struct tun_pkt_spec vx = { .kind = TUNP_VXLAN };
+	const __u32 cls = SHEDD_SHEDDABLE, limit[FAIR_LEVELS] = { 1, 0, 0 };
+	struct pkt_spec in = { V4, .flags = TCP_SYN, .saddr = "198.18.7.7", .sport = 53000 };
+	struct shedd_fair_stats fs;
+	__u32 v;
+
+	(void)state;
+	tun_setup(name, NULL, NULL, devs_vxlan42, MATCH_VXLAN);
+	assert_int_equal(fair_reset(cls, FAIR_ALL_LEVELS, 1, limit), 0);
+	v = tun_run(name, &vx, &in, NULL);
+	expect(v == XDP_PASS, name, "first SYN: %s, expected XDP_PASS", verdict_name(v));
+	in.sport++;
+	v = tun_run(name, &vx, &in, NULL);
+	expect(v == XDP_DROP, name, "second SYN, over its share: %s, expected XDP_DROP",
+	       verdict_name(v));
+	in.saddr = "198.18.7.8";
+	v = tun_run(name, &vx, &in, NULL);
+	expect(v == XDP_PASS, name, "another source: %s, expected XDP_PASS", verdict_name(v));
+	fs = fair_stats_of(cls);
+	expect(fs.counted == 2 && fs.shed == 1 && fs.checked == 3, name,
+	       "counted %llu shed %llu checked %llu", (unsigned long long)fs.counted,
+	       (unsigned long long)fs.shed, (unsigned long long)fs.checked);
+	assert_int_equal(fair_reset(cls, 0, 0, NULL), 0);
+	assert_int_equal(reset_maps(NULL, NULL), 0);
+}
+
 static const struct CMUnitTest fixed_tests[] = {
 	{ "stack: the deepest call chain leaves 64 bytes of the verifier's 512",
 	  test_stack_headroom, NULL, NULL, NULL },
@@ -5773,6 +6326,13 @@ static const struct CMUnitTest fixed_tests[] = {
 	  NULL, NULL, NULL },
 	{ "fairness: only the least of a source's cells is raised", test_fair_conservative, NULL,
 	  NULL, NULL },
+	{ "tunnel flood: neither a bogus nor a valid one spends a direct client's tokens",
+	  test_tun_flood_spares_direct, NULL, NULL, NULL },
+	{ "tunnel flood: a direct client's cookie ACK keeps its token",
+	  test_tun_flood_spares_cookie_ack, NULL, NULL, NULL },
+	{ "tunnel: an inner cookie ACK is judged as a direct one", test_tun_inner_cookie_ack, NULL,
+	  NULL, NULL },
+	{ "tunnel: fairness judges inner sources", test_tun_fairness, NULL, NULL, NULL },
 };
 
 static int xdp_group_teardown(void **state)

@@ -44,6 +44,8 @@ struct tun_pkt_spec {
 	enum tun_pkt_kind kind;
 	const char *outer_daddr;  /* PKT_V4_SERVER / PKT_V6_SERVER */
 	__u16 gre_flags;          /* C, K, S (each adds its 4 bytes), R, version */
+	__u32 gre_key;            /* K: the key (0: 07 07 07 07) */
+	__u32 vni;                /* VXLAN, Geneve (0: 42) */
 	__u16 gre_proto;          /* the inner's ethertype, or 0x6558 for GRE-TAP */
 	__u16 udp_port;           /* TUNP_VXLAN_PORT / TUNP_GENEVE_PORT */
 	int vxlan_no_i;           /* 1: the VNI-valid flag cleared */
@@ -181,8 +183,11 @@ static inline void tun_pkt_build(struct pkt *p, const struct tun_pkt_spec *t,
 		g[3] = ptype & 0xff;
 		if (t->gre_flags & TUNP_GRE_C)
 			pkt_put(p, 4, "GRE checksum");
-		if (t->gre_flags & TUNP_GRE_K)
-			memset(pkt_put(p, 4, "GRE key"), 0x07, 4);
+		if (t->gre_flags & TUNP_GRE_K) {
+			__u32 key = htonl(t->gre_key ? t->gre_key : 0x07070707U);
+
+			memcpy(pkt_put(p, 4, "GRE key"), &key, 4);
+		}
 		if (t->gre_flags & TUNP_GRE_S)
 			memset(pkt_put(p, 4, "GRE sequence number"), 0x01, 4);
 	} else if (proto == IPPROTO_UDP) {
@@ -214,19 +219,27 @@ static inline void tun_pkt_build(struct pkt *p, const struct tun_pkt_spec *t,
 				h[3] = in.l3_proto & 0xff;
 			}
 		} else if (!geneve) {
+			__u32 vni = t->vni ? t->vni : 42;
+
 			h = pkt_put(p, 8, "VXLAN header");
 			h[0] = t->vxlan_no_i ? 0 : 0x08;
-			h[6] = 42; /* VNI 42 */
+			h[4] = (__u8)(vni >> 16);
+			h[5] = (__u8)(vni >> 8);
+			h[6] = (__u8)vni;
 		} else {
 			__u16 gp = t->geneve_proto ? t->geneve_proto : 0x6558;
 
 			if (t->geneve_opt % 4 || t->geneve_opt > 252)
 				pkt_bug("Geneve options: a multiple of 4, at most 252 bytes");
+			__u32 vni = t->vni ? t->vni : 42;
+
 			h = pkt_put(p, 8, "Geneve header");
 			h[0] = (__u8)(t->geneve_ver << 6 | t->geneve_opt / 4);
 			h[2] = gp >> 8;
 			h[3] = gp & 0xff;
-			h[6] = 42;
+			h[4] = (__u8)(vni >> 16);
+			h[5] = (__u8)(vni >> 8);
+			h[6] = (__u8)vni;
 			if (t->geneve_opt) {
 				h = pkt_put(p, t->geneve_opt, "Geneve options");
 				/* One option per 128 bytes at most: class 0xffff. */
@@ -263,6 +276,14 @@ static inline void tun_pkt_build(struct pkt *p, const struct tun_pkt_spec *t,
 	}
 	p->hdr_end = base + in.hdr_end - from;
 	p->nr_vlans = in.nr_vlans;
+	/* A TCP segment carried by FOU or GUE itself is summed over the
+	 * outer addresses, as its sender sums it: they are its IP header's. */
+	if (from == in.l4_off && in.l4_proto == IPPROTO_TCP && from != in.l3_off) {
+		struct pkt_tcp *tcp = (void *)(p->data + base);
+
+		tcp->check = htons(pkt_l4_csum(v6, p->saddr, p->daddr, IPPROTO_TCP, tcp,
+					       p->len - base, offsetof(struct pkt_tcp, check)));
+	}
 	pkt_finish(p);
 }
 

@@ -56,16 +56,16 @@ def pseudo(src, dst, proto, length):
     return struct.pack("!16s16sIxxxB", src.packed, dst.packed, length, proto)
 
 
-def tcp_syn(src, dst, sport, dport, seq):
-    # 20 bytes and an MSS option.
+def tcp_syn(src, dst, sport, dport, seq, bad_csum=False):
+    # 20 bytes and an MSS option; a checksum made wrong if asked.
     hdr = struct.pack("!HHIIBBHHHBBH", sport, dport, seq, 0, 6 << 4, 0x02, 64240, 0, 0,
                       2, 4, 1400)
-    c = csum(pseudo(src, dst, 6, len(hdr)) + hdr)
+    c = csum(pseudo(src, dst, 6, len(hdr)) + hdr) ^ (0x5A5A if bad_csum else 0)
     return hdr[:16] + struct.pack("!H", c) + hdr[18:]
 
 
-def inner_ip(src, dst, sport, dport, seq):
-    tcp = tcp_syn(src, dst, sport, dport, seq)
+def inner_ip(src, dst, sport, dport, seq, bad_csum=False):
+    tcp = tcp_syn(src, dst, sport, dport, seq, bad_csum)
     if src.version == 4:
         return ipv4(src, dst, 6, tcp)
     return ipv6(src, dst, 6, tcp)
@@ -96,6 +96,8 @@ def main():
     ap.add_argument("--gue-opt", type=int, default=0,
                     help="GUE: bytes of optional fields (a multiple of 4, at most 124)")
     ap.add_argument("--sport-base", type=int, default=1024)
+    ap.add_argument("--bad-csum", action="store_true",
+                    help="inner TCP checksums made wrong (the kernel drops them)")
     a = ap.parse_args()
 
     fam, proto, carries = KINDS[a.kind]
@@ -143,7 +145,8 @@ def main():
     sent = 0
     for i in range(a.count):
         src = net[1 + i]
-        pkt = inner_ip(src, idst, (a.sport_base + i) % 64512 + 1024, a.dport, 1000 + i)
+        pkt = inner_ip(src, idst, (a.sport_base + i) % 64512 + 1024, a.dport, 1000 + i,
+                       a.bad_csum)
         if carries == "eth":
             l2 = imac + b"\x02\x00\x00\x00\x00\x01"
             if a.vlan >= 0:

@@ -268,6 +268,8 @@ static void xdp_families(struct out *o)
 	sample_u64(o, "shedd_packets_total", "kind=\"tun_decap\"", o->s->tun.decap);
 	sample_u64(o, "shedd_packets_total", "kind=\"tun_judged\"", o->s->tun.judged);
 	sample_u64(o, "shedd_packets_total", "kind=\"tun_refused\"", o->s->tun.refused);
+	sample_u64(o, "shedd_packets_total", "kind=\"tun_no_device\"", o->s->tun_checks.no_device);
+	sample_u64(o, "shedd_packets_total", "kind=\"tun_acks\"", o->s->tun_checks.acks);
 	family(o, "shedd_syn_packets_total", "counter",
 	       "Protected SYNs judged by XDP, by class and verdict (admitted, dropped, "
 	       "rst: refused with a RST, cookie: answered with a SYN cookie).");

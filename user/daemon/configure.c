@@ -258,8 +258,47 @@ static bool tun_has_local(const struct tun_found *f, const struct shedd_tun_addr
 	return false;
 }
 
+static bool tun_has_dev(const struct tun_found *f, const struct shedd_tun_key *k)
+{
+	unsigned int i;
+
+	for (i = 0; i < f->nr_devs; i++)
+		if (!memcmp(&f->dev_key[i], k, sizeof(*k)))
+			return true;
+	return false;
+}
+
+/* Delete the devices of tun_devs @fd that @f no longer has, a batch at a
+ * time: a deletion during the walk would restart it. */
+static void tun_devs_prune(int fd, const struct tun_found *f)
+{
+	struct shedd_tun_key key, next, stale[32];
+	unsigned int i, nstale;
+	bool more;
+
+	do {
+		more = false;
+		nstale = 0;
+		if (bpf_map_get_next_key(fd, NULL, &next))
+			break;
+		do {
+			key = next;
+			if (!tun_has_dev(f, &key)) {
+				if (nstale == sizeof(stale) / sizeof(stale[0])) {
+					more = true;
+					break;
+				}
+				stale[nstale++] = key;
+			}
+		} while (bpf_map_get_next_key(fd, &key, &next) == 0);
+		for (i = 0; i < nstale; i++)
+			bpf_map_delete_elem(fd, &stale[i]);
+	} while (more);
+}
+
 int loader_write_tunnels(struct loader *l, const struct tun_found *f)
 {
+	int dfd = bpf_map__fd(l->skel->maps.tun_devs);
 	int fd = bpf_map__fd(l->skel->maps.tun_local), cfd = bpf_map__fd(l->skel->maps.tun_config);
 	struct shedd_tun_addr key, next, stale[64];
 	struct shedd_tun_config cfg = { 0 };
@@ -297,8 +336,23 @@ int loader_write_tunnels(struct loader *l, const struct tun_found *f)
 			bpf_map_delete_elem(fd, &stale[i]);
 	} while (more);
 
+	/* The devices before the record that says to match them, the stale
+	 * ones deleted after it: a device the program misses lets its
+	 * packets pass unjudged for a moment, it never drops them. */
+	for (i = 0; i < f->nr_devs; i++) {
+		struct shedd_tun_dev v = { .ifindex = f->dev_ifindex[i] };
+
+		if (bpf_map_update_elem(dfd, &f->dev_key[i], &v, BPF_ANY)) {
+			int err = -errno;
+
+			log_err("write tun_devs: %s", strerror(errno));
+			return err;
+		}
+	}
+
 	/* One value: the program sees the old record or the new one. */
 	cfg.kinds = f->kinds;
+	cfg.match = tun_match(f);
 	memcpy(cfg.udp_port, f->udp_port, sizeof(f->udp_port[0]) * f->nr_ports);
 	memcpy(cfg.udp_kind, f->udp_kind, sizeof(f->udp_kind[0]) * f->nr_ports);
 	memcpy(cfg.udp_proto, f->udp_proto, sizeof(f->udp_proto[0]) * f->nr_ports);
@@ -309,5 +363,6 @@ int loader_write_tunnels(struct loader *l, const struct tun_found *f)
 		log_err("write tun_config: %s", strerror(errno));
 		return err;
 	}
+	tun_devs_prune(dfd, f);
 	return 0;
 }

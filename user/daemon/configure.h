@@ -21,8 +21,9 @@ int loader_refresh_host(struct loader *l);
 
 struct tun_found;
 /* The tunnels that end here (tunnels.h): the local addresses into tun_local
- * (new ones first, then the stale ones deleted), then the kinds and UDP
- * ports into tun_config. 0 or a negative errno, said on stderr. */
+ * (new ones first, then the stale ones deleted), the devices into tun_devs,
+ * then the kinds, UDP ports and what is matched into tun_config, then the
+ * stale devices deleted. 0 or a negative errno, said on stderr. */
 int loader_write_tunnels(struct loader *l, const struct tun_found *f);
 
 #endif /* SHEDD_CONFIGURE_H */

@@ -929,8 +929,13 @@ static void tunnels_tell(const struct daemon *d)
 	char what[256];
 
 	tun_describe(f, what, sizeof(what));
-	log_info("tunnels that end here: %s; their inner SYNs are judged by rate when sent "
-		 "to one of %u local addresses", what, f->nr_local);
+	log_info("tunnels that end here: %s; their inner SYNs are judged as direct ones, in a "
+		 "class space of their own, when sent to one of %u local addresses and taken by "
+		 "one of %u devices", what, f->nr_local, f->nr_devs);
+	if (f->dev_unread)
+		log_warn("tunnel devices shedd could not read, or past the %d it keeps: their "
+			 "kinds (0x%x) are judged without matching a device", MAX_TUN_DEVS,
+			 f->dev_unread);
 	if (f->ports_over)
 		log_warn("%u UDP tunnel ports past the %d shedd reads: SYNs inside them are not "
 			 "judged", f->ports_over, MAX_TUN_UDP_PORTS);

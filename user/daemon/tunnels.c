@@ -91,6 +91,61 @@ void tun_add_local(struct tun_found *f, const void *addr, size_t len)
 	f->local[f->nr_local++] = a;
 }
 
+void tun_add_dev(struct tun_found *f, const struct shedd_tun_key *k, __u32 ifindex)
+{
+	unsigned int i;
+
+	if (k->kind == SHEDD_TDEV_NONE || k->kind >= SHEDD_TUN_SHAPES_SHIFT)
+		return;
+	f->dev_kinds |= SHEDD_TUN_MATCH(k->kind);
+	for (i = 0; i < f->nr_devs; i++)
+		if (!memcmp(&f->dev_key[i], k, sizeof(*k)))
+			return;
+	if (f->nr_devs == MAX_TUN_DEVS) {
+		f->dev_unread |= SHEDD_TUN_MATCH(k->kind);
+		return;
+	}
+	f->dev_key[f->nr_devs] = *k;
+	f->dev_ifindex[f->nr_devs] = ifindex;
+	f->nr_devs++;
+}
+
+__u32 tun_match(const struct tun_found *f)
+{
+	__u32 kinds = f->dev_kinds & ~f->dev_unread, shapes = 0;
+	unsigned int i;
+
+	for (i = 0; i < f->nr_devs; i++)
+		if (kinds & SHEDD_TUN_MATCH(f->dev_key[i].kind))
+			shapes |= 1U << shedd_tun_key_shape(&f->dev_key[i]);
+	return kinds ? kinds | shapes << SHEDD_TUN_SHAPES_SHIFT : 0;
+}
+
+/* The address attribute @rta (4 or 16 bytes) into @out as tun_devs keeps
+ * it (IPv4 as ::ffff:a.b.c.d); absent or all zeros (any): all zeros. */
+static void tun_addr_of(struct rtattr *rta, __u8 out[16])
+{
+	static const __u8 zero[16];
+	size_t n = rta ? RTA_PAYLOAD(rta) : 0;
+
+	memset(out, 0, 16);
+	if (n == 4 && memcmp(RTA_DATA(rta), zero, 4)) {
+		out[10] = out[11] = 0xff;
+		memcpy(out + 12, RTA_DATA(rta), 4);
+	} else if (n == 16) {
+		memcpy(out, RTA_DATA(rta), 16);
+	}
+}
+
+bool tun_addr_multicast(const __u8 a[16])
+{
+	static const __u8 mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (!memcmp(a, mapped, 12))
+		return (a[12] & 0xf0) == 0xe0;
+	return a[0] == 0xff;
+}
+
 /* The attributes of @len bytes at @rta into @tb, by type up to @max. */
 static void rta_parse(struct rtattr **tb, int max, struct rtattr *rta, int len)
 {
@@ -103,7 +158,138 @@ static void rta_parse(struct rtattr **tb, int max, struct rtattr *rta, int len)
 	}
 }
 
-static void scan_link(struct tun_found *f, struct nlmsghdr *h)
+/* The device a decapsulated packet reaches the IP layer on, which the
+ * source check of its inner SYN routes back through: the bridge of a
+ * device enslaved to one (a VXLAN or GRE-TAP port: rp_filter sees the
+ * bridge), else the device itself. */
+static __u32 tun_rx_ifindex(struct ifinfomsg *ifi, struct rtattr **tb)
+{
+	if (tb[IFLA_MASTER] && RTA_PAYLOAD(tb[IFLA_MASTER]) == 4)
+		return *(__u32 *)RTA_DATA(tb[IFLA_MASTER]);
+	return (__u32)ifi->ifi_index;
+}
+
+/* Is the device named in @tb a fallback device (gre0, tunl0, ...)? Once
+ * up, it takes every packet of its kind no other device takes. */
+static bool tun_fallback(struct rtattr **tb)
+{
+	static const char *const fallback[] = { "gre0", "gretap0", "ip6gre0", "tunl0", "sit0",
+						"ip6tnl0" };
+	char name[IFNAMSIZ] = "";
+	unsigned int i;
+
+	if (!tb[IFLA_IFNAME] || RTA_PAYLOAD(tb[IFLA_IFNAME]) > sizeof(name))
+		return false;
+	memcpy(name, RTA_DATA(tb[IFLA_IFNAME]), RTA_PAYLOAD(tb[IFLA_IFNAME]));
+	name[sizeof(name) - 1] = '\0';
+	for (i = 0; i < sizeof(fallback) / sizeof(fallback[0]); i++)
+		if (!strcmp(name, fallback[i]))
+			return true;
+	return false;
+}
+
+/* The local and remote attributes @lrta and @rrta into @k. A multicast
+ * remote is a group the device receives on: the kernel takes a packet to
+ * it from any source, whatever the device's own local address, and the
+ * group is an address its packets are sent to. */
+static void tun_endpoints(struct tun_found *f, struct shedd_tun_key *k, struct rtattr *lrta,
+			  struct rtattr *rrta)
+{
+	tun_addr_of(lrta, k->local);
+	tun_addr_of(rrta, k->remote);
+	if (!tun_addr_multicast(k->remote))
+		return;
+	memcpy(k->local, k->remote, 16);
+	memset(k->remote, 0, 16);
+	if (k->local[0] == 0xff)
+		tun_add_local(f, k->local, 16);
+	else
+		tun_add_local(f, &k->local[12], 4);
+}
+
+/* A gre, gretap, ip6gre or ip6gretap device, as ip_tunnel_lookup() and
+ * ip6gre_tunnel_lookup() find it: by key (with the device's, or neither
+ * with one), remote and local (either open on the device: any). A
+ * collect_md device, and the fallback device (gre0, gretap0, ip6gre0,
+ * once up), take whatever else comes. */
+static void scan_gre(struct tun_found *f, struct ifinfomsg *ifi, struct rtattr **tb,
+		     struct rtattr **li, const char *kind)
+{
+	struct rtattr *gr[IFLA_GRE_MAX + 1];
+	struct shedd_tun_key k = { 0 };
+
+	if (!strcmp(kind, "gre") || !strcmp(kind, "ip6gre"))
+		k.kind = SHEDD_TDEV_GRE;
+	else if (!strcmp(kind, "gretap") || !strcmp(kind, "ip6gretap"))
+		k.kind = SHEDD_TDEV_GRETAP;
+	else
+		return;
+	if (tun_fallback(tb))
+		k.flags = TUN_KEY_ANY;
+	if (!li[IFLA_INFO_DATA]) {
+		if (!k.flags)
+			f->dev_unread |= SHEDD_TUN_MATCH(k.kind);
+		tun_add_dev(f, &k, tun_rx_ifindex(ifi, tb));
+		return;
+	}
+	rta_parse(gr, IFLA_GRE_MAX, RTA_DATA(li[IFLA_INFO_DATA]), (int)RTA_PAYLOAD(li[IFLA_INFO_DATA]));
+	if (gr[IFLA_GRE_COLLECT_METADATA])
+		k.flags = TUN_KEY_ANY;
+	if (!k.flags) {
+		if (gr[IFLA_GRE_IFLAGS] && RTA_PAYLOAD(gr[IFLA_GRE_IFLAGS]) == 2 &&
+		    (*(__be16 *)RTA_DATA(gr[IFLA_GRE_IFLAGS]) & GRE_KEY)) {
+			k.flags = TUN_KEY_KEYED;
+			if (gr[IFLA_GRE_IKEY] && RTA_PAYLOAD(gr[IFLA_GRE_IKEY]) == 4)
+				memcpy(&k.id, RTA_DATA(gr[IFLA_GRE_IKEY]), 4);
+			else
+				f->dev_unread |= SHEDD_TUN_MATCH(k.kind);
+		}
+		tun_endpoints(f, &k, gr[IFLA_GRE_LOCAL], gr[IFLA_GRE_REMOTE]);
+	}
+	tun_add_dev(f, &k, tun_rx_ifindex(ifi, tb));
+}
+
+/* An ipip, sit or ip6tnl device, as ip_tunnel_lookup(),
+ * ipip6_tunnel_lookup() and ip6_tnl_lookup() find it: by remote and
+ * local. A sit device of mode any or ipip takes IPv4 in IPv4 too (its
+ * handler comes after ipip's); an ip6tnl device is kept whatever its mode
+ * (the kernel drops a packet of another mode once it found the device).
+ * @proto: IFLA_IPTUN_PROTO, -1 if not given. */
+static void scan_iptun(struct tun_found *f, struct ifinfomsg *ifi, struct rtattr **tb,
+		       struct rtattr **ip, const char *kind, int proto)
+{
+	struct shedd_tun_key k = { 0 };
+	__u8 kinds[2] = { 0 };
+	unsigned int i;
+
+	if (!strcmp(kind, "ipip")) {
+		kinds[0] = SHEDD_TDEV_IPIP;
+	} else if (!strcmp(kind, "sit")) {
+		if (proto != IPPROTO_IPIP)
+			kinds[0] = SHEDD_TDEV_SIT;
+		if (proto == IPPROTO_IPIP || proto == 0)
+			kinds[1] = SHEDD_TDEV_IPIP;
+	} else if (!strcmp(kind, "ip6tnl")) {
+		kinds[0] = SHEDD_TDEV_IP6TNL;
+	} else {
+		return;
+	}
+	if (tun_fallback(tb) || (ip && ip[IFLA_IPTUN_COLLECT_METADATA]))
+		k.flags = TUN_KEY_ANY;
+	else if (ip)
+		tun_endpoints(f, &k, ip[IFLA_IPTUN_LOCAL], ip[IFLA_IPTUN_REMOTE]);
+	for (i = 0; i < 2; i++) {
+		if (!kinds[i])
+			continue;
+		k.kind = kinds[i];
+		/* Without its attributes its endpoints are not known. */
+		if (!ip && !k.flags)
+			f->dev_unread |= SHEDD_TUN_MATCH(k.kind);
+		tun_add_dev(f, &k, tun_rx_ifindex(ifi, tb));
+	}
+}
+
+void tun_scan_link(struct tun_found *f, struct nlmsghdr *h)
 {
 	struct ifinfomsg *ifi = NLMSG_DATA(h);
 	struct rtattr *tb[IFLA_MAX + 1], *li[IFLA_INFO_MAX + 1];
@@ -128,9 +314,12 @@ static void scan_link(struct tun_found *f, struct nlmsghdr *h)
 
 	if (!strcmp(kind, "vxlan")) {
 		struct rtattr *vx[IFLA_VXLAN_MAX + 1];
+		struct shedd_tun_key k = { .kind = SHEDD_TDEV_VXLAN };
 
-		if (!li[IFLA_INFO_DATA])
+		if (!li[IFLA_INFO_DATA]) {
+			f->dev_unread |= SHEDD_TUN_MATCH(SHEDD_TDEV_VXLAN);
 			return;
+		}
 		rta_parse(vx, IFLA_VXLAN_MAX, RTA_DATA(li[IFLA_INFO_DATA]),
 			  (int)RTA_PAYLOAD(li[IFLA_INFO_DATA]));
 		/* VXLAN-GPE carries no Ethernet header: not parsed here. */
@@ -146,32 +335,70 @@ static void scan_link(struct tun_found *f, struct nlmsghdr *h)
 			tun_add_local(f, RTA_DATA(vx[IFLA_VXLAN_GROUP]), 4);
 		if (vx[IFLA_VXLAN_GROUP6] && RTA_PAYLOAD(vx[IFLA_VXLAN_GROUP6]) == 16)
 			tun_add_local(f, RTA_DATA(vx[IFLA_VXLAN_GROUP6]), 16);
+		/* vxlan_vs_find_vni(): the socket of the port, then the VNI;
+		 * no address is compared. A collect_md device (a VNI filter
+		 * is one's) takes every VNI. */
+		if (!vx[IFLA_VXLAN_PORT] || RTA_PAYLOAD(vx[IFLA_VXLAN_PORT]) != 2) {
+			f->dev_unread |= SHEDD_TUN_MATCH(SHEDD_TDEV_VXLAN);
+			return;
+		}
+		k.port = ntohs(*(__be16 *)RTA_DATA(vx[IFLA_VXLAN_PORT]));
+		if (vx[IFLA_VXLAN_COLLECT_METADATA] && RTA_PAYLOAD(vx[IFLA_VXLAN_COLLECT_METADATA]) == 1 &&
+		    *(__u8 *)RTA_DATA(vx[IFLA_VXLAN_COLLECT_METADATA]))
+			k.flags = TUN_KEY_ANY;
+		else if (vx[IFLA_VXLAN_ID] && RTA_PAYLOAD(vx[IFLA_VXLAN_ID]) == 4)
+			k.id = *(__u32 *)RTA_DATA(vx[IFLA_VXLAN_ID]);
+		else
+			f->dev_unread |= SHEDD_TUN_MATCH(SHEDD_TDEV_VXLAN);
+		tun_add_dev(f, &k, tun_rx_ifindex(ifi, tb));
 		return;
 	}
 	if (!strcmp(kind, "geneve")) {
 		struct rtattr *gn[IFLA_GENEVE_MAX + 1];
+		struct shedd_tun_key k = { .kind = SHEDD_TDEV_GENEVE };
 
-		if (!li[IFLA_INFO_DATA])
+		if (!li[IFLA_INFO_DATA]) {
+			f->dev_unread |= SHEDD_TUN_MATCH(SHEDD_TDEV_GENEVE);
 			return;
+		}
 		rta_parse(gn, IFLA_GENEVE_MAX, RTA_DATA(li[IFLA_INFO_DATA]),
 			  (int)RTA_PAYLOAD(li[IFLA_INFO_DATA]));
-		if (gn[IFLA_GENEVE_PORT] && RTA_PAYLOAD(gn[IFLA_GENEVE_PORT]) == 2)
-			tun_add_port(f, ntohs(*(__be16 *)RTA_DATA(gn[IFLA_GENEVE_PORT])),
-				     SHEDD_UDP_GENEVE);
+		if (!gn[IFLA_GENEVE_PORT] || RTA_PAYLOAD(gn[IFLA_GENEVE_PORT]) != 2) {
+			f->dev_unread |= SHEDD_TUN_MATCH(SHEDD_TDEV_GENEVE);
+			return;
+		}
+		k.port = ntohs(*(__be16 *)RTA_DATA(gn[IFLA_GENEVE_PORT]));
+		tun_add_port(f, k.port, SHEDD_UDP_GENEVE);
+		/* geneve_lookup(): the VNI and the remote, the outer source;
+		 * a collect_md device takes every packet of its port. */
+		if (gn[IFLA_GENEVE_COLLECT_METADATA]) {
+			k.flags = TUN_KEY_ANY;
+		} else if (gn[IFLA_GENEVE_ID] && RTA_PAYLOAD(gn[IFLA_GENEVE_ID]) == 4) {
+			k.id = *(__u32 *)RTA_DATA(gn[IFLA_GENEVE_ID]);
+			tun_addr_of(gn[IFLA_GENEVE_REMOTE] ? gn[IFLA_GENEVE_REMOTE] :
+				    gn[IFLA_GENEVE_REMOTE6], k.remote);
+		} else {
+			f->dev_unread |= SHEDD_TUN_MATCH(SHEDD_TDEV_GENEVE);
+		}
+		tun_add_dev(f, &k, tun_rx_ifindex(ifi, tb));
 		return;
 	}
 	{
 		struct rtattr *ip[IFLA_IPTUN_MAX + 1];
+		bool iptun = !strcmp(kind, "ipip") || !strcmp(kind, "sit") || !strcmp(kind, "ip6tnl");
 		int proto = -1;
 
-		if (li[IFLA_INFO_DATA] && (!strcmp(kind, "sit") || !strcmp(kind, "ip6tnl"))) {
+		if (li[IFLA_INFO_DATA] && iptun) {
 			rta_parse(ip, IFLA_IPTUN_MAX, RTA_DATA(li[IFLA_INFO_DATA]),
 				  (int)RTA_PAYLOAD(li[IFLA_INFO_DATA]));
 			if (ip[IFLA_IPTUN_PROTO] && RTA_PAYLOAD(ip[IFLA_IPTUN_PROTO]) == 1)
 				proto = *(__u8 *)RTA_DATA(ip[IFLA_IPTUN_PROTO]);
 		}
 		f->kinds |= tun_kind_bits(kind, proto);
+		if (iptun)
+			scan_iptun(f, ifi, tb, li[IFLA_INFO_DATA] ? ip : NULL, kind, proto);
 	}
+	scan_gre(f, ifi, tb, li, kind);
 }
 
 static void scan_addr(struct tun_found *f, struct nlmsghdr *h)
@@ -231,7 +458,7 @@ static int nl_dump(int fd, __u16 type, struct tun_found *f)
 				return e->error ? e->error : -EIO;
 			}
 			if (h->nlmsg_type == RTM_NEWLINK)
-				scan_link(f, h);
+				tun_scan_link(f, h);
 			else if (h->nlmsg_type == RTM_NEWADDR)
 				scan_addr(f, h);
 		}

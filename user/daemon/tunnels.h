@@ -29,6 +29,13 @@ struct tun_found {
 	struct shedd_tun_addr local[MAX_TUN_LOCAL];
 	unsigned int nr_local;
 	unsigned int local_over;              /* addresses past MAX_TUN_LOCAL */
+	/* The devices by what the kernel looks them up by (tun_devs). */
+	struct shedd_tun_key dev_key[MAX_TUN_DEVS];
+	__u32 dev_ifindex[MAX_TUN_DEVS];
+	unsigned int nr_devs;
+	__u32 dev_kinds;  /* SHEDD_TUN_MATCH() of the kinds with a device read */
+	__u32 dev_unread; /* ... of those with one that could not be read, or
+			   * past MAX_TUN_DEVS: not matched (fail open) */
 };
 
 /* The SHEDD_TUN_* bits of a device of rtnetlink kind @kind ("ipip", "sit",
@@ -47,6 +54,26 @@ void tun_add_fou(struct tun_found *f, __u16 port, __u8 kind, __u8 proto, __u8 fa
 
 /* Add a local address (@len 4 or 16 bytes, network order) once. Pure. */
 void tun_add_local(struct tun_found *f, const void *addr, size_t len);
+
+/* Add the device @ifindex of key @k (kind, flags, port, id, addresses as
+ * tun_devs keeps them) once; a kind with a device past MAX_TUN_DEVS is
+ * noted in dev_unread. Pure. */
+void tun_add_dev(struct tun_found *f, const struct shedd_tun_key *k, __u32 ifindex);
+
+/* Is @a (as tun_devs keeps addresses) an IPv4 or IPv6 multicast group? A
+ * GRE device whose remote is one is looked up by it as its local address
+ * (ip_tunnel_lookup(), ip6gre_tunnel_lookup()). Pure. */
+bool tun_addr_multicast(const __u8 a[16]);
+
+/* tun_config.match for @f: the kinds whose every device was read, and the
+ * shapes of their keys. Pure. */
+__u32 tun_match(const struct tun_found *f);
+
+struct nlmsghdr;
+/* Add to @f what the RTM_NEWLINK message @h says: the kind of a tunnel
+ * device that is up, its UDP port, and the device by what the kernel
+ * looks it up by. Pure: tun_scan() feeds it the dump. */
+void tun_scan_link(struct tun_found *f, struct nlmsghdr *h);
 
 /* Fill @f from the links and addresses of this network namespace.
  * 0 or a negative errno. */

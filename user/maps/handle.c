@@ -60,6 +60,27 @@ int loader_write_tx_blocked(struct loader *l, __u8 v)
 	return err;
 }
 
+int loader_read_tun_checks(struct loader *l, struct shedd_tun_checks *sum)
+{
+	struct shedd_tun_checks *percpu = calloc((size_t)l->ncpus, sizeof(*percpu));
+	__u32 zero = 0;
+	int i, err = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (!percpu)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.tun_checks), &zero, percpu)) {
+		err = -errno;
+	} else {
+		for (i = 0; i < l->ncpus; i++) {
+			sum->no_device += percpu[i].no_device;
+			sum->acks += percpu[i].acks;
+		}
+	}
+	free(percpu);
+	return err;
+}
+
 int loader_read_tun_stats(struct loader *l, struct shedd_tun_stats *sum)
 {
 	struct shedd_tun_stats *percpu = calloc((size_t)l->ncpus, sizeof(*percpu));
