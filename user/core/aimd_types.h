@@ -381,7 +381,8 @@ enum aimd_reason {
  * @over:           the last verdict found overload
  * @baseline_ns:    the baseline in force (0 = none yet)
  * @spread:         the spread factor in force, within [1, AIMD_SPREAD_MAX]
- *                  (0 = no baseline yet)
+ *                  (0 = no baseline yet) ...
+ * @spread_ns:      ... and the point it was measured on (0 = none was: 1)
  * @target_ns:      the derived target in force (0 = none: still learning)
  * @point_last_mid_ns: the statistic of the point's last tick of 5 samples
  *                  or more (the level a probe begun then starts from)
@@ -477,6 +478,7 @@ struct aimd_auto {
 	bool over;
 	__u64 baseline_ns;
 	double spread;
+	__u64 spread_ns;
 	__u64 target_ns;
 	__u64 point_last_mid_ns;
 	double point_step_sum;

@@ -53,6 +53,7 @@ static void auto_refresh(const struct aimd_params *p, struct aimd_auto *a, __u64
 	a->baseline_ns = base;
 	a->target_ns = 0;
 	a->spread = 0;
+	a->spread_ns = at;
 	if (!base)
 		return;
 	/* Kingman: the wait at a given utilisation scales with the spread,
@@ -663,9 +664,9 @@ bool latency_headroom(const struct aimd_params *p, const struct aimd_auto *a)
 }
 
 void latency_resume(const struct aimd_params *p, struct aimd_auto *a, __u64 baseline_ns,
-		    __u64 calm_at_ns, __u64 now_ns)
+		    double spread, __u64 calm_at_ns, __u64 now_ns)
 {
-	auto_add_point(p, a, calm_at_ns, baseline_ns, 0);
+	auto_add_point(p, a, calm_at_ns, baseline_ns, spread);
 	a->calm_at_ns = calm_at_ns;
 	auto_refresh(p, a, now_ns);
 }

@@ -46,8 +46,8 @@
  * of its capacity (on real sockets, behind nginx and HAProxy). The clamp
  * keeps a noisy point or a heavy tail from carrying the target away. A
  * probe's point carries the spread of its flat run, or of the pool it
- * ended with; a resumed baseline (aimd_import()) has none until the next
- * calm point.
+ * ended with; a resumed baseline (aimd_import()) the spread in force when
+ * it was written.
  *
  * A point is calm only without evidence of pressure while it was gathered:
  *   - handshakes completed faster than requests were answered (by more
@@ -147,11 +147,12 @@ double latency_answered(const struct aimd_auto *a, double answered);
  * from the baseline to the target: nothing waits inside the service. */
 bool latency_headroom(const struct aimd_params *p, const struct aimd_auto *a);
 
-/* latency_resume() - a baseline point @baseline_ns taken at @calm_at_ns (a
- * previous daemon's, aimd_import()) into @a, and the target derived from
- * it at @now_ns. The caller checks the point is inside the window. */
+/* latency_resume() - a baseline point @baseline_ns of spread @spread (0:
+ * not measured) taken at @calm_at_ns (a previous daemon's, aimd_import())
+ * into @a, and the target derived from it at @now_ns. The caller checks
+ * the point is inside the window. */
 void latency_resume(const struct aimd_params *p, struct aimd_auto *a, __u64 baseline_ns,
-		    __u64 calm_at_ns, __u64 now_ns);
+		    double spread, __u64 calm_at_ns, __u64 now_ns);
 
 /*
  * aimd_latency_target() - the latency target in force: the explicit one, or
