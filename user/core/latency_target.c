@@ -228,8 +228,8 @@ static void probe_end(const struct aimd_params *p, struct aimd_auto *a, __u64 no
 	bool flat = a->probe_flat >= 3 && a->probe_flat_n;
 	__u64 point = flat ? (__u64)(a->probe_flat_sum / (double)a->probe_flat_n) :
 		      a->probe_pool_min_ns ? a->probe_pool_min_ns : a->probe_min_ns;
-	/* The spread of the samples the point is made of; a single step
-	 * of 3 has none to tell. */
+	/* The spread of the samples the point is made of; the lowest
+	 * single step has too few to tell. */
 	double spread = flat ? agg_spread(&a->probe_flat_agg) :
 			a->probe_pool_min_ns ? a->probe_pool_spread : 0;
 
