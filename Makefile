@@ -66,7 +66,7 @@ USER_SRCS := $(CORE_SRCS) $(MAPS_SRCS) $(DAEMON_SRCS)
 CORE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(CORE_SRCS)))
 MAPS_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(MAPS_SRCS)))
 AIMD_OBJS := $(OUTPUT)/aimd.o $(OUTPUT)/latency_target.o $(OUTPUT)/drain.o \
-	$(OUTPUT)/req_per_conn.o
+	$(OUTPUT)/req_per_conn.o $(OUTPUT)/sample_agg.o
 USER_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(USER_SRCS)))
 BIN := shedd
 CTL_BIN := shedctl

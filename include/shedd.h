@@ -681,7 +681,10 @@ struct shedd_ctl_state {
 	__u64 admitted_mrate;       /* admitted SYNs and proven ACKs, mSYN/s */
 	__u32 have;                 /* which signals the tick had: 1 sojourn,
 				     * 2 depth, 4 latency */
-	__u32 _pad;
+	__u32 spread_milli;         /* the derived target's spread x 1000,
+				     * with the baseline below; 0: none
+				     * measured (or written by a shedd for
+				     * which this word was padding) */
 	/* Version 3. */
 	__u64 baseline_ns;          /* the derived target's calm latency; 0:
 				     * none learned */

@@ -1110,13 +1110,24 @@ static void import_ages_the_record(void **state)
 	assert_float_equal(got.peak_accept, s.peak_accept * decay, 1e-2);
 	assert_float_equal(got.peak_served, s.peak_served * decay, 1e-2);
 
-	/* The baseline: inside the window, resumed with its target. */
+	/* The baseline: inside the window, resumed with its target; with
+	 * the spread it was written with (none: 1, as a shedd that wrote
+	 * padding there). */
 	rec.baseline_ns = 20 * MS;
 	rec.calm_at_ns = w - 60 * 1000 * MS;
+	assert_int_equal(rec.spread_milli, 0);
 	assert_int_equal(aimd_import(&p, &got, &rec, w), 0);
 	assert_int_equal(got.lat.baseline_ns, 20 * MS);
 	assert_int_equal(aimd_latency_target(&p, &got, NULL), 45 * MS);
 	assert_int_equal(got.lat.calm_at_ns, rec.calm_at_ns);
+	rec.spread_milli = 1500;
+	assert_int_equal(aimd_import(&p, &got, &rec, w), 0);
+	assert_float_equal(got.lat.spread, 1.5, 1e-9);
+	assert_int_equal(aimd_latency_target(&p, &got, NULL), 20 * MS + 1.5 * 25 * MS);
+	aimd_export(&got, w, &old);
+	assert_int_equal(old.spread_milli, 1500);
+	assert_int_equal(old.baseline_ns, 20 * MS);
+	rec.spread_milli = 0;
 	rec.calm_at_ns = w - p.auto_window_ns - TICK;
 	assert_int_equal(aimd_import(&p, &got, &rec, w), 0);
 	assert_int_equal(got.lat.baseline_ns, 0);

@@ -35,7 +35,8 @@
  * holds at most that much work, and latency stops growing there. With
  * @quits_logged, each request given up sends a sample too (a share
  * @logged of them), not answered, of @patience_ms: nginx logs it 499,
- * HAProxy with a status of -1; without, they leave no trace.
+ * HAProxy with a status of -1; without, they leave no trace. With @exp,
+ * its own time is exponential of mean @fast_ms instead.
  */
 struct svc {
 	double capacity;
@@ -45,6 +46,7 @@ struct svc {
 	double logged;
 	double patience_ms;
 	bool quits_logged;
+	bool exp;
 	double answered; /* requests answered since it began, logged or not */
 	uint64_t rng;
 };
@@ -92,6 +94,8 @@ static struct aimd_signals svc_tick(struct svc *v, double demand, double rate)
 			continue;
 		ms = rng_unit(&v->rng) < v->slow_frac ? v->slow_ms : v->fast_ms;
 		ms *= 1 + v->noise * (2 * rng_unit(&v->rng) - 1);
+		if (v->exp)
+			ms = -v->fast_ms * log1p(-rng_unit(&v->rng));
 		agg_add(&agg, (__u64)((ms + wait_ms) * 1e6));
 		n++;
 	}
@@ -108,7 +112,7 @@ static struct aimd_signals svc_tick(struct svc *v, double demand, double rate)
 		.sojourn_min_ns = 10000, .have_depth = true, .depth = 0, .backlog = 511,
 		.have_latency = n > 0, .latency_p99_ns = agg_quantile(&agg, 0.99),
 		.latency_count = n, .latency_mid_ns = agg_mid_mean(&agg),
-		.latency_min_ns = n ? agg.min_ns : 0,
+		.latency_min_ns = n ? agg.min_ns : 0, .latency_agg = &agg,
 		.latency_served = answered, .demand = demand, .dt_ns = TICK, .have_completed = true,
 		.completed = (__u64)(adm * dt + 0.5), .admitted_per_sec = adm,
 	};
@@ -812,6 +816,154 @@ static void an_overload_on_a_partial_feed_is_cut_to_capacity(void **state)
 	}
 }
 
+/* @n samples of a service time of mean @mean_ms drawn by @draw into @a,
+ * read in steps of @res_ms when not 0 (nginx's $request_time: 1 ms). */
+enum draw { FIXED, UNIFORM, EXPONENTIAL, BIMODAL_HALF, BIMODAL_TAIL };
+
+static void draw_into(struct sample_agg *a, enum draw draw, double mean_ms, double res_ms,
+		      int n, uint64_t *rng)
+{
+	int i;
+
+	memset(a, 0, sizeof(*a));
+	for (i = 0; i < n; i++) {
+		double u = rng_unit(rng), ms = mean_ms;
+
+		switch (draw) {
+		case FIXED:
+			break;
+		case UNIFORM: /* +-20 % */
+			ms *= 0.8 + 0.4 * u;
+			break;
+		case EXPONENTIAL:
+			ms = -mean_ms * log1p(-u);
+			break;
+		case BIMODAL_HALF: /* half at a tenth of the slow mode */
+			ms = u < 0.5 ? mean_ms / 10 : mean_ms;
+			break;
+		case BIMODAL_TAIL: /* 15 % at ten times the fast mode */
+			ms = u < 0.15 ? 10 * mean_ms : mean_ms;
+			break;
+		}
+		/* nginx logs a fixed time of 5 ms as 5 or 6 ms */
+		if (res_ms > 0)
+			ms = floor(ms / res_ms + 0.5) * res_ms +
+			     (draw == FIXED && u < 0.5 ? res_ms : 0);
+		agg_add(a, (__u64)(ms * 1e6));
+	}
+}
+
+/* The spread (agg_spread()) is 1 + cs^2 read robustly: a fixed service
+ * time reads 1, also logged at nginx's 1 ms (5 or 6 ms) or within +-20 %;
+ * an exponential one reads 2 (20 000 samples within 0.15, the histogram's
+ * quantiles being within 6.25 %; a point of 200 between 1.5 and 3, also
+ * in 1 ms steps); two modes read more than a fixed time and,
+ * with a heavy tail (15 % at ten times), far more than an exponential: the
+ * clamp's job. Fewer than AGG_SPREAD_SAMPLES samples tell none. */
+static void spread_of_fixed_exponential_and_bimodal_samples(void **state)
+{
+	struct sample_agg a;
+	uint64_t rng = 0x5b7ead;
+	double sp;
+	int i;
+
+	(void)state;
+	draw_into(&a, FIXED, 5, 1, 200, &rng);
+	assert_true(agg_spread(&a) >= 1 && agg_spread(&a) < 1.05);
+	draw_into(&a, FIXED, 20, 0, 200, &rng);
+	assert_true(agg_spread(&a) >= 1 && agg_spread(&a) < 1.01);
+	draw_into(&a, UNIFORM, 20, 0, 200, &rng);
+	assert_true(agg_spread(&a) >= 1 && agg_spread(&a) < 1.05);
+	for (i = 0; i < 20; i++) {
+		draw_into(&a, EXPONENTIAL, 5, 0, 200, &rng);
+		sp = agg_spread(&a);
+		if (sp < 1.5 || sp > 3)
+			fail_msg("exponential, 200 samples, draw %d: spread %.2f", i, sp);
+		draw_into(&a, EXPONENTIAL, 5, 1, 200, &rng);
+		sp = agg_spread(&a);
+		if (sp < 1.5 || sp > 3)
+			fail_msg("exponential in 1 ms steps, draw %d: spread %.2f", i, sp);
+	}
+	draw_into(&a, EXPONENTIAL, 40, 0, 20000, &rng);
+	assert_true(fabs(agg_spread(&a) - 2) < 0.15);
+	draw_into(&a, BIMODAL_HALF, 50, 0, 200, &rng);
+	sp = agg_spread(&a);
+	assert_true(sp > 1.3 && sp < AIMD_SPREAD_MAX);
+	draw_into(&a, BIMODAL_TAIL, 2, 0, 200, &rng);
+	assert_true(agg_spread(&a) > 2 * AIMD_SPREAD_MAX);
+	draw_into(&a, EXPONENTIAL, 5, 0, AGG_SPREAD_SAMPLES - 1, &rng);
+	assert_true(agg_spread(&a) == 0);
+	draw_into(&a, EXPONENTIAL, 5, 0, AGG_SPREAD_SAMPLES, &rng);
+	assert_true(agg_spread(&a) > 1);
+}
+
+/* The target knows the service's spread: target = baseline + spread x
+ * ((auto_k - 1) x baseline + margin). Calm at half the capacity for a
+ * minute: a fixed time (+-20 %) keeps 2 x baseline + 5 ms; an
+ * exponential one doubles the part above the baseline (Kingman: the wait
+ * at a given utilisation doubles); cache misses at ten times the hits
+ * (15 %) spread far more, and are held at AIMD_SPREAD_MAX. Nothing is cut
+ * in calm. */
+static void the_target_scales_with_the_spread(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct svc v;
+	struct run r = { 0 };
+	double b, want;
+	int kind;
+
+	(void)state;
+	for (kind = 0; kind < 3; kind++) {
+		v = service(1000, 20);
+		v.exp = kind == 1;
+		if (kind == 2) {
+			v = service(1000, 4);
+			v.slow_ms = 40;
+			v.slow_frac = 0.15;
+		}
+		aimd_init(&s, &p, 2000);
+		run_for(&p, &s, &v, &r, 500, 60);
+		b = (double)s.lat.baseline_ns;
+		want = b + s.lat.spread * ((p.auto_k - 1) * b + (double)p.auto_margin_ns);
+		if ((kind == 0 && (s.lat.spread < 1 || s.lat.spread > 1.05)) ||
+		    (kind == 1 && (s.lat.spread < 1.7 || s.lat.spread > AIMD_SPREAD_MAX)) ||
+		    (kind == 2 && s.lat.spread != AIMD_SPREAD_MAX) ||
+		    fabs((double)target(&p, &s) - want) > 1e3 || r.latency_ticks || s.rate < 2000)
+			fail_msg("service %d: baseline %.1f ms, spread %.2f, target %.1f ms "
+				 "(want %.1f), %d ticks cut, limit %.0f", kind, b / 1e6,
+				 s.lat.spread, target(&p, &s) / 1e6, want / 1e6, r.latency_ticks,
+				 s.rate);
+	}
+}
+
+/* Started into an overload (3 x C) of an exponential service: the calm
+ * probe's point carries the spread of its own samples (its flat run, or
+ * the pool it ended with), so the target knows it from the probe on. */
+static void a_probe_measures_the_spread(void **state)
+{
+	struct aimd_params p = probe_params();
+	struct aimd_state s;
+	struct svc v;
+	struct cold c;
+	int seed;
+
+	(void)state;
+	for (seed = 0; seed < 5; seed++) {
+		v = service(1000, 20);
+		v.exp = true;
+		v.rng += (uint64_t)seed;
+		v.patience_ms = 500;
+		v.quits_logged = true;
+		aimd_init(&s, &p, 20000);
+		cold_run(&p, &s, &v, 3 * v.capacity, 5, &c);
+		if (s.lat.probes != 1 || s.lat.probing || s.lat.spread < 1.5)
+			fail_msg("draw %d: %llu probes, baseline %.1f ms, spread %.2f", seed,
+				 (unsigned long long)s.lat.probes, s.lat.baseline_ns / 1e6,
+				 s.lat.spread);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -830,6 +982,9 @@ int main(void)
 		cmocka_unit_test(a_partial_feed_is_not_read_as_overload),
 		cmocka_unit_test(a_partial_feed_of_a_bimodal_service_is_not_read_as_overload),
 		cmocka_unit_test(an_overload_on_a_partial_feed_is_cut_to_capacity),
+		cmocka_unit_test(spread_of_fixed_exponential_and_bimodal_samples),
+		cmocka_unit_test(the_target_scales_with_the_spread),
+		cmocka_unit_test(a_probe_measures_the_spread),
 	};
 
 	return cmocka_run_group_tests_name("auto_target", tests, NULL, NULL);

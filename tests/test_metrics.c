@@ -193,6 +193,7 @@ static void test_format_shape(void **state)
 	s.stage = 1;
 	s.limit = 1234.5;
 	s.feed_cover = 0.125;
+	s.latency_spread = 1.75;
 	memset(&a, 0, sizeof(a));
 	for (i = 0; i < 100; i++)
 		agg_add(&a, (__u64)i * 1000000);
@@ -214,6 +215,8 @@ static void test_format_shape(void **state)
 	assert_non_null(strstr(out, "shedd_rate_pinned_syn_per_second{iface=\"a\\\"b\\\\c\"} 0\n"));
 	/* XDP_TX reaches the wire: the answers are on. */
 	assert_non_null(strstr(out, "shedd_xdp_tx_blocked{iface=\"a\\\"b\\\\c\"} 0\n"));
+	assert_non_null(strstr(out, "# TYPE shedd_latency_spread gauge\n"));
+	assert_non_null(strstr(out, "shedd_latency_spread{iface=\"a\\\"b\\\\c\"} 1.75\n"));
 	assert_non_null(strstr(out, "# TYPE shedd_latency_feed_coverage gauge\n"));
 	assert_non_null(strstr(out, "shedd_latency_feed_coverage{iface=\"a\\\"b\\\\c\"} 0.125\n"));
 	assert_non_null(strstr(out, "le=\"+Inf\"} 100\n"));

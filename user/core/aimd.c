@@ -530,6 +530,8 @@ void aimd_export(const struct aimd_state *s, __u64 now_ns, struct shedd_ctl_stat
 		.controller = SHEDD_CTL_AIMD,
 		.baseline_ns = s->lat.calm_at_ns ? s->lat.baseline_ns : 0,
 		.calm_at_ns = s->lat.baseline_ns ? s->lat.calm_at_ns : 0,
+		.spread_milli = s->lat.calm_at_ns && s->lat.spread_ns ?
+					(__u32)(s->lat.spread * 1000 + 0.5) : 0,
 	};
 }
 
@@ -577,7 +579,8 @@ int aimd_import(const struct aimd_params *p, struct aimd_state *s,
 	/* The calm latency, while its point is inside the window. */
 	if (in->version >= 3 && in->baseline_ns && in->calm_at_ns && in->calm_at_ns <= now_ns &&
 	    now_ns - in->calm_at_ns < p->auto_window_ns) {
-		latency_resume(p, &r.lat, in->baseline_ns, in->calm_at_ns, now_ns);
+		latency_resume(p, &r.lat, in->baseline_ns, (double)in->spread_milli / 1000,
+			       in->calm_at_ns, now_ns);
 	}
 	if (r.mode == AIMD_RECOVERING) {
 		if (r.stage >= p->nr_stages) {

@@ -97,7 +97,8 @@ void aimd_export(const struct aimd_state *s, __u64 now_ns, struct shedd_ctl_stat
  * The CoDel timer starts afresh. A record older than fresh_ns is history:
  * only its limit is resumed, in steady state, open (aimd_open()), with its
  * peaks decayed by its age. The derived target's baseline is resumed if its
- * point is still inside the window (version 3). Returns 0, or -1 (and leaves @s alone) if
+ * point is still inside the window (version 3), with its spread where the
+ * record has one (spread_milli). Returns 0, or -1 (and leaves @s alone) if
  * the record was never written, has another version (1 to 3 are read), was
  * written by a fixed-rate shedd or makes no sense.
  */

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <linux/types.h>
+#include "sample_agg.h"
 
 #define AIMD_MAX_STAGES 8
 /* alpha and beta are gains per this much time (100 ms, the default tick):
@@ -50,6 +51,13 @@
 #ifndef AIMD_PROBE_POOL
 #define AIMD_PROBE_POOL 30
 #endif
+/* The derived target's spread factor (agg_spread(): 1 for a fixed service
+ * time, 2 for an exponential one) is held within [1, this]: a noisy
+ * estimate or a heavy tail does not carry the target away ("The derived
+ * latency target" in latency_target.h). */
+#ifndef AIMD_SPREAD_MAX
+#define AIMD_SPREAD_MAX 2.0
+#endif
 
 /**
  * struct aimd_params - the controller's knobs, with their units. Those that
@@ -68,8 +76,10 @@
  *                   latency the service shows when calm (the law is under
  *                   "The derived latency target" in latency_target.h); false: latency is not a
  *                   signal
- * @auto_k:          the derived target is @auto_k x baseline ... (2)
- * @auto_margin_ns:  ... + this (5 ms) ...
+ * @auto_k:          the derived target is baseline + spread x ((@auto_k -
+ *                   1) x baseline ... (2; a fixed service time's spread is
+ *                   1: @auto_k x baseline)
+ * @auto_margin_ns:  ... + this) (5 ms) ...
  * @auto_min_ns:     ... but at least this (10 ms) ...
  * @auto_max_ns:     ... and at most this (5 s)
  * @auto_window_ns:  the baseline is the minimum of the points of this much
@@ -275,6 +285,8 @@ struct aimd_params {
  * @latency_mid_ns: the mean of their middle 80 % (a trimmed mean), the
  *                  statistic of the derived target
  * @latency_min_ns: the smallest of them (0: not measured)
+ * @latency_agg:    the samples themselves (NULL: not given; then the
+ *                  derived target measures no spread)
  * @latency_served: of the samples, requests the service answered (not
  *                  given up by the client, not failed at the upstream)
  * @have_conn_seq:  the samples say which request of its connection each
@@ -305,6 +317,7 @@ struct aimd_signals {
 	__u64 latency_count;
 	__u64 latency_mid_ns;
 	__u64 latency_min_ns;
+	const struct sample_agg *latency_agg;
 	__u64 latency_served;
 	bool have_conn_seq;
 	__u64 latency_next;
@@ -351,7 +364,11 @@ enum aimd_reason {
  * @point_sum:      sum of mid x count over the baseline point being taken
  * @point_n:        samples in it
  * @point_start_ns: when it began
+ * @point_agg:      its samples (the spread of the point)
  * @slot_min_ns:    per slot, the smallest point that ended in it
+ * @slot_spread:    per slot, the spread (agg_spread()) of the smallest
+ *                  point that ended in it and measured one ...
+ * @slot_spread_ns: ... and that point (0 = none)
  * @slot_epoch:     per slot, 1 + its index in time (now / slot length);
  *                  0 = empty
  * @verdict_sum:    sum of mid x count over the verdict being gathered
@@ -363,6 +380,9 @@ enum aimd_reason {
  *                  0 while they are below
  * @over:           the last verdict found overload
  * @baseline_ns:    the baseline in force (0 = none yet)
+ * @spread:         the spread factor in force, within [1, AIMD_SPREAD_MAX]
+ *                  (0 = no baseline yet) ...
+ * @spread_ns:      ... and the point it was measured on (0 = none was: 1)
  * @target_ns:      the derived target in force (0 = none: still learning)
  * @point_last_mid_ns: the statistic of the point's last tick of 5 samples
  *                  or more (the level a probe begun then starts from)
@@ -412,6 +432,11 @@ enum aimd_reason {
  *                  pooled (up to AIMD_PROBE_POOL samples) ...
  * @probe_pool_n:   ... and their samples
  * @probe_pool_min_ns: the lowest mean of such a pool (0 = none yet)
+ * @probe_pool_spread: its spread (0 = not measured)
+ * @probe_step_agg: the samples of the step being gathered, of the pool
+ *                  being gathered (@probe_pool_agg) and of the flat run
+ *                  (@probe_flat_agg): the spread of the point the probe
+ *                  ends with
  * @probe_step_sum: sum of mid x count over the step being gathered (ticks
  *                  until 3 samples) ...
  * @probe_step_n:   ... its samples ...
@@ -439,8 +464,11 @@ struct aimd_auto {
 	double point_sum;
 	__u64 point_n;
 	__u64 point_start_ns;
+	struct sample_agg point_agg;
 	__u64 slot_min_ns[AIMD_AUTO_SLOTS];
 	__u64 slot_epoch[AIMD_AUTO_SLOTS];
+	double slot_spread[AIMD_AUTO_SLOTS];
+	__u64 slot_spread_ns[AIMD_AUTO_SLOTS];
 	double verdict_sum;
 	__u64 verdict_n;
 	__u64 verdict_start_ns;
@@ -449,6 +477,8 @@ struct aimd_auto {
 	__u64 above_since_ns;
 	bool over;
 	__u64 baseline_ns;
+	double spread;
+	__u64 spread_ns;
 	__u64 target_ns;
 	__u64 point_last_mid_ns;
 	double point_step_sum;
@@ -484,6 +514,10 @@ struct aimd_auto {
 	double probe_pool_sum;
 	__u64 probe_pool_n;
 	__u64 probe_pool_min_ns;
+	double probe_pool_spread;
+	struct sample_agg probe_step_agg;
+	struct sample_agg probe_pool_agg;
+	struct sample_agg probe_flat_agg;
 	double probe_step_sum;
 	__u64 probe_step_n;
 	__u64 probe_step_ns;

@@ -5,6 +5,7 @@
  * arithmetic on its arguments.
  */
 #include <stddef.h>
+#include <string.h>
 #include "latency_target.h"
 #include "req_per_conn.h"
 
@@ -21,12 +22,22 @@ static __u64 auto_epoch(const struct aimd_params *p, __u64 now_ns)
 	return 1 + now_ns / (slot_ns ? slot_ns : 1);
 }
 
+/* A point's spread (agg_spread()) as the target uses it: within [1,
+ * AIMD_SPREAD_MAX], 1 when not measured. */
+static double spread_in_force(double spread)
+{
+	if (spread < 1)
+		return 1;
+	return spread > AIMD_SPREAD_MAX ? AIMD_SPREAD_MAX : spread;
+}
+
 /* The baseline: the smallest point of the slots still inside the window
- * (0 = none), and the target derived from it (0 = none). */
+ * (0 = none); the spread of the smallest of them that measured one (1:
+ * none did); and the target derived from both (0 = none). */
 static void auto_refresh(const struct aimd_params *p, struct aimd_auto *a, __u64 now_ns)
 {
-	__u64 epoch = auto_epoch(p, now_ns), base = 0;
-	double t;
+	__u64 epoch = auto_epoch(p, now_ns), base = 0, at = 0;
+	double t, spread = 0;
 	int i;
 
 	for (i = 0; i < AIMD_AUTO_SLOTS; i++) {
@@ -34,12 +45,21 @@ static void auto_refresh(const struct aimd_params *p, struct aimd_auto *a, __u64
 			continue;
 		if (!base || a->slot_min_ns[i] < base)
 			base = a->slot_min_ns[i];
+		if (a->slot_spread_ns[i] && (!at || a->slot_spread_ns[i] < at)) {
+			at = a->slot_spread_ns[i];
+			spread = a->slot_spread[i];
+		}
 	}
 	a->baseline_ns = base;
 	a->target_ns = 0;
+	a->spread = 0;
+	a->spread_ns = at;
 	if (!base)
 		return;
-	t = p->auto_k * (double)base + (double)p->auto_margin_ns;
+	/* Kingman: the wait at a given utilisation scales with the spread,
+	 * the service's own time does not. */
+	a->spread = spread_in_force(spread);
+	t = (double)base + a->spread * ((p->auto_k - 1) * (double)base + (double)p->auto_margin_ns);
 	if (t < (double)p->auto_min_ns)
 		t = (double)p->auto_min_ns;
 	if (t > (double)p->auto_max_ns)
@@ -47,8 +67,9 @@ static void auto_refresh(const struct aimd_params *p, struct aimd_auto *a, __u64
 	a->target_ns = (__u64)t;
 }
 
+/* A calm point @point_ns whose samples spread @spread (0: not measured). */
 static void auto_add_point(const struct aimd_params *p, struct aimd_auto *a, __u64 now_ns,
-			   __u64 point_ns)
+			   __u64 point_ns, double spread)
 {
 	__u64 epoch = auto_epoch(p, now_ns);
 	int i = (int)(epoch % AIMD_AUTO_SLOTS);
@@ -58,8 +79,13 @@ static void auto_add_point(const struct aimd_params *p, struct aimd_auto *a, __u
 	if (a->slot_epoch[i] != epoch) {
 		a->slot_epoch[i] = epoch;
 		a->slot_min_ns[i] = point_ns;
+		a->slot_spread_ns[i] = 0;
 	} else if (point_ns < a->slot_min_ns[i]) {
 		a->slot_min_ns[i] = point_ns;
+	}
+	if (spread > 0 && (!a->slot_spread_ns[i] || point_ns < a->slot_spread_ns[i])) {
+		a->slot_spread_ns[i] = point_ns;
+		a->slot_spread[i] = spread;
 	}
 }
 
@@ -127,6 +153,7 @@ static void point_reset(struct aimd_auto *a)
 {
 	a->point_sum = 0;
 	a->point_n = 0;
+	memset(&a->point_agg, 0, sizeof(a->point_agg));
 	a->point_last_mid_ns = 0;
 	a->point_step_sum = 0;
 	a->point_step_n = 0;
@@ -171,6 +198,10 @@ static void probe_begin(const struct aimd_params *p, struct aimd_state *s, __u64
 	a->probe_pool_sum = 0;
 	a->probe_pool_n = 0;
 	a->probe_pool_min_ns = 0;
+	a->probe_pool_spread = 0;
+	memset(&a->probe_step_agg, 0, sizeof(a->probe_step_agg));
+	memset(&a->probe_pool_agg, 0, sizeof(a->probe_pool_agg));
+	memset(&a->probe_flat_agg, 0, sizeof(a->probe_flat_agg));
 	a->probe_flat = 0;
 	a->probe_flat_sum = 0;
 	a->probe_flat_n = 0;
@@ -194,18 +225,24 @@ static void probe_begin(const struct aimd_params *p, struct aimd_state *s, __u64
 
 static void probe_end(const struct aimd_params *p, struct aimd_auto *a, __u64 now_ns)
 {
-	__u64 point = a->probe_flat >= 3 && a->probe_flat_n ?
-			      (__u64)(a->probe_flat_sum / (double)a->probe_flat_n) :
+	bool flat = a->probe_flat >= 3 && a->probe_flat_n;
+	__u64 point = flat ? (__u64)(a->probe_flat_sum / (double)a->probe_flat_n) :
 		      a->probe_pool_min_ns ? a->probe_pool_min_ns : a->probe_min_ns;
+	/* The spread of the samples the point is made of; the lowest
+	 * single step has too few to tell. */
+	double spread = flat ? agg_spread(&a->probe_flat_agg) :
+			a->probe_pool_min_ns ? a->probe_pool_spread : 0;
 
 	/* Busy to the end (requests on connections it cannot cut): the
 	 * lowest it saw, as before the probe knew busy. */
-	if (!point)
+	if (!point) {
 		point = a->probe_busy_min_ns;
+		spread = 0;
+	}
 	a->probing = false;
 	a->probe_done = true;
 	if (point) {
-		auto_add_point(p, a, now_ns, point);
+		auto_add_point(p, a, now_ns, point, spread);
 		a->calm_at_ns = now_ns;
 	}
 	/* The flat steps answered what they took: the feed's coverage, if
@@ -259,6 +296,8 @@ static void probe_step(const struct aimd_params *p, struct aimd_state *s,
 		a->probe_step_sum += (double)sig->latency_mid_ns * (double)sig->latency_count;
 		a->probe_step_n += sig->latency_count;
 		a->probe_step_answered += (double)sig->latency_served;
+		if (sig->latency_agg)
+			agg_merge(&a->probe_step_agg, sig->latency_agg);
 	}
 	a->probe_step_completed += sig->have_completed ? (double)sig->completed : 0;
 	a->probe_step_ns += dt;
@@ -300,20 +339,28 @@ static void probe_step(const struct aimd_params *p, struct aimd_state *s,
 			if (a->probe_pool_n >= AIMD_PROBE_POOL) {
 				__u64 pm = (__u64)(a->probe_pool_sum / (double)a->probe_pool_n);
 
-				if (!a->probe_pool_min_ns || pm < a->probe_pool_min_ns)
+				agg_merge(&a->probe_pool_agg, &a->probe_step_agg);
+				if (!a->probe_pool_min_ns || pm < a->probe_pool_min_ns) {
 					a->probe_pool_min_ns = pm;
+					a->probe_pool_spread = agg_spread(&a->probe_pool_agg);
+				}
 				a->probe_pool_sum = 0;
 				a->probe_pool_n = 0;
+				memset(&a->probe_pool_agg, 0, sizeof(a->probe_pool_agg));
+			} else {
+				agg_merge(&a->probe_pool_agg, &a->probe_step_agg);
 			}
 		} else {
 			a->probe_pool_sum = 0;
 			a->probe_pool_n = 0;
+			memset(&a->probe_pool_agg, 0, sizeof(a->probe_pool_agg));
 		}
 		if (level && elapsed >= lag && prev && (double)mid + fall >= (double)prev &&
 		    mid <= prev + near) {
 			a->probe_flat++;
 			a->probe_flat_sum += (double)mid * (double)n;
 			a->probe_flat_n += n;
+			agg_merge(&a->probe_flat_agg, &a->probe_step_agg);
 			/* The first flat step may still hold the answers
 			 * of the queue's last requests. */
 			if (a->probe_flat > 1) {
@@ -326,7 +373,9 @@ static void probe_step(const struct aimd_params *p, struct aimd_state *s,
 			a->probe_flat_n = 0;
 			a->probe_flat_completed = 0;
 			a->probe_flat_answered = 0;
+			memset(&a->probe_flat_agg, 0, sizeof(a->probe_flat_agg));
 		}
+		memset(&a->probe_step_agg, 0, sizeof(a->probe_step_agg));
 		a->probe_step_sum = 0;
 		a->probe_step_n = 0;
 		a->probe_step_ns = 0;
@@ -503,6 +552,8 @@ bool latency_derived(const struct aimd_params *p, struct aimd_state *s,
 	}
 	a->point_sum += w * v;
 	a->point_n += sig->latency_count;
+	if (sig->latency_agg)
+		agg_merge(&a->point_agg, sig->latency_agg);
 	a->point_completed += sig->have_completed ? (double)sig->completed : 0;
 	a->point_answered += (double)sig->latency_served;
 	if (other || pressured(a))
@@ -535,7 +586,8 @@ bool latency_derived(const struct aimd_params *p, struct aimd_state *s,
 			     now_ns - a->calm_at_ns >= p->probe_every_ns;
 
 		if (!a->point_pressure && !a->point_gap) {
-			auto_add_point(p, a, now_ns, (__u64)(a->point_sum / (double)a->point_n));
+			auto_add_point(p, a, now_ns, (__u64)(a->point_sum / (double)a->point_n),
+				       agg_spread(&a->point_agg));
 			if (!a->point_binding)
 				a->calm_at_ns = now_ns;
 			cover_learn(a, cover_of(a->point_answered, a->point_completed));
@@ -612,9 +664,9 @@ bool latency_headroom(const struct aimd_params *p, const struct aimd_auto *a)
 }
 
 void latency_resume(const struct aimd_params *p, struct aimd_auto *a, __u64 baseline_ns,
-		    __u64 calm_at_ns, __u64 now_ns)
+		    double spread, __u64 calm_at_ns, __u64 now_ns)
 {
-	auto_add_point(p, a, calm_at_ns, baseline_ns);
+	auto_add_point(p, a, calm_at_ns, baseline_ns, spread);
 	a->calm_at_ns = calm_at_ns;
 	auto_refresh(p, a, now_ns);
 }

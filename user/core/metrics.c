@@ -391,6 +391,10 @@ static void controller_families(struct out *o)
 	gauge1(o, "shedd_latency_baseline_seconds",
 	       "The calm latency the derived latency target is learned from (0: none yet).",
 	       s->aimd ? (double)s->latency_baseline_ns / 1e9 : 0);
+	gauge1(o, "shedd_latency_spread",
+	       "The spread of the service's calm latency, 1 + cs^2 held within [1, 2]: the wait "
+	       "the derived latency target allows is scaled by it (0: no baseline yet).",
+	       s->aimd ? s->latency_spread : 0);
 	gauge1(o, "shedd_latency_feed_coverage",
 	       "The share of connections the latency feed covers: requests answered per "
 	       "handshake completed while calm (1: all; 0: not known yet).",

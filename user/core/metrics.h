@@ -41,6 +41,8 @@ struct metrics_snapshot {
 	double peak_accept;              /* connections/s */
 	double served_rate;              /* requests answered/s, over 1 s */
 	__u64 latency_baseline_ns;       /* the derived target's calm latency */
+	double latency_spread;           /* ... and the spread factor of its
+					  * wait, 1-2; 0 = no baseline */
 	double feed_cover;               /* requests answered per handshake the
 					  * feed shows, at most 1; 0 = not known */
 	__u64 calm_probes;               /* calm probes since start */
@@ -96,6 +98,7 @@ struct metrics_tick {
 	double last_good, peak_accept;
 	double served_rate;
 	__u64 latency_baseline_ns, calm_probes;
+	double latency_spread;
 	double feed_cover;
 	bool probing;
 	bool at_max;                      /* a tick of the last second found

@@ -97,3 +97,26 @@ __u64 agg_worst_min(const struct sample_agg *a, const struct sample_agg *b)
 
 	return am > bm ? am : bm;
 }
+
+/* An exponential distribution's interdecile range, ln 10 - ln(10 / 9) =
+ * 2.1972 times its mean, over the mean of its middle 80 %, 0.8307 times its
+ * mean: the ratio at which agg_spread() reads cs = 1. */
+#define EXP_IDR_PER_MID 2.6450
+
+double agg_spread(const struct sample_agg *a)
+{
+	__u64 mid, p10, p90;
+	double cs;
+
+	if (a->count < AGG_SPREAD_SAMPLES)
+		return 0;
+	mid = agg_mid_mean(a);
+	if (!mid)
+		return 0;
+	p10 = agg_quantile(a, 0.1);
+	p90 = agg_quantile(a, 0.9);
+	/* Quantiles are read at their bucket's middle (within 6.25 %): a
+	 * fixed time reads a spread of a bucket at most, cs 0.05. */
+	cs = (double)(p90 > p10 ? p90 - p10 : 0) / (EXP_IDR_PER_MID * (double)mid);
+	return 1 + cs * cs;
+}

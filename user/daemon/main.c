@@ -357,7 +357,7 @@ static void publish_metrics(struct daemon *d, const struct signal_report *r)
 		.mode = cs->mode, .stage = cs->stage, .why = cs->why,
 		.last_good = cs->last_good, .peak_accept = cs->peak_accept,
 		.served_rate = cs->served_rate, .latency_baseline_ns = cs->lat.baseline_ns,
-		.feed_cover = cs->lat.cover,
+		.latency_spread = cs->lat.spread, .feed_cover = cs->lat.cover,
 		.calm_probes = cs->lat.probes, .probing = cs->lat.probing, .at_max = at_max_shown(d),
 		.at_max_ticks = d->at_max_ticks,
 		.skipped = d->skipped, .tx_blocked = d->l.tx_blocked,

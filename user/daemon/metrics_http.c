@@ -278,6 +278,7 @@ int metrics_tick(struct metrics *m, struct loader *l, const struct metrics_tick 
 	n->peak_accept = t->peak_accept;
 	n->served_rate = t->served_rate;
 	n->latency_baseline_ns = t->latency_baseline_ns;
+	n->latency_spread = t->latency_spread;
 	n->feed_cover = t->feed_cover;
 	n->calm_probes = t->calm_probes;
 	n->probing = t->probing;
