@@ -195,7 +195,7 @@ $(OUTPUT)/shedctl.o: user/shedctl/shedctl.c $(USER_HDRS) | $(OUTPUT)
 	$(Q)$(CC) $(USER_CFLAGS) $(NCURSES_CFLAGS) -c $< -o $@
 $(OUTPUT)/signals.o: $(OUTPUT)/sojourn.skel.h
 $(OUTPUT)/metrics_http.o: $(OUTPUT)/shedd.skel.h
-$(OUTPUT)/fair_maps.o: $(OUTPUT)/shedd.skel.h
+$(OUTPUT)/fair_maps.o $(OUTPUT)/port_maps.o: $(OUTPUT)/shedd.skel.h
 
 $(BIN): $(OUTPUT)/main.o $(USER_OBJS)
 	$(call msg,LINK,$@)
