@@ -259,20 +259,26 @@ tunnel_judged() {
 # direct_client [recv]: a real client, the kernel's stack in cli, connects
 # straight to the listener on $SRV_IP within 0.9 s, before its SYN's first
 # retransmission (1 s): its first SYN was admitted. With recv, it sends a
-# byte and no RST comes in the half second after (its cookie ACK was
-# admitted, not refused).
+# byte and reads it back within 0.9 s from the echo server (echo_start): its
+# cookie ACK was admitted, not refused (a listener that closes at once would
+# reset the byte itself, so only an echo tells).
 direct_client() {
 	in_cli python3 -c '
 import socket, sys
 s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=0.9)
 if len(sys.argv) > 3:
     s.sendall(b"x")
-    s.settimeout(0.5)
-    try:
-        s.recv(1)
-    except socket.timeout:
-        pass
+    if s.recv(1) != b"x":
+        sys.exit("no echo")
 ' "$SRV_IP" "$PORT" "$@"
+}
+
+# echo_start ADDR: an echo server on ADDR:$PORT in srv, for 60 s.
+echo_start() {
+	ip netns exec "$NS_SRV" "$ROOT/.output/tcpecho" serve --addr "$1" --port "$PORT" \
+		--duration 60 >/dev/null 2>&1 &
+	PIDS+=($!)
+	wait_for "echo server on $1" 5 sh -c "ip netns exec $NS_SRV ss -ltnH | grep -qF ' $1:$PORT '"
 }
 
 # tun_check FIELD: a counter of the pinned tun_checks map, summed over CPUs.
@@ -340,7 +346,7 @@ tunnel_spares_direct() {
 
 @test "VXLAN, a verified class: a tunnelled flood of it leaves the direct client's cookie ACK its token" {
 	tunnel_up vxlan
-	listener_start "$SRV_IP"
+	echo_start "$SRV_IP"
 	shedd_start --verify sheddable=always $(cookie_handoff) --port "$PORT" --rate 20 \
 		--burst 20 --controller off
 	spared_during_flood "a verified class" recv
