@@ -356,3 +356,35 @@ tunnel_spares_direct() {
 	[ "$(stat_sum ack_admitted 3)" -ge 5 ]
 	[ "$(stat_sum ack_refused 3)" -eq 0 ]
 }
+
+# map_len NAME: the number of entries of the pinned map NAME.
+map_len() {
+	bpftool map dump pinned "$PIN_DIR/$1" | jq length
+}
+
+# map_len_is NAME N: map NAME has N entries (for wait_for).
+map_len_is() {
+	[ "$(map_len "$1")" -eq "$2" ]
+}
+
+# map_len_below NAME N: map NAME has fewer than N entries (for wait_for).
+map_len_below() {
+	[ "$(map_len "$1")" -lt "$2" ]
+}
+
+@test "a tunnel device deleted: its entry in tun_devs and its address in tun_local are deleted" {
+	local devs locals
+	tunnel_up vxlan
+	shedd_start --port "$PORT" --rate 20 --controller off
+	wait_for "the VXLAN device in tun_devs" 5 map_len_is tun_devs 1
+	locals=$(map_len tun_local)
+	echo "before: tun_devs 1, tun_local $locals"
+	in_srv ip link del tnl0
+	wait_for "tun_devs emptied" 5 map_len_is tun_devs 0
+	# The inner address (and the device's link-local one) went with it.
+	run wait_for "tun_local without $INNER_DST" 5 map_len_below tun_local "$locals"
+	devs=$(map_len tun_devs)
+	echo "after: tun_devs $devs, tun_local $(map_len tun_local)"
+	bpftool map dump pinned "$PIN_DIR/tun_local" | jq -c '.[].key'
+	[ "$status" -eq 0 ]
+}
