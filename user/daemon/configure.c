@@ -248,51 +248,50 @@ int loader_configure(struct loader *l, const struct shedd_options *o)
 	return 0;
 }
 
-static bool tun_has_local(const struct tun_found *f, const struct shedd_tun_addr *a)
+/* Is the key @key, of @size bytes, one of the @n keys at @keys? */
+static bool key_in(const void *keys, unsigned int n, size_t size, const void *key)
 {
 	unsigned int i;
 
-	for (i = 0; i < f->nr_local; i++)
-		if (!memcmp(&f->local[i], a, sizeof(*a)))
+	for (i = 0; i < n; i++)
+		if (!memcmp((const char *)keys + i * size, key, size))
 			return true;
 	return false;
 }
 
-static bool tun_has_dev(const struct tun_found *f, const struct shedd_tun_key *k)
-{
-	unsigned int i;
+#define MAP_PRUNE_KEY_MAX 64
+_Static_assert(sizeof(struct shedd_tun_addr) <= MAP_PRUNE_KEY_MAX &&
+		       sizeof(struct shedd_tun_key) <= MAP_PRUNE_KEY_MAX,
+	       "map_prune() takes the tunnel maps' keys");
 
-	for (i = 0; i < f->nr_devs; i++)
-		if (!memcmp(&f->dev_key[i], k, sizeof(*k)))
-			return true;
-	return false;
-}
-
-/* Delete the devices of tun_devs @fd that @f no longer has, a batch at a
- * time: a deletion during the walk would restart it. */
-static void tun_devs_prune(int fd, const struct tun_found *f)
+/* Delete the keys of map @fd (keys of @size bytes, at most MAP_PRUNE_KEY_MAX) that are
+ * not among the @n at @keep, a batch at a time: a deletion during the walk
+ * would restart it. */
+static void map_prune(int fd, size_t size, const void *keep, unsigned int n)
 {
-	struct shedd_tun_key key, next, stale[32];
+	unsigned char key[MAP_PRUNE_KEY_MAX], next[MAP_PRUNE_KEY_MAX], stale[32][MAP_PRUNE_KEY_MAX];
 	unsigned int i, nstale;
 	bool more;
 
+	if (size > sizeof(key))
+		return;
 	do {
 		more = false;
 		nstale = 0;
-		if (bpf_map_get_next_key(fd, NULL, &next))
+		if (bpf_map_get_next_key(fd, NULL, next))
 			break;
 		do {
-			key = next;
-			if (!tun_has_dev(f, &key)) {
+			memcpy(key, next, size);
+			if (!key_in(keep, n, size, key)) {
 				if (nstale == sizeof(stale) / sizeof(stale[0])) {
 					more = true;
 					break;
 				}
-				stale[nstale++] = key;
+				memcpy(stale[nstale++], key, size);
 			}
-		} while (bpf_map_get_next_key(fd, &key, &next) == 0);
+		} while (bpf_map_get_next_key(fd, key, next) == 0);
 		for (i = 0; i < nstale; i++)
-			bpf_map_delete_elem(fd, &stale[i]);
+			bpf_map_delete_elem(fd, stale[i]);
 	} while (more);
 }
 
@@ -300,12 +299,10 @@ int loader_write_tunnels(struct loader *l, const struct tun_found *f)
 {
 	int dfd = bpf_map__fd(l->skel->maps.tun_devs);
 	int fd = bpf_map__fd(l->skel->maps.tun_local), cfd = bpf_map__fd(l->skel->maps.tun_config);
-	struct shedd_tun_addr key, next, stale[64];
 	struct shedd_tun_config cfg = { 0 };
-	unsigned int i, nstale;
+	unsigned int i;
 	__u32 zero = 0;
 	__u8 one = 1;
-	bool more;
 
 	for (i = 0; i < f->nr_local; i++) {
 		if (bpf_map_update_elem(fd, &f->local[i], &one, BPF_ANY)) {
@@ -315,26 +312,8 @@ int loader_write_tunnels(struct loader *l, const struct tun_found *f)
 			return err;
 		}
 	}
-	/* Delete what is no longer local, a batch at a time: a deletion
-	 * during the walk would restart it. */
-	do {
-		more = false;
-		nstale = 0;
-		if (bpf_map_get_next_key(fd, NULL, &next))
-			break;
-		do {
-			key = next;
-			if (!tun_has_local(f, &key)) {
-				if (nstale == sizeof(stale) / sizeof(stale[0])) {
-					more = true;
-					break;
-				}
-				stale[nstale++] = key;
-			}
-		} while (bpf_map_get_next_key(fd, &key, &next) == 0);
-		for (i = 0; i < nstale; i++)
-			bpf_map_delete_elem(fd, &stale[i]);
-	} while (more);
+	/* Delete what is no longer local. */
+	map_prune(fd, sizeof(f->local[0]), f->local, f->nr_local);
 
 	/* The devices before the record that says to match them, the stale
 	 * ones deleted after it: a device the program misses lets its
@@ -363,6 +342,6 @@ int loader_write_tunnels(struct loader *l, const struct tun_found *f)
 		log_err("write tun_config: %s", strerror(errno));
 		return err;
 	}
-	tun_devs_prune(dfd, f);
+	map_prune(dfd, sizeof(f->dev_key[0]), f->dev_key, f->nr_devs);
 	return 0;
 }
