@@ -823,6 +823,25 @@ static void latency_overload_is_cut_to_what_is_served(void **state)
 		assert_int_equal(s.drain_excess0_ns, 550 * MS);
 		assert_true(s.drain_end_ns > now);
 	}
+	/* The excess fell under the drain, from 350 to 150 ms, but stayed
+	 * over the target: the queue goes with the drain, which was too
+	 * short; it begins again from the excess of then, and is not spent
+	 * (spent, the limit held what is served, and the rest of the queue
+	 * stood for the episode). */
+	{
+		__u64 now = proxy_surge(&p, &s, 400);
+		int i;
+
+		for (i = 1; i < 21; i++)
+			aimd_update(&p, &s,
+				    &(struct aimd_signals[1]){ proxy_tick(s.rate, 200,
+									  400 - 10 * (__u64)i) }[0],
+				    now += TICK);
+		assert_int_equal(s.drain, AIMD_DRAINING);
+		assert_int_equal(s.drain_excess0_ns, 150 * MS);
+		assert_true(s.drain_end_ns > now);
+		assert_true(s.rate < 200);
+	}
 	/* Half the clients giving up: not a slower service but a queue the
 	 * SYN limit does not reach; no raise, though each connection brought
 	 * one request. */

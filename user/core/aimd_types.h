@@ -23,6 +23,11 @@
 /* A drain whose excess latency grew past 1.25 x its start plus this was
  * too shallow, and begins again (aimd_params.drain_ns). */
 #define AIMD_DRAIN_GREW_NS 10000000ULL
+/* A drain whose excess fell to this fraction of its start or below, but
+ * not under the target, works but was too short (the served peak it began
+ * with stood above what is served): it begins again from the excess and
+ * peak of then, rather than read the rest as a slower service. */
+#define AIMD_DRAIN_FELL 0.75
 /* The served rate is the requests answered over the last this many ticks
  * (aimd_state.served_rate): a peak of single-tick rates is a peak of noise. */
 #define AIMD_SERVED_SLOTS 10
@@ -162,6 +167,11 @@
  *                     AIMD_DRAIN_GREW_NS: the drain was too shallow (its
  *                     served peak stood above what the service serves);
  *                     it begins again from the excess and peak of then;
+ *                   - the excess fell to AIMD_DRAIN_FELL of its start or
+ *                     below: the queue goes with the drain, which was too
+ *                     short; it begins again likewise (a queue the drain
+ *                     only halved, read as a slower service, stood at
+ *                     the served rate for the rest of the episode);
  *                   - otherwise it is spent. A latency that stayed while
  *                     the service answered what it was asked
  *                     (@drain_answered) is a service that got slower for

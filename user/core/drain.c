@@ -65,6 +65,13 @@ double drain_step(const struct aimd_params *p, struct aimd_state *s,
 			drain_begin(p, s, d, now_ns);
 			return d;
 		}
+		/* The excess fell, but not away: the queue goes with the
+		 * drain, which was too short. Again, from the excess and the
+		 * peak of now. */
+		if (d < 1 && (double)s->lat_excess_ns <= AIMD_DRAIN_FELL * (double)s->drain_excess0_ns) {
+			drain_begin(p, s, d, now_ns);
+			return d;
+		}
 		/* The latency did not go with the queue. If the service
 		 * answered nearly all it was asked, it is slower, not
 		 * queued: back to what is served, in connections (the

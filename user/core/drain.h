@@ -13,7 +13,7 @@
 /* The drain factor of a latency-overloaded tick, and the drain's course
  * through the episode (aimd_params.drain_ns in aimd_types.h): it begins on the first
  * tick with an excess; at its end it begins again if the excess grew, or
- * is spent, and the rate returns to the served floor in connections if
+ * fell to AIMD_DRAIN_FELL of its start but stayed, or is spent, and the rate returns to the served floor in connections if
  * the service answered what it was asked. */
 double drain_step(const struct aimd_params *p, struct aimd_state *s,
 		  const struct aimd_signals *sig, __u64 now_ns);

@@ -584,10 +584,13 @@ static void tell_at_max(struct daemon *d, __u64 now)
 /* A line whenever the controller changes mode or ramp stage, or finds a
  * new reason for an overload, so the ramp can be followed. */
 static void tell_mode(const struct daemon *d, enum aimd_mode was, int stage, unsigned int why,
-		      enum aimd_drain drain, __u64 drain_end_ns)
+		      enum aimd_drain drain, __u64 drain_end_ns, __u64 drain_excess0_ns)
 {
 	const struct aimd_state *cs = &d->ts.cs;
 	const struct aimd_params *cp = &d->tp.cp;
+	const char *again = cs->drain != drain ? "" :
+			    cs->drain_excess0_ns > drain_excess0_ns ? " (again: the excess grew)" :
+			    " (again: the excess fell, not away)";
 
 	/* The drain (aimd.h): when it begins, again, and when the latency
 	 * outlived it: a service that got slower, or a queue the SYN limit
@@ -596,8 +599,7 @@ static void tell_mode(const struct daemon *d, enum aimd_mode was, int stage, uns
 	    (cs->drain != drain || cs->drain_end_ns != drain_end_ns))
 		log_iface(LOG_NOTICE, d->o->iface, "drain%s: latency %.0f ms over target; "
 			  "limit %.0f/s, %.0f%% of the served %.0f/s, for at most %.1f s",
-			  cs->drain == drain ? " (again: the excess grew)" : "",
-			  cs->lat_excess_ns / 1e6, cs->rate,
+			  again, cs->lat_excess_ns / 1e6, cs->rate,
 			  cs->drain_ref > 0 ? 100 * cs->rate / cs->drain_ref : 0, cs->drain_ref,
 			  (double)(cs->drain_end_ns - d->last_tick_ns) / 1e9);
 	if (cs->mode == AIMD_OVERLOAD && cs->drain != drain && cs->drain == AIMD_DRAIN_SPENT)
@@ -709,6 +711,7 @@ static int tick(struct daemon *d)
 	int stage = d->ts.cs.stage;
 	enum aimd_drain drain = d->ts.cs.drain;
 	__u64 drain_end_ns = d->ts.cs.drain_end_ns;
+	__u64 drain_excess0_ns = d->ts.cs.drain_excess0_ns;
 
 	if (++d->ticks == d->fail_tick) {
 		log_err("read stats: %s (tick %lu, as SHEDD_TEST_FAIL_TICK asks)", strerror(EIO),
@@ -779,7 +782,7 @@ static int tick(struct daemon *d)
 	ctl_pin_after(&d->tp, &d->ts, &d->ctl.cmd, d->rates);
 	ctl_note_signals(&d->ctl, &d->tp, &d->ts, &in);
 	if (d->tp.aimd)
-		tell_mode(d, was, stage, why, drain, drain_end_ns);
+		tell_mode(d, was, stage, why, drain, drain_end_ns, drain_excess0_ns);
 	tell_at_max(d, now);
 	if ((err = write_rates(d)) || (err = write_lease(d)) || (err = save_controller(d)))
 		return err;
