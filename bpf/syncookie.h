@@ -664,8 +664,10 @@ static __always_inline struct bpf_sock *tuple_sock(struct xdp_md *ctx, struct bp
 /* Verdicts of shedd_syn_sock(). */
 enum syn_sock {
 	SYN_LISTENER = 0,    /* a listener of this host, no socket of its own: a cookie may answer */
-	SYN_NO_LISTENER = 1, /* no socket at all: the kernel refuses it with a RST */
-	SYN_NOT_LOCAL = 2,   /* to an address not of this host: the kernel's to forward or drop */
+	SYN_NO_LISTENER = 1, /* no socket at all: a closed port (the kernel's RST), or a
+			      * socket netfilter finds after XDP (a NAT redirect, TPROXY) */
+	SYN_NOT_LOCAL = 2,   /* to an address not of this host: the kernel's to forward, drop
+			      * or DNAT to a local port */
 	SYN_BUSY = 3,        /* a socket of its own (TIME_WAIT, a request, a connection) */
 };
 
@@ -716,7 +718,8 @@ static __always_inline int tuple_local(struct xdp_md *ctx, const struct bpf_sock
  * Only where the kernel itself would answer: a listener of this host, on
  * the SYN's address and port, and no other socket on its 4-tuple. One
  * socket lookup decides both. Without a socket the kernel refuses the SYN
- * with a RST, and a cookie would show a port scan every port open; a
+ * with a RST (or netfilter gives it to a socket of another port after
+ * XDP), and a cookie would show a port scan every port open; a
  * wildcard listener matches any destination, so a forwarded SYN (a
  * router, a Kubernetes node, a DNAT host) would be answered with the
  * remote server's address unless the destination is checked to be local
