@@ -4099,8 +4099,9 @@ static int write_sysctl(const char *path, const char *val)
  * SYN to an address of another host reaches the wildcard listener's port
  * in the socket lookup: it is the kernel's to forward, or a DNAT rule's to
  * give to a local port, never a cookie from the remote server's address;
- * it is charged as in an unverified class. A SYN to this host's own
- * address still gets its cookie. */
+ * it is charged as in an unverified class, and the ACKs of its flow pass
+ * as the kernel's. A SYN to this host's own address still gets its
+ * cookie. */
 static void test_syn_not_local(void **state)
 {
 	static const char *const fwd[] = { "/proc/sys/net/ipv4/conf/all/forwarding",
@@ -4143,6 +4144,25 @@ static void test_syn_not_local(void **state)
 		pkt_build(&p, &spec);
 		run_xdp(name, p.data, p.len, &r);
 		expect_verdict(name, r.verdict, XDP_TX);
+
+		/* A cookie of the port is out now: the forwarded flow's
+		 * ACK finds the wildcard listener too, and carries no
+		 * cookie of ours. It is the kernel's, never dropped as
+		 * forged. */
+		snprintf(name, sizeof(name), "IPv%d ACK forwarded to another host, a cookie out",
+			 v6 ? 6 : 4);
+		spec.flags = TCP_ACK;
+		spec.daddr = v6 ? "2001:db8:200::1" : "198.19.200.1";
+		pkt_build(&p, &spec);
+		read_stats(&before);
+		run_xdp(name, p.data, p.len, &r);
+		read_stats(&after);
+		expect_verdict(name, r.verdict, XDP_PASS);
+		memset(&want, 0, sizeof(want));
+		want.packets = 1;
+		want.ack_probed = 1;
+		want.non_syn = 1;
+		expect_delta(name, &before, &after, &want);
 	}
 }
 
