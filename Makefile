@@ -29,6 +29,8 @@ MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null || echo -lmic
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null || echo -lcmocka)
 SERVICE_LIBS := $(shell $(PKG_CONFIG) --libs libsystemd libcap-ng 2>/dev/null || echo -lsystemd -lcap-ng)
 CAPNG_LIBS := $(shell $(PKG_CONFIG) --libs libcap-ng 2>/dev/null || echo -lcap-ng)
+NFT_LIBS := $(shell $(PKG_CONFIG) --libs libnftables jansson 2>/dev/null || echo -lnftables -ljansson)
+JANSSON_LIBS := $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null || echo -ljansson)
 NCURSES_CFLAGS := $(shell $(PKG_CONFIG) --cflags ncursesw 2>/dev/null)
 NCURSES_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 LDFLAGS += $(SAN_FLAGS)
@@ -61,7 +63,7 @@ MAPS_SRCS := user/maps/ctl.c user/maps/ctl_state.c user/maps/layout.c user/maps/
 DAEMON_SRCS := user/daemon/loader.c user/daemon/tc_handoff.c user/daemon/configure.c \
 	user/daemon/signals.c user/daemon/probe.c user/daemon/reload.c user/daemon/service.c \
 	user/daemon/metrics_http.c user/daemon/sockdiag.c user/daemon/xdptx.c \
-	user/daemon/tunnels.c
+	user/daemon/tunnels.c user/daemon/redirects.c user/daemon/redirects_scan.c
 USER_SRCS := $(CORE_SRCS) $(MAPS_SRCS) $(DAEMON_SRCS)
 CORE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(CORE_SRCS)))
 MAPS_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(MAPS_SRCS)))
@@ -79,7 +81,8 @@ UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options 
 	$(OUTPUT)/test_kernel_features $(OUTPUT)/test_status $(OUTPUT)/test_auto_target \
 	$(OUTPUT)/test_logline $(OUTPUT)/test_log $(OUTPUT)/test_ctl $(OUTPUT)/test_metrics \
 	$(OUTPUT)/test_xdptx $(OUTPUT)/test_layout $(OUTPUT)/test_tunnels $(OUTPUT)/test_fair \
-	$(OUTPUT)/test_fair_scale $(OUTPUT)/test_listeners $(OUTPUT)/test_ports
+	$(OUTPUT)/test_fair_scale $(OUTPUT)/test_listeners $(OUTPUT)/test_ports \
+	$(OUTPUT)/test_redirects
 XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/test_port_limit $(OUTPUT)/fuzz_xdp
 # libFuzzer targets (clang): `make test` gives each a few seconds.
 FUZZ_TESTS := $(OUTPUT)/fuzz_logline $(OUTPUT)/fuzz_config $(OUTPUT)/fuzz_options \
@@ -199,7 +202,7 @@ $(OUTPUT)/fair_maps.o $(OUTPUT)/port_maps.o: $(OUTPUT)/shedd.skel.h
 
 $(BIN): $(OUTPUT)/main.o $(USER_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LIBBPF_LIBS) $(INIH_LIBS) $(SERVICE_LIBS) $(MHD_LIBS) -lm -pthread -o $@
+	$(Q)$(CC) $(LDFLAGS) $^ $(LIBBPF_LIBS) $(INIH_LIBS) $(SERVICE_LIBS) $(MHD_LIBS) $(NFT_LIBS) -lm -pthread -o $@
 
 # shedctl: the operator's tool, from the pins (user/maps/pins.c); detach is
 # shedd --remove's (user/maps/detach.c). Only core/ and maps/: neither
@@ -250,6 +253,10 @@ $(OUTPUT)/test_layout: tests/test_layout.c $(OUTPUT)/layout.o
 $(OUTPUT)/test_tunnels: tests/test_tunnels.c $(OUTPUT)/tunnels.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -o $@
+
+$(OUTPUT)/test_redirects: tests/test_redirects.c $(OUTPUT)/redirects.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) $(JANSSON_LIBS) -o $@
 
 $(OUTPUT)/test_fair: tests/test_fair.c tests/splitmix.h include/*.h $(OUTPUT)/fair.o
 	$(call msg,TEST,$@)

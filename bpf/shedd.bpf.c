@@ -738,36 +738,30 @@ int shedd_xdp(struct xdp_md *ctx)
 	 * reflected to a group or martian address. Shed them. */
 	if (cookie && !p.first_frag && rst_answerable(&p, data_end, cfg, ctx->ingress_ifindex)) {
 		sock = shedd_syn_sock(ctx, p.l2_len, p.l3_len, cookie_flags(&p));
-		if (sock == SYN_BUSY) {
-			/* The kernel's to answer (see shedd_syn_sock()):
-			 * charged as in an unverified class. */
-			st->syn_tuple_busy++;
+		if (sock != SYN_LISTENER) {
+			/* Not a cookie's to answer (see shedd_syn_sock()):
+			 * charged as in an unverified class. A lookup that
+			 * finds no listener is no proof that nobody takes
+			 * the SYN: a NAT redirect, TPROXY or IPVS may give
+			 * it, after XDP, to a listener the lookup of its
+			 * tuple as it arrives does not find, and a DNAT
+			 * may make a forwarded one local. Passed uncharged
+			 * it would bypass the class; refused for want of a
+			 * listener, it would lock the port's clients out.
+			 * A SYN the bucket refused already is shed as in
+			 * an unverified class. */
+			if (sock == SYN_BUSY)
+				st->syn_tuple_busy++;
+			else if (sock == SYN_NOT_LOCAL)
+				st->syn_not_local++;
+			else
+				st->syn_no_listener++;
 			if (!charged) {
 				cs->charged++;
 				if (charge(b, cls, now)) {
 					cs->admitted++;
 					return XDP_PASS;
 				}
-			}
-		} else if (sock != SYN_LISTENER) {
-			/* No listener of this host takes it: the kernel
-			 * forwards it, or refuses it with a RST and keeps
-			 * nothing, so no token is spent: passed (admitted,
-			 * uncharged). Its RST is bounded by the budget of
-			 * shedd's own. A SYN the bucket refused already is
-			 * shed as in an unverified class. */
-			if (sock == SYN_NOT_LOCAL)
-				st->syn_not_local++;
-			else
-				st->syn_no_listener++;
-			if (!charged) {
-				if (sock == SYN_NOT_LOCAL || rst_budget_take(cfg, now)) {
-					cs->admitted++;
-					return XDP_PASS;
-				}
-				st->rst_limited++;
-				cs->dropped++;
-				return XDP_DROP;
 			}
 		} else if (!cookie_budget_take(cfg, now)) {
 			cs->cookie_limited++;

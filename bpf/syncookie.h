@@ -664,10 +664,21 @@ static __always_inline struct bpf_sock *tuple_sock(struct xdp_md *ctx, struct bp
 /* Verdicts of shedd_syn_sock(). */
 enum syn_sock {
 	SYN_LISTENER = 0,    /* a listener of this host, no socket of its own: a cookie may answer */
-	SYN_NO_LISTENER = 1, /* no socket at all: the kernel refuses it with a RST */
-	SYN_NOT_LOCAL = 2,   /* to an address not of this host: the kernel's to forward or drop */
+	SYN_NO_LISTENER = 1, /* no socket at all: a closed port (the kernel's RST), or a
+			      * socket netfilter finds after XDP (a NAT redirect, TPROXY) */
+	SYN_NOT_LOCAL = 2,   /* to an address not of this host: the kernel's to forward, drop
+			      * or DNAT to a local port */
 	SYN_BUSY = 3,        /* a socket of its own (TIME_WAIT, a request, a connection) */
 };
+
+/* The FIB lookup's parameters of tuple_local(), per CPU; nothing is kept
+ * between packets. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bpf_fib_lookup);
+} fib_scratch SEC(".maps");
 
 /* Is the destination of the 4-tuple @t (from ctx_tuple()) an address of
  * this host? Asked only for a listener bound to the wildcard address,
@@ -684,25 +695,33 @@ enum syn_sock {
 static __always_inline int tuple_local(struct xdp_md *ctx, const struct bpf_sock_tuple *t,
 				       __u32 tlen)
 {
-	struct bpf_fib_lookup fib = {};
+	struct bpf_fib_lookup *fib;
+	__u32 zero = 0;
 	int rc;
 
-	fib.l4_protocol = IPPROTO_TCP;
-	fib.ifindex = ctx->ingress_ifindex;
+	/* Off the stack: the ACK's check (shedd_cookie_ack()) sits on the
+	 * deepest call chain. Without it the lookup cannot be asked: as a
+	 * lookup that fails. */
+	fib = bpf_map_lookup_elem(&fib_scratch, &zero);
+	if (!fib)
+		return 1;
+	__builtin_memset(fib, 0, sizeof(*fib));
+	fib->l4_protocol = IPPROTO_TCP;
+	fib->ifindex = ctx->ingress_ifindex;
 	if (tlen == sizeof(t->ipv6)) {
-		fib.family = AF_INET6;
-		fib.sport = t->ipv6.sport;
-		fib.dport = t->ipv6.dport;
-		__builtin_memcpy(fib.ipv6_src, t->ipv6.saddr, 16);
-		__builtin_memcpy(fib.ipv6_dst, t->ipv6.daddr, 16);
+		fib->family = AF_INET6;
+		fib->sport = t->ipv6.sport;
+		fib->dport = t->ipv6.dport;
+		__builtin_memcpy(fib->ipv6_src, t->ipv6.saddr, 16);
+		__builtin_memcpy(fib->ipv6_dst, t->ipv6.daddr, 16);
 	} else {
-		fib.family = AF_INET;
-		fib.sport = t->ipv4.sport;
-		fib.dport = t->ipv4.dport;
-		fib.ipv4_src = t->ipv4.saddr;
-		fib.ipv4_dst = t->ipv4.daddr;
+		fib->family = AF_INET;
+		fib->sport = t->ipv4.sport;
+		fib->dport = t->ipv4.dport;
+		fib->ipv4_src = t->ipv4.saddr;
+		fib->ipv4_dst = t->ipv4.daddr;
 	}
-	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), 0);
+	rc = bpf_fib_lookup(ctx, fib, sizeof(*fib), 0);
 	/* A lookup that cannot finish (an error) is taken as local too: the
 	 * SYN is then answered with a cookie and charged when proven, never
 	 * passed uncharged. */
@@ -716,7 +735,8 @@ static __always_inline int tuple_local(struct xdp_md *ctx, const struct bpf_sock
  * Only where the kernel itself would answer: a listener of this host, on
  * the SYN's address and port, and no other socket on its 4-tuple. One
  * socket lookup decides both. Without a socket the kernel refuses the SYN
- * with a RST, and a cookie would show a port scan every port open; a
+ * with a RST (or netfilter gives it to a socket of another port after
+ * XDP), and a cookie would show a port scan every port open; a
  * wildcard listener matches any destination, so a forwarded SYN (a
  * router, a Kubernetes node, a DNAT host) would be answered with the
  * remote server's address unless the destination is checked to be local
@@ -890,7 +910,7 @@ __noinline __u64 shedd_cookie_ack(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len
 	struct shedd_bucket *b;
 	struct seg_hdrs s;
 	struct bpf_sock *sk;
-	int v6 = (flags & CK_V6) != 0, full, valid;
+	int v6 = (flags & CK_V6) != 0, full, valid, wildcard;
 	__u32 c = (__u32)cls & 0xff, tun = (__u32)cls & CHARGE_TUN, seen, tlen, h;
 	__u64 now;
 
@@ -907,7 +927,18 @@ __noinline __u64 shedd_cookie_ack(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len
 		return ACK_NOT_OURS;
 	}
 	full = acceptq_full(sk);
+	if (v6)
+		wildcard = !(sk->src_ip6[0] | sk->src_ip6[1] | sk->src_ip6[2] | sk->src_ip6[3]);
+	else
+		wildcard = !sk->src_ip4;
 	bpf_sk_release(sk);
+	/* A wildcard listener matches any destination: a segment of a flow
+	 * this host forwards, or DNATs to a local port, finds it too, and no
+	 * cookie of ours can be in it (its SYN was never answered with one,
+	 * shedd_syn_sock()). The kernel's to forward, or to give to the
+	 * socket the NAT finds, which judges it. */
+	if (wildcard && !tuple_local(ctx, &t, tlen))
+		return ACK_NOT_OURS;
 
 	if (v6)
 		valid = bpf_tcp_raw_check_syncookie_ipv6(&s.ih.v6, &s.th) == 0;

@@ -365,12 +365,13 @@ struct shedd_stats {
 			       * socket holds (TIME_WAIT, a request, a
 			       * connection), or whose headers the lookup
 			       * cannot read: no cookie, judged as unverified */
-	__u64 syn_no_listener; /* SYNs of a verified class to a port without a
-				* listener: no cookie, passed to the kernel,
-				* which refuses them with a RST (within the
-				* RST budget, else dropped: rst_limited) */
+	__u64 syn_no_listener; /* SYNs of a verified class whose lookup finds
+				* no socket (a closed port, or one a NAT
+				* redirect, TPROXY or IPVS takes after XDP):
+				* no cookie, judged as unverified */
 	__u64 syn_not_local;   /* SYNs of a verified class to an address not of
-				* this host (forwarded): no cookie, passed */
+				* this host (forwarded, or a DNAT's): no
+				* cookie, judged as unverified */
 	__u64 ack_to_kernel;   /* ACKs of a verified class with no valid cookie
 				* to a port that sent no cookie within a
 				* cookie's life: passed to the kernel, which

@@ -35,6 +35,11 @@ set -eu
 #   libncurses-dev   shedctl top's screen (ncursesw)
 #   tmux             shedctl.bats reads shedctl top's screen from a tmux pane
 #   libmicrohttpd-dev  the HTTP server of shedd's Prometheus metrics endpoint
+#   libnftables-dev libjansson-dev  read the namespace's nftables ruleset
+#                    (as `nft -j list ruleset`) at start and on a reload, to
+#                    name the protected ports a NAT redirect, DNAT or TPROXY
+#                    takes after XDP (verified admission cannot see where
+#                    those SYNs go); jansson parses its JSON
 #   prometheus curl  metrics.bats: promtool on a live scrape, a real
 #                    Prometheus (in a test namespace only) that scrapes shedd
 #   qemu-system-x86 busybox-static cpio kmod xz-utils
@@ -51,7 +56,7 @@ set -eu
 PKGS="clang llvm libclang-rt-dev bpftool libbpf-dev libelf-dev zlib1g-dev gcc make pkg-config \
 libcmocka-dev libinih-dev bats iproute2 perl jq ethtool nftables iptables procps util-linux \
 libsystemd-dev libcap-ng-dev libcap-ng-utils systemd python3 strace man-db libncurses-dev tmux \
-libmicrohttpd-dev prometheus curl nginx haproxy httperf gnuplot-nox qemu-system-x86 busybox-static cpio kmod xz-utils"
+libmicrohttpd-dev libnftables-dev libjansson-dev prometheus curl nginx haproxy httperf gnuplot-nox qemu-system-x86 busybox-static cpio kmod xz-utils"
 
 # --kernels [NAME...]: also fetch the kernel matrix's kernel packages
 # (scripts/kernels.sh fetch: unpacked into a cache, never installed).

@@ -1893,10 +1893,20 @@ static const char *expect_syn(const struct frame_ctx *fc, struct ref_state *m,
 		 * passed as SOCK_NONE (frames here always hold them). */
 		enum ref_sock sock = ref_lookup(r);
 
-		if (sock == SOCK_ESTABLISHED) {
-			/* The kernel's: judged as unverified. */
-			e[W(syn_tuple_busy)] = 1;
-			t->syn_tuple_busy++;
+		if (sock != SOCK_LISTENER) {
+			/* The kernel's: judged as unverified. A 4-tuple a
+			 * socket holds, or no listener found (the
+			 * fuzzer's is bound to the server's address, the
+			 * namespace forwards nothing): a closed port, or
+			 * one a NAT redirect would give to a listener
+			 * after XDP; charged, never passed uncharged. */
+			if (sock == SOCK_ESTABLISHED) {
+				e[W(syn_tuple_busy)] = 1;
+				t->syn_tuple_busy++;
+			} else {
+				e[W(syn_no_listener)] = 1;
+				t->syn_no_listener++;
+			}
 			if (!charged) {
 				e[C(c, charged)] = 1;
 				if (d[C(c, admitted)]) {
@@ -1905,26 +1915,6 @@ static const char *expect_syn(const struct frame_ctx *fc, struct ref_state *m,
 					*out = OUT_PASS;
 					return NULL;
 				}
-			}
-		} else if (sock == SOCK_NONE) {
-			/* No listener (the fuzzer's is bound to the server's
-			 * address, the namespace forwards nothing): the
-			 * kernel's RST, within shedd's RST budget, no token. */
-			e[W(syn_no_listener)] = 1;
-			t->syn_no_listener++;
-			if (!charged) {
-				if (ref_budget_take(&m->rsts, m->cfg.rst_rate_per_sec,
-						    m->cfg.rst_burst, fc->now)) {
-					e[C(c, admitted)] = 1;
-					t->admitted++;
-					*out = OUT_PASS;
-					return NULL;
-				}
-				e[W(rst_limited)] = 1;
-				e[C(c, dropped)] = 1;
-				t->shed++;
-				*out = OUT_DROP;
-				return NULL;
 			}
 		} else if (ref_budget_take(&m->cookies, m->cfg.cookie_rate_per_sec,
 					   m->cfg.cookie_burst, fc->now)) {

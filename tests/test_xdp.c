@@ -153,7 +153,7 @@ static const struct shedd_config cfg_rst_blocked = {
 	.mac = SERVER_MAC, .rst_rate_per_sec = 1000, .rst_burst = 100,
 	.tx_blocked = 1,
 };
-/* No RST may be sent: a SYN to a port nobody listens on is dropped. */
+/* No RST may be sent: the RST budget is empty. */
 static const struct shedd_config cfg_vtc_norst = {
 	.default_class = SHEDD_SHEDDABLE,
 	.verify = { [SHEDD_SHEDDABLE] = SHEDD_VERIFY_ALWAYS },
@@ -1569,19 +1569,35 @@ static const struct xdp_case cases[] = {
 	  .pkt = { V6, .flags = TCP_ACK, .dport = NOLISTEN_PORT, .tcp_opts = 1 },
 	  .cfg = &cfg_vtc,
 	  .verdict = XDP_PASS, .delta = { .ack_probed = 1 }, .any = { .non_syn = 1 } },
-	{ "verify: IPv4 SYN of a verified class to a port nobody listens on: the kernel's, no cookie",
+	/* The lookup of a SYN as it arrives misses the socket that a NAT
+	 * redirect, TPROXY or IPVS gives it after XDP, just as it misses on a
+	 * closed port: either way the SYN is judged as in an unverified
+	 * class, never passed uncharged nor dropped for want of a listener. */
+	{ "verify: IPv4 SYN of a verified class, no listener found: no cookie, charged",
 	  .pkt = { V4, .flags = TCP_SYN, .dport = NOLISTEN_PORT, .tcp_opts = 1 },
 	  .cfg = &cfg_vtc, .verdict = XDP_PASS,
-	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .admitted = 1 }, .syn_no_listener = 1 } },
-	{ "verify: IPv6 SYN of a verified class to a port nobody listens on: the kernel's, no cookie",
+	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .admitted = 1 },
+		     .syn_no_listener = 1 } },
+	{ "verify: IPv6 SYN of a verified class, no listener found: no cookie, charged",
 	  .pkt = { V6, .flags = TCP_SYN, .dport = NOLISTEN_PORT, .tcp_opts = 1 },
 	  .cfg = &cfg_vkernel, .verdict = XDP_PASS,
-	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .admitted = 1 }, .syn_no_listener = 1 } },
-	{ "verify: SYN to a port nobody listens on, RST budget spent: dropped, no token",
+	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .admitted = 1 },
+		     .syn_no_listener = 1 } },
+	{ "verify: SYN of a verified class, no listener found, no token: shed",
 	  .pkt = { V4, .flags = TCP_SYN, .dport = NOLISTEN_PORT, .tcp_opts = 1 },
-	  .cfg = &cfg_vtc_norst, .verdict = XDP_DROP,
-	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .dropped = 1 }, .syn_no_listener = 1,
-		     .rst_limited = 1 } },
+	  .cfg = &cfg_vtc, .rate = &rate_empty, .verdict = XDP_DROP,
+	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .dropped = 1 },
+		     .syn_no_listener = 1 } },
+	{ "verify: IPv6 SYN of a verified class, no listener found, no token: shed",
+	  .pkt = { V6, .flags = TCP_SYN, .dport = NOLISTEN_PORT, .tcp_opts = 1 },
+	  .cfg = &cfg_vtc, .rate = &rate_empty, .verdict = XDP_DROP,
+	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .dropped = 1 },
+		     .syn_no_listener = 1 } },
+	{ "verify: SYN of a verified class, no listener found, RST budget spent: its token admits it",
+	  .pkt = { V4, .flags = TCP_SYN, .dport = NOLISTEN_PORT, .tcp_opts = 1 },
+	  .cfg = &cfg_vtc_norst, .verdict = XDP_PASS,
+	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .admitted = 1 },
+		     .syn_no_listener = 1 } },
 	{ "verify: 802.1Q IPv4 data ACK to a protected port nobody listens on: passed",
 	  .pkt = { V4, .flags = TCP_ACK | TCP_PSH, .vlans = 1, .payload_len = 100,
 		   .dport = NOLISTEN_PORT },
@@ -4081,9 +4097,11 @@ static int write_sysctl(const char *path, const char *val)
 
 /* On a host that forwards (a router, a Kubernetes node, a DNAT host), a
  * SYN to an address of another host reaches the wildcard listener's port
- * in the socket lookup: it is the kernel's to forward, never a cookie from
- * the remote server's address. A SYN to this host's own address still
- * gets its cookie. */
+ * in the socket lookup: it is the kernel's to forward, or a DNAT rule's to
+ * give to a local port, never a cookie from the remote server's address;
+ * it is charged as in an unverified class, and the ACKs of its flow pass
+ * as the kernel's. A SYN to this host's own address still gets its
+ * cookie. */
 static void test_syn_not_local(void **state)
 {
 	static const char *const fwd[] = { "/proc/sys/net/ipv4/conf/all/forwarding",
@@ -4117,6 +4135,7 @@ static void test_syn_not_local(void **state)
 		want.packets = 1;
 		want.syn_not_local = 1;
 		want.cls[cls].syn = 1;
+		want.cls[cls].charged = 1;
 		want.cls[cls].admitted = 1;
 		expect_delta(name, &before, &after, &want);
 
@@ -4125,6 +4144,25 @@ static void test_syn_not_local(void **state)
 		pkt_build(&p, &spec);
 		run_xdp(name, p.data, p.len, &r);
 		expect_verdict(name, r.verdict, XDP_TX);
+
+		/* A cookie of the port is out now: the forwarded flow's
+		 * ACK finds the wildcard listener too, and carries no
+		 * cookie of ours. It is the kernel's, never dropped as
+		 * forged. */
+		snprintf(name, sizeof(name), "IPv%d ACK forwarded to another host, a cookie out",
+			 v6 ? 6 : 4);
+		spec.flags = TCP_ACK;
+		spec.daddr = v6 ? "2001:db8:200::1" : "198.19.200.1";
+		pkt_build(&p, &spec);
+		read_stats(&before);
+		run_xdp(name, p.data, p.len, &r);
+		read_stats(&after);
+		expect_verdict(name, r.verdict, XDP_PASS);
+		memset(&want, 0, sizeof(want));
+		want.packets = 1;
+		want.ack_probed = 1;
+		want.non_syn = 1;
+		expect_delta(name, &before, &after, &want);
 	}
 }
 
@@ -6292,7 +6330,7 @@ static const struct CMUnitTest fixed_tests[] = {
 	{ "a SYN of a flow in TIME_WAIT is the kernel's, no FIN seen",
 	  test_syn_into_time_wait, vtc_setup, NULL, NULL },
 	{ "a FIN marks nothing", test_fin_marks_nothing, vtc_setup, NULL, NULL },
-	{ "a forwarded SYN is the kernel's, no cookie", test_syn_not_local, vtc_setup,
+	{ "a forwarded SYN is the kernel's, no cookie, charged", test_syn_not_local, vtc_setup,
 	  not_local_teardown, NULL },
 	{ "cookie budget per CPU", test_cookie_budget, NULL, NULL, NULL },
 	{ "verify while shedding, for the hold", test_verify_while_shedding, NULL, NULL,

@@ -21,6 +21,7 @@
 #include "log.h"
 #include "prefixes.h"
 #include "probe.h"
+#include "redirects.h"
 #include "settings.h"
 #include "sysctls.h"
 #include "shedd.skel.h"
@@ -195,6 +196,17 @@ int loader_refresh_host(struct loader *l)
 	return 0;
 }
 
+/* Are cookies answered for some class? */
+static bool cfg_verifies(const struct shedd_config *cfg)
+{
+	__u32 c;
+
+	for (c = 0; c < SHEDD_NR_CLASSES && !cfg->tx_blocked; c++)
+		if (cfg->verify[c] != SHEDD_VERIFY_OFF)
+			return true;
+	return false;
+}
+
 int loader_configure(struct loader *l, const struct shedd_options *o)
 {
 	__u64 rst_per_cpu;
@@ -245,6 +257,10 @@ int loader_configure(struct loader *l, const struct shedd_options *o)
 		log_err("write settings: %s", strerror(-err));
 		return err;
 	}
+	/* What netfilter and IPVS take elsewhere after XDP: said, at start
+	 * and on a reload (the ruleset is not read every tick: a large one
+	 * takes a while to list). */
+	redirects_check(o->ports, o->nr_ports, cfg_verifies(&cfg));
 	return 0;
 }
 

@@ -389,7 +389,7 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 		if (bpf_map__is_internal(map) || map == l->skel->maps.reply_scratch ||
 		    map == l->skel->maps.rst_scratch || map == l->skel->maps.settings_pkt ||
 		    map == l->skel->maps.tun_pkt ||
-		    map == l->skel->maps.csum_scratch)
+		    map == l->skel->maps.csum_scratch || map == l->skel->maps.fib_scratch)
 			continue;
 		if ((err = migrate_plan(l, map)))
 			goto fail;
