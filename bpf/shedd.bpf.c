@@ -738,10 +738,13 @@ int shedd_xdp(struct xdp_md *ctx)
 	 * reflected to a group or martian address. Shed them. */
 	if (cookie && !p.first_frag && rst_answerable(&p, data_end, cfg, ctx->ingress_ifindex)) {
 		sock = shedd_syn_sock(ctx, p.l2_len, p.l3_len, cookie_flags(&p));
-		if (sock == SYN_BUSY) {
+		if (sock == SYN_BUSY || sock == SYN_SIGNED) {
 			/* The kernel's to answer (see shedd_syn_sock()):
 			 * charged as in an unverified class. */
-			st->syn_tuple_busy++;
+			if (sock == SYN_BUSY)
+				st->syn_tuple_busy++;
+			else
+				syn_signed_count();
 			if (!charged) {
 				cs->charged++;
 				if (charge(b, cls, now)) {

@@ -317,6 +317,9 @@ static void xdp_families(struct out *o)
 		snprintf(lbl, sizeof(lbl), "event=\"%s\"", events[i].kind);
 		sample_u64(o, "shedd_xdp_events_total", lbl, U64_AT(st, events[i].off));
 	}
+	/* The syn_checks map. */
+	sample_u64(o, "shedd_xdp_events_total", "event=\"syn_signed\"",
+		   o->s->syn_checks.syn_signed);
 #undef U64_AT
 }
 

@@ -30,6 +30,7 @@ struct metrics_snapshot {
 	struct shedd_stats stats;        /* the stats map, summed over CPUs */
 	struct shedd_tun_stats tun;      /* the tun_stats map, summed */
 	struct shedd_tun_checks tun_checks; /* the tun_checks map, summed */
+	struct shedd_syn_checks syn_checks; /* the syn_checks map, summed */
 	struct shedd_daemon_stats d;     /* the daemon's counters */
 	double limit;                    /* SYN/s being allocated */
 	double class_rate[SHEDD_NR_CLASSES];   /* published, SYN/s */

@@ -260,6 +260,7 @@ int metrics_tick(struct metrics *m, struct loader *l, const struct metrics_tick 
 	/* Not fatal either: the tunnel counters keep their last values. */
 	loader_read_tun_stats(l, &n->tun);
 	loader_read_tun_checks(l, &n->tun_checks);
+	loader_read_syn_checks(l, &n->syn_checks);
 	/* Nor the fairness maps: none in a program older than them. */
 	if (loader_read_fair(l, &n->fair))
 		n->fair.have = false;
