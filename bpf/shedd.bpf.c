@@ -749,6 +749,11 @@ int shedd_xdp(struct xdp_md *ctx)
 				cs->charged++;
 				if (charge(b, cls, now)) {
 					cs->admitted++;
+					/* Charged once: with tcp_syncookies=2
+					 * the kernel answers with a cookie of
+					 * its own, whose ACK passes. */
+					shedd_syn_charged(ctx, p.l2_len, p.l3_len, cookie_flags(&p),
+							  now);
 					return XDP_PASS;
 				}
 			}

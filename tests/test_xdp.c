@@ -5368,6 +5368,60 @@ static void test_direct_syn_charged_once(void **state)
 	}
 }
 
+/* The Linux set with a TCP-MD5 option after it: 40 bytes, the most a
+ * header holds. */
+#define OPT_MD5_TAIL 1, 1, 19, 18, 0xde, 0xad, 0xbe, 0xef, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
+static const __u8 opt_linux_md5[] = { 2, 4, 0x05, 0xb4, 4, 2, TS_OPT(TSVAL, 0), 1, 3, 3, 7,
+				      OPT_MD5_TAIL };
+static const __u8 opt_linux6_md5[] = { 2, 4, 0x05, 0xa0, 4, 2, TS_OPT(TSVAL, 0), 1, 3, 3, 7,
+				       OPT_MD5_TAIL };
+
+/* A signed SYN to a listener with keys is charged and goes to the kernel,
+ * which with tcp_syncookies=2 (the kernel hand-off) answers it with a
+ * cookie of its own: the ACK back is not charged a second time. */
+static void test_signed_syn_charged_once(void **state)
+{
+	const __u32 cls = SHEDD_SHEDDABLE;
+	int v6;
+
+	(void)state;
+	for (v6 = 0; v6 <= 1; v6++) {
+		struct pkt_spec syn = linux_syn(v6, PKT_SPORT + 95), md5 = syn;
+		struct shedd_stats want = {};
+		struct synack_info info;
+		char name[160];
+		struct pkt p;
+
+		/* The kernel's cookie for this flow, ISN and MSS: an unsigned
+		 * SYN of it is answered with one. */
+		syn.dport = md5.dport = MD5_PORT;
+		if (reset_maps(&cfg_vkernel, NULL))
+			fail_msg("reset maps");
+		cookie_of("the kernel's cookie", &syn, &info);
+
+		if (reset_maps(&cfg_vkernel, &rate_one))
+			fail_msg("reset maps");
+		snprintf(name, sizeof(name), "IPv%d signed SYN to an MD5 listener, one token: "
+			 "admitted", v6 ? 6 : 4);
+		md5.opt_bytes = v6 ? opt_linux6_md5 : opt_linux_md5;
+		md5.opt_len = v6 ? sizeof(opt_linux6_md5) : sizeof(opt_linux_md5);
+		pkt_build(&p, &md5);
+		want.cls[cls].syn = 1;
+		want.cls[cls].charged = 1;
+		want.cls[cls].admitted = 1;
+		expect_run(name, &p, XDP_PASS, want);
+
+		snprintf(name, sizeof(name), "IPv%d its ACK with the kernel's cookie: passed, no "
+			 "second token", v6 ? 6 : 4);
+		build_cookie_ack(&p, &syn, &info);
+		memset(&want, 0, sizeof(want));
+		want.ack_probed = 1;
+		want.ack_repeat = 1;
+		want.cls[cls].ack_valid = 1;
+		expect_run(name, &p, XDP_PASS, want);
+	}
+}
+
 /* The listener stamps of the kernel hand-off, per port and CPU: ports a
  * service pairs (80 and 8080, 443 and 8443) keep a slot each, so a SYN to
  * one does not refresh the other's listener again within the second. */
@@ -6495,6 +6549,8 @@ static const struct CMUnitTest fixed_tests[] = {
 	{ "SipHash against its reference vectors", test_siphash_vectors, NULL, NULL, NULL },
 	{ "a SYN admitted directly is charged once, not again at its ACK",
 	  test_direct_syn_charged_once, NULL, NULL, NULL },
+	{ "a signed SYN admitted to the kernel is charged once, not again at its ACK",
+	  test_signed_syn_charged_once, NULL, NULL, NULL },
 	{ "refresh slots: 80/8080 and 443/8443 do not share one", test_refresh_slots_apart,
 	  NULL, NULL, NULL },
 	{ "settings: a reader sees the old record or the new one, never a mix",
