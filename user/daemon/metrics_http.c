@@ -286,6 +286,8 @@ int metrics_tick(struct metrics *m, struct loader *l, const struct metrics_tick 
 	n->at_max = t->aimd && t->at_max;
 	n->at_max_ticks = t->at_max_ticks;
 	n->tx_blocked = t->tx_blocked;
+	n->signed_md5_ports = t->signed_md5_ports;
+	n->signed_mptcp_ports = t->signed_mptcp_ports;
 	n->pinned_rate = t->pinned_rate;
 	n->lease_s = t->lease_s;
 	n->fail_static_rate = t->fail_static_rate;
