@@ -843,10 +843,11 @@ __noinline int shedd_syn_sock(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __
 	 * listener with keys it drops if it has a key for the peer, and
 	 * answers unsigned otherwise: as a cookie answers, and a cookie ACK
 	 * of a peer with a key is dropped as the SYN would have been
-	 * (tcp_inbound_hash()). So a flood to a BGP port is answered with
-	 * cookies, its peers' signed SYNs charged. An MPTCP listener takes
-	 * no cookie hand-off (bpf_sk_assign_tcp_reqsk() refuses it), and a
-	 * cookie would drop MP_CAPABLE: the kernel answers each SYN. */
+	 * (tcp_inbound_hash(); tcp_inbound_md5_hash() before 6.7). So a flood
+	 * to a BGP port is answered with cookies, its peers' signed SYNs
+	 * charged. An MPTCP listener takes no cookie hand-off
+	 * (bpf_sk_assign_tcp_reqsk() refuses it), and a cookie would drop
+	 * MP_CAPABLE: the kernel answers each SYN. */
 	if ((keys & LISTENER_MPTCP) ||
 	    ((keys & (OPT_AUTH_MD5 | OPT_AUTH_AO)) && (shedd_syn_auth(ctx, l2_len, l3_len) & keys)))
 		return SYN_SIGNED;
