@@ -56,14 +56,16 @@ CORE_SRCS := user/core/alloc.c user/core/options.c user/core/status.c user/core/
 	user/core/latency_target.c user/core/drain.c user/core/req_per_conn.c \
 	user/core/signal_parse.c user/core/listeners.c user/core/sample_agg.c user/core/tick.c \
 	user/core/kernel_features.c user/core/logline.c user/core/config.c user/core/log.c \
-	user/core/metrics.c user/core/fair.c user/core/fair_view.c user/core/port_limit.c
+	user/core/metrics.c user/core/fair.c user/core/fair_view.c user/core/port_limit.c \
+	user/core/signed_ports.c
 MAPS_SRCS := user/maps/ctl.c user/maps/ctl_state.c user/maps/layout.c user/maps/migrate.c \
 	user/maps/settings.c user/maps/fair_maps.c user/maps/pindir.c user/maps/detach.c \
 	user/maps/handle.c user/maps/prefixes.c user/maps/sysctls.c user/maps/port_maps.c
 DAEMON_SRCS := user/daemon/loader.c user/daemon/tc_handoff.c user/daemon/configure.c \
 	user/daemon/signals.c user/daemon/probe.c user/daemon/reload.c user/daemon/service.c \
 	user/daemon/metrics_http.c user/daemon/sockdiag.c user/daemon/xdptx.c \
-	user/daemon/tunnels.c user/daemon/redirects.c user/daemon/redirects_scan.c
+	user/daemon/tunnels.c user/daemon/redirects.c user/daemon/redirects_scan.c \
+	user/daemon/signed_scan.c
 USER_SRCS := $(CORE_SRCS) $(MAPS_SRCS) $(DAEMON_SRCS)
 CORE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(CORE_SRCS)))
 MAPS_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(MAPS_SRCS)))
@@ -82,7 +84,7 @@ UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options 
 	$(OUTPUT)/test_logline $(OUTPUT)/test_log $(OUTPUT)/test_ctl $(OUTPUT)/test_metrics \
 	$(OUTPUT)/test_xdptx $(OUTPUT)/test_layout $(OUTPUT)/test_tunnels $(OUTPUT)/test_fair \
 	$(OUTPUT)/test_fair_scale $(OUTPUT)/test_listeners $(OUTPUT)/test_ports \
-	$(OUTPUT)/test_redirects
+	$(OUTPUT)/test_redirects $(OUTPUT)/test_signed_ports
 XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/test_port_limit $(OUTPUT)/fuzz_xdp
 # libFuzzer targets (clang): `make test` gives each a few seconds.
 FUZZ_TESTS := $(OUTPUT)/fuzz_logline $(OUTPUT)/fuzz_config $(OUTPUT)/fuzz_options \
@@ -227,6 +229,10 @@ $(OUTPUT)/test_auto_target: tests/test_auto_target.c tests/splitmix.h $(AIMD_OBJ
 		$(OUTPUT)/sample_agg.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
+
+$(OUTPUT)/test_signed_ports: tests/test_signed_ports.c $(OUTPUT)/signed_ports.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -o $@
 
 $(OUTPUT)/test_signals: tests/test_signals.c $(OUTPUT)/signal_parse.o $(OUTPUT)/listeners.o \
 		$(OUTPUT)/sample_agg.o $(OUTPUT)/logline.o

@@ -3,7 +3,7 @@
  * Userspace writes settings, broadcast, ports, prefix_v4, prefix_v6, rates, lease,
  * port_limit, ctl_state, ctl_cmd, manual_v4, manual_v6, daemon_stats and layout; the
  * program writes reserve, buckets, tun_reserve, tun_buckets, port_reserve,
- * port_buckets, stats, rst_budget, cookie_budget and refresh. The daemon
+ * port_buckets, stats, syn_checks, rst_budget, cookie_budget and refresh. The daemon
  * pins every map by name.
  */
 #ifndef SHEDD_MAPS_H
@@ -122,6 +122,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct shedd_stats);
 } stats SEC(".maps");
+
+/* What verified admission found of a SYN's listener (syncookie.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shedd_syn_checks);
+} syn_checks SEC(".maps");
 
 /* The RST replies' own budget, per CPU, so a spoofed flood is not
  * reflected one for one. Rate and depth come from settings. */

@@ -748,10 +748,14 @@ int shedd_xdp(struct xdp_md *ctx)
 			 * may make a forwarded one local. Passed uncharged
 			 * it would bypass the class; refused for want of a
 			 * listener, it would lock the port's clients out.
-			 * A SYN the bucket refused already is shed as in
-			 * an unverified class. */
+			 * A signed SYN, or one to an MPTCP listener, is the
+			 * listener's own to answer. A SYN the bucket
+			 * refused already is shed as in an unverified
+			 * class. */
 			if (sock == SYN_BUSY)
 				st->syn_tuple_busy++;
+			else if (sock == SYN_SIGNED)
+				syn_signed_count();
 			else if (sock == SYN_NOT_LOCAL)
 				st->syn_not_local++;
 			else
@@ -760,6 +764,11 @@ int shedd_xdp(struct xdp_md *ctx)
 				cs->charged++;
 				if (charge(b, cls, now)) {
 					cs->admitted++;
+					/* Charged once: with tcp_syncookies=2
+					 * the kernel answers with a cookie of
+					 * its own, whose ACK passes. */
+					shedd_syn_charged(ctx, p.l2_len, p.l3_len, cookie_flags(&p),
+							  now);
 					return XDP_PASS;
 				}
 			}

@@ -16,6 +16,8 @@
 #ifndef SHEDD_SYNCOOKIE_H
 #define SHEDD_SYNCOOKIE_H
 
+#include <bpf/bpf_core_read.h>
+
 #include "tcpopt.h"
 
 #ifndef AF_INET
@@ -669,6 +671,7 @@ enum syn_sock {
 	SYN_NOT_LOCAL = 2,   /* to an address not of this host: the kernel's to forward, drop
 			      * or DNAT to a local port */
 	SYN_BUSY = 3,        /* a socket of its own (TIME_WAIT, a request, a connection) */
+	SYN_SIGNED = 4,      /* a signed SYN to a listener with keys, or any to an MPTCP one */
 };
 
 /* The FIB lookup's parameters of tuple_local(), per CPU; nothing is kept
@@ -679,6 +682,79 @@ struct {
 	__type(key, __u32);
 	__type(value, struct bpf_fib_lookup);
 } fib_scratch SEC(".maps");
+
+/* Count a SYN_SIGNED (shedd_syn_checks.syn_signed). */
+static __always_inline void syn_signed_count(void)
+{
+	__u32 zero = 0;
+	struct shedd_syn_checks *sc = bpf_map_lookup_elem(&syn_checks, &zero);
+
+	if (sc)
+		sc->syn_signed++;
+}
+
+/* tcp_sock of a kernel built with TCP-AO (6.7 and later, CONFIG_TCP_AO),
+ * for CO-RE: on a kernel without it the field does not exist and the
+ * check is gone at load. */
+struct tcp_ao_info;
+struct tcp_sock___ao {
+	struct tcp_ao_info *ao_info;
+} __attribute__((preserve_access_index));
+
+/*
+ * listener_keys() - what the listener @sk needs that a cookie cannot give:
+ * OPT_AUTH_MD5 if it holds TCP-MD5 keys (tcp_sock.md5sig_info, made by
+ * the first TCP_MD5SIG), OPT_AUTH_AO if it holds TCP-AO keys
+ * (tcp_sock.ao_info), LISTENER_MPTCP if it is the TCP listener of an
+ * MPTCP socket (tcp_sock.is_mptcp, set by subflow_ulp_init()). Read from
+ * the kernel's own socket, so whatever the service set, at any time, is
+ * seen at once; a field the running kernel lacks (built without MD5, AO or
+ * MPTCP) cannot be set, and is not read.
+ */
+#define LISTENER_MPTCP 4
+static __always_inline __u32 listener_keys(struct bpf_sock *sk)
+{
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+	struct tcp_sock___ao *ao = (void *)tp;
+	__u32 keys = 0;
+
+	if (!tp)
+		return 0;
+	if (bpf_core_field_exists(tp->md5sig_info) && tp->md5sig_info)
+		keys |= OPT_AUTH_MD5;
+	if (bpf_core_field_exists(ao->ao_info) && ao->ao_info)
+		keys |= OPT_AUTH_AO;
+	if (bpf_core_field_exists(tp->is_mptcp) && tp->is_mptcp)
+		keys |= LISTENER_MPTCP;
+	return keys;
+}
+
+/* The signatures (OPT_AUTH_*) the SYN in @ctx carries; its TCP header
+ * lies @l3_len bytes after the IP header at @l2_len. One that cannot be
+ * read is taken as signed: judged, never answered blind. A global
+ * function, asked only for a listener with keys: the walk's copy of the
+ * header lives in a frame of its own, not in shedd_syn_sock()'s. */
+__noinline int shedd_syn_auth(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	/* On the stack: bpf_loop() takes its context only from there. */
+	struct opt_walk w = {};
+	struct tcphdr *pt;
+	__u32 th_len;
+
+	lens_bound(&l2_len, &l3_len);
+	pt = data + l2_len + l3_len;
+	if ((void *)(pt + 1) > data_end)
+		return OPT_AUTH_MD5 | OPT_AUTH_AO;
+	th_len = pt->doff * 4;
+	if (th_len < sizeof(struct tcphdr) || th_len > TCP_MAX_HLEN ||
+	    bpf_xdp_load_bytes(ctx, l2_len + l3_len, w.th, th_len))
+		return OPT_AUTH_MD5 | OPT_AUTH_AO;
+	w.len = th_len;
+	opt_walk(&w);
+	return w.o.auth;
+}
 
 /* Is the destination of the 4-tuple @t (from ctx_tuple()) an address of
  * this host? Asked only for a listener bound to the wildcard address,
@@ -755,7 +831,7 @@ __noinline int shedd_syn_sock(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __
 {
 	struct bpf_sock_tuple t = {};
 	struct bpf_sock *sk;
-	__u32 tlen;
+	__u32 tlen, keys;
 	int wildcard;
 
 	/* Headers the parser found and we cannot read: not a SYN to pass
@@ -774,9 +850,27 @@ __noinline int shedd_syn_sock(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len, __
 		wildcard = !(sk->src_ip6[0] | sk->src_ip6[1] | sk->src_ip6[2] | sk->src_ip6[3]);
 	else
 		wildcard = !sk->src_ip4;
+	keys = listener_keys(sk);
 	bpf_sk_release(sk);
 	if (wildcard && !tuple_local(ctx, &t, tlen))
 		return SYN_NOT_LOCAL;
+	/* The kernel signs its SYN-ACK, a cookie one too (tcp_make_synack()),
+	 * where the listener has a key for the peer, and the peer drops an
+	 * unsigned one (TCPMD5NotFound, TCPAORequired): a signed SYN to a
+	 * listener with keys of its kind is the kernel's to answer. A SYN
+	 * signed where the listener has no key of its kind, the kernel drops
+	 * (TCPMD5Unexpected, TCPAOKeyNotFound), and an unsigned one to a
+	 * listener with keys it drops if it has a key for the peer, and
+	 * answers unsigned otherwise: as a cookie answers, and a cookie ACK
+	 * of a peer with a key is dropped as the SYN would have been
+	 * (tcp_inbound_hash(); tcp_inbound_md5_hash() before 6.7). So a flood
+	 * to a BGP port is answered with cookies, its peers' signed SYNs
+	 * charged. An MPTCP listener takes no cookie hand-off
+	 * (bpf_sk_assign_tcp_reqsk() refuses it), and a cookie would drop
+	 * MP_CAPABLE: the kernel answers each SYN. */
+	if ((keys & LISTENER_MPTCP) ||
+	    ((keys & (OPT_AUTH_MD5 | OPT_AUTH_AO)) && (shedd_syn_auth(ctx, l2_len, l3_len) & keys)))
+		return SYN_SIGNED;
 	return SYN_LISTENER;
 }
 

@@ -12,6 +12,8 @@
 #define TCPOPT_WINDOW 3
 #define TCPOPT_SACK_PERM 4
 #define TCPOPT_TIMESTAMP 8
+#define TCPOPT_MD5SIG 19 /* RFC 2385 */
+#define TCPOPT_AO 29     /* RFC 5925 */
 #define TCP_MAX_WSCALE 14
 #define TCP_MAX_HLEN 60
 
@@ -23,7 +25,14 @@ struct syn_opts {
 	__u8 sack;   /* SACK permitted */
 	__u8 ws;     /* window scaling offered */
 	__u8 wscale; /* its shift, at most TCP_MAX_WSCALE */
+	__u8 auth;   /* OPT_AUTH_*: the signatures it carries */
+	__u8 _pad[3];
 };
+
+/* syn_opts.auth: a TCP-MD5 option, a TCP-AO option, of any length (the
+ * kernel drops a segment whose auth option has a wrong one). */
+#define OPT_AUTH_MD5 1
+#define OPT_AUTH_AO 2
 
 /* The walk: the TCP header copied to th (len bytes, 20..60) and the
  * offset of the next option. */
@@ -82,6 +91,10 @@ static long opt_step(__u64 n, void *ctx)
 		w->o.ts = 1;
 		w->o.tsval = opt_be32(w->th, i + 2);
 		w->o.tsecr = opt_be32(w->th, i + 6);
+	} else if (kind == TCPOPT_MD5SIG) {
+		w->o.auth |= OPT_AUTH_MD5;
+	} else if (kind == TCPOPT_AO) {
+		w->o.auth |= OPT_AUTH_AO;
 	}
 	w->i = i + olen;
 	return 0;

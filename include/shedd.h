@@ -413,6 +413,19 @@ struct shedd_tun_checks {
 	__u64 _spare[2];
 };
 
+/* syn_checks: written by the XDP program only. PERCPU_ARRAY with one
+ * entry: what verified admission found of a SYN's listener (bpf/syncookie.h,
+ * shedd_syn_sock()). A map of its own, so readers of stats built before it
+ * read stats as they always did. */
+struct shedd_syn_checks {
+	__u64 syn_signed; /* SYNs of a verified class that the listener must
+			   * answer itself: signed with TCP-MD5 or TCP-AO to a
+			   * listener that holds keys of that kind, or any SYN
+			   * to an MPTCP listener: no cookie, judged as
+			   * unverified */
+	__u64 _spare[3];
+};
+
 /*
  * The tunnel class space. An inner SYN is charged to its class's bucket
  * in a space of its own: tun_buckets (PERCPU_ARRAY, per class, as
@@ -804,11 +817,12 @@ struct shedd_sysctls {
  *      port_limit, port_reserve, port_buckets (and SHEDD_CUR_PORT_LIMITS,
  *      bit 1 of settings_cur, which older programs ignore);
  *   8: tun_devs, tun_checks, tun_buckets, tun_reserve (and
- *      shedd_tun_config.match, once padding, 0 for older daemons).
+ *      shedd_tun_config.match, once padding, 0 for older daemons);
+ *   9: syn_checks.
  * A change to any pinned map's layout raises it, and user/maps/layout.c says
  * how a value of each older layout becomes today's.
  */
-#define SHEDD_LAYOUT_VERSION 8
+#define SHEDD_LAYOUT_VERSION 9
 /*
  * layout_compat: forward compatibility, an interface that never changes.
  * ARRAY with one entry, written with layout by the daemon that made the
@@ -999,6 +1013,7 @@ _Static_assert(sizeof(struct shedd_tun_addr) == 16, "tun_local key");
 _Static_assert(sizeof(struct shedd_tun_key) == 40, "tun_devs key");
 _Static_assert(sizeof(struct shedd_tun_dev) == 8, "tun_devs value");
 _Static_assert(sizeof(struct shedd_tun_checks) == 4 * 8, "shedd_tun_checks is a map value");
+_Static_assert(sizeof(struct shedd_syn_checks) == 4 * 8, "shedd_syn_checks is a map value");
 _Static_assert(SHEDD_TDEV_IP6TNL < SHEDD_TUN_SHAPES_SHIFT, "the match bits below the shapes");
 _Static_assert(sizeof(struct shedd_refresh) == 16, "shedd_refresh is a map value");
 _Static_assert(sizeof(struct shedd_handoff_stats) == 9 * 8, "shedd_handoff_stats");

@@ -18,6 +18,8 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <linux/tcp.h>
 #include <arpa/inet.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,6 +49,8 @@
 #define NOLISTEN_PORT 8081 /* protected; nobody listens on it */
 #define FULLQ_PORT 8082    /* protected; a listener of backlog 0 (test_ack_to_full_queue) */
 #define QUIET_PORT 8083    /* protected; a listener of its own test (test_ack_without_cookies) */
+#define MD5_PORT 8084      /* protected; a listener with a TCP-MD5 key for the client */
+#define MPTCP_PORT 8085    /* protected; an MPTCP listener (test_signed_syn) */
 /* Far from 0, so scripts can also step back in time. A fresh bucket
  * (last_ns 0) holds exactly its burst at any non-zero time. */
 #define T0_NS (10000ULL * SHEDD_NSEC_PER_SEC)
@@ -3053,6 +3057,11 @@ static void test_bad_csum_backed_off(void **state)
 /* Listeners on PROTECTED_PORT, IPv4 and IPv6, in the namespace of the test
  * process; the client and server addresses of packets.h are on its lo. */
 static int listen_fds[2] = { -1, -1 };
+/* A listener with a TCP-MD5 key for the client, an MPTCP listener (-1
+ * where the kernel has no MPTCP), per family (run_signed()). */
+static int md5_fds[2] = { -1, -1 }, mptcp_fds[2] = { -1, -1 };
+static int listen_md5(int v6, __u16 port);
+static int listen_mptcp(int v6, __u16 port);
 
 /* struct in6_ifreq of <linux/ipv6.h>, which clashes with <netinet/in.h>. */
 struct lo_in6_ifreq {
@@ -3189,7 +3198,12 @@ static int netns_setup(void)
 		goto out;
 	listen_fds[0] = listen_on(0, PROTECTED_PORT, 16);
 	listen_fds[1] = listen_on(1, PROTECTED_PORT, 16);
-	if (listen_fds[0] >= 0 && listen_fds[1] >= 0)
+	md5_fds[0] = listen_md5(0, MD5_PORT);
+	md5_fds[1] = listen_md5(1, MD5_PORT);
+	mptcp_fds[0] = listen_mptcp(0, MPTCP_PORT);
+	mptcp_fds[1] = listen_mptcp(1, MPTCP_PORT);
+	if (listen_fds[0] >= 0 && listen_fds[1] >= 0 && md5_fds[0] >= 0 && md5_fds[1] >= 0 &&
+	    mptcp_fds[0] != -1 && mptcp_fds[1] != -1)
 		err = 0;
 out:
 	if (err)
@@ -4425,6 +4439,171 @@ static int vtc_setup(void **state)
 	return reset_maps(&cfg_vtc, NULL);
 }
 
+/* ---- listeners a cookie cannot answer -------------------------------------- */
+
+#ifndef IPPROTO_MPTCP
+#define IPPROTO_MPTCP 262
+#endif
+
+/* A listener on @port of family @v6 holding a TCP-MD5 key for the client
+ * address (struct tcp_md5sig, TCP_MD5SIG), as a BGP daemon's. */
+static int listen_md5(int v6, __u16 port)
+{
+	struct tcp_md5sig md5 = { .tcpm_keylen = 6 };
+	union sockaddr_inx peer;
+	int fd = listen_on(v6, port, 16);
+
+	if (fd < 0)
+		return -1;
+	sockaddr_of(&peer, v6, v6 ? PKT_V6_CLIENT : PKT_V4_CLIENT, 0);
+	memcpy(&md5.tcpm_addr, &peer, v6 ? sizeof(peer.v6) : sizeof(peer.v4));
+	memcpy(md5.tcpm_key, "secret", 6);
+	if (setsockopt(fd, IPPROTO_TCP, TCP_MD5SIG, &md5, sizeof(md5))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* An MPTCP listener on @port of family @v6: its TCP listener has the
+ * ULP "mptcp". -2 where the kernel has no MPTCP. */
+static int listen_mptcp(int v6, __u16 port)
+{
+	union sockaddr_inx a;
+	socklen_t len = sockaddr_of(&a, v6, NULL, port);
+	int one = 1, fd;
+
+	fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_MPTCP);
+	if (fd < 0)
+		return errno == EPROTONOSUPPORT || errno == ENOPROTOOPT ? -2 : -1;
+	if ((v6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one))) ||
+	    bind(fd, &a.sa, len) || listen(fd, 16)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* syn_checks, summed over the CPUs. */
+static void read_syn_checks(struct shedd_syn_checks *sum)
+{
+	struct shedd_syn_checks *vals = calloc((size_t)nr_cpus, sizeof(*vals));
+	__u32 zero = 0;
+	int i;
+
+	memset(sum, 0, sizeof(*sum));
+	if (!vals)
+		fail_msg("read syn_checks: out of memory");
+	if (bpf_map__lookup_elem(skel->maps.syn_checks, &zero, sizeof(zero), vals,
+				 (size_t)nr_cpus * sizeof(*vals), 0)) {
+		free(vals);
+		fail_msg("read syn_checks: %s", strerror(errno));
+	}
+	for (i = 0; i < nr_cpus; i++)
+		sum->syn_signed += vals[i].syn_signed;
+	free(vals);
+}
+
+/* The TCP-MD5 option (kind 19, 18 bytes: a digest, of no matter here),
+ * then NOP NOP, as Linux sends it (no timestamps beside MD5). */
+static const __u8 opt_md5[] = { 2, 4, 0x05, 0xb4, 1, 1, 19, 18, 0xde, 0xad, 0xbe, 0xef, 0, 1,
+				 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 };
+/* A TCP-AO option (kind 29: key ids 1 and 1, a 12-byte MAC), NOP NOP. */
+static const __u8 opt_ao[] = { 2, 4, 0x05, 0xb4, 1, 1, 29, 16, 1, 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+			       10, 11, 1, 1 };
+/* MP_CAPABLE of a SYN (kind 30, subtype 0, version 1, flags 0x81). */
+static const __u8 opt_mpc[] = { 2, 4, 0x05, 0xb4, 30, 4, 0x01, 0x81 };
+
+/*
+ * A SYN of a verified class that only the kernel can answer right: signed
+ * (TCP-MD5, TCP-AO) to a listener with keys of that kind, which signs its
+ * SYN-ACK (a cookie one too) and whose peer drops an unsigned one; any SYN
+ * to an MPTCP listener, which the tc hand-off cannot take. It is judged as
+ * in an unverified class: charged, passed with a token, shed without one,
+ * and counted in syn_checks.syn_signed. An unsigned SYN to the same
+ * listener, which the kernel answers unsigned or drops, and a signed one
+ * to a listener without keys, which the kernel drops, still get cookies:
+ * a flood of plain SYNs to a BGP port spends no token. The listeners are
+ * netns_setup()'s.
+ */
+struct signed_case {
+	const char *name;
+	int v6;
+	__u16 dport;
+	const __u8 *opt_bytes;
+	unsigned int opt_len;
+	int empty; /* the class's bucket empty */
+	__u32 verdict;
+};
+
+#define SIGNED_CASES(v6_, ip_)                                                                   \
+	{ ip_ " MD5-signed SYN to an MD5 listener: charged, admitted, no cookie", v6_, MD5_PORT, \
+	  OPTS(opt_md5), 0, XDP_PASS },                                                          \
+	{ ip_ " MD5-signed SYN to an MD5 listener, no token: shed, no cookie", v6_, MD5_PORT,    \
+	  OPTS(opt_md5), 1, XDP_DROP },                                                          \
+	{ ip_ " unsigned SYN to an MD5 listener: a cookie", v6_, MD5_PORT, OPTS(opt_linux), 0,   \
+	  XDP_TX },                                                                              \
+	{ ip_ " AO-signed SYN to an MD5 listener: a cookie", v6_, MD5_PORT, OPTS(opt_ao), 0,     \
+	  XDP_TX },                                                                              \
+	{ ip_ " MD5-signed SYN to a listener without keys: a cookie", v6_, PROTECTED_PORT,       \
+	  OPTS(opt_md5), 0, XDP_TX },                                                            \
+	{ ip_ " plain SYN to an MPTCP listener: charged, admitted, no cookie", v6_, MPTCP_PORT,  \
+	  OPTS(opt_linux), 0, XDP_PASS },                                                        \
+	{ ip_ " MP_CAPABLE SYN to an MPTCP listener, no token: shed, no cookie", v6_,           \
+	  MPTCP_PORT, OPTS(opt_mpc), 1, XDP_DROP },                                              \
+	{ ip_ " MP_CAPABLE SYN to a plain listener: a cookie", v6_, PROTECTED_PORT,              \
+	  OPTS(opt_mpc), 0, XDP_TX }
+
+static const struct signed_case signed_cases[] = {
+	SIGNED_CASES(0, "IPv4"),
+	SIGNED_CASES(1, "IPv6"),
+};
+
+static int signed_setup(void **state)
+{
+	const struct signed_case *c = *state;
+
+	return reset_maps(&cfg_vtc, c->empty ? &rate_empty : NULL);
+}
+
+static void run_signed(void **state)
+{
+	const struct signed_case *c = *state;
+	const __u32 cls = SHEDD_SHEDDABLE;
+	struct pkt_spec syn = { .l3 = c->v6 ? ETH_P_IPV6 : ETH_P_IP, .flags = TCP_SYN,
+				.dport = c->dport, .sport = PKT_SPORT + 1100,
+				.opt_bytes = c->opt_bytes, .opt_len = c->opt_len };
+	struct shedd_stats before, after, want = {};
+	struct shedd_syn_checks sc0, sc1;
+	struct xdp_run r;
+	struct pkt p;
+
+	if (c->dport == MPTCP_PORT && mptcp_fds[c->v6] < 0)
+		skip(); /* a kernel without MPTCP */
+	pkt_build(&p, &syn);
+	read_stats(&before);
+	read_syn_checks(&sc0);
+	run_xdp(c->name, p.data, p.len, &r);
+	read_stats(&after);
+	read_syn_checks(&sc1);
+	expect_verdict(c->name, r.verdict, c->verdict);
+	want.packets = 1;
+	want.cls[cls].syn = 1;
+	if (c->verdict == XDP_TX) {
+		want.cls[cls].cookie_sent = 1;
+	} else {
+		want.cls[cls].charged = 1;
+		if (c->verdict == XDP_PASS)
+			want.cls[cls].admitted = 1;
+		else
+			want.cls[cls].dropped = 1;
+	}
+	expect_delta(c->name, &before, &after, &want);
+	expect(sc1.syn_signed - sc0.syn_signed == (c->verdict != XDP_TX), c->name,
+	       "syn_checks.syn_signed moved by %llu",
+	       (unsigned long long)(sc1.syn_signed - sc0.syn_signed));
+}
+
 /* ---- the tc hand-off ------------------------------------------------------ */
 
 /* The tc program under BPF_PROG_TEST_RUN, sharing settings, ports,
@@ -5227,6 +5406,60 @@ static void test_direct_syn_charged_once(void **state)
 	}
 }
 
+/* The Linux set with a TCP-MD5 option after it: 40 bytes, the most a
+ * header holds. */
+#define OPT_MD5_TAIL 1, 1, 19, 18, 0xde, 0xad, 0xbe, 0xef, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
+static const __u8 opt_linux_md5[] = { 2, 4, 0x05, 0xb4, 4, 2, TS_OPT(TSVAL, 0), 1, 3, 3, 7,
+				      OPT_MD5_TAIL };
+static const __u8 opt_linux6_md5[] = { 2, 4, 0x05, 0xa0, 4, 2, TS_OPT(TSVAL, 0), 1, 3, 3, 7,
+				       OPT_MD5_TAIL };
+
+/* A signed SYN to a listener with keys is charged and goes to the kernel,
+ * which with tcp_syncookies=2 (the kernel hand-off) answers it with a
+ * cookie of its own: the ACK back is not charged a second time. */
+static void test_signed_syn_charged_once(void **state)
+{
+	const __u32 cls = SHEDD_SHEDDABLE;
+	int v6;
+
+	(void)state;
+	for (v6 = 0; v6 <= 1; v6++) {
+		struct pkt_spec syn = linux_syn(v6, PKT_SPORT + 95), md5 = syn;
+		struct shedd_stats want = {};
+		struct synack_info info;
+		char name[160];
+		struct pkt p;
+
+		/* The kernel's cookie for this flow, ISN and MSS: an unsigned
+		 * SYN of it is answered with one. */
+		syn.dport = md5.dport = MD5_PORT;
+		if (reset_maps(&cfg_vkernel, NULL))
+			fail_msg("reset maps");
+		cookie_of("the kernel's cookie", &syn, &info);
+
+		if (reset_maps(&cfg_vkernel, &rate_one))
+			fail_msg("reset maps");
+		snprintf(name, sizeof(name), "IPv%d signed SYN to an MD5 listener, one token: "
+			 "admitted", v6 ? 6 : 4);
+		md5.opt_bytes = v6 ? opt_linux6_md5 : opt_linux_md5;
+		md5.opt_len = v6 ? sizeof(opt_linux6_md5) : sizeof(opt_linux_md5);
+		pkt_build(&p, &md5);
+		want.cls[cls].syn = 1;
+		want.cls[cls].charged = 1;
+		want.cls[cls].admitted = 1;
+		expect_run(name, &p, XDP_PASS, want);
+
+		snprintf(name, sizeof(name), "IPv%d its ACK with the kernel's cookie: passed, no "
+			 "second token", v6 ? 6 : 4);
+		build_cookie_ack(&p, &syn, &info);
+		memset(&want, 0, sizeof(want));
+		want.ack_probed = 1;
+		want.ack_repeat = 1;
+		want.cls[cls].ack_valid = 1;
+		expect_run(name, &p, XDP_PASS, want);
+	}
+}
+
 /* The listener stamps of the kernel hand-off, per port and CPU: ports a
  * service pairs (80 and 8080, 443 and 8443) keep a slot each, so a SYN to
  * one does not refresh the other's listener again within the second. */
@@ -5446,6 +5679,10 @@ static int group_setup(void **state)
 		err = protect_port(fullq);
 	if (!err)
 		err = protect_port(quiet);
+	if (!err)
+		err = protect_port(MD5_PORT);
+	if (!err)
+		err = protect_port(MPTCP_PORT);
 	if (!err)
 		err = add_prefix_v4("198.18.1.0", 24, SHEDD_CRITICAL_PLUS);
 	if (!err)
@@ -6350,6 +6587,8 @@ static const struct CMUnitTest fixed_tests[] = {
 	{ "SipHash against its reference vectors", test_siphash_vectors, NULL, NULL, NULL },
 	{ "a SYN admitted directly is charged once, not again at its ACK",
 	  test_direct_syn_charged_once, NULL, NULL, NULL },
+	{ "a signed SYN admitted to the kernel is charged once, not again at its ACK",
+	  test_signed_syn_charged_once, NULL, NULL, NULL },
 	{ "refresh slots: 80/8080 and 443/8443 do not share one", test_refresh_slots_apart,
 	  NULL, NULL, NULL },
 	{ "settings: a reader sees the old record or the new one, never a mix",
@@ -6377,9 +6616,14 @@ static int xdp_group_teardown(void **state)
 {
 	int i;
 
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < 2; i++) {
 		if (listen_fds[i] >= 0)
 			close(listen_fds[i]);
+		if (md5_fds[i] >= 0)
+			close(md5_fds[i]);
+		if (mptcp_fds[i] >= 0)
+			close(mptcp_fds[i]);
+	}
 	handoff_bpf__destroy(hskel);
 	hskel = NULL;
 	return group_teardown(state);
@@ -6389,7 +6633,7 @@ static struct CMUnitTest tests[ARRAY_SIZE(cases) + ARRAY_SIZE(cut_cases) +
 			       ARRAY_SIZE(tb_cases) + ARRAY_SIZE(rst_budget_cases) +
 			       ARRAY_SIZE(synack_cases) + ARRAY_SIZE(tun_cases) +
 			       2 * ARRAY_SIZE(tun_cut_cases) + ARRAY_SIZE(fixed_tests) +
-			       ARRAY_SIZE(fair_cases)];
+			       ARRAY_SIZE(fair_cases) + ARRAY_SIZE(signed_cases)];
 
 static char tun_short_names[ARRAY_SIZE(tun_cut_cases)][128];
 
@@ -6414,6 +6658,9 @@ int main(void)
 	for (i = 0; i < ARRAY_SIZE(synack_cases); i++)
 		tests[n++] = (struct CMUnitTest){ synack_cases[i].name, run_synack,
 			synack_setup, NULL, (void *)&synack_cases[i] };
+	for (i = 0; i < ARRAY_SIZE(signed_cases); i++)
+		tests[n++] = (struct CMUnitTest){ signed_cases[i].name, run_signed,
+			signed_setup, NULL, (void *)&signed_cases[i] };
 	for (i = 0; i < ARRAY_SIZE(tun_cases); i++)
 		tests[n++] = (struct CMUnitTest){ tun_cases[i].name, run_tun,
 			tun_case_setup, NULL, (void *)&tun_cases[i] };

@@ -310,6 +310,12 @@ static void xdp_families(struct out *o)
 	       "1 while the frames XDP_TX sends go nowhere (a veth peer without XDP or GRO): "
 	       "cookies and RSTs are off, verified classes judged unverified, RSTs dropped.",
 	       o->s->tx_blocked);
+	family(o, "shedd_signed_listener_ports", "gauge",
+	       "Protected ports with a listener a SYN cookie cannot answer, by kind (md5: "
+	       "TCP-MD5 keys, its signed SYNs; mptcp: an MPTCP listener, every SYN): the "
+	       "kernel answers them, charged as in an unverified class.");
+	sample_u64(o, "shedd_signed_listener_ports", "kind=\"md5\"", o->s->signed_md5_ports);
+	sample_u64(o, "shedd_signed_listener_ports", "kind=\"mptcp\"", o->s->signed_mptcp_ports);
 	family(o, "shedd_xdp_events_total", "counter",
 	       "Other events of the XDP program, by event (RSTs not sent, cookies not "
 	       "built, ACKs looked up, ...).");
@@ -317,6 +323,9 @@ static void xdp_families(struct out *o)
 		snprintf(lbl, sizeof(lbl), "event=\"%s\"", events[i].kind);
 		sample_u64(o, "shedd_xdp_events_total", lbl, U64_AT(st, events[i].off));
 	}
+	/* The syn_checks map. */
+	sample_u64(o, "shedd_xdp_events_total", "event=\"syn_signed\"",
+		   o->s->syn_checks.syn_signed);
 #undef U64_AT
 }
 

@@ -30,6 +30,7 @@ struct metrics_snapshot {
 	struct shedd_stats stats;        /* the stats map, summed over CPUs */
 	struct shedd_tun_stats tun;      /* the tun_stats map, summed */
 	struct shedd_tun_checks tun_checks; /* the tun_checks map, summed */
+	struct shedd_syn_checks syn_checks; /* the syn_checks map, summed */
 	struct shedd_daemon_stats d;     /* the daemon's counters */
 	double limit;                    /* SYN/s being allocated */
 	double class_rate[SHEDD_NR_CLASSES];   /* published, SYN/s */
@@ -71,6 +72,9 @@ struct metrics_snapshot {
 	__u64 port_limit_syn, port_limit_shed;
 	bool backend;                    /* --backend-port listeners exist */
 	bool tx_blocked;                 /* cookies and RSTs off: XDP_TX goes nowhere */
+	/* Protected ports with a listener a cookie cannot answer
+	 * (signed_ports.h), by kind. */
+	__u32 signed_md5_ports, signed_mptcp_ports;
 	double pinned_rate;              /* shedctl rate pin, SYN/s; 0: not pinned */
 	double lease_s;                  /* --lease; 0: off */
 	double fail_static_rate;         /* --fail-static-rate (or --rate), SYN/s */
@@ -106,6 +110,7 @@ struct metrics_tick {
 	__u64 at_max_ticks;               /* ticks that did, since start */
 	__u64 skipped;                    /* the daemon's ticks skipped, in all */
 	bool tx_blocked;                  /* settings.tx_blocked (xdptx.h) */
+	__u32 signed_md5_ports, signed_mptcp_ports; /* signed_ports.h */
 	double pinned_rate;               /* shedctl rate pin, SYN/s; 0: none */
 	double lease_s;                   /* the lease (include/lease.h); 0: off */
 	double fail_static_rate;          /* SYN/s */

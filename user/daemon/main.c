@@ -37,6 +37,7 @@
 #include "signals.h"
 #include "status.h"
 #include "tick.h"
+#include "signed_scan.h"
 #include "tunnels.h"
 #include "xdptx.h"
 
@@ -120,6 +121,7 @@ struct daemon {
 	struct xdptx_state txs;         /* ... and the judgement (xdptx.h) */
 	int tun_fd;                     /* hears of link and address changes */
 	struct tun_found tun, tun_next; /* the tunnels that end here (tunnels.h) */
+	struct signed_watch signed_w;   /* listeners a cookie cannot answer */
 	__u64 tun_fou_ns;               /* when the FOU ports were last asked for */
 	unsigned long ticks;            /* ticks run since start */
 	unsigned long fail_tick;        /* SHEDD_TEST_FAIL_TICK: 0, or the tick to fail */
@@ -361,6 +363,8 @@ static void publish_metrics(struct daemon *d, const struct signal_report *r)
 		.calm_probes = cs->lat.probes, .probing = cs->lat.probing, .at_max = at_max_shown(d),
 		.at_max_ticks = d->at_max_ticks,
 		.skipped = d->skipped, .tx_blocked = d->l.tx_blocked,
+		.signed_md5_ports = signed_ports_count(&d->signed_w.cur, SIGNED_MD5),
+		.signed_mptcp_ports = signed_ports_count(&d->signed_w.cur, SIGNED_MPTCP),
 		.pinned_rate = ctl_pinned_rate(&d->ctl.cmd), .completion = (int)d->completion,
 		.lease_s = (double)d->o->lease_ns / 1e9, .fail_static_rate = fail_static_rate(d->o),
 		.heartbeat_gap_s = d->heartbeat_gap_s, .lease_expiries = d->lease_expiries,
@@ -1198,6 +1202,7 @@ static int run(struct shedd_options *o)
 		if ((err = tick(&d)))
 			break;
 		tunnels_tick(&d);
+		signed_watch_tick(&d.signed_w, d.sig.diag_fd, d.o, d.o->iface, now_ns());
 		service_ready(&d.svc, "attached; the first tick ran");
 		service_tick(&d.svc, now_ns());
 	}

@@ -260,6 +260,7 @@ int metrics_tick(struct metrics *m, struct loader *l, const struct metrics_tick 
 	/* Not fatal either: the tunnel counters keep their last values. */
 	loader_read_tun_stats(l, &n->tun);
 	loader_read_tun_checks(l, &n->tun_checks);
+	loader_read_syn_checks(l, &n->syn_checks);
 	/* Nor the fairness maps: none in a program older than them. */
 	if (loader_read_fair(l, &n->fair))
 		n->fair.have = false;
@@ -285,6 +286,8 @@ int metrics_tick(struct metrics *m, struct loader *l, const struct metrics_tick 
 	n->at_max = t->aimd && t->at_max;
 	n->at_max_ticks = t->at_max_ticks;
 	n->tx_blocked = t->tx_blocked;
+	n->signed_md5_ports = t->signed_md5_ports;
+	n->signed_mptcp_ports = t->signed_mptcp_ports;
 	n->pinned_rate = t->pinned_rate;
 	n->lease_s = t->lease_s;
 	n->fail_static_rate = t->fail_static_rate;

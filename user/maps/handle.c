@@ -81,6 +81,24 @@ int loader_read_tun_checks(struct loader *l, struct shedd_tun_checks *sum)
 	return err;
 }
 
+int loader_read_syn_checks(struct loader *l, struct shedd_syn_checks *sum)
+{
+	struct shedd_syn_checks *percpu = calloc((size_t)l->ncpus, sizeof(*percpu));
+	__u32 zero = 0;
+	int i, err = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (!percpu)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.syn_checks), &zero, percpu))
+		err = -errno;
+	else
+		for (i = 0; i < l->ncpus; i++)
+			sum->syn_signed += percpu[i].syn_signed;
+	free(percpu);
+	return err;
+}
+
 int loader_read_tun_stats(struct loader *l, struct shedd_tun_stats *sum)
 {
 	struct shedd_tun_stats *percpu = calloc((size_t)l->ncpus, sizeof(*percpu));

@@ -59,6 +59,8 @@ int loader_write_tx_blocked(struct loader *l, __u8 v);
 int loader_read_tun_stats(struct loader *l, struct shedd_tun_stats *sum);
 /* The tun_checks map, summed over CPUs. 0 or a negative errno. */
 int loader_read_tun_checks(struct loader *l, struct shedd_tun_checks *sum);
+/* The syn_checks map, summed over CPUs. 0 or a negative errno. */
+int loader_read_syn_checks(struct loader *l, struct shedd_syn_checks *sum);
 
 /* Publish every class's rate record (alloc_publish() at @now_ns). */
 int loader_write_rates(struct loader *l, const struct shedd_class_rate *next, __u64 now_ns);

@@ -102,6 +102,8 @@ static const struct layout_map maps[] = {
 	  NULL },
 	{ "tun_checks", BPF_MAP_TYPE_PERCPU_ARRAY, U32, sizeof(struct shedd_tun_checks),
 	  LAYOUT_COUNTERS, NULL },
+	{ "syn_checks", BPF_MAP_TYPE_PERCPU_ARRAY, U32, sizeof(struct shedd_syn_checks),
+	  LAYOUT_COUNTERS, NULL },
 	{ "tun_reserve", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_reserve), 0, NULL },
 	{ "tun_buckets", BPF_MAP_TYPE_PERCPU_ARRAY, U32, sizeof(struct shedd_bucket), 0, NULL },
 	{ "layout", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_layout), 0, NULL },
