@@ -326,28 +326,10 @@ static __always_inline int pkt_handshake_ack(const struct pkt *p)
 	return p->tcp->ack && !p->tcp->syn && !p->tcp->rst;
 }
 
-/* Parse up to and including the TCP header, at XDP (xdp_md data) or at tc
- * (__sk_buff data, where the kernel has taken the outer VLAN tag into
- * skb->vlan_tci: the walk sees the tags left, one fewer, which keeps a
- * frame XDP let through within the bound). */
-static __always_inline int parse_packet(struct cursor *c, struct pkt *p)
-{
-	int ret = parse_eth(c, p);
-
-	if (ret != PARSE_OK)
-		return ret;
-	if (p->l3_proto == ETH_P_IP)
-		ret = parse_ipv4(c, p);
-	else
-		ret = parse_ipv6(c, p);
-	if (ret != PARSE_OK)
-		return ret;
-	return parse_tcp(c, p);
-}
-
 /*
  * The parse packed into 64 bits, for a parser split into global functions
- * (shedd_parse() and shedd_parse_ip() at XDP). The verifier then walks the
+ * (shedd_parse() and shedd_parse_ip() at XDP, shedd_parse_skb() and
+ * shedd_parse_skb_ip() at tc). The verifier then walks the
  * parser's paths (every depth of VLAN stack and IPv6 chain) once, and what
  * judges the packet once, with the offsets as bounded unknowns, instead of
  * once for every path of the parser that reaches it: inlined, the two
