@@ -85,7 +85,8 @@ UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options 
 	$(OUTPUT)/test_xdptx $(OUTPUT)/test_layout $(OUTPUT)/test_tunnels $(OUTPUT)/test_fair \
 	$(OUTPUT)/test_fair_scale $(OUTPUT)/test_listeners $(OUTPUT)/test_ports \
 	$(OUTPUT)/test_redirects $(OUTPUT)/test_signed_ports
-XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/test_port_limit $(OUTPUT)/fuzz_xdp
+XDP_TESTS := $(OUTPUT)/test_xdp $(OUTPUT)/test_port_limit $(OUTPUT)/test_verifier \
+	$(OUTPUT)/fuzz_xdp
 # libFuzzer targets (clang): `make test` gives each a few seconds.
 FUZZ_TESTS := $(OUTPUT)/fuzz_logline $(OUTPUT)/fuzz_config $(OUTPUT)/fuzz_options \
 	$(OUTPUT)/fuzz_cidr
@@ -352,6 +353,10 @@ $(OUTPUT)/test_port_limit: tests/test_port_limit.c tests/packets.h tests/xdp_har
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(OUTPUT)/settings.o $(LDFLAGS) $(LIBBPF_LIBS) \
 		$(CMOCKA_LIBS) -lm -o $@
+
+$(OUTPUT)/test_verifier: tests/test_verifier.c $(SKEL)
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< $(LDFLAGS) $(LIBBPF_LIBS) $(CMOCKA_LIBS) -o $@
 
 $(OUTPUT)/fuzz_xdp: tests/fuzz_xdp.c tests/packets.h tests/tun_packets.h tests/xdp_harness.h tests/splitmix.h $(SKEL)
 	$(call msg,TEST,$@)

@@ -55,12 +55,37 @@ static __always_inline void attrs_from_ts(struct bpf_tcp_req_attrs *a, const str
 	a->ecn_ok = (cfg->ecn && (opts & SHEDD_TS_ECN)) ? 1 : 0;
 }
 
+/* The parse split as the XDP program splits it (shedd_parse(),
+ * shedd_parse_ip()): global functions, each verified once, so what follows
+ * the parse is verified once too, with the offsets as bounded unknowns,
+ * not once for every VLAN depth and IPv6 chain. At tc the kernel has taken
+ * the outer VLAN tag into skb->vlan_tci: the walk sees the tags left, one
+ * fewer, which keeps a frame XDP let through within the bound. */
+__noinline __u64 shedd_parse_skb_ip(struct __sk_buff *skb, __u64 off, __u64 how)
+{
+	if (off > PARSE_IP_OFF_MASK)
+		return PARSE_TOO_DEEP;
+	verifier_bound(off, PARSE_IP_OFF_MASK);
+	return parse_ip_packed((void *)(long)skb->data + off, (void *)(long)skb->data_end, how);
+}
+
+__noinline __u64 shedd_parse_skb(struct __sk_buff *skb)
+{
+	struct cursor c = { .pos = (void *)(long)skb->data, .end = (void *)(long)skb->data_end };
+	struct pkt p = {};
+	int ret = parse_eth(&c, &p);
+
+	if (ret != PARSE_OK)
+		return (__u64)ret;
+	return parse_frame_packed(shedd_parse_skb_ip(skb, p.l2_len,
+						     p.l3_proto == ETH_P_IPV6 ? PARSE_IP_V6 : 0),
+				  p.l2_len, p.nr_vlans);
+}
+
 SEC("tc")
 int shedd_handoff(struct __sk_buff *skb)
 {
-	void *data = (void *)(long)skb->data;
-	void *data_end = (void *)(long)skb->data_end;
-	struct cursor c = { .pos = data, .end = data_end };
+	void *data, *data_end;
 	struct bpf_tcp_req_attrs attrs = {};
 	struct shedd_handoff_stats *hs;
 	struct bpf_sock_tuple t = {};
@@ -71,7 +96,7 @@ int shedd_handoff(struct __sk_buff *skb)
 	struct tcphdr *tcp;
 	struct pkt p = {};
 	__u32 zero = 0, cls, tlen, th_len, seq, ack;
-	__u64 l2_len, l3_len;
+	__u64 l2_len, l3_len, m;
 	__u16 dport;
 	int v6 = 0, ok;
 
@@ -81,7 +106,11 @@ int shedd_handoff(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	/* The XDP program's parse and its question: what it charged as the
 	 * end of a handshake is what is handed off here, nothing else. */
-	if (parse_packet(&c, &p) != PARSE_OK || !pkt_handshake_ack(&p))
+	m = shedd_parse_skb(skb);
+	data = (void *)(long)skb->data;
+	data_end = (void *)(long)skb->data_end;
+	if (PM_RESULT(m) != PARSE_OK || pkt_unpack(m, data, data_end, &p) ||
+	    !pkt_handshake_ack(&p))
 		return TC_ACT_OK;
 	/* A first fragment, judged at XDP, cannot be given a request socket
 	 * before reassembly: the listener meets it as it is. */

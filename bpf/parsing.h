@@ -326,32 +326,14 @@ static __always_inline int pkt_handshake_ack(const struct pkt *p)
 	return p->tcp->ack && !p->tcp->syn && !p->tcp->rst;
 }
 
-/* Parse up to and including the TCP header, at XDP (xdp_md data) or at tc
- * (__sk_buff data, where the kernel has taken the outer VLAN tag into
- * skb->vlan_tci: the walk sees the tags left, one fewer, which keeps a
- * frame XDP let through within the bound). */
-static __always_inline int parse_packet(struct cursor *c, struct pkt *p)
-{
-	int ret = parse_eth(c, p);
-
-	if (ret != PARSE_OK)
-		return ret;
-	if (p->l3_proto == ETH_P_IP)
-		ret = parse_ipv4(c, p);
-	else
-		ret = parse_ipv6(c, p);
-	if (ret != PARSE_OK)
-		return ret;
-	return parse_tcp(c, p);
-}
-
 /*
- * The parse packed into 64 bits, for a parser that is a global function
- * of its own (shedd_parse() at XDP, shedd_parse_skb() at tc). The
- * verifier then walks the parser's paths (every depth of VLAN stack and
- * IPv6 chain) once, and what judges the packet once, with the offsets as
- * bounded unknowns, instead of once for every path of the parser that
- * reaches it: inlined, the two multiply past the verifier's budget.
+ * The parse packed into 64 bits, for a parser split into global functions
+ * (shedd_parse() and shedd_parse_ip() at XDP, shedd_parse_skb() and
+ * shedd_parse_skb_ip() at tc). The verifier then walks the
+ * parser's paths (every depth of VLAN stack and IPv6 chain) once, and what
+ * judges the packet once, with the offsets as bounded unknowns, instead of
+ * once for every path of the parser that reaches it: inlined, the two
+ * multiply past the verifier's budget.
  *
  * bits 0-3 enum parse_result; 4 IPv6; 5 first fragment; 8-15 the VLAN
  * tags (PARSE_OK) or the protocol after the IP header (PARSE_NON_TCP, and
@@ -366,22 +348,63 @@ static __always_inline int parse_packet(struct cursor *c, struct pkt *p)
 #define PM_L3(m) (((m) >> 32) & 0xffff)
 #define PM_L4(m) ((m) >> 48)
 
-static __always_inline __u64 parse_packed(void *data, void *data_end)
+/*
+ * The IP half of the parse: the IP header at @l3 and what follows, up to
+ * and including the TCP header, packed as above but with bits 8-15 the
+ * protocol after the IP header (0 for TCP), bit 6 (PM_L3_SEEN) set when
+ * the parser found the IP header's lengths, and bits 16-31 left to the
+ * caller, which knows where @l3 lies. It is the part of the parse that
+ * multiplies (the IPv6 chain), so it is verified once, at an offset the
+ * verifier does not know, whatever VLAN stack or tunnel header leads to
+ * it. @how: PARSE_IP_V6 for IPv6, PARSE_IP_FRAG inside an outer first
+ * fragment (the tunnel hook).
+ */
+#define PARSE_IP_V6 1U
+#define PARSE_IP_FRAG 2U
+#define PM_L3_SEEN (1ULL << 6)
+/* The offsets of an IP header the split parser takes: behind the longest
+ * outer headers and tunnel header (tunnel.h), its own chain and TCP header
+ * still end below 64 KiB, the verifier's bound on a packet offset. */
+#define PARSE_IP_OFF_MASK 0x7fff
+_Static_assert(PARSE_IP_OFF_MASK + PARSE_MAX_L3_MASK + 60 < 0xffff,
+	       "the TCP header behind any IP header the parser takes within 64 KiB");
+
+static __always_inline __u64 parse_ip_packed(void *l3, void *data_end, __u64 how)
 {
-	struct cursor c = { .pos = data, .end = data_end };
+	struct cursor c = { .pos = l3, .end = data_end };
 	struct pkt p = {};
-	int ret = parse_packet(&c, &p);
+	int ret;
+
+	p.first_frag = (how & PARSE_IP_FRAG) != 0;
+	if (how & PARSE_IP_V6) {
+		p.l3_proto = ETH_P_IPV6;
+		ret = parse_ipv6(&c, &p);
+	} else {
+		p.l3_proto = ETH_P_IP;
+		ret = parse_ipv4(&c, &p);
+	}
+	if (ret == PARSE_OK)
+		ret = parse_tcp(&c, &p);
+	return (__u64)ret | ((how & PARSE_IP_V6) ? PM_V6 : 0) | (p.first_frag ? PM_FIRST_FRAG : 0) |
+	       (p.l3 ? PM_L3_SEEN : 0) | (__u64)p.l4_proto << 8 | ((__u64)p.l3_len << 32) |
+	       ((__u64)p.l4_len << 48);
+}
+
+/* A frame's parse packed: @m what parse_ip_packed() found behind the
+ * Ethernet header and @nr_vlans tags, @l2_len bytes long. */
+static __always_inline __u64 parse_frame_packed(__u64 m, __u64 l2_len, __u32 nr_vlans)
+{
+	int ret = PM_RESULT(m);
 	__u64 byte;
 
 	if (ret == PARSE_OK)
-		byte = p.nr_vlans & 15;
-	else if (ret == PARSE_NON_TCP || (ret == PARSE_FRAGMENT && p.first_frag))
-		byte = p.l4_proto;
+		byte = nr_vlans & 15;
+	else if (ret == PARSE_NON_TCP || (ret == PARSE_FRAGMENT && (m & PM_FIRST_FRAG)))
+		byte = PM_BYTE(m);
 	else
 		return (__u64)ret;
-	return (__u64)ret | (p.l3_proto == ETH_P_IPV6 ? PM_V6 : 0) |
-	       (p.first_frag ? PM_FIRST_FRAG : 0) | byte << 8 | ((__u64)p.l2_len << 16) |
-	       ((__u64)p.l3_len << 32) | ((__u64)p.l4_len << 48);
+	return (m & (0xfULL | PM_V6 | PM_FIRST_FRAG | 0xffffffff00000000ULL)) | byte << 8 |
+	       (l2_len & 0xffff) << 16;
 }
 
 /* The headers of a packed parse @m, found again in the frame. Return: 0,

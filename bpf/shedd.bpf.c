@@ -263,6 +263,23 @@ static __always_inline int pass_counted(struct shedd_stats *st, int reason)
 	return XDP_PASS;
 }
 
+/*
+ * shedd_parse_ip() - the IP half of the parse (parsing.h:
+ * parse_ip_packed()) of the IP header at @off of the frame: the frame's
+ * behind its Ethernet header and tags, or a tunnel's inner one. A global
+ * function, so the verifier walks the IPv6 chain once, not once for every
+ * VLAN stack or tunnel header that leads to it.
+ */
+__noinline __u64 shedd_parse_ip(struct xdp_md *ctx, __u64 off, __u64 how)
+{
+	/* Past the mask (never, behind headers the parser accepts): a
+	 * packet we cannot follow is refused, never passed. */
+	if (off > PARSE_IP_OFF_MASK)
+		return PARSE_TOO_DEEP;
+	verifier_bound(off, PARSE_IP_OFF_MASK);
+	return parse_ip_packed((void *)(long)ctx->data + off, (void *)(long)ctx->data_end, how);
+}
+
 #include "tunnel.h"
 
 /* Drop what could carry a SYN past us but cannot be judged. */
@@ -463,11 +480,20 @@ static __always_inline int fast_path(struct xdp_md *ctx, struct shedd_stats *st)
 	return XDP_DROP;
 }
 
-/* The parse, packed (parsing.h: parse_packed()). A global function, so
- * the verifier checks it once on its own. */
+/* The parse, packed (parsing.h: parse_frame_packed()): the Ethernet
+ * header and its tags here, the rest in shedd_parse_ip(). A global
+ * function, so the verifier checks it once on its own. */
 __noinline __u64 shedd_parse(struct xdp_md *ctx)
 {
-	return parse_packed((void *)(long)ctx->data, (void *)(long)ctx->data_end);
+	struct cursor c = { .pos = (void *)(long)ctx->data, .end = (void *)(long)ctx->data_end };
+	struct pkt p = {};
+	int ret = parse_eth(&c, &p);
+
+	if (ret != PARSE_OK)
+		return (__u64)ret;
+	return parse_frame_packed(shedd_parse_ip(ctx, p.l2_len,
+						 p.l3_proto == ETH_P_IPV6 ? PARSE_IP_V6 : 0),
+				  p.l2_len, p.nr_vlans);
 }
 
 SEC("xdp")

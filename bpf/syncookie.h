@@ -517,6 +517,10 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 			pos = tag + 1;
 		}
 	}
+	/* The IP header follows the tags, at l2_len as the parser found it:
+	 * taken from there, the pointer is the same whatever the number of
+	 * tags, so the verifier checks what follows once, not once a depth. */
+	pos = data + l2_len;
 
 	if (v6) {
 		struct ipv6hdr *ip6 = pos;

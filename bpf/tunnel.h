@@ -408,7 +408,7 @@ static __always_inline int tun_proto(__u8 proto)
 	       proto == IPPROTO_UDP;
 }
 
-/* The inner packet's parse, packed as parse_packed() packs a frame's
+/* The inner packet's parse, packed as shedd_parse() packs a frame's
  * (parsing.h), but with the inner IP header's offset in the frame where a
  * frame's parse has l2_len. */
 #define TUN_PARSE_FRAG 0x100U /* @how: an outer first fragment */
@@ -420,7 +420,8 @@ static __always_inline int tun_proto(__u8 proto)
 #define TUN_L3_MASK 0x3fff
 _Static_assert(PARSE_MAX_L2_MASK + 40 + 2048 * MAX_IPV6_EXT_HDRS + 8 + 8 + 252 +
 	       PARSE_MAX_L2_MASK <= TUN_L3_MASK, "the inner IP header within its mask");
-_Static_assert(TUN_L3_MASK + PARSE_MAX_L3_MASK + 60 < 0xffff, "the inner TCP header within 64 KiB");
+_Static_assert(TUN_L3_MASK + PARSE_MAX_L2_MASK <= PARSE_IP_OFF_MASK,
+	       "shedd_parse_ip() takes every inner IP header");
 
 /*
  * shedd_parse_inner() - parse the inner packet at @off of the frame, as
@@ -436,8 +437,8 @@ __noinline __u64 shedd_parse_inner(struct xdp_md *ctx, __u64 off, __u64 how)
 	__u32 inner = how & 0xff;
 	struct cursor c;
 	struct pkt in = {};
-	__u64 byte, l3off;
-	int ret = PARSE_OK;
+	__u64 byte, l3off, m;
+	int ret;
 
 	/* Past the mask (never, behind headers the parser accepts): a
 	 * packet we cannot follow is refused, never passed. */
@@ -446,34 +447,26 @@ __noinline __u64 shedd_parse_inner(struct xdp_md *ctx, __u64 off, __u64 how)
 	verifier_bound(off, TUN_L3_MASK);
 	c.pos = data + off;
 	c.end = data_end;
-	in.first_frag = (how & TUN_PARSE_FRAG) != 0;
 	if (inner == TUN_IN_ETH) {
 		ret = parse_eth(&c, &in);
+		if (ret != PARSE_OK)
+			return (__u64)ret;
 		inner = in.l3_proto == ETH_P_IPV6 ? TUN_IN_IP6 : TUN_IN_IP4;
 	}
-	if (ret == PARSE_OK) {
-		if (inner == TUN_IN_IP4) {
-			in.l3_proto = ETH_P_IP;
-			ret = parse_ipv4(&c, &in);
-		} else {
-			in.l3_proto = ETH_P_IPV6;
-			ret = parse_ipv6(&c, &in);
-		}
-	}
-	if (ret == PARSE_OK)
-		ret = parse_tcp(&c, &in);
+	l3off = (__u64)(c.pos - data);
+	m = shedd_parse_ip(ctx, l3off, (inner == TUN_IN_IP6 ? PARSE_IP_V6 : 0) |
+				       ((how & TUN_PARSE_FRAG) ? PARSE_IP_FRAG : 0));
+	ret = PM_RESULT(m);
 	if (ret == PARSE_OK)
 		byte = 0;
-	else if ((ret == PARSE_NON_TCP || ret == PARSE_FRAGMENT) && in.l3)
-		byte = in.l4_proto; /* the parser noted what follows (parse_other()) */
+	else if ((ret == PARSE_NON_TCP || ret == PARSE_FRAGMENT) && (m & PM_L3_SEEN))
+		byte = PM_BYTE(m); /* the parser noted what follows (parse_other()) */
 	else
 		return (__u64)ret;
-	l3off = (__u64)((void *)in.l3 - data);
 	if (l3off > TUN_L3_MASK)
 		return PARSE_TOO_DEEP;
-	return (__u64)ret | (in.l3_proto == ETH_P_IPV6 ? PM_V6 : 0) |
-	       (in.first_frag ? PM_FIRST_FRAG : 0) | byte << 8 | l3off << 16 |
-	       ((__u64)in.l3_len << 32) | ((__u64)in.l4_len << 48);
+	return (__u64)ret | (m & (PM_V6 | PM_FIRST_FRAG)) | byte << 8 | l3off << 16 |
+	       (m & 0xffffffff00000000ULL);
 }
 
 /* The inner segment of shedd_tunnel()'s TUN_JUDGE answer @v found again

@@ -5716,9 +5716,10 @@ fail:
  * each frame rounded up to 32 bytes on the kernels before 6.9 (Debian 12's
  * 6.1 at least). The program's entry calls global functions; they call
  * flow_hash_at() (all but shedd_refuse(), which is handed the hash), one
- * bpf_loop()'s callback and one shedd_borrow(), whose frames are counted
- * on top. The
- * deepest chain must leave STACK_HEADROOM free on every kernel, so one more
+ * bpf_loop()'s callback, one shedd_borrow() and the IP half of the parse
+ * (shedd_parse_ip(), under shedd_parse() and, one level deeper, under
+ * shedd_tunnel()'s shedd_parse_inner()), whose frames are counted on top.
+ * The deepest chain must leave STACK_HEADROOM free on every kernel, so one more
  * local does not turn into a program that loads nowhere. The depths are
  * the verifier's own (its statistics, log level 4), of a load with every
  * function in (verify_enabled), each named by the program's function info
@@ -5758,7 +5759,8 @@ static void test_stack_headroom(void **state)
 {
 	static char log[1 << 16];
 	struct shedd_bpf *s;
-	__u32 depth[32], n = 0, i, deepest = 0, nested = 0, borrow = 0, tun = 0, chain, nn;
+	__u32 depth[32], n = 0, i, deepest = 0, nested = 0, borrow = 0, tun = 0, parse_ip = 0;
+	__u32 chain, nn;
 	const char *names[32] = { 0 };
 	const char *p;
 	char *end;
@@ -5795,28 +5797,37 @@ static void test_stack_headroom(void **state)
 		fail_msg("%u functions named, %u stack depths", nn, n);
 	}
 	/* What the global functions call: the hash or the callback,
-	 * shedd_cookie_ack() shedd_borrow() (charge()), and shedd_tunnel()
-	 * the inner parse and the device lookup. */
+	 * shedd_cookie_ack() shedd_borrow() (charge()), shedd_parse() the
+	 * IP half of the parse, and shedd_tunnel() the device lookup and the
+	 * inner parse, which calls the IP half too. */
 	for (i = 1; i < n; i++)
 		if (!strcmp(names[i], "flow_hash_at") || !strcmp(names[i], "opt_step"))
 			if (frame_round(depth[i]) > nested)
 				nested = frame_round(depth[i]);
-	for (i = 1; i < n; i++)
+	for (i = 1; i < n; i++) {
 		if (!strcmp(names[i], "shedd_borrow"))
 			borrow = frame_round(depth[i]);
+		if (!strcmp(names[i], "shedd_parse_ip"))
+			parse_ip = frame_round(depth[i]);
+	}
 	for (i = 1; i < n; i++)
-		if ((!strcmp(names[i], "shedd_parse_inner") || !strcmp(names[i], "shedd_tun_dev")) &&
-		    frame_round(depth[i]) > tun)
+		if (!strcmp(names[i], "shedd_parse_inner"))
+			tun = frame_round(depth[i]) + parse_ip;
+	for (i = 1; i < n; i++)
+		if (!strcmp(names[i], "shedd_tun_dev") && frame_round(depth[i]) > tun)
 			tun = frame_round(depth[i]);
 	for (i = 1; i < n; i++) {
 		__u32 d = frame_round(depth[i]), below = 0;
 
-		if (!strcmp(names[i], "flow_hash_at") || !strcmp(names[i], "opt_step"))
+		if (!strcmp(names[i], "flow_hash_at") || !strcmp(names[i], "opt_step") ||
+		    !strcmp(names[i], "shedd_parse_ip") || !strcmp(names[i], "shedd_parse_inner"))
 			continue;
 		if (strcmp(names[i], "shedd_refuse") && strcmp(names[i], "shedd_borrow"))
 			below = nested;
 		if (!strcmp(names[i], "shedd_cookie_ack") && borrow > below)
 			below = borrow;
+		if (!strcmp(names[i], "shedd_parse") && parse_ip > below)
+			below = parse_ip;
 		if (!strcmp(names[i], "shedd_tunnel") && tun > below)
 			below = tun;
 		if (d + below > deepest)

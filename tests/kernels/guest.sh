@@ -1,7 +1,8 @@
 #!/bin/sh
 # guest.sh - the kernel matrix's tests, inside a guest booted by
 # scripts/kernels.sh on one of Debian's kernels: the XDP program's
-# BPF_PROG_TEST_RUN suite, the fuzzer's short run, and a selection of the
+# BPF_PROG_TEST_RUN suite, the verifier's work on each program
+# (test_verifier), the fuzzer's short run, and a selection of the
 # integration tests (tests/kernels/selection, CI's; selection-wide, a test
 # of every file but flood.bats and tunnels.bats whole). One prove run, so one summary; a
 # test that needs what the kernel lacks skips, naming it.
@@ -24,5 +25,6 @@ if [ -n "${SHEDD_GUEST_PS:-}" ]; then
 			sed 's/^/guest-ps: /' >/dev/console
 	done &
 fi
-exec prove -v --timer --exec tests/exec.sh .output/test_xdp .output/test_port_limit .output/fuzz_xdp \
+exec prove -v --timer --exec tests/exec.sh .output/test_xdp .output/test_port_limit \
+	.output/test_verifier .output/fuzz_xdp \
 	$(awk '/^#/ || NF == 0 { next } !seen[$1]++ { print $1 }' "$SHEDD_BATS_SELECT")

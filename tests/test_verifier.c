@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* test_verifier.c - the verifier's work on shedd's programs, on the kernel
+ * the test runs on: each is verified in at most half of the verifier's
+ * budget of 1 M instructions (the kernel's verified_insns), so that the
+ * code added next does not turn into a program that loads nowhere. The
+ * kernel matrix runs it on every kernel (tests/kernels/guest.sh). Loads
+ * the programs as the daemon does and attaches them nowhere; needs root.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <linux/types.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "shedd.h"
+#include "flow_hash.h"
+#include "shedd.skel.h"
+#include "handoff.skel.h"
+
+/* BPF_COMPLEXITY_LIMIT_INSNS of the kernel (include/linux/bpf.h, 1 M
+ * since 5.2): what the verifier may process for one program. */
+#define VERIFIER_INSNS_LIMIT 1000000U
+#define VERIFIER_INSNS_MAX (VERIFIER_INSNS_LIMIT / 2)
+
+static const struct shedd_flow_key key = { 0x5eddf10e4b3c2a19ULL, 0x0123456789abcdefULL };
+
+static int print_warn(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+/* The instructions the verifier processed for the loaded program @fd. */
+static __u32 verified_insns(int fd)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	assert_int_equal(bpf_obj_get_info_by_fd(fd, &info, &len), 0);
+	return info.verified_insns;
+}
+
+static void insns_within(const char *prog, __u32 insns)
+{
+	print_message("%s: %u instructions verified, at most %u (half the verifier's %u)\n", prog,
+		      insns, VERIFIER_INSNS_MAX, VERIFIER_INSNS_LIMIT);
+	assert_int_not_equal(insns, 0);
+	if (insns > VERIFIER_INSNS_MAX)
+		fail_msg("%s: %u instructions verified, more than half the verifier's %u", prog,
+			 insns, VERIFIER_INSNS_LIMIT);
+}
+
+/* The XDP program as the daemon loads it on a kernel with the SYN cookie
+ * helpers (6.0 on, every kernel shedd starts on): every function in. With
+ * the tests' clock too, which test_xdp and the fuzzer load. */
+static void xdp_program(void **state)
+{
+	int test_clock;
+
+	(void)state;
+	for (test_clock = 0; test_clock <= 1; test_clock++) {
+		struct shedd_bpf *s = shedd_bpf__open();
+		__u32 insns;
+		int err;
+
+		assert_non_null(s);
+		s->rodata->verify_enabled = 1;
+		s->rodata->use_test_clock = (__u8)test_clock;
+		SET_FLOW_SIP(s->rodata, key);
+		err = shedd_bpf__load(s);
+		if (err) {
+			shedd_bpf__destroy(s);
+			fail_msg("load the XDP program: %s", strerror(-err));
+		}
+		insns = verified_insns(bpf_program__fd(s->progs.shedd_xdp));
+		shedd_bpf__destroy(s);
+		insns_within(test_clock ? "shedd_xdp (test clock)" : "shedd_xdp", insns);
+	}
+}
+
+/* The tc hand-off, where the kernel has its kfunc (6.9): elsewhere the
+ * daemon never loads it, and the test says so and skips. */
+static void tc_handoff(void **state)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	struct handoff_bpf *h;
+	__u32 insns;
+	int err, has;
+
+	(void)state;
+	assert_non_null(vmlinux);
+	has = btf__find_by_name_kind(vmlinux, "bpf_sk_assign_tcp_reqsk", BTF_KIND_FUNC) > 0;
+	btf__free(vmlinux);
+	if (!has) {
+		print_message("this kernel lacks bpf_sk_assign_tcp_reqsk (6.9): no tc hand-off\n");
+		skip();
+	}
+	h = handoff_bpf__open();
+	assert_non_null(h);
+	SET_FLOW_SIP(h->rodata, key);
+	err = handoff_bpf__load(h);
+	if (err) {
+		handoff_bpf__destroy(h);
+		fail_msg("load the tc hand-off: %s", strerror(-err));
+	}
+	insns = verified_insns(bpf_program__fd(h->progs.shedd_handoff));
+	handoff_bpf__destroy(h);
+	insns_within("shedd_handoff", insns);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		{ "XDP program: verified in at most half the verifier's 1 M instructions",
+		  xdp_program, NULL, NULL, NULL },
+		{ "tc hand-off: verified in at most half the verifier's 1 M instructions",
+		  tc_handoff, NULL, NULL, NULL },
+	};
+
+	libbpf_set_print(print_warn);
+	return cmocka_run_group_tests_name("verifier headroom", tests, NULL, NULL);
+}
