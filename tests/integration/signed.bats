@@ -35,6 +35,37 @@ def md5sig(peer, key):
 def family(addr):
     return socket.AF_INET6 if ':' in addr else socket.AF_INET
 PY
+	ok_py
+}
+
+# ok_py: python3's serve() (a listener that answers each connection "OK")
+# and connect() (a client that reads it within 5 s, says how it went, and
+# exits 0 only if "OK" came), for the MD5 and MPTCP sockets alike.
+ok_py() {
+	cat <<'PY'
+import socket, sys, time
+
+def serve(s, addr, port):
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((addr, port))
+    s.listen(64)
+    while True:
+        c, _ = s.accept()
+        c.sendall(b'OK\n')
+        c.close()
+
+def connect(s, addr, port):
+    s.settimeout(5.0)
+    t = time.monotonic()
+    try:
+        s.connect((addr, port))
+        reply = s.recv(16)
+    except OSError as e:
+        print(f'{addr}: {e!r} after {(time.monotonic() - t) * 1000:.0f} ms')
+        sys.exit(1)
+    print(f'{addr}: {reply!r} in {(time.monotonic() - t) * 1000:.0f} ms')
+    sys.exit(0 if reply == b'OK\n' else 1)
+PY
 }
 
 # md5_server ADDR PEER: a listener in srv on ADDR:$PORT with a TCP-MD5 key
@@ -43,14 +74,8 @@ md5_server() {
 	ip netns exec "$NS_SRV" timeout 60 python3 -c "$(md5_py)
 addr, peer, port, key = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 s = socket.socket(family(addr), socket.SOCK_STREAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.setsockopt(socket.IPPROTO_TCP, TCP_MD5SIG, md5sig(peer, key))
-s.bind((addr, port))
-s.listen(64)
-while True:
-    c, _ = s.accept()
-    c.sendall(b'OK\n')
-    c.close()
+serve(s, addr, port)
 " "$1" "$2" "$PORT" "$MD5_KEY" >/dev/null 2>>"$TESTBED_TMP/md5.err" &
 	PIDS+=($!)
 	wait_listening "MD5 listener on $1" "$PORT"
@@ -65,16 +90,7 @@ md5_client() {
 addr, port, key = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 s = socket.socket(family(addr), socket.SOCK_STREAM)
 s.setsockopt(socket.IPPROTO_TCP, TCP_MD5SIG, md5sig(addr, key))
-s.settimeout(5.0)
-t = time.monotonic()
-try:
-    s.connect((addr, port))
-    reply = s.recv(16)
-except OSError as e:
-    print(f'{addr}: {e!r} after {(time.monotonic() - t) * 1000:.0f} ms')
-    sys.exit(1)
-print(f'{addr}: {reply!r} in {(time.monotonic() - t) * 1000:.0f} ms')
-sys.exit(0 if reply == b'OK\n' else 1)
+connect(s, addr, port)
 " "$1" "$PORT" "$MD5_KEY"
 }
 
@@ -153,30 +169,15 @@ cookie_mode_flood() {
 # mptcp_py: an MPTCP listener in srv on ADDR:$PORT that answers "OK"
 # (argument "serve"), or a client that connects and reads it ("connect").
 mptcp_py() {
+	ok_py
 	cat <<'PY'
-import socket, sys, time
 IPPROTO_MPTCP = 262
 mode, addr, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
 fam = socket.AF_INET6 if ':' in addr else socket.AF_INET
 s = socket.socket(fam, socket.SOCK_STREAM, IPPROTO_MPTCP)
 if mode == 'serve':
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind((addr, port))
-    s.listen(64)
-    while True:
-        c, _ = s.accept()
-        c.sendall(b'OK\n')
-        c.close()
-s.settimeout(5.0)
-t = time.monotonic()
-try:
-    s.connect((addr, port))
-    reply = s.recv(16)
-except OSError as e:
-    print(f'{addr}: {e!r} after {(time.monotonic() - t) * 1000:.0f} ms')
-    sys.exit(1)
-print(f'{addr}: {reply!r} in {(time.monotonic() - t) * 1000:.0f} ms')
-sys.exit(0 if reply == b'OK\n' else 1)
+    serve(s, addr, port)
+connect(s, addr, port)
 PY
 }
 
