@@ -154,7 +154,10 @@ static __noinline __u32 flow_hash_at(const __u32 *addrs, int words, __u32 ports)
 
 /* The last verdict on each flow that proved its address: written by the
  * XDP program (admitted, refused, charged at its SYN) and the tc hand-off
- * (assigned). */
+ * (assigned). It is also how XDP tells the tc hand-off what it decided on
+ * the very ACK the hand-off sees next: XDP metadata would say it per
+ * packet, but many drivers carry none (bpf_xdp_adjust_meta() fails on
+ * sfc, qede, vmxnet3, gve, netvsc, xen-netfront in 6.18). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, PROVEN_SLOTS);
@@ -172,12 +175,16 @@ static __always_inline __u32 tuple_hash(const struct bpf_sock_tuple *t, int v6)
 }
 
 /* Verdicts on a proven flow (the stamp's low 3 bits). */
-#define FLOW_ADMITTED 1U    /* charged and passed by XDP */
+#define FLOW_ADMITTED 1U    /* charged and passed by XDP: the kernel's own
+			     * answer (its SYN was charged), or a tunnel's */
 #define FLOW_REFUSED 2U     /* refused with a RST by XDP */
 #define FLOW_ASSIGNED 3U    /* given its request socket by the tc hand-off */
 #define FLOW_SYN_CHARGED 4U /* its SYN charged and passed by XDP: the
 			     * kernel answers it, with a cookie of its own
 			     * under tcp_syncookies=2 */
+#define FLOW_COOKIE 5U      /* a cookie ACK charged and passed by XDP, its
+			     * SYN not passed to the kernel: the one verdict
+			     * the tc hand-off gives a request socket to */
 #define FLOW_VERDICT_MASK 7U
 
 /* The verdict kept for the flow hashed @h that the segment with sequence and

@@ -2,14 +2,19 @@
 /* handoff.bpf.c - the tc ingress half of verified admission (kernel 6.9).
  * The XDP program has checked the cookie of an ACK and charged its class;
  * the kernel's listener would still refuse it, since it sent no cookie of
- * its own. Here the cookie is checked again and the listener is given a
- * request socket built from the options the timestamp carries, with the
- * bpf_sk_assign_tcp_reqsk() kfunc; the kernel then completes the
- * handshake as for one of its own cookies. An ACK without a timestamp
- * carries no options: its MSS comes from the cache the XDP program fills
- * when it answers such a SYN (mss_cache). Everything else passes
- * untouched. It shares settings, ports, prefixes and that cache with the
- * XDP program.
+ * its own. Here the listener is given a request socket built from the
+ * options the timestamp carries, with the bpf_sk_assign_tcp_reqsk()
+ * kfunc; the kernel then completes the handshake as for one of its own
+ * cookies. Only an ACK that XDP admitted, in its own pass, as the answer
+ * to a cookie XDP sent (FLOW_COOKIE in proven), whose cookie is valid and
+ * whose timestamp carries shedd's tag: the kernel's own cookies (a
+ * listener's overflow, tcp_syncookies=2) are the kernel's to decode, with
+ * the per-flow timestamp offset only it knows, and nothing is handed off
+ * while XDP_TX is blocked (XDP verifies nobody then). An ACK without a
+ * timestamp carries no options: its MSS comes from the cache the XDP
+ * program fills when it answers such a SYN (mss_cache). Everything else
+ * passes untouched. It shares settings, ports, prefixes, proven flows
+ * and that cache with the XDP program.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -95,7 +100,7 @@ int shedd_handoff(struct __sk_buff *skb)
 	struct tcp_sock *tp;
 	struct tcphdr *tcp;
 	struct pkt p = {};
-	__u32 zero = 0, cls, tlen, th_len, seq, ack;
+	__u32 zero = 0, cls, tlen, th_len, seq, ack, h, seen;
 	__u64 l2_len, l3_len, m;
 	__u16 dport;
 	int v6 = 0, ok;
@@ -145,7 +150,9 @@ int shedd_handoff(struct __sk_buff *skb)
 	ack = tcp->ack_seq;
 	if (!cfg->all_ports && !bpf_map_lookup_elem(&ports, &dport))
 		return TC_ACT_OK;
-	if (cfg->verify[cls] == SHEDD_VERIFY_OFF)
+	/* As the XDP program: while XDP_TX is blocked no class verifies,
+	 * and no ACK was judged (class_mode()). */
+	if (cfg->verify[cls] == SHEDD_VERIFY_OFF || cfg->tx_blocked)
 		return TC_ACT_OK;
 	hs->acks++;
 
@@ -200,8 +207,24 @@ int shedd_handoff(struct __sk_buff *skb)
 	 * socket (the request, in the same batch) reaches us before the
 	 * kernel made the connection: a second request socket would lose it.
 	 * It follows the first one to the connection instead. */
-	if (proven_get(tuple_hash(&t, v6), bpf_ktime_get_ns(), seq, ack) == FLOW_ASSIGNED) {
+	h = tuple_hash(&t, v6);
+	seen = proven_get(h, bpf_ktime_get_ns(), seq, ack);
+	if (seen == FLOW_ASSIGNED) {
 		hs->repeat++;
+		goto release;
+	}
+	/* XDP's verdict on this ACK, given in its pass a moment ago: only a
+	 * cookie it answered and admitted is handed off. The ACK of a SYN
+	 * XDP passed to the kernel, one XDP did not judge, one whose echo
+	 * lacks shedd's tag (the kernel's cookie, from a SYN whose record
+	 * was lost): the kernel's own, left to its cookie check, which takes
+	 * off its timestamp offset and decodes the options it encoded. An
+	 * ACK without a timestamp carries no tag: the kernel's cookie of
+	 * such a flow is handed off if XDP's record of its SYN was lost,
+	 * with the MSS of the cache. */
+	if (seen != FLOW_COOKIE ||
+	    (w.o.ts && shedd_ts_tag(h, bpf_ntohl(ack) - 1) != (w.o.tsecr & SHEDD_TS_TAG_MASK))) {
+		hs->invalid++;
 		goto release;
 	}
 	tp = bpf_skc_to_tcp_sock(sk);
@@ -214,9 +237,8 @@ int shedd_handoff(struct __sk_buff *skb)
 	} else {
 		/* No timestamp: the cookie kept only the MSS, which the XDP
 		 * program left in the cache; no window scaling, no SACK. */
-		__u32 h, slot, *e, idx = 0;
+		__u32 slot, *e, idx = 0;
 
-		h = tuple_hash(&t, v6);
 		slot = h % MSS_CACHE_SLOTS;
 		e = bpf_map_lookup_elem(&mss_cache, &slot);
 		if (e && (*e & 0xffffff00U) == (h & 0xffffff00U))
@@ -229,7 +251,7 @@ int shedd_handoff(struct __sk_buff *skb)
 		hs->failed++;
 	} else {
 		hs->assigned++;
-		proven_put(tuple_hash(&t, v6), FLOW_ASSIGNED, bpf_ktime_get_ns(), seq, ack);
+		proven_put(h, FLOW_ASSIGNED, bpf_ktime_get_ns(), seq, ack);
 	}
 release:
 	bpf_sk_release(sk);

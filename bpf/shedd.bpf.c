@@ -38,10 +38,11 @@ static __always_inline __u64 clock_ns(void)
  * bpf_ktime_get_ns() reads the TSC (about 40 ns in a virtual machine,
  * where it was the largest part of a shed SYN's cost). Every decision
  * reads it but two: a class's reserve is refilled to clock_ns(), so its
- * rate is exact, and a SYN-ACK's TCP timestamp is clock_ns()'s, which the
- * kernel's own segments continue. A CPU's lease or back-off seen ending up
- * to a tick late costs a class nothing while its reserve lasts longer
- * than a lease and a tick (the default burst, rate/10, lasts 100 ms); the
+ * rate is exact, and a SYN-ACK's TCP timestamp for the kernel hand-off
+ * is clock_ns()'s, which the kernel's own segments continue. A CPU's
+ * lease or back-off seen ending up to a tick late costs a class nothing
+ * while its reserve lasts longer than a lease and a tick (the default
+ * burst, rate/10, lasts 100 ms); the
  * per-CPU budgets of RSTs and cookies, with the same depth, and the
  * stamps of flows (units of a millisecond, held 50 ms and more) and of
  * cookies (units of a second) need no finer clock either. */

@@ -6,8 +6,9 @@
  * its two-minute validity apply. The client's options travel in the
  * timestamp, as in the kernel's cookies (net/ipv4/syncookies.c): window
  * scale, SACK and ECN in the low 6 bits and, for the tc hand-off, the MSS
- * index in bits 6-7. Without a timestamp only the MSS survives, in the
- * cookie itself, and the kernel takes the connection on its own.
+ * index in bits 6-7 and shedd's tag of the cookie above (shedd_ts_tag()),
+ * which tells its cookies from the kernel's own. Without a timestamp only
+ * the MSS survives, in the cookie itself.
  *
  * Both halves are global functions: the verifier checks each once, with
  * its own packet bounds, instead of once for every path of the parser.
@@ -197,9 +198,10 @@ static __always_inline __u32 mss_index(__u32 mss, int v6)
 	return 3;
 }
 
-/* The timestamp of a cookie SYN-ACK: the clock in ms with its low bits
- * replaced by @opts, never ahead of the clock (net/ipv4/syncookies.c does
- * the same, and the kernel's later timestamps must not go backwards). */
+/* The timestamp of a cookie SYN-ACK for the kernel hand-off: the clock in
+ * ms with its low bits replaced by @opts, never ahead of the clock
+ * (net/ipv4/syncookies.c does the same, and the kernel's later timestamps
+ * must not go backwards). */
 static __always_inline __u32 cookie_tsval(__u64 now_ns, __u32 opts, __u32 bits)
 {
 	__u32 now_ms = (__u32)(now_ns / 1000000), mask = (1U << bits) - 1, ts;
@@ -279,7 +281,7 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	__u32 zero = 0, nr_vlans = (flags >> CK_VLANS_SHIFT) & CK_VLANS_MASK, v6 = flags & CK_V6;
-	__u32 th_len, tcp_len, new_l3, new_len, cur_len, ip_len, mss, adv, opts, ts_bits;
+	__u32 th_len, tcp_len, new_l3, new_len, cur_len, ip_len, mss, adv, opts, tag;
 	__u8 off, use_ts, use_sack, use_ws;
 	/* On the stack: bpf_loop() takes its context only from there. */
 	struct opt_walk w = {};
@@ -361,9 +363,10 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 	sc->s.th.ack_seq = bpf_htonl(client_isn + 1);
 	/* The tc hand-off learns the MSS of a client without timestamps
 	 * (none in its SYN, or tcp_timestamps=0) from the cache: its ACK
-	 * carries no options. */
-	if (cfg->handoff == SHEDD_HANDOFF_TC &&
-	    !(w.o.ts && !(cfg->syn_opts_off & SHEDD_SYNOPT_NO_TS))) {
+	 * carries no options. With timestamps, the flow hash makes shedd's
+	 * tag of the cookie (shedd_ts_tag()). */
+	tag = 0;
+	if (cfg->handoff == SHEDD_HANDOFF_TC) {
 		struct tcphdr *sth = (struct tcphdr *)th;
 		__u32 h, slot, *e;
 
@@ -372,10 +375,14 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 					 (__u32)sth->source << 16 | sth->dest);
 		else
 			h = flow_hash_at(&sc->ih.v4.saddr, 1, (__u32)sth->source << 16 | sth->dest);
-		slot = h % MSS_CACHE_SLOTS;
-		e = bpf_map_lookup_elem(&mss_cache, &slot);
-		if (e)
-			*e = (h & 0xffffff00U) | mss_index(mss, v6);
+		if (w.o.ts && !(cfg->syn_opts_off & SHEDD_SYNOPT_NO_TS)) {
+			tag = shedd_ts_tag(h, (__u32)ck);
+		} else {
+			slot = h % MSS_CACHE_SLOTS;
+			e = bpf_map_lookup_elem(&mss_cache, &slot);
+			if (e)
+				*e = (h & 0xffffff00U) | mss_index(mss, v6);
+		}
 	}
 
 	/* What the kernel's own SYN-ACK would offer: an option whose sysctl
@@ -425,12 +432,17 @@ __noinline int shedd_syncookie_reply(struct xdp_md *ctx, __u64 l2_len, __u64 l3_
 			opts |= SHEDD_TS_ECN;
 			sc->s.th.ece = 1;
 		}
-		ts_bits = SHEDD_TS_KERNEL_BITS;
-		if (cfg->handoff == SHEDD_HANDOFF_TC) {
-			opts |= mss_index(mss, v6) << SHEDD_TS_MSS_SHIFT;
-			ts_bits = SHEDD_TS_TC_BITS;
-		}
-		tsval = bpf_htonl(cookie_tsval(clock_ns(), opts, ts_bits));
+		/* For the kernel hand-off, the kernel's own layout on the
+		 * clock (tcp_timestamps=2: no offset). For the tc hand-off,
+		 * shedd's tag and the MSS index instead of the clock: the
+		 * kernel continues from the value it echoes
+		 * (bpf_sk_assign_tcp_reqsk() sets the offset), as from the
+		 * offset of a flow of its own. */
+		if (cfg->handoff == SHEDD_HANDOFF_TC)
+			tsval = tag | opts | mss_index(mss, v6) << SHEDD_TS_MSS_SHIFT;
+		else
+			tsval = cookie_tsval(clock_ns(), opts, SHEDD_TS_KERNEL_BITS);
+		tsval = bpf_htonl(tsval);
 		if (use_sack) {
 			sc->s.opt[4] = TCPOPT_SACK_PERM;
 			sc->s.opt[5] = 2;
@@ -1061,7 +1073,7 @@ __noinline __u64 shedd_cookie_ack(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len
 	 * the 32 bits of its cookie, to pass. */
 	if (seen == FLOW_REFUSED)
 		return ACK_AFTER_RST;
-	if (seen == FLOW_ADMITTED || seen == FLOW_ASSIGNED)
+	if (seen == FLOW_ADMITTED || seen == FLOW_COOKIE || seen == FLOW_ASSIGNED)
 		return ACK_REPEAT;
 	if (!valid)
 		return ACK_FORGED;
@@ -1075,8 +1087,11 @@ __noinline __u64 shedd_cookie_ack(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len
 		b = bpf_map_lookup_elem(&tun_buckets, &c);
 	else
 		b = bpf_map_lookup_elem(&buckets, &c);
+	/* Not the ACK of a SYN passed to the kernel: a cookie this program
+	 * answered, the tc hand-off's to give a request socket (it still
+	 * tells a kernel's cookie by the timestamp, shedd_ts_tag()). */
 	if (charge(b, c | tun, now)) {
-		proven_put(h, FLOW_ADMITTED, now, s.th.seq, s.th.ack_seq);
+		proven_put(h, tun ? FLOW_ADMITTED : FLOW_COOKIE, now, s.th.seq, s.th.ack_seq);
 		return ACK_ADMITTED;
 	}
 	return ACK_REFUSED | (__u64)h << ACK_HASH_SHIFT;

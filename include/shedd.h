@@ -62,6 +62,19 @@ enum shedd_handoff {
 #define SHEDD_TS_KERNEL_BITS 6     /* bits the kernel's own layout uses */
 #define SHEDD_TS_MSS_SHIFT 6       /* tc hand-off only: MSS index, 2 bits */
 #define SHEDD_TS_TC_BITS 8
+/* tc hand-off only: the other 24 bits are shedd's tag of the cookie, the
+ * flow hash (include/flow_hash.h, under shedd's own key) XOR the cookie.
+ * Both kinds of cookie pass the kernel's check (they share its secret),
+ * but the kernel's own (tcp_syncookies=2, a listener's overflow) echo its
+ * clock plus a per-flow offset there (tcp_conn_request(),
+ * secure_tcp_ts_off()), which its cookie_v4_check() takes off before it
+ * decodes the options: an echo without the tag is the kernel's to decode,
+ * and the tc hand-off leaves it to the kernel. */
+#define SHEDD_TS_TAG_MASK 0xffffff00U
+static inline __attribute__((always_inline)) __u32 shedd_ts_tag(__u32 flow_hash, __u32 cookie)
+{
+	return (flow_hash ^ cookie) & SHEDD_TS_TAG_MASK;
+}
 
 /* How a shed SYN is refused. */
 enum shedd_reject {
@@ -590,7 +603,9 @@ struct shedd_handoff_stats {
 	__u64 assigned;     /* given to the listener as a request socket */
 	__u64 not_listener; /* the flow has a socket: established, passed */
 	__u64 no_socket;    /* no listener: left to the kernel (RST) */
-	__u64 invalid;      /* no valid cookie: left to the kernel */
+	__u64 invalid;      /* no cookie of shedd's that XDP admitted in this
+			     * ACK's pass (forged, the kernel's own, not
+			     * judged): left to the kernel */
 	__u64 failed;       /* bpf_sk_assign_tcp_reqsk() refused it */
 	__u64 malformed;    /* headers the program could not read: passed */
 	__u64 mss_missed;   /* no timestamp and the MSS cache had no entry:
@@ -924,7 +939,7 @@ struct shedd_proven {
 	__u32 stamp; /* the time of the verdict in units of 2^20 ns, modulo
 		      * 2^29, << 3 | a FLOW_* verdict (bpf/config_maps.h); 0: none */
 	__u32 hash;  /* the flow hash */
-	__u32 seq;   /* FLOW_ADMITTED, _REFUSED, _ASSIGNED: the sequence and */
+	__u32 seq;   /* FLOW_ADMITTED, _COOKIE, _REFUSED, _ASSIGNED: the sequence and */
 	__u32 ack;   /* acknowledgment numbers of the ACK judged (network
 		      * order); FLOW_SYN_CHARGED: seq = the SYN's ISN + 1 */
 };

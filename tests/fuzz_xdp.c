@@ -1767,9 +1767,18 @@ static const char *check_synack(const struct frame_ctx *fc, const struct shedd_c
 		if ((tsval & mask) != want)
 			return explain("SYN-ACK tsval %08x: low %u bits %02x, expected %02x",
 				    tsval, bits, tsval & mask, want);
-		if ((__s32)(now_ms - tsval) < 0 || now_ms - tsval > mask)
+		/* The tc hand-off's: shedd's tag of the cookie above the
+		 * options; the kernel's: the clock. */
+		if (cfg->handoff == SHEDD_HANDOFF_TC) {
+			__u32 tag = shedd_ts_tag(ref_flow_hash(r), be32(th + 4));
+
+			if ((tsval & SHEDD_TS_TAG_MASK) != tag)
+				return explain("SYN-ACK tsval %08x: tag %08x, expected %08x", tsval,
+					    tsval & SHEDD_TS_TAG_MASK, tag);
+		} else if ((__s32)(now_ms - tsval) < 0 || now_ms - tsval > mask) {
 			return explain("SYN-ACK tsval %08x not within %u ms before the clock %08x",
 				    tsval, mask, now_ms);
+		}
 		if (ws && (opt[16] != 1 || opt[17] != 3 || opt[18] != 3 ||
 			      opt[19] != (cfg->wscale > 14 ? 14 : cfg->wscale)))
 			return explain("SYN-ACK window scale option %02x %02x %02x %02x, expected"

@@ -3456,6 +3456,16 @@ static void expect_synack(const char *name, const struct pkt *in,
 	expect((tsval & mask) == bits, name,
 	       "timestamp value 0x%08x: low bits 0x%02x, expected 0x%02x (%s hand-off)",
 	       tsval, tsval & mask, bits, tc ? "tc" : "kernel");
+	/* For the tc hand-off the rest is shedd's tag of the cookie, under
+	 * its own key: what tells its cookies from the kernel's. */
+	if (tc) {
+		__u32 tag = shedd_ts_tag(flow_hash_of(in->saddr, in->daddr, v6 ? 4 : 1, in->sport,
+						      in->dport), info->cookie);
+
+		expect((tsval & SHEDD_TS_TAG_MASK) == tag, name,
+		       "timestamp value 0x%08x: tag 0x%08x, expected 0x%08x", tsval,
+		       tsval & SHEDD_TS_TAG_MASK, tag);
+	}
 }
 
 /* Send the SYN of @spec, expect a SYN-ACK as @w says, return what the ACK
@@ -4718,17 +4728,24 @@ static void run_tc(const char *name, const struct pkt *ack, __u64 *delta)
 		delta[f] = after[f] - before[f];
 }
 
-/* Mark the flow @spec as given its request socket by the tc program just
- * now for its ACK of @seq and @ack (host order), as the program itself does
- * (bpf/config_maps.h: the same hash and slot, the time of
- * bpf_ktime_get_ns()). */
-static void mark_assigned(const char *name, const struct pkt_spec *spec, int v6, __u32 seq,
-			  __u32 ack)
+/* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns(), in ns. */
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+/* Keep @verdict (a FLOW_* of bpf/config_maps.h) for the flow @spec just now,
+ * for its segment of @seq and @ack (host order), as the programs do (the
+ * same hash and slot, the time of bpf_ktime_get_ns()). */
+static void mark_flow(const char *name, const struct pkt_spec *spec, int v6, __u32 verdict,
+		      __u32 seq, __u32 ack)
 {
 	__u8 sa[16] = { 0 }, da[16] = { 0 };
-	__u32 h, now, slot;
-	struct timespec ts;
 	struct shedd_proven v;
+	__u32 h, slot;
 
 	inet_pton(v6 ? AF_INET6 : AF_INET,
 		  spec->saddr ? spec->saddr : v6 ? PKT_V6_CLIENT : PKT_V4_CLIENT, sa);
@@ -4736,24 +4753,28 @@ static void mark_assigned(const char *name, const struct pkt_spec *spec, int v6,
 		  spec->daddr ? spec->daddr : v6 ? PKT_V6_SERVER : PKT_V4_SERVER, da);
 	h = flow_hash_of(sa, da, v6 ? 4 : 1, spec->sport ? spec->sport : PKT_SPORT,
 			 spec->dport ? spec->dport : PKT_DPORT);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (__u32)(((__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec) >> 20);
-	v.stamp = ((now & PROVEN_TIME_MASK) << 3) | 3 /* FLOW_ASSIGNED */;
+	v.stamp = ((__u32)(mono_ns() >> 20) & PROVEN_TIME_MASK) << 3 | verdict;
 	v.hash = h;
 	v.seq = htonl(seq);
 	v.ack = htonl(ack);
 	slot = h % PROVEN_SLOTS;
 	expect(bpf_map__update_elem(skel->maps.proven, &slot, sizeof(slot), &v, sizeof(v),
-				    BPF_ANY) == 0, name, "mark the flow assigned");
+				    BPF_ANY) == 0, name, "keep the flow's verdict");
 }
 
-/* The tc program checks the cookie again and sorts the ACKs of verified
+/* The tc program hands off only what the XDP program admitted, in this
+ * ACK's own pass, as a cookie of shedd's, and sorts the ACKs of verified
  * classes: genuine (with timestamps, or without: the MSS from the cache
- * the XDP program filled, else the smallest), forged, established, no
- * listener; others it does not count. A genuine one passes the check, but
+ * the XDP program filled, else the smallest), not shedd's to hand off
+ * (forged, never judged at XDP, the kernel's own cookie: its answer to a
+ * SYN XDP charged, or its timestamp without shedd's tag), established, no
+ * listener; others it does not count, nor anything while XDP_TX is
+ * blocked (XDP then verifies nobody). A genuine one passes the check, but
  * bpf_sk_assign_tcp_reqsk() takes only a frame at tc ingress, which
  * BPF_PROG_TEST_RUN does not make: here it is assigned or failed, and
- * verified.bats sees it assigned for real. */
+ * verified.bats sees it assigned for real. The XDP program runs on the
+ * clock of the tc program (bpf_ktime_get_ns()) as each ACK reaches it, so
+ * that the verdicts kept for a flow are as old to both as they are. */
 static void test_handoff_sorts_acks(void **state)
 {
 	/* Counters by name; "handed" is assigned + failed. */
@@ -4764,6 +4785,10 @@ static void test_handoff_sorts_acks(void **state)
 		__u32 ack_xor;
 		__u16 dport;
 		int other_class, established, assigned;
+		int no_xdp;      /* the ACK reaches tc without XDP's judgment */
+		int syn_charged; /* XDP charged and passed the SYN: the kernel answered */
+		int kernel_ts;   /* the echo is a kernel cookie's: options + its offset */
+		int tx_blocked;  /* XDP_TX found blocked after XDP's judgment */
 		__u64 acks, handed, invalid, not_listener, no_socket, mss_missed, repeat;
 	} steps[] = {
 		{ "genuine cookie, timestamps: handed to the listener", .acks = 1, .handed = 1 },
@@ -4774,6 +4799,16 @@ static void test_handoff_sorts_acks(void **state)
 		{ "genuine cookie, no timestamp in the ACK alone: not cached, smallest MSS",
 		  .ack_no_ts = 1, .acks = 1, .handed = 1, .mss_missed = 1 },
 		{ "forged cookie: invalid", .ack_xor = 1U << 8, .acks = 1, .invalid = 1 },
+		{ "genuine cookie XDP never judged: left to the kernel", .no_xdp = 1, .acks = 1,
+		  .invalid = 1 },
+		{ "the kernel's cookie (its offset in the echo, no tag of shedd's): left to it",
+		  .kernel_ts = 1, .acks = 1, .invalid = 1 },
+		{ "the kernel's answer to a SYN XDP charged, timestamps: left to the kernel",
+		  .syn_charged = 1, .kernel_ts = 1, .acks = 1, .invalid = 1 },
+		{ "the kernel's answer to a SYN XDP charged, no timestamps: left to the kernel",
+		  .syn_no_ts = 1, .ack_no_ts = 1, .syn_charged = 1, .acks = 1, .invalid = 1 },
+		{ "genuine cookie, XDP_TX blocked since: not counted, not handed",
+		  .tx_blocked = 1 },
 		{ "established flow: not a listener's", .established = 1, .acks = 1,
 		  .not_listener = 1 },
 		{ "nobody listens: no socket", .dport = NOLISTEN_PORT, .acks = 1, .no_socket = 1 },
@@ -4795,8 +4830,9 @@ static void test_handoff_sorts_acks(void **state)
 						 .flags = TCP_SYN,
 						 .sport = (__u16)(PKT_SPORT + 20 + i) };
 			__u64 d[ARRAY_SIZE(hstat_fields)], handed;
-			int cfd = -1, sfd = -1;
+			int cfd = -1, sfd = -1, judged;
 			struct synack_info info;
+			struct xdp_run r;
 			char name[200];
 			struct pkt ack;
 
@@ -4814,7 +4850,8 @@ static void test_handoff_sorts_acks(void **state)
 			}
 			if (steps[i].other_class)
 				spec.saddr = v6 ? V6_CRIT : V4_CP;
-			if (!steps[i].other_class && steps[i].dport != OTHER_PORT)
+			judged = !steps[i].other_class && steps[i].dport != OTHER_PORT;
+			if (judged)
 				get_synack(name, &spec, &cfg_vtc,
 					   steps[i].syn_no_ts ? &mss_only : v6 ? &full6 : &full,
 					   &info);
@@ -4823,14 +4860,45 @@ static void test_handoff_sorts_acks(void **state)
 			info.cookie ^= steps[i].ack_xor;
 			if (steps[i].ack_no_ts)
 				info.ts = 0;
+			/* The kernel's echo: its clock with the options in the
+			 * low 6 bits, plus the flow's offset (cookie_v4_check()
+			 * takes it off before it decodes them). */
+			if (steps[i].kernel_ts)
+				info.tsval = ((0x5a5a5a00U & ~63U) | (info.tsval & 63U)) + 0x3c1e0f00U;
 			if (steps[i].dport)
 				spec.dport = steps[i].dport;
 			if (steps[i].established)
 				cfd = connect_from_client(name, v6, spec.sport, &sfd);
 			build_cookie_ack(&ack, &spec, &info);
+			if (steps[i].syn_charged)
+				mark_flow(name, &spec, v6, 4 /* FLOW_SYN_CHARGED */, PKT_SEQ + 1, 0);
+			/* Each ACK the way it comes: XDP first, at the time
+			 * the tc program then reads (after any verdict kept
+			 * above, never before it: a slow guest takes seconds
+			 * over the table). */
+			skel->bss->test_clock_ns = mono_ns();
+			if (!steps[i].no_xdp)
+				run_xdp(name, ack.data, ack.len, &r);
 			if (steps[i].assigned)
-				mark_assigned(name, &spec, v6, PKT_SEQ + 1, info.cookie + 1);
+				mark_flow(name, &spec, v6, 3 /* FLOW_ASSIGNED */, PKT_SEQ + 1,
+					  info.cookie + 1);
+			if (steps[i].tx_blocked) {
+				struct shedd_config blocked = cfg_vtc;
+				__u32 zero = 0;
+
+				blocked.tx_blocked = 1;
+				expect(bpf_map__update_elem(skel->maps.settings, &zero, sizeof(zero),
+							    &blocked, sizeof(blocked), BPF_ANY) == 0,
+				       name, "write settings with tx_blocked");
+			}
 			run_tc(name, &ack, d);
+			if (steps[i].tx_blocked) {
+				__u32 zero = 0;
+
+				expect(bpf_map__update_elem(skel->maps.settings, &zero, sizeof(zero),
+							    &cfg_vtc, sizeof(cfg_vtc), BPF_ANY) == 0,
+				       name, "write the settings back");
+			}
 			if (cfd >= 0) {
 				close(cfd);
 				close(sfd);

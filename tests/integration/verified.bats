@@ -250,6 +250,41 @@ no_timestamps() {
 	within "$repeat" 2 1000
 }
 
+# The kernel's own cookies under the tc hand-off. A SYN XDP charges and
+# passes (verify while shedding, tokens to spare) is answered by the
+# kernel, with a cookie of its own under tcp_syncookies=2 (as after a
+# listener's overflow). With tcp_timestamps=1 its timestamp carries the
+# options plus the flow's offset, which only the kernel's cookie check
+# takes off: decoded as shedd's, the offset's bits came out as a random
+# window scale, SACK, MSS and ECN. The hand-off leaves that ACK to the
+# kernel (handoff_stats.invalid, never assigned): the connection must
+# negotiate what the kernel alone gives.
+@test "tc hand-off: the ACK of the kernel's own cookie is left to the kernel; options as without shedd" {
+	need_tc_handoff
+	in_srv sysctl -qw net.ipv4.tcp_syncookies=2 net.ipv4.tcp_timestamps=1
+	in_cli sysctl -qw net.ipv4.tcp_timestamps=1 net.ipv4.tcp_sack=1 \
+		net.ipv4.tcp_window_scaling=1
+	exchange base "$SRV_IP"
+	exchange base6 "$SRV_IP6"
+	shedd_start --port "$PORT" --rate 1000 --verify sheddable=shedding --handoff tc
+	[ "$(in_srv sysctl -n net.ipv4.tcp_syncookies)" = 2 ]
+	[ "$(in_srv sysctl -n net.ipv4.tcp_timestamps)" = 1 ]
+	exchange kernel "$SRV_IP"
+	exchange kernel6 "$SRV_IP6"
+	same_opts kernel base wscale sack ts
+	same_opts kernel6 base6 wscale sack ts
+	direct=$(stat_sum admitted 3)
+	acks=$(stat_sum ack_admitted 3)
+	assigned=$(pin_sum handoff_stats assigned)
+	invalid=$(pin_sum handoff_stats invalid)
+	echo "admitted=$direct ack_admitted=$acks handoff_stats: assigned=$assigned" \
+		"invalid=$invalid"
+	within "$direct" 2 2
+	within "$acks" 0 0
+	within "$assigned" 0 0
+	within "$invalid" 2 1000
+}
+
 @test "a forged cookie is counted in ack_invalid, the genuine one in ack_valid" {
 	shedd_start --port "$PORT" --rate 1000 --verify sheddable=always $(cookie_handoff)
 	ack() {
