@@ -592,7 +592,9 @@ static void tell_mode(const struct daemon *d, enum aimd_mode was, int stage, uns
 {
 	const struct aimd_state *cs = &d->ts.cs;
 	const struct aimd_params *cp = &d->tp.cp;
-	const char *again = cs->drain != drain ? "" :
+	/* Again in the same episode; a drain left from the last episode
+	 * (it lasts past the episode's end) is no reason to say so. */
+	const char *again = cs->drain != drain || was != AIMD_OVERLOAD ? "" :
 			    cs->drain_excess0_ns > drain_excess0_ns ? " (again: the excess grew)" :
 			    " (again: the excess fell, not away)";
 
