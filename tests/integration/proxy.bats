@@ -122,7 +122,8 @@ report() {
 # 6 s (the controller finding the rate) left out; goodput at least 90 % of
 # C, and the queue behind the latency drained: shedd says it began a drain,
 # and the successful requests' p50 is under 80 ms (20 ms of service; 98 and
-# 133 ms with the drain taken out, 42-58 ms with it).
+# 133 ms with the drain taken out, 42-58 ms with it when it came in; 62-78
+# ms in the runs since, on a tighter margin than it looks).
 overload() {
 	upstream
 	shedd_fed_by "$1"
