@@ -112,8 +112,9 @@ static __always_inline int cookie_budget_take(const struct shedd_config *cfg, __
  *
  * The kernel takes a cookie only from a listener that issued cookies of
  * its own in the last two minutes (tcp_synq_no_recent_overflow()): the
- * kernel hand-off, and an ACK without a timestamp on the tc hand-off, rely
- * on that. Asking the kernel for a cookie with bpf_tcp_gen_syncookie()
+ * kernel hand-off relies on that (the tc hand-off does not: it assigns the
+ * request itself, and takes the MSS of an ACK without a timestamp from
+ * mss_cache). Asking the kernel for a cookie with bpf_tcp_gen_syncookie()
  * stamps the listener; this does it at most once a second per port on
  * this CPU, before the SYN is rewritten.
  *
