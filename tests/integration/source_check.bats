@@ -117,3 +117,40 @@ one_syn() {
 	[ "$(stat_sum src_failed)" -eq 0 ]
 	[ "$(stat_sum src_unchecked)" -eq 0 ]
 }
+
+# one_uplink: 198.19.6.0/24, critical_plus, routed back through the veth
+# the flood comes in on, as a partner's prefix reached over a host's one
+# uplink: the check passes every source of it, spoofed or not.
+one_uplink() {
+	setup_routes
+	# Both families forward, as on a router: the check runs, so the top
+	# classes are not made to verify by default.
+	in_srv sysctl -qw "net.ipv4.conf.$IF_SRV.forwarding=1"
+	in_srv sysctl -qw "net.ipv6.conf.$IF_SRV.forwarding=1"
+	in_srv ip route add 198.19.6.0/24 dev "$IF_SRV"
+}
+
+@test "strict, one uplink: a spoofed flood from a top class's prefix routed back by its interface passes the check and spends the class's tokens" {
+	one_uplink
+	shedd_start --port "$PORT" --verify off --controller off --rate 100000 \
+		--prefix 198.19.6.0/24=critical_plus
+	flood 198.19.6.0/24 1000 1
+	echo "critical_plus charged $(stat_sum charged 0), src_failed $(stat_sum src_failed)"
+	within "$(stat_sum charged 0)" 900 1000
+	[ "$(stat_sum src_failed)" -eq 0 ]
+}
+
+@test "strict, one uplink, the class verifying while shedding: the same flood is answered with cookies and spends almost nothing" {
+	local charged cookies
+	one_uplink
+	shedd_start --port "$PORT" --controller off --rate 100 --burst 10 $(cookie_handoff) \
+		--verify critical_plus=shedding --prefix 198.19.6.0/24=critical_plus
+	flood 198.19.6.0/24 1000 1
+	charged=$(stat_sum charged 0)
+	cookies=$(stat_sum cookie_sent 0)
+	echo "critical_plus charged $charged, cookie_sent $cookies, src_failed $(stat_sum src_failed)"
+	# The class's burst and what shed before the CPU turned to cookies.
+	[ "$charged" -le 100 ]
+	within "$cookies" 850 1000
+	[ "$(stat_sum src_failed)" -eq 0 ]
+}
