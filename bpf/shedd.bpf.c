@@ -281,6 +281,67 @@ __noinline __u64 shedd_parse_ip(struct xdp_md *ctx, __u64 off, __u64 how)
 	return parse_ip_packed((void *)(long)ctx->data + off, (void *)(long)ctx->data_end, how);
 }
 
+/* What a judged ACK counts and gets, alike for a direct ACK and a
+ * tunnel's inner one: @ret is shedd_cookie_ack()'s verdict, @cs its
+ * class's counters. XDP_PASS or XDP_DROP; or, counted, ACK_ACT_ADMITTED
+ * (fairness is the caller's) or ACK_ACT_REFUSED (the answer is the
+ * caller's: a RST direct, a drop through a tunnel). */
+#define ACK_ACT_ADMITTED (-1)
+#define ACK_ACT_REFUSED (-2)
+static __always_inline int ack_counted(int ret, struct shedd_stats *st,
+				       struct shedd_class_stats *cs,
+				       const struct shedd_config *cfg, __u16 dport)
+{
+	switch (ret) {
+	case ACK_NOT_OURS:
+		st->non_syn++;
+		return XDP_PASS;
+	case ACK_FORGED:
+		/* No cookie of this port can be outstanding: the ACK of a
+		 * connection that died (a server restart) or a stray one.
+		 * The kernel resets it, as without shedd, within the RST
+		 * budget: a flood of them is not reflected one for one. */
+		if (!cookie_sent_recent(dport, clock_coarse_ns())) {
+			if (rst_budget_take(cfg, clock_coarse_ns())) {
+				st->ack_to_kernel++;
+				return XDP_PASS;
+			}
+			st->rst_limited++;
+		}
+		cs->ack_invalid++;
+		return XDP_DROP;
+	case ACK_QUEUE_FULL:
+		/* The kernel would drop it: no token for it, the client
+		 * sends it again. */
+		cs->ack_valid++;
+		st->ack_queue_full++;
+		return XDP_DROP;
+	case ACK_AFTER_RST:
+		/* Sent before our RST reached the client: gone. */
+		st->ack_after_rst++;
+		return XDP_DROP;
+	case ACK_REPEAT:
+		/* The flow was admitted a moment ago; its socket is not
+		 * made yet. Its token is spent. */
+		st->ack_repeat++;
+		return XDP_PASS;
+	case ACK_PAID:
+		/* The kernel answered the SYN, which was charged. */
+		cs->ack_valid++;
+		st->ack_repeat++;
+		return XDP_PASS;
+	case ACK_ADMITTED:
+		cs->ack_valid++;
+		cs->charged++;
+		cs->ack_admitted++;
+		return ACK_ACT_ADMITTED;
+	}
+	cs->ack_valid++;
+	cs->charged++;
+	cs->ack_refused++;
+	return ACK_ACT_REFUSED;
+}
+
 #include "tunnel.h"
 
 /* Drop what could carry a SYN past us but cannot be judged. */
@@ -653,59 +714,17 @@ int shedd_xdp(struct xdp_md *ctx)
 			shedd_flow_end(ctx, p.l2_len, p.l3_len, cookie_flags(&p));
 		if (ret != ACK_NOT_OURS)
 			st->frag_judged += p.first_frag;
-		switch (ret) {
-		case ACK_NOT_OURS:
-			st->non_syn++;
-			return XDP_PASS;
-		case ACK_FORGED:
-			/* No cookie of this port can be outstanding: the ACK
-			 * of a connection that died (a server restart) or a
-			 * stray one. The kernel resets it, as without shedd,
-			 * within the RST budget: a flood of them is not
-			 * reflected one for one. */
-			if (!cookie_sent_recent(dport, clock_coarse_ns())) {
-				if (rst_budget_take(cfg, clock_coarse_ns())) {
-					st->ack_to_kernel++;
-					return XDP_PASS;
-				}
-				st->rst_limited++;
-			}
-			cs->ack_invalid++;
-			return XDP_DROP;
-		case ACK_QUEUE_FULL:
-			/* The kernel would drop it: no token for it, the
-			 * client sends it again. */
-			cs->ack_valid++;
-			st->ack_queue_full++;
-			return XDP_DROP;
-		case ACK_AFTER_RST:
-			/* Sent before our RST reached the client: gone. */
-			st->ack_after_rst++;
-			return XDP_DROP;
-		case ACK_REPEAT:
-			/* The flow was admitted a moment ago; its socket is
-			 * not made yet. Its token is spent. */
-			st->ack_repeat++;
-			return XDP_PASS;
-		case ACK_PAID:
-			/* The kernel answered the SYN, which was charged. */
-			cs->ack_valid++;
-			st->ack_repeat++;
-			return XDP_PASS;
-		case ACK_ADMITTED:
-			cs->ack_valid++;
-			cs->charged++;
-			cs->ack_admitted++;
-			/* A proven admission: what fairness counts in a
-			 * verified class. */
+		ret = ack_counted(ret, st, cs, cfg, dport);
+		if (ret != ACK_ACT_ADMITTED && ret != ACK_ACT_REFUSED)
+			return ret;
+		/* A proven admission: what fairness counts in a verified
+		 * class. */
+		if (ret == ACK_ACT_ADMITTED) {
 			if (fair_of(cls))
 				shedd_fair(ctx, p.l2_len, p.l3_len, cookie_flags(&p),
 					   cls | FAIR_COUNT);
 			return XDP_PASS;
 		}
-		cs->ack_valid++;
-		cs->charged++;
-		cs->ack_refused++;
 		/* Never a silent drop: a client that speaks second would
 		 * wait for data that is not coming. */
 		return refuse(ctx, &p, RF_FOR_ACK | (judged & ~(__u64)ACK_VERDICT_MASK));

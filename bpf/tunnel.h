@@ -846,48 +846,15 @@ static __always_inline int tun_judge(struct xdp_md *ctx, const struct shedd_conf
 			shedd_flow_end(ctx, l3off, in->l3_len, flags);
 		if (ret != ACK_NOT_OURS)
 			st->frag_judged += in->first_frag;
-		switch (ret) {
-		case ACK_NOT_OURS:
-			st->non_syn++;
-			return XDP_PASS;
-		case ACK_FORGED:
-			/* As a direct one: the kernel resets it where no cookie
-			 * of this port can be outstanding, within the budget. */
-			if (!cookie_sent_recent(dport, now)) {
-				if (rst_budget_take(cfg, now)) {
-					st->ack_to_kernel++;
-					return XDP_PASS;
-				}
-				st->rst_limited++;
-			}
-			cs->ack_invalid++;
-			return XDP_DROP;
-		case ACK_QUEUE_FULL:
-			cs->ack_valid++;
-			st->ack_queue_full++;
-			return XDP_DROP;
-		case ACK_AFTER_RST:
-			st->ack_after_rst++;
-			return XDP_DROP;
-		case ACK_REPEAT:
-			st->ack_repeat++;
-			return XDP_PASS;
-		case ACK_PAID:
-			cs->ack_valid++;
-			st->ack_repeat++;
-			return XDP_PASS;
-		case ACK_ADMITTED:
-			cs->ack_valid++;
-			cs->charged++;
-			cs->ack_admitted++;
+		ret = ack_counted(ret, st, cs, cfg, dport);
+		if (ret != ACK_ACT_ADMITTED && ret != ACK_ACT_REFUSED)
+			return ret;
+		if (ret == ACK_ACT_ADMITTED) {
 			if (fair_of(ckey))
 				shedd_fair(ctx, l3off, in->l3_len, flags, ckey | FAIR_COUNT);
 			return XDP_PASS;
 		}
 		/* No token: a RST would have to go back through the tunnel. */
-		cs->ack_valid++;
-		cs->charged++;
-		cs->ack_refused++;
 		return XDP_DROP;
 	}
 	b = bpf_map_lookup_elem(&tun_buckets, &ckey);
