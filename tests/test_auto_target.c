@@ -964,6 +964,47 @@ static void a_probe_measures_the_spread(void **state)
 	}
 }
 
+/* Started into 10 x the capacity of one server of exponential times (5 ms,
+ * 200/s): the probe holds half the served rate once the queue from before
+ * it is gone, and ends once two pools of its levels agree within their
+ * noise. Three flat steps of 3 samples in a row rarely come from such a
+ * service: with them alone, 6 of these 20 probes ran over 2 s, up to
+ * probe_max_ns (3 s at half the rate); with the pools, 1.4 s at most.
+ * 20 draws: each probe ends within 2 s, and its point within [0.6, 1.6] x
+ * the calm statistic (its samples are read at half the capacity, where an
+ * exponential server still queues). */
+static void an_exponential_service_ends_its_probe_in_two_pools(void **state)
+{
+	struct aimd_params p = probe_params();
+	struct aimd_state s;
+	struct svc v;
+	struct cold c;
+	int seed, over = 0, longest = 0;
+
+	(void)state;
+	for (seed = 0; seed < 20; seed++) {
+		v = service(200, 5);
+		v.exp = true;
+		v.rng += (uint64_t)seed * 7919;
+		v.patience_ms = 500;
+		v.quits_logged = true;
+		aimd_init(&s, &p, 20000);
+		cold_run(&p, &s, &v, 10 * v.capacity, 8, &c);
+		if (c.probe_ticks > longest)
+			longest = c.probe_ticks;
+		if (getenv("SHEDD_AUTO_TRACE"))
+			fprintf(stderr, "draw %d: probe %d ticks, baseline %.1f ms spread %.2f\n", seed,
+				c.probe_ticks, s.lat.baseline_ns / 1e6, s.lat.spread);
+		if (s.lat.probes != 1 || s.lat.probing ||
+		    s.lat.baseline_ns < 0.6 * 0.83 * 5 * MS || s.lat.baseline_ns > 1.6 * 0.83 * 5 * MS)
+			fail_msg("draw %d: %llu probes, baseline %.1f ms", seed,
+				 (unsigned long long)s.lat.probes, s.lat.baseline_ns / 1e6);
+		over += (__u64)c.probe_ticks * TICK > 2 * SEC;
+	}
+	if (over)
+		fail_msg("%d of 20 probes ran over 2 s (longest %d ticks)", over, longest);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -985,6 +1026,7 @@ int main(void)
 		cmocka_unit_test(spread_of_fixed_exponential_and_bimodal_samples),
 		cmocka_unit_test(the_target_scales_with_the_spread),
 		cmocka_unit_test(a_probe_measures_the_spread),
+		cmocka_unit_test(an_exponential_service_ends_its_probe_in_two_pools),
 	};
 
 	return cmocka_run_group_tests_name("auto_target", tests, NULL, NULL);

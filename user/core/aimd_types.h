@@ -443,6 +443,12 @@ enum aimd_reason {
  * @probe_pool_n:   ... and their samples
  * @probe_pool_min_ns: the lowest mean of such a pool (0 = none yet)
  * @probe_pool_spread: its spread (0 = not measured)
+ * @probe_pool_last_ns: the mean of the last pool of the levels in a row
+ *                  (0 = none yet) ...
+ * @probe_pool_last_n: ... its samples ...
+ * @probe_pool_last_spread: ... and spread
+ * @probe_pool_alike: the last two pools in a row told apart by no more
+ *                  than their noise (the queue is gone: it ends the probe)
  * @probe_step_agg: the samples of the step being gathered, of the pool
  *                  being gathered (@probe_pool_agg) and of the flat run
  *                  (@probe_flat_agg): the spread of the point the probe
@@ -525,6 +531,10 @@ struct aimd_auto {
 	__u64 probe_pool_n;
 	__u64 probe_pool_min_ns;
 	double probe_pool_spread;
+	__u64 probe_pool_last_ns;
+	__u64 probe_pool_last_n;
+	double probe_pool_last_spread;
+	bool probe_pool_alike;
 	struct sample_agg probe_step_agg;
 	struct sample_agg probe_pool_agg;
 	struct sample_agg probe_flat_agg;

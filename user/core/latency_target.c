@@ -4,6 +4,7 @@
  * explicit one. See latency_target.h for the law; everything here is
  * arithmetic on its arguments.
  */
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 #include "latency_target.h"
@@ -175,6 +176,37 @@ static void point_reset(struct aimd_auto *a)
 	a->point_over = false;
 }
 
+/* No pool of levels in a row before the next. */
+static void pool_forget(struct aimd_auto *a)
+{
+	a->probe_pool_last_ns = 0;
+	a->probe_pool_last_n = 0;
+	a->probe_pool_last_spread = 0;
+	a->probe_pool_alike = false;
+}
+
+/* Two pools of levels in a row, of means @m1 and @m2 over @n1 and @n2
+ * samples of spreads @s1 and @s2 (1 + cs^2, 0: not measured), differ by no
+ * more than their noise, twice the standard error of the difference
+ * (each mean's cs x mean / sqrt(n), cs the service's), or than @near: the level neither
+ * falls (a queue from before the probe drains by (1 - f) / f ms per ms,
+ * far more over a pool) nor climbs. Steps of 3 samples of a service of
+ * exponential times jump by their mean, so three flat ones in a row rarely
+ * come; pools of AIMD_PROBE_POOL tell its level in two pools' time. */
+static bool pools_alike(double m1, double n1, double s1, double m2, double n2, double s2,
+			__u64 near)
+{
+	double c1 = s1 > 1 ? s1 - 1 : 0, c2 = s2 > 1 ? s2 - 1 : 0;
+	/* The service's cs^2 is the smaller: a pool that still holds the
+	 * end of a draining queue spreads as far as the queue was long. */
+	double c = c1 < c2 ? c1 : c2;
+	double tol = 2 * sqrt(c * (m1 * m1 / n1 + m2 * m2 / n2));
+
+	if (tol < (double)near)
+		tol = (double)near;
+	return fabs(m1 - m2) <= tol;
+}
+
 /* Begin a calm probe (see "Calm probe" in latency_target.h): hold the limit at
  * probe_frac of the served rate, in connections, never above the limit. */
 static void probe_begin(const struct aimd_params *p, struct aimd_state *s, __u64 now_ns)
@@ -199,6 +231,7 @@ static void probe_begin(const struct aimd_params *p, struct aimd_state *s, __u64
 	a->probe_pool_n = 0;
 	a->probe_pool_min_ns = 0;
 	a->probe_pool_spread = 0;
+	pool_forget(a);
 	memset(&a->probe_step_agg, 0, sizeof(a->probe_step_agg));
 	memset(&a->probe_pool_agg, 0, sizeof(a->probe_pool_agg));
 	memset(&a->probe_flat_agg, 0, sizeof(a->probe_flat_agg));
@@ -338,12 +371,23 @@ static void probe_step(const struct aimd_params *p, struct aimd_state *s,
 			a->probe_pool_n += n;
 			if (a->probe_pool_n >= AIMD_PROBE_POOL) {
 				__u64 pm = (__u64)(a->probe_pool_sum / (double)a->probe_pool_n);
+				double ps;
 
 				agg_merge(&a->probe_pool_agg, &a->probe_step_agg);
+				ps = agg_spread(&a->probe_pool_agg);
 				if (!a->probe_pool_min_ns || pm < a->probe_pool_min_ns) {
 					a->probe_pool_min_ns = pm;
-					a->probe_pool_spread = agg_spread(&a->probe_pool_agg);
+					a->probe_pool_spread = ps;
 				}
+				if (a->probe_pool_last_ns && elapsed >= lag &&
+				    pools_alike((double)a->probe_pool_last_ns,
+						(double)a->probe_pool_last_n,
+						a->probe_pool_last_spread, (double)pm,
+						(double)a->probe_pool_n, ps, near))
+					a->probe_pool_alike = true;
+				a->probe_pool_last_ns = pm;
+				a->probe_pool_last_n = a->probe_pool_n;
+				a->probe_pool_last_spread = ps;
 				a->probe_pool_sum = 0;
 				a->probe_pool_n = 0;
 				memset(&a->probe_pool_agg, 0, sizeof(a->probe_pool_agg));
@@ -354,6 +398,7 @@ static void probe_step(const struct aimd_params *p, struct aimd_state *s,
 			a->probe_pool_sum = 0;
 			a->probe_pool_n = 0;
 			memset(&a->probe_pool_agg, 0, sizeof(a->probe_pool_agg));
+			pool_forget(a);
 		}
 		if (level && elapsed >= lag && prev && (double)mid + fall >= (double)prev &&
 		    mid <= prev + near) {
@@ -388,7 +433,7 @@ static void probe_step(const struct aimd_params *p, struct aimd_state *s,
 	 * up on, and a probe that ended in it took the level of the queue's
 	 * growth for calm. Then at the first step that does not, or at
 	 * AIMD_PROBE_NO_LEVEL x probe_max_ns. */
-	if ((a->probe_flat >= 3 && elapsed >= p->probe_min_ns) ||
+	if (((a->probe_flat >= 3 || a->probe_pool_alike) && elapsed >= p->probe_min_ns) ||
 	    (elapsed >= p->probe_max_ns && !a->probe_wait) ||
 	    elapsed >= AIMD_PROBE_NO_LEVEL * p->probe_max_ns)
 		probe_end(p, a, now_ns);

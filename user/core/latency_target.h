@@ -76,12 +76,17 @@
  * It ends once three levels in a row,
  * later than the level it began at (probe_lag_ns) after its start, fell by
  * less than half of (1 - f) / f ms per ms (f = probe_frac) and stay near
- * the lowest level seen, after probe_min_ns; or at probe_max_ns with the
+ * the lowest level seen, or two pools of levels in a row (AIMD_PROBE_POOL
+ * samples each) differ by no more than twice the standard error of their
+ * difference (cs x mean / sqrt(n) each, cs the smaller pool's) or than
+ * "near" (a fifth of the lowest level, 2 ms at least), after probe_min_ns;
+ * or at probe_max_ns with the
  * lowest level, unless its last tick gave no level or a level still
  * falling faster than that (the queue from before it drains): then at the
  * first tick that does neither, or at AIMD_PROBE_NO_LEVEL x probe_max_ns
  * (with the lowest tick that was a level but for busy, if no level came).
- * That level is the calm point (at probe_max_ns: the lowest mean of
+ * That level is the calm point (at probe_max_ns, or when two pools agree:
+ * the lowest mean of
  * levels in a row pooled to AIMD_PROBE_POOL samples, where there is one:
  * the lowest of many steps of 3 samples of a service whose times spread is
  * a draw's luck); the limit resumes at the highest served
