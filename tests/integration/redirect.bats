@@ -110,3 +110,24 @@ PY
 	run grep -c "verified admission: port" "$TESTBED_TMP/shedd.log"
 	[ "$output" = 0 ]
 }
+
+@test "shedd names a NAT redirect added after its start, and says when none is left" {
+	local redir2=$((PORT + 101)) log="$TESTBED_TMP/shedd.log"
+	shedd_start --port "$redir2" --port "$PORT" --controller off --rate 1000 \
+		--verify sheddable=always $(cookie_handoff)
+	# At start only the setup's rule, which sends REDIR (not protected)
+	# to PORT.
+	run grep -cF "verified admission: port $redir2" "$log"
+	[ "$output" = 0 ]
+	in_srv nft add rule inet shedd_redirect pre tcp dport "$redir2" redirect to :"$PORT"
+	# nftables announces the change; read within the watch's gap (5 s).
+	wait_for "the added redirect named" 10 grep -qF \
+		"verified admission: port $redir2 (redirect to :$PORT, nftables inet shedd_redirect pre)" \
+		"$log"
+	run grep -c "netfilter or IPVS changed; what takes protected ports" "$log"
+	echo "$output"
+	[ "$output" = 1 ]
+	in_srv nft flush chain inet shedd_redirect pre
+	wait_for "the rules' end told" 10 grep -qF \
+		"netfilter or IPVS changed: nothing takes a protected port after XDP any more" "$log"
+}

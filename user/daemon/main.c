@@ -37,6 +37,7 @@
 #include "signals.h"
 #include "status.h"
 #include "tick.h"
+#include "redirects.h"
 #include "signed_scan.h"
 #include "tunnels.h"
 #include "xdptx.h"
@@ -122,6 +123,7 @@ struct daemon {
 	int tun_fd;                     /* hears of link and address changes */
 	struct tun_found tun, tun_next; /* the tunnels that end here (tunnels.h) */
 	struct signed_watch signed_w;   /* listeners a cookie cannot answer */
+	struct redir_watch redir_w;     /* netfilter's and IPVS's changes */
 	__u64 tun_fou_ns;               /* when the FOU ports were last asked for */
 	unsigned long ticks;            /* ticks run since start */
 	unsigned long fail_tick;        /* SHEDD_TEST_FAIL_TICK: 0, or the tick to fail */
@@ -1007,7 +1009,8 @@ static void tunnels_tick(struct daemon *d)
 
 static int run(struct shedd_options *o)
 {
-	struct daemon d = { .o = o, .txp = { .fd = -1, .genl_fd = -1 }, .tun_fd = -1 };
+	struct daemon d = { .o = o, .txp = { .fd = -1, .genl_fd = -1 }, .tun_fd = -1,
+			   .redir_w = { .fd = -1 } };
 	double start, adopted = 0;
 	bool start_given;
 	bool started = false;
@@ -1091,7 +1094,7 @@ static int run(struct shedd_options *o)
 	controller_resume(&d);
 
 	if ((err = tx_start(&d)) || (err = tunnels_start(&d)) || (err = loader_configure(&d.l, o)) ||
-	    (err = prefixes_apply_manual(&d.l)))
+	    (err = prefixes_apply_manual(&d.l)) || (err = redirects_watch_start(&d.redir_w)))
 		goto out;
 	/* The ports' own limits are judged again from the first ticks: a
 	 * limit a shedd before this one left is no evidence of now. */
@@ -1205,6 +1208,7 @@ static int run(struct shedd_options *o)
 			break;
 		tunnels_tick(&d);
 		signed_watch_tick(&d.signed_w, d.sig.diag_fd, d.o, d.o->iface, now_ns());
+		redirects_watch_tick(&d.redir_w, now_ns());
 		service_ready(&d.svc, "attached; the first tick ran");
 		service_tick(&d.svc, now_ns());
 	}
@@ -1212,6 +1216,7 @@ static int run(struct shedd_options *o)
 out:
 	if (d.tun_fd >= 0)
 		close(d.tun_fd);
+	redirects_watch_stop(&d.redir_w);
 	metrics_close(&d.metrics);
 	signals_close(&d.sig);
 	probe_xdptx_close(&d.txp);

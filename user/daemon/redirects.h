@@ -97,4 +97,35 @@ void redir_note_str(const struct redir_note *n, const __u16 *ports, int nr_ports
  */
 void redirects_check(const __u16 *ports, int nr_ports, bool verifying);
 
+/* The watch: nftables announces each change of its ruleset on the netlink
+ * group NFNLGRP_NFTABLES; a change is read REDIR_SETTLE_NS after it came
+ * (a restore of a ruleset is a burst of events), IPVS and legacy iptables,
+ * which announce nothing, every REDIR_RESCAN_NS; never two scans within
+ * REDIR_GAP_NS (the tick waits for a scan, and listing a large ruleset
+ * takes a while). */
+#define REDIR_SETTLE_NS 1000000000ULL
+#define REDIR_GAP_NS 5000000000ULL
+#define REDIR_RESCAN_NS 30000000000ULL
+
+struct redir_watch {
+	int fd;            /* NETLINK_NETFILTER, NFNLGRP_NFTABLES; -1: none */
+	__u64 last_ns;     /* the last scan */
+	__u64 changed_ns;  /* the first event not yet read; 0: none */
+	unsigned long scans, changes;
+};
+
+/* Subscribe to nftables' events (CAP_NET_ADMIN): before the daemon drops
+ * its privileges. Without them (said once), the periodic scan alone. */
+int redirects_watch_start(struct redir_watch *w);
+void redirects_watch_stop(struct redir_watch *w);
+
+/**
+ * redirects_watch_tick() - once a tick: scan again when nftables announced
+ * a change (or REDIR_RESCAN_NS passed), with the ports and classes of the
+ * last redirects_check(), and say what takes protected ports now if that
+ * changed (the same lines as at start, after one that says it changed).
+ * @now_ns: CLOCK_MONOTONIC
+ */
+void redirects_watch_tick(struct redir_watch *w, __u64 now_ns);
+
 #endif /* SHEDD_REDIRECTS_H */
