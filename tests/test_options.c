@@ -243,7 +243,7 @@ static const struct {
 	{ { "-i", "e", "--burst", "0" }, "out of range" },
 	{ { "-i", "e", "--rst-rate", "1000001" }, "out of range" },
 	{ { "-i", "e", "--rst-rate", "5x" }, "not a whole number" },
-	{ { "-i", "e", "--source-check", "loose" }, "is not strict or off" },
+	{ { "-i", "e", "--source-check", "loose" }, "is not strict, verify or off" },
 	{ { "-i", "e", "--port", "0" }, "not a port" },
 	{ { "-i", "e", "--port", "80,,x" }, "not a port" },
 	{ { "-i", "e", "--port", "65536" }, "not a port" },
@@ -307,7 +307,7 @@ static const struct {
 	{ { "-i", "e", "--verify-hold", "3601s" }, "longer than an hour" },
 };
 
-/* --source-check off; --rst-rate: the RST budget of the host, default 10000/s, 0 allowed (never
+/* --source-check off and verify; --rst-rate: the RST budget of the host, default 10000/s, 0 allowed (never
  * answer), at most MAX_RST_RATE_PER_SEC. */
 static void rst_rate_option(void **state)
 {
@@ -319,6 +319,9 @@ static void rst_rate_option(void **state)
 	options_free(&o);
 	assert_int_equal(PARSE(&o, "-i", "e", "--source-check", "off"), OPTIONS_RUN);
 	assert_int_equal(o.source_check, SHEDD_SRC_OFF);
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--source-check", "verify"), OPTIONS_RUN);
+	assert_int_equal(o.source_check, SHEDD_SRC_VERIFY);
 	options_free(&o);
 	assert_int_equal(PARSE(&o, "-i", "e", "--rst-rate", "250"), OPTIONS_RUN);
 	assert_int_equal(o.rst_rate_per_sec, 250);

@@ -232,3 +232,31 @@ asym_run() {
 	[ "$(stat_sum ack_admitted 0)" -eq 0 ]
 	[ "$(stat_sum cookie_sent 0)" -eq 0 ]
 }
+
+@test "verify: an asymmetric client fails the check and keeps its class by proving its address" {
+	asym_run --source-check verify --verify off
+	[ "$ASYM_STATUS" -eq 0 ]
+	# Answered with a cookie in its class, though critical_plus does not
+	# verify, and charged there once its ACK came back.
+	within "$(stat_sum src_failed)" 1 3
+	within "$(stat_sum cookie_sent 0)" 1 3
+	within "$(stat_sum ack_admitted 0)" 1 1
+	within "$(stat_sum charged 0)" 1 1
+	[ "$(stat_sum charged 3)" -eq "$(field sent "$(cat "$TESTBED_TMP/flood.out")")" ]
+}
+
+@test "verify: a spoofed critical_plus flood that fails the check spends no token of any class" {
+	local sent
+	setup_routes
+	in_srv sysctl -qw "net.ipv4.conf.$IF_SRV.forwarding=1"
+	shedd_start --port "$PORT" --verify off --controller off --rate 100 --burst 10 \
+		$(cookie_handoff) --source-check verify --prefix 198.19.5.0/24=critical_plus
+	sent=$(field sent "$(flood 198.19.5.0/24 1000 1)")
+	echo "# sent $sent: critical_plus charged $(stat_sum charged 0), cookie_sent" \
+		"$(stat_sum cookie_sent 0); sheddable charged $(stat_sum charged 3);" \
+		"src_failed $(stat_sum src_failed)" >&3
+	[ "$(stat_sum charged 0)" -eq 0 ]
+	[ "$(stat_sum charged 3)" -eq 0 ]
+	[ "$(stat_sum src_failed)" -eq "$sent" ]
+	[ "$(stat_sum cookie_sent 0)" -eq "$sent" ]
+}
