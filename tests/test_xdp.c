@@ -5037,6 +5037,57 @@ static void test_source_verify(void **state)
 	read_stats(&after);
 	expect_verdict(name, r.verdict, XDP_PASS);
 	expect_delta(name, &before, &after, &want);
+
+	/* Sent to another host's MAC: no answer may go back (rst_answerable()),
+	 * shed in its class as a verified class sheds it, uncharged. */
+	name = "source verify: failing SYN to another host's MAC: shed, no charge";
+	cfg.tx_blocked = 0;
+	if (reset_maps(&cfg, &rate_plenty))
+		fail_msg("reset maps");
+	mangle_dst_mac_other(&syn);
+	read_stats(&before);
+	run_xdp_on(name, syn.data, syn.len, fwd, &r);
+	read_stats(&after);
+	expect_verdict(name, r.verdict, XDP_DROP);
+	want = (struct shedd_stats){ .packets = 1, .src_failed = 1,
+				     .cls[cp] = { .syn = 1, .dropped = 1 } };
+	expect_delta(name, &before, &after, &want);
+
+	{
+		const struct synack_want w6 = FULL6;
+		const __u32 crit = SHEDD_CRITICAL;
+		struct pkt_spec s6 = { V6, .flags = TCP_SYN, .saddr = V6_CRIT_ELSEWHERE,
+				       .sport = PKT_SPORT + 8, OPTS(opt_linux6) };
+
+		name = "source verify: failing IPv6 CRITICAL SYN: a cookie, no charge";
+		snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/forwarding",
+			 DUMMY_DEV[0]);
+		expect(write_sysctl(path, "1\n") == 0, name, "forwarding on: %s",
+		       strerror(errno));
+		if (reset_maps(&cfg, &rate_plenty))
+			fail_msg("reset maps");
+		skel->bss->test_clock_ns = mono_ns();
+		pkt_build(&syn, &s6);
+		read_stats(&before);
+		run_xdp_on(name, syn.data, syn.len, fwd, &r);
+		read_stats(&after);
+		expect_verdict(name, r.verdict, XDP_TX);
+		expect_synack(name, &syn, &r, &cfg, &w6, &info);
+		want = (struct shedd_stats){ .packets = 1, .src_failed = 1,
+					     .cls[crit] = { .syn = 1, .cookie_sent = 1 } };
+		expect_delta(name, &before, &after, &want);
+
+		name = "source verify: its IPv6 cookie ACK: admitted in CRITICAL";
+		build_cookie_ack(&ack, &s6, &info);
+		read_stats(&before);
+		run_xdp_on(name, ack.data, ack.len, fwd, &r);
+		read_stats(&after);
+		expect_verdict(name, r.verdict, XDP_PASS);
+		want = (struct shedd_stats){ .packets = 1, .ack_probed = 1,
+					     .cls[crit] = { .ack_valid = 1, .charged = 1,
+							    .ack_admitted = 1 } };
+		expect_delta(name, &before, &after, &want);
+	}
 }
 
 /* One parser for both programs: every shape of segment, through the XDP
