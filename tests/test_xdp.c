@@ -170,6 +170,11 @@ static const struct shedd_config cfg_src = {
 	.default_class = SHEDD_SHEDDABLE,
 	.source_check = SHEDD_SRC_STRICT,
 };
+/* --source-check verify: a tunnel's inner SYN is never answered. */
+static const struct shedd_config cfg_src_verify = {
+	.default_class = SHEDD_SHEDDABLE,
+	.source_check = SHEDD_SRC_VERIFY,
+};
 static const struct shedd_config cfg_vtc_src = { VERIFY_CFG(SHEDD_HANDOFF_TC, 1),
 						 .source_check = SHEDD_SRC_STRICT };
 /* An interface of MTU 1280: the SYN-ACK offers at most 1240 / 1220. */
@@ -2222,6 +2227,11 @@ static const struct tun_case tun_cases[] = {
 	{ "tunnel checks: spoofed CRITICAL_PLUS inner source routed elsewhere: the default class",
 	  .tun = { .kind = TUNP_VXLAN }, .in = { V4, .flags = TCP_SYN, .saddr = V4_CP_ELSEWHERE },
 	  .cfg = &cfg_src, .devs = devs_vxlan42, .match = MATCH_VXLAN, .verdict = XDP_PASS,
+	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .admitted = 1 },
+		     .src_failed = 1 }, .tdelta = { .decap = 1, .judged = 1 } },
+	{ "tunnel checks: --source-check verify, spoofed CRITICAL_PLUS inner source routed elsewhere: the default class",
+	  .tun = { .kind = TUNP_VXLAN }, .in = { V4, .flags = TCP_SYN, .saddr = V4_CP_ELSEWHERE },
+	  .cfg = &cfg_src_verify, .devs = devs_vxlan42, .match = MATCH_VXLAN, .verdict = XDP_PASS,
 	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .admitted = 1 },
 		     .src_failed = 1 }, .tdelta = { .decap = 1, .judged = 1 } },
 	{ "tunnel checks: spoofed IPv6 CRITICAL inner source in GRE routed elsewhere: the default class",
