@@ -151,8 +151,12 @@ int shedd_handoff(struct __sk_buff *skb)
 	if (!cfg->all_ports && !bpf_map_lookup_elem(&ports, &dport))
 		return TC_ACT_OK;
 	/* As the XDP program: while XDP_TX is blocked no class verifies,
-	 * and no ACK was judged (class_mode()). */
-	if (cfg->verify[cls] == SHEDD_VERIFY_OFF || cfg->tx_blocked)
+	 * and no ACK was judged (class_mode()); a class above the default
+	 * class is judged under --source-check verify whatever its mode
+	 * (src_proves()). */
+	if ((cfg->verify[cls] == SHEDD_VERIFY_OFF &&
+	     !(cfg->source_check == SHEDD_SRC_VERIFY && cls < cfg->default_class)) ||
+	    cfg->tx_blocked)
 		return TC_ACT_OK;
 	hs->acks++;
 

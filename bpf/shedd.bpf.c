@@ -222,6 +222,17 @@ static __always_inline __u32 class_mode(const struct shedd_config *cfg, __u32 cl
 	return verify_enabled && !cfg->tx_blocked ? cfg->verify[cls] : SHEDD_VERIFY_OFF;
 }
 
+/* --source-check verify: does a SYN of class @cls (in range) that fails
+ * the check prove its address with a cookie, in the class it claims,
+ * rather than be judged as the default class? Only where a cookie can
+ * answer (the helpers, XDP_TX not blocked) and above the default class.
+ * Then the ACKs of the class are probed for cookies whatever its mode. */
+static __always_inline int src_proves(const struct shedd_config *cfg, __u32 cls)
+{
+	return verify_enabled && !cfg->tx_blocked && cfg->source_check == SHEDD_SRC_VERIFY &&
+	       cls < cfg->default_class;
+}
+
 /*
  * shed_by_drop() - is a SYN of class @cls (in range) shed with a plain
  * drop, decided by this CPU's cache at @now? Then nothing about the SYN
@@ -238,7 +249,7 @@ static __always_inline int shed_by_drop(const struct shedd_config *cfg, __u32 cl
 
 	if (cls >= SHEDD_NR_CLASSES || cfg->reject[cls] != SHEDD_REJECT_DROP ||
 	    class_mode(cfg, cls) != SHEDD_VERIFY_OFF ||
-	    (cfg->source_check == SHEDD_SRC_STRICT && cls < cfg->default_class))
+	    (cfg->source_check != SHEDD_SRC_OFF && cls < cfg->default_class))
 		return 0;
 	b = bpf_map_lookup_elem(&buckets, &key);
 	return b && !(b->tokens && now < b->until_ns) && now < b->retry_ns;
@@ -506,7 +517,8 @@ static __always_inline int fast_path(struct xdp_md *ctx, struct shedd_stats *st)
 	if (!tcp->syn) {
 		if (verify_enabled && (tcp->ack || tcp->rst)) {
 			cfg = settings_peek();
-			if (cfg && any_class_verifies(cfg) &&
+			if (cfg &&
+			    (any_class_verifies(cfg) || cfg->source_check == SHEDD_SRC_VERIFY) &&
 			    port_protected(cfg, bpf_ntohs(tcp->dest)))
 				return FAST_FURTHER;
 		}
@@ -557,6 +569,10 @@ __noinline __u64 shedd_parse(struct xdp_md *ctx)
 						 p.l3_proto == ETH_P_IPV6 ? PARSE_IP_V6 : 0),
 				  p.l2_len, p.nr_vlans);
 }
+
+/* shedd_xdp()'s cookie: a SYN that failed the check was found to go to a
+ * listener already (shedd_syn_sock()): not asked again. */
+#define COOKIE_LISTENER 2
 
 SEC("xdp")
 int shedd_xdp(struct xdp_md *ctx)
@@ -678,15 +694,27 @@ int shedd_xdp(struct xdp_md *ctx)
 	/* A source above the default class must be routed back where its
 	 * SYN came from, or it is judged as the default class: charged to
 	 * it, never answered with a cookie (the ACK would come back in the
-	 * class of its source). */
+	 * class of its source). With --source-check verify it proves its
+	 * address instead where a cookie can answer it (a listener takes
+	 * it, shedd_syn_sock()): a cookie, whatever the class's mode, and
+	 * the class charged only by the ACK that returns it, as in a
+	 * verified class; a spoofed flood then spends no token of the class,
+	 * and a real client on an asymmetric route keeps its class. */
 	mode = SHEDD_NR_VERIFY; /* not yet chosen */
-	if (!is_ack && cfg->source_check == SHEDD_SRC_STRICT && cls < cfg->default_class &&
+	if (!is_ack && cfg->source_check != SHEDD_SRC_OFF && cls < cfg->default_class &&
 	    cfg->default_class < SHEDD_NR_CLASSES) {
 		ret = shedd_src_route(ctx, p.l2_len, p.l3_len, cookie_flags(&p));
 		if (ret == SRC_FAILED) {
 			st->src_failed++;
-			cls = cfg->default_class;
-			mode = SHEDD_VERIFY_OFF;
+			if (src_proves(cfg, cls) && !p.first_frag &&
+			    shedd_syn_sock(ctx, p.l2_len, p.l3_len, cookie_flags(&p)) ==
+				    SYN_LISTENER) {
+				mode = SHEDD_VERIFY_ALWAYS;
+				cookie = COOKIE_LISTENER;
+			} else {
+				cls = cfg->default_class;
+				mode = SHEDD_VERIFY_OFF;
+			}
 		} else if (ret == SRC_UNCHECKED) {
 			st->src_unchecked++;
 		}
@@ -702,7 +730,9 @@ int shedd_xdp(struct xdp_md *ctx)
 	 * across the calls below, which Debian 12's verifiers do not track. */
 	reject = cfg->reject[cls];
 	if (is_ack) {
-		if (mode == SHEDD_VERIFY_OFF) {
+		/* A class that does not verify may still have answered a SYN
+		 * that failed the check with a cookie (src_proves()). */
+		if (mode == SHEDD_VERIFY_OFF && !src_proves(cfg, cls)) {
 			st->non_syn++;
 			return XDP_PASS;
 		}
@@ -756,14 +786,15 @@ int shedd_xdp(struct xdp_md *ctx)
 	}
 	if (mode == SHEDD_VERIFY_ALWAYS ||
 	    (mode == SHEDD_VERIFY_SHEDDING && b && now < b->verify_until_ns)) {
-		cookie = 1;
+		cookie |= 1;
 	} else {
 		charged = 1;
 		cs->charged++;
 		if (charge(b, cls, now)) {
 			cs->admitted++;
-			/* Charged once: the ACK of the kernel's answer passes. */
-			if (mode != SHEDD_VERIFY_OFF)
+			/* Charged once: the ACK of the kernel's answer passes
+			 * (probed in a class whose cookies src_proves()). */
+			if (mode != SHEDD_VERIFY_OFF || src_proves(cfg, cls))
 				shedd_syn_charged(ctx, p.l2_len, p.l3_len, cookie_flags(&p), now);
 			/* Fairness counts unproven sources only where
 			 * nothing is proven: in a verified class a proven
@@ -783,7 +814,11 @@ int shedd_xdp(struct xdp_md *ctx)
 	 * kernel would not answer (rst_answerable()): a SYN-ACK would be
 	 * reflected to a group or martian address. Shed them. */
 	if (cookie && !p.first_frag && rst_answerable(&p, data_end, cfg, ctx->ingress_ifindex)) {
-		sock = shedd_syn_sock(ctx, p.l2_len, p.l3_len, cookie_flags(&p));
+		/* Asked already of a SYN that failed the check. */
+		if (cookie & COOKIE_LISTENER)
+			sock = SYN_LISTENER;
+		else
+			sock = shedd_syn_sock(ctx, p.l2_len, p.l3_len, cookie_flags(&p));
 		if (sock != SYN_LISTENER) {
 			/* Not a cookie's to answer (see shedd_syn_sock()):
 			 * charged as in an unverified class. A lookup that

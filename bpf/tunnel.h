@@ -808,8 +808,10 @@ static __always_inline int tun_judge(struct xdp_md *ctx, const struct shedd_conf
 	verifier_bound(cls, SHEDD_NR_CLASSES - 1);
 	mode = class_mode(cfg, cls);
 	/* A source above the default class must be routed back through the
-	 * tunnel's device, as rp_filter checks it there. */
-	if (!is_ack && cfg->source_check == SHEDD_SRC_STRICT && cls < cfg->default_class &&
+	 * tunnel's device, as rp_filter checks it there. An inner SYN is
+	 * never answered: under --source-check verify too, one that fails
+	 * is judged as the default class. */
+	if (!is_ack && cfg->source_check != SHEDD_SRC_OFF && cls < cfg->default_class &&
 	    cfg->default_class < SHEDD_NR_CLASSES) {
 		ret = shedd_src_route(ctx, l3off, in->l3_len,
 				      flags | (__u64)ifindex << SRC_IFINDEX_SHIFT);

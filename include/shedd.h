@@ -526,6 +526,11 @@ enum shedd_source_check {
 			       * the interface the SYN came in on (rp_filter
 			       * 1); else the SYN is judged as the default
 			       * class */
+	SHEDD_SRC_VERIFY = 2, /* as strict, but a SYN that fails the check
+			       * is answered with a SYN cookie, charged only
+			       * once its ACK proves the address, in the
+			       * class it claims; demoted as under strict
+			       * where no cookie can answer it */
 };
 
 /* rst_budget: written by the XDP program only. PERCPU_ARRAY, one entry: the

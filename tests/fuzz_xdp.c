@@ -1847,7 +1847,7 @@ static const char *expect_syn(const struct frame_ctx *fc, struct ref_state *m,
 		 * says if it was backed off. Never inside a tunnel. */
 		if (!r->tunnel && mode == SHEDD_VERIFY_OFF &&
 		    m->cfg.reject[c] == SHEDD_REJECT_DROP &&
-		    !(m->cfg.source_check == SHEDD_SRC_STRICT && c < m->cfg.default_class) &&
+		    !(m->cfg.source_check != SHEDD_SRC_OFF && c < m->cfg.default_class) &&
 		    d[C(c, dropped)] && !d[W(syn_bad_csum)]) {
 			e[C(c, syn)] = 1;
 			e[C(c, charged)] = 1;

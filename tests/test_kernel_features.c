@@ -64,6 +64,13 @@ static const struct {
 	{ K_6_1, { "--verify", "critical=off" }, OFF, "--handoff kernel enables it" },
 	{ K_6_18, { "--verify", "off" }, OFF, "--verify off for every class" },
 	{ K_5_15, { "--verify", "off" }, OFF, "--verify off for every class" },
+	/* --source-check verify answers failing SYNs with cookies: a
+	 * hand-off, though no class verifies; where auto finds none, off
+	 * (the daemon then checks as strict and says so). */
+	{ K_6_18, { "--verify", "off", "--source-check", "verify" }, SHEDD_HANDOFF_TC,
+	  "tc hand-off" },
+	{ K_6_1, { "--verify", "off", "--source-check", "verify" }, OFF,
+	  "--handoff kernel enables it" },
 	/* A hand-off the kernel cannot do is refused even with nothing to verify. */
 	{ K_6_1, { "--verify", "off", "--handoff", "tc" }, REFUSED, "needs kernel >= 6.9" },
 };

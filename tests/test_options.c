@@ -243,7 +243,7 @@ static const struct {
 	{ { "-i", "e", "--burst", "0" }, "out of range" },
 	{ { "-i", "e", "--rst-rate", "1000001" }, "out of range" },
 	{ { "-i", "e", "--rst-rate", "5x" }, "not a whole number" },
-	{ { "-i", "e", "--source-check", "loose" }, "is not strict or off" },
+	{ { "-i", "e", "--source-check", "loose" }, "is not strict, verify or off" },
 	{ { "-i", "e", "--port", "0" }, "not a port" },
 	{ { "-i", "e", "--port", "80,,x" }, "not a port" },
 	{ { "-i", "e", "--port", "65536" }, "not a port" },
@@ -307,7 +307,9 @@ static const struct {
 	{ { "-i", "e", "--verify-hold", "3601s" }, "longer than an hour" },
 };
 
-/* --source-check off; --rst-rate: the RST budget of the host, default 10000/s, 0 allowed (never
+static int parse_file(struct shedd_options *o, const char *text);
+
+/* --source-check off and verify; --rst-rate: the RST budget of the host, default 10000/s, 0 allowed (never
  * answer), at most MAX_RST_RATE_PER_SEC. */
 static void rst_rate_option(void **state)
 {
@@ -319,6 +321,12 @@ static void rst_rate_option(void **state)
 	options_free(&o);
 	assert_int_equal(PARSE(&o, "-i", "e", "--source-check", "off"), OPTIONS_RUN);
 	assert_int_equal(o.source_check, SHEDD_SRC_OFF);
+	options_free(&o);
+	assert_int_equal(PARSE(&o, "-i", "e", "--source-check", "verify"), OPTIONS_RUN);
+	assert_int_equal(o.source_check, SHEDD_SRC_VERIFY);
+	options_free(&o);
+	assert_int_equal(parse_file(&o, "[shedd]\niface = e0\nsource_check = verify\n"), OPTIONS_RUN);
+	assert_int_equal(o.source_check, SHEDD_SRC_VERIFY);
 	options_free(&o);
 	assert_int_equal(PARSE(&o, "-i", "e", "--rst-rate", "250"), OPTIONS_RUN);
 	assert_int_equal(o.rst_rate_per_sec, 250);
@@ -484,8 +492,6 @@ static void status_interval(void **state)
 	assert_non_null(strstr(err, "--status-interval: 'often' is not a duration"));
 	options_free(&o);
 }
-
-static int parse_file(struct shedd_options *o, const char *text);
 
 /* --lease DUR (0, the default: off; at least 1 s and 3 ticks) and
  * --fail-static-rate N (1 and up; unset: --rate), on the command line and
@@ -800,6 +806,8 @@ static void config_errors(void **state)
 		{ "[shedd]\niface = e0\nrate = 1\nrate = 2\n",
 		  "t.conf:4: key 'rate' is given twice (also on line 3)" },
 		{ "[shedd]\niface = e0\njunk\n", "t.conf:3: not a [section] nor a 'key = value'" },
+		{ "[shedd]\niface = e0\nsource_check = loose\n",
+		  "t.conf:3: source_check: 'loose' is not strict, verify or off" },
 		{ "[shedd]\niface = e0\n[class.vip]\nfloor = 0.1\n",
 		  "t.conf:3: unknown section [class.vip]: unknown class 'vip'" },
 		{ "[shedd]\niface = e0\n[bogus]\n", "t.conf:3: unknown section [bogus]" },

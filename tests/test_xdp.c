@@ -170,6 +170,11 @@ static const struct shedd_config cfg_src = {
 	.default_class = SHEDD_SHEDDABLE,
 	.source_check = SHEDD_SRC_STRICT,
 };
+/* --source-check verify: a tunnel's inner SYN is never answered. */
+static const struct shedd_config cfg_src_verify = {
+	.default_class = SHEDD_SHEDDABLE,
+	.source_check = SHEDD_SRC_VERIFY,
+};
 static const struct shedd_config cfg_vtc_src = { VERIFY_CFG(SHEDD_HANDOFF_TC, 1),
 						 .source_check = SHEDD_SRC_STRICT };
 /* An interface of MTU 1280: the SYN-ACK offers at most 1240 / 1220. */
@@ -2222,6 +2227,11 @@ static const struct tun_case tun_cases[] = {
 	{ "tunnel checks: spoofed CRITICAL_PLUS inner source routed elsewhere: the default class",
 	  .tun = { .kind = TUNP_VXLAN }, .in = { V4, .flags = TCP_SYN, .saddr = V4_CP_ELSEWHERE },
 	  .cfg = &cfg_src, .devs = devs_vxlan42, .match = MATCH_VXLAN, .verdict = XDP_PASS,
+	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .admitted = 1 },
+		     .src_failed = 1 }, .tdelta = { .decap = 1, .judged = 1 } },
+	{ "tunnel checks: --source-check verify, spoofed CRITICAL_PLUS inner source routed elsewhere: the default class",
+	  .tun = { .kind = TUNP_VXLAN }, .in = { V4, .flags = TCP_SYN, .saddr = V4_CP_ELSEWHERE },
+	  .cfg = &cfg_src_verify, .devs = devs_vxlan42, .match = MATCH_VXLAN, .verdict = XDP_PASS,
 	  .delta = { .cls[SHEDD_SHEDDABLE] = { .syn = 1, .charged = 1, .admitted = 1 },
 		     .src_failed = 1 }, .tdelta = { .decap = 1, .judged = 1 } },
 	{ "tunnel checks: spoofed IPv6 CRITICAL inner source in GRE routed elsewhere: the default class",
@@ -4923,6 +4933,173 @@ static void test_handoff_sorts_acks(void **state)
 }
 
 
+/*
+ * --source-check verify: a CRITICAL_PLUS SYN that fails the check (its
+ * source routed back by another device) keeps its class by proving its
+ * address: a cookie SYN-ACK, nothing charged, an empty bucket too; the
+ * ACK that returns the cookie is charged to CRITICAL_PLUS, though the
+ * class does not verify, and the tc hand-off takes it. A SYN that passes
+ * is charged as under strict; with XDP_TX blocked, or a SYN with no
+ * listener to answer it, the failing one is judged as the default class.
+ */
+static void test_source_verify(void **state)
+{
+	const struct synack_want w = FULL4;
+	const __u32 cp = SHEDD_CRITICAL_PLUS, def = SHEDD_SHEDDABLE;
+	struct pkt_spec spec = { V4, .flags = TCP_SYN, .saddr = V4_CP_ELSEWHERE,
+				 .sport = PKT_SPORT + 7, OPTS(opt_linux) };
+	struct shedd_config cfg = cfg_vtc;
+	int fwd = dummy_ifindex[0];
+	struct shedd_stats before, after, want;
+	struct synack_info info;
+	struct xdp_run r;
+	struct pkt syn, ack;
+	const char *name;
+	char path[96];
+
+	(void)state;
+	memset(cfg.verify, 0, sizeof(cfg.verify));
+	cfg.source_check = SHEDD_SRC_VERIFY;
+	/* As dummy_setup() left it: a test that turned forwarding off for
+	 * the namespace (conf/all) turned it off on every device. */
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv4/conf/%s/forwarding", DUMMY_DEV[0]);
+	expect(write_sysctl(path, "1\n") == 0, "source verify", "forwarding on: %s",
+	       strerror(errno));
+
+	name = "source verify: failing CRITICAL_PLUS SYN, empty bucket: a cookie, no charge";
+	if (reset_maps(&cfg, &rate_empty))
+		fail_msg("reset maps");
+	pkt_build(&syn, &spec);
+	read_stats(&before);
+	run_xdp_on(name, syn.data, syn.len, fwd, &r);
+	read_stats(&after);
+	want = (struct shedd_stats){ .packets = 1, .src_failed = 1,
+				     .cls[cp] = { .syn = 1, .cookie_sent = 1 } };
+	expect_delta(name, &before, &after, &want);
+	expect_verdict(name, r.verdict, XDP_TX);
+	expect_synack(name, &syn, &r, &cfg, &w, &info);
+
+	name = "source verify: failing CRITICAL_PLUS SYN: a cookie, no charge";
+	if (reset_maps(&cfg, &rate_plenty))
+		fail_msg("reset maps");
+	skel->bss->test_clock_ns = mono_ns();
+	read_stats(&before);
+	run_xdp_on(name, syn.data, syn.len, fwd, &r);
+	read_stats(&after);
+	expect_verdict(name, r.verdict, XDP_TX);
+	expect_synack(name, &syn, &r, &cfg, &w, &info);
+	expect_delta(name, &before, &after, &want);
+
+	name = "source verify: its cookie ACK: admitted in CRITICAL_PLUS, which does not verify";
+	build_cookie_ack(&ack, &spec, &info);
+	read_stats(&before);
+	run_xdp_on(name, ack.data, ack.len, fwd, &r);
+	read_stats(&after);
+	expect_verdict(name, r.verdict, XDP_PASS);
+	want = (struct shedd_stats){ .packets = 1, .ack_probed = 1,
+				     .cls[cp] = { .ack_valid = 1, .charged = 1, .ack_admitted = 1 } };
+	expect_delta(name, &before, &after, &want);
+	if (hskel) {
+		__u64 d[ARRAY_SIZE(hstat_fields)];
+
+		name = "source verify: its cookie ACK: the tc hand-off takes it";
+		run_tc(name, &ack, d);
+		expect(d[H_ACKS] == 1 && d[H_ASSIGNED] + d[H_FAILED] == 1 && d[H_INVALID] == 0,
+		       name, "acks %llu, assigned + failed %llu, invalid %llu",
+		       (unsigned long long)d[H_ACKS],
+		       (unsigned long long)(d[H_ASSIGNED] + d[H_FAILED]),
+		       (unsigned long long)d[H_INVALID]);
+	}
+
+	name = "source verify: passing CRITICAL_PLUS SYN: charged and admitted, as today";
+	spec.saddr = V4_CP;
+	pkt_build(&syn, &spec);
+	read_stats(&before);
+	run_xdp_on(name, syn.data, syn.len, fwd, &r);
+	read_stats(&after);
+	expect_verdict(name, r.verdict, XDP_PASS);
+	want = (struct shedd_stats){ .packets = 1,
+				     .cls[cp] = { .syn = 1, .charged = 1, .admitted = 1 } };
+	expect_delta(name, &before, &after, &want);
+
+	name = "source verify: failing SYN to a port nobody listens on: the default class";
+	spec.saddr = V4_CP_ELSEWHERE;
+	spec.dport = NOLISTEN_PORT;
+	if (reset_maps(&cfg, &rate_plenty))
+		fail_msg("reset maps");
+	pkt_build(&syn, &spec);
+	read_stats(&before);
+	run_xdp_on(name, syn.data, syn.len, fwd, &r);
+	read_stats(&after);
+	expect_verdict(name, r.verdict, XDP_PASS);
+	want = (struct shedd_stats){ .packets = 1, .src_failed = 1,
+				     .cls[def] = { .syn = 1, .charged = 1, .admitted = 1 } };
+	expect_delta(name, &before, &after, &want);
+
+	name = "source verify: XDP_TX blocked: the failing SYN is judged as the default class";
+	spec.dport = 0;
+	cfg.tx_blocked = 1;
+	if (reset_maps(&cfg, &rate_plenty))
+		fail_msg("reset maps");
+	pkt_build(&syn, &spec);
+	read_stats(&before);
+	run_xdp_on(name, syn.data, syn.len, fwd, &r);
+	read_stats(&after);
+	expect_verdict(name, r.verdict, XDP_PASS);
+	expect_delta(name, &before, &after, &want);
+
+	/* Sent to another host's MAC: no answer may go back (rst_answerable()),
+	 * shed in its class as a verified class sheds it, uncharged. */
+	name = "source verify: failing SYN to another host's MAC: shed, no charge";
+	cfg.tx_blocked = 0;
+	if (reset_maps(&cfg, &rate_plenty))
+		fail_msg("reset maps");
+	mangle_dst_mac_other(&syn);
+	read_stats(&before);
+	run_xdp_on(name, syn.data, syn.len, fwd, &r);
+	read_stats(&after);
+	expect_verdict(name, r.verdict, XDP_DROP);
+	want = (struct shedd_stats){ .packets = 1, .src_failed = 1,
+				     .cls[cp] = { .syn = 1, .dropped = 1 } };
+	expect_delta(name, &before, &after, &want);
+
+	{
+		const struct synack_want w6 = FULL6;
+		const __u32 crit = SHEDD_CRITICAL;
+		struct pkt_spec s6 = { V6, .flags = TCP_SYN, .saddr = V6_CRIT_ELSEWHERE,
+				       .sport = PKT_SPORT + 8, OPTS(opt_linux6) };
+
+		name = "source verify: failing IPv6 CRITICAL SYN: a cookie, no charge";
+		snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/forwarding",
+			 DUMMY_DEV[0]);
+		expect(write_sysctl(path, "1\n") == 0, name, "forwarding on: %s",
+		       strerror(errno));
+		if (reset_maps(&cfg, &rate_plenty))
+			fail_msg("reset maps");
+		skel->bss->test_clock_ns = mono_ns();
+		pkt_build(&syn, &s6);
+		read_stats(&before);
+		run_xdp_on(name, syn.data, syn.len, fwd, &r);
+		read_stats(&after);
+		expect_verdict(name, r.verdict, XDP_TX);
+		expect_synack(name, &syn, &r, &cfg, &w6, &info);
+		want = (struct shedd_stats){ .packets = 1, .src_failed = 1,
+					     .cls[crit] = { .syn = 1, .cookie_sent = 1 } };
+		expect_delta(name, &before, &after, &want);
+
+		name = "source verify: its IPv6 cookie ACK: admitted in CRITICAL";
+		build_cookie_ack(&ack, &s6, &info);
+		read_stats(&before);
+		run_xdp_on(name, ack.data, ack.len, fwd, &r);
+		read_stats(&after);
+		expect_verdict(name, r.verdict, XDP_PASS);
+		want = (struct shedd_stats){ .packets = 1, .ack_probed = 1,
+					     .cls[crit] = { .ack_valid = 1, .charged = 1,
+							    .ack_admitted = 1 } };
+		expect_delta(name, &before, &after, &want);
+	}
+}
+
 /* One parser for both programs: every shape of segment, through the XDP
  * program and the tc hand-off, must be a protected ACK to both or to
  * neither (XDP's ack_probed, tc's acks), and is one exactly when it is an
@@ -6651,6 +6828,8 @@ static const struct CMUnitTest fixed_tests[] = {
 	{ "cookie budget per CPU", test_cookie_budget, NULL, NULL, NULL },
 	{ "verify while shedding, for the hold", test_verify_while_shedding, NULL, NULL,
 	  NULL },
+	{ "--source-check verify: a failing SYN proves its address in its class",
+	  test_source_verify, NULL, NULL, NULL },
 	{ "tc hand-off sorts the ACKs of verified classes", test_handoff_sorts_acks,
 	  vtc_setup, NULL, NULL },
 	{ "XDP and the tc hand-off agree on every shape of ACK", test_parsers_agree,

@@ -8,7 +8,9 @@
 # judged as the default class (src_failed) and spends none of
 # critical_plus's tokens, while the real client keeps its class. Where
 # the interface does not forward, the kernel cannot look it up: the class
-# is kept and counted (src_unchecked).
+# is kept and counted (src_unchecked). A real client on an asymmetric
+# route (its route back leaves by another link) fails the check: it keeps
+# its class only without the check, by proving its address.
 
 load lib
 
@@ -153,4 +155,126 @@ one_uplink() {
 	[ "$charged" -le 100 ]
 	within "$cookies" 850 1000
 	[ "$(stat_sum src_failed)" -eq 0 ]
+}
+
+# asymmetric: a real critical_plus client, 198.19.7.2, on an asymmetric
+# route: its segments come in by the veth, the server's route back to
+# 198.19.7.0/24 leaves by a second link (shda0 in srv, shda1 in cli), so
+# its SYN fails the check while its connection works both ways. rp_filter
+# off in both namespaces, as on such a network. The interface forwards, so
+# the check runs. The default class sheds: sheddable is flooded
+# (198.19.200.0/24, unverified) far above the rate in the background.
+asymmetric() {
+	setup_routes
+	in_srv sysctl -qw "net.ipv4.conf.$IF_SRV.forwarding=1"
+	in_srv ip link add shda0 type veth peer name shda1 netns "$NS_CLI"
+	in_srv ip link set shda0 up
+	in_cli ip link set shda1 up
+	in_srv sysctl -qw net.ipv4.conf.all.rp_filter=0 "net.ipv4.conf.$IF_SRV.rp_filter=0"
+	in_cli sysctl -qw net.ipv4.conf.all.rp_filter=0 "net.ipv4.conf.$IF_CLI.rp_filter=0" \
+		net.ipv4.conf.shda1.rp_filter=0
+	client_addrs 198.19.7.2/32
+	in_srv ip route add 198.19.7.0/24 dev shda0
+	in_srv ip neigh add 198.19.7.2 lladdr "$(in_cli cat /sys/class/net/shda1/address)" dev shda0
+}
+
+# asym_connect: one connection of the asymmetric client to the listener,
+# within 3 s; prints "connected" or the error.
+asym_connect() {
+	in_cli python3 -c '
+import socket, sys
+s = socket.socket()
+s.bind(("198.19.7.2", 0))
+s.settimeout(3)
+try:
+    s.connect((sys.argv[1], int(sys.argv[2])))
+    print("connected")
+except OSError as e:
+    print("failed", e)
+    sys.exit(1)
+' "$SRV_IP" "$PORT"
+}
+
+# asym_run OPTIONS...: shedd with OPTIONS, the sheddable flood, and one
+# connection of the asymmetric client while sheddable sheds.
+asym_run() {
+	asymmetric
+	shedd_start --port "$PORT" --controller off --rate 100 --burst 10 $(cookie_handoff) \
+		--prefix 198.19.7.0/24=critical_plus "$@"
+	flood_bg "$TESTBED_TMP/flood.out" 198.19.200.0/24 2000 4
+	wait_for "sheddable shedding" 3 sh -c "[ \"\$(bpftool map dump pinned '$PIN_DIR/stats' |
+		jq '[.[0].values[].value.cls[3].dropped] | add')\" -gt 100 ]"
+	run asym_connect
+	echo "# client: $output" >&3
+	ASYM_STATUS=$status
+	wait "$FLOOD_PID"
+	echo "# critical_plus syn $(stat_sum syn 0) charged $(stat_sum charged 0)" \
+		"cookie_sent $(stat_sum cookie_sent 0) ack_admitted $(stat_sum ack_admitted 0);" \
+		"sheddable charged $(stat_sum charged 3) dropped $(stat_sum dropped 3);" \
+		"src_failed $(stat_sum src_failed)" >&3
+}
+
+@test "off, critical_plus verifying: an asymmetric client keeps its class while the default class sheds" {
+	asym_run --source-check off --verify off --verify critical_plus=always
+	[ "$ASYM_STATUS" -eq 0 ]
+	within "$(stat_sum ack_admitted 0)" 1 1
+	within "$(stat_sum charged 0)" 1 1
+	[ "$(stat_sum src_failed)" -eq 0 ]
+}
+
+@test "strict, critical_plus verifying: an asymmetric client fails the check and is judged as the default class" {
+	asym_run --verify off --verify critical_plus=always
+	# Today's behaviour: its SYNs are charged to sheddable, which sheds
+	# them while it has no token; critical_plus never sees it.
+	within "$(stat_sum src_failed)" 1 4
+	[ "$(stat_sum charged 3)" -eq $(( $(field sent "$(cat "$TESTBED_TMP/flood.out")") + $(stat_sum src_failed) )) ]
+	[ "$(stat_sum syn 0)" -eq 0 ]
+	[ "$(stat_sum ack_admitted 0)" -eq 0 ]
+	[ "$(stat_sum cookie_sent 0)" -eq 0 ]
+}
+
+@test "verify: an asymmetric client fails the check and keeps its class by proving its address" {
+	asym_run --source-check verify --verify off
+	[ "$ASYM_STATUS" -eq 0 ]
+	# Answered with a cookie in its class, though critical_plus does not
+	# verify, and charged there once its ACK came back.
+	within "$(stat_sum src_failed)" 1 3
+	within "$(stat_sum cookie_sent 0)" 1 3
+	within "$(stat_sum ack_admitted 0)" 1 1
+	within "$(stat_sum charged 0)" 1 1
+	[ "$(stat_sum charged 3)" -eq "$(field sent "$(cat "$TESTBED_TMP/flood.out")")" ]
+}
+
+@test "verify: a spoofed critical_plus flood that fails the check spends no token of any class" {
+	local sent
+	setup_routes
+	in_srv sysctl -qw "net.ipv4.conf.$IF_SRV.forwarding=1"
+	shedd_start --port "$PORT" --verify off --controller off --rate 100 --burst 10 \
+		$(cookie_handoff) --source-check verify --prefix 198.19.5.0/24=critical_plus
+	sent=$(field sent "$(flood 198.19.5.0/24 1000 1)")
+	echo "# sent $sent: critical_plus charged $(stat_sum charged 0), cookie_sent" \
+		"$(stat_sum cookie_sent 0); sheddable charged $(stat_sum charged 3);" \
+		"src_failed $(stat_sum src_failed)" >&3
+	[ "$(stat_sum charged 0)" -eq 0 ]
+	[ "$(stat_sum charged 3)" -eq 0 ]
+	[ "$(stat_sum src_failed)" -eq "$sent" ]
+	[ "$(stat_sum cookie_sent 0)" -eq "$sent" ]
+}
+
+@test "verify where auto finds no hand-off (6.0-6.8): checked as strict, and said at start" {
+	local failed
+	has_tc_handoff && skip "kernel $(uname -r) has the tc hand-off, which auto takes"
+	setup_routes
+	in_srv sysctl -qw "net.ipv4.conf.$IF_SRV.forwarding=1"
+	shedd_start --port "$PORT" --verify off --controller off --rate 100000 \
+		--source-check verify --prefix 198.19.5.0/24=critical_plus
+	grep -q "source check: verify needs verified admission, off in this run" \
+		"$TESTBED_TMP/shedd.log"
+	flood 198.19.5.0/24 1000 1
+	failed=$(stat_sum src_failed)
+	echo "src_failed $failed, sheddable charged $(stat_sum charged 3)," \
+		"critical_plus cookie_sent $(stat_sum cookie_sent 0)"
+	within "$failed" 900 1000
+	[ "$(stat_sum charged 3)" -eq "$failed" ]
+	[ "$(stat_sum cookie_sent 0)" -eq 0 ]
 }

@@ -101,6 +101,9 @@ int verify_decide(const struct shedd_features *f, const struct shedd_options *o,
 	}
 	for (c = 0; c < SHEDD_NR_CLASSES; c++)
 		any |= o->verify[c] != SHEDD_VERIFY_OFF;
+	/* --source-check verify answers with cookies too: the SYNs of the
+	 * classes above the default class that fail the check. */
+	any |= o->source_check == SHEDD_SRC_VERIFY && o->default_class > 0;
 	if (!any) {
 		msgf(msg, len, "verified admission: off (--verify off for every class)");
 		return 0;

@@ -609,10 +609,11 @@ const struct opt_def options_table[OPT_COUNT] = {
 	  "source prefix to class (repeatable)", OPTF_REPEAT | OPTF_REPLACE },
 	{ OPT_DEFAULT_CLASS, "default-class", 'd', "shedd", "CLASS", "sheddable", NULL,
 	  "class of unmatched sources", 0 },
-	{ OPT_SOURCE_CHECK, "source-check", 0, "shedd", "strict|off", "strict", NULL,
+	{ OPT_SOURCE_CHECK, "source-check", 0, "shedd", "strict|verify|off", "strict", NULL,
 	  "a SYN whose source claims a class above the default class must be routed back "
 	  "through the interface it came in on (the kernel's FIB, as rp_filter 1), else it "
-	  "is judged as the default class; needs forwarding on the interface", 0 },
+	  "is judged as the default class (strict) or must prove its address with a SYN "
+	  "cookie to keep its class (verify); needs forwarding on the interface", 0 },
 	{ OPT_FLOOR, "floor", 'f', "shedd", "[CLASS=]FRACTION", "0.10", NULL,
 	  "reserved share of the rate, for one class or each (repeatable)", OPTF_REPEAT },
 	{ OPT_REJECT, "reject", 'R', "shedd", "drop|rst|CLASS=drop|rst", "drop", NULL,
@@ -1023,10 +1024,12 @@ int options_apply(struct options_state *st, const struct opt_def *d, const char 
 	case OPT_SOURCE_CHECK:
 		if (!strcmp(val, "strict")) {
 			o->source_check = SHEDD_SRC_STRICT;
+		} else if (!strcmp(val, "verify")) {
+			o->source_check = SHEDD_SRC_VERIFY;
 		} else if (!strcmp(val, "off")) {
 			o->source_check = SHEDD_SRC_OFF;
 		} else {
-			errf(err, errlen, "--source-check: '%s' is not strict or off", val);
+			errf(err, errlen, "--source-check: '%s' is not strict, verify or off", val);
 			return -1;
 		}
 		break;

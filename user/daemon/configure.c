@@ -201,10 +201,12 @@ static bool cfg_verifies(const struct shedd_config *cfg)
 {
 	__u32 c;
 
-	for (c = 0; c < SHEDD_NR_CLASSES && !cfg->tx_blocked; c++)
+	if (cfg->tx_blocked)
+		return false;
+	for (c = 0; c < SHEDD_NR_CLASSES; c++)
 		if (cfg->verify[c] != SHEDD_VERIFY_OFF)
 			return true;
-	return false;
+	return cfg->source_check == SHEDD_SRC_VERIFY && cfg->default_class > 0;
 }
 
 int loader_configure(struct loader *l, const struct shedd_options *o)
@@ -243,7 +245,14 @@ int loader_configure(struct loader *l, const struct shedd_options *o)
 			return err;
 	}
 	cfg.source_check = o->source_check;
-	if (cfg.source_check == SHEDD_SRC_STRICT)
+	/* Without verified admission no cookie can answer a SYN that fails
+	 * the check: it is judged as the default class, as under strict. */
+	if (cfg.source_check == SHEDD_SRC_VERIFY && !l->plan.enabled) {
+		cfg.source_check = SHEDD_SRC_STRICT;
+		log_notice("source check: verify needs verified admission, off in this run: "
+			   "a SYN that fails the check is judged as the default class (strict)");
+	}
+	if (cfg.source_check != SHEDD_SRC_OFF)
 		source_check_fallback(o, &cfg, l->plan.enabled);
 	{
 		int changed = 0;

@@ -234,6 +234,13 @@ int reload_config(struct shedd_options *o, struct loader *l, struct signals *sig
 		append(restart, sizeof(restart), "rate (the controller's start)");
 	if (!l->plan.enabled && memcmp(n.verify, o->verify, sizeof(n.verify)))
 		append(restart, sizeof(restart), "verify (verified admission is off in this run)");
+	/* No hand-off was loaded to take the proven ACKs of failing SYNs. */
+	if (!l->plan.enabled && n.source_check == SHEDD_SRC_VERIFY &&
+	    o->source_check != SHEDD_SRC_VERIFY) {
+		append(restart, sizeof(restart),
+		       "source_check verify (verified admission is off in this run)");
+		n.source_check = o->source_check;
+	}
 
 	/* The maps: ports and prefixes are written new entries first, stale
 	 * ones deleted after (loader_configure()), then the settings record.
