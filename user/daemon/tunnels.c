@@ -91,6 +91,32 @@ void tun_add_local(struct tun_found *f, const void *addr, size_t len)
 	f->local[f->nr_local++] = a;
 }
 
+void tun_add_unjudged(struct tun_found *f, __u32 ifindex, const char *name, unsigned int kind)
+{
+	struct tun_unjudged_dev *d;
+
+	if (kind >= TUN_UJ_NR)
+		return;
+	f->unjudged[kind]++;
+	if (f->nr_uj == MAX_TUN_UNJUDGED)
+		return;
+	d = &f->uj_dev[f->nr_uj++];
+	d->ifindex = ifindex;
+	d->kind = kind;
+	snprintf(d->name, sizeof(d->name), "%s", name);
+}
+
+bool tun_unjudged_new(const struct tun_found *old, const struct tun_unjudged_dev *d)
+{
+	unsigned int i;
+
+	for (i = 0; i < old->nr_uj; i++)
+		if (old->uj_dev[i].ifindex == d->ifindex && old->uj_dev[i].kind == d->kind &&
+		    !strcmp(old->uj_dev[i].name, d->name))
+			return false;
+	return true;
+}
+
 void tun_add_dev(struct tun_found *f, const struct shedd_tun_key *k, __u32 ifindex)
 {
 	unsigned int i;
@@ -169,19 +195,31 @@ static __u32 tun_rx_ifindex(struct ifinfomsg *ifi, struct rtattr **tb)
 	return (__u32)ifi->ifi_index;
 }
 
+/* The name of the device in @tb into @name ("" when not given). */
+static void tun_ifname(struct rtattr **tb, char name[IFNAMSIZ])
+{
+	size_t n = tb[IFLA_IFNAME] ? RTA_PAYLOAD(tb[IFLA_IFNAME]) : 0;
+
+	if (n > IFNAMSIZ)
+		n = IFNAMSIZ;
+	memset(name, 0, IFNAMSIZ);
+	if (n)
+		memcpy(name, RTA_DATA(tb[IFLA_IFNAME]), n);
+	name[IFNAMSIZ - 1] = '\0';
+}
+
 /* Is the device named in @tb a fallback device (gre0, tunl0, ...)? Once
  * up, it takes every packet of its kind no other device takes. */
 static bool tun_fallback(struct rtattr **tb)
 {
 	static const char *const fallback[] = { "gre0", "gretap0", "ip6gre0", "tunl0", "sit0",
 						"ip6tnl0" };
-	char name[IFNAMSIZ] = "";
+	char name[IFNAMSIZ];
 	unsigned int i;
 
-	if (!tb[IFLA_IFNAME] || RTA_PAYLOAD(tb[IFLA_IFNAME]) > sizeof(name))
+	if (!tb[IFLA_IFNAME] || RTA_PAYLOAD(tb[IFLA_IFNAME]) > IFNAMSIZ)
 		return false;
-	memcpy(name, RTA_DATA(tb[IFLA_IFNAME]), RTA_PAYLOAD(tb[IFLA_IFNAME]));
-	name[sizeof(name) - 1] = '\0';
+	tun_ifname(tb, name);
 	for (i = 0; i < sizeof(fallback) / sizeof(fallback[0]); i++)
 		if (!strcmp(name, fallback[i]))
 			return true;
@@ -312,6 +350,13 @@ void tun_scan_link(struct tun_found *f, struct nlmsghdr *h)
 	memcpy(kind, RTA_DATA(li[IFLA_INFO_KIND]), klen);
 	kind[klen] = 0;
 
+	if (tun_unjudged_kind(kind) >= 0) {
+		char name[IFNAMSIZ];
+
+		tun_ifname(tb, name);
+		tun_add_unjudged(f, (__u32)ifi->ifi_index, name, (unsigned int)tun_unjudged_kind(kind));
+		return;
+	}
 	if (!strcmp(kind, "vxlan")) {
 		struct rtattr *vx[IFLA_VXLAN_MAX + 1];
 		struct shedd_tun_key k = { .kind = SHEDD_TDEV_VXLAN };
@@ -324,7 +369,10 @@ void tun_scan_link(struct tun_found *f, struct nlmsghdr *h)
 			  (int)RTA_PAYLOAD(li[IFLA_INFO_DATA]));
 		/* VXLAN-GPE carries no Ethernet header: not parsed here. */
 		if (vx[IFLA_VXLAN_GPE]) {
-			f->gpe++;
+			char name[IFNAMSIZ];
+
+			tun_ifname(tb, name);
+			tun_add_unjudged(f, (__u32)ifi->ifi_index, name, TUN_UJ_VXLAN_GPE);
 			return;
 		}
 		if (vx[IFLA_VXLAN_PORT] && RTA_PAYLOAD(vx[IFLA_VXLAN_PORT]) == 2)
