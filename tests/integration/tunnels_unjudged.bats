@@ -139,3 +139,20 @@ tunnel_lines() { grep -c 'tunnels that end here' "$TESTBED_TMP/shedd.log" || tru
 	wait_for "the metric of ${last#*:} back to 0" 5 metric_is "${last#*:}" 0
 	[ "$(warned "${last%%:*}" "${last#*:}")" -eq 1 ]
 }
+
+@test "shedd refuses a device without an Ethernet header (tun, as wireguard, xfrm, vti, bareudp), where it would judge nothing" {
+	run in_srv ip tuntap add dev ujtun0 mode tun
+	[ "$status" -eq 0 ]
+	run in_srv ip link set ujtun0 up
+	[ "$status" -eq 0 ]
+	# Generic XDP attaches there; shedd must not (timeout: a shedd that
+	# attached runs until it is stopped).
+	run timeout $((10 * TESTBED_TIME_SCALE)) "$SHEDD" --netns "$NS_SRV" --iface ujtun0 \
+		--xdp-mode generic --verify off --controller off
+	echo "$output"
+	[ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+	[[ "$output" == *"ujtun0 is not an Ethernet device (link type 65534)"* ]]
+	run in_srv ip -d link show ujtun0
+	[ "$status" -eq 0 ]
+	[[ "$output" != *xdp* ]]
+}
