@@ -11,6 +11,8 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -446,6 +448,67 @@ static void test_unjudged(void **state)
 	assert_int_equal(f.nr_uj, MAX_TUN_UNJUDGED);
 }
 
+/* put_file DIR NAME VALUE: a sysctl file of the fixture. */
+static void put_file(const char *dir, const char *name, const char *value)
+{
+	char path[512];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs(value, fp);
+	fclose(fp);
+}
+
+/* MPLS as af_mpls.c shows it under /proc/sys/net/mpls: devices named
+ * when platform_labels is above 0 and their input is 1; none without
+ * the table (no mpls_router module). */
+static void test_mpls(void **state)
+{
+	static struct tun_found f;
+	char root[] = "/tmp/test_tunnels.XXXXXX", dir[512];
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	memset(&f, 0, sizeof(f));
+	/* No module: nothing, no error. */
+	snprintf(dir, sizeof(dir), "%s/absent", root);
+	assert_int_equal(tun_scan_mpls(&f, dir), 0);
+	assert_int_equal(f.nr_uj, 0);
+	put_file(root, "platform_labels", "0\n");
+	snprintf(dir, sizeof(dir), "%s/conf", root);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(dir, sizeof(dir), "%s/conf/eth1", root);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	put_file(dir, "input", "1\n");
+	snprintf(dir, sizeof(dir), "%s/conf/eth2", root);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	put_file(dir, "input", "0\n");
+	snprintf(dir, sizeof(dir), "%s/conf/all", root);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	put_file(dir, "input", "1\n");
+	/* No labels: the kernel takes no MPLS frame. */
+	assert_int_equal(tun_scan_mpls(&f, root), 0);
+	assert_int_equal(f.nr_uj, 0);
+	assert_false(tun_mpls_changed(&f, root));
+	/* Labels: the device with input 1, not "all", not eth2. */
+	put_file(root, "platform_labels", "100\n");
+	assert_true(tun_mpls_changed(&f, root));
+	assert_int_equal(tun_scan_mpls(&f, root), 0);
+	assert_int_equal(f.unjudged[TUN_UJ_MPLS], 1);
+	assert_int_equal(f.nr_uj, 1);
+	assert_string_equal(f.uj_dev[0].name, "eth1");
+	assert_string_equal(tun_unjudged_name(TUN_UJ_MPLS), "mpls");
+	assert_int_equal(tun_unjudged_kind("mpls"), -1);
+	assert_false(tun_mpls_changed(&f, root));
+	/* Junk in a file reads as not set. */
+	put_file(root, "platform_labels", "x\n");
+	assert_true(tun_mpls_changed(&f, root));
+	snprintf(dir, sizeof(dir), "rm -rf '%s'", root);
+	assert_int_equal(system(dir), 0);
+}
+
 static void test_describe(void **state)
 {
 	static struct tun_found f;
@@ -480,6 +543,7 @@ int main(void)
 		cmocka_unit_test(test_multicast),
 		cmocka_unit_test(test_scan_links),
 		cmocka_unit_test(test_unjudged),
+		cmocka_unit_test(test_mpls),
 		cmocka_unit_test(test_describe),
 	};
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # tunnels_unjudged.bats - the decapsulations the kernel does that shedd's
 # XDP program does not open (bareudp, ERSPAN, L2TPv3 Ethernet pseudowires,
-# WireGuard, IPsec interfaces xfrm, vti and vti6, VXLAN-GPE): the inner SYN
+# WireGuard, IPsec interfaces xfrm, vti and vti6, VXLAN-GPE, MPLS taken on
+# a device): the inner SYN
 # reaches the stack on the device after XDP has run, unjudged, so shedd
 # names each such device in a warning, once, and counts them by kind in
 # shedd_unjudged_tunnel_devices. Each test makes in srv the devices the
@@ -17,8 +18,9 @@ setup() {
 teardown() { testbed_down; }
 
 # make_dev KIND NAME: a device of KIND named NAME in srv, up, ending on
-# srv's addresses; NAME added to MADE as NAME:KIND. Returns 2 when the
-# kernel of the run cannot make KIND, 1 on another failure.
+# srv's addresses (mpls: MPLS enabled on device NAME); NAME added to MADE
+# as NAME:KIND. Returns 2 when the kernel of the run cannot make KIND, 1
+# on another failure.
 make_dev() {
 	local kind=$1 name=$2
 	case "$kind" in
@@ -32,6 +34,13 @@ make_dev() {
 	vti) run in_srv ip link add "$name" type vti local "$SRV_IP" remote "$CLI_IP" key 5 ;;
 	vti6) run in_srv ip link add "$name" type vti6 local "$SRV_IP6" remote "$CLI_IP6" key 5 ;;
 	vxlan_gpe) run in_srv ip link add "$name" type vxlan gpe external dstport 4790 ;;
+	mpls)
+		# Not a device of its own: MPLS taken on NAME (af_mpls.c).
+		modprobe -q mpls_router 2>/dev/null || true
+		run in_srv sysctl -qw net.mpls.platform_labels=100
+		if [ "$status" -eq 0 ]; then
+			run in_srv sysctl -qw "net.mpls.conf.$name.input=1"
+		fi ;;
 	l2tpeth)
 		# An L2TPv3 tunnel over UDP and an Ethernet session in it: the
 		# session's device is made by the l2tp netlink family.
@@ -65,9 +74,14 @@ make_dev() {
 # skips the test when it can make none.
 make_all() {
 	local kind rc lacks=""
-	for kind in bareudp erspan ip6erspan l2tpeth wireguard xfrm vti vti6 vxlan_gpe; do
+	# mpls first: the last one made is a device a test may delete.
+	for kind in mpls bareudp erspan ip6erspan l2tpeth wireguard xfrm vti vti6 vxlan_gpe; do
 		rc=0
-		make_dev "$kind" "uj$kind" || rc=$?
+		if [ "$kind" = mpls ]; then
+			make_dev mpls "$IF_SRV" || rc=$?
+		else
+			make_dev "$kind" "uj$kind" || rc=$?
+		fi
 		if [ "$rc" -eq 2 ]; then
 			lacks+=" $kind"
 		elif [ "$rc" -ne 0 ]; then
@@ -97,11 +111,14 @@ named_once() {
 	local d name kind all=" ${MADE[*]} "
 	for d in "${MADE[@]}"; do
 		name=${d%%:*} kind=${d#*:}
+		# MPLS settings are read once a second, devices on their event.
+		wait_for "$name ($kind) counted" 5 metric_is "$kind" 1
+		wait_for "$name ($kind) named" 5 \
+			grep -qF "$name ($kind): SYNs " "$TESTBED_TMP/shedd.log"
 		echo "$name ($kind): $(warned "$name" "$kind") warnings, metric $(metric "$kind")"
 		[ "$(warned "$name" "$kind")" -eq 1 ]
-		metric_is "$kind" 1
 	done
-	for kind in bareudp erspan ip6erspan l2tpeth wireguard xfrm vti vti6 vxlan_gpe; do
+	for kind in mpls bareudp erspan ip6erspan l2tpeth wireguard xfrm vti vti6 vxlan_gpe; do
 		[[ "$all" == *":$kind "* ]] || metric_is "$kind" 0
 	done
 }

@@ -319,7 +319,8 @@ static void xdp_families(struct out *o)
 	family(o, "shedd_unjudged_tunnel_devices", "gauge",
 	       "Devices up that decapsulate or decrypt what the XDP program does not open, by "
 	       "kind (bareudp, erspan, ip6erspan, l2tpeth, wireguard, xfrm, vti, vti6, "
-	       "vxlan_gpe): SYNs inside them reach the stack on the device unjudged.");
+	       "vxlan_gpe; mpls: devices that take MPLS frames): SYNs inside them reach the "
+	       "stack unjudged.");
 	for (i = 0; i < TUN_UJ_NR; i++) {
 		snprintf(lbl, sizeof(lbl), "kind=\"%s\"", tun_unjudged_name((unsigned int)i));
 		sample_u64(o, "shedd_unjudged_tunnel_devices", lbl, o->s->unjudged_tun[i]);

@@ -23,11 +23,13 @@ enum tun_unjudged {
 	TUN_UJ_VTI,       /* vti: IPsec over IPv4, decrypted */
 	TUN_UJ_VTI6,      /* vti6: IPsec over IPv6, decrypted */
 	TUN_UJ_VXLAN_GPE, /* a vxlan device with gpe: no Ethernet inside */
+	TUN_UJ_MPLS,      /* a device taking MPLS (net.mpls.conf.DEV.input) */
 	TUN_UJ_NR,
 };
 
 /* The name of @k as the metric's label and the log say it (the
- * rtnetlink kind; "vxlan_gpe" for a VXLAN-GPE device). */
+ * rtnetlink kind; "vxlan_gpe" for a VXLAN-GPE device, "mpls" for a
+ * device MPLS is enabled on). */
 static inline const char *tun_unjudged_name(unsigned int k)
 {
 	static const char *const names[TUN_UJ_NR] = {
@@ -35,7 +37,7 @@ static inline const char *tun_unjudged_name(unsigned int k)
 		[TUN_UJ_IP6ERSPAN] = "ip6erspan", [TUN_UJ_L2TPETH] = "l2tpeth",
 		[TUN_UJ_WIREGUARD] = "wireguard", [TUN_UJ_XFRM] = "xfrm",
 		[TUN_UJ_VTI] = "vti",             [TUN_UJ_VTI6] = "vti6",
-		[TUN_UJ_VXLAN_GPE] = "vxlan_gpe",
+		[TUN_UJ_VXLAN_GPE] = "vxlan_gpe", [TUN_UJ_MPLS] = "mpls",
 	};
 
 	return k < TUN_UJ_NR ? names[k] : "?";
@@ -43,7 +45,7 @@ static inline const char *tun_unjudged_name(unsigned int k)
 
 /* The enum tun_unjudged of rtnetlink kind @kind, or -1 for a kind the
  * program opens or that is no tunnel (a vxlan device is one only with
- * gpe: the caller tells). */
+ * gpe: the caller tells; MPLS is a setting of any device). */
 static inline int tun_unjudged_kind(const char *kind)
 {
 	unsigned int k;

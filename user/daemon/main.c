@@ -967,10 +967,13 @@ static void tunnels_tell_unjudged(const struct tun_found *now, const struct tun_
 
 		if (old && !tun_unjudged_new(old, u))
 			continue;
-		log_warn("%s (%s): SYNs %s on it are not judged by shedd, which passes the "
-			 "outer packets as it passes established traffic; see docs/datapath.md, "
+		/* MPLS: the labels popped, the packet is routed on. */
+		log_warn("%s (%s): SYNs %s are not judged by shedd, which passes the outer "
+			 "packets as it passes established traffic; see docs/datapath.md, "
 			 "\"Decapsulations shedd does not open\"", u->name,
-			 tun_unjudged_name(u->kind), crypt ? "decrypted" : "decapsulated");
+			 tun_unjudged_name(u->kind),
+			 crypt ? "decrypted on it" :
+			 u->kind == TUN_UJ_MPLS ? "in MPLS frames taken on it" : "decapsulated on it");
 	}
 	for (k = 0; k < TUN_UJ_NR; k++)
 		all += now->unjudged[k];
@@ -1003,8 +1006,8 @@ static int tunnels_start(struct daemon *d)
 }
 
 /* Every tick: read them again when a link or an address changed, or a
- * FOU port (asked for every TUN_FOU_RESCAN_NS). A failed read keeps what
- * the program has. */
+ * FOU port or an MPLS setting (asked for every TUN_FOU_RESCAN_NS). A
+ * failed read keeps what the program has. */
 static void tunnels_tick(struct daemon *d)
 {
 	int err;
@@ -1012,10 +1015,11 @@ static void tunnels_tick(struct daemon *d)
 	bool changed = d->tun_fd >= 0 && tun_watch_changed(d->tun_fd);
 	__u64 now = now_ns();
 
-	/* FOU and GUE ports have no event: asked for once a second. */
+	/* FOU and GUE ports, and the MPLS settings, have no event we hear:
+	 * asked for once a second. */
 	if (!changed && now - d->tun_fou_ns >= TUN_FOU_RESCAN_NS) {
 		d->tun_fou_ns = now;
-		changed = tun_fou_changed(&d->tun);
+		changed = tun_fou_changed(&d->tun) || tun_mpls_changed(&d->tun, TUN_MPLS_ROOT);
 	}
 	if (!changed)
 		return;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* tunnels.c - see tunnels.h. */
+#include <dirent.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -674,6 +676,88 @@ bool tun_fou_changed(const struct tun_found *f)
 	return j != (now.nr_ports < room ? now.nr_ports : room);
 }
 
+/* A sysctl file of at most a number: its value, or -1 (absent, junk). */
+static long read_sysctl(const char *root, const char *a, const char *b)
+{
+	char path[512], buf[32], *end;
+	FILE *fp;
+	long v;
+
+	if (snprintf(path, sizeof(path), "%s/%s%s%s", root, a, b ? "/" : "", b ? b : "") >=
+	    (int)sizeof(path))
+		return -1;
+	fp = fopen(path, "re");
+	if (!fp)
+		return -1;
+	if (!fgets(buf, sizeof(buf), fp)) {
+		fclose(fp);
+		return -1;
+	}
+	fclose(fp);
+	v = strtol(buf, &end, 10);
+	return end == buf || (*end && *end != '\n') ? -1 : v;
+}
+
+/* Bound on the entries of conf/ read: past it, devices are neither named
+ * nor counted. */
+#define TUN_MPLS_MAX_ENTRIES 4096
+
+int tun_scan_mpls(struct tun_found *f, const char *root)
+{
+	char conf[512];
+	struct dirent *e;
+	DIR *dir;
+	int n;
+
+	/* No table, or no labels: the kernel takes no MPLS frame. */
+	if (read_sysctl(root, "platform_labels", NULL) <= 0)
+		return 0;
+	if (snprintf(conf, sizeof(conf), "%s/conf", root) >= (int)sizeof(conf))
+		return -ENAMETOOLONG;
+	dir = opendir(conf);
+	if (!dir)
+		return errno == ENOENT ? 0 : -errno;
+	for (n = 0; n < TUN_MPLS_MAX_ENTRIES && (e = readdir(dir)); n++) {
+		if (e->d_name[0] == '.' || !strcmp(e->d_name, "all") ||
+		    !strcmp(e->d_name, "default") || strlen(e->d_name) >= IFNAMSIZ)
+			continue;
+		if (read_sysctl(conf, e->d_name, "input") == 1)
+			tun_add_unjudged(f, if_nametoindex(e->d_name), e->d_name, TUN_UJ_MPLS);
+	}
+	closedir(dir);
+	return 0;
+}
+
+/* The MPLS devices of @f (the kind's count and named ones, in order). */
+static bool tun_mpls_same(const struct tun_found *a, const struct tun_found *b)
+{
+	unsigned int i, j = 0;
+
+	if (a->unjudged[TUN_UJ_MPLS] != b->unjudged[TUN_UJ_MPLS])
+		return false;
+	for (i = 0; i < a->nr_uj; i++) {
+		if (a->uj_dev[i].kind != TUN_UJ_MPLS)
+			continue;
+		while (j < b->nr_uj && b->uj_dev[j].kind != TUN_UJ_MPLS)
+			j++;
+		if (j == b->nr_uj || strcmp(a->uj_dev[i].name, b->uj_dev[j].name) ||
+		    a->uj_dev[i].ifindex != b->uj_dev[j].ifindex)
+			return false;
+		j++;
+	}
+	return true;
+}
+
+bool tun_mpls_changed(const struct tun_found *f, const char *root)
+{
+	static struct tun_found now;
+
+	memset(&now, 0, sizeof(now));
+	if (tun_scan_mpls(&now, root))
+		return false;
+	return !tun_mpls_same(f, &now);
+}
+
 int tun_scan(struct tun_found *f)
 {
 	static const __u8 bcast[4] = { 255, 255, 255, 255 };
@@ -689,6 +773,9 @@ int tun_scan(struct tun_found *f)
 	close(fd);
 	if (!err)
 		err = tun_scan_fou(f);
+	/* Only named to the operator: a failed read judges nothing less. */
+	if (!err)
+		(void)tun_scan_mpls(f, TUN_MPLS_ROOT);
 	/* The limited broadcast reaches a UDP tunnel's socket too. */
 	tun_add_local(f, bcast, 4);
 	return err;

@@ -108,7 +108,21 @@ void tun_scan_link(struct tun_found *f, struct nlmsghdr *h);
  * 0 or a negative errno. */
 int tun_scan(struct tun_found *f);
 
-/* FOU ports have no netlink event: the daemon asks again this often. */
+/* The devices MPLS is enabled on, under @root ("/proc/sys/net/mpls" of
+ * this network namespace): when platform_labels is above 0, each device
+ * whose conf/DEV/input is 1 (af_mpls.c takes MPLS frames on it and pops
+ * the labels) counted and named as TUN_UJ_MPLS. 0 also without the
+ * mpls_router module (no @root); a negative errno on another error. */
+int tun_scan_mpls(struct tun_found *f, const char *root);
+
+/* Do the MPLS devices under @root differ from those of @f? A failed read
+ * says no. */
+bool tun_mpls_changed(const struct tun_found *f, const char *root);
+
+#define TUN_MPLS_ROOT "/proc/sys/net/mpls"
+
+/* FOU ports, and MPLS settings, have no netlink event the daemon hears:
+ * it asks again this often. */
 #define TUN_FOU_RESCAN_NS 1000000000ULL
 
 /* Add the FOU and GUE ports of this network namespace to @f. 0 (also
