@@ -281,6 +281,15 @@ static void test_format_shape(void **state)
 	assert_non_null(strstr(out, "# TYPE shedd_xdp_tx_blocked gauge\n"));
 	assert_non_null(strstr(out, "shedd_xdp_tx_blocked{iface=\"a\\\"b\\\\c\"} 1\n"));
 	free(out);
+	/* Decapsulating devices the program does not open, by kind. */
+	s.unjudged_tun[TUN_UJ_WIREGUARD] = 2;
+	out = format(&s);
+	assert_non_null(strstr(out, "# TYPE shedd_unjudged_tunnel_devices gauge\n"));
+	assert_non_null(strstr(out, "shedd_unjudged_tunnel_devices{iface=\"a\\\"b\\\\c\","
+				    "kind=\"wireguard\"} 2\n"));
+	assert_non_null(strstr(out, "shedd_unjudged_tunnel_devices{iface=\"a\\\"b\\\\c\","
+				    "kind=\"vxlan_gpe\"} 0\n"));
+	free(out);
 	/* Where completed handshakes come from: one source at 1. */
 	s.completion = SIGNALS_COMPLETION_PASSIVE_OPENS;
 	out = format(&s);

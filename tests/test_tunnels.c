@@ -10,6 +10,9 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -381,6 +384,131 @@ static void test_scan_links(void **state)
 	assert_int_equal(f.nr_devs, 9);
 }
 
+/* The decapsulating devices the program does not open: each one up is
+ * counted by kind and named, none is taken for a kind the program opens;
+ * one that is down is not counted (the kernel opens nothing for it). */
+static void test_unjudged(void **state)
+{
+	static const char *const kinds[] = { "bareudp", "erspan", "ip6erspan", "l2tpeth",
+					     "wireguard", "xfrm", "vti", "vti6" };
+	static struct tun_found f, old;
+	struct nlmsg m;
+	char name[IF_NAMESIZE];
+	unsigned int i;
+	__u8 u8 = 1;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		snprintf(name, sizeof(name), "t%u", i);
+		link_start(&m, (int)(20 + i), name, kinds[i]);
+		link_end(&m);
+		tun_scan_link(&f, &m.h);
+		assert_int_equal(tun_unjudged_kind(kinds[i]), (int)i);
+		assert_int_equal(f.unjudged[i], 1);
+		assert_int_equal(f.uj_dev[i].ifindex, 20 + i);
+		assert_int_equal(f.uj_dev[i].kind, i);
+		assert_string_equal(f.uj_dev[i].name, name);
+		assert_string_equal(tun_unjudged_name(i), kinds[i]);
+	}
+	/* A VXLAN-GPE device is one; its port is not opened. */
+	link_start(&m, 30, "gpe0", "vxlan");
+	nl_put(&m, IFLA_VXLAN_GPE, &u8, 0);
+	link_end(&m);
+	tun_scan_link(&f, &m.h);
+	assert_int_equal(f.unjudged[TUN_UJ_VXLAN_GPE], 1);
+	assert_string_equal(f.uj_dev[8].name, "gpe0");
+	assert_string_equal(tun_unjudged_name(TUN_UJ_VXLAN_GPE), "vxlan_gpe");
+	assert_int_equal(f.nr_uj, 9);
+	assert_int_equal(f.kinds, 0);
+	assert_int_equal(f.nr_devs, 0);
+	assert_int_equal(f.nr_ports, 0);
+	/* Opened kinds and other devices are not among them. */
+	assert_int_equal(tun_unjudged_kind("gre"), -1);
+	assert_int_equal(tun_unjudged_kind("vxlan"), -1);
+	assert_int_equal(tun_unjudged_kind("veth"), -1);
+	/* Down: not counted. */
+	link_start(&m, 31, "wg1", "wireguard");
+	link_end(&m);
+	((struct ifinfomsg *)NLMSG_DATA(&m.h))->ifi_flags = 0;
+	tun_scan_link(&f, &m.h);
+	assert_int_equal(f.unjudged[TUN_UJ_WIREGUARD], 1);
+	/* New since a former read: another ifindex, name or kind. */
+	old = f;
+	assert_false(tun_unjudged_new(&old, &f.uj_dev[4]));
+	f.uj_dev[4].ifindex = 99;
+	assert_true(tun_unjudged_new(&old, &f.uj_dev[4]));
+	/* Past MAX_TUN_UNJUDGED: counted, not named. */
+	memset(&f, 0, sizeof(f));
+	for (i = 0; i < MAX_TUN_UNJUDGED + 3; i++)
+		tun_add_unjudged(&f, i + 1, "wg", TUN_UJ_WIREGUARD);
+	assert_int_equal(f.unjudged[TUN_UJ_WIREGUARD], MAX_TUN_UNJUDGED + 3);
+	assert_int_equal(f.nr_uj, MAX_TUN_UNJUDGED);
+	tun_add_unjudged(&f, 1, "x", TUN_UJ_NR);
+	assert_int_equal(f.nr_uj, MAX_TUN_UNJUDGED);
+}
+
+/* put_file DIR NAME VALUE: a sysctl file of the fixture. */
+static void put_file(const char *dir, const char *name, const char *value)
+{
+	char path[512];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs(value, fp);
+	fclose(fp);
+}
+
+/* MPLS as af_mpls.c shows it under /proc/sys/net/mpls: devices named
+ * when platform_labels is above 0 and their input is 1; none without
+ * the table (no mpls_router module). */
+static void test_mpls(void **state)
+{
+	static struct tun_found f;
+	char root[] = "/tmp/test_tunnels.XXXXXX", dir[512];
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	memset(&f, 0, sizeof(f));
+	/* No module: nothing, no error. */
+	snprintf(dir, sizeof(dir), "%s/absent", root);
+	assert_int_equal(tun_scan_mpls(&f, dir), 0);
+	assert_int_equal(f.nr_uj, 0);
+	put_file(root, "platform_labels", "0\n");
+	snprintf(dir, sizeof(dir), "%s/conf", root);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(dir, sizeof(dir), "%s/conf/eth1", root);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	put_file(dir, "input", "1\n");
+	snprintf(dir, sizeof(dir), "%s/conf/eth2", root);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	put_file(dir, "input", "0\n");
+	snprintf(dir, sizeof(dir), "%s/conf/all", root);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	put_file(dir, "input", "1\n");
+	/* No labels: the kernel takes no MPLS frame. */
+	assert_int_equal(tun_scan_mpls(&f, root), 0);
+	assert_int_equal(f.nr_uj, 0);
+	assert_false(tun_mpls_changed(&f, root));
+	/* Labels: the device with input 1, not "all", not eth2. */
+	put_file(root, "platform_labels", "100\n");
+	assert_true(tun_mpls_changed(&f, root));
+	assert_int_equal(tun_scan_mpls(&f, root), 0);
+	assert_int_equal(f.unjudged[TUN_UJ_MPLS], 1);
+	assert_int_equal(f.nr_uj, 1);
+	assert_string_equal(f.uj_dev[0].name, "eth1");
+	assert_string_equal(tun_unjudged_name(TUN_UJ_MPLS), "mpls");
+	assert_int_equal(tun_unjudged_kind("mpls"), -1);
+	assert_false(tun_mpls_changed(&f, root));
+	/* Junk in a file reads as not set. */
+	put_file(root, "platform_labels", "x\n");
+	assert_true(tun_mpls_changed(&f, root));
+	snprintf(dir, sizeof(dir), "rm -rf '%s'", root);
+	assert_int_equal(system(dir), 0);
+}
+
 static void test_describe(void **state)
 {
 	static struct tun_found f;
@@ -414,6 +542,8 @@ int main(void)
 		cmocka_unit_test(test_devices_and_match),
 		cmocka_unit_test(test_multicast),
 		cmocka_unit_test(test_scan_links),
+		cmocka_unit_test(test_unjudged),
+		cmocka_unit_test(test_mpls),
 		cmocka_unit_test(test_describe),
 	};
 

@@ -316,6 +316,15 @@ static void xdp_families(struct out *o)
 	       "kernel answers them, charged as in an unverified class.");
 	sample_u64(o, "shedd_signed_listener_ports", "kind=\"md5\"", o->s->signed_md5_ports);
 	sample_u64(o, "shedd_signed_listener_ports", "kind=\"mptcp\"", o->s->signed_mptcp_ports);
+	family(o, "shedd_unjudged_tunnel_devices", "gauge",
+	       "Devices up that decapsulate or decrypt what the XDP program does not open, by "
+	       "kind (bareudp, erspan, ip6erspan, l2tpeth, wireguard, xfrm, vti, vti6, "
+	       "vxlan_gpe; mpls: devices that take MPLS frames): SYNs inside them reach the "
+	       "stack unjudged.");
+	for (i = 0; i < TUN_UJ_NR; i++) {
+		snprintf(lbl, sizeof(lbl), "kind=\"%s\"", tun_unjudged_name((unsigned int)i));
+		sample_u64(o, "shedd_unjudged_tunnel_devices", lbl, o->s->unjudged_tun[i]);
+	}
 	family(o, "shedd_xdp_events_total", "counter",
 	       "Other events of the XDP program, by event (RSTs not sent, cookies not "
 	       "built, ACKs looked up, ...).");

@@ -17,6 +17,7 @@
 #include "fair_view.h"
 #include "shedd.h"
 #include "signal_parse.h"
+#include "tun_unjudged.h"
 
 #define METRICS_DEFAULT_ADDR "127.0.0.1:9464"
 #define METRICS_FAIR_TOP 5 /* heavy hitters exported per class */
@@ -75,6 +76,9 @@ struct metrics_snapshot {
 	/* Protected ports with a listener a cookie cannot answer
 	 * (signed_ports.h), by kind. */
 	__u32 signed_md5_ports, signed_mptcp_ports;
+	/* Devices up whose inner SYNs the program does not judge, by enum
+	 * tun_unjudged. */
+	__u32 unjudged_tun[TUN_UJ_NR];
 	double pinned_rate;              /* shedctl rate pin, SYN/s; 0: not pinned */
 	double lease_s;                  /* --lease; 0: off */
 	double fail_static_rate;         /* --fail-static-rate (or --rate), SYN/s */
@@ -111,6 +115,7 @@ struct metrics_tick {
 	__u64 skipped;                    /* the daemon's ticks skipped, in all */
 	bool tx_blocked;                  /* settings.tx_blocked (xdptx.h) */
 	__u32 signed_md5_ports, signed_mptcp_ports; /* signed_ports.h */
+	const unsigned int *unjudged_tun; /* TUN_UJ_NR counts (tunnels.h); NULL: none */
 	double pinned_rate;               /* shedctl rate pin, SYN/s; 0: none */
 	double lease_s;                   /* the lease (include/lease.h); 0: off */
 	double fail_static_rate;          /* SYN/s */

@@ -21,6 +21,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 #include <time.h>
+#include <linux/if_arp.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <netinet/in.h>
@@ -302,6 +303,36 @@ static int write_layout(struct loader *l)
 	return 0;
 }
 
+/* The program parses Ethernet frames: on a device without an Ethernet
+ * header (wireguard, xfrm, vti, bareudp, ipip, tun: ARPHRD_NONE,
+ * ARPHRD_TUNNEL, ...) generic XDP hands it the IP header first, which it
+ * would read as an Ethernet header, judging nothing. 0 for an Ethernet
+ * device (lo too: its frames carry an Ethernet header), a negative errno
+ * (said) otherwise. */
+static int iface_ethernet(const char *iface)
+{
+	struct ifreq ifr;
+	int fd, err = 0;
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", iface);
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || ioctl(fd, SIOCGIFHWADDR, &ifr)) {
+		err = -errno;
+		log_err("read the link type of %s: %s", iface, strerror(errno));
+	} else if (ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER &&
+		   ifr.ifr_hwaddr.sa_family != ARPHRD_LOOPBACK) {
+		err = -EPROTONOSUPPORT;
+		log_err("%s is not an Ethernet device (link type %u): shedd parses Ethernet "
+			"frames and would judge nothing on it; run shedd on the Ethernet "
+			"interface the packets arrive on (docs/datapath.md, \"Decapsulations "
+			"shedd does not open\")", iface, (unsigned int)ifr.ifr_hwaddr.sa_family);
+	}
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
 int loader_open(struct loader *l, const struct shedd_options *o)
 {
 	char path[PATH_MAX + 32];
@@ -324,6 +355,8 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 		log_err("interface %s: %s", o->iface, strerror(errno));
 		return -ENODEV;
 	}
+	if ((err = iface_ethernet(o->iface)))
+		return err;
 	l->ncpus = libbpf_num_possible_cpus();
 	if (l->ncpus <= 0)
 		return log_libbpf("count possible CPUs", l->ncpus);

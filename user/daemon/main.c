@@ -367,6 +367,7 @@ static void publish_metrics(struct daemon *d, const struct signal_report *r)
 		.skipped = d->skipped, .tx_blocked = d->l.tx_blocked,
 		.signed_md5_ports = signed_ports_count(&d->signed_w.cur, SIGNED_MD5),
 		.signed_mptcp_ports = signed_ports_count(&d->signed_w.cur, SIGNED_MPTCP),
+		.unjudged_tun = d->tun.unjudged,
 		.pinned_rate = ctl_pinned_rate(&d->ctl.cmd), .completion = (int)d->completion,
 		.lease_s = (double)d->o->lease_ns / 1e9, .fail_static_rate = fail_static_rate(d->o),
 		.heartbeat_gap_s = d->heartbeat_gap_s, .lease_expiries = d->lease_expiries,
@@ -953,8 +954,36 @@ static void tunnels_tell(const struct daemon *d)
 	if (f->local_over)
 		log_warn("%u local addresses past the %d shedd keeps: tunnels to them are not "
 			 "judged", f->local_over, MAX_TUN_LOCAL);
-	if (f->gpe)
-		log_warn("%u VXLAN-GPE devices: SYNs inside them are not judged", f->gpe);
+}
+
+/* Each device of a kind the program does not open, once: at start and
+ * when it appears (@old: what was read before; NULL at start). */
+static void tunnels_tell_unjudged(const struct tun_found *now, const struct tun_found *old)
+{
+	unsigned int i, k, all = 0;
+
+	for (i = 0; i < now->nr_uj; i++) {
+		const struct tun_unjudged_dev *u = &now->uj_dev[i];
+		bool crypt = u->kind == TUN_UJ_WIREGUARD || u->kind == TUN_UJ_XFRM ||
+			     u->kind == TUN_UJ_VTI || u->kind == TUN_UJ_VTI6;
+
+		if (old && !tun_unjudged_new(old, u))
+			continue;
+		/* MPLS: the labels popped, the packet is routed on. */
+		log_warn("%s (%s): SYNs %s are not judged by shedd, which passes the outer "
+			 "packets as it passes established traffic; see docs/datapath.md, "
+			 "\"Decapsulations shedd does not open\"", u->name,
+			 tun_unjudged_name(u->kind),
+			 crypt ? "decrypted on it" :
+			 u->kind == TUN_UJ_MPLS ? "in MPLS frames taken on it" : "decapsulated on it");
+	}
+	for (k = 0; k < TUN_UJ_NR; k++)
+		all += now->unjudged[k];
+	if (all > now->nr_uj &&
+	    (!old || memcmp(now->unjudged, old->unjudged, sizeof(now->unjudged))))
+		log_warn("%u more devices whose inner SYNs shedd does not judge (past the %d it "
+			 "names; shedd_unjudged_tunnel_devices counts them by kind)",
+			 all - now->nr_uj, MAX_TUN_UNJUDGED);
 }
 
 /* Before attach: the tunnels that end here, and a watch on the links and
@@ -974,12 +1003,13 @@ static int tunnels_start(struct daemon *d)
 		return err;
 	}
 	tunnels_tell(d);
+	tunnels_tell_unjudged(&d->tun, NULL);
 	return loader_write_tunnels(&d->l, &d->tun);
 }
 
 /* Every tick: read them again when a link or an address changed, or a
- * FOU port (asked for every TUN_FOU_RESCAN_NS). A failed read keeps what
- * the program has. */
+ * FOU port or an MPLS setting (asked for every TUN_FOU_RESCAN_NS). A
+ * failed read keeps what the program has. */
 static void tunnels_tick(struct daemon *d)
 {
 	int err;
@@ -987,10 +1017,11 @@ static void tunnels_tick(struct daemon *d)
 	bool changed = d->tun_fd >= 0 && tun_watch_changed(d->tun_fd);
 	__u64 now = now_ns();
 
-	/* FOU and GUE ports have no event: asked for once a second. */
+	/* FOU and GUE ports, and the MPLS settings, have no event we hear:
+	 * asked for once a second. */
 	if (!changed && now - d->tun_fou_ns >= TUN_FOU_RESCAN_NS) {
 		d->tun_fou_ns = now;
-		changed = tun_fou_changed(&d->tun);
+		changed = tun_fou_changed(&d->tun) || tun_mpls_changed(&d->tun, TUN_MPLS_ROOT);
 	}
 	if (!changed)
 		return;
@@ -1002,6 +1033,7 @@ static void tunnels_tick(struct daemon *d)
 	}
 	if (!memcmp(&d->tun_next, &d->tun, sizeof(d->tun)))
 		return;
+	tunnels_tell_unjudged(&d->tun_next, &d->tun);
 	d->tun = d->tun_next;
 	tunnels_tell(d);
 	loader_write_tunnels(&d->l, &d->tun); /* said; tried again on a change */

@@ -288,6 +288,8 @@ int metrics_tick(struct metrics *m, struct loader *l, const struct metrics_tick 
 	n->tx_blocked = t->tx_blocked;
 	n->signed_md5_ports = t->signed_md5_ports;
 	n->signed_mptcp_ports = t->signed_mptcp_ports;
+	for (i = 0; i < TUN_UJ_NR; i++)
+		n->unjudged_tun[i] = t->unjudged_tun ? t->unjudged_tun[i] : 0;
 	n->pinned_rate = t->pinned_rate;
 	n->lease_s = t->lease_s;
 	n->fail_static_rate = t->fail_static_rate;

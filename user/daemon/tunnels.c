@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* tunnels.c - see tunnels.h. */
+#include <dirent.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -91,6 +93,32 @@ void tun_add_local(struct tun_found *f, const void *addr, size_t len)
 	f->local[f->nr_local++] = a;
 }
 
+void tun_add_unjudged(struct tun_found *f, __u32 ifindex, const char *name, unsigned int kind)
+{
+	struct tun_unjudged_dev *d;
+
+	if (kind >= TUN_UJ_NR)
+		return;
+	f->unjudged[kind]++;
+	if (f->nr_uj == MAX_TUN_UNJUDGED)
+		return;
+	d = &f->uj_dev[f->nr_uj++];
+	d->ifindex = ifindex;
+	d->kind = kind;
+	snprintf(d->name, sizeof(d->name), "%s", name);
+}
+
+bool tun_unjudged_new(const struct tun_found *old, const struct tun_unjudged_dev *d)
+{
+	unsigned int i;
+
+	for (i = 0; i < old->nr_uj; i++)
+		if (old->uj_dev[i].ifindex == d->ifindex && old->uj_dev[i].kind == d->kind &&
+		    !strcmp(old->uj_dev[i].name, d->name))
+			return false;
+	return true;
+}
+
 void tun_add_dev(struct tun_found *f, const struct shedd_tun_key *k, __u32 ifindex)
 {
 	unsigned int i;
@@ -169,19 +197,31 @@ static __u32 tun_rx_ifindex(struct ifinfomsg *ifi, struct rtattr **tb)
 	return (__u32)ifi->ifi_index;
 }
 
+/* The name of the device in @tb into @name ("" when not given). */
+static void tun_ifname(struct rtattr **tb, char name[IFNAMSIZ])
+{
+	size_t n = tb[IFLA_IFNAME] ? RTA_PAYLOAD(tb[IFLA_IFNAME]) : 0;
+
+	if (n > IFNAMSIZ)
+		n = IFNAMSIZ;
+	memset(name, 0, IFNAMSIZ);
+	if (n)
+		memcpy(name, RTA_DATA(tb[IFLA_IFNAME]), n);
+	name[IFNAMSIZ - 1] = '\0';
+}
+
 /* Is the device named in @tb a fallback device (gre0, tunl0, ...)? Once
  * up, it takes every packet of its kind no other device takes. */
 static bool tun_fallback(struct rtattr **tb)
 {
 	static const char *const fallback[] = { "gre0", "gretap0", "ip6gre0", "tunl0", "sit0",
 						"ip6tnl0" };
-	char name[IFNAMSIZ] = "";
+	char name[IFNAMSIZ];
 	unsigned int i;
 
-	if (!tb[IFLA_IFNAME] || RTA_PAYLOAD(tb[IFLA_IFNAME]) > sizeof(name))
+	if (!tb[IFLA_IFNAME] || RTA_PAYLOAD(tb[IFLA_IFNAME]) > IFNAMSIZ)
 		return false;
-	memcpy(name, RTA_DATA(tb[IFLA_IFNAME]), RTA_PAYLOAD(tb[IFLA_IFNAME]));
-	name[sizeof(name) - 1] = '\0';
+	tun_ifname(tb, name);
 	for (i = 0; i < sizeof(fallback) / sizeof(fallback[0]); i++)
 		if (!strcmp(name, fallback[i]))
 			return true;
@@ -312,6 +352,13 @@ void tun_scan_link(struct tun_found *f, struct nlmsghdr *h)
 	memcpy(kind, RTA_DATA(li[IFLA_INFO_KIND]), klen);
 	kind[klen] = 0;
 
+	if (tun_unjudged_kind(kind) >= 0) {
+		char name[IFNAMSIZ];
+
+		tun_ifname(tb, name);
+		tun_add_unjudged(f, (__u32)ifi->ifi_index, name, (unsigned int)tun_unjudged_kind(kind));
+		return;
+	}
 	if (!strcmp(kind, "vxlan")) {
 		struct rtattr *vx[IFLA_VXLAN_MAX + 1];
 		struct shedd_tun_key k = { .kind = SHEDD_TDEV_VXLAN };
@@ -324,7 +371,10 @@ void tun_scan_link(struct tun_found *f, struct nlmsghdr *h)
 			  (int)RTA_PAYLOAD(li[IFLA_INFO_DATA]));
 		/* VXLAN-GPE carries no Ethernet header: not parsed here. */
 		if (vx[IFLA_VXLAN_GPE]) {
-			f->gpe++;
+			char name[IFNAMSIZ];
+
+			tun_ifname(tb, name);
+			tun_add_unjudged(f, (__u32)ifi->ifi_index, name, TUN_UJ_VXLAN_GPE);
 			return;
 		}
 		if (vx[IFLA_VXLAN_PORT] && RTA_PAYLOAD(vx[IFLA_VXLAN_PORT]) == 2)
@@ -626,6 +676,88 @@ bool tun_fou_changed(const struct tun_found *f)
 	return j != (now.nr_ports < room ? now.nr_ports : room);
 }
 
+/* A sysctl file of at most a number: its value, or -1 (absent, junk). */
+static long read_sysctl(const char *root, const char *a, const char *b)
+{
+	char path[512], buf[32], *end;
+	FILE *fp;
+	long v;
+
+	if (snprintf(path, sizeof(path), "%s/%s%s%s", root, a, b ? "/" : "", b ? b : "") >=
+	    (int)sizeof(path))
+		return -1;
+	fp = fopen(path, "re");
+	if (!fp)
+		return -1;
+	if (!fgets(buf, sizeof(buf), fp)) {
+		fclose(fp);
+		return -1;
+	}
+	fclose(fp);
+	v = strtol(buf, &end, 10);
+	return end == buf || (*end && *end != '\n') ? -1 : v;
+}
+
+/* Bound on the entries of conf/ read: past it, devices are neither named
+ * nor counted. */
+#define TUN_MPLS_MAX_ENTRIES 4096
+
+int tun_scan_mpls(struct tun_found *f, const char *root)
+{
+	char conf[512];
+	struct dirent *e;
+	DIR *dir;
+	int n;
+
+	/* No table, or no labels: the kernel takes no MPLS frame. */
+	if (read_sysctl(root, "platform_labels", NULL) <= 0)
+		return 0;
+	if (snprintf(conf, sizeof(conf), "%s/conf", root) >= (int)sizeof(conf))
+		return -ENAMETOOLONG;
+	dir = opendir(conf);
+	if (!dir)
+		return errno == ENOENT ? 0 : -errno;
+	for (n = 0; n < TUN_MPLS_MAX_ENTRIES && (e = readdir(dir)); n++) {
+		if (e->d_name[0] == '.' || !strcmp(e->d_name, "all") ||
+		    !strcmp(e->d_name, "default") || strlen(e->d_name) >= IFNAMSIZ)
+			continue;
+		if (read_sysctl(conf, e->d_name, "input") == 1)
+			tun_add_unjudged(f, if_nametoindex(e->d_name), e->d_name, TUN_UJ_MPLS);
+	}
+	closedir(dir);
+	return 0;
+}
+
+/* The MPLS devices of @f (the kind's count and named ones, in order). */
+static bool tun_mpls_same(const struct tun_found *a, const struct tun_found *b)
+{
+	unsigned int i, j = 0;
+
+	if (a->unjudged[TUN_UJ_MPLS] != b->unjudged[TUN_UJ_MPLS])
+		return false;
+	for (i = 0; i < a->nr_uj; i++) {
+		if (a->uj_dev[i].kind != TUN_UJ_MPLS)
+			continue;
+		while (j < b->nr_uj && b->uj_dev[j].kind != TUN_UJ_MPLS)
+			j++;
+		if (j == b->nr_uj || strcmp(a->uj_dev[i].name, b->uj_dev[j].name) ||
+		    a->uj_dev[i].ifindex != b->uj_dev[j].ifindex)
+			return false;
+		j++;
+	}
+	return true;
+}
+
+bool tun_mpls_changed(const struct tun_found *f, const char *root)
+{
+	static struct tun_found now;
+
+	memset(&now, 0, sizeof(now));
+	if (tun_scan_mpls(&now, root))
+		return false;
+	return !tun_mpls_same(f, &now);
+}
+
 int tun_scan(struct tun_found *f)
 {
 	static const __u8 bcast[4] = { 255, 255, 255, 255 };
@@ -641,6 +773,9 @@ int tun_scan(struct tun_found *f)
 	close(fd);
 	if (!err)
 		err = tun_scan_fou(f);
+	/* Only named to the operator: a failed read judges nothing less. */
+	if (!err)
+		(void)tun_scan_mpls(f, TUN_MPLS_ROOT);
 	/* The limited broadcast reaches a UDP tunnel's socket too. */
 	tun_add_local(f, bcast, 4);
 	return err;

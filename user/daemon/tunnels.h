@@ -5,7 +5,9 @@
  * netlink family "fou", which has no event: read again every
  * TUN_FOU_RESCAN_NS), and the addresses an encapsulated
  * packet may be sent to (the host's own, their broadcasts, the VXLAN
- * groups). Read over rtnetlink in the network namespace shedd runs in;
+ * groups), and the devices that decapsulate what the program does not
+ * open (tun_unjudged.h), to name them to the operator. Read over
+ * rtnetlink in the network namespace shedd runs in;
  * changes are watched on a netlink socket and read again on the next tick.
  */
 #ifndef SHEDD_TUNNELS_H
@@ -13,9 +15,23 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <net/if.h>
 #include <linux/types.h>
 
 #include "shedd.h"
+#include "tun_unjudged.h"
+
+/* Decapsulating devices the program does not open, named one by one. */
+#ifndef MAX_TUN_UNJUDGED
+#define MAX_TUN_UNJUDGED 64
+#endif
+
+/* A device of a kind the program does not open (tun_unjudged.h). */
+struct tun_unjudged_dev {
+	__u32 ifindex;
+	__u32 kind;                           /* enum tun_unjudged */
+	char name[IF_NAMESIZE];
+};
 
 struct tun_found {
 	__u32 kinds;                          /* SHEDD_TUN_* */
@@ -25,7 +41,11 @@ struct tun_found {
 	__u8 udp_family[MAX_TUN_UDP_PORTS];   /* 0: both; 4, 6: one family */
 	unsigned int nr_ports;
 	unsigned int ports_over;              /* UDP tunnels past MAX_TUN_UDP_PORTS */
-	unsigned int gpe;                     /* VXLAN-GPE devices: not judged */
+	/* Devices up whose inner SYNs the program does not judge, by kind,
+	 * and the first MAX_TUN_UNJUDGED of them by name. */
+	unsigned int unjudged[TUN_UJ_NR];
+	struct tun_unjudged_dev uj_dev[MAX_TUN_UNJUDGED];
+	unsigned int nr_uj;
 	struct shedd_tun_addr local[MAX_TUN_LOCAL];
 	unsigned int nr_local;
 	unsigned int local_over;              /* addresses past MAX_TUN_LOCAL */
@@ -69,17 +89,40 @@ bool tun_addr_multicast(const __u8 a[16]);
  * shapes of their keys. Pure. */
 __u32 tun_match(const struct tun_found *f);
 
+/* Count device @ifindex named @name of @kind (enum tun_unjudged), and
+ * keep it by name while there is room. Pure. */
+void tun_add_unjudged(struct tun_found *f, __u32 ifindex, const char *name, unsigned int kind);
+
+/* Is device @d of @f new since @old (another ifindex, name or kind)? */
+bool tun_unjudged_new(const struct tun_found *old, const struct tun_unjudged_dev *d);
+
 struct nlmsghdr;
 /* Add to @f what the RTM_NEWLINK message @h says: the kind of a tunnel
  * device that is up, its UDP port, and the device by what the kernel
- * looks it up by. Pure: tun_scan() feeds it the dump. */
+ * looks it up by; a device of a kind the program does not open
+ * (tun_unjudged.h) counted and named. Pure: tun_scan() feeds it the
+ * dump. */
 void tun_scan_link(struct tun_found *f, struct nlmsghdr *h);
 
 /* Fill @f from the links and addresses of this network namespace.
  * 0 or a negative errno. */
 int tun_scan(struct tun_found *f);
 
-/* FOU ports have no netlink event: the daemon asks again this often. */
+/* The devices MPLS is enabled on, under @root ("/proc/sys/net/mpls" of
+ * this network namespace): when platform_labels is above 0, each device
+ * whose conf/DEV/input is 1 (af_mpls.c takes MPLS frames on it and pops
+ * the labels) counted and named as TUN_UJ_MPLS. 0 also without the
+ * mpls_router module (no @root); a negative errno on another error. */
+int tun_scan_mpls(struct tun_found *f, const char *root);
+
+/* Do the MPLS devices under @root differ from those of @f? A failed read
+ * says no. */
+bool tun_mpls_changed(const struct tun_found *f, const char *root);
+
+#define TUN_MPLS_ROOT "/proc/sys/net/mpls"
+
+/* FOU ports, and MPLS settings, have no netlink event the daemon hears:
+ * it asks again this often. */
 #define TUN_FOU_RESCAN_NS 1000000000ULL
 
 /* Add the FOU and GUE ports of this network namespace to @f. 0 (also
