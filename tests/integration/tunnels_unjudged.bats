@@ -159,7 +159,8 @@ tunnel_lines() { grep -c 'tunnels that end here' "$TESTBED_TMP/shedd.log" || tru
 
 @test "shedd refuses a device without an Ethernet header (tun, as wireguard, xfrm, vti, bareudp), where it would judge nothing" {
 	run in_srv ip tuntap add dev ujtun0 mode tun
-	[ "$status" -eq 0 ]
+	# The kernel matrix's guests have no /dev/net/tun.
+	[ "$status" -eq 0 ] || skip "no tun device here ($output)"
 	run in_srv ip link set ujtun0 up
 	[ "$status" -eq 0 ]
 	# Generic XDP attaches there; shedd must not (timeout: a shedd that
