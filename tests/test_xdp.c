@@ -4638,6 +4638,8 @@ static int handoff_load(void)
 	hskel = handoff_bpf__open();
 	if (!hskel)
 		return -errno;
+	/* On the XDP program's test clock (set_clocks()). */
+	hskel->rodata->use_test_clock = 1;
 	SET_FLOW_SIP(hskel->rodata, harness_key);
 	shared[0].mine = hskel->maps.settings;
 	shared[1].mine = hskel->maps.ports;
@@ -4737,9 +4739,18 @@ static __u64 mono_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 }
 
+/* Set the clock of both programs to @ns: in production both read
+ * bpf_ktime_get_coarse_ns() (bpf/clock.h). */
+static void set_clocks(__u64 ns)
+{
+	skel->bss->test_clock_ns = ns;
+	if (hskel)
+		hskel->bss->test_clock_ns = ns;
+}
+
 /* Keep @verdict (a FLOW_* of bpf/config_maps.h) for the flow @spec just now,
  * for its segment of @seq and @ack (host order), as the programs do (the
- * same hash and slot, the time of bpf_ktime_get_ns()). */
+ * same hash and slot, the time of their clock). */
 static void mark_flow(const char *name, const struct pkt_spec *spec, int v6, __u32 verdict,
 		      __u32 seq, __u32 ack)
 {
@@ -4753,7 +4764,7 @@ static void mark_flow(const char *name, const struct pkt_spec *spec, int v6, __u
 		  spec->daddr ? spec->daddr : v6 ? PKT_V6_SERVER : PKT_V4_SERVER, da);
 	h = flow_hash_of(sa, da, v6 ? 4 : 1, spec->sport ? spec->sport : PKT_SPORT,
 			 spec->dport ? spec->dport : PKT_DPORT);
-	v.stamp = ((__u32)(mono_ns() >> 20) & PROVEN_TIME_MASK) << 3 | verdict;
+	v.stamp = ((__u32)(skel->bss->test_clock_ns >> 20) & PROVEN_TIME_MASK) << 3 | verdict;
 	v.hash = h;
 	v.seq = htonl(seq);
 	v.ack = htonl(ack);
@@ -4772,9 +4783,9 @@ static void mark_flow(const char *name, const struct pkt_spec *spec, int v6, __u
  * blocked (XDP then verifies nobody). A genuine one passes the check, but
  * bpf_sk_assign_tcp_reqsk() takes only a frame at tc ingress, which
  * BPF_PROG_TEST_RUN does not make: here it is assigned or failed, and
- * verified.bats sees it assigned for real. The XDP program runs on the
- * clock of the tc program (bpf_ktime_get_ns()) as each ACK reaches it, so
- * that the verdicts kept for a flow are as old to both as they are. */
+ * verified.bats sees it assigned for real. Both programs read one clock,
+ * set as each step begins, so that the verdicts kept for a flow are as old
+ * to both as they are. */
 static void test_handoff_sorts_acks(void **state)
 {
 	/* Counters by name; "handed" is assigned + failed. */
@@ -4870,13 +4881,11 @@ static void test_handoff_sorts_acks(void **state)
 			if (steps[i].established)
 				cfd = connect_from_client(name, v6, spec.sport, &sfd);
 			build_cookie_ack(&ack, &spec, &info);
+			set_clocks(mono_ns());
 			if (steps[i].syn_charged)
 				mark_flow(name, &spec, v6, 4 /* FLOW_SYN_CHARGED */, PKT_SEQ + 1, 0);
 			/* Each ACK the way it comes: XDP first, at the time
-			 * the tc program then reads (after any verdict kept
-			 * above, never before it: a slow guest takes seconds
-			 * over the table). */
-			skel->bss->test_clock_ns = mono_ns();
+			 * the tc program then reads. */
 			if (!steps[i].no_xdp)
 				run_xdp(name, ack.data, ack.len, &r);
 			if (steps[i].assigned)
@@ -4922,6 +4931,54 @@ static void test_handoff_sorts_acks(void **state)
 	}
 }
 
+
+/* The tc hand-off judges how old XDP's verdict on an ACK is on the clock
+ * XDP stamped it with: a cookie XDP admitted is handed off within
+ * PROVEN_REPEAT_UNITS of XDP's stamp, and left to the kernel after. The
+ * clock starts at a unit's boundary, so the age is exact. */
+static void test_handoff_same_clock(void **state)
+{
+	static const struct {
+		const char *what;
+		__u64 later; /* how long after XDP's verdict tc sees the ACK */
+		int handed;
+	} steps[] = {
+		{ "at once", 0, 1 },
+		{ "a unit before the verdict's end", (__u64)(PROVEN_REPEAT_UNITS - 1) << 20, 1 },
+		{ "at the verdict's end", (__u64)PROVEN_REPEAT_UNITS << 20, 0 },
+	};
+	size_t i;
+
+	(void)state;
+	if (!hskel)
+		skip();
+	for (i = 0; i < ARRAY_SIZE(steps); i++) {
+		const struct synack_want full = FULL4;
+		struct pkt_spec spec = { .l3 = ETH_P_IP, .flags = TCP_SYN,
+					 .sport = (__u16)(PKT_SPORT + 60 + i), OPTS(opt_linux) };
+		__u64 d[ARRAY_SIZE(hstat_fields)], t0 = mono_ns() >> 20 << 20;
+		struct synack_info info;
+		struct xdp_run r;
+		char name[160];
+		struct pkt ack;
+
+		snprintf(name, sizeof(name), "tc hand-off, the ACK %s", steps[i].what);
+		set_clocks(t0);
+		get_synack(name, &spec, &cfg_vtc, &full, &info);
+		build_cookie_ack(&ack, &spec, &info);
+		run_xdp(name, ack.data, ack.len, &r);
+		expect_verdict(name, r.verdict, XDP_PASS);
+		set_clocks(t0 + steps[i].later);
+		run_tc(name, &ack, d);
+		expect(d[H_ASSIGNED] + d[H_FAILED] == (__u64)steps[i].handed &&
+		       d[H_INVALID] == (__u64)!steps[i].handed, name,
+		       "assigned + failed %llu, invalid %llu; expected %s",
+		       (unsigned long long)(d[H_ASSIGNED] + d[H_FAILED]),
+		       (unsigned long long)d[H_INVALID],
+		       steps[i].handed ? "handed off" : "left to the kernel");
+	}
+	set_clocks(mono_ns());
+}
 
 /* One parser for both programs: every shape of segment, through the XDP
  * program and the tc hand-off, must be a protected ACK to both or to
@@ -6652,6 +6709,8 @@ static const struct CMUnitTest fixed_tests[] = {
 	{ "verify while shedding, for the hold", test_verify_while_shedding, NULL, NULL,
 	  NULL },
 	{ "tc hand-off sorts the ACKs of verified classes", test_handoff_sorts_acks,
+	  vtc_setup, NULL, NULL },
+	{ "tc hand-off judges XDP's verdict on XDP's clock", test_handoff_same_clock,
 	  vtc_setup, NULL, NULL },
 	{ "XDP and the tc hand-off agree on every shape of ACK", test_parsers_agree,
 	  vtc_setup, NULL, NULL },
