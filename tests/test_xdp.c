@@ -6279,6 +6279,138 @@ static void test_fair_verified_counts_acks(void **state)
 	       (unsigned long long)fs.shed, (unsigned long long)fs.checked);
 }
 
+/* The sequence numbers of a connected client @fd: its ISN and the
+ * server's, read in repair mode (write_seq and rcv_nxt, each one past). */
+static void conn_isns(const char *name, int fd, __u32 *client_isn, __u32 *server_isn)
+{
+	int on = 1, off = TCP_REPAIR_OFF_NO_WP, q;
+	socklen_t len = sizeof(*client_isn);
+
+	expect(setsockopt(fd, IPPROTO_TCP, TCP_REPAIR, &on, sizeof(on)) == 0, name,
+	       "TCP_REPAIR: %s", strerror(errno));
+	q = TCP_SEND_QUEUE;
+	expect(setsockopt(fd, IPPROTO_TCP, TCP_REPAIR_QUEUE, &q, sizeof(q)) == 0 &&
+	       getsockopt(fd, IPPROTO_TCP, TCP_QUEUE_SEQ, client_isn, &len) == 0, name,
+	       "the client's sequence number: %s", strerror(errno));
+	q = TCP_RECV_QUEUE;
+	expect(setsockopt(fd, IPPROTO_TCP, TCP_REPAIR_QUEUE, &q, sizeof(q)) == 0 &&
+	       getsockopt(fd, IPPROTO_TCP, TCP_QUEUE_SEQ, server_isn, &len) == 0, name,
+	       "the server's sequence number: %s", strerror(errno));
+	expect(setsockopt(fd, IPPROTO_TCP, TCP_REPAIR, &off, sizeof(off)) == 0, name,
+	       "TCP_REPAIR off: %s", strerror(errno));
+	*client_isn -= 1;
+	*server_isn -= 1;
+}
+
+/* A verified class that admits a SYN directly (verifying only while it
+ * sheds) counts it for fairness when its ACK proves the source, never at
+ * the SYN, which anyone can send in a real client's name: at the kernel's
+ * request socket, an ACK of the kernel's ISN + 1 (the listener defers
+ * the accept, so the request socket is there when XDP sees the ACK); a
+ * forged acknowledgment number, or a copy of the ACK, counts nothing;
+ * with the kernel's own cookie (tcp_syncookies=2), its valid ACK. Once
+ * the class sheds, the source over its share is shed. */
+static void test_fair_verified_counts_direct(void **state)
+{
+	const __u32 cls = SHEDD_SHEDDABLE, limit[FAIR_LEVELS] = { 1, 0, 0 };
+	const struct shedd_fair_class shedding_fc = { .levels = FAIR_ALL_LEVELS, .active = 1,
+						      .limit = { 1, 0, 0 } };
+	struct shedd_config cfg = cfg_vtc, kcfg = cfg_vkernel;
+	int v6, defer = 5;
+
+	(void)state;
+	cfg.verify[cls] = SHEDD_VERIFY_SHEDDING;
+	kcfg.verify[cls] = SHEDD_VERIFY_SHEDDING;
+	for (v6 = 0; v6 <= 1; v6++) {
+		const char *src = v6 ? PKT_V6_CLIENT : PKT_V4_CLIENT;
+		struct pkt_spec syn = linux_syn(v6, (__u16)(PKT_SPORT + 120 + v6)), ack;
+		__u32 cisn, sisn;
+		struct shedd_fair_stats fs;
+		struct synack_info info;
+		char name[160];
+		struct xdp_run r;
+		struct pkt p;
+		int fd;
+
+		snprintf(name, sizeof(name), "IPv%d fairness, direct admission, request socket",
+			 v6 ? 6 : 4);
+		assert_int_equal(reset_maps(&cfg, NULL), 0);
+		assert_int_equal(fair_reset(cls, FAIR_ALL_LEVELS, 0, limit), 0);
+		expect(setsockopt(listen_fds[v6], IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer,
+				  sizeof(defer)) == 0, name, "TCP_DEFER_ACCEPT: %s", strerror(errno));
+		fd = connect_to(name, v6, syn.sport, PROTECTED_PORT);
+		conn_isns(name, fd, &cisn, &sisn);
+
+		/* The SYN, admitted directly: the class does not shed. */
+		syn.seq = cisn;
+		pkt_build(&p, &syn);
+		run_xdp(name, p.data, p.len, &r);
+		expect_verdict(name, r.verdict, XDP_PASS);
+		expect(fair_est(cls, src, 0) == 0, name, "the SYN counted nothing (%u)",
+		       fair_est(cls, src, 0));
+
+		ack = syn;
+		ack.flags = TCP_ACK;
+		ack.seq = cisn + 1;
+		ack.opt_bytes = NULL;
+		ack.opt_len = 0;
+		ack.ack_seq = sisn + 2; /* not the kernel's ISN + 1 */
+		pkt_build(&p, &ack);
+		run_xdp(name, p.data, p.len, &r);
+		expect_verdict(name, r.verdict, XDP_PASS);
+		expect(fair_est(cls, src, 0) == 0, name, "a forged acknowledgment: nothing (%u)",
+		       fair_est(cls, src, 0));
+
+		ack.ack_seq = sisn + 1;
+		pkt_build(&p, &ack);
+		run_xdp(name, p.data, p.len, &r);
+		expect_verdict(name, r.verdict, XDP_PASS);
+		run_xdp(name, p.data, p.len, &r); /* a copy */
+		expect_verdict(name, r.verdict, XDP_PASS);
+		fs = fair_stats_of(cls);
+		expect(fair_est(cls, src, 0) == 1 && fs.counted == 1, name,
+		       "its ACK, and a copy: counted once (estimate %u, counted %llu)",
+		       fair_est(cls, src, 0), (unsigned long long)fs.counted);
+
+		close(fd);
+		defer = 0;
+		expect(setsockopt(listen_fds[v6], IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer,
+				  sizeof(defer)) == 0, name, "TCP_DEFER_ACCEPT off: %s",
+		       strerror(errno));
+		defer = 5;
+
+		/* The class sheds: over its share of 1, the source is shed. */
+		assert_int_equal(bpf_map__update_elem(skel->maps.fair_config, &cls, sizeof(cls),
+						      &shedding_fc, sizeof(shedding_fc), BPF_ANY),
+				 0);
+		syn.sport = (__u16)(syn.sport + 10);
+		pkt_build(&p, &syn);
+		run_xdp(name, p.data, p.len, &r);
+		expect(r.verdict == XDP_DROP, name, "shedding, its next SYN: %s, expected shed",
+		       verdict_name(r.verdict));
+
+		/* The kernel's cookie (tcp_syncookies=2): its valid ACK. */
+		snprintf(name, sizeof(name), "IPv%d fairness, direct admission, the kernel's cookie",
+			 v6 ? 6 : 4);
+		syn = linux_syn(v6, (__u16)(PKT_SPORT + 130 + v6));
+		assert_int_equal(reset_maps(&cfg_vkernel, NULL), 0);
+		assert_int_equal(fair_reset(cls, FAIR_ALL_LEVELS, 0, limit), 0);
+		cookie_of(name, &syn, &info);
+		assert_int_equal(reset_maps(&kcfg, NULL), 0);
+		pkt_build(&p, &syn);
+		run_xdp(name, p.data, p.len, &r);
+		expect_verdict(name, r.verdict, XDP_PASS);
+		expect(fair_est(cls, src, 0) == 0, name, "the SYN counted nothing");
+		build_cookie_ack(&p, &syn, &info);
+		run_xdp(name, p.data, p.len, &r);
+		expect_verdict(name, r.verdict, XDP_PASS);
+		fs = fair_stats_of(cls);
+		expect(fair_est(cls, src, 0) == 1 && fs.counted == 1, name,
+		       "its ACK with the kernel's cookie: counted (estimate %u, counted %llu)",
+		       fair_est(cls, src, 0), (unsigned long long)fs.counted);
+	}
+}
+
 /* @n SYNs, one from each address from 198.@net.0.0 + @first on, @step_ns
  * apart from the test clock on; return how many passed. */
 static unsigned int fair_crowd_syns(const char *name, unsigned int net, unsigned int first,
@@ -6737,6 +6869,8 @@ static const struct CMUnitTest fixed_tests[] = {
 	  NULL },
 	{ "fairness: a verified class counts proven ACKs", test_fair_verified_counts_acks, NULL,
 	  NULL, NULL },
+	{ "fairness: a verified class counts a direct admission when its ACK proves the source",
+	  test_fair_verified_counts_direct, NULL, NULL, NULL },
 	{ "fairness: a crowd of 20 000 sources leaves a fresh source admitted", test_fair_crowd,
 	  NULL, NULL, NULL },
 	{ "fairness: only the least of a source's cells is raised", test_fair_conservative, NULL,
