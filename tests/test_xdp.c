@@ -6006,10 +6006,38 @@ static int fair_reset(__u32 cls, __u32 levels, __u32 active, const __u32 *limit)
 		if (!err)
 			err = update_percpu(skel->maps.fair_stats, c, &zero, sizeof(zero));
 	}
-	for (i = 0; !err && i < SHEDD_NR_CLASSES * FAIR_HEAVY_SLOTS; i++)
+	for (i = 0; !err && i < SHEDD_NR_CLASSES * FAIR_HEAVY_SLOTS; i++) {
+		const struct shedd_fair_heavy_cpu none = {};
+
 		err = bpf_map__update_elem(skel->maps.fair_heavy, &i, sizeof(i), &empty_slot,
 					   sizeof(empty_slot), BPF_ANY);
+		if (!err)
+			err = update_percpu(skel->maps.fair_heavy_cpu, i, &none, sizeof(none));
+	}
 	return err;
+}
+
+/* The slots of class @cls as a reader sees them: fair_heavy, with the
+ * sheds each CPU still holds in fair_heavy_cpu added (fair_maps_read()). */
+static void fair_slots_of(__u32 cls, struct shedd_fair_heavy *slots)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	struct shedd_fair_heavy_cpu *pending = calloc((size_t)FAIR_HEAVY_SLOTS * (size_t)ncpus,
+						    sizeof(*pending));
+	__u32 i;
+
+	assert_non_null(pending);
+	for (i = 0; i < FAIR_HEAVY_SLOTS; i++) {
+		__u32 key = cls * FAIR_HEAVY_SLOTS + i;
+
+		assert_int_equal(bpf_map__lookup_elem(skel->maps.fair_heavy, &key, sizeof(key),
+						      &slots[i], sizeof(slots[i]), 0), 0);
+		assert_int_equal(bpf_map__lookup_elem(skel->maps.fair_heavy_cpu, &key, sizeof(key),
+						      &pending[(size_t)i * (size_t)ncpus],
+						      (size_t)ncpus * sizeof(*pending), 0), 0);
+	}
+	fair_heavy_add_pending(slots, pending, FAIR_HEAVY_SLOTS, ncpus);
+	free(pending);
 }
 
 static struct shedd_fair_stats fair_stats_of(__u32 cls)
@@ -6162,7 +6190,7 @@ static void run_fair(void **state)
 	struct shedd_stats before, after, want = {};
 	struct fair_hitter top[4];
 	struct shedd_fair_stats fs;
-	unsigned int passed, i;
+	unsigned int passed;
 	int n;
 
 	assert_int_equal(reset_maps(NULL, NULL), 0);
@@ -6187,12 +6215,7 @@ static void run_fair(void **state)
 	       "fair_stats: shed %llu counted %llu checked %llu",
 	       (unsigned long long)fs.shed, (unsigned long long)fs.counted,
 	       (unsigned long long)fs.checked);
-	for (i = 0; i < FAIR_HEAVY_SLOTS; i++) {
-		__u32 key = cls * FAIR_HEAVY_SLOTS + i;
-
-		assert_int_equal(bpf_map__lookup_elem(skel->maps.fair_heavy, &key, sizeof(key),
-						      &slots[i], sizeof(slots[i]), 0), 0);
-	}
+	fair_slots_of(cls, slots);
 	n = fair_top(slots, cls, skel->bss->test_clock_ns, top, 4);
 	if (!c->slot) {
 		expect(n == 0, c->name, "no heavy hitter noted (%d)", n);
@@ -6208,6 +6231,65 @@ static void run_fair(void **state)
 		       "heavy hitter %s level %u shed %llu, expected %s level %u", src,
 		       top[0].level, (unsigned long long)top[0].shed, c->slot, c->slot_level);
 	}
+}
+
+/* A heavy source's shed SYNs do not write its slot, which every CPU
+ * shares, one by one: the slot is written when the source takes it, then
+ * at most once per FAIR_NOTE_NS, with the sheds counted meanwhile in this
+ * CPU's fair_heavy_cpu; a reader that adds those sees every shed at once. */
+static void test_fair_note_batched(void **state)
+{
+	const char *name = "fairness: a shed SYN rewrites its shared slot at most once per interval";
+	const __u32 cls = SHEDD_SHEDDABLE, limit[FAIR_LEVELS] = { 5, 0, 0 };
+	struct shedd_fair_heavy first, now_slot, slots[FAIR_HEAVY_SLOTS];
+	struct fair_hitter top[1];
+	__u32 key = ~0U, i;
+	int n;
+
+	(void)state;
+	assert_int_equal(reset_maps(NULL, NULL), 0);
+	assert_int_equal(fair_reset(cls, FAIR_ADDR, 1, limit), 0);
+	expect(fair_syns(name, "198.18.7.9", 0, 6, 0) == 5, name, "5 admitted, the 6th shed");
+	for (i = 0; i < FAIR_HEAVY_SLOTS; i++) {
+		__u32 k = cls * FAIR_HEAVY_SLOTS + i;
+		struct shedd_fair_heavy s;
+
+		assert_int_equal(bpf_map__lookup_elem(skel->maps.fair_heavy, &k, sizeof(k), &s,
+						      sizeof(s), 0), 0);
+		if (s.family)
+			key = k;
+	}
+	assert_true(key != ~0U);
+	assert_int_equal(bpf_map__lookup_elem(skel->maps.fair_heavy, &key, sizeof(key), &first,
+					      sizeof(first), 0), 0);
+	expect(first.shed == 1, name, "the slot taken with its first shed (%llu)",
+	       (unsigned long long)first.shed);
+
+	/* 100 more shed within the interval: the slot is not written. */
+	skel->bss->test_clock_ns += FAIR_NOTE_NS - 1;
+	expect(fair_syns(name, "198.18.7.9", 0, 100, 0) == 0, name, "100 more shed");
+	assert_int_equal(bpf_map__lookup_elem(skel->maps.fair_heavy, &key, sizeof(key), &now_slot,
+					      sizeof(now_slot), 0), 0);
+	expect(!memcmp(&first, &now_slot, sizeof(first)), name,
+	       "the slot unwritten: shed %llu, last_ns %llu (was %llu, %llu)",
+	       (unsigned long long)now_slot.shed, (unsigned long long)now_slot.last_ns,
+	       (unsigned long long)first.shed, (unsigned long long)first.last_ns);
+	fair_slots_of(cls, slots);
+	n = fair_top(slots, cls, skel->bss->test_clock_ns, top, 1);
+	expect(n == 1 && top[0].shed == 101, name, "a reader sees 101 shed (%llu)",
+	       n == 1 ? (unsigned long long)top[0].shed : 0ULL);
+
+	/* The interval over: the next shed writes the slot, with all. */
+	skel->bss->test_clock_ns += 1;
+	expect(fair_syns(name, "198.18.7.9", 0, 1, 0) == 0, name, "one more shed");
+	assert_int_equal(bpf_map__lookup_elem(skel->maps.fair_heavy, &key, sizeof(key), &now_slot,
+					      sizeof(now_slot), 0), 0);
+	expect(now_slot.shed == 102 && now_slot.last_ns == skel->bss->test_clock_ns, name,
+	       "the slot written: shed %llu, last_ns now", (unsigned long long)now_slot.shed);
+	fair_slots_of(cls, slots);
+	n = fair_top(slots, cls, skel->bss->test_clock_ns, top, 1);
+	expect(n == 1 && top[0].shed == 102, name, "a reader sees 102 shed (%llu)",
+	       n == 1 ? (unsigned long long)top[0].shed : 0ULL);
 }
 
 /* The estimate slides: half a window after the window of its admissions
@@ -6867,6 +6949,8 @@ static const struct CMUnitTest fixed_tests[] = {
 	  NULL },
 	{ "fairness: the count slides out of the window", test_fair_window_slides, NULL, NULL,
 	  NULL },
+	{ "fairness: a shed SYN rewrites its shared slot at most once per interval",
+	  test_fair_note_batched, NULL, NULL, NULL },
 	{ "fairness: a verified class counts proven ACKs", test_fair_verified_counts_acks, NULL,
 	  NULL, NULL },
 	{ "fairness: a verified class counts a direct admission when its ACK proves the source",
