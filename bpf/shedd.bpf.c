@@ -66,10 +66,12 @@ static __always_inline __u32 classify(const struct pkt *p, void *data_end,
  * the generation read whole while the kernel copies the record in
  * (copy_map_value_locked(), a memcpy, in no set order): a torn one could
  * match an older copy. The record's lock costs about 15 ns a borrow on one
- * CPU (tests/bench_xdp.c, IPv4 SYN admitted, borrow: 112 ns with it, 97
- * without, measured only), and a CPU borrows up to its batch at once and
- * asks an empty reserve again only after a lease: SYNs judged from the
- * CPU's cache (58 ns) take no lock. */
+ * CPU and about 105 ns while a second CPU borrows from the class at the
+ * same time, its cache line then moving between them as the reserve's does
+ * (tests/bench_xdp.c, IPv4 SYN admitted, borrow: 112 ns with it, 97
+ * without; with --also-cpu 268 and 165; without it measured only). But a
+ * CPU borrows up to its batch at once and asks an empty reserve again only
+ * after a lease: SYNs judged from the CPU's cache (58 ns) take no lock. */
 #define CHARGE_TUN (1U << 8) /* with the class: the tunnel class space */
 __noinline int shedd_borrow(struct shedd_bucket *b, __u32 how)
 {
