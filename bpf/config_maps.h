@@ -154,7 +154,7 @@ static __noinline __u32 flow_hash_at(const __u32 *addrs, int words, __u32 ports)
 
 /* The last verdict on each flow that proved its address: written by the
  * XDP program (admitted, refused, charged at its SYN) and the tc hand-off
- * (assigned). It is also how XDP tells the tc hand-off what it decided on
+ * (assigned), both on one clock, clock_coarse_ns() (clock.h). It is also how XDP tells the tc hand-off what it decided on
  * the very ACK the hand-off sees next: XDP metadata would say it per
  * packet, but many drivers carry none (bpf_xdp_adjust_meta() fails on
  * sfc, qede, vmxnet3, gve, netvsc, xen-netfront in 6.18). */

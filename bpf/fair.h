@@ -41,6 +41,13 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SHEDD_NR_CLASSES * FAIR_HEAVY_SLOTS);
+	__type(key, __u32);
+	__type(value, struct shedd_fair_heavy_cpu);
+} fair_heavy_cpu SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, SHEDD_NR_CLASSES);
 	__type(key, __u32);
 	__type(value, struct shedd_fair_stats);
@@ -60,22 +67,51 @@ static __always_inline struct shedd_fair_class *fair_of(__u32 cls)
 	return fc && fc->levels ? fc : NULL;
 }
 
+/* Is the source in @a (4 words, @family, @level) the prefix @pfx? */
+static __always_inline int fair_same(const __u8 *a, __u8 family, __u8 level, int f, __u32 l,
+				     const __u32 *pfx)
+{
+	const __u32 *w = (const __u32 *)a;
+
+	return family == f && level == l && w[0] == pfx[0] && w[1] == pfx[1] &&
+	       w[2] == pfx[2] && w[3] == pfx[3];
+}
+
 /* Remember the source (its prefix @pfx at @level) seen at @est over its
  * limit, in the slot of its hash @h: a slot another source holds is taken
- * over when that one is older than a window or lighter. */
+ * over when that one is older than a window or lighter. The slot is
+ * shared by every CPU: one this CPU finds holding the source is rewritten
+ * (its estimate, the time, the sheds this CPU counted meanwhile in its
+ * fair_heavy_cpu entry) only once FAIR_NOTE_NS passed since it was last
+ * written, so a flood of one source does not move the slot's cache line
+ * from CPU to CPU for every SYN it sheds. */
 static __always_inline void fair_note(__u32 cls, __u32 level, int family, const __u32 *pfx,
 				      __u32 est, __u64 h, __u64 now, int shed)
 {
 	__u32 key = cls * FAIR_HEAVY_SLOTS + fair_slot(h);
 	struct shedd_fair_heavy *s = bpf_map_lookup_elem(&fair_heavy, &key);
-	const __u32 *held;
+	struct shedd_fair_heavy_cpu *p = bpf_map_lookup_elem(&fair_heavy_cpu, &key);
 	int same;
 
-	if (!s)
+	if (!s || !p)
 		return;
-	held = (const __u32 *)s->addr;
-	same = s->family == family && s->level == level && held[0] == pfx[0] &&
-	       held[1] == pfx[1] && held[2] == pfx[2] && held[3] == pfx[3];
+	same = fair_same(s->addr, s->family, s->level, family, level, pfx);
+	if (!fair_same(p->addr, p->family, p->level, family, level, pfx)) {
+		/* Another source's count: into the slot while it holds it
+		 * (two sources of one slot, on this CPU by turns). */
+		if (p->shed && fair_same(s->addr, s->family, s->level, p->family, p->level,
+					 (const __u32 *)p->addr))
+			FAIR_ADD(&s->shed, p->shed);
+		__builtin_memcpy(p->addr, pfx, 16);
+		p->family = (__u8)family;
+		p->level = (__u8)level;
+		p->shed = 0;
+	}
+	if (shed)
+		p->shed++;
+	/* Signed: another CPU's stamp a moment ahead is recent too. */
+	if (same && (__s64)(now - s->last_ns) < (__s64)FAIR_NOTE_NS)
+		return;
 	if (!same) {
 		if (s->family && now - s->last_ns < FAIR_WINDOW_NS && s->estimate > est)
 			return;
@@ -87,8 +123,10 @@ static __always_inline void fair_note(__u32 cls, __u32 level, int family, const 
 	}
 	s->estimate = est;
 	s->last_ns = now;
-	if (shed)
-		FAIR_ADD(&s->shed, 1);
+	if (p->shed) {
+		FAIR_ADD(&s->shed, p->shed);
+		p->shed = 0;
+	}
 }
 
 /*

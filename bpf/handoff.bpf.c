@@ -14,7 +14,11 @@
  * timestamp carries no options: its MSS comes from the cache the XDP
  * program fills when it answers such a SYN (mss_cache). Everything else
  * passes untouched. It shares settings, ports, prefixes, proven flows
- * and that cache with the XDP program.
+ * and that cache with the XDP program, and stamps and judges the verdicts
+ * of proven on the XDP program's clock (clock_coarse_ns(), clock.h): on
+ * bpf_ktime_get_ns(), up to a tick ahead of it, a verdict XDP stamped
+ * looked older than it was, and one stamped here looked to XDP as if from
+ * the future, which proven_get() reads as long expired.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -24,6 +28,7 @@
 #include "config_maps.h"
 #include "parsing.h"
 #include "tcpopt.h"
+#include "clock.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -212,7 +217,7 @@ int shedd_handoff(struct __sk_buff *skb)
 	 * kernel made the connection: a second request socket would lose it.
 	 * It follows the first one to the connection instead. */
 	h = tuple_hash(&t, v6);
-	seen = proven_get(h, bpf_ktime_get_ns(), seq, ack);
+	seen = proven_get(h, clock_coarse_ns(), seq, ack);
 	if (seen == FLOW_ASSIGNED) {
 		hs->repeat++;
 		goto release;
@@ -255,7 +260,7 @@ int shedd_handoff(struct __sk_buff *skb)
 		hs->failed++;
 	} else {
 		hs->assigned++;
-		proven_put(h, FLOW_ASSIGNED, bpf_ktime_get_ns(), seq, ack);
+		proven_put(h, FLOW_ASSIGNED, clock_coarse_ns(), seq, ack);
 	}
 release:
 	bpf_sk_release(sk);

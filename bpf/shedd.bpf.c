@@ -18,40 +18,9 @@
 #include "maps.h"
 #include "parsing.h"
 #include "rst.h"
+#include "clock.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
-
-/* Set before load by tests only: read the clock from test_clock_ns instead
- * of bpf_ktime_get_ns(). In production the verifier prunes the branch. */
-const volatile __u8 use_test_clock = 0;
-__u64 test_clock_ns = 0;
-
-static __always_inline __u64 clock_ns(void)
-{
-	if (use_test_clock)
-		return test_clock_ns;
-	return bpf_ktime_get_ns();
-}
-
-/* The same clock as of the kernel's last tick: behind clock_ns() by less
- * than one tick (1 to 10 ms by CONFIG_HZ), and far cheaper to read, since
- * bpf_ktime_get_ns() reads the TSC (about 40 ns in a virtual machine,
- * where it was the largest part of a shed SYN's cost). Every decision
- * reads it but two: a class's reserve is refilled to clock_ns(), so its
- * rate is exact, and a SYN-ACK's TCP timestamp for the kernel hand-off
- * is clock_ns()'s, which the kernel's own segments continue. A CPU's
- * lease or back-off seen ending up to a tick late costs a class nothing
- * while its reserve lasts longer than a lease and a tick (the default
- * burst, rate/10, lasts 100 ms); the
- * per-CPU budgets of RSTs and cookies, with the same depth, and the
- * stamps of flows (units of a millisecond, held 50 ms and more) and of
- * cookies (units of a second) need no finer clock either. */
-static __always_inline __u64 clock_coarse_ns(void)
-{
-	if (use_test_clock)
-		return test_clock_ns;
-	return bpf_ktime_get_coarse_ns();
-}
 
 /* Set before load by the daemon when the kernel has the SYN cookie helpers
  * (6.0): without them the verifier prunes verified admission whole, so the
@@ -82,7 +51,27 @@ static __always_inline __u32 classify(const struct pkt *p, void *data_end,
  * so the verifier checks it once on its own instead of once for every
  * path of the parser that reaches it.
  * Without its map entries (or its cache) the program cannot judge: it
- * fails open and admits. */
+ * fails open and admits.
+ *
+ * Two spin locks, one after the other, never nested (a program holds one
+ * at a time): the rate record's, to copy it, then the reserve's, to refill
+ * and borrow. They guard different writers and cannot be one. The record
+ * is the daemon's, written whole under its lock (BPF_F_LOCK); the reserve
+ * is the program's, and a value the daemon writes whole would overwrite
+ * its tokens, so the two live apart, each with its own lock. Read without
+ * its lock the record could mix two writes, a new changed_ns with the old
+ * prev_rate_per_sec, and the piecewise refill would credit the time before
+ * the change at the wrong rate (up to a burst of tokens invented or lost).
+ * A per-CPU copy checked against a generation the daemon bumps would need
+ * the generation read whole while the kernel copies the record in
+ * (copy_map_value_locked(), a memcpy, in no set order): a torn one could
+ * match an older copy. The record's lock costs about 15 ns a borrow on one
+ * CPU and about 105 ns while a second CPU borrows from the class at the
+ * same time, its cache line then moving between them as the reserve's does
+ * (tests/bench_xdp.c, IPv4 SYN admitted, borrow: 112 ns with it, 97
+ * without; with --also-cpu 268 and 165; without it measured only). But a
+ * CPU borrows up to its batch at once and asks an empty reserve again only
+ * after a lease: SYNs judged from the CPU's cache (58 ns) take no lock. */
 #define CHARGE_TUN (1U << 8) /* with the class: the tunnel class space */
 __noinline int shedd_borrow(struct shedd_bucket *b, __u32 how)
 {
@@ -294,9 +283,12 @@ __noinline __u64 shedd_parse_ip(struct xdp_md *ctx, __u64 off, __u64 how)
 
 /* What a judged ACK counts and gets, alike for a direct ACK and a
  * tunnel's inner one: @ret is shedd_cookie_ack()'s verdict, @cs its
- * class's counters. XDP_PASS or XDP_DROP; or, counted, ACK_ACT_ADMITTED
- * (fairness is the caller's) or ACK_ACT_REFUSED (the answer is the
- * caller's: a RST direct, a drop through a tunnel). */
+ * class's counters. XDP_PASS or XDP_DROP; or, counted, ACK_ACT_ADMITTED,
+ * a proven admission to pass (fairness is the caller's: the ACK of a
+ * cookie it charges, the ACK of a SYN charged directly, which fairness
+ * could not count at the SYN, since a spoofed SYN would count against
+ * the source it claims) or ACK_ACT_REFUSED (the answer is the caller's:
+ * a RST direct, a drop through a tunnel). */
 #define ACK_ACT_ADMITTED (-1)
 #define ACK_ACT_REFUSED (-2)
 static __always_inline int ack_counted(int ret, struct shedd_stats *st,
@@ -340,7 +332,11 @@ static __always_inline int ack_counted(int ret, struct shedd_stats *st,
 		/* The kernel answered the SYN, which was charged. */
 		cs->ack_valid++;
 		st->ack_repeat++;
-		return XDP_PASS;
+		return ACK_ACT_ADMITTED;
+	case ACK_SYN_PROVEN:
+		/* The kernel's handshake, as before: only fairness counts it. */
+		st->non_syn++;
+		return ACK_ACT_ADMITTED;
 	case ACK_ADMITTED:
 		cs->ack_valid++;
 		cs->charged++;
@@ -742,13 +738,13 @@ int shedd_xdp(struct xdp_md *ctx)
 		/* A FIN is judged like any segment, then ends the flow. */
 		if (p.tcp->fin)
 			shedd_flow_end(ctx, p.l2_len, p.l3_len, cookie_flags(&p));
-		if (ret != ACK_NOT_OURS)
+		if (ret != ACK_NOT_OURS && ret != ACK_SYN_PROVEN)
 			st->frag_judged += p.first_frag;
 		ret = ack_counted(ret, st, cs, cfg, dport);
 		if (ret != ACK_ACT_ADMITTED && ret != ACK_ACT_REFUSED)
 			return ret;
 		/* A proven admission: what fairness counts in a verified
-		 * class. */
+		 * class (ack_counted()). */
 		if (ret == ACK_ACT_ADMITTED) {
 			if (fair_of(cls))
 				shedd_fair(ctx, p.l2_len, p.l3_len, cookie_flags(&p),
@@ -797,8 +793,9 @@ int shedd_xdp(struct xdp_md *ctx)
 			if (mode != SHEDD_VERIFY_OFF || src_proves(cfg, cls))
 				shedd_syn_charged(ctx, p.l2_len, p.l3_len, cookie_flags(&p), now);
 			/* Fairness counts unproven sources only where
-			 * nothing is proven: in a verified class a proven
-			 * ACK counts instead. */
+			 * nothing is proven: in a verified class the ACK
+			 * that proves the source of this SYN counts it
+			 * (shedd_cookie_ack(): ACK_PAID, ACK_SYN_PROVEN). */
 			else if (fair_of(cls))
 				shedd_fair(ctx, p.l2_len, p.l3_len, cookie_flags(&p),
 					   cls | FAIR_COUNT);

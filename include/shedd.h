@@ -838,11 +838,12 @@ struct shedd_sysctls {
  *      bit 1 of settings_cur, which older programs ignore);
  *   8: tun_devs, tun_checks, tun_buckets, tun_reserve (and
  *      shedd_tun_config.match, once padding, 0 for older daemons);
- *   9: syn_checks.
+ *   9: syn_checks;
+ *  10: fair_heavy_cpu.
  * A change to any pinned map's layout raises it, and user/maps/layout.c says
  * how a value of each older layout becomes today's.
  */
-#define SHEDD_LAYOUT_VERSION 9
+#define SHEDD_LAYOUT_VERSION 10
 /*
  * layout_compat: forward compatibility, an interface that never changes.
  * ARRAY with one entry, written with layout by the daemon that made the
@@ -870,9 +871,11 @@ struct shedd_layout {
  * of the class's rate is shed before it takes a token. Sources are counted
  * at three levels: 0, the address; 1, the IPv4 /24 or the IPv6 /64; 2, the
  * IPv6 /48 (IPv4 has no level 2). What is counted is an admission: a SYN
- * that took a token in an unverified class, a proven ACK that took one in
- * a verified class (a cookie proves nothing yet, so a spoofed flood cannot
- * make a real client look heavy).
+ * that took a token in an unverified class; in a verified class the ACK
+ * that proves its source, of a cookie or of a SYN admitted directly while
+ * the class did not verify (the kernel's cookie, or the kernel's ISN + 1
+ * at its request socket), never the SYN: a cookie proves nothing yet, and
+ * a spoofed SYN cannot make a real client look heavy.
  *
  * fair_cells: ARRAY (BPF_F_MMAPABLE) of struct shedd_fair_cell, shared by
  * every CPU: per class and level, FAIR_ROWS rows of FAIR_COLS cells, a
@@ -891,6 +894,9 @@ struct shedd_layout {
 #define FAIR_CELLS (SHEDD_NR_CLASSES * FAIR_LEVELS * FAIR_ROWS * FAIR_COLS)
 #define FAIR_WINDOW_SHIFT 31 /* 2^31 ns, 2.147 s */
 #define FAIR_HEAVY_SLOTS 64U  /* heavy hitters remembered per class */
+#define FAIR_NOTE_SHIFT 26    /* a source's slot is rewritten at most once
+			       * per 2^26 ns (67 ms) by each CPU */
+#define FAIR_NOTE_NS (1ULL << FAIR_NOTE_SHIFT)
 /* The levels a class counts, as bits of shedd_fair_class.levels. */
 #define FAIR_ADDR 1U  /* level 0: the address (IPv4 and IPv6) */
 #define FAIR_NET24 2U /* level 1 of IPv4: the /24 */
@@ -919,7 +925,11 @@ struct shedd_fair_class {
 
 /* fair_heavy: ARRAY of SHEDD_NR_CLASSES * FAIR_HEAVY_SLOTS, written by the
  * program: a source seen over its limit at any level (shed, or counted
- * over while the class was not shedding), at a slot of its hash. */
+ * over while the class was not shedding), at a slot of its hash. Shared by
+ * every CPU, so a CPU rewrites the slot of the source it holds at most
+ * once per FAIR_NOTE_NS, not for every SYN of a flood: estimate and
+ * last_ns are then up to FAIR_NOTE_NS old, and the sheds of each CPU are
+ * added to shed then, counted in fair_heavy_cpu meanwhile. */
 struct shedd_fair_heavy {
 	__u8 addr[16];   /* the source's prefix (IPv4 in the first 4 bytes) */
 	__u8 family;     /* 4 or 6; 0: empty slot */
@@ -928,7 +938,21 @@ struct shedd_fair_heavy {
 	__u8 _pad;
 	__u32 estimate;  /* its count in the window when last seen */
 	__u64 last_ns;   /* when (CLOCK_MONOTONIC) */
-	__u64 shed;      /* SYNs of it shed for fairness in this slot */
+	__u64 shed;      /* SYNs of it shed for fairness in this slot, but
+			  * for those still in fair_heavy_cpu */
+};
+
+/* fair_heavy_cpu: PERCPU_ARRAY of SHEDD_NR_CLASSES * FAIR_HEAVY_SLOTS, as
+ * fair_heavy, written by the program: the sheds of the source this CPU
+ * last noted at the slot, not yet added to the slot's shed. A reader adds
+ * those whose source (addr, family, level) holds the slot (fair_top()'s
+ * callers: user/maps/fair_maps.c). */
+struct shedd_fair_heavy_cpu {
+	__u8 addr[16]; /* the source's prefix, as in fair_heavy */
+	__u8 family;   /* 4 or 6; 0: none */
+	__u8 level;
+	__u8 _pad[6];
+	__u64 shed;    /* its SYNs shed by this CPU, not yet in the slot */
 };
 
 /* fair_stats: PERCPU_ARRAY of SHEDD_NR_CLASSES. */
@@ -1052,6 +1076,7 @@ _Static_assert(sizeof(struct shedd_sysctls) == 72, "shedd_sysctls is a map value
 _Static_assert(sizeof(struct shedd_fair_cell) == 16, "shedd_fair_cell is a map value");
 _Static_assert(sizeof(struct shedd_fair_class) == 32, "shedd_fair_class is a map value");
 _Static_assert(sizeof(struct shedd_fair_heavy) == 40, "shedd_fair_heavy is a map value");
+_Static_assert(sizeof(struct shedd_fair_heavy_cpu) == 32, "shedd_fair_heavy_cpu is a map value");
 _Static_assert(sizeof(struct shedd_fair_stats) == 32, "shedd_fair_stats is a map value");
 _Static_assert((FAIR_COLS & (FAIR_COLS - 1)) == 0, "FAIR_COLS is a power of two");
 _Static_assert(sizeof(struct shedd_lpm_v4) == 8, "LPM key");

@@ -25,6 +25,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <net/if.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
@@ -156,6 +157,8 @@ struct bench {
 	int scrub_ok;     /* replay_scrub is shedd's proven map */
 	__u32 scrub_slot; /* the valid ACK's entry there */
 	int ncpus;
+	int also_cpu; /* --also-cpu: a second CPU runs each direct case at
+		       * the same time; -1: none */
 	__u32 repeat;
 	int rounds;
 	int fwd, nofwd;   /* veths for the source check */
@@ -632,11 +635,39 @@ static int prepare(struct bench_case *c)
 	return 0;
 }
 
+/* --also-cpu: the same program on the same frame, on another CPU, started
+ * with the measured run: what the shared maps cost when two CPUs write
+ * them at once. */
+struct also_run {
+	int fd, ifindex, cpu, err;
+	const struct pkt *pkt;
+	pthread_barrier_t *start;
+};
+
+static void *also_run(void *arg)
+{
+	struct also_run *a = arg;
+	cpu_set_t set;
+	__u32 ret = 0;
+
+	CPU_ZERO(&set);
+	CPU_SET(a->cpu, &set);
+	a->err = sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+	pthread_barrier_wait(a->start);
+	if (!a->err)
+		a->err = test_run(a->fd, a->pkt, a->ifindex, B.repeat, &ret, NULL, NULL, NULL);
+	return NULL;
+}
+
 /* One run of @c: its ns per packet in *ns. */
 static int measure(struct bench_case *c, __u32 *ns)
 {
-	int ifindex = c->ifindex ? *c->ifindex : 0, err;
+	int ifindex = c->ifindex ? *c->ifindex : 0, err, also = B.also_cpu >= 0 && !c->replay;
+	struct also_run a = { .fd = B.prog_fd[c->prog], .ifindex = ifindex, .cpu = B.also_cpu,
+			      .pkt = c->pkt };
+	pthread_barrier_t start;
 	__u64 before = 0, after = 0;
+	pthread_t t;
 	__u32 ret = 0;
 
 	if (c->prog == P_SHEDD) {
@@ -651,6 +682,19 @@ static int measure(struct bench_case *c, __u32 *ns)
 				  c->prep == PREP_VALID_ACK ? B.scrub_slot : REPLAY_NO_SCRUB);
 		if (!err)
 			err = test_run(B.replay_fd, c->pkt, ifindex, B.repeat, &ret, ns, NULL, NULL);
+	} else if (also) {
+		pthread_barrier_init(&start, NULL, 2);
+		a.start = &start;
+		if (pthread_create(&t, NULL, also_run, &a)) {
+			pthread_barrier_destroy(&start);
+			return -EAGAIN;
+		}
+		pthread_barrier_wait(&start);
+		err = test_run(B.prog_fd[c->prog], c->pkt, ifindex, B.repeat, &ret, ns, NULL, NULL);
+		pthread_join(t, NULL);
+		pthread_barrier_destroy(&start);
+		if (!err)
+			err = a.err;
 	} else {
 		err = test_run(B.prog_fd[c->prog], c->pkt, ifindex, B.repeat, &ret, ns, NULL, NULL);
 	}
@@ -660,7 +704,7 @@ static int measure(struct bench_case *c, __u32 *ns)
 	if (c->counter != NO_COUNTER) {
 		if (stats_counter(c->counter, &after))
 			return -errno;
-		if (after - before != B.repeat) {
+		if (after - before != (__u64)B.repeat * (also ? 2 : 1)) {
 			c->path_bad++;
 			c->path_seen = after - before;
 		}
@@ -1100,6 +1144,9 @@ static void print_table(FILE *csv)
 	       "the median of trivial XDP_PASS, XDP_DROP and xdp_readdrop in the same run.\n"
 	       "path: every repetition counted where the case says (shedd's stats map).\n",
 	       B.rounds, B.repeat);
+	if (B.also_cpu >= 0)
+		printf("Each case without replay ran on CPU %d too, at the same time, on the\n"
+		       "same maps (its repetitions counted in path too).\n", B.also_cpu);
 }
 
 /* --check-ratio CASE:REF:MAX, parsed before the run. */
@@ -1153,13 +1200,15 @@ static void usage(const char *argv0)
 {
 	fprintf(stderr,
 		"usage: %s [--rounds N] [--repeat N] [--cases ID,...] [--check-ratio CASE:REF:MAX]...\n"
-		"          [--objdir DIR] [--cpu N] [--list]\n"
+		"          [--objdir DIR] [--cpu N] [--also-cpu N] [--list]\n"
 		"  --rounds N   rounds (BENCH_ROUNDS, default %d; at least %d for figures)\n"
 		"  --repeat N   repetitions per run (BENCH_REPEAT, default %u)\n"
 		"  --cases LIST only these cases (BENCH_CASES), and the references\n"
 		"  --check-ratio CASE:REF:MAX  exit 1 if CASE's median exceeds MAX x REF's\n"
 		"  --objdir DIR where xdp_pass/drop/readdrop/replay.bpf.o are (the binary's)\n"
 		"  --cpu N      the CPU to run on (default: the one it starts on)\n"
+		"  --also-cpu N run each case that needs no replay on CPU N too, at the\n"
+		"               same time (the cost of the maps two CPUs write at once)\n"
 		"CSV: $BENCH_OUT/perpkt.csv (default a new directory in $TMPDIR)\n",
 		argv0, DEFAULT_ROUNDS, MIN_ROUNDS, DEFAULT_REPEAT);
 }
@@ -1246,13 +1295,14 @@ int main(int argc, char **argv)
 		{ "cases", required_argument, NULL, 'c' },  { "check-ratio", required_argument, NULL, 'k' },
 		{ "objdir", required_argument, NULL, 'o' }, { "cpu", required_argument, NULL, 'p' },
 		{ "list", no_argument, NULL, 'l' },         { "help", no_argument, NULL, 'h' },
+		{ "also-cpu", required_argument, NULL, 'a' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ratio_check checks[MAX_CHECKS];
 	const char *list = getenv("BENCH_CASES"), *outdir = getenv("BENCH_OUT");
 	char objdir[PATH_MAX], stats_now[16] = "?", csv_path[PATH_MAX], tmpdir[PATH_MAX];
 	unsigned long v, repeat = DEFAULT_REPEAT, rounds = DEFAULT_ROUNDS;
-	int nchecks = 0, opt, cpu = -1, i, r, err = 1, nsel = 0;
+	int nchecks = 0, opt, cpu = -1, also_cpu = -1, i, r, err = 1, nsel = 0;
 	struct timespec t0, t1;
 	FILE *csv = NULL, *env;
 	cpu_set_t set;
@@ -1305,6 +1355,13 @@ int main(int argc, char **argv)
 			}
 			cpu = (int)v;
 			break;
+		case 'a':
+			if (parse_uint(optarg, 0, CPU_SETSIZE - 1, &v)) {
+				fprintf(stderr, "bench: --also-cpu: a CPU number\n");
+				return 2;
+			}
+			also_cpu = (int)v;
+			break;
 		case 'l':
 			for (i = 0; i < NR_CASES; i++)
 				printf("%-20s %s\n", cases[i].id, cases[i].desc);
@@ -1322,6 +1379,7 @@ int main(int argc, char **argv)
 	B.repeat = (__u32)repeat;
 	B.scrub_slot = REPLAY_NO_SCRUB;
 	B.ncpus = libbpf_num_possible_cpus();
+	B.also_cpu = also_cpu;
 	if (select_cases(list))
 		return 2;
 	for (i = 0; i < nchecks; i++)
@@ -1345,6 +1403,11 @@ int main(int argc, char **argv)
 	if (cpu < 0 || sched_setaffinity(0, sizeof(set), &set)) {
 		fprintf(stderr, "bench: run on CPU %d: %s\n", cpu, strerror(errno));
 		return 1;
+	}
+	if (also_cpu >= 0 && (also_cpu == cpu || also_cpu >= B.ncpus)) {
+		fprintf(stderr, "bench: --also-cpu %d: another CPU than %d, below %d\n", also_cpu,
+			cpu, B.ncpus);
+		return 2;
 	}
 
 	if (!outdir || !*outdir) {

@@ -1081,6 +1081,43 @@ static void test_top(void **state)
 	}
 }
 
+/* What each CPU holds in fair_heavy_cpu is added to the slot of its source
+ * only: not to another address, level or family in the slot, not from an
+ * empty entry. */
+static void test_heavy_add_pending(void **state)
+{
+	enum { NCPUS = 3 };
+	struct shedd_fair_heavy slots[2];
+	struct shedd_fair_heavy_cpu pending[2 * NCPUS];
+
+	(void)state;
+	memset(pending, 0, sizeof(pending));
+	slot_v4(&slots[0], "198.18.0.7", 0, 100, SEC, 5);
+	slot_v4(&slots[1], "198.18.5.0", 1, 900, SEC, 70);
+	/* Slot 0: its source on CPUs 0 and 2, another address on CPU 1. */
+	memcpy(pending[0].addr, slots[0].addr, 16);
+	pending[0].family = 4;
+	pending[0].shed = 11;
+	pending[1] = pending[0];
+	assert_int_equal(inet_pton(AF_INET, "198.18.0.8", pending[1].addr), 1);
+	pending[1].shed = 1000;
+	pending[2] = pending[0];
+	pending[2].shed = 3;
+	/* Slot 1: the same prefix at another level, then of another family,
+	 * then an empty entry that claims sheds. */
+	memcpy(pending[3].addr, slots[1].addr, 16);
+	pending[3].family = 4;
+	pending[3].level = 0;
+	pending[3].shed = 500;
+	pending[4] = pending[3];
+	pending[4].level = 1;
+	pending[4].family = 6;
+	pending[5].shed = 7;
+	fair_heavy_add_pending(slots, pending, 2, NCPUS);
+	assert_int_equal(slots[0].shed, 5 + 11 + 3);
+	assert_int_equal(slots[1].shed, 70);
+}
+
 static void test_level_names(void **state)
 {
 	assert_string_equal(fair_level_name(4, 0), "addr");
@@ -1170,6 +1207,7 @@ int main(void)
 		cmocka_unit_test(test_conservative_crowd),
 		cmocka_unit_test(test_class_config),
 		cmocka_unit_test(test_top),
+		cmocka_unit_test(test_heavy_add_pending),
 		cmocka_unit_test(test_level_names),
 		cmocka_unit_test(test_parse_levels),
 	};

@@ -33,7 +33,8 @@ static void test_every_map_known(void **state)
 				"tun_local", "port_set", "fair_cells", "fair_config", "fair_heavy",
 				"fair_stats", "sysctls", "layout_compat", "lease", "port_limit",
 				"port_reserve", "port_buckets", "tun_devs", "tun_checks",
-				"tun_reserve", "tun_buckets", "syn_checks" };
+				"tun_reserve", "tun_buckets", "syn_checks",
+				"fair_heavy_cpu" };
 	size_t i, n;
 
 	(void)state;

@@ -4648,6 +4648,8 @@ static int handoff_load(void)
 	hskel = handoff_bpf__open();
 	if (!hskel)
 		return -errno;
+	/* On the XDP program's test clock (set_clocks()). */
+	hskel->rodata->use_test_clock = 1;
 	SET_FLOW_SIP(hskel->rodata, harness_key);
 	shared[0].mine = hskel->maps.settings;
 	shared[1].mine = hskel->maps.ports;
@@ -4747,9 +4749,18 @@ static __u64 mono_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 }
 
+/* Set the clock of both programs to @ns: in production both read
+ * bpf_ktime_get_coarse_ns() (bpf/clock.h). */
+static void set_clocks(__u64 ns)
+{
+	skel->bss->test_clock_ns = ns;
+	if (hskel)
+		hskel->bss->test_clock_ns = ns;
+}
+
 /* Keep @verdict (a FLOW_* of bpf/config_maps.h) for the flow @spec just now,
  * for its segment of @seq and @ack (host order), as the programs do (the
- * same hash and slot, the time of bpf_ktime_get_ns()). */
+ * same hash and slot, the time of their clock). */
 static void mark_flow(const char *name, const struct pkt_spec *spec, int v6, __u32 verdict,
 		      __u32 seq, __u32 ack)
 {
@@ -4763,7 +4774,7 @@ static void mark_flow(const char *name, const struct pkt_spec *spec, int v6, __u
 		  spec->daddr ? spec->daddr : v6 ? PKT_V6_SERVER : PKT_V4_SERVER, da);
 	h = flow_hash_of(sa, da, v6 ? 4 : 1, spec->sport ? spec->sport : PKT_SPORT,
 			 spec->dport ? spec->dport : PKT_DPORT);
-	v.stamp = ((__u32)(mono_ns() >> 20) & PROVEN_TIME_MASK) << 3 | verdict;
+	v.stamp = ((__u32)(skel->bss->test_clock_ns >> 20) & PROVEN_TIME_MASK) << 3 | verdict;
 	v.hash = h;
 	v.seq = htonl(seq);
 	v.ack = htonl(ack);
@@ -4782,9 +4793,9 @@ static void mark_flow(const char *name, const struct pkt_spec *spec, int v6, __u
  * blocked (XDP then verifies nobody). A genuine one passes the check, but
  * bpf_sk_assign_tcp_reqsk() takes only a frame at tc ingress, which
  * BPF_PROG_TEST_RUN does not make: here it is assigned or failed, and
- * verified.bats sees it assigned for real. The XDP program runs on the
- * clock of the tc program (bpf_ktime_get_ns()) as each ACK reaches it, so
- * that the verdicts kept for a flow are as old to both as they are. */
+ * verified.bats sees it assigned for real. Both programs read one clock,
+ * set as each step begins, so that the verdicts kept for a flow are as old
+ * to both as they are. */
 static void test_handoff_sorts_acks(void **state)
 {
 	/* Counters by name; "handed" is assigned + failed. */
@@ -4880,13 +4891,11 @@ static void test_handoff_sorts_acks(void **state)
 			if (steps[i].established)
 				cfd = connect_from_client(name, v6, spec.sport, &sfd);
 			build_cookie_ack(&ack, &spec, &info);
+			set_clocks(mono_ns());
 			if (steps[i].syn_charged)
 				mark_flow(name, &spec, v6, 4 /* FLOW_SYN_CHARGED */, PKT_SEQ + 1, 0);
 			/* Each ACK the way it comes: XDP first, at the time
-			 * the tc program then reads (after any verdict kept
-			 * above, never before it: a slow guest takes seconds
-			 * over the table). */
-			skel->bss->test_clock_ns = mono_ns();
+			 * the tc program then reads. */
 			if (!steps[i].no_xdp)
 				run_xdp(name, ack.data, ack.len, &r);
 			if (steps[i].assigned)
@@ -5098,6 +5107,54 @@ static void test_source_verify(void **state)
 							    .ack_admitted = 1 } };
 		expect_delta(name, &before, &after, &want);
 	}
+}
+
+/* The tc hand-off judges how old XDP's verdict on an ACK is on the clock
+ * XDP stamped it with: a cookie XDP admitted is handed off within
+ * PROVEN_REPEAT_UNITS of XDP's stamp, and left to the kernel after. The
+ * clock starts at a unit's boundary, so the age is exact. */
+static void test_handoff_same_clock(void **state)
+{
+	static const struct {
+		const char *what;
+		__u64 later; /* how long after XDP's verdict tc sees the ACK */
+		int handed;
+	} steps[] = {
+		{ "at once", 0, 1 },
+		{ "a unit before the verdict's end", (__u64)(PROVEN_REPEAT_UNITS - 1) << 20, 1 },
+		{ "at the verdict's end", (__u64)PROVEN_REPEAT_UNITS << 20, 0 },
+	};
+	size_t i;
+
+	(void)state;
+	if (!hskel)
+		skip();
+	for (i = 0; i < ARRAY_SIZE(steps); i++) {
+		const struct synack_want full = FULL4;
+		struct pkt_spec spec = { .l3 = ETH_P_IP, .flags = TCP_SYN,
+					 .sport = (__u16)(PKT_SPORT + 60 + i), OPTS(opt_linux) };
+		__u64 d[ARRAY_SIZE(hstat_fields)], t0 = mono_ns() >> 20 << 20;
+		struct synack_info info;
+		struct xdp_run r;
+		char name[160];
+		struct pkt ack;
+
+		snprintf(name, sizeof(name), "tc hand-off, the ACK %s", steps[i].what);
+		set_clocks(t0);
+		get_synack(name, &spec, &cfg_vtc, &full, &info);
+		build_cookie_ack(&ack, &spec, &info);
+		run_xdp(name, ack.data, ack.len, &r);
+		expect_verdict(name, r.verdict, XDP_PASS);
+		set_clocks(t0 + steps[i].later);
+		run_tc(name, &ack, d);
+		expect(d[H_ASSIGNED] + d[H_FAILED] == (__u64)steps[i].handed &&
+		       d[H_INVALID] == (__u64)!steps[i].handed, name,
+		       "assigned + failed %llu, invalid %llu; expected %s",
+		       (unsigned long long)(d[H_ASSIGNED] + d[H_FAILED]),
+		       (unsigned long long)d[H_INVALID],
+		       steps[i].handed ? "handed off" : "left to the kernel");
+	}
+	set_clocks(mono_ns());
 }
 
 /* One parser for both programs: every shape of segment, through the XDP
@@ -6126,10 +6183,38 @@ static int fair_reset(__u32 cls, __u32 levels, __u32 active, const __u32 *limit)
 		if (!err)
 			err = update_percpu(skel->maps.fair_stats, c, &zero, sizeof(zero));
 	}
-	for (i = 0; !err && i < SHEDD_NR_CLASSES * FAIR_HEAVY_SLOTS; i++)
+	for (i = 0; !err && i < SHEDD_NR_CLASSES * FAIR_HEAVY_SLOTS; i++) {
+		const struct shedd_fair_heavy_cpu none = {};
+
 		err = bpf_map__update_elem(skel->maps.fair_heavy, &i, sizeof(i), &empty_slot,
 					   sizeof(empty_slot), BPF_ANY);
+		if (!err)
+			err = update_percpu(skel->maps.fair_heavy_cpu, i, &none, sizeof(none));
+	}
 	return err;
+}
+
+/* The slots of class @cls as a reader sees them: fair_heavy, with the
+ * sheds each CPU still holds in fair_heavy_cpu added (fair_maps_read()). */
+static void fair_slots_of(__u32 cls, struct shedd_fair_heavy *slots)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	struct shedd_fair_heavy_cpu *pending = calloc((size_t)FAIR_HEAVY_SLOTS * (size_t)ncpus,
+						    sizeof(*pending));
+	__u32 i;
+
+	assert_non_null(pending);
+	for (i = 0; i < FAIR_HEAVY_SLOTS; i++) {
+		__u32 key = cls * FAIR_HEAVY_SLOTS + i;
+
+		assert_int_equal(bpf_map__lookup_elem(skel->maps.fair_heavy, &key, sizeof(key),
+						      &slots[i], sizeof(slots[i]), 0), 0);
+		assert_int_equal(bpf_map__lookup_elem(skel->maps.fair_heavy_cpu, &key, sizeof(key),
+						      &pending[(size_t)i * (size_t)ncpus],
+						      (size_t)ncpus * sizeof(*pending), 0), 0);
+	}
+	fair_heavy_add_pending(slots, pending, FAIR_HEAVY_SLOTS, ncpus);
+	free(pending);
 }
 
 static struct shedd_fair_stats fair_stats_of(__u32 cls)
@@ -6282,7 +6367,7 @@ static void run_fair(void **state)
 	struct shedd_stats before, after, want = {};
 	struct fair_hitter top[4];
 	struct shedd_fair_stats fs;
-	unsigned int passed, i;
+	unsigned int passed;
 	int n;
 
 	assert_int_equal(reset_maps(NULL, NULL), 0);
@@ -6307,12 +6392,7 @@ static void run_fair(void **state)
 	       "fair_stats: shed %llu counted %llu checked %llu",
 	       (unsigned long long)fs.shed, (unsigned long long)fs.counted,
 	       (unsigned long long)fs.checked);
-	for (i = 0; i < FAIR_HEAVY_SLOTS; i++) {
-		__u32 key = cls * FAIR_HEAVY_SLOTS + i;
-
-		assert_int_equal(bpf_map__lookup_elem(skel->maps.fair_heavy, &key, sizeof(key),
-						      &slots[i], sizeof(slots[i]), 0), 0);
-	}
+	fair_slots_of(cls, slots);
 	n = fair_top(slots, cls, skel->bss->test_clock_ns, top, 4);
 	if (!c->slot) {
 		expect(n == 0, c->name, "no heavy hitter noted (%d)", n);
@@ -6328,6 +6408,65 @@ static void run_fair(void **state)
 		       "heavy hitter %s level %u shed %llu, expected %s level %u", src,
 		       top[0].level, (unsigned long long)top[0].shed, c->slot, c->slot_level);
 	}
+}
+
+/* A heavy source's shed SYNs do not write its slot, which every CPU
+ * shares, one by one: the slot is written when the source takes it, then
+ * at most once per FAIR_NOTE_NS, with the sheds counted meanwhile in this
+ * CPU's fair_heavy_cpu; a reader that adds those sees every shed at once. */
+static void test_fair_note_batched(void **state)
+{
+	const char *name = "fairness: a shed SYN rewrites its shared slot at most once per interval";
+	const __u32 cls = SHEDD_SHEDDABLE, limit[FAIR_LEVELS] = { 5, 0, 0 };
+	struct shedd_fair_heavy first, now_slot, slots[FAIR_HEAVY_SLOTS];
+	struct fair_hitter top[1];
+	__u32 key = ~0U, i;
+	int n;
+
+	(void)state;
+	assert_int_equal(reset_maps(NULL, NULL), 0);
+	assert_int_equal(fair_reset(cls, FAIR_ADDR, 1, limit), 0);
+	expect(fair_syns(name, "198.18.7.9", 0, 6, 0) == 5, name, "5 admitted, the 6th shed");
+	for (i = 0; i < FAIR_HEAVY_SLOTS; i++) {
+		__u32 k = cls * FAIR_HEAVY_SLOTS + i;
+		struct shedd_fair_heavy s;
+
+		assert_int_equal(bpf_map__lookup_elem(skel->maps.fair_heavy, &k, sizeof(k), &s,
+						      sizeof(s), 0), 0);
+		if (s.family)
+			key = k;
+	}
+	assert_true(key != ~0U);
+	assert_int_equal(bpf_map__lookup_elem(skel->maps.fair_heavy, &key, sizeof(key), &first,
+					      sizeof(first), 0), 0);
+	expect(first.shed == 1, name, "the slot taken with its first shed (%llu)",
+	       (unsigned long long)first.shed);
+
+	/* 100 more shed within the interval: the slot is not written. */
+	skel->bss->test_clock_ns += FAIR_NOTE_NS - 1;
+	expect(fair_syns(name, "198.18.7.9", 0, 100, 0) == 0, name, "100 more shed");
+	assert_int_equal(bpf_map__lookup_elem(skel->maps.fair_heavy, &key, sizeof(key), &now_slot,
+					      sizeof(now_slot), 0), 0);
+	expect(!memcmp(&first, &now_slot, sizeof(first)), name,
+	       "the slot unwritten: shed %llu, last_ns %llu (was %llu, %llu)",
+	       (unsigned long long)now_slot.shed, (unsigned long long)now_slot.last_ns,
+	       (unsigned long long)first.shed, (unsigned long long)first.last_ns);
+	fair_slots_of(cls, slots);
+	n = fair_top(slots, cls, skel->bss->test_clock_ns, top, 1);
+	expect(n == 1 && top[0].shed == 101, name, "a reader sees 101 shed (%llu)",
+	       n == 1 ? (unsigned long long)top[0].shed : 0ULL);
+
+	/* The interval over: the next shed writes the slot, with all. */
+	skel->bss->test_clock_ns += 1;
+	expect(fair_syns(name, "198.18.7.9", 0, 1, 0) == 0, name, "one more shed");
+	assert_int_equal(bpf_map__lookup_elem(skel->maps.fair_heavy, &key, sizeof(key), &now_slot,
+					      sizeof(now_slot), 0), 0);
+	expect(now_slot.shed == 102 && now_slot.last_ns == skel->bss->test_clock_ns, name,
+	       "the slot written: shed %llu, last_ns now", (unsigned long long)now_slot.shed);
+	fair_slots_of(cls, slots);
+	n = fair_top(slots, cls, skel->bss->test_clock_ns, top, 1);
+	expect(n == 1 && top[0].shed == 102, name, "a reader sees 102 shed (%llu)",
+	       n == 1 ? (unsigned long long)top[0].shed : 0ULL);
 }
 
 /* The estimate slides: half a window after the window of its admissions
@@ -6397,6 +6536,138 @@ static void test_fair_verified_counts_acks(void **state)
 	expect(fs.counted == 1 && fs.shed == 1 && fs.checked == 2, name,
 	       "counted %llu shed %llu checked %llu", (unsigned long long)fs.counted,
 	       (unsigned long long)fs.shed, (unsigned long long)fs.checked);
+}
+
+/* The sequence numbers of a connected client @fd: its ISN and the
+ * server's, read in repair mode (write_seq and rcv_nxt, each one past). */
+static void conn_isns(const char *name, int fd, __u32 *client_isn, __u32 *server_isn)
+{
+	int on = 1, off = TCP_REPAIR_OFF_NO_WP, q;
+	socklen_t len = sizeof(*client_isn);
+
+	expect(setsockopt(fd, IPPROTO_TCP, TCP_REPAIR, &on, sizeof(on)) == 0, name,
+	       "TCP_REPAIR: %s", strerror(errno));
+	q = TCP_SEND_QUEUE;
+	expect(setsockopt(fd, IPPROTO_TCP, TCP_REPAIR_QUEUE, &q, sizeof(q)) == 0 &&
+	       getsockopt(fd, IPPROTO_TCP, TCP_QUEUE_SEQ, client_isn, &len) == 0, name,
+	       "the client's sequence number: %s", strerror(errno));
+	q = TCP_RECV_QUEUE;
+	expect(setsockopt(fd, IPPROTO_TCP, TCP_REPAIR_QUEUE, &q, sizeof(q)) == 0 &&
+	       getsockopt(fd, IPPROTO_TCP, TCP_QUEUE_SEQ, server_isn, &len) == 0, name,
+	       "the server's sequence number: %s", strerror(errno));
+	expect(setsockopt(fd, IPPROTO_TCP, TCP_REPAIR, &off, sizeof(off)) == 0, name,
+	       "TCP_REPAIR off: %s", strerror(errno));
+	*client_isn -= 1;
+	*server_isn -= 1;
+}
+
+/* A verified class that admits a SYN directly (verifying only while it
+ * sheds) counts it for fairness when its ACK proves the source, never at
+ * the SYN, which anyone can send in a real client's name: at the kernel's
+ * request socket, an ACK of the kernel's ISN + 1 (the listener defers
+ * the accept, so the request socket is there when XDP sees the ACK); a
+ * forged acknowledgment number, or a copy of the ACK, counts nothing;
+ * with the kernel's own cookie (tcp_syncookies=2), its valid ACK. Once
+ * the class sheds, the source over its share is shed. */
+static void test_fair_verified_counts_direct(void **state)
+{
+	const __u32 cls = SHEDD_SHEDDABLE, limit[FAIR_LEVELS] = { 1, 0, 0 };
+	const struct shedd_fair_class shedding_fc = { .levels = FAIR_ALL_LEVELS, .active = 1,
+						      .limit = { 1, 0, 0 } };
+	struct shedd_config cfg = cfg_vtc, kcfg = cfg_vkernel;
+	int v6, defer = 5;
+
+	(void)state;
+	cfg.verify[cls] = SHEDD_VERIFY_SHEDDING;
+	kcfg.verify[cls] = SHEDD_VERIFY_SHEDDING;
+	for (v6 = 0; v6 <= 1; v6++) {
+		const char *src = v6 ? PKT_V6_CLIENT : PKT_V4_CLIENT;
+		struct pkt_spec syn = linux_syn(v6, (__u16)(PKT_SPORT + 120 + v6)), ack;
+		__u32 cisn, sisn;
+		struct shedd_fair_stats fs;
+		struct synack_info info;
+		char name[160];
+		struct xdp_run r;
+		struct pkt p;
+		int fd;
+
+		snprintf(name, sizeof(name), "IPv%d fairness, direct admission, request socket",
+			 v6 ? 6 : 4);
+		assert_int_equal(reset_maps(&cfg, NULL), 0);
+		assert_int_equal(fair_reset(cls, FAIR_ALL_LEVELS, 0, limit), 0);
+		expect(setsockopt(listen_fds[v6], IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer,
+				  sizeof(defer)) == 0, name, "TCP_DEFER_ACCEPT: %s", strerror(errno));
+		fd = connect_to(name, v6, syn.sport, PROTECTED_PORT);
+		conn_isns(name, fd, &cisn, &sisn);
+
+		/* The SYN, admitted directly: the class does not shed. */
+		syn.seq = cisn;
+		pkt_build(&p, &syn);
+		run_xdp(name, p.data, p.len, &r);
+		expect_verdict(name, r.verdict, XDP_PASS);
+		expect(fair_est(cls, src, 0) == 0, name, "the SYN counted nothing (%u)",
+		       fair_est(cls, src, 0));
+
+		ack = syn;
+		ack.flags = TCP_ACK;
+		ack.seq = cisn + 1;
+		ack.opt_bytes = NULL;
+		ack.opt_len = 0;
+		ack.ack_seq = sisn + 2; /* not the kernel's ISN + 1 */
+		pkt_build(&p, &ack);
+		run_xdp(name, p.data, p.len, &r);
+		expect_verdict(name, r.verdict, XDP_PASS);
+		expect(fair_est(cls, src, 0) == 0, name, "a forged acknowledgment: nothing (%u)",
+		       fair_est(cls, src, 0));
+
+		ack.ack_seq = sisn + 1;
+		pkt_build(&p, &ack);
+		run_xdp(name, p.data, p.len, &r);
+		expect_verdict(name, r.verdict, XDP_PASS);
+		run_xdp(name, p.data, p.len, &r); /* a copy */
+		expect_verdict(name, r.verdict, XDP_PASS);
+		fs = fair_stats_of(cls);
+		expect(fair_est(cls, src, 0) == 1 && fs.counted == 1, name,
+		       "its ACK, and a copy: counted once (estimate %u, counted %llu)",
+		       fair_est(cls, src, 0), (unsigned long long)fs.counted);
+
+		close(fd);
+		defer = 0;
+		expect(setsockopt(listen_fds[v6], IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer,
+				  sizeof(defer)) == 0, name, "TCP_DEFER_ACCEPT off: %s",
+		       strerror(errno));
+		defer = 5;
+
+		/* The class sheds: over its share of 1, the source is shed. */
+		assert_int_equal(bpf_map__update_elem(skel->maps.fair_config, &cls, sizeof(cls),
+						      &shedding_fc, sizeof(shedding_fc), BPF_ANY),
+				 0);
+		syn.sport = (__u16)(syn.sport + 10);
+		pkt_build(&p, &syn);
+		run_xdp(name, p.data, p.len, &r);
+		expect(r.verdict == XDP_DROP, name, "shedding, its next SYN: %s, expected shed",
+		       verdict_name(r.verdict));
+
+		/* The kernel's cookie (tcp_syncookies=2): its valid ACK. */
+		snprintf(name, sizeof(name), "IPv%d fairness, direct admission, the kernel's cookie",
+			 v6 ? 6 : 4);
+		syn = linux_syn(v6, (__u16)(PKT_SPORT + 130 + v6));
+		assert_int_equal(reset_maps(&cfg_vkernel, NULL), 0);
+		assert_int_equal(fair_reset(cls, FAIR_ALL_LEVELS, 0, limit), 0);
+		cookie_of(name, &syn, &info);
+		assert_int_equal(reset_maps(&kcfg, NULL), 0);
+		pkt_build(&p, &syn);
+		run_xdp(name, p.data, p.len, &r);
+		expect_verdict(name, r.verdict, XDP_PASS);
+		expect(fair_est(cls, src, 0) == 0, name, "the SYN counted nothing");
+		build_cookie_ack(&p, &syn, &info);
+		run_xdp(name, p.data, p.len, &r);
+		expect_verdict(name, r.verdict, XDP_PASS);
+		fs = fair_stats_of(cls);
+		expect(fair_est(cls, src, 0) == 1 && fs.counted == 1, name,
+		       "its ACK with the kernel's cookie: counted (estimate %u, counted %llu)",
+		       fair_est(cls, src, 0), (unsigned long long)fs.counted);
+	}
 }
 
 /* @n SYNs, one from each address from 198.@net.0.0 + @first on, @step_ns
@@ -6832,6 +7103,8 @@ static const struct CMUnitTest fixed_tests[] = {
 	  test_source_verify, NULL, NULL, NULL },
 	{ "tc hand-off sorts the ACKs of verified classes", test_handoff_sorts_acks,
 	  vtc_setup, NULL, NULL },
+	{ "tc hand-off judges XDP's verdict on XDP's clock", test_handoff_same_clock,
+	  vtc_setup, NULL, NULL },
 	{ "XDP and the tc hand-off agree on every shape of ACK", test_parsers_agree,
 	  vtc_setup, NULL, NULL },
 	{ "a first fragment with the cookie ACK is judged", test_fragment_ack_judged, NULL,
@@ -6855,8 +7128,12 @@ static const struct CMUnitTest fixed_tests[] = {
 	  NULL },
 	{ "fairness: the count slides out of the window", test_fair_window_slides, NULL, NULL,
 	  NULL },
+	{ "fairness: a shed SYN rewrites its shared slot at most once per interval",
+	  test_fair_note_batched, NULL, NULL, NULL },
 	{ "fairness: a verified class counts proven ACKs", test_fair_verified_counts_acks, NULL,
 	  NULL, NULL },
+	{ "fairness: a verified class counts a direct admission when its ACK proves the source",
+	  test_fair_verified_counts_direct, NULL, NULL, NULL },
 	{ "fairness: a crowd of 20 000 sources leaves a fresh source admitted", test_fair_crowd,
 	  NULL, NULL, NULL },
 	{ "fairness: only the least of a source's cells is raised", test_fair_conservative, NULL,

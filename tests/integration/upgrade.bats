@@ -456,7 +456,7 @@ upgrade_under_flood() {
 	[ "$status" -ne 0 ]
 	shedd_start --verify off --port "$PORT" --rate 200 --burst 20
 	cat "$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "upgraded the pins of $IF_SRV from layout version 1 to $LAYOUT: 30 maps of a new layout (their values carried over)$" \
+	grep -q "upgraded the pins of $IF_SRV from layout version 1 to $LAYOUT: 31 maps of a new layout (their values carried over)$" \
 		"$BATS_TEST_TMPDIR/shedd.log"
 	grep -q "attached to $IF_SRV" "$BATS_TEST_TMPDIR/shedd.log"
 	xdp_attached
@@ -586,7 +586,7 @@ tc_prog() {
 	cat "$BATS_TEST_TMPDIR/shedd.log"
 	wait_for "the new shedd adopted" 5 grep -q 'adopted the running shedd' \
 		"$BATS_TEST_TMPDIR/shedd.log"
-	grep -q "upgraded the pins of $IF_SRV from layout version 3 to $LAYOUT: 16 maps of a new layout" \
+	grep -q "upgraded the pins of $IF_SRV from layout version 3 to $LAYOUT: 17 maps of a new layout" \
 		"$BATS_TEST_TMPDIR/shedd.log"
 	now=$(link_prog)
 	[ "$now" != "$old_prog" ]

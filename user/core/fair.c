@@ -154,6 +154,23 @@ static int hitter_cmp(const void *a, const void *b)
 	return memcmp(x->addr, y->addr, sizeof(x->addr));
 }
 
+void fair_heavy_add_pending(struct shedd_fair_heavy *heavy, const struct shedd_fair_heavy_cpu *pending,
+			    __u32 n, int ncpus)
+{
+	__u32 k;
+	int c;
+
+	for (k = 0; k < n; k++)
+		for (c = 0; c < ncpus; c++) {
+			const struct shedd_fair_heavy_cpu *p = &pending[(size_t)k * (size_t)ncpus + c];
+			struct shedd_fair_heavy *s = &heavy[k];
+
+			if (p->shed && p->family && p->family == s->family && p->level == s->level &&
+			    !memcmp(p->addr, s->addr, sizeof(p->addr)))
+				s->shed += p->shed;
+		}
+}
+
 int fair_top(const struct shedd_fair_heavy *slots, __u32 cls, __u64 now, struct fair_hitter *out,
 	     int max)
 {

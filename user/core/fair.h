@@ -108,6 +108,14 @@ struct fair_hitter {
 };
 
 /*
+ * fair_heavy_add_pending() - add to each of the @n slots @heavy the sheds
+ * each CPU still holds for the source the slot holds: @pending, @n
+ * entries of fair_heavy_cpu, each @ncpus values (a per-CPU map's lookup).
+ */
+void fair_heavy_add_pending(struct shedd_fair_heavy *heavy, const struct shedd_fair_heavy_cpu *pending,
+			    __u32 n, int ncpus);
+
+/*
  * fair_top() - the heavy hitters of class @cls from its FAIR_HEAVY_SLOTS
  * slots @slots, seen within FAIR_HEAVY_AGE_NS of @now, highest rate first,
  * at most @max of them. Return: how many were written to @out.

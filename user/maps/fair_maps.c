@@ -40,10 +40,10 @@ static int check(int fd, size_t i, const char *dir, char *err, size_t errlen)
 
 void fair_maps_close(struct fair_maps *m)
 {
-	int *fds[] = { &m->config_fd, &m->stats_fd, &m->heavy_fd };
+	int *fds[] = { &m->config_fd, &m->stats_fd, &m->heavy_fd, &m->pending_fd };
 	size_t i;
 
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 4; i++) {
 		if (m->owned && *fds[i] >= 0)
 			close(*fds[i]);
 		*fds[i] = -1;
@@ -59,6 +59,7 @@ int fair_maps_open_pins(struct fair_maps *m, const char *dir, char *err, size_t 
 
 	memset(m, 0, sizeof(*m));
 	m->owned = true;
+	m->pending_fd = -1;
 	for (i = 0; i < 3; i++)
 		*fds[i] = -1;
 	m->ncpus = libbpf_num_possible_cpus();
@@ -83,7 +84,57 @@ int fair_maps_open_pins(struct fair_maps *m, const char *dir, char *err, size_t 
 			return ret;
 		}
 	}
+	/* Pins older than it have none: their program adds every shed to
+	 * the slot at once. */
+	snprintf(path, sizeof(path), "%s/fair_heavy_cpu", dir);
+	m->pending_fd = bpf_obj_get(path);
+	if (m->pending_fd < 0 && errno != ENOENT) {
+		ret = -errno;
+		err_say(err, errlen, ret, "open %s: %s", path, strerror(-ret));
+		fair_maps_close(m);
+		return ret;
+	}
+	if (m->pending_fd >= 0) {
+		struct layout_fit fit;
+
+		ret = layout_check(m->pending_fd, layout_find("fair_heavy_cpu"), dir, &fit, err,
+				   errlen);
+		if (!ret && (fit.from || fit.max_entries != SHEDD_NR_CLASSES * FAIR_HEAVY_SLOTS))
+			ret = err_say(err, errlen, -EPROTO, "%s/fair_heavy_cpu: %u-byte values in %u "
+				      "entries, a layout this build does not read", dir,
+				      fit.value_size, fit.max_entries);
+		if (ret) {
+			fair_maps_close(m);
+			return ret;
+		}
+	}
 	return 0;
+}
+
+/* The sheds each CPU holds in fair_heavy_cpu (@fd, -1: none) for the source
+ * of each slot of @heavy, added to the slot's. */
+static int add_pending(int fd, int ncpus, struct shedd_fair_heavy *heavy, char *err,
+		       size_t errlen)
+{
+	const __u32 n = SHEDD_NR_CLASSES * FAIR_HEAVY_SLOTS;
+	struct shedd_fair_heavy_cpu *pending;
+	__u32 k;
+	int ret = 0;
+
+	_Static_assert(sizeof(struct shedd_fair_heavy_cpu) % 8 == 0,
+		       "a per-CPU value of fair_heavy_cpu needs no padding");
+	if (fd < 0)
+		return 0;
+	pending = calloc((size_t)n * (size_t)ncpus, sizeof(*pending));
+	if (!pending)
+		return err_say(err, errlen, -ENOMEM, "out of memory");
+	for (k = 0; k < n && !ret; k++)
+		if (bpf_map_lookup_elem(fd, &k, &pending[(size_t)k * (size_t)ncpus]))
+			ret = err_say(err, errlen, -errno, "read fair_heavy_cpu: %s", strerror(errno));
+	if (!ret)
+		fair_heavy_add_pending(heavy, pending, n, ncpus);
+	free(pending);
+	return ret;
 }
 
 static __u64 mono_ns(void)
@@ -146,6 +197,8 @@ int fair_maps_read(const struct fair_maps *m, struct fair_view *v, char *err, si
 		err_say(err, errlen, ret, "read fair_heavy: %s", strerror(-ret));
 		goto out;
 	}
+	if ((ret = add_pending(m->pending_fd, m->ncpus, heavy, err, errlen)))
+		goto out;
 	/* The time after the read: no slot is newer. */
 	fair_view_build(v, cfg, percpu, m->ncpus, heavy, mono_ns());
 out:
@@ -160,6 +213,7 @@ int loader_read_fair(struct loader *l, struct fair_view *v)
 		.config_fd = bpf_map__fd(l->skel->maps.fair_config),
 		.stats_fd = bpf_map__fd(l->skel->maps.fair_stats),
 		.heavy_fd = bpf_map__fd(l->skel->maps.fair_heavy),
+		.pending_fd = bpf_map__fd(l->skel->maps.fair_heavy_cpu),
 		.ncpus = l->ncpus,
 		.owned = false,
 	};

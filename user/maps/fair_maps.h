@@ -13,11 +13,13 @@
 
 struct fair_maps {
 	int config_fd, stats_fd, heavy_fd; /* -1: not open */
+	int pending_fd; /* fair_heavy_cpu; -1: pins older than it */
 	int ncpus;
 	bool owned; /* opened by path: fair_maps_close() closes them */
 };
 
-/* Open the three maps pinned under @dir. 0; -ENOENT when one is missing
+/* Open the three maps pinned under @dir, and fair_heavy_cpu where the pins
+ * have it (layout version 10). 0; -ENOENT when one of the three is missing
  * (pins of a shedd older than per-source fairness: the message says so);
  * -EPROTO for a map of a layout this build does not know; another
  * negative errno. */

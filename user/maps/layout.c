@@ -113,6 +113,8 @@ static const struct layout_map maps[] = {
 	{ "fair_cells", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_fair_cell), 0, NULL },
 	{ "fair_config", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_fair_class), 0, NULL },
 	{ "fair_heavy", BPF_MAP_TYPE_ARRAY, U32, sizeof(struct shedd_fair_heavy), 0, NULL },
+	{ "fair_heavy_cpu", BPF_MAP_TYPE_PERCPU_ARRAY, U32, sizeof(struct shedd_fair_heavy_cpu), 0,
+	  NULL },
 	{ "fair_stats", BPF_MAP_TYPE_PERCPU_ARRAY, U32, sizeof(struct shedd_fair_stats),
 	  LAYOUT_COUNTERS, NULL },
 };

@@ -41,6 +41,7 @@ static const char *const pinned_names[] = {
 	"tun_local", "tun_stats", "port_set", "fair_cells", "fair_config", "fair_heavy",
 	"fair_stats", "sysctls", "layout_compat", "lease", "port_limit", "port_reserve",
 	"port_buckets", "tun_devs", "tun_checks", "tun_reserve", "tun_buckets", "syn_checks",
+	"fair_heavy_cpu",
 	/* Pinned by older shedd, removed with the rest (fair_sketch: the
 	 * sketch of 1024 cells a row of layout versions 5 and 6, left for
 	 * them should they adopt these pins again). */
