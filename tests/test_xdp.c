@@ -4991,7 +4991,7 @@ static void test_source_verify(void **state)
 	name = "source verify: failing CRITICAL_PLUS SYN: a cookie, no charge";
 	if (reset_maps(&cfg, &rate_plenty))
 		fail_msg("reset maps");
-	skel->bss->test_clock_ns = mono_ns();
+	set_clocks(mono_ns());
 	read_stats(&before);
 	run_xdp_on(name, syn.data, syn.len, fwd, &r);
 	read_stats(&after);
@@ -5085,7 +5085,7 @@ static void test_source_verify(void **state)
 		       strerror(errno));
 		if (reset_maps(&cfg, &rate_plenty))
 			fail_msg("reset maps");
-		skel->bss->test_clock_ns = mono_ns();
+		set_clocks(mono_ns());
 		pkt_build(&syn, &s6);
 		read_stats(&before);
 		run_xdp_on(name, syn.data, syn.len, fwd, &r);
