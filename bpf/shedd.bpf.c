@@ -708,6 +708,18 @@ int shedd_xdp(struct xdp_md *ctx)
 				mode = SHEDD_VERIFY_ALWAYS;
 				cookie = COOKIE_LISTENER;
 			} else {
+				__u64 claimed = cls;
+
+				/* Its ACK comes back in the class it claims:
+				 * where that class probes ACKs, noted now, so
+				 * the ACK of the kernel's answer, if this SYN
+				 * is admitted, is not charged there a second
+				 * time (a shed one is answered by nobody). */
+				verifier_bound(claimed, SHEDD_NR_CLASSES - 1);
+				if (class_mode(cfg, (__u32)claimed) != SHEDD_VERIFY_OFF ||
+				    src_proves(cfg, (__u32)claimed))
+					shedd_syn_charged(ctx, p.l2_len, p.l3_len, cookie_flags(&p),
+							  clock_coarse_ns());
 				cls = cfg->default_class;
 				mode = SHEDD_VERIFY_OFF;
 			}

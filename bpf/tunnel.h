@@ -750,7 +750,7 @@ static __always_inline int tun_judge(struct xdp_md *ctx, const struct shedd_conf
 	__u64 l3off, flags, now, judged;
 	__u32 mode, ckey;
 	__u64 cls;
-	int is_ack, is_rst, ret;
+	int is_ack, is_rst, ret, paid_note = 0;
 	__u16 dport;
 
 	if ((void *)(tcp + 1) > data_end) {
@@ -817,6 +817,9 @@ static __always_inline int tun_judge(struct xdp_md *ctx, const struct shedd_conf
 				      flags | (__u64)ifindex << SRC_IFINDEX_SHIFT);
 		if (ret == SRC_FAILED) {
 			st->src_failed++;
+			/* Its ACK comes back in the class it claims: noted
+			 * if charged, as shedd_xdp() does. */
+			paid_note = mode != SHEDD_VERIFY_OFF;
 			cls = cfg->default_class;
 			mode = SHEDD_VERIFY_OFF;
 		} else if (ret == SRC_UNCHECKED) {
@@ -874,7 +877,7 @@ static __always_inline int tun_judge(struct xdp_md *ctx, const struct shedd_conf
 		cs->admitted++;
 		/* The kernel may answer it with a cookie of its own: its ACK
 		 * is not charged again. */
-		if (mode != SHEDD_VERIFY_OFF)
+		if (mode != SHEDD_VERIFY_OFF || paid_note)
 			shedd_syn_charged(ctx, l3off, in->l3_len, flags, now);
 		else if (fair_of(ckey))
 			shedd_fair(ctx, l3off, in->l3_len, flags, ckey | FAIR_COUNT);

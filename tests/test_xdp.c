@@ -5643,6 +5643,75 @@ static void test_siphash_vectors(void **state)
 	}
 }
 
+/* --source-check strict: a SYN of a class whose ACKs are probed that fails
+ * the check is judged as the default class and, admitted there, answered
+ * by the kernel, under tcp_syncookies=2 with a cookie of its own. Its ACK
+ * comes back in the class its source claims: it passes as paid, not
+ * charged there a second time (a client on an asymmetric route was charged
+ * twice, and refused with a RST where its class had no token). */
+static void test_strict_demoted_charged_once(void **state)
+{
+	const __u32 cp = SHEDD_CRITICAL_PLUS, def = SHEDD_SHEDDABLE;
+	struct pkt_spec spec = { V4, .flags = TCP_SYN, .saddr = V4_CP_ELSEWHERE,
+				 .sport = PKT_SPORT + 8, OPTS(opt_linux) };
+	struct shedd_config cfg = cfg_vkernel;
+	int fwd = dummy_ifindex[0];
+	struct shedd_stats before, after, want;
+	struct synack_info info;
+	struct xdp_run r;
+	struct pkt syn, ack;
+	const char *name;
+	char path[96];
+
+	(void)state;
+	memset(cfg.verify, 0, sizeof(cfg.verify));
+	cfg.verify[cp] = SHEDD_VERIFY_ALWAYS;
+	cfg.source_check = SHEDD_SRC_STRICT;
+	cfg.default_class = def;
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv4/conf/%s/forwarding", DUMMY_DEV[0]);
+	expect(write_sysctl(path, "1\n") == 0, "strict demoted", "forwarding on: %s",
+	       strerror(errno));
+	/* The kernel's cookie for this SYN: the same function, where its
+	 * class answers (no check). */
+	{
+		const struct synack_want w4 = FULL4;
+		struct shedd_config answers = cfg;
+
+		name = "strict demoted: the kernel's cookie";
+		answers.source_check = SHEDD_SRC_OFF;
+		if (reset_maps(&answers, &rate_plenty))
+			fail_msg("reset maps");
+		set_clocks(mono_ns());
+		pkt_build(&syn, &spec);
+		run_xdp_on(name, syn.data, syn.len, fwd, &r);
+		expect_verdict(name, r.verdict, XDP_TX);
+		expect_synack(name, &syn, &r, &answers, &w4, &info);
+	}
+
+	name = "strict: a failing CRITICAL_PLUS SYN: charged to the default class";
+	if (reset_maps(&cfg, &rate_plenty))
+		fail_msg("reset maps");
+	set_clocks(mono_ns());
+	pkt_build(&syn, &spec);
+	read_stats(&before);
+	run_xdp_on(name, syn.data, syn.len, fwd, &r);
+	read_stats(&after);
+	expect_verdict(name, r.verdict, XDP_PASS);
+	want = (struct shedd_stats){ .packets = 1, .src_failed = 1,
+				     .cls[def] = { .syn = 1, .charged = 1, .admitted = 1 } };
+	expect_delta(name, &before, &after, &want);
+
+	name = "strict: its ACK with the kernel's cookie: passed as paid, CRITICAL_PLUS not charged";
+	build_cookie_ack(&ack, &spec, &info);
+	read_stats(&before);
+	run_xdp_on(name, ack.data, ack.len, fwd, &r);
+	read_stats(&after);
+	expect_verdict(name, r.verdict, XDP_PASS);
+	want = (struct shedd_stats){ .packets = 1, .ack_probed = 1, .ack_repeat = 1,
+				     .cls[cp] = { .ack_valid = 1 } };
+	expect_delta(name, &before, &after, &want);
+}
+
 /* A SYN of a verified class admitted directly (not shedding) is answered
  * by the kernel, under tcp_syncookies=2 with a cookie of its own
  * (tcp_conn_request()); its ACK, of sequence number ISN + 1, reaches the
@@ -7101,6 +7170,8 @@ static const struct CMUnitTest fixed_tests[] = {
 	  NULL },
 	{ "--source-check verify: a failing SYN proves its address in its class",
 	  test_source_verify, NULL, NULL, NULL },
+	{ "--source-check strict: a demoted SYN's kernel cookie ACK is not charged again",
+	  test_strict_demoted_charged_once, NULL, NULL, NULL },
 	{ "tc hand-off sorts the ACKs of verified classes", test_handoff_sorts_acks,
 	  vtc_setup, NULL, NULL },
 	{ "tc hand-off judges XDP's verdict on XDP's clock", test_handoff_same_clock,
