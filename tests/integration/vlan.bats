@@ -7,7 +7,8 @@
 # comes back without the tag, as the client's VLAN would never bring it.
 # A SYN whose tag was stripped is judged as one with the tag in the frame:
 # its cookie carries the tag, on kernels whose driver gives XDP the tag
-# (6.8 and later; veth does).
+# (6.8 and later; veth does). Where the kernel makes VLAN devices (8021q),
+# a client's VLAN device reaches the server's through the same veth.
 
 load lib
 
@@ -136,4 +137,30 @@ verified() {
 		--verify sheddable=always $(cookie_handoff)
 	[ "$(link_id)" = "$id" ]
 	[ "$(xdp_prog)" = shedd_xdp ]
+}
+
+@test "VLAN devices at both ends, the tag stripped before XDP: a verified client connects to the server's VLAN address" {
+	local v=198.18.100
+	need_rx_vlan
+	# The client's VLAN device, not the tc programs, tags its frames here.
+	in_cli tc qdisc del dev "$IF_CLI" clsact
+	if ! in_srv ip link add link "$IF_SRV" name "${IF_SRV}v" type vlan id 100; then
+		skip "kernel $(uname -r) makes no VLAN devices (8021q)"
+	fi
+	in_cli ip link add link "$IF_CLI" name "${IF_CLI}v" type vlan id 100
+	in_srv ip addr add "$v.2/24" dev "${IF_SRV}v"
+	in_cli ip addr add "$v.1/24" dev "${IF_CLI}v"
+	in_srv ip link set "${IF_SRV}v" up
+	in_cli ip link set "${IF_CLI}v" up
+	ip netns exec "$NS_SRV" "$TCPECHO" serve --addr "$v.2" --port "$PORT" \
+		--duration 60 >/dev/null 2>>"$TESTBED_TMP/echo.err" &
+	PIDS+=($!)
+	wait_for "echo server on $v.2" 5 sh -c "ip netns exec $NS_SRV ss -ltnH | grep -qF '$v.2:$PORT '"
+	shedd_start --port "$PORT" --rate 1000 --verify sheddable=always $(cookie_handoff)
+	[ "$(xdp_prog)" = shedd_xdp_vlan ]
+	in_cli "$TCPECHO" connect --addr "$v.2" --port "$PORT" --bytes 100000 \
+		--timeout-ms $((5000 * TESTBED_TIME_SCALE)) >"$TESTBED_TMP/client.dev" 2>&1 || true
+	cat "$TESTBED_TMP/client.dev"
+	grep -q '^result=ok' "$TESTBED_TMP/client.dev"
+	verified 1
 }
