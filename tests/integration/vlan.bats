@@ -14,11 +14,15 @@ load lib
 
 TCPECHO="$ROOT/.output/tcpecho"
 VLAN_TAG="$ROOT/.output/vlan_tag.bpf.o"
+# The echo server's life, scaled as the waits are (a client that times out
+# takes 5 s, 40 s in a slow guest), at most tcpecho's 600 s.
+ECHO_SECS=$((60 * TESTBED_TIME_SCALE))
+[ "$ECHO_SECS" -le 600 ] || ECHO_SECS=600
 
 setup() {
 	testbed_up
 	ip netns exec "$NS_SRV" "$TCPECHO" serve --addr "$SRV_IP" --port "$PORT" \
-		--duration 60 >/dev/null 2>>"$TESTBED_TMP/echo.err" &
+		--duration "$ECHO_SECS" >/dev/null 2>>"$TESTBED_TMP/echo.err" &
 	PIDS+=($!)
 	wait_listening echo "$PORT"
 	in_cli tc qdisc add dev "$IF_CLI" clsact
@@ -153,7 +157,7 @@ verified() {
 	in_srv ip link set "${IF_SRV}v" up
 	in_cli ip link set "${IF_CLI}v" up
 	ip netns exec "$NS_SRV" "$TCPECHO" serve --addr "$v.2" --port "$PORT" \
-		--duration 60 >/dev/null 2>>"$TESTBED_TMP/echo.err" &
+		--duration "$ECHO_SECS" >/dev/null 2>>"$TESTBED_TMP/echo.err" &
 	PIDS+=($!)
 	wait_for "echo server on $v.2" 5 sh -c "ip netns exec $NS_SRV ss -ltnH | grep -qF '$v.2:$PORT '"
 	shedd_start --port "$PORT" --rate 1000 --verify sheddable=always $(cookie_handoff)
