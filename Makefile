@@ -94,9 +94,9 @@ FUZZ_CFLAGS := -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude $(addprefix -I,
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TOOLS := $(OUTPUT)/synflood $(OUTPUT)/tcpstream $(OUTPUT)/slowserver $(OUTPUT)/loadgen \
 	$(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/xdp_drop.bpf.o $(OUTPUT)/xdp_readdrop.bpf.o \
-	$(OUTPUT)/xdp_replay.bpf.o $(OUTPUT)/xdp_member.bpf.o $(OUTPUT)/latbench $(OUTPUT)/uringserver \
-	$(OUTPUT)/floodgen $(OUTPUT)/xdprouter $(OUTPUT)/tcpecho $(OUTPUT)/cookieack \
-	$(OUTPUT)/relay
+	$(OUTPUT)/xdp_replay.bpf.o $(OUTPUT)/xdp_member.bpf.o $(OUTPUT)/vlan_tag.bpf.o \
+	$(OUTPUT)/latbench $(OUTPUT)/uringserver $(OUTPUT)/floodgen $(OUTPUT)/xdprouter \
+	$(OUTPUT)/tcpecho $(OUTPUT)/cookieack $(OUTPUT)/relay
 # Tools with a BPF side of their own: tests/tools/X.bpf.c, X.c, X.h.
 BPF_TOOLS := floodgen xdprouter
 
@@ -167,7 +167,8 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/*.h include/*.h $(VMLINUX_H) | $(OUTPUT)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/xdp_drop.bpf.o $(OUTPUT)/xdp_readdrop.bpf.o \
-		$(OUTPUT)/xdp_replay.bpf.o $(OUTPUT)/xdp_member.bpf.o: $(OUTPUT)/%.bpf.o: tests/tools/%.bpf.c $(VMLINUX_H) | $(OUTPUT)
+		$(OUTPUT)/xdp_replay.bpf.o $(OUTPUT)/xdp_member.bpf.o \
+		$(OUTPUT)/vlan_tag.bpf.o: $(OUTPUT)/%.bpf.o: tests/tools/%.bpf.c $(VMLINUX_H) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 

@@ -570,8 +570,66 @@ __noinline __u64 shedd_parse(struct xdp_md *ctx)
  * listener already (shedd_syn_sock()): not asked again. */
 #define COOKIE_LISTENER 2
 
-SEC("xdp")
-int shedd_xdp(struct xdp_md *ctx)
+/* A tag the NIC took out of the frame into its receive descriptor (rx
+ * VLAN offload) is not in the frame XDP sees: the parser judges the frame
+ * as it is, as the kernel delivers it after the tag (the tag picks the
+ * VLAN device, as one in the frame does), but a reply sent with XDP_TX
+ * leaves as built, and without the tag it would go out on the untagged
+ * VLAN where the client is not. Kernels from 6.8 give the tag to a
+ * program bound to the device (BPF_F_XDP_DEV_BOUND_ONLY), from drivers
+ * that implement it (netdev's xdp-rx-metadata-features: vlan-tag).
+ * Weak: libbpf (1.1 too) loads the object where the kernel lacks the
+ * kfunc, as long as shedd_xdp_vlan, its one caller, is not loaded. */
+extern int bpf_xdp_metadata_rx_vlan_tag(const struct xdp_md *ctx, __be16 *vlan_proto,
+					__u16 *vlan_tci) __ksym __weak;
+
+/**
+ * shedd_retag() - put the tag the NIC stripped from the frame in @ctx back
+ * into the reply XDP_TX is about to send: the outer tag, right after the
+ * MAC addresses, before any tag the frame still holds (the builders keep
+ * those).
+ * Return: XDP_TX; XDP_DROP if the frame cannot grow (a reply without its
+ * tag would reach another VLAN, not the client).
+ */
+__noinline int shedd_retag(struct xdp_md *ctx)
+{
+	__be16 proto = 0;
+	__u16 tci = 0;
+	void *data, *data_end;
+	__u8 macs[2 * ETH_ALEN];
+	__be16 *tag;
+
+	/* Nothing stripped (-ENODATA), or no word from the driver. */
+	if (bpf_xdp_metadata_rx_vlan_tag(ctx, &proto, &tci))
+		return XDP_TX;
+	if (proto != bpf_htons(ETH_P_8021Q) && proto != bpf_htons(ETH_P_8021AD))
+		return XDP_TX;
+	if (bpf_xdp_adjust_head(ctx, -(int)sizeof(struct vlan_tag)))
+		return XDP_DROP;
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	if (data + sizeof(struct ethhdr) + sizeof(struct vlan_tag) > data_end)
+		return XDP_DROP;
+	__builtin_memcpy(macs, data + sizeof(struct vlan_tag), sizeof(macs));
+	__builtin_memcpy(data, macs, sizeof(macs));
+	tag = data + sizeof(macs);
+	tag[0] = proto;
+	tag[1] = bpf_htons(tci);
+	return XDP_TX;
+}
+
+/* @verdict, for a reply about to leave with XDP_TX: with @retag (a
+ * constant of each entry point), the stripped tag goes back in first. */
+static __always_inline int tx_answer(struct xdp_md *ctx, int verdict, const int retag)
+{
+	if (retag && verdict == XDP_TX)
+		return shedd_retag(ctx);
+	return verdict;
+}
+
+/* The whole pipeline, for each of the two entry points below; @retag:
+ * shedd_xdp_vlan's. */
+static __always_inline int shedd_judge(struct xdp_md *ctx, const int retag)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	struct shedd_class_stats *cs;
@@ -765,7 +823,8 @@ int shedd_xdp(struct xdp_md *ctx)
 		}
 		/* Never a silent drop: a client that speaks second would
 		 * wait for data that is not coming. */
-		return refuse(ctx, &p, RF_FOR_ACK | (judged & ~(__u64)ACK_VERDICT_MASK));
+		return tx_answer(ctx, refuse(ctx, &p, RF_FOR_ACK | (judged & ~(__u64)ACK_VERDICT_MASK)),
+				 retag);
 	}
 
 	b = bpf_map_lookup_elem(&buckets, &cls);
@@ -870,12 +929,14 @@ int shedd_xdp(struct xdp_md *ctx)
 			if (cfg->handoff == SHEDD_HANDOFF_KERNEL)
 				st->refreshed += shedd_refresh(ctx, p.l2_len, p.l3_len,
 							       cookie_flags(&p));
-			if (shedd_syncookie_reply(ctx, p.l2_len, p.l3_len, cookie_flags(&p)) == 0) {
+			if (shedd_syncookie_reply(ctx, p.l2_len, p.l3_len, cookie_flags(&p)) == 0 &&
+			    tx_answer(ctx, XDP_TX, retag) == XDP_TX) {
 				cookie_sent_mark(dport, now);
 				cs->cookie_sent++;
 				return XDP_TX;
 			}
-			/* The frame may be half reshaped: drop it. */
+			/* The frame may be half reshaped, or without the
+			 * tag it came with: drop it. */
 			st->cookie_failed++;
 			cs->dropped++;
 			return XDP_DROP;
@@ -884,10 +945,24 @@ int shedd_xdp(struct xdp_md *ctx)
 shed:
 	ret = XDP_DROP;
 	if (reject == SHEDD_REJECT_RST)
-		ret = refuse(ctx, &p, 0);
+		ret = tx_answer(ctx, refuse(ctx, &p, 0), retag);
 	if (ret == XDP_TX)
 		cs->rst_sent++;
 	else
 		cs->dropped++;
 	return ret;
+}
+
+SEC("xdp")
+int shedd_xdp(struct xdp_md *ctx)
+{
+	return shedd_judge(ctx, 0);
+}
+
+/* shedd_xdp on a device whose driver gives the stripped tag: loaded bound
+ * to it by the daemon (user/daemon/loader.c), never by default ("?"). */
+SEC("?xdp")
+int shedd_xdp_vlan(struct xdp_md *ctx)
+{
+	return shedd_judge(ctx, 1);
 }

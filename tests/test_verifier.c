@@ -7,11 +7,14 @@
  * the programs as the daemon does and attaches them nowhere; needs root.
  */
 #include <errno.h>
+#include <net/if.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -86,20 +89,75 @@ static void xdp_program(void **state)
 	}
 }
 
+#ifndef BPF_F_XDP_DEV_BOUND_ONLY
+#define BPF_F_XDP_DEV_BOUND_ONLY (1U << 6)
+#endif
+
+/* The kernel's BTF has the function @name. */
+static int kernel_has(const char *name)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	int has;
+
+	assert_non_null(vmlinux);
+	has = btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC) > 0;
+	btf__free(vmlinux);
+	return has;
+}
+
+/* shedd_xdp_vlan, which the daemon loads bound to a device whose driver
+ * gives XDP the VLAN tag it strips (bpf_xdp_metadata_rx_vlan_tag, 6.8):
+ * bound here to a veth of a network namespace of the test's own (a
+ * device-bound program needs a device with native XDP). Elsewhere the
+ * daemon never loads it, and the test says so and skips. */
+static void xdp_vlan_program(void **state)
+{
+	struct shedd_bpf *s;
+	unsigned int ifindex;
+	__u32 insns;
+	int err;
+
+	(void)state;
+	if (!kernel_has("bpf_xdp_metadata_rx_vlan_tag")) {
+		print_message("this kernel lacks bpf_xdp_metadata_rx_vlan_tag (6.8): "
+			      "no shedd_xdp_vlan\n");
+		skip();
+	}
+	if (unshare(CLONE_NEWNET))
+		fail_msg("a network namespace of the test's own: %s", strerror(errno));
+	if (system("ip link add shdvt0 type veth peer name shdvt1"))
+		fail_msg("make a veth in the test's network namespace");
+	ifindex = if_nametoindex("shdvt0");
+	assert_int_not_equal(ifindex, 0);
+	s = shedd_bpf__open();
+	assert_non_null(s);
+	s->rodata->verify_enabled = 1;
+	SET_FLOW_SIP(s->rodata, key);
+	bpf_program__set_autoload(s->progs.shedd_xdp, false);
+	bpf_program__set_autoload(s->progs.shedd_xdp_vlan, true);
+	bpf_program__set_ifindex(s->progs.shedd_xdp_vlan, ifindex);
+	bpf_program__set_flags(s->progs.shedd_xdp_vlan,
+			       bpf_program__flags(s->progs.shedd_xdp_vlan) | BPF_F_XDP_DEV_BOUND_ONLY);
+	err = shedd_bpf__load(s);
+	if (err) {
+		shedd_bpf__destroy(s);
+		fail_msg("load shedd_xdp_vlan: %s", strerror(-err));
+	}
+	insns = verified_insns(bpf_program__fd(s->progs.shedd_xdp_vlan));
+	shedd_bpf__destroy(s);
+	insns_within("shedd_xdp_vlan", insns);
+}
+
 /* The tc hand-off, where the kernel has its kfunc (6.9): elsewhere the
  * daemon never loads it, and the test says so and skips. */
 static void tc_handoff(void **state)
 {
-	struct btf *vmlinux = btf__load_vmlinux_btf();
 	struct handoff_bpf *h;
 	__u32 insns;
-	int err, has;
+	int err;
 
 	(void)state;
-	assert_non_null(vmlinux);
-	has = btf__find_by_name_kind(vmlinux, "bpf_sk_assign_tcp_reqsk", BTF_KIND_FUNC) > 0;
-	btf__free(vmlinux);
-	if (!has) {
+	if (!kernel_has("bpf_sk_assign_tcp_reqsk")) {
 		print_message("this kernel lacks bpf_sk_assign_tcp_reqsk (6.9): no tc hand-off\n");
 		skip();
 	}
@@ -123,6 +181,10 @@ int main(void)
 		  xdp_program, NULL, NULL, NULL },
 		{ "tc hand-off: verified in at most half the verifier's 1 M instructions",
 		  tc_handoff, NULL, NULL, NULL },
+		/* Last: it moves the test into a network namespace of its own. */
+		{ "XDP program bound to a device, with the stripped VLAN tag: verified in at "
+		  "most half the verifier's 1 M instructions",
+		  xdp_vlan_program, NULL, NULL, NULL },
 	};
 
 	libbpf_set_print(print_warn);

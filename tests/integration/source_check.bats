@@ -279,3 +279,32 @@ asym_run() {
 	[ "$(stat_sum charged 3)" -eq "$failed" ]
 	[ "$(stat_sum cookie_sent 0)" -eq 0 ]
 }
+
+@test "strict, a client behind a VLAN device: its SYN fails the check whether the tag was in the frame or stripped (shedd knows only its interface)" {
+	local v=198.18.100
+	testbed_up
+	if ! in_srv ip link add link "$IF_SRV" name "${IF_SRV}v" type vlan id 100; then
+		skip "kernel $(uname -r) makes no VLAN devices (8021q)"
+	fi
+	in_cli ip link add link "$IF_CLI" name "${IF_CLI}v" type vlan id 100
+	in_srv ip addr add "$v.2/24" dev "${IF_SRV}v"
+	in_cli ip addr add "$v.1/24" dev "${IF_CLI}v"
+	in_srv ip link set "${IF_SRV}v" up
+	in_cli ip link set "${IF_CLI}v" up
+	in_srv sysctl -qw "net.ipv4.conf.$IF_SRV.forwarding=1"
+	listener_start "$v.2"
+	shedd_start --port "$PORT" --verify off --controller off --rate 100000 \
+		--prefix "$v.1/32=critical_plus"
+	# tx-vlan-offload on: the tag goes to the server out of band, as behind
+	# a NIC that strips it; off: in the frame.
+	for offload in on off; do
+		in_cli ethtool -K "$IF_CLI" txvlan "$offload"
+		run in_cli timeout $((5 * TESTBED_TIME_SCALE)) bash -c "exec 3<>/dev/tcp/$v.2/$PORT"
+		[ "$status" -eq 0 ]
+	done
+	echo "critical_plus syn $(stat_sum syn 0), sheddable syn $(stat_sum syn 3)," \
+		"src_failed $(stat_sum src_failed)"
+	[ "$(stat_sum syn 0)" -eq 0 ]
+	[ "$(stat_sum syn 3)" -eq 2 ]
+	[ "$(stat_sum src_failed)" -eq 2 ]
+}

@@ -103,7 +103,7 @@ static int attach_new(struct loader *l, const struct shedd_options *o)
 	LIBBPF_OPTS(bpf_link_create_opts, lopts);
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
 	char path[PATH_MAX + 32];
-	int prog_fd = bpf_program__fd(l->skel->progs.shedd_xdp);
+	int prog_fd = bpf_program__fd(l->xdp_prog);
 	int err;
 
 	err = bpf_xdp_query(l->ifindex, 0, &q);
@@ -146,7 +146,7 @@ static int attach_new(struct loader *l, const struct shedd_options *o)
  * interface is never without a shedder and the (reused) maps keep counting. */
 static int adopt(struct loader *l, const struct shedd_options *o)
 {
-	int prog_fd = bpf_program__fd(l->skel->progs.shedd_xdp);
+	int prog_fd = bpf_program__fd(l->xdp_prog);
 
 	if (bpf_link_update(l->link_fd, prog_fd, NULL)) {
 		int err = -errno;
@@ -205,6 +205,43 @@ static int verify_setup(struct loader *l, const struct shedd_options *o)
 	}
 	log_info("%s", msg);
 	return 0;
+}
+
+#ifndef BPF_F_XDP_DEV_BOUND_ONLY
+#define BPF_F_XDP_DEV_BOUND_ONLY (1U << 6) /* include/uapi/linux/bpf.h, 6.3 */
+#endif
+
+/* Which of the object's two XDP programs runs: shedd_xdp_vlan where the
+ * driver gives XDP the VLAN tag it strips (and puts it back in replies),
+ * bound to the device as the kernel requires of a program that asks for
+ * it; shedd_xdp anywhere else. A program bound to the device attaches
+ * natively only; bpf_link_update() swaps one for the other in a running
+ * link, either way, so an upgrade or an adoption changes variant without
+ * a gap. */
+static void xdp_prog_choose(struct loader *l, const struct shedd_options *o)
+{
+	struct bpf_program *vlan = l->skel->progs.shedd_xdp_vlan;
+	int has = l->xdp_mode == XDP_MODE_NATIVE ? probe_xdp_rx_vlan(l->ifindex) : 0;
+
+	l->xdp_prog = l->skel->progs.shedd_xdp;
+	if (has <= 0) {
+		if (has < 0)
+			log_warn("ask the driver of %s for the XDP metadata it gives: %s", o->iface,
+				 strerror(-has));
+		log_info("XDP: a VLAN tag the NIC strips from a frame is not seen on %s (%s): "
+			 "a cookie or RST answers such a SYN without it",
+			 o->iface, l->xdp_mode != XDP_MODE_NATIVE
+			 ? "generic XDP" : "its driver or the kernel, before 6.8, does not give it");
+		return;
+	}
+	bpf_program__set_autoload(l->skel->progs.shedd_xdp, false);
+	bpf_program__set_autoload(vlan, true);
+	bpf_program__set_ifindex(vlan, (__u32)l->ifindex);
+	bpf_program__set_flags(vlan, bpf_program__flags(vlan) | BPF_F_XDP_DEV_BOUND_ONLY);
+	l->xdp_prog = vlan;
+	log_info("XDP: shedd_xdp_vlan, bound to %s: a VLAN tag the NIC strips from a frame is "
+		 "read from its descriptor and put back in the cookies and RSTs it answers",
+		 o->iface);
 }
 
 /* The mode of the running shedd's attachment, which an adoption keeps: it
@@ -288,7 +325,7 @@ static int write_layout(struct loader *l)
 	__u32 zero = 0, len = sizeof(info);
 
 	memset(&info, 0, sizeof(info));
-	if (!bpf_obj_get_info_by_fd(bpf_program__fd(l->skel->progs.shedd_xdp), &info, &len))
+	if (!bpf_obj_get_info_by_fd(bpf_program__fd(l->xdp_prog), &info, &len))
 		v.prog_id = info.id;
 
 	/* Which older builds may adopt these pins as they are: with the
@@ -429,6 +466,7 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 	}
 	if ((err = migrate_decide(l)))
 		goto fail;
+	xdp_prog_choose(l, o);
 	err = shedd_bpf__load(l->skel);
 	if (err) {
 		log_libbpf("load BPF program", err);

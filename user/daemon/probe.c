@@ -204,6 +204,8 @@ int probe_forwarding(const char *iface, int v6)
 #define NETDEV_GENL_A_DEV_IFINDEX 1
 #define NETDEV_GENL_A_DEV_XDP_FEATURES 3
 #define NETDEV_GENL_XDP_ACT_NDO_XMIT 4ULL
+#define NETDEV_GENL_A_DEV_XDP_RX_METADATA_FEATURES 5
+#define NETDEV_GENL_XDP_RX_METADATA_VLAN_TAG 4ULL
 
 static int ethtool_ioctl(const struct xdptx_probe *p, void *cmd)
 {
@@ -466,4 +468,32 @@ void probe_xdptx_close(struct xdptx_probe *p)
 	p->fd = p->genl_fd = -1;
 	p->err_idx = NULL;
 	p->nr_err = 0;
+}
+
+int probe_xdp_rx_vlan(int ifindex)
+{
+	struct xdptx_probe p = { .genl_fd = -1 };
+	const struct nlattr *a;
+	__u32 idx = (__u32)ifindex;
+	__u64 features;
+	char buf[4096];
+	int n;
+
+	/* SHEDD_TEST_NO_XDP_FEATURES: as in probe_xdptx_open(), as on a
+	 * kernel before 6.3. */
+	if (getenv("SHEDD_TEST_NO_XDP_FEATURES"))
+		return 0;
+	genl_open(&p);
+	if (p.genl_fd < 0)
+		return 0;
+	n = genl_call(p.genl_fd, p.family, NETDEV_GENL_CMD_DEV_GET, NETDEV_GENL_A_DEV_IFINDEX,
+		      &idx, sizeof(idx), buf, sizeof(buf));
+	close(p.genl_fd);
+	if (n < 0)
+		return n;
+	a = genl_attr(buf, n, NETDEV_GENL_A_DEV_XDP_RX_METADATA_FEATURES, sizeof(__u64));
+	if (!a)
+		return 0;
+	memcpy(&features, (const char *)a + NLA_HDRLEN, sizeof(features));
+	return (features & NETDEV_GENL_XDP_RX_METADATA_VLAN_TAG) != 0;
 }

@@ -92,4 +92,12 @@ int probe_xdptx_hint(struct xdptx_probe *p);
 
 void probe_xdptx_close(struct xdptx_probe *p);
 
+/* Does the driver of @ifindex give XDP the VLAN tag it strips into its
+ * receive descriptor (bpf_xdp_metadata_rx_vlan_tag(), kernel 6.8)? From
+ * netdev's xdp-rx-metadata-features, which the kernel sets from the
+ * driver's xdp_metadata_ops. 1 yes, 0 no (or a kernel without the netdev
+ * family or the attribute, or SHEDD_TEST_NO_XDP_FEATURES set), or a
+ * negative errno. */
+int probe_xdp_rx_vlan(int ifindex);
+
 #endif /* SHEDD_PROBE_H */

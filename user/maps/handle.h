@@ -20,6 +20,7 @@ struct handoff_bpf;
 
 struct loader {
 	struct shedd_bpf *skel;
+	struct bpf_program *xdp_prog; /* skel's shedd_xdp, or shedd_xdp_vlan bound to the device */
 	int ifindex;
 	int link_fd;
 	int ncpus;           /* possible CPUs: the width of per-CPU values */

@@ -620,7 +620,7 @@ int migrate_swap(struct loader *l, const struct shedd_options *o)
 {
 	struct migrate *mg = l->mig;
 	char path[PATH_MAX + 32], to[PATH_MAX + 32];
-	int prog_fd = bpf_program__fd(l->skel->progs.shedd_xdp);
+	int prog_fd = bpf_program__fd(l->xdp_prog);
 	/* No link (pins left without a program): only the pins move, and
 	 * loader_attach() attaches afresh. */
 	bool fresh = l->link_fd < 0, swapped = false;
