@@ -238,10 +238,9 @@ crowd() {
 	local ok counted
 	# Not shedding (a rate far above the load): every SYN is charged and
 	# passed to the kernel, no cookie, and each handshake's ACK carries
-	# the kernel's ISN + 1 to its request socket (with the kernel hand-off,
-	# before 6.9, the kernel's own cookie).
+	# the kernel's ISN + 1 to its request socket.
 	shedd_start --port "$PORT" --controller off --rate 2000 \
-		--prefix "198.19.0.0/16=sheddable" --verify sheddable=shedding $(cookie_handoff)
+		--prefix "198.19.0.0/16=sheddable" --verify sheddable=shedding
 	client_addrs 198.19.9.7/32
 	run --separate-stderr ip netns exec "$NS_CLI" "$LOADGEN" --dst "$SRV_IP" --port "$PORT" --bind 198.19.9.7 \
 		--sources 1 --rate 40 --duration 2 --patience-ms "$PATIENCE_MS" --seed 3
