@@ -283,12 +283,9 @@ __noinline __u64 shedd_parse_ip(struct xdp_md *ctx, __u64 off, __u64 how)
 
 /* What a judged ACK counts and gets, alike for a direct ACK and a
  * tunnel's inner one: @ret is shedd_cookie_ack()'s verdict, @cs its
- * class's counters. XDP_PASS or XDP_DROP; or, counted, ACK_ACT_ADMITTED,
- * a proven admission to pass (fairness is the caller's: the ACK of a
- * cookie it charges, the ACK of a SYN charged directly, which fairness
- * could not count at the SYN, since a spoofed SYN would count against
- * the source it claims) or ACK_ACT_REFUSED (the answer is the caller's:
- * a RST direct, a drop through a tunnel). */
+ * class's counters. XDP_PASS or XDP_DROP; or, counted, ACK_ACT_ADMITTED
+ * (fairness is the caller's) or ACK_ACT_REFUSED (the answer is the
+ * caller's: a RST direct, a drop through a tunnel). */
 #define ACK_ACT_ADMITTED (-1)
 #define ACK_ACT_REFUSED (-2)
 static __always_inline int ack_counted(int ret, struct shedd_stats *st,
@@ -332,11 +329,7 @@ static __always_inline int ack_counted(int ret, struct shedd_stats *st,
 		/* The kernel answered the SYN, which was charged. */
 		cs->ack_valid++;
 		st->ack_repeat++;
-		return ACK_ACT_ADMITTED;
-	case ACK_SYN_PROVEN:
-		/* The kernel's handshake, as before: only fairness counts it. */
-		st->non_syn++;
-		return ACK_ACT_ADMITTED;
+		return XDP_PASS;
 	case ACK_ADMITTED:
 		cs->ack_valid++;
 		cs->charged++;
@@ -808,13 +801,13 @@ static __always_inline int shedd_judge(struct xdp_md *ctx, const int retag)
 		/* A FIN is judged like any segment, then ends the flow. */
 		if (p.tcp->fin)
 			shedd_flow_end(ctx, p.l2_len, p.l3_len, cookie_flags(&p));
-		if (ret != ACK_NOT_OURS && ret != ACK_SYN_PROVEN)
+		if (ret != ACK_NOT_OURS)
 			st->frag_judged += p.first_frag;
 		ret = ack_counted(ret, st, cs, cfg, dport);
 		if (ret != ACK_ACT_ADMITTED && ret != ACK_ACT_REFUSED)
 			return ret;
 		/* A proven admission: what fairness counts in a verified
-		 * class (ack_counted()). */
+		 * class. */
 		if (ret == ACK_ACT_ADMITTED) {
 			if (fair_of(cls))
 				shedd_fair(ctx, p.l2_len, p.l3_len, cookie_flags(&p),
@@ -864,9 +857,8 @@ static __always_inline int shedd_judge(struct xdp_md *ctx, const int retag)
 			if (mode != SHEDD_VERIFY_OFF || src_proves(cfg, cls))
 				shedd_syn_charged(ctx, p.l2_len, p.l3_len, cookie_flags(&p), now);
 			/* Fairness counts unproven sources only where
-			 * nothing is proven: in a verified class the ACK
-			 * that proves the source of this SYN counts it
-			 * (shedd_cookie_ack(): ACK_PAID, ACK_SYN_PROVEN). */
+			 * nothing is proven: in a verified class a proven
+			 * ACK counts instead. */
 			else if (fair_of(cls))
 				shedd_fair(ctx, p.l2_len, p.l3_len, cookie_flags(&p),
 					   cls | FAIR_COUNT);

@@ -992,9 +992,6 @@ enum ack_verdict {
 	ACK_ADMITTED = 5,   /* proven and charged: pass */
 	ACK_REFUSED = 6,    /* proven, no token: refuse with a RST */
 	ACK_PAID = 7,       /* proven, its SYN was charged: pass */
-	ACK_SYN_PROVEN = 8, /* the kernel's request socket for a SYN charged
-			     * and passed, acknowledged with its ISN + 1:
-			     * proven, not ours to judge: pass */
 };
 #define ACK_VERDICT_MASK 0xffU
 #define ACK_HASH_SHIFT 32 /* the flow hash, above the verdict */
@@ -1012,11 +1009,7 @@ enum ack_verdict {
  * the kernel made the connection or before our RST reached the client)
  * follow its verdict, those past its first data segment too, whose
  * sequence number no longer passes the cookie check, and the ACK of a SYN
- * charged directly is not charged again (shedd_syn_charged()). That ACK
- * proves its source as a cookie does, once: with the kernel's cookie
- * (ACK_PAID), or, at the request socket the kernel made for the SYN, with
- * the ISN + 1 the kernel sent only to the SYN's source (ACK_SYN_PROVEN):
- * what fairness counts of a SYN admitted directly in a verified class.
+ * charged directly is not charged again (shedd_syn_charged()).
  *
  * Return: an enum ack_verdict, with the flow hash << ACK_HASH_SHIFT once it
  * was computed (for the RST's note of the refusal).
@@ -1040,25 +1033,6 @@ __noinline __u64 shedd_cookie_ack(struct xdp_md *ctx, __u64 l2_len, __u64 l3_len
 	sk = tuple_sock(ctx, &t, tlen);
 	if (!sk)
 		return ACK_NOT_OURS;
-	if (sk->state == BPF_TCP_NEW_SYN_RECV) {
-		struct tcp_request_sock *rq = bpf_skc_to_tcp_request_sock(sk);
-		__u32 isn = rq ? rq->snt_isn : 0;
-
-		bpf_sk_release(sk);
-		/* Not ours to judge: the kernel's handshake. Proven once, if
-		 * its SYN was charged here (shedd_syn_charged()) and the ACK
-		 * carries the kernel's ISN + 1: only the source of the SYN
-		 * was sent it. Then the ACK of the SYN is no longer awaited,
-		 * and a copy of it proves nothing again. */
-		if (!rq || bpf_ntohl(s.th.ack_seq) != isn + 1)
-			return ACK_NOT_OURS;
-		now = clock_coarse_ns();
-		h = tuple_hash(&t, v6);
-		if (proven_get(h, now, s.th.seq, s.th.ack_seq) != FLOW_SYN_CHARGED)
-			return ACK_NOT_OURS;
-		proven_put(h, FLOW_ADMITTED, now, s.th.seq, s.th.ack_seq);
-		return ACK_SYN_PROVEN;
-	}
 	if (sk->state != BPF_TCP_LISTEN) {
 		bpf_sk_release(sk);
 		return ACK_NOT_OURS;

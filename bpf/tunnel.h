@@ -849,7 +849,7 @@ static __always_inline int tun_judge(struct xdp_md *ctx, const struct shedd_conf
 		/* A FIN is judged like any segment, then ends the flow. */
 		if (tcp->fin)
 			shedd_flow_end(ctx, l3off, in->l3_len, flags);
-		if (ret != ACK_NOT_OURS && ret != ACK_SYN_PROVEN)
+		if (ret != ACK_NOT_OURS)
 			st->frag_judged += in->first_frag;
 		ret = ack_counted(ret, st, cs, cfg, dport);
 		if (ret != ACK_ACT_ADMITTED && ret != ACK_ACT_REFUSED)

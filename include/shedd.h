@@ -871,11 +871,9 @@ struct shedd_layout {
  * of the class's rate is shed before it takes a token. Sources are counted
  * at three levels: 0, the address; 1, the IPv4 /24 or the IPv6 /64; 2, the
  * IPv6 /48 (IPv4 has no level 2). What is counted is an admission: a SYN
- * that took a token in an unverified class; in a verified class the ACK
- * that proves its source, of a cookie or of a SYN admitted directly while
- * the class did not verify (the kernel's cookie, or the kernel's ISN + 1
- * at its request socket), never the SYN: a cookie proves nothing yet, and
- * a spoofed SYN cannot make a real client look heavy.
+ * that took a token in an unverified class, a proven ACK that took one in
+ * a verified class (a cookie proves nothing yet, so a spoofed flood cannot
+ * make a real client look heavy).
  *
  * fair_cells: ARRAY (BPF_F_MMAPABLE) of struct shedd_fair_cell, shared by
  * every CPU: per class and level, FAIR_ROWS rows of FAIR_COLS cells, a
