@@ -6,8 +6,9 @@
 # tx-vlan-offload off, in the frame; and it drops a SYN-ACK or RST that
 # comes back without the tag, as the client's VLAN would never bring it.
 # A SYN whose tag was stripped is judged as one with the tag in the frame:
-# its cookie carries the tag, on kernels whose driver gives XDP the tag
-# (6.8 and later; veth does). Where the kernel makes VLAN devices (8021q),
+# its cookie carries the tag with --nic-vlan-tag auto, on kernels whose
+# driver gives XDP the tag (6.8 and later; veth does), and leaves without it
+# by default. Where the kernel makes VLAN devices (8021q),
 # a client's VLAN device reaches the server's through the same veth.
 
 load lib
@@ -87,9 +88,23 @@ verified() {
 	verified 1
 }
 
-@test "tag stripped before XDP: read from the descriptor, the cookie carries it, the client connects" {
+@test "tag stripped before XDP, --nic-vlan-tag off (the default): shedd_xdp, says the driver gives the tag, the cookie leaves without it" {
 	need_rx_vlan
 	shedd_start --port "$PORT" --rate 1000 --verify sheddable=always $(cookie_handoff)
+	[ "$(xdp_prog)" = shedd_xdp ]
+	run grep -c "not read on $IF_SRV (--nic-vlan-tag off).*--nic-vlan-tag auto reads" \
+		"$TESTBED_TMP/shedd.log"
+	[ "$status" -eq 0 ]
+	[ "$output" = 1 ]
+	run exchange untagged
+	[ "$status" -ne 0 ]
+	[[ "$output" == *'result=ETIMEDOUT stage=connect'* ]]
+}
+
+@test "tag stripped before XDP: read from the descriptor, the cookie carries it, the client connects" {
+	need_rx_vlan
+	shedd_start --port "$PORT" --rate 1000 --verify sheddable=always $(cookie_handoff) \
+		--nic-vlan-tag auto
 	run grep -c "XDP: shedd_xdp_vlan, bound to $IF_SRV" "$TESTBED_TMP/shedd.log"
 	[ "$status" -eq 0 ]
 	[ "$output" = 1 ]
@@ -102,7 +117,7 @@ verified() {
 	# One SYN a second, the lowest rate there is: of 4 connections at
 	# once at least 3 are shed, each refused with a RST the client takes.
 	shedd_start --port "$PORT" --verify off --fair off --controller off --rate 1 --burst 1 \
-		--reject rst
+		--reject rst --nic-vlan-tag auto
 	for i in 1 2 3 4; do
 		in_cli "$TCPECHO" connect --addr "$SRV_IP" --port "$PORT" --bytes 1000 \
 			--timeout-ms $((3000 * TESTBED_TIME_SCALE)) >"$TESTBED_TMP/rst.$i" 2>&1 || true
@@ -119,28 +134,29 @@ verified() {
 
 @test "an adopting shedd swaps shedd_xdp for shedd_xdp_vlan in the running link, and back" {
 	need_rx_vlan
-	# Without the driver's word (as before 6.8): shedd_xdp, whose cookie
-	# leaves without the tag, and the client never gets it.
-	SHEDD_TEST_NO_XDP_FEATURES=1 shedd_start --port "$PORT" --rate 1000 \
-		--verify sheddable=always $(cookie_handoff)
+	# --nic-vlan-tag off (the default): shedd_xdp, whose cookie leaves
+	# without the tag, and the client never gets it.
+	shedd_start --port "$PORT" --rate 1000 --verify sheddable=always $(cookie_handoff)
 	[ "$(xdp_prog)" = shedd_xdp ]
-	run exchange plain
-	[ "$status" -ne 0 ]
-	[[ "$output" == *'result=ETIMEDOUT stage=connect'* ]]
 	id=$(link_id)
 	kill -KILL "$SHEDD_PID"
 	wait "$SHEDD_PID" || true
-	shedd_start --port "$PORT" --rate 1000 --verify sheddable=always $(cookie_handoff)
+	shedd_start --port "$PORT" --rate 1000 --verify sheddable=always $(cookie_handoff) \
+		--nic-vlan-tag auto
 	grep -q 'adopted the running shedd' "$TESTBED_TMP/shedd.log"
 	[ "$(link_id)" = "$id" ]
 	[ "$(xdp_prog)" = shedd_xdp_vlan ]
 	exchange adopted
 	kill -KILL "$SHEDD_PID"
 	wait "$SHEDD_PID" || true
+	# Asked, but without the driver's word (as before 6.8): shedd_xdp.
 	SHEDD_TEST_NO_XDP_FEATURES=1 shedd_start --port "$PORT" --rate 1000 \
-		--verify sheddable=always $(cookie_handoff)
+		--verify sheddable=always $(cookie_handoff) --nic-vlan-tag auto
 	[ "$(link_id)" = "$id" ]
 	[ "$(xdp_prog)" = shedd_xdp ]
+	run exchange plain
+	[ "$status" -ne 0 ]
+	[[ "$output" == *'result=ETIMEDOUT stage=connect'* ]]
 }
 
 @test "VLAN devices at both ends, the tag stripped before XDP: a verified client connects to the server's VLAN address" {
@@ -160,7 +176,8 @@ verified() {
 		--duration "$ECHO_SECS" >/dev/null 2>>"$TESTBED_TMP/echo.err" &
 	PIDS+=($!)
 	wait_for "echo server on $v.2" 5 sh -c "ip netns exec $NS_SRV ss -ltnH | grep -qF '$v.2:$PORT '"
-	shedd_start --port "$PORT" --rate 1000 --verify sheddable=always $(cookie_handoff)
+	shedd_start --port "$PORT" --rate 1000 --verify sheddable=always $(cookie_handoff) \
+		--nic-vlan-tag auto
 	[ "$(xdp_prog)" = shedd_xdp_vlan ]
 	in_cli "$TCPECHO" connect --addr "$v.2" --port "$PORT" --bytes 100000 \
 		--timeout-ms $((5000 * TESTBED_TIME_SCALE)) >"$TESTBED_TMP/client.dev" 2>&1 || true

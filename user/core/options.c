@@ -676,6 +676,11 @@ const struct opt_def options_table[OPT_COUNT] = {
 	  "and /48 (48), each held to its share (repeatable)", OPTF_REPEAT },
 	{ OPT_XDP_MODE, "xdp-mode", 'm', "shedd", "native|generic", "native", NULL,
 	  "XDP attach mode", OPTF_RESTART },
+	{ OPT_NIC_VLAN_TAG, "nic-vlan-tag", 0, "shedd", "auto|off", "off", NULL,
+	  "auto: where the kernel (6.8+) and the driver give XDP the VLAN tag the NIC "
+	  "strips, load the program bound to IFACE that reads it and puts it back into "
+	  "cookies and RSTs; off: such replies leave untagged (a kernel bug with "
+	  "device-bound programs: see docs/limits.md)", OPTF_RESTART },
 	{ OPT_TICK_MS, "tick-ms", 't', "shedd", "MS", "100", NULL,
 	  "control tick", OPTF_RESTART },
 	{ OPT_METRICS_ADDR, "metrics-addr", 0, "shedd", "HOST:PORT|none", DEFAULT_METRICS_ADDR,
@@ -1079,6 +1084,16 @@ int options_apply(struct options_state *st, const struct opt_def *d, const char 
 			return -1;
 		}
 		o->xdp_mode_set = true;
+		break;
+	case OPT_NIC_VLAN_TAG:
+		if (!strcmp(val, "auto")) {
+			o->nic_vlan_tag = true;
+		} else if (!strcmp(val, "off")) {
+			o->nic_vlan_tag = false;
+		} else {
+			errf(err, errlen, "--nic-vlan-tag: '%s' is not auto or off", val);
+			return -1;
+		}
 		break;
 	case OPT_TICK_MS:
 		if (parse_u64(val, 10, MAX_TICK_MS, &v, why, sizeof(why))) {

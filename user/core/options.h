@@ -104,6 +104,7 @@ struct shedd_options {
 	__u32 fair_levels[SHEDD_NR_CLASSES]; /* FAIR_* bits */
 	enum xdp_mode xdp_mode;
 	bool xdp_mode_set;        /* --xdp-mode given: an adopted program must run so */
+	bool nic_vlan_tag;        /* --nic-vlan-tag auto: the bound program where the driver gives the tag */
 	__u32 tick_ms;
 	bool keep_on_exit;
 	bool force;
@@ -142,7 +143,8 @@ enum opt_id {
 	OPT_CONTROLLER, OPT_TARGET_DELAY, OPT_INTERVAL, OPT_MIN_RATE, OPT_MAX_RATE,
 	OPT_STEP, OPT_DEPTH_FRAC, OPT_RAMP, OPT_RAMP_HOLD, OPT_LATENCY_TARGET, OPT_PATIENCE,
 	OPT_LATENCY_SOCKET, OPT_LATENCY_GROUP, OPT_VERIFY, OPT_HANDOFF,
-	OPT_COOKIE_RATE, OPT_VERIFY_HOLD, OPT_FAIR, OPT_FAIR_LEVELS, OPT_XDP_MODE, OPT_TICK_MS,
+	OPT_COOKIE_RATE, OPT_VERIFY_HOLD, OPT_FAIR, OPT_FAIR_LEVELS, OPT_XDP_MODE, OPT_NIC_VLAN_TAG,
+	OPT_TICK_MS,
 	OPT_METRICS_ADDR, OPT_USER, OPT_STATUS_INTERVAL, OPT_KEEP_ON_EXIT, OPT_FORCE,
 	OPT_VERBOSE, OPT_CONFIG, OPT_REMOVE, OPT_CHECK_CONFIG, OPT_HELP, OPT_VERSION,
 	OPT_COUNT

@@ -212,26 +212,36 @@ static int verify_setup(struct loader *l, const struct shedd_options *o)
 #endif
 
 /* Which of the object's two XDP programs runs: shedd_xdp_vlan where the
- * driver gives XDP the VLAN tag it strips (and puts it back in replies),
- * bound to the device as the kernel requires of a program that asks for
- * it; shedd_xdp anywhere else. A program bound to the device attaches
- * natively only; bpf_link_update() swaps one for the other in a running
- * link, either way, so an upgrade or an adoption changes variant without
- * a gap. */
+ * operator asked for it (--nic-vlan-tag auto) and the driver gives XDP the
+ * VLAN tag it strips (and puts it back in replies), bound to the device as
+ * the kernel requires of a program that asks for it; shedd_xdp anywhere
+ * else. Not by default: Debian's 6.12.118 oopsed in
+ * bpf_dev_bound_netdev_unregister() when a network namespace holding a
+ * device with such a program went away (docs/limits.md). A program bound
+ * to the device attaches natively only; bpf_link_update() swaps one for
+ * the other in a running link, either way, so an upgrade or an adoption
+ * changes variant without a gap. */
 static void xdp_prog_choose(struct loader *l, const struct shedd_options *o)
 {
 	struct bpf_program *vlan = l->skel->progs.shedd_xdp_vlan;
 	int has = l->xdp_mode == XDP_MODE_NATIVE ? probe_xdp_rx_vlan(l->ifindex) : 0;
 
 	l->xdp_prog = l->skel->progs.shedd_xdp;
+	if (has < 0)
+		log_warn("ask the driver of %s for the XDP metadata it gives: %s", o->iface,
+			 strerror(-has));
 	if (has <= 0) {
-		if (has < 0)
-			log_warn("ask the driver of %s for the XDP metadata it gives: %s", o->iface,
-				 strerror(-has));
 		log_info("XDP: a VLAN tag the NIC strips from a frame is not seen on %s (%s): "
 			 "a cookie or RST answers such a SYN without it",
 			 o->iface, l->xdp_mode != XDP_MODE_NATIVE
 			 ? "generic XDP" : "its driver or the kernel, before 6.8, does not give it");
+		return;
+	}
+	if (!o->nic_vlan_tag) {
+		log_info("XDP: a VLAN tag the NIC strips from a frame is not read on %s "
+			 "(--nic-vlan-tag off): a cookie or RST answers such a SYN without it; "
+			 "its driver gives the tag, which --nic-vlan-tag auto reads",
+			 o->iface);
 		return;
 	}
 	bpf_program__set_autoload(l->skel->progs.shedd_xdp, false);
@@ -474,6 +484,9 @@ int loader_open(struct loader *l, const struct shedd_options *o)
 			log_info("if maps pinned under %s come from another shedd build, "
 				 "remove them with: shedd --iface %s --remove",
 				 l->pin_dir, o->iface);
+		if (l->xdp_prog == l->skel->progs.shedd_xdp_vlan)
+			log_info("the program bound to %s (--nic-vlan-tag auto) did not load: "
+				 "--nic-vlan-tag off loads the one that is not bound", o->iface);
 		if (!o->verbose)
 			log_info("run with -v for the verifier log");
 		goto fail;

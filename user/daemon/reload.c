@@ -87,6 +87,8 @@ static bool same(enum opt_id id, const struct shedd_options *a, const struct she
 		return a->handoff == b->handoff;
 	case OPT_XDP_MODE:
 		return a->xdp_mode == b->xdp_mode;
+	case OPT_NIC_VLAN_TAG:
+		return a->nic_vlan_tag == b->nic_vlan_tag;
 	case OPT_TICK_MS:
 		return a->tick_ms == b->tick_ms;
 	case OPT_METRICS_ADDR:
@@ -127,6 +129,9 @@ static void keep(enum opt_id id, struct shedd_options *n, const struct shedd_opt
 		break;
 	case OPT_XDP_MODE:
 		n->xdp_mode = o->xdp_mode;
+		break;
+	case OPT_NIC_VLAN_TAG:
+		n->nic_vlan_tag = o->nic_vlan_tag;
 		break;
 	case OPT_TICK_MS:
 		n->tick_ms = o->tick_ms;
