@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <linux/types.h>
@@ -105,6 +106,37 @@ static int kernel_has(const char *name)
 	return has;
 }
 
+static __u32 map_id(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		fail_msg("read a map's id: %s", strerror(errno));
+	return info.id;
+}
+
+/* Wait until the kernel has freed the program that used the map of
+ * @used_id, which nothing else holds: bpf_prog_free_deferred() puts the
+ * program's maps, then unbinds it from its device (kernel/bpf/core.c,
+ * 6.3 and later). At most 30 s. */
+static void bound_prog_freed(__u32 used_id)
+{
+	int i, fd;
+
+	for (i = 0; i < 3000; i++) {
+		fd = bpf_map_get_fd_by_id(used_id);
+		if (fd < 0) {
+			if (errno == ENOENT)
+				return;
+			fail_msg("look up map %u: %s", used_id, strerror(errno));
+		}
+		close(fd);
+		usleep(10000);
+	}
+	fail_msg("the program bound to the test's veth still holds map %u after 30 s", used_id);
+}
+
 /* shedd_xdp_vlan, which the daemon loads bound to a device whose driver
  * gives XDP the VLAN tag it strips (bpf_xdp_metadata_rx_vlan_tag, 6.8):
  * bound here to a veth of a network namespace of the test's own (a
@@ -114,7 +146,7 @@ static void xdp_vlan_program(void **state)
 {
 	struct shedd_bpf *s;
 	unsigned int ifindex;
-	__u32 insns;
+	__u32 insns, settings_id;
 	int err;
 
 	(void)state;
@@ -144,7 +176,13 @@ static void xdp_vlan_program(void **state)
 		fail_msg("load shedd_xdp_vlan: %s", strerror(-err));
 	}
 	insns = verified_insns(bpf_program__fd(s->progs.shedd_xdp_vlan));
+	settings_id = map_id(bpf_map__fd(s->maps.settings));
 	shedd_bpf__destroy(s);
+	/* The program must be gone before its device is: Debian's 6.12.118
+	 * oopses in bpf_dev_bound_netdev_unregister() when a device goes
+	 * while a program as large as this one is bound to it
+	 * (docs/limits.md), as the namespace would at the process's exit. */
+	bound_prog_freed(settings_id);
 	insns_within("shedd_xdp_vlan", insns);
 }
 
