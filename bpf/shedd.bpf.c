@@ -562,6 +562,11 @@ __noinline __u64 shedd_parse(struct xdp_md *ctx)
 /* shedd_xdp()'s cookie: a SYN that failed the check was found to go to a
  * listener already (shedd_syn_sock()): not asked again. */
 #define COOKIE_LISTENER 2
+/* shedd_xdp()'s mode for a SYN the source check demoted to the default
+ * class, judged as SHEDD_VERIFY_OFF, whose claimed class probes ACKs: if
+ * admitted it is noted (shedd_syn_charged()), so that its ACK, which comes
+ * back in the claimed class, is not charged there again. */
+#define MODE_OFF_NOTED (SHEDD_NR_VERIFY + 1)
 
 /* A tag the NIC took out of the frame into its receive descriptor (rx
  * VLAN offload) is not in the frame XDP sees: the parser judges the frame
@@ -762,17 +767,16 @@ static __always_inline int shedd_judge(struct xdp_md *ctx, const int retag)
 				__u64 claimed = cls;
 
 				/* Its ACK comes back in the class it claims:
-				 * where that class probes ACKs, noted now, so
-				 * the ACK of the kernel's answer, if this SYN
-				 * is admitted, is not charged there a second
-				 * time (a shed one is answered by nobody). */
+				 * where that class probes ACKs, the SYN is
+				 * noted if it is admitted (MODE_OFF_NOTED),
+				 * so the ACK of the kernel's answer is not
+				 * charged there a second time; a shed one is
+				 * answered by nobody and noted nowhere. */
 				verifier_bound(claimed, SHEDD_NR_CLASSES - 1);
-				if (class_mode(cfg, (__u32)claimed) != SHEDD_VERIFY_OFF ||
-				    src_proves(cfg, (__u32)claimed))
-					shedd_syn_charged(ctx, p.l2_len, p.l3_len, cookie_flags(&p),
-							  clock_coarse_ns());
+				mode = class_mode(cfg, (__u32)claimed) != SHEDD_VERIFY_OFF ||
+				       src_proves(cfg, (__u32)claimed)
+				       ? MODE_OFF_NOTED : SHEDD_VERIFY_OFF;
 				cls = cfg->default_class;
-				mode = SHEDD_VERIFY_OFF;
 			}
 		} else if (ret == SRC_UNCHECKED) {
 			st->src_unchecked++;
@@ -840,7 +844,7 @@ static __always_inline int shedd_judge(struct xdp_md *ctx, const int retag)
 	    shedd_fair(ctx, p.l2_len, p.l3_len, cookie_flags(&p), cls | FAIR_CHECK)) {
 		/* Demand all the same where SYNs are charged: the class's
 		 * share of the rate follows what its sources ask. */
-		if (mode == SHEDD_VERIFY_OFF)
+		if (mode == SHEDD_VERIFY_OFF || mode == MODE_OFF_NOTED)
 			cs->charged++;
 		goto shed;
 	}
@@ -853,7 +857,8 @@ static __always_inline int shedd_judge(struct xdp_md *ctx, const int retag)
 		if (charge(b, cls, now)) {
 			cs->admitted++;
 			/* Charged once: the ACK of the kernel's answer passes
-			 * (probed in a class whose cookies src_proves()). */
+			 * (probed in a class whose cookies src_proves(), or in
+			 * the class a demoted SYN claimed: MODE_OFF_NOTED). */
 			if (mode != SHEDD_VERIFY_OFF || src_proves(cfg, cls))
 				shedd_syn_charged(ctx, p.l2_len, p.l3_len, cookie_flags(&p), now);
 			/* Fairness counts unproven sources only where

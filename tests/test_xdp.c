@@ -5710,6 +5710,40 @@ static void test_strict_demoted_charged_once(void **state)
 	want = (struct shedd_stats){ .packets = 1, .ack_probed = 1, .ack_repeat = 1,
 				     .cls[cp] = { .ack_valid = 1 } };
 	expect_delta(name, &before, &after, &want);
+
+	/* Shed in the default class, it was answered by nobody: nothing is
+	 * noted of it (a spoofed flood that fails the check writes no note
+	 * per SYN), so an ACK with that cookie is charged where it comes. */
+	name = "strict: a failing CRITICAL_PLUS SYN, the default class empty: shed";
+	if (reset_maps(&cfg, &rate_plenty))
+		fail_msg("reset maps");
+	{
+		struct shedd_rate none = { .r = rate_empty };
+		__u32 k = def;
+
+		none.r.flags |= SHEDD_RATE_SET;
+		none.r.batch = 1;
+		if (bpf_map__update_elem(skel->maps.rates, &k, sizeof(k), &none, sizeof(none),
+					 BPF_F_LOCK))
+			fail_msg("empty the default class: %s", strerror(errno));
+	}
+	set_clocks(mono_ns());
+	read_stats(&before);
+	run_xdp_on(name, syn.data, syn.len, fwd, &r);
+	read_stats(&after);
+	expect_verdict(name, r.verdict, XDP_DROP);
+	want = (struct shedd_stats){ .packets = 1, .src_failed = 1,
+				     .cls[def] = { .syn = 1, .charged = 1, .dropped = 1 } };
+	expect_delta(name, &before, &after, &want);
+
+	name = "strict: an ACK with the cookie of that shed SYN: not paid, charged to CRITICAL_PLUS";
+	read_stats(&before);
+	run_xdp_on(name, ack.data, ack.len, fwd, &r);
+	read_stats(&after);
+	expect_verdict(name, r.verdict, XDP_PASS);
+	want = (struct shedd_stats){ .packets = 1, .ack_probed = 1,
+				     .cls[cp] = { .charged = 1, .ack_valid = 1, .ack_admitted = 1 } };
+	expect_delta(name, &before, &after, &want);
 }
 
 /* A SYN of a verified class admitted directly (not shedding) is answered
