@@ -11,7 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <bpf/bpf.h>
@@ -73,35 +72,6 @@ static int sync_ports(struct loader *l, const struct shedd_options *o)
 	for (i = 0; i < n; i++)
 		bpf_map_delete_elem(fd, &stale[i]);
 	return write_port_set(l, o);
-}
-
-/* The unicast MAC of @iface, which a SYN must be sent to for the program
- * to answer it with a RST (an interface without one, all zero, gets no
- * RST), and its MTU, which caps the MSS a cookie SYN-ACK offers. */
-static int iface_mac_mtu(const char *iface, __u8 mac[6], __u32 *mtu)
-{
-	struct ifreq ifr;
-	int fd, err = 0;
-
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", iface);
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || ioctl(fd, SIOCGIFHWADDR, &ifr)) {
-		err = -errno;
-		log_err("read the MAC address of %s: %s", iface,
-			strerror(errno));
-	} else {
-		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
-		if (ioctl(fd, SIOCGIFMTU, &ifr)) {
-			err = -errno;
-			log_err("read the MTU of %s: %s", iface, strerror(errno));
-		} else {
-			*mtu = ifr.ifr_mtu > 0 ? (__u32)ifr.ifr_mtu : 0;
-		}
-	}
-	if (fd >= 0)
-		close(fd);
-	return err;
 }
 
 /* The source check needs the kernel's FIB lookup, which answers only on
@@ -213,6 +183,7 @@ int loader_configure(struct loader *l, const struct shedd_options *o)
 {
 	__u64 rst_per_cpu;
 	struct shedd_config cfg;
+	struct iface_link link;
 	int err;
 
 	/* Ports and prefixes first: the settings may turn all_ports off. */
@@ -222,8 +193,14 @@ int loader_configure(struct loader *l, const struct shedd_options *o)
 	cfg.all_ports = o->nr_ports == 0;
 	cfg.default_class = o->default_class;
 	memcpy(cfg.reject, o->reject, sizeof(cfg.reject));
-	if ((err = iface_mac_mtu(o->iface, cfg.mac, &cfg.mtu)))
+	/* The unicast MAC of the interface, which a SYN must be sent to for
+	 * the program to answer it with a RST (an interface without one, all
+	 * zero, gets no RST), and its MTU, which caps the MSS a cookie
+	 * SYN-ACK offers. */
+	if ((err = probe_iface_link(o->iface, &link)))
 		return err;
+	memcpy(cfg.mac, link.mac, sizeof(cfg.mac));
+	cfg.mtu = link.mtu;
 	/* The RST budget is per CPU: each gets its share, rounded up, and a
 	 * tenth of a second of it as depth. */
 	rst_per_cpu = (o->rst_rate_per_sec + (__u64)l->ncpus - 1) / (__u64)l->ncpus;

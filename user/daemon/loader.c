@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/ioctl.h>
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/random.h>
@@ -358,26 +357,19 @@ static int write_layout(struct loader *l)
  * (said) otherwise. */
 static int iface_ethernet(const char *iface)
 {
-	struct ifreq ifr;
-	int fd, err = 0;
+	struct iface_link link;
+	int err = probe_iface_link(iface, &link);
 
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", iface);
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || ioctl(fd, SIOCGIFHWADDR, &ifr)) {
-		err = -errno;
-		log_err("read the link type of %s: %s", iface, strerror(errno));
-	} else if (ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER &&
-		   ifr.ifr_hwaddr.sa_family != ARPHRD_LOOPBACK) {
-		err = -EPROTONOSUPPORT;
+	if (err)
+		return err;
+	if (link.type != ARPHRD_ETHER && link.type != ARPHRD_LOOPBACK) {
 		log_err("%s is not an Ethernet device (link type %u): shedd parses Ethernet "
 			"frames and would judge nothing on it; run shedd on the Ethernet "
 			"interface the packets arrive on (docs/datapath.md, \"Decapsulations "
-			"shedd does not open\")", iface, (unsigned int)ifr.ifr_hwaddr.sa_family);
+			"shedd does not open\")", iface, (unsigned int)link.type);
+		return -EPROTONOSUPPORT;
 	}
-	if (fd >= 0)
-		close(fd);
-	return err;
+	return 0;
 }
 
 int loader_open(struct loader *l, const struct shedd_options *o)

@@ -175,6 +175,33 @@ int probe_brd4(__u32 *brd, unsigned int max)
 	return (int)n;
 }
 
+int probe_iface_link(const char *iface, struct iface_link *out)
+{
+	struct ifreq ifr;
+	int fd, err = 0;
+
+	memset(out, 0, sizeof(*out));
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", iface);
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || ioctl(fd, SIOCGIFHWADDR, &ifr)) {
+		err = -errno;
+		log_err("read the link type and MAC address of %s: %s", iface, strerror(errno));
+	} else {
+		out->type = ifr.ifr_hwaddr.sa_family;
+		memcpy(out->mac, ifr.ifr_hwaddr.sa_data, sizeof(out->mac));
+		if (ioctl(fd, SIOCGIFMTU, &ifr)) {
+			err = -errno;
+			log_err("read the MTU of %s: %s", iface, strerror(errno));
+		} else {
+			out->mtu = ifr.ifr_mtu > 0 ? (__u32)ifr.ifr_mtu : 0;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
 int probe_forwarding(const char *iface, int v6)
 {
 	char path[128], buf[32];

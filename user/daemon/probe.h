@@ -39,6 +39,18 @@ int probe_syn_opts_off(__u8 *off);
  * found, or a negative errno with a message. */
 int probe_brd4(__u32 *brd, unsigned int max);
 
+/* What one SIOCGIFHWADDR and one SIOCGIFMTU tell of a device: its link
+ * type (ARPHRD_*), its MAC address and its MTU. */
+struct iface_link {
+	unsigned short type;
+	__u8 mac[6];
+	__u32 mtu;
+};
+
+/* Read @iface's link type, MAC and MTU into @out. 0, or a negative errno
+ * with a message. */
+int probe_iface_link(const char *iface, struct iface_link *out);
+
 /* Does @iface forward IPv4 (@v6 0) or IPv6? bpf_fib_lookup() answers
  * only there. 1, 0, or a negative errno. */
 int probe_forwarding(const char *iface, int v6);
