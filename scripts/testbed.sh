@@ -216,7 +216,18 @@ testbed_client_xdp() {
 
 testbed_down() {
 	# Runs from traps, also under set -e: nothing here may stop it early.
-	local pid
+	local pid bound_maps="" i
+	# A program bound to the server's veth (shedd_xdp_vlan) must be freed
+	# before the veth goes: Debian's 6.12.118 oopses when a device goes
+	# while such a program is bound to it (docs/limits.md). The kernel
+	# puts the program's maps just before it unbinds it
+	# (bpf_prog_free_deferred()): wait, at most 10 s, until they are gone.
+	if [ -n "$TESTBED_ID" ] &&
+		ip -n "$NS_SRV" link show dev "$IF_SRV" 2>/dev/null | grep -q 'prog/xdp id [0-9]* name shedd_xdp_vlan'; then
+		bound_maps=$(bpftool -j prog show id "$(ip -n "$NS_SRV" link show dev "$IF_SRV" |
+			grep -o 'prog/xdp id [0-9]*' | awk '{ print $3 }')" 2>/dev/null |
+			jq -r '.map_ids[]?' 2>/dev/null | tr '\n' ' ') || true
+	fi
 	for pid in "${PIDS[@]}"; do
 		kill "$pid" 2>/dev/null || true
 	done
@@ -230,6 +241,15 @@ testbed_down() {
 		rm -rf "$PIN_DIR"
 	fi
 	rmdir "$(dirname "$PIN_DIR")" /sys/fs/bpf/shedd 2>/dev/null || true
+	if [ -n "$bound_maps" ]; then
+		for i in $(seq 1 100); do
+			bpftool -j map show 2>/dev/null |
+				jq -e --arg ids "$bound_maps" '($ids | split(" ") | map(select(. != ""))) as $w |
+					[.[] | select((.id | tostring) as $i | $w | index($i))] | length == 0' \
+				>/dev/null 2>&1 && break
+			sleep 0.1
+		done
+	fi
 	# A shedd that was killed leaves its latency socket: remove it, or a
 	# later namespace that gets the same inode finds it in its folder.
 	if [ -n "${LATENCY_SOCK:-}" ]; then
