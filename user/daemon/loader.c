@@ -214,9 +214,9 @@ static int verify_setup(struct loader *l, const struct shedd_options *o)
  * operator asked for it (--nic-vlan-tag auto) and the driver gives XDP the
  * VLAN tag it strips (and puts it back in replies), bound to the device as
  * the kernel requires of a program that asks for it; shedd_xdp anywhere
- * else. Not by default: Debian's 6.12.118 oopsed in
- * bpf_dev_bound_netdev_unregister() when a network namespace holding a
- * device with such a program went away (docs/limits.md). A program bound
+ * else. Not by default: Debian's 6.12.118 oopses in
+ * bpf_dev_bound_netdev_unregister() when a device goes away while a
+ * program this large is bound to it (docs/limits.md). A program bound
  * to the device attaches natively only; bpf_link_update() swaps one for
  * the other in a running link, either way, so an upgrade or an adoption
  * changes variant without a gap. */
@@ -251,6 +251,10 @@ static void xdp_prog_choose(struct loader *l, const struct shedd_options *o)
 	log_info("XDP: shedd_xdp_vlan, bound to %s: a VLAN tag the NIC strips from a frame is "
 		 "read from its descriptor and put back in the cookies and RSTs it answers",
 		 o->iface);
+	log_warn("the program is bound to %s: on a kernel that follows a stale pointer when a "
+		 "device with a bound program goes (Debian's 6.12.118 oopses), removing %s while "
+		 "shedd runs brings the host down; remove shedd first (shedd --iface %s --remove), "
+		 "see docs/limits.md", o->iface, o->iface, o->iface);
 }
 
 /* The mode of the running shedd's attachment, which an adoption keeps: it
