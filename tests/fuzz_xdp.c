@@ -1863,6 +1863,13 @@ static const char *expect_syn(const struct frame_ctx *fc, struct ref_state *m,
 		*out = OUT_DROP;
 		return NULL;
 	}
+	/* The source check: a class above the default one is routed back
+	 * or not by the kernel's FIB, which answers only where the device
+	 * forwards; the fuzzer's namespace forwards nowhere, so the check
+	 * runs and finds nothing (src_unchecked), and the class is kept,
+	 * under strict and verify alike, direct or tunnelled. */
+	if (m->cfg.source_check != SHEDD_SRC_OFF && c < m->cfg.default_class)
+		e[W(src_unchecked)] = 1;
 	e[C(c, syn)] = 1;
 	e[W(frag_judged)] = r->first_frag;
 	e[TW(judged)] = r->tunnel;
@@ -1969,7 +1976,13 @@ static const char *expect_ack(const struct frame_ctx *fc, struct ref_state *m,
 	t->acks++;
 	*out = OUT_PASS;
 	e[TW(decap)] = fc->r->tunnel;
-	if (m->cfg.verify[fc->r->cls] == SHEDD_VERIFY_OFF) {
+	/* A class that does not verify still probes its ACKs where a SYN
+	 * that failed the source check may have been answered with a cookie
+	 * (--source-check verify, above the default class; not inside a
+	 * tunnel, where nothing is answered). */
+	if (m->cfg.verify[fc->r->cls] == SHEDD_VERIFY_OFF &&
+	    (fc->r->tunnel || m->cfg.source_check != SHEDD_SRC_VERIFY ||
+	     fc->r->cls >= m->cfg.default_class)) {
 		e[W(non_syn)] = 1;
 		t->acks_unverified++;
 		return NULL;
@@ -2285,6 +2298,7 @@ static void next_phase(uint64_t *s, uint64_t k, struct ref_state *m)
 		cfg.cookie_burst = rnd(s, 6);
 		cfg.verify_hold_ns = holds[rnd(s, ARRAY_SIZE(holds))];
 		cfg.syn_opts_off = (__u8)rnd(s, 8);
+		cfg.source_check = (__u8)rnd(s, 3); /* off, strict or verify */
 	}
 	err = bpf_map__update_elem(skel->maps.settings, &zero, sizeof(zero), &cfg,
 				   sizeof(cfg), BPF_ANY);
@@ -2593,6 +2607,10 @@ static int private_netns(void)
 	 * stamp is seen to work. */
 	if (system("ip link set lo up && "
 		   "echo 2 > /proc/sys/net/ipv4/tcp_syncookies && "
+		   "echo 0 > /proc/sys/net/ipv4/conf/all/forwarding && "
+		   "echo 0 > /proc/sys/net/ipv4/conf/lo/forwarding && "
+		   "echo 0 > /proc/sys/net/ipv6/conf/all/forwarding && "
+		   "echo 0 > /proc/sys/net/ipv6/conf/lo/forwarding && "
 		   "ip addr add " PKT_V4_SERVER "/32 dev lo && "
 		   "ip addr add " PKT_V4_CLIENT "/32 dev lo && "
 		   "ip -6 addr add " PKT_V6_SERVER "/128 dev lo nodad && "
