@@ -20,7 +20,7 @@ source scripts/testbed.sh
 source scripts/proxybed.sh
 # shellcheck source=scripts/explib.sh
 source scripts/explib.sh
-exp_begin proxy 0 18 PROXY_CELLS FRONTS CLIENTS SECS STEADY CALM PATIENCE_MS BACKLOG PROXY_SHEDD_ARGS
+exp_begin proxy 0 18 PROXY_CELLS FRONTS CLIENTS SECS STEADY CALM PATIENCE_MS BACKLOG PROXY_SHEDD_ARGS WORKERS SERVICE_MS UPSTREAM_DIST
 testbed_script experiments
 trap 'testbed_down; httperf_cg_remove; rm -rf "$TESTBED_TMP"' EXIT
 
@@ -36,8 +36,11 @@ trap 'testbed_down; httperf_cg_remove; rm -rf "$TESTBED_TMP"' EXIT
 # 20 ms grid, so C is the upstream's real capacity; unpaced, the hand-off
 # and accept between two requests made it 2-3 % less, and "1 x C" was a
 # slight overload whose queue grew all along (p50 302 ms behind nginx).
-WORKERS=4
-SERVICE_MS=20
+# WORKERS, SERVICE_MS and UPSTREAM_DIST (fixed or exp: exponential
+# service times of that mean) give the upstream another shape; C follows.
+WORKERS=${WORKERS:-4}
+SERVICE_MS=${SERVICE_MS:-20}
+UPSTREAM_DIST=${UPSTREAM_DIST:-fixed}
 BACKLOG=${BACKLOG:-128}
 CAP=$((WORKERS * 1000 / SERVICE_MS))
 # Patience 500 ms, as in the measurement of the problem: 25 service times,
@@ -169,7 +172,7 @@ cell() {
 	local args
 	rate=$(awk -v c="$CAP" -v l="$load" 'BEGIN { printf "%d", c * l }')
 	name="$front-$client-$config-$start-$verify-$load-$rpc"
-	upstream_start "$WORKERS" "$SERVICE_MS" "$BACKLOG"
+	upstream_start "$WORKERS" "$SERVICE_MS" "$BACKLOG" "$UPSTREAM_DIST"
 	: >"$TESTBED_TMP/shedd.log"
 	SHEDD_PID=
 	args=(--status-interval "$STATUS_INTERVAL")
@@ -246,7 +249,7 @@ in_srv sysctl -qw net.ipv4.ip_local_port_range="1024 65000" net.ipv4.tcp_tw_reus
 
 echo "$HEADER" >"$CSV"
 echo "cell,limit_per_second" >"$LIMITS"
-echo "upstream: $WORKERS workers x $SERVICE_MS ms (C = $CAP/s), backlog $BACKLOG; patience $PATIENCE_MS ms; $SECS s per cell; $(wc -l <"$TESTBED_TMP/cells") cells ($PROXY_CELLS)"
+echo "upstream: $WORKERS workers x $SERVICE_MS ms $UPSTREAM_DIST (C = $CAP/s), backlog $BACKLOG; patience $PATIENCE_MS ms; $SECS s per cell; $(wc -l <"$TESTBED_TMP/cells") cells ($PROXY_CELLS)"
 exp_cells "$(wc -l <"$TESTBED_TMP/cells")"
 while read -r front client config start verify load rpc; do
 	exp_cell "$front $client $config $start $verify ${load}x"
@@ -280,7 +283,7 @@ exp_plot "$TESTBED_TMP/proxy.gp"
 {
 	exp_header "Goodput behind a reverse proxy"
 	echo
-	echo "Upstream: slowserver --http --paced, $WORKERS workers x $SERVICE_MS ms fixed (C = $CAP requests/s; paced: a busy worker answers on a $SERVICE_MS ms grid), listen backlog $BACKLOG, accepting only when a worker is free."
+	echo "Upstream: slowserver --http --paced, $WORKERS workers x $SERVICE_MS ms $UPSTREAM_DIST (C = $CAP requests/s; paced: a busy worker answers on a $SERVICE_MS ms grid), listen backlog $BACKLOG, accepting only when a worker is free."
 	echo "Front: nginx 1.22 (1 worker, 4096 connections) or HAProxy 2.6 (maxconn 9000, option abortonclose) in the same namespace, proxying to it."
 	echo "Clients, open loop at load x C requests/s, patience $PATIENCE_MS ms, $SECS s per cell: loadgen --http (Poisson arrivals; the patience over the whole request) or httperf (Poisson arrivals, --period=e, one process per second of arrivals, --timeout $PATIENCE_MS ms per phase, --hog; scripts/proxybed.sh)."
 	echo "Start: cold, shedd started $COLD_LEAD s before the load, no calm; warm, after $CALM s at 0.5 x C with the same client (not measured); - without shedd. Verify: shedd's default (the default class verifies while shedding) or --verify off."

@@ -15,12 +15,13 @@
 
 UPSTREAM_PORT=8081
 
-# upstream_start WORKERS SERVICE_MS BACKLOG: the upstream in srv, paced, so
-# its capacity is WORKERS * 1000 / SERVICE_MS; UP_PID.
+# upstream_start WORKERS SERVICE_MS BACKLOG [DIST]: the upstream in srv,
+# paced, so its capacity is WORKERS * 1000 / SERVICE_MS; service times
+# fixed (the default) or exponential of that mean (DIST exp); UP_PID.
 upstream_start() {
 	ip netns exec "$NS_SRV" "$SLOWSERVER" --http --addr "$SRV_IP" \
 		--port "$UPSTREAM_PORT" --workers "$1" --service-ms "$2" \
-		--dist fixed --paced --backlog "$3" --duration 3600 \
+		--dist "${4:-fixed}" --paced --backlog "$3" --duration 3600 \
 		>"$TESTBED_TMP/upstream.out" 2>"$TESTBED_TMP/upstream.err" &
 	UP_PID=$!
 	PIDS+=("$UP_PID")
