@@ -106,6 +106,21 @@ static void handoff_decisions(void **state)
 /* The oldest kernels of the distributions, as probe_features() finds them:
  * Ubuntu 22.04's 5.15 and RHEL 9's 5.14 (upstream helper sets) are
  * refused by name; Debian 12's 6.1 loads. */
+/* The release as uname -r gives it, Debian's and others. */
+static void release_order(void **state)
+{
+	(void)state;
+	assert_false(kernel_at_least("6.12.118+deb12-amd64", 6, 18));
+	assert_true(kernel_at_least("6.18.44-fc-v1272", 6, 18));
+	assert_true(kernel_at_least("7.0.1", 6, 18));
+	assert_false(kernel_at_least("6.1.0-57-amd64", 6, 18));
+	assert_true(kernel_at_least("6.18", 6, 18));
+	assert_false(kernel_at_least("5.99.1", 6, 18));
+	assert_false(kernel_at_least("?", 6, 18));
+	assert_false(kernel_at_least("", 6, 18));
+	assert_false(kernel_at_least(NULL, 6, 18));
+}
+
 static void baseline(void **state)
 {
 	const struct shedd_features base = {
@@ -311,6 +326,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(handoff_decisions),
+		cmocka_unit_test(release_order),
 		cmocka_unit_test(baseline),
 		cmocka_unit_test(sysctl_needs),
 		cmocka_unit_test(sysctl_paths),

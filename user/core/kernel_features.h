@@ -33,6 +33,17 @@ struct shedd_features {
  * (make test-kernels) and on 6.18. */
 #define SHEDD_MIN_KERNEL "6.0"
 
+/* Is the kernel @release (uname -r, "6.12.118+deb12-amd64") MAJOR.MINOR or
+ * later? A release that does not start with two numbers is not. */
+bool kernel_at_least(const char *release, int major, int minor);
+
+/* The oldest kernel on which --nic-vlan-tag auto binds the program that
+ * reads the NIC's stripped VLAN tag: Debian's 6.12.118 oopses when a device
+ * goes while such a program is bound to it (docs/limits.md); 6.18 is the
+ * kernel it was tested on. */
+#define NIC_VLAN_TAG_MIN_MAJOR 6
+#define NIC_VLAN_TAG_MIN_MINOR 18
+
 /* 0 when the kernel has everything the XDP program needs; else -1 with the
  * reason to refuse to start in @msg, naming each missing piece and the
  * kernel that brought it. */

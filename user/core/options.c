@@ -677,8 +677,8 @@ const struct opt_def options_table[OPT_COUNT] = {
 	{ OPT_XDP_MODE, "xdp-mode", 'm', "shedd", "native|generic", "native", NULL,
 	  "XDP attach mode", OPTF_RESTART },
 	{ OPT_NIC_VLAN_TAG, "nic-vlan-tag", 0, "shedd", "auto|off", "off", NULL,
-	  "auto: where the kernel (6.8+) and the driver give XDP the VLAN tag the NIC "
-	  "strips, load the program bound to IFACE that reads it and puts it back into "
+	  "auto: where the driver gives XDP the VLAN tag the NIC strips, on kernels from "
+	  "6.18, load the program bound to IFACE that reads it and puts it back into "
 	  "cookies and RSTs; off: such replies leave untagged (a kernel bug with "
 	  "device-bound programs: see docs/limits.md)", OPTF_RESTART },
 	{ OPT_TICK_MS, "tick-ms", 't', "shedd", "MS", "100", NULL,

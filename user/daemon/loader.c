@@ -236,6 +236,16 @@ static void xdp_prog_choose(struct loader *l, const struct shedd_options *o)
 			 ? "generic XDP" : "its driver or the kernel, before 6.8, does not give it");
 		return;
 	}
+	if (!kernel_at_least(l->features.release, NIC_VLAN_TAG_MIN_MAJOR, NIC_VLAN_TAG_MIN_MINOR)) {
+		log_msg(o->nic_vlan_tag ? LOG_WARNING : LOG_INFO,
+			"XDP: the driver of %s gives the VLAN tag the NIC strips, but shedd binds "
+			"no program to read it on kernel %s, before %d.%d (Debian's 6.12.118 "
+			"oopses when a device goes while a program is bound to it, "
+			"docs/limits.md): a cookie or RST answers such a SYN without it",
+			o->iface, l->features.release, NIC_VLAN_TAG_MIN_MAJOR,
+			NIC_VLAN_TAG_MIN_MINOR);
+		return;
+	}
 	if (!o->nic_vlan_tag) {
 		log_info("XDP: a VLAN tag the NIC strips from a frame is not read on %s "
 			 "(--nic-vlan-tag off): a cookie or RST answers such a SYN without it; "
