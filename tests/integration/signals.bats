@@ -28,10 +28,12 @@ fill_queue() {
 
 # At steady state (status lines 3-5, inside the 6 s of load) the median
 # sojourn is the queue depth over the accept rate (Little), within 10 %,
-# taken over the three seconds: the depth is a snapshot at the end of its
-# second and the accepts a count over it, so a second alone drifts out of
-# phase with its sojourns when the server's pace varies (an emulated
-# guest's did: 72 then 81 accepts/s).
+# in at least two of the three seconds: the depth is a snapshot at the end
+# of its second and the accepts a count over it, so a second alone drifts
+# out of phase with its sojourns when the server's pace varies (an
+# emulated guest's did: 72 then 81 accepts/s), and on a slow guest the
+# first of them may still be filling the queue (6.12: 52, 70, 69 accepts/s;
+# 6.1: 37, 78, 76, its p50 193 ms where depth / accepts gave 865).
 check_sojourn() {
 	local accepts p50 depth expect measured
 	accepts=($(status_field accepts | sed -n 3,5p | cut -d/ -f1))
@@ -41,13 +43,16 @@ check_sojourn() {
 	[ "${#accepts[@]}" -eq 3 ]
 	[ "${#p50[@]}" -eq 3 ]
 	[ "${#depth[@]}" -eq 3 ]
-	expect=$(awk -v d="${depth[*]}" -v a="${accepts[*]}" 'BEGIN {
-		n = split(d, dd, " "); split(a, aa, " ")
-		for (i = 1; i <= n; i++) { sd += dd[i]; sa += aa[i] }
-		printf "%.1f", 1000 * sd / sa }')
-	measured=$(printf '%s\n' "${p50[@]}" | sort -g | sed -n 2p)
-	echo "seconds 3-5: expected ${expect} ms, measured (median of the three) ${measured} ms"
-	awk -v m="$measured" -v e="$expect" 'BEGIN { exit !(m >= 0.9 * e && m <= 1.1 * e) }'
+	awk -v d="${depth[*]}" -v a="${accepts[*]}" -v p="${p50[*]}" 'BEGIN {
+		n = split(d, dd, " "); split(a, aa, " "); split(p, pp, " ")
+		for (i = 1; i <= n; i++) {
+			e = aa[i] > 0 ? 1000 * dd[i] / aa[i] : 0
+			ok = e > 0 && pp[i] >= 0.9 * e && pp[i] <= 1.1 * e
+			good += ok
+			printf "second %d: expected %.1f ms, measured %s ms%s\n", i + 2, e, pp[i],
+				ok ? "" : " (off by more than 10 %)"
+		}
+		exit !(good >= 2) }'
 }
 
 @test "sojourn matches depth / accept rate; depth and overflows match the kernel" {
