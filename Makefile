@@ -355,7 +355,7 @@ $(OUTPUT)/test_port_limit: tests/test_port_limit.c tests/packets.h tests/xdp_har
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $< $(OUTPUT)/settings.o $(LDFLAGS) $(LIBBPF_LIBS) \
 		$(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_verifier: tests/test_verifier.c $(SKEL)
+$(OUTPUT)/test_verifier: tests/test_verifier.c user/core/kernel_features.h $(SKEL)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< $(LDFLAGS) $(LIBBPF_LIBS) $(CMOCKA_LIBS) -o $@
 

@@ -27,6 +27,7 @@
 
 #include "shedd.h"
 #include "flow_hash.h"
+#include "kernel_features.h"
 #include "shedd.skel.h"
 #include "handoff.skel.h"
 
@@ -138,11 +139,6 @@ static void bound_prog_freed(__u32 used_id)
 	fail_msg("the program bound to the test's veth still holds map %u after 30 s", used_id);
 }
 
-/* As NIC_VLAN_TAG_MIN_* of user/core/kernel_features.h, which this test
- * does not link. */
-#define NIC_VLAN_MIN_MAJOR 6
-#define NIC_VLAN_MIN_MINOR 18
-
 /* shedd_xdp_vlan, which the daemon loads bound to a device whose driver
  * gives XDP the VLAN tag it strips (bpf_xdp_metadata_rx_vlan_tag, 6.8):
  * bound here to a veth of a network namespace of the test's own (a
@@ -154,7 +150,7 @@ static void xdp_vlan_program(void **state)
 	unsigned int ifindex;
 	__u32 insns, settings_id;
 	struct utsname u;
-	int err, ma = 0, mi = 0;
+	int err;
 
 	(void)state;
 	if (!kernel_has("bpf_xdp_metadata_rx_vlan_tag")) {
@@ -165,10 +161,11 @@ static void xdp_vlan_program(void **state)
 	/* The daemon binds it only from 6.18 (kernel_features.h): Debian's
 	 * 6.12.118 oopses when the device goes while it is bound, or after,
 	 * before the kernel has unbound it (docs/limits.md). */
-	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2 ||
-	    ma * 1000 + mi < NIC_VLAN_MIN_MAJOR * 1000 + NIC_VLAN_MIN_MINOR) {
+	if (uname(&u) ||
+	    !kernel_at_least(u.release, NIC_VLAN_TAG_MIN_MAJOR, NIC_VLAN_TAG_MIN_MINOR)) {
 		print_message("kernel %s: shedd binds no program before %d.%d: no "
-			      "shedd_xdp_vlan\n", u.release, NIC_VLAN_MIN_MAJOR, NIC_VLAN_MIN_MINOR);
+			      "shedd_xdp_vlan\n", u.release, NIC_VLAN_TAG_MIN_MAJOR,
+			      NIC_VLAN_TAG_MIN_MINOR);
 		skip();
 	}
 	if (unshare(CLONE_NEWNET))

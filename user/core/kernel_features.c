@@ -41,15 +41,6 @@ static void append_classes(char *msg, size_t len, const struct shedd_options *o)
 	}
 }
 
-bool kernel_at_least(const char *release, int major, int minor)
-{
-	int ma, mi;
-
-	if (!release || sscanf(release, "%d.%d", &ma, &mi) != 2)
-		return false;
-	return ma > major || (ma == major && mi >= minor);
-}
-
 int kernel_baseline(const struct shedd_features *f, char *msg, size_t len)
 {
 	const struct {
