@@ -216,7 +216,7 @@ testbed_client_xdp() {
 
 testbed_down() {
 	# Runs from traps, also under set -e: nothing here may stop it early.
-	local pid bound_maps="" i
+	local pid bound_maps="" i id left
 	# A program bound to the server's veth (shedd_xdp_vlan) must be freed
 	# before the veth goes: Debian's 6.12.118 oopses when a device goes
 	# while such a program is bound to it (docs/limits.md). The kernel
@@ -241,15 +241,14 @@ testbed_down() {
 		rm -rf "$PIN_DIR"
 	fi
 	rmdir "$(dirname "$PIN_DIR")" /sys/fs/bpf/shedd 2>/dev/null || true
-	if [ -n "$bound_maps" ]; then
-		for i in $(seq 1 100); do
-			bpftool -j map show 2>/dev/null |
-				jq -e --arg ids "$bound_maps" '($ids | split(" ") | map(select(. != ""))) as $w |
-					[.[] | select((.id | tostring) as $i | $w | index($i))] | length == 0' \
-				>/dev/null 2>&1 && break
-			sleep 0.1
+	for ((i = 0; i < 100; i++)); do
+		left=
+		for id in $bound_maps; do
+			bpftool map show id "$id" >/dev/null 2>&1 && left=$id
 		done
-	fi
+		[ -n "$left" ] || break
+		sleep 0.1
+	done
 	# A shedd that was killed leaves its latency socket: remove it, or a
 	# later namespace that gets the same inode finds it in its folder.
 	if [ -n "${LATENCY_SOCK:-}" ]; then
