@@ -224,21 +224,26 @@ static const char *verdict_name(__u32 v)
 /* Publish @rate for every class. A record without a batch borrows one
  * token at a time and keeps none, so the reserve alone decides: the cases
  * below then read as one plain token bucket per class. */
-static int set_rates(const struct shedd_class_rate *rate)
+/* @rate on class @cls, as the daemon writes it. */
+static int set_class_rate(__u32 cls, const struct shedd_class_rate *rate)
 {
 	struct shedd_rate v = { .r = *rate };
-	__u32 cls;
-	int err;
 
 	v.r.flags |= SHEDD_RATE_SET;
 	if (!v.r.batch)
 		v.r.batch = 1;
-	for (cls = 0; cls < SHEDD_NR_CLASSES; cls++) {
-		err = bpf_map__update_elem(skel->maps.rates, &cls, sizeof(cls), &v,
-					   sizeof(v), BPF_F_LOCK);
-		if (err)
+	return bpf_map__update_elem(skel->maps.rates, &cls, sizeof(cls), &v, sizeof(v),
+				    BPF_F_LOCK);
+}
+
+static int set_rates(const struct shedd_class_rate *rate)
+{
+	__u32 cls;
+	int err;
+
+	for (cls = 0; cls < SHEDD_NR_CLASSES; cls++)
+		if ((err = set_class_rate(cls, rate)))
 			return err;
-	}
 	return 0;
 }
 
@@ -5717,16 +5722,8 @@ static void test_strict_demoted_charged_once(void **state)
 	name = "strict: a failing CRITICAL_PLUS SYN, the default class empty: shed";
 	if (reset_maps(&cfg, &rate_plenty))
 		fail_msg("reset maps");
-	{
-		struct shedd_rate none = { .r = rate_empty };
-		__u32 k = def;
-
-		none.r.flags |= SHEDD_RATE_SET;
-		none.r.batch = 1;
-		if (bpf_map__update_elem(skel->maps.rates, &k, sizeof(k), &none, sizeof(none),
-					 BPF_F_LOCK))
-			fail_msg("empty the default class: %s", strerror(errno));
-	}
+	if (set_class_rate(def, &rate_empty))
+		fail_msg("empty the default class: %s", strerror(errno));
 	set_clocks(mono_ns());
 	read_stats(&before);
 	run_xdp_on(name, syn.data, syn.len, fwd, &r);
