@@ -76,6 +76,20 @@ for k in "$@"; do
 	total_fail=$((total_fail + fail))
 	total_skip=$((total_skip + skip))
 done
+# Each failed test with its first lines of diagnostics (bats' "# " lines),
+# so that the run's tail says what failed and why without the whole log.
+for k in "$@"; do
+	awk -v k="$k" -v max=40 '
+		/^not ok [0-9]+/ && !/# (skip|SKIP)/ { n = 0; show = 1; print "[" k "] " $0; next }
+		show && /^#/ { if (n++ < max) print "[" k "]   " $0; else if (n == max + 1) print "[" k "]   # ..."; next }
+		{ show = 0 }' "$MATRIX_LOGS/$k.log.last" 2>/dev/null
+	# A guest that gave no result: how its console ended.
+	read -r rc _ <"$MATRIX_LOGS/$k.log.rc" 2>/dev/null || rc=125
+	if [ "$rc" -ne 0 ] && ! grep -qE '^not ok [0-9]+' "$MATRIX_LOGS/$k.log.last" 2>/dev/null; then
+		echo "[$k] no test failed, exit $rc; the console ended:"
+		tail -n 15 "$MATRIX_LOGS/$k.log" 2>/dev/null | sed "s/^/[$k]   /"
+	fi
+done
 echo "matrix: per kernel"
 printf '%s' "$summary"
 echo "kernels: $total_pass passed, $total_fail failed, $total_skip skipped"
