@@ -93,21 +93,7 @@ struct {
 	__type(value, __u8);
 } ports SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, MAX_PREFIXES);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct shedd_lpm_v4);
-	__type(value, __u32);
-} prefix_v4 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, MAX_PREFIXES);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct shedd_lpm_v6);
-	__type(value, __u32);
-} prefix_v6 SEC(".maps");
+#include "prefix_maps.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -662,6 +662,18 @@ struct shedd_sojourn {
 	__u64 established; /* handshakes completed: connections queued */
 };
 
+/* conn_count (sojourn.bpf.c): connections to protected ports whose
+ * handshake completed (opened) and that have closed since, per CPU, by the
+ * class of their peer's address. Slot SHEDD_NR_CLASSES: peers no prefix
+ * names, which are the default class (--default-class, as it is when the
+ * counts are read). Live connections are what opened and has not closed;
+ * the counts start when the daemon loads the probes. */
+#define SHEDD_CONN_SLOTS (SHEDD_NR_CLASSES + 1)
+struct shedd_conn_count {
+	__u64 opened;
+	__u64 closed;
+};
+
 /* ctl_state: written by the daemon only, every tick. ARRAY with one entry.
  * The controller's memory, so a restarted shedd that adopts the program
  * carries on a recovery where it was rather than starting over, and what an

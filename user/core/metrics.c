@@ -573,6 +573,28 @@ static void signal_families(struct out *o)
 	}
 }
 
+/* Live connections to protected ports, by the class of their peer: only
+ * when the probes count them. */
+static void conn_families(struct out *o)
+{
+	const struct metrics_snapshot *s = o->s;
+	char lbl[64];
+	__u32 c;
+
+	if (!s->have_conns)
+		return;
+	family(o, "shedd_connections_live", "gauge",
+	       "Connections to protected ports open now, by the class of their peer (those "
+	       "no prefix names in the default class), of those opened since this daemon "
+	       "started.");
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		__u64 open = s->conns[c].opened, closed = s->conns[c].closed;
+
+		snprintf(lbl, sizeof(lbl), "class=\"%s\"", class_name(c));
+		sample_u64(o, "shedd_connections_live", lbl, open > closed ? open - closed : 0);
+	}
+}
+
 /* Per-source fairness: only when the program has its maps. Bounded: per
  * class 2 counters, 1 + 3 + 3 gauges, and at most METRICS_FAIR_TOP heavy
  * hitters (20 series for the four classes). */
@@ -654,6 +676,7 @@ int metrics_format(FILE *f, const struct metrics_snapshot *s)
 	controller_families(&o);
 	signal_families(&o);
 	fair_families(&o);
+	conn_families(&o);
 	return ferror(f) ? -1 : 0;
 }
 

@@ -90,6 +90,11 @@ struct metrics_snapshot {
 	 * a restart reads the file afresh, as a reload does). */
 	__u64 reloads_ok, reloads_refused;
 	bool reload_refused;             /* the last reload was refused */
+	/* Connections to protected ports by the class of their peer, since
+	 * this daemon loaded its probes (have_conns: counted), those of no
+	 * prefix in the default class as it is now. */
+	bool have_conns;
+	struct shedd_conn_count conns[SHEDD_NR_CLASSES];
 };
 
 /* One tick's worth of what the daemon measured. */
@@ -128,6 +133,7 @@ struct metrics_tick {
 	const __u16 *limit_port;          /* nr_port_limits entries */
 	const double *limit_rate;         /* SYN/s, the same */
 	const struct shedd_port_bucket *port_counts; /* MAX_PORT_LIMITS slots */
+	__u32 default_class;              /* --default-class as it is */
 };
 
 struct MHD_Daemon;

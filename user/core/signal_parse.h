@@ -19,6 +19,11 @@
 #include "shedd.h"
 
 struct signal_report {
+	/* Connections to protected ports opened and closed since the probes
+	 * loaded, by the class of their peer (SHEDD_CONN_SLOTS, the last: no
+	 * prefix, the default class); have_conns: counted. */
+	bool have_conns;
+	struct shedd_conn_count conns[SHEDD_CONN_SLOTS];
 	bool have_sojourn;
 	struct sample_agg sojourn; /* of the protected listeners */
 	struct sample_agg backend_sojourn; /* of the backend listeners */

@@ -549,3 +549,9 @@ void loader_close(struct loader *l, bool keep)
 	l->lock_fd = -1;
 }
 
+int loader_map_fd(const struct loader *l, const char *name)
+{
+	struct bpf_map *m = l->skel ? bpf_object__find_map_by_name(l->skel->obj, name) : NULL;
+
+	return m ? bpf_map__fd(m) : -1;
+}

@@ -31,4 +31,7 @@ int loader_attach(struct loader *l, const struct shedd_options *o);
  * let go of the interface. */
 void loader_close(struct loader *l, bool keep);
 
+/* The fd of the XDP program's map @name, or -1. */
+int loader_map_fd(const struct loader *l, const char *name);
+
 #endif /* SHEDD_LOADER_H */

@@ -373,7 +373,8 @@ static void publish_metrics(struct daemon *d, const struct signal_report *r)
 		.heartbeat_gap_s = d->heartbeat_gap_s, .lease_expiries = d->lease_expiries,
 		.nr_port_limits = d->nr_port_limits, .limit_port = d->limit_port,
 		.limit_rate = d->limit_rate,
-		.port_counts = d->have_port_counts ? d->port_counts : NULL });
+		.port_counts = d->have_port_counts ? d->port_counts : NULL,
+		.default_class = d->o->default_class });
 }
 
 static int write_rates(struct daemon *d)
@@ -1094,7 +1095,8 @@ static int run(struct shedd_options *o)
 	/* Before the latency thread starts (service_plan_change_id()). */
 	if ((err = run_as(o, &uid, &gid)))
 		goto out;
-	signals_open(&d.sig, o, n);
+	signals_open_conns(&d.sig, o, n, loader_map_fd(&d.l, "prefix_v4"),
+			   loader_map_fd(&d.l, "prefix_v6"));
 	/* With no delay signal at all, the control law is an open-loop ramp
 	 * to --max-rate: run at a fixed rate instead, and say so. */
 	if (tick_blind_fallback(&d.tp, signals_have_delay(&d.sig), start))

@@ -226,6 +226,16 @@ int metrics_tick(struct metrics *m, struct loader *l, const struct metrics_tick 
 			log_warn("write daemon_stats: %s (the daemon's counters "
 				 "will not survive a restart)", strerror(-err));
 		m->write_failed = err != 0;
+		if (t->sig->have_conns) {
+			__u32 dc = t->default_class < SHEDD_NR_CLASSES ? t->default_class
+								       : SHEDD_SHEDDABLE;
+
+			n->have_conns = true;
+			for (c = 0; c < SHEDD_NR_CLASSES; c++)
+				n->conns[c] = t->sig->conns[c];
+			n->conns[dc].opened += t->sig->conns[SHEDD_NR_CLASSES].opened;
+			n->conns[dc].closed += t->sig->conns[SHEDD_NR_CLASSES].closed;
+		}
 		if (t->sig->have_depth) {
 			n->have_depth = true;
 			n->depth = t->sig->depth;

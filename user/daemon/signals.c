@@ -412,7 +412,8 @@ static void ensure_tracefs(void)
 		log_warn("mount tracefs on /sys/kernel/tracing: %s", strerror(errno));
 }
 
-static int open_sojourn(struct signals *s, const struct shedd_options *o)
+static int open_sojourn(struct signals *s, const struct shedd_options *o, int prefix_v4_fd,
+			int prefix_v6_fd)
 {
 	struct stat st;
 	__u8 prot = SHEDD_SJ_PROTECTED, backend = SHEDD_SJ_BACKEND;
@@ -426,6 +427,19 @@ static int open_sojourn(struct signals *s, const struct shedd_options *o)
 		return -errno;
 	s->skel->rodata->netns_ino = (__u32)st.st_ino;
 	s->skel->rodata->all_ports = o->nr_ports == 0;
+	/* The live connections by class: in the XDP program's own prefix
+	 * tries, or not at all (their own empty ones, never filled). */
+	if (prefix_v4_fd >= 0 && prefix_v6_fd >= 0) {
+		err = bpf_map__reuse_fd(s->skel->maps.prefix_v4, prefix_v4_fd);
+		if (!err)
+			err = bpf_map__reuse_fd(s->skel->maps.prefix_v6, prefix_v6_fd);
+		if (err)
+			log_warn("share the prefixes with the connection counts: %s; live "
+				 "connections are not counted", strerror(-err));
+		else
+			s->skel->rodata->count_conns = 1;
+	}
+	s->conns = s->skel->rodata->count_conns;
 	err = sojourn_bpf__load(s->skel);
 	if (err)
 		return err;
@@ -446,7 +460,9 @@ static int open_sojourn(struct signals *s, const struct shedd_options *o)
 	s->percpu_bk = calloc((size_t)s->ncpus, sizeof(*s->percpu_bk));
 	s->zero = calloc((size_t)s->ncpus, sizeof(*s->zero));
 	s->acc_percpu = calloc((size_t)s->ncpus, sizeof(*s->acc_percpu));
-	return s->percpu && s->percpu_bk && s->zero && s->acc_percpu ? 0 : -ENOMEM;
+	s->conn_percpu = calloc((size_t)s->ncpus, sizeof(*s->conn_percpu));
+	return s->percpu && s->percpu_bk && s->zero && s->acc_percpu && s->conn_percpu ? 0 :
+	       -ENOMEM;
 }
 
 void signals_set_ports(struct signals *s, const __u16 *ports, int nr)
@@ -471,6 +487,12 @@ void signals_set_ports(struct signals *s, const __u16 *ports, int nr)
 
 void signals_open(struct signals *s, const struct shedd_options *o, int ncpus)
 {
+	signals_open_conns(s, o, ncpus, -1, -1);
+}
+
+void signals_open_conns(struct signals *s, const struct shedd_options *o, int ncpus,
+			int prefix_v4_fd, int prefix_v6_fd)
+{
 	int err;
 
 	memset(s, 0, sizeof(*s));
@@ -483,12 +505,13 @@ void signals_open(struct signals *s, const struct shedd_options *o, int ncpus)
 	memcpy(s->backend_ports, o->backend_ports, sizeof(s->backend_ports));
 	s->nr_backend_ports = o->nr_backend_ports;
 
-	err = open_sojourn(s, o);
+	err = open_sojourn(s, o, prefix_v4_fd, prefix_v6_fd);
 	if (err) {
 		log_warn("accept-queue sojourn probes unavailable (%s); "
 			 "running without them", strerror(-err));
 		sojourn_bpf__destroy(s->skel);
 		s->skel = NULL;
+		s->conns = false;
 	}
 
 	{
@@ -741,12 +764,33 @@ static void queue_left(struct signals *s, struct signal_report *r, __u64 depth)
 	s->depth_at[1] = depth;
 }
 
+/* The live connections' counts, summed over CPUs (cumulative). */
+static void read_conns(struct signals *s, struct signal_report *r)
+{
+	struct shedd_conn_count *pc = s->conn_percpu;
+	__u32 slot;
+	int cpu;
+
+	if (!s->skel || !s->conns || !pc)
+		return;
+	for (slot = 0; slot < SHEDD_CONN_SLOTS; slot++) {
+		if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.conn_count), &slot, pc))
+			return;
+		for (cpu = 0; cpu < s->ncpus; cpu++) {
+			r->conns[slot].opened += pc[cpu].opened;
+			r->conns[slot].closed += pc[cpu].closed;
+		}
+	}
+	r->have_conns = true;
+}
+
 void signals_read(struct signals *s, struct signal_report *r)
 {
 	__u64 ovf, drops, depth = 0;
 	int i;
 
 	memset(r, 0, sizeof(*r));
+	read_conns(s, r);
 	read_sojourn(s, r);
 	read_port_accepts(s, r);
 	if (s->diag_fd >= 0 && s->lt_cur) {
@@ -802,6 +846,8 @@ void signals_close(struct signals *s)
 	s->lt_prev = s->lt_cur = NULL;
 	free(s->acc_percpu);
 	s->acc_percpu = NULL;
+	free(s->conn_percpu);
+	s->conn_percpu = NULL;
 }
 
 bool signals_have_delay(const struct signals *s)

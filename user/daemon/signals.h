@@ -19,6 +19,8 @@ struct sojourn_bpf;
 
 struct signals {
 	struct sojourn_bpf *skel;
+	bool conns;                   /* the probes count live connections */
+	struct shedd_conn_count *conn_percpu; /* ncpus entries, a read's buffer */
 	int ncpus;
 	struct shedd_sojourn *percpu; /* ncpus entries, protected group */
 	struct shedd_sojourn *percpu_bk; /* ncpus entries, backend group */
@@ -77,6 +79,11 @@ struct signals {
 /* Open every source; failures are reported on stderr and leave that source
  * out. Must run inside the protected network namespace. */
 void signals_open(struct signals *s, const struct shedd_options *o, int ncpus);
+/* As signals_open(), and the live connections counted by the class of
+ * their peer in the XDP program's prefix tries @prefix_v4_fd and
+ * @prefix_v6_fd (-1: not counted). */
+void signals_open_conns(struct signals *s, const struct shedd_options *o, int ncpus,
+			int prefix_v4_fd, int prefix_v6_fd);
 
 /* New protected ports (a reload, never between every port and a list: the
  * sojourn program has that as a constant): the sojourn probes and the depth

@@ -93,6 +93,7 @@ static int gen_metrics(void)
 	s.stuck_id[0] = (struct listener_id){ .ino = 123456, .cookie = 4242, .family = 2,
 					      .addr = { 198, 18, 0, 1 }, .port = 8080 };
 	s.fair.have = true;
+	s.have_conns = true;
 	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
 		s.fair.cls[c].cfg.levels = FAIR_ADDR | FAIR_NET24 | FAIR_NET64 | FAIR_NET48;
 		s.fair.cls[c].cfg.limit[0] = 1;
