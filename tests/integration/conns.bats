@@ -27,6 +27,9 @@ setup() {
 teardown() {
 	echo "shedd's log:"
 	cat "$TESTBED_TMP/shedd.log" 2>/dev/null || true
+	echo "the counts (conn_count) and the metric:"
+	bpftool -j map dump name conn_count 2>&1 | jq -c '.[] | [.key, ([.values[].value.opened] | add), ([.values[].value.closed] | add)]' 2>&1 || true
+	in_srv curl -sS --max-time 5 "$METRICS_URL" 2>&1 | grep connections_live || true
 	testbed_down
 }
 
