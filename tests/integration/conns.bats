@@ -27,8 +27,10 @@ setup() {
 teardown() {
 	echo "shedd's log:"
 	cat "$TESTBED_TMP/shedd.log" 2>/dev/null || true
+	echo "the clients and the server said:"
+	cat "$TESTBED_TMP/hold.out" "$TESTBED_TMP/echo.err" 2>/dev/null || true
 	echo "the counts (conn_count) and the metric:"
-	bpftool -j map dump name conn_count 2>&1 | jq -c '.[] | [.key, ([.values[].value.opened] | add), ([.values[].value.closed] | add)]' 2>&1 || true
+	bpftool -j map dump name conn_count 2>&1 | jq -c '.[].formatted | [.key, ([.values[].value.opened] | add), ([.values[].value.closed] | add)]' 2>&1 || true
 	in_srv curl -sS --max-time 5 "$METRICS_URL" 2>&1 | grep connections_live || true
 	testbed_down
 }
@@ -50,10 +52,11 @@ metric_is() {
 # to ADDR:PORT (the server's protected port), each held open MS ms after
 # its exchange, in the background.
 hold() {
-	local i ns=${5:-$NS_CLI}
+	local i ns=${5:-$NS_CLI} t=$(($2 + 5000 * TESTBED_TIME_SCALE))
+	[ "$t" -le 60000 ] || t=60000 # tcpecho's bound
 	for ((i = 0; i < $1; i++)); do
 		ip netns exec "$ns" "$TCPECHO" connect --addr "${3:-$SRV_IP}" --port "${4:-$PORT}" \
-			--bytes 100 --hold-ms "$2" --timeout-ms $(($2 + 5000 * TESTBED_TIME_SCALE)) \
+			--bytes 100 --hold-ms "$2" --timeout-ms "$t" \
 			>>"$TESTBED_TMP/hold.out" 2>&1 &
 		HOLD_PIDS+=($!)
 		PIDS+=($!)
