@@ -55,6 +55,7 @@ USER_HDRS := $(wildcard $(addsuffix /*.h,$(USER_DIRS))) $(wildcard include/*.h)
 CORE_SRCS := user/core/alloc.c user/core/options.c user/core/status.c user/core/aimd.c \
 	user/core/latency_target.c user/core/drain.c user/core/req_per_conn.c \
 	user/core/signal_parse.c user/core/listeners.c user/core/sample_agg.c user/core/tick.c \
+	user/core/conc.c \
 	user/core/kernel_features.c user/core/logline.c user/core/config.c user/core/log.c \
 	user/core/metrics.c user/core/fair.c user/core/fair_view.c user/core/port_limit.c \
 	user/core/signed_ports.c
@@ -78,8 +79,8 @@ ifeq ($(SAN),1)
 BIN := $(OUTPUT)/shedd
 CTL_BIN := $(OUTPUT)/shedctl
 endif
-UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_options \
-	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_cold_start $(OUTPUT)/test_keepalive $(OUTPUT)/test_signals $(OUTPUT)/test_spread \
+UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_conc $(OUTPUT)/test_options \
+	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_cold_start $(OUTPUT)/test_keepalive $(OUTPUT)/test_crowd $(OUTPUT)/test_signals $(OUTPUT)/test_spread \
 	$(OUTPUT)/test_kernel_features $(OUTPUT)/test_status $(OUTPUT)/test_auto_target \
 	$(OUTPUT)/test_logline $(OUTPUT)/test_log $(OUTPUT)/test_ctl $(OUTPUT)/test_metrics \
 	$(OUTPUT)/test_xdptx $(OUTPUT)/test_layout $(OUTPUT)/test_tunnels $(OUTPUT)/test_fair \
@@ -223,6 +224,10 @@ $(OUTPUT)/test_alloc: tests/test_alloc.c $(OUTPUT)/alloc.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
+$(OUTPUT)/test_conc: tests/test_conc.c $(OUTPUT)/conc.o $(OUTPUT)/alloc.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
+
 $(OUTPUT)/test_aimd: tests/test_aimd.c $(AIMD_OBJS)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
@@ -249,7 +254,7 @@ $(OUTPUT)/test_log: tests/test_log.c $(OUTPUT)/log.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -o $@
 
-$(OUTPUT)/test_ctl: tests/test_ctl.c $(OUTPUT)/ctl_state.o $(OUTPUT)/tick.o $(AIMD_OBJS) \
+$(OUTPUT)/test_ctl: tests/test_ctl.c $(OUTPUT)/ctl_state.o $(OUTPUT)/tick.o $(OUTPUT)/conc.o $(AIMD_OBJS) \
 		$(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
@@ -292,28 +297,33 @@ $(OUTPUT)/test_metrics: tests/test_metrics.c $(OUTPUT)/metrics.o $(OUTPUT)/optio
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) $(INIH_LIBS) -lm -o $@
 
-$(OUTPUT)/test_sim: tests/test_sim.c tests/splitmix.h tests/sim_daemon.h include/*.h $(OUTPUT)/tick.o $(AIMD_OBJS) \
+$(OUTPUT)/test_sim: tests/test_sim.c tests/splitmix.h tests/sim_daemon.h include/*.h $(OUTPUT)/tick.o $(OUTPUT)/conc.o $(AIMD_OBJS) \
 		$(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_cold_start: tests/test_cold_start.c tests/splitmix.h tests/sim_daemon.h tests/sim_table.h include/*.h $(OUTPUT)/tick.o \
+$(OUTPUT)/test_cold_start: tests/test_cold_start.c tests/splitmix.h tests/sim_daemon.h tests/sim_table.h include/*.h $(OUTPUT)/tick.o $(OUTPUT)/conc.o \
 		$(AIMD_OBJS) $(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_keepalive: tests/test_keepalive.c tests/splitmix.h tests/sim_daemon.h tests/sim_table.h include/*.h $(OUTPUT)/tick.o \
+$(OUTPUT)/test_crowd: tests/test_crowd.c tests/splitmix.h tests/sim_daemon.h include/*.h $(OUTPUT)/tick.o $(OUTPUT)/conc.o \
 		$(AIMD_OBJS) $(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_listeners: tests/test_listeners.c tests/listener_sim.h tests/splitmix.h tests/sim_daemon.h tests/sim_table.h include/*.h $(OUTPUT)/tick.o \
+$(OUTPUT)/test_keepalive: tests/test_keepalive.c tests/splitmix.h tests/sim_daemon.h tests/sim_table.h include/*.h $(OUTPUT)/tick.o $(OUTPUT)/conc.o \
+		$(AIMD_OBJS) $(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
+
+$(OUTPUT)/test_listeners: tests/test_listeners.c tests/listener_sim.h tests/splitmix.h tests/sim_daemon.h tests/sim_table.h include/*.h $(OUTPUT)/tick.o $(OUTPUT)/conc.o \
 		$(AIMD_OBJS) $(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o $(OUTPUT)/signal_parse.o \
 		$(OUTPUT)/listeners.o $(OUTPUT)/logline.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
-$(OUTPUT)/test_ports: tests/test_ports.c tests/listener_sim.h tests/splitmix.h tests/sim_daemon.h tests/sim_table.h include/*.h $(OUTPUT)/tick.o \
+$(OUTPUT)/test_ports: tests/test_ports.c tests/listener_sim.h tests/splitmix.h tests/sim_daemon.h tests/sim_table.h include/*.h $(OUTPUT)/tick.o $(OUTPUT)/conc.o \
 		$(AIMD_OBJS) $(OUTPUT)/alloc.o $(OUTPUT)/sample_agg.o $(OUTPUT)/signal_parse.o \
 		$(OUTPUT)/listeners.o $(OUTPUT)/logline.o $(OUTPUT)/port_limit.o
 	$(call msg,TEST,$@)

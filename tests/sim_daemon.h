@@ -29,6 +29,8 @@ static inline void sim_daemon_defaults(struct tick_params *tp, struct tick_state
 	for (c = 0; c < SHEDD_NR_CLASSES; c++)
 		tp->ap.floor[c] = DEFAULT_FLOOR;
 	tp->ap.headroom = DEFAULT_HEADROOM;
+	conc_defaults(&tp->conc); /* --conn-limit auto */
+	tp->default_class = SHEDD_SHEDDABLE;
 	ts->demand = demand;
 	ts->instant = instant;
 }

@@ -3,6 +3,7 @@
  * law; everything here is arithmetic on its arguments.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -83,6 +84,14 @@ void alloc_rates(const struct alloc_params *p, double total_rate,
 		 double total_burst, const double *demand, int ncpus,
 		 struct shedd_class_rate out[SHEDD_NR_CLASSES])
 {
+	alloc_rates_capped(p, total_rate, total_burst, demand, ncpus, NULL, out);
+}
+
+void alloc_rates_capped(const struct alloc_params *p, double total_rate, double total_burst,
+			const double *demand, int ncpus, const double *cap,
+			struct shedd_class_rate out[SHEDD_NR_CLASSES])
+{
+	bool capped[SHEDD_NR_CLASSES] = { false };
 	double cls_demand[SHEDD_NR_CLASSES] = { 0 };
 	double cls_rate[SHEDD_NR_CLASSES];
 	__u64 ints[SHEDD_NR_CLASSES];
@@ -92,6 +101,12 @@ void alloc_rates(const struct alloc_params *p, double total_rate,
 		for (i = 0; i < ncpus; i++)
 			cls_demand[c] += demand[c * ncpus + i];
 	alloc_classes(p, total_rate, cls_demand, cls_rate);
+	for (c = 0; cap && c < SHEDD_NR_CLASSES; c++) {
+		if (cap[c] >= 0 && cap[c] < cls_rate[c]) {
+			cls_rate[c] = cap[c];
+			capped[c] = true;
+		}
+	}
 	/* The fractions go to the most important classes first, so a class
 	 * of a few SYN/s keeps its headroom and the least important one
 	 * absorbs the rounding. */
@@ -107,7 +122,7 @@ void alloc_rates(const struct alloc_params *p, double total_rate,
 		 * depth: a small class's Poisson arrivals need more than 100 ms
 		 * of its mean (measured: critical classes of 2-3 % of a 4x load
 		 * lost 1-1.5 % of their SYNs at the door with one share). */
-		if (burst < 2 * total_burst * p->floor[c])
+		if (!capped[c] && burst < 2 * total_burst * p->floor[c])
 			burst = 2 * total_burst * p->floor[c];
 		burst = ceil(burst);
 		if (burst < 1)

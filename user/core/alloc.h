@@ -78,6 +78,18 @@ void alloc_rates(const struct alloc_params *p, double total_rate,
 		 struct shedd_class_rate out[SHEDD_NR_CLASSES]);
 
 /*
+ * alloc_rates_capped() - alloc_rates(), then each class's rate at most
+ * @cap[class] SYN/s where that is >= 0 (conc.h: the concurrency limit's
+ * rate caps; NULL: none). What a cap takes from a class goes to no other:
+ * the rates then add up to less than @total_rate. A capped class's burst
+ * is its rate's share of @total_burst, at least 1 (not twice its floor's
+ * share): a burst would let that many connections in at once.
+ */
+void alloc_rates_capped(const struct alloc_params *p, double total_rate, double total_burst,
+			const double *demand, int ncpus, const double *cap,
+			struct shedd_class_rate out[SHEDD_NR_CLASSES]);
+
+/*
  * alloc_publish() - turn the published record @pub of a class into @next
  * at time @now_ns. When the rate changes, changed_ns becomes @now_ns and
  * prev_rate_per_sec the mean rate from the reserve's last refill

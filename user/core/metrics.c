@@ -593,6 +593,16 @@ static void conn_families(struct out *o)
 		snprintf(lbl, sizeof(lbl), "class=\"%s\"", class_name(c));
 		sample_u64(o, "shedd_connections_live", lbl, open > closed ? open - closed : 0);
 	}
+	if (!s->have_conn_limit)
+		return;
+	family(o, "shedd_connections_limit", "gauge",
+	       "The live connections each class may hold (--conn-limit): present while the "
+	       "limit is in force, after an overload on connections of several requests.");
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		snprintf(lbl, sizeof(lbl), "class=\"%s\"", class_name(c));
+		sample_u64(o, "shedd_connections_limit", lbl,
+			   s->conn_limit[c] > 0 ? (__u64)(s->conn_limit[c] + 0.5) : 0);
+	}
 }
 
 /* Per-source fairness: only when the program has its maps. Bounded: per

@@ -95,6 +95,9 @@ struct metrics_snapshot {
 	 * prefix in the default class as it is now. */
 	bool have_conns;
 	struct shedd_conn_count conns[SHEDD_NR_CLASSES];
+	/* The concurrency limit in force (conc.h), per class. */
+	bool have_conn_limit;
+	double conn_limit[SHEDD_NR_CLASSES];
 };
 
 /* One tick's worth of what the daemon measured. */
@@ -134,6 +137,8 @@ struct metrics_tick {
 	const double *limit_rate;         /* SYN/s, the same */
 	const struct shedd_port_bucket *port_counts; /* MAX_PORT_LIMITS slots */
 	__u32 default_class;              /* --default-class as it is */
+	const double *conn_limit;         /* per class, the concurrency limit's
+					   * share (conc.h); NULL: none in force */
 };
 
 struct MHD_Daemon;

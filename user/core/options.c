@@ -645,6 +645,11 @@ const struct opt_def options_table[OPT_COUNT] = {
 	{ OPT_PATIENCE, "patience", 0, "controller", "DUR", "2s", NULL,
 	  "how long clients wait for an answer: the derived latency target stays under a "
 	  "quarter of it", 0 },
+	{ OPT_CONN_LIMIT, "conn-limit", 0, "controller", "auto|off", "auto", NULL,
+	  "auto: after an overload the latency shows on connections of several requests, "
+	  "hold the live connections of each class at what the service serves within its "
+	  "latency target (Little's law), letting a new one in as an old one closes; off: "
+	  "the SYN rate alone", 0 },
 	{ OPT_LATENCY_SOCKET, "latency-socket", 'L', "shedd", "PATH", NULL,
 	  "/run/shedd/IFACE.sock",
 	  "UNIX datagram socket for service latency samples or log lines of nginx and "
@@ -1084,6 +1089,16 @@ int options_apply(struct options_state *st, const struct opt_def *d, const char 
 			return -1;
 		}
 		o->xdp_mode_set = true;
+		break;
+	case OPT_CONN_LIMIT:
+		if (!strcmp(val, "auto")) {
+			o->conn_limit = true;
+		} else if (!strcmp(val, "off")) {
+			o->conn_limit = false;
+		} else {
+			errf(err, errlen, "--conn-limit: '%s' is not auto or off", val);
+			return -1;
+		}
 		break;
 	case OPT_NIC_VLAN_TAG:
 		if (!strcmp(val, "auto")) {

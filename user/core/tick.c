@@ -5,11 +5,14 @@
 #include <string.h>
 
 #include "tick.h"
+#include "latency_target.h"
+#include "req_per_conn.h"
 
 void tick_init(const struct tick_params *p, struct tick_state *s, double start_rate)
 {
 	aimd_init(&s->cs, &p->cp, start_rate);
 	s->limit = p->aimd ? s->cs.rate : p->fixed_rate;
+	conc_init(&s->conc);
 }
 
 void tick_allocate(const struct tick_params *p, const struct tick_state *s,
@@ -17,7 +20,38 @@ void tick_allocate(const struct tick_params *p, const struct tick_state *s,
 {
 	double burst = s->limit * (p->burst_per_rate > 0 ? p->burst_per_rate : 0.1);
 
-	alloc_rates(&p->ap, s->limit, burst < 1 ? 1 : burst, s->demand, p->ncpus, out);
+	alloc_rates_capped(&p->ap, s->limit, burst < 1 ? 1 : burst, s->demand, p->ncpus,
+			   s->conc.engaged ? s->conc.rate_cap : NULL, out);
+}
+
+/* The concurrency limit's tick (conc.h), after the controller's: its
+ * verdict, served rate, target and requests per connection. */
+static void tick_conc(const struct tick_params *p, struct tick_state *s,
+		      const struct tick_input *in)
+{
+	double syn[SHEDD_NR_CLASSES] = { 0 };
+	bool derived = false;
+	__u64 target = p->aimd ? aimd_latency_target(&p->cp, &s->cs, &derived) : 0;
+	struct conc_input ci;
+	int c, i;
+
+	for (c = 0; c < SHEDD_NR_CLASSES; c++)
+		for (i = 0; i < p->ncpus; i++)
+			syn[c] += s->instant[c * p->ncpus + i];
+	ci = (struct conc_input){
+		.have_conns = p->aimd && in->sig->have_conns,
+		.conns = in->sig->conns,
+		.default_class = p->default_class,
+		.latency_overload = p->aimd && (s->cs.why & AIMD_WHY_LATENCY),
+		.rpc = rpc_get(&s->cs, NULL),
+		.served = s->cs.served_rate,
+		.latency_ns = derived ? (double)s->cs.lat.last_mid_ns : (double)s->cs.vval_ns,
+		.target_ns = (double)target,
+		.syn_demand = syn,
+		.now_ns = in->now_ns,
+		.dt_ns = in->dt_ns,
+	};
+	conc_step(&p->conc, &p->ap, &s->conc, &ci);
 }
 
 void tick_start(const struct tick_params *p, struct tick_state *s, double start_rate)
@@ -106,6 +140,7 @@ double tick_step(const struct tick_params *p, struct tick_state *s,
 		tick_controller_signals(in, total, &sig);
 		s->limit = aimd_update(&p->cp, &s->cs, &sig, in->now_ns);
 	}
+	tick_conc(p, s, in);
 	tick_allocate(p, s, out);
 	return s->limit;
 }

@@ -11,6 +11,7 @@
 #include <linux/types.h>
 #include "aimd.h"
 #include "alloc.h"
+#include "conc.h"
 #include "signal_parse.h"
 
 /**
@@ -21,6 +22,9 @@
  * @ncpus:          CPUs the demand is counted on
  * @cp:             the controller's parameters
  * @ap:             the allocator's parameters
+ * @conc:           the door's concurrency limit (conc.h; with the
+ *                  controller only)
+ * @default_class:  the class of peers no prefix names
  */
 struct tick_params {
 	bool aimd;
@@ -29,6 +33,8 @@ struct tick_params {
 	int ncpus;
 	struct aimd_params cp;
 	struct alloc_params ap;
+	struct conc_params conc;
+	int default_class;
 };
 
 /**
@@ -37,12 +43,15 @@ struct tick_params {
  * @limit:   the total rate being allocated (SYN/s)
  * @demand:  smoothed offered SYN/s, [class * ncpus + cpu]; owned by caller
  * @instant: scratch, the same size; owned by caller
+ * @conc:    the concurrency limit's state (its rate caps apply in
+ *           tick_allocate())
  */
 struct tick_state {
 	struct aimd_state cs;
 	double limit;
 	double *demand;
 	double *instant;
+	struct conc_state conc;
 };
 
 /**

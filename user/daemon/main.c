@@ -374,7 +374,8 @@ static void publish_metrics(struct daemon *d, const struct signal_report *r)
 		.nr_port_limits = d->nr_port_limits, .limit_port = d->limit_port,
 		.limit_rate = d->limit_rate,
 		.port_counts = d->have_port_counts ? d->port_counts : NULL,
-		.default_class = d->o->default_class });
+		.default_class = d->o->default_class,
+		.conn_limit = d->ts.conc.engaged ? d->ts.conc.class_cap : NULL });
 }
 
 static int write_rates(struct daemon *d)
@@ -589,6 +590,23 @@ static void tell_at_max(struct daemon *d, __u64 now)
 		  (unsigned long long)d->at_max_ticks);
 }
 
+/* A line when the concurrency limit (conc.h) comes into force, and when it
+ * is lifted. */
+static void tell_conc(const struct daemon *d, bool was)
+{
+	const struct conc_state *c = &d->ts.conc;
+
+	if (c->engaged == was)
+		return;
+	if (c->engaged)
+		log_iface(LOG_NOTICE, d->o->iface, "connection limit: %.0f live connections at "
+			  "most (%.0f live now, requests queued beyond the latency target): new "
+			  "connections wait at the door until some close", c->cap, conc_live(c));
+	else
+		log_iface(LOG_NOTICE, d->o->iface, "connection limit lifted: %.0f live "
+			  "connections, calm", conc_live(c));
+}
+
 /* A line whenever the controller changes mode or ramp stage, or finds a
  * new reason for an overload, so the ramp can be followed. */
 static void tell_mode(const struct daemon *d, enum aimd_mode was, int stage, unsigned int why,
@@ -717,6 +735,7 @@ static int tick(struct daemon *d)
 	struct signal_report r;
 	struct tick_input in;
 	enum aimd_mode was = d->ts.cs.mode;
+	bool conc_was;
 	unsigned int why = d->ts.cs.why;
 	int stage = d->ts.cs.stage;
 	enum aimd_drain drain = d->ts.cs.drain;
@@ -788,7 +807,9 @@ static int tick(struct daemon *d)
 	d->last_tick_ns = now;
 	ctl_read_cmd(&d->ctl, &d->l, d->o->iface);
 	ctl_pin_before(&d->tp, &d->ts, &d->ctl.cmd);
+	conc_was = d->ts.conc.engaged;
 	tick_step(&d->tp, &d->ts, &in, d->rates);
+	tell_conc(d, conc_was);
 	ctl_pin_after(&d->tp, &d->ts, &d->ctl.cmd, d->rates);
 	ctl_note_signals(&d->ctl, &d->tp, &d->ts, &in);
 	if (d->tp.aimd)
@@ -1078,6 +1099,9 @@ static int run(struct shedd_options *o)
 		d.tp.ap.floor[c] = o->floor[c];
 	d.tp.ap.headroom = DEFAULT_HEADROOM;
 	controller_params(o, &d.tp.cp);
+	conc_defaults(&d.tp.conc);
+	d.tp.conc.on = o->conn_limit;
+	d.tp.default_class = (int)o->default_class;
 	d.tp.ncpus = n;
 	d.tp.aimd = o->controller == CONTROLLER_AIMD;
 	/* --burst is the depth for --rate; a controlled limit keeps the same

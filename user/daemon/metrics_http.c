@@ -236,6 +236,9 @@ int metrics_tick(struct metrics *m, struct loader *l, const struct metrics_tick 
 			n->conns[dc].opened += t->sig->conns[SHEDD_NR_CLASSES].opened;
 			n->conns[dc].closed += t->sig->conns[SHEDD_NR_CLASSES].closed;
 		}
+		n->have_conn_limit = t->conn_limit != NULL;
+		for (c = 0; t->conn_limit && c < SHEDD_NR_CLASSES; c++)
+			n->conn_limit[c] = t->conn_limit[c];
 		if (t->sig->have_depth) {
 			n->have_depth = true;
 			n->depth = t->sig->depth;

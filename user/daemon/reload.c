@@ -279,6 +279,8 @@ int reload_config(struct shedd_options *o, struct loader *l, struct signals *sig
 	sig->depth_frac = cp.depth_frac; /* a listener's trouble (listeners.h) */
 	tp->burst_per_rate = n.burst ? (double)n.burst /
 			     (double)(n.rate_per_sec ? n.rate_per_sec : 1) : 0.1;
+	tp->conc.on = n.conn_limit;
+	tp->default_class = (int)n.default_class;
 	if (tp->aimd) {
 		tp->cp = cp;
 		/* The state stays within the new bounds and stages. */
@@ -316,6 +318,8 @@ int reload_config(struct shedd_options *o, struct loader *l, struct signals *sig
 		append(changed, sizeof(changed), "fair");
 	if (!tp->aimd && n.rate_per_sec != o->rate_per_sec)
 		append(changed, sizeof(changed), "rate");
+	if (n.conn_limit != o->conn_limit)
+		append(changed, sizeof(changed), "conn_limit");
 	options_free(o);
 	*o = n;
 	log_notice("reloaded %s: limit %.0f SYN/s, %d port(s), %d prefix(es)%s%s",

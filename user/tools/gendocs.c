@@ -94,6 +94,7 @@ static int gen_metrics(void)
 					      .addr = { 198, 18, 0, 1 }, .port = 8080 };
 	s.fair.have = true;
 	s.have_conns = true;
+	s.have_conn_limit = true;
 	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
 		s.fair.cls[c].cfg.levels = FAIR_ADDR | FAIR_NET24 | FAIR_NET64 | FAIR_NET48;
 		s.fair.cls[c].cfg.limit[0] = 1;

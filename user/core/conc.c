@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* conc.c - concurrency at the door; the law is in conc.h. */
+#include <string.h>
+
+#include "conc.h"
+
+#define GAIN_PERIOD_NS 100000000.0 /* growth is per 100 ms, as aimd's gains */
+#define CLOSE_RATE_NS 1000000000.0 /* the close rate's smoothing */
+#define BINDING 0.9		   /* live at this share of the cap: it binds */
+
+void conc_defaults(struct conc_params *p)
+{
+	*p = (struct conc_params){
+		.on = true,
+		.min_rpc = 2,
+		.min_cap = 8,
+		.growth = 0.05,
+		.release = 2,
+		.release_ns = 10000000000ULL,
+		.tau_sec = 0.5,
+	};
+}
+
+void conc_init(struct conc_state *s)
+{
+	int c;
+
+	memset(s, 0, sizeof(*s));
+	for (c = 0; c < SHEDD_NR_CLASSES; c++)
+		s->rate_cap[c] = -1;
+}
+
+double conc_live(const struct conc_state *s)
+{
+	double n = 0;
+	int c;
+
+	for (c = 0; c < SHEDD_NR_CLASSES; c++)
+		n += s->live[c];
+	return n;
+}
+
+/* The live connections and the close rate of each class, from the
+ * cumulative counts. */
+static void count(struct conc_state *s, const struct conc_input *in)
+{
+	double dt = (double)in->dt_ns;
+	double w = dt > 0 ? (dt < CLOSE_RATE_NS ? dt / CLOSE_RATE_NS : 1) : 0;
+	int c;
+
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		__u64 opened = in->conns[c].opened, closed = in->conns[c].closed;
+		double rate;
+
+		if (c == in->default_class) {
+			opened += in->conns[SHEDD_NR_CLASSES].opened;
+			closed += in->conns[SHEDD_NR_CLASSES].closed;
+		}
+		/* A close may be counted on one CPU before its open, read
+		 * from another, is: never below zero. */
+		s->live[c] = opened > closed ? (double)(opened - closed) : 0;
+		rate = s->have_prev && dt > 0 && closed >= s->prev_closed[c] ?
+			       (double)(closed - s->prev_closed[c]) * 1e9 / dt :
+			       0;
+		s->close_rate[c] += (rate - s->close_rate[c]) * w;
+		s->prev_closed[c] = closed;
+	}
+	s->have_prev = true;
+}
+
+static void lift(struct conc_state *s)
+{
+	int c;
+
+	s->engaged = false;
+	s->cap = 0;
+	s->slack_ns = 0;
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		s->class_cap[c] = 0;
+		s->rate_cap[c] = -1;
+	}
+}
+
+void conc_step(const struct conc_params *p, const struct alloc_params *ap,
+	       struct conc_state *s, const struct conc_input *in)
+{
+	double want[SHEDD_NR_CLASSES], live;
+	int c;
+
+	if (!p->on || !in->have_conns || !in->conns) {
+		s->have_prev = false;
+		memset(s->live, 0, sizeof(s->live));
+		lift(s);
+		return;
+	}
+	count(s, in);
+	live = conc_live(s);
+
+	if (in->latency_overload && in->rpc >= p->min_rpc && in->served > 0 &&
+	    in->target_ns > 0 && in->latency_ns > in->target_ns) {
+		double n = live - in->served * (in->latency_ns - in->target_ns) / 1e9;
+
+		s->cap = n > p->min_cap ? n : p->min_cap;
+		s->engaged = true;
+		s->slack_ns = 0;
+	} else if (s->engaged) {
+		if (live >= BINDING * s->cap) {
+			double step = s->cap * p->growth * (double)in->dt_ns / GAIN_PERIOD_NS;
+
+			s->cap += step > 1 ? step : 1;
+		}
+		if (live * p->release < s->cap) {
+			if (!s->slack_ns)
+				s->slack_ns = in->now_ns ? in->now_ns : 1;
+			else if (in->now_ns - s->slack_ns >= p->release_ns)
+				lift(s);
+		} else {
+			s->slack_ns = 0;
+		}
+	}
+	if (!s->engaged)
+		return;
+
+	for (c = 0; c < SHEDD_NR_CLASSES; c++)
+		want[c] = s->live[c] + (in->syn_demand ? in->syn_demand[c] : 0) * p->tau_sec;
+	alloc_classes(ap, s->cap, want, s->class_cap);
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		double r = s->close_rate[c] + (s->class_cap[c] - s->live[c]) / p->tau_sec;
+
+		s->rate_cap[c] = r > 0 ? r : 0;
+	}
+}
