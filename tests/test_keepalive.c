@@ -111,6 +111,7 @@ struct session {
 	__u32 k;        /* the current request's number on its connection */
 	bool dead;      /* abandoned */
 	bool win;       /* arrived in the window */
+	bool closed;    /* its connection closed (counted in conns) */
 };
 
 struct req {
@@ -158,6 +159,9 @@ struct run {
 	struct shedd_rate rates[NCLS];
 	struct shedd_reserve reserve[NCLS];
 	struct shedd_bucket buckets[NCLS];
+	/* the live connections as the kernel counts them: opened when
+	 * admitted, closed when the session ends or its client leaves */
+	struct shedd_conn_count conns[SHEDD_CONN_SLOTS];
 
 	/* this tick */
 	__u64 t_syn[NCLS], t_admitted, t_served, t_next;
@@ -202,6 +206,15 @@ static void publish(struct run *r)
 		alloc_publish(&r->rates[c].r, &r->next[c], r->reserve[c].s.last_ns, r->now_ns);
 }
 
+/* Session @id's connection closes (once). */
+static void sess_close(struct run *r, __u32 id)
+{
+	if (r->sess[id].closed)
+		return;
+	r->sess[id].closed = true;
+	r->conns[CLS].closed++;
+}
+
 /* The proxy logs one line. */
 static void log_line(struct run *r, __u64 latency_ns, bool served, __u32 k)
 {
@@ -227,6 +240,7 @@ static void held_try(struct run *r, __u64 req, unsigned int k)
 		/* The upstream never took it: the proxy answers 504. */
 		log_line(r, r->now_ns - q->sent_ns, false, q->k);
 		r->sess[q->sess].dead = true;
+		sess_close(r, q->sess);
 		q->done = true;
 		return;
 	}
@@ -311,6 +325,7 @@ static void arrive(struct run *r)
 	r->t_admitted++;
 	assert_true(r->nr_sess < r->max_sess);
 	id = r->nr_sess++;
+	r->conns[CLS].opened++;
 	r->sess[id] = (struct session){ .left = r->n - 1, .k = 1, .win = in_window(r->now_ns) };
 	if (r->sess[id].win)
 		r->admitted++;
@@ -344,8 +359,10 @@ static void finish(struct run *r, int w)
 			s->left--;
 			s->k++;
 			send_req(r, q->sess);
-		} else if (s->win) {
-			r->completed++;
+		} else {
+			sess_close(r, q->sess);
+			if (s->win)
+				r->completed++;
 		}
 	}
 	upstream_take(r, w);
@@ -362,6 +379,7 @@ static void timeout(struct run *r)
 
 	q->done = true;
 	r->sess[q->sess].dead = true;
+	sess_close(r, q->sess);
 	if (!r->held)
 		log_line(r, PATIENCE_NS, false, q->k);
 }
@@ -395,6 +413,8 @@ static void tick(struct run *r)
 	double rate = 0;
 
 	sr.have_conn_seq = r->conn_seq;
+	sr.have_conns = true;
+	memcpy(sr.conns, r->conns, sizeof(sr.conns));
 	sr.latency_next = r->conn_seq ? r->t_next : 0;
 	if (r->t_admitted)
 		sr.sojourn.max_ns = 20000;
