@@ -55,7 +55,7 @@ USER_HDRS := $(wildcard $(addsuffix /*.h,$(USER_DIRS))) $(wildcard include/*.h)
 CORE_SRCS := user/core/alloc.c user/core/options.c user/core/status.c user/core/aimd.c \
 	user/core/latency_target.c user/core/drain.c user/core/req_per_conn.c \
 	user/core/signal_parse.c user/core/listeners.c user/core/sample_agg.c user/core/tick.c \
-	user/core/conc.c \
+	user/core/conc.c user/core/recall_pick.c \
 	user/core/kernel_features.c user/core/logline.c user/core/config.c user/core/log.c \
 	user/core/metrics.c user/core/fair.c user/core/fair_view.c user/core/port_limit.c \
 	user/core/signed_ports.c
@@ -66,7 +66,7 @@ DAEMON_SRCS := user/daemon/loader.c user/daemon/tc_handoff.c user/daemon/configu
 	user/daemon/signals.c user/daemon/probe.c user/daemon/reload.c user/daemon/service.c \
 	user/daemon/metrics_http.c user/daemon/sockdiag.c user/daemon/xdptx.c \
 	user/daemon/tunnels.c user/daemon/redirects.c user/daemon/redirects_scan.c \
-	user/daemon/signed_scan.c
+	user/daemon/signed_scan.c user/daemon/recall.c
 USER_SRCS := $(CORE_SRCS) $(MAPS_SRCS) $(DAEMON_SRCS)
 CORE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(CORE_SRCS)))
 MAPS_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(MAPS_SRCS)))
@@ -79,7 +79,7 @@ ifeq ($(SAN),1)
 BIN := $(OUTPUT)/shedd
 CTL_BIN := $(OUTPUT)/shedctl
 endif
-UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_conc $(OUTPUT)/test_options \
+UNIT_TESTS := $(OUTPUT)/test_bucket $(OUTPUT)/test_alloc $(OUTPUT)/test_conc $(OUTPUT)/test_recall $(OUTPUT)/test_options \
 	$(OUTPUT)/test_aimd $(OUTPUT)/test_sim $(OUTPUT)/test_cold_start $(OUTPUT)/test_keepalive $(OUTPUT)/test_crowd $(OUTPUT)/test_signals $(OUTPUT)/test_spread \
 	$(OUTPUT)/test_kernel_features $(OUTPUT)/test_status $(OUTPUT)/test_auto_target \
 	$(OUTPUT)/test_logline $(OUTPUT)/test_log $(OUTPUT)/test_ctl $(OUTPUT)/test_metrics \
@@ -225,6 +225,10 @@ $(OUTPUT)/test_alloc: tests/test_alloc.c $(OUTPUT)/alloc.o
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
 $(OUTPUT)/test_conc: tests/test_conc.c $(OUTPUT)/conc.o $(OUTPUT)/alloc.o
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
+
+$(OUTPUT)/test_recall: tests/test_recall.c $(OUTPUT)/recall_pick.o
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 

@@ -88,18 +88,13 @@ struct {
  * fds over before the load. */
 #include "prefix_maps.h"
 
-/* The slot of conn_count a socket was opened in; counted: its close is
- * still to come. */
-struct conn_note {
-	__u32 slot;
-	__u32 counted;
-};
-
+/* struct shedd_conn_note per socket: the daemon reads them with the
+ * sockets (sock_diag) when it ends idle connections (recall.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct conn_note);
+	__type(value, struct shedd_conn_note);
 } conn_notes SEC(".maps");
 
 struct {
@@ -141,7 +136,7 @@ static __always_inline __u32 conn_slot(const struct sock *sk)
 static __always_inline void conn_open(const struct sock *sk)
 {
 	struct shedd_conn_count *c;
-	struct conn_note *n;
+	struct shedd_conn_note *n;
 	__u32 slot;
 
 	n = bpf_sk_storage_get(&conn_notes, (struct sock *)sk, NULL, BPF_SK_STORAGE_GET_F_CREATE);
@@ -153,6 +148,7 @@ static __always_inline void conn_open(const struct sock *sk)
 		return;
 	n->slot = slot;
 	n->counted = 1;
+	n->opened_ns = bpf_ktime_get_ns();
 	c->opened++;
 }
 
@@ -160,7 +156,7 @@ static __always_inline void conn_open(const struct sock *sk)
 static __always_inline void conn_close(const struct sock *sk)
 {
 	struct shedd_conn_count *c;
-	struct conn_note *n;
+	struct shedd_conn_note *n;
 	__u32 slot;
 
 	n = bpf_sk_storage_get(&conn_notes, (struct sock *)sk, NULL, 0);

@@ -674,6 +674,15 @@ struct shedd_conn_count {
 	__u64 closed;
 };
 
+/* conn_notes (sojourn.bpf.c): a counted connection's socket storage. slot:
+ * the conn_count slot it was opened in; counted: its close is still to
+ * come; opened_ns: when (CLOCK_MONOTONIC). */
+struct shedd_conn_note {
+	__u32 slot;
+	__u32 counted;
+	__u64 opened_ns;
+};
+
 /* ctl_state: written by the daemon only, every tick. ARRAY with one entry.
  * The controller's memory, so a restarted shedd that adopts the program
  * carries on a recovery where it was rather than starting over, and what an

@@ -45,6 +45,7 @@ static void defaults(void **state)
 	assert_int_equal(o.xdp_mode, XDP_MODE_NATIVE);
 	assert_false(o.nic_vlan_tag); /* a device-bound program only when asked */
 	assert_true(o.conn_limit);
+	assert_int_equal(o.recall_rate, 0); /* no connection is ended unless asked */
 	assert_int_equal(o.tick_ms, DEFAULT_TICK_MS);
 	assert_float_equal(o.floor[SHEDD_SHEDDABLE], DEFAULT_FLOOR, 1e-12);
 	assert_false(o.keep_on_exit);
@@ -72,7 +73,7 @@ static void every_option(void **state)
 			       "--default-class", "sheddable_plus",
 			       "--floor", "critical=0.25", "--reject", "rst",
 			       "--reject", "critical_plus=drop", "--xdp-mode", "generic",
-			       "--nic-vlan-tag", "auto", "--conn-limit", "off", "--tick-ms", "50", "--netns", "ns1", "--keep-on-exit",
+			       "--nic-vlan-tag", "auto", "--conn-limit", "off", "--recall", "200", "--tick-ms", "50", "--netns", "ns1", "--keep-on-exit",
 			       "--force", "-v", "-v"),
 			 OPTIONS_RUN);
 	assert_int_equal(o.nr_ports, 3); /* 80 given twice counts once */
@@ -95,6 +96,7 @@ static void every_option(void **state)
 	assert_int_equal(o.xdp_mode, XDP_MODE_GENERIC);
 	assert_true(o.nic_vlan_tag);
 	assert_false(o.conn_limit);
+	assert_int_equal(o.recall_rate, 200);
 	assert_int_equal(o.tick_ms, 50);
 	assert_string_equal(o.netns, "ns1");
 	assert_true(o.keep_on_exit && o.force);
@@ -270,6 +272,8 @@ static const struct {
 	{ { "-i", "e", "--xdp-mode", "offload" }, "native or generic" },
 	{ { "-i", "e", "--nic-vlan-tag", "on" }, "--nic-vlan-tag: 'on' is not auto or off" },
 	{ { "-i", "e", "--conn-limit", "on" }, "--conn-limit: 'on' is not auto or off" },
+	{ { "-i", "e", "--recall", "0" }, "--recall: " },
+	{ { "-i", "e", "--recall", "fast" }, "--recall: " },
 	{ { "-i", "e", "--tick-ms", "1" }, "out of range" },
 	{ { "-i", "e", "--bogus" }, "unknown option '--bogus'" },
 	{ { "-i", "e", "stray" }, "unexpected argument 'stray'" },

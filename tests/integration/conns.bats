@@ -43,6 +43,12 @@ metric() {
 				print $2; found = 1 } END { exit !found }'
 }
 
+# metric1 NAME: the sample of NAME (no class) in a fresh scrape.
+metric1() {
+	in_srv curl -sS --fail --max-time 5 "$METRICS_URL" |
+		awk -v n="$1" 'index($1, n "{") == 1 { print $2; found = 1 } END { exit !found }'
+}
+
 # metric_is NAME CLASS VALUE: the sample is VALUE now.
 metric_is() {
 	[ "$(metric "$1" "$2")" = "$3" ]
@@ -57,10 +63,26 @@ hold() {
 	for ((i = 0; i < $1; i++)); do
 		ip netns exec "$ns" "$TCPECHO" connect --addr "${3:-$SRV_IP}" --port "${4:-$PORT}" \
 			--bytes 100 --hold-ms "$2" --timeout-ms "$t" \
-			>>"$TESTBED_TMP/hold.out" 2>&1 &
+			>>"${HOLD_OUT:-$TESTBED_TMP/hold.out}" 2>&1 &
 		HOLD_PIDS+=($!)
 		PIDS+=($!)
 	done
+}
+
+# hold_done_in FILE OK RESET: the held connections that wrote to FILE
+# ended, OK of them well and RESET reset during their hold.
+hold_done_in() {
+	local pid
+	for pid in "${HOLD_PIDS[@]}"; do
+		wait "$pid" || true
+	done
+	HOLD_PIDS=()
+	echo "$1:"
+	cat "$1"
+	run grep -c '^result=ok' "$1"
+	[ "$output" = "$2" ]
+	run grep -c '^result=ECONNRESET stage=hold' "$1"
+	[ "$output" = "$3" ]
 }
 
 # hold_done: every held connection ended well.
@@ -114,4 +136,123 @@ hold_done() {
 	done
 	hold_done 9
 	wait_for "the 4 closed" 5 metric_is shedd_connections_live sheddable_plus 0
+}
+
+# overload_feed ROUNDS: ROUNDS bursts of 20 log lines 100 ms apart, each a
+# request answered in 1 s that followed another on its connection (cr=5),
+# to shedd's latency socket: a latency overload on keep-alive connections,
+# as nginx would log it, in the background (bounded: ROUNDS x 100 ms).
+overload_feed() {
+	local i
+	(
+		for ((i = 0; i < $1; i++)); do
+			yes "shedd rt=1.000 st=200 cr=5" | head -n 20 |
+				in_srv logger --socket-errors=off -u "$LATENCY_SOCK" -d
+			sleep 0.1
+		done
+	) &
+	PIDS+=($!)
+}
+
+# tries N: N new connections from the client to the protected port, one
+# after another, each given 1 s (scaled); prints how many exchanged.
+tries() {
+	local i ok=0
+	for ((i = 0; i < $1; i++)); do
+		if ip netns exec "$NS_CLI" "$TCPECHO" connect --addr "$SRV_IP" --port "$PORT" \
+			--bytes 100 --timeout-ms $((1000 * TESTBED_TIME_SCALE)) 2>&1 |
+			grep -q '^result=ok'; then
+			ok=$((ok + 1))
+		fi
+	done
+	echo "$ok"
+}
+
+@test "a latency overload on keep-alive connections holds the live connections at the door: the open ones stay, new ones wait" {
+	HOLD_PIDS=()
+	shedd_start --port "$PORT" --verify off --prefix "$CLI_IP/32=critical" \
+		--latency-target 50ms
+	hold 30 $((4000 * TESTBED_TIME_SCALE))
+	wait_for "30 live critical connections" 5 metric_is shedd_connections_live critical 30
+	run metric shedd_connections_limit critical
+	[ "$status" -ne 0 ] # no limit while calm
+	overload_feed $((80 * TESTBED_TIME_SCALE))
+	wait_for "the connection limit" 5 grep -q "connection limit: " "$TESTBED_TMP/shedd.log"
+	grep "connection limit" "$TESTBED_TMP/shedd.log"
+	run metric shedd_connections_limit critical
+	echo "limit: $output"
+	[ "$status" -eq 0 ]
+	[ "$output" -lt 30 ]
+	# The log's session shape says the requests come on open connections.
+	run metric1 shedd_requests_per_connection_known
+	[ "$output" = 2 ]
+	run metric1 shedd_requests_on_open_connections_ratio
+	echo "requests on open connections: $output"
+	run awk -v v="$output" 'BEGIN { exit !(v > 0.5) }'
+	[ "$status" -eq 0 ]
+	# The door is shut to the class while it holds more than its share.
+	run tries 10
+	echo "new connections that got in: $output of 10"
+	[ "$output" -eq 0 ]
+	# The open ones were never touched.
+	hold_done 30
+}
+
+@test "--conn-limit off: the same overload, the SYN limit alone lets new connections in" {
+	HOLD_PIDS=()
+	shedd_start --port "$PORT" --verify off --prefix "$CLI_IP/32=critical" \
+		--latency-target 50ms --conn-limit off
+	hold 30 $((4000 * TESTBED_TIME_SCALE))
+	wait_for "30 live critical connections" 5 metric_is shedd_connections_live critical 30
+	overload_feed $((80 * TESTBED_TIME_SCALE))
+	wait_for "a latency overload" 5 grep -q "overload" "$TESTBED_TMP/shedd.log"
+	run tries 10
+	echo "new connections that got in: $output of 10"
+	[ "$output" -gt 0 ]
+	run metric shedd_connections_limit critical
+	[ "$status" -ne 0 ]
+	run grep -c "connection limit: " "$TESTBED_TMP/shedd.log"
+	[ "$output" = 0 ]
+	hold_done 30
+}
+
+# live_at_most CLASS N: CLASS has at most N live connections now.
+live_at_most() {
+	local v
+	v=$(metric shedd_connections_live "$1") || return 1
+	[ "$v" -le "$2" ]
+}
+
+# recalled CLASS: the idle connections of CLASS --recall ended so far.
+recalled() {
+	metric shedd_connections_recalled_total "$1"
+}
+
+@test "--recall: over its share, a class's idle connections go back to the door, the youngest first; the oldest stay" {
+	HOLD_PIDS=()
+	shedd_start --port "$PORT" --verify off --prefix "$CLI_IP/32=critical" \
+		--latency-target 50ms --recall 100
+	# 10 connections, then 20 younger ones, all idle after their
+	# exchange (tcpecho's server waits for the next bytes).
+	HOLD_OUT="$TESTBED_TMP/old.out" hold 10 $((6000 * TESTBED_TIME_SCALE))
+	wait_for "10 live critical connections" 5 metric_is shedd_connections_live critical 10
+	HOLD_OUT="$TESTBED_TMP/young.out" hold 20 $((6000 * TESTBED_TIME_SCALE))
+	wait_for "30 live critical connections" 5 metric_is shedd_connections_live critical 30
+	overload_feed $((80 * TESTBED_TIME_SCALE))
+	wait_for "the connection limit" 5 grep -q "connection limit: " "$TESTBED_TMP/shedd.log"
+	limit=$(metric shedd_connections_limit critical)
+	echo "limit: $limit"
+	[ "$limit" -lt 10 ]
+	# Ended down to the class's share, at most 100 a second.
+	wait_for "live down to the limit" 10 live_at_most critical "$limit"
+	grep "recall: ending idle connections" "$TESTBED_TMP/shedd.log"
+	run recalled critical
+	echo "recalled: $output"
+	[ "$status" -eq 0 ]
+	[ "$output" -eq $((30 - limit)) ]
+	run metric1 shedd_connections_recall_failures_total
+	[ "$output" = 0 ]
+	# The 20 younger ones went first, then the youngest of the older.
+	hold_done_in "$TESTBED_TMP/young.out" 0 20
+	hold_done_in "$TESTBED_TMP/old.out" "$limit" $((10 - limit))
 }

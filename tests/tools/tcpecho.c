@@ -4,8 +4,10 @@
  * reads them back and compares, says so on stdout (`exchanged ...`), keeps
  * the connection open for --hold-ms (so `ss` can look at both ends), then
  * closes. The last stdout line is `result=ok ...` or `result=ERRNO
- * stage=connect|send|recv elapsed_ms=N`, with ERRNO a name (ECONNRESET,
- * ECONNREFUSED, ETIMEDOUT...). Exit 0 ok, 1 failed, 2 usage error.
+ * stage=connect|send|recv|hold elapsed_ms=N`, with ERRNO a name
+ * (ECONNRESET, ECONNREFUSED, ETIMEDOUT...; stage=hold: the connection did
+ * not last the hold, EPIPE if the server closed it). Exit 0 ok, 1 failed,
+ * 2 usage error.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -90,8 +92,9 @@ static void usage(FILE *f)
 "         Every step must finish within --timeout-ms of the start\n"
 "         (default %llu).\n"
 "The last line of connect is `result=ok elapsed_ms=N` or\n"
-"`result=ERRNO stage=connect|send|recv elapsed_ms=N` (EPROTO: the echo\n"
-"differed or ended early).\n"
+"`result=ERRNO stage=connect|send|recv|hold elapsed_ms=N` (EPROTO: the\n"
+"echo differed or ended early; stage=hold: the connection did not last\n"
+"the hold, ECONNRESET a RST, EPIPE a close by the server).\n"
 "Exit: 0 ok, 1 failed, 2 usage error.\n",
 		MAX_DURATION_S, DEFAULT_DURATION_S, MAX_BYTES, DEFAULT_BYTES, MAX_MS,
 		DEFAULT_TIMEOUT_MS);
@@ -358,7 +361,18 @@ static int do_connect(const struct cfg *c)
 		struct timespec ts = { .tv_sec = (time_t)(c->hold_ms / 1000),
 				       .tv_nsec = (long)(c->hold_ms % 1000) * 1000000L };
 
+		ssize_t n;
+		char b;
+
 		nanosleep(&ts, NULL);
+		/* Still open at the end of the hold? A RST meanwhile (a
+		 * connection ended by the server's host) is ECONNRESET, a
+		 * close by the server EPIPE. */
+		n = recv(fd, &b, 1, MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+			ret = fail("hold", n == 0 ? EPIPE : errno, start);
+			goto close_fd;
+		}
 	}
 	printf("result=ok elapsed_ms=%.1f\n", (double)(now_ns() - start) / 1e6);
 	ret = 0;

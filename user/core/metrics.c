@@ -417,6 +417,20 @@ static void controller_families(struct out *o)
 	       "The share of connections the latency feed covers: requests answered per "
 	       "handshake completed while calm (1: all; 0: not known yet).",
 	       s->aimd ? s->feed_cover : 0);
+	gauge1(o, "shedd_requests_per_connection",
+	       "Requests per connection the controller divides the served rate by: from the "
+	       "log's session shape (cr=), else from calm ticks, else 1 (see "
+	       "shedd_requests_per_connection_known).",
+	       s->aimd && s->rpc >= 1 ? s->rpc : 1);
+	gauge1(o, "shedd_requests_per_connection_known",
+	       "Where the requests per connection come from: 2 the log's session shape (cr=), "
+	       "1 calm ticks, 0 not known (taken as 1).",
+	       s->aimd ? (double)s->rpc_src : 0);
+	gauge1(o, "shedd_requests_on_open_connections_ratio",
+	       "The share of the service's requests that come on connections already open "
+	       "(1 - 1 / requests per connection): load the SYN door cannot refuse, only the "
+	       "connection limit can hold.",
+	       s->aimd && s->rpc > 1 ? 1 - 1 / s->rpc : 0);
 	counter1(o, "shedd_calm_probes_total",
 		 "Calm probes run since start: the limit held at half the served rate (a fifth "
 		 "of that until the queue from before the probe is gone) until the latency "
@@ -581,6 +595,17 @@ static void conn_families(struct out *o)
 	char lbl[64];
 	__u32 c;
 
+	family(o, "shedd_connections_recalled_total", "counter",
+	       "Idle keep-alive connections ended by --recall (a RST) so that their clients "
+	       "come back through the door, by class, since this daemon started.");
+	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
+		snprintf(lbl, sizeof(lbl), "class=\"%s\"", class_name(c));
+		sample_u64(o, "shedd_connections_recalled_total", lbl, s->recalled[c]);
+	}
+	counter1(o, "shedd_connections_recall_failures_total",
+		 "Connections --recall chose and the kernel refused to end (the first refusal "
+		 "is logged; one that says the kernel cannot turns --recall off).",
+		 s->recall_failed);
 	if (!s->have_conns)
 		return;
 	family(o, "shedd_connections_live", "gauge",

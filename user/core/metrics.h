@@ -47,6 +47,8 @@ struct metrics_snapshot {
 					  * wait, 1-2; 0 = no baseline */
 	double feed_cover;               /* requests answered per handshake the
 					  * feed shows, at most 1; 0 = not known */
+	double rpc;                      /* requests per connection (req_per_conn.h) */
+	int rpc_src;                     /* enum aimd_rpc_src */
 	__u64 calm_probes;               /* calm probes since start */
 	bool probing;                    /* one runs */
 	bool at_max;                     /* the limit binds at --max-rate while
@@ -98,6 +100,9 @@ struct metrics_snapshot {
 	/* The concurrency limit in force (conc.h), per class. */
 	bool have_conn_limit;
 	double conn_limit[SHEDD_NR_CLASSES];
+	/* Idle connections ended by --recall (recall.h), since start. */
+	__u64 recalled[SHEDD_NR_CLASSES];
+	__u64 recall_failed;
 };
 
 /* One tick's worth of what the daemon measured. */
@@ -116,6 +121,8 @@ struct metrics_tick {
 	__u64 latency_baseline_ns, calm_probes;
 	double latency_spread;
 	double feed_cover;
+	double rpc;                       /* requests per connection, >= 1 */
+	int rpc_src;                      /* enum aimd_rpc_src: where it comes from */
 	bool probing;
 	bool at_max;                      /* a tick of the last second found
 					   * aimd_state.at_max */
@@ -139,6 +146,9 @@ struct metrics_tick {
 	__u32 default_class;              /* --default-class as it is */
 	const double *conn_limit;         /* per class, the concurrency limit's
 					   * share (conc.h); NULL: none in force */
+	const __u64 *recalled;            /* per class, idle connections ended
+					   * (recall.h), since start; NULL: none */
+	__u64 recall_failed;              /* ends the kernel refused */
 };
 
 struct MHD_Daemon;

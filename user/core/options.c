@@ -650,6 +650,11 @@ const struct opt_def options_table[OPT_COUNT] = {
 	  "hold the live connections of each class at what the service serves within its "
 	  "latency target (Little's law), letting a new one in as an old one closes; off: "
 	  "the SYN rate alone", 0 },
+	{ OPT_RECALL, "recall", 0, "controller", "N|off", "off", NULL,
+	  "while the connection limit leaves a class more live connections than its share, "
+	  "end up to N a second of its idle keep-alive connections (the lowest class, the "
+	  "youngest first; a RST), so their clients come back through the door; off: never "
+	  "end a connection", 0 },
 	{ OPT_LATENCY_SOCKET, "latency-socket", 'L', "shedd", "PATH", NULL,
 	  "/run/shedd/IFACE.sock",
 	  "UNIX datagram socket for service latency samples or log lines of nginx and "
@@ -1097,6 +1102,14 @@ int options_apply(struct options_state *st, const struct opt_def *d, const char 
 			o->conn_limit = false;
 		} else {
 			errf(err, errlen, "--conn-limit: '%s' is not auto or off", val);
+			return -1;
+		}
+		break;
+	case OPT_RECALL:
+		if (!strcmp(val, "off")) {
+			o->recall_rate = 0;
+		} else if (parse_u64(val, 1, MAX_RECALL_RATE, &o->recall_rate, why, sizeof(why))) {
+			errf(err, errlen, "--recall: %s (or off)", why);
 			return -1;
 		}
 		break;

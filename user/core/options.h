@@ -18,6 +18,7 @@
 #define DEFAULT_TICK_MS 100
 #define DEFAULT_FLOOR 0.10
 #define DEFAULT_HEADROOM 0.10
+#define MAX_RECALL_RATE 100000
 #define MAX_TICK_MS 10000
 #define MAX_TOTAL_RATE_PER_SEC 100000000ULL
 #define DEFAULT_RST_RATE_PER_SEC 10000 /* RSTs per second, all CPUs together */
@@ -106,6 +107,7 @@ struct shedd_options {
 	bool xdp_mode_set;        /* --xdp-mode given: an adopted program must run so */
 	bool nic_vlan_tag;        /* --nic-vlan-tag auto: the bound program where the driver gives the tag */
 	bool conn_limit;          /* --conn-limit auto: the live connections held at the door (conc.h) */
+	__u64 recall_rate;        /* --recall: idle connections ended per second at most; 0: off (recall.h) */
 	__u32 tick_ms;
 	bool keep_on_exit;
 	bool force;
@@ -142,7 +144,7 @@ enum opt_id {
 	OPT_FAIL_STATIC_RATE,
 	OPT_PREFIX, OPT_DEFAULT_CLASS, OPT_SOURCE_CHECK, OPT_FLOOR, OPT_REJECT, OPT_RST_RATE,
 	OPT_CONTROLLER, OPT_TARGET_DELAY, OPT_INTERVAL, OPT_MIN_RATE, OPT_MAX_RATE,
-	OPT_STEP, OPT_DEPTH_FRAC, OPT_RAMP, OPT_RAMP_HOLD, OPT_LATENCY_TARGET, OPT_PATIENCE, OPT_CONN_LIMIT,
+	OPT_STEP, OPT_DEPTH_FRAC, OPT_RAMP, OPT_RAMP_HOLD, OPT_LATENCY_TARGET, OPT_PATIENCE, OPT_CONN_LIMIT, OPT_RECALL,
 	OPT_LATENCY_SOCKET, OPT_LATENCY_GROUP, OPT_VERIFY, OPT_HANDOFF,
 	OPT_COOKIE_RATE, OPT_VERIFY_HOLD, OPT_FAIR, OPT_FAIR_LEVELS, OPT_XDP_MODE, OPT_NIC_VLAN_TAG,
 	OPT_TICK_MS,

@@ -35,8 +35,10 @@
 #include "reload.h"
 #include "service.h"
 #include "signals.h"
+#include "recall.h"
 #include "status.h"
 #include "tick.h"
+#include "req_per_conn.h"
 #include "redirects.h"
 #include "signed_scan.h"
 #include "tunnels.h"
@@ -101,6 +103,7 @@ static void sleep_until(__u64 deadline_ns)
 struct daemon {
 	struct loader l;
 	struct signals sig;
+	struct recall recall;
 	const struct shedd_options *o;
 	struct tick_params tp;
 	struct tick_state ts;
@@ -140,6 +143,7 @@ struct daemon {
 	__u64 fair_counted_prev[SHEDD_NR_CLASSES];
 	__u64 fair_counted_ns[SHEDD_NR_CLASSES];
 	bool fair_warned;
+	bool recall_said;        /* recall_step() said it ends connections, this episode */
 	__u64 at_max_warned_ns;         /* the last warning of a limit bound at
 					 * --max-rate (tell_at_max()); 0: none */
 	__u64 at_max_ns;                /* the last tick it bound there; 0: none */
@@ -354,6 +358,7 @@ static double fail_static_rate(const struct shedd_options *o)
 static void publish_metrics(struct daemon *d, const struct signal_report *r)
 {
 	const struct aimd_state *cs = &d->ts.cs;
+	enum aimd_rpc_src rpc_src = AIMD_RPC_NONE;
 
 	metrics_tick(&d->metrics, &d->l, &(struct metrics_tick){
 		.percpu = d->prev, .ncpus = d->l.ncpus, .sig = r, .limit = d->ts.limit,
@@ -361,6 +366,7 @@ static void publish_metrics(struct daemon *d, const struct signal_report *r)
 		.mode = cs->mode, .stage = cs->stage, .why = cs->why,
 		.last_good = cs->last_good, .peak_accept = cs->peak_accept,
 		.served_rate = cs->served_rate, .latency_baseline_ns = cs->lat.baseline_ns,
+		.rpc = rpc_get(cs, &rpc_src), .rpc_src = (int)rpc_src,
 		.latency_spread = cs->lat.spread, .feed_cover = cs->lat.cover,
 		.calm_probes = cs->lat.probes, .probing = cs->lat.probing, .at_max = at_max_shown(d),
 		.at_max_ticks = d->at_max_ticks,
@@ -375,7 +381,8 @@ static void publish_metrics(struct daemon *d, const struct signal_report *r)
 		.limit_rate = d->limit_rate,
 		.port_counts = d->have_port_counts ? d->port_counts : NULL,
 		.default_class = d->o->default_class,
-		.conn_limit = d->ts.conc.engaged ? d->ts.conc.class_cap : NULL });
+		.conn_limit = d->ts.conc.engaged ? d->ts.conc.class_cap : NULL,
+		.recalled = d->recall.ended, .recall_failed = d->recall.failed });
 }
 
 static int write_rates(struct daemon *d)
@@ -588,6 +595,35 @@ static void tell_at_max(struct daemon *d, __u64 now)
 		  "by every signal SHED BY THE CEILING ALONE (%llu tick(s) so far); raise --max-rate",
 		  d->tp.cp.max_rate, offered, offered > d->ts.limit ? offered - d->ts.limit : 0,
 		  (unsigned long long)d->at_max_ticks);
+}
+
+/* --recall: the idle connections of the classes over their share of the
+ * concurrency limit go back to the door (recall.h). Said when it begins to
+ * end connections in an episode. */
+static void recall_step(struct daemon *d, double dt_sec)
+{
+	const struct conc_state *c = &d->ts.conc;
+	double want[SHEDD_NR_CLASSES] = { 0 };
+	int k, cls;
+
+	d->recall.rate = (double)d->o->recall_rate;
+	d->recall.ports = d->o->ports;
+	d->recall.nr_ports = d->o->nr_ports;
+	d->recall.default_class = (int)d->o->default_class;
+	if (!c->engaged) {
+		d->recall_said = false;
+		return;
+	}
+	for (cls = 0; cls < SHEDD_NR_CLASSES; cls++)
+		want[cls] = c->live[cls] - c->class_cap[cls];
+	k = recall_tick(&d->recall, want, dt_sec);
+	if (k > 0 && !d->recall_said) {
+		d->recall_said = true;
+		log_iface(LOG_NOTICE, d->o->iface, "recall: ending idle connections of the "
+			  "classes over their share (%d this tick, at most %llu/s): their "
+			  "clients come back through the door", k,
+			  (unsigned long long)d->o->recall_rate);
+	}
 }
 
 /* A line when the concurrency limit (conc.h) comes into force, and when it
@@ -810,6 +846,7 @@ static int tick(struct daemon *d)
 	conc_was = d->ts.conc.engaged;
 	tick_step(&d->tp, &d->ts, &in, d->rates);
 	tell_conc(d, conc_was);
+	recall_step(d, (double)in.dt_ns / 1e9);
 	ctl_pin_after(&d->tp, &d->ts, &d->ctl.cmd, d->rates);
 	ctl_note_signals(&d->ctl, &d->tp, &d->ts, &in);
 	if (d->tp.aimd)
@@ -1121,6 +1158,19 @@ static int run(struct shedd_options *o)
 		goto out;
 	signals_open_conns(&d.sig, o, n, loader_map_fd(&d.l, "prefix_v4"),
 			   loader_map_fd(&d.l, "prefix_v6"));
+	if ((err = recall_open(&d.recall, signals_conn_notes_fd(&d.sig),
+			       (double)o->recall_rate))) {
+		log_warn("recall: %s; idle connections are not ended", strerror(-err));
+		err = 0;
+	} else if (o->recall_rate && !o->conn_limit) {
+		log_warn("--recall %llu acts only while the connection limit is in force: "
+			 "with --conn-limit off it ends no connection",
+			 (unsigned long long)o->recall_rate);
+	} else if (o->recall_rate && signals_conn_notes_fd(&d.sig) < 0) {
+		log_warn("--recall %llu: the live connections are not counted (no sojourn "
+			 "probes); idle connections are not ended",
+			 (unsigned long long)o->recall_rate);
+	}
 	/* With no delay signal at all, the control law is an open-loop ramp
 	 * to --max-rate: run at a fixed rate instead, and say so. */
 	if (tick_blind_fallback(&d.tp, signals_have_delay(&d.sig), start))
@@ -1277,6 +1327,7 @@ out:
 	redirects_watch_stop(&d.redir_w);
 	metrics_close(&d.metrics);
 	signals_close(&d.sig);
+	recall_close(&d.recall);
 	probe_xdptx_close(&d.txp);
 	if (!o->latency_socket_set && d.l.ns_tag[0]) {
 		char dir[sizeof(o->latency_socket)];

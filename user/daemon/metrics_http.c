@@ -236,6 +236,9 @@ int metrics_tick(struct metrics *m, struct loader *l, const struct metrics_tick 
 			n->conns[dc].opened += t->sig->conns[SHEDD_NR_CLASSES].opened;
 			n->conns[dc].closed += t->sig->conns[SHEDD_NR_CLASSES].closed;
 		}
+		for (c = 0; t->recalled && c < SHEDD_NR_CLASSES; c++)
+			n->recalled[c] = t->recalled[c];
+		n->recall_failed = t->recall_failed;
 		n->have_conn_limit = t->conn_limit != NULL;
 		for (c = 0; t->conn_limit && c < SHEDD_NR_CLASSES; c++)
 			n->conn_limit[c] = t->conn_limit[c];
@@ -294,6 +297,8 @@ int metrics_tick(struct metrics *m, struct loader *l, const struct metrics_tick 
 	n->latency_baseline_ns = t->latency_baseline_ns;
 	n->latency_spread = t->latency_spread;
 	n->feed_cover = t->feed_cover;
+	n->rpc = t->rpc;
+	n->rpc_src = t->rpc_src;
 	n->calm_probes = t->calm_probes;
 	n->probing = t->probing;
 	n->at_max = t->aimd && t->at_max;

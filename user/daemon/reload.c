@@ -320,6 +320,9 @@ int reload_config(struct shedd_options *o, struct loader *l, struct signals *sig
 		append(changed, sizeof(changed), "rate");
 	if (n.conn_limit != o->conn_limit)
 		append(changed, sizeof(changed), "conn_limit");
+	/* Read by the next tick (main.c: recall_step()). */
+	if (n.recall_rate != o->recall_rate)
+		append(changed, sizeof(changed), "recall");
 	options_free(o);
 	*o = n;
 	log_notice("reloaded %s: limit %.0f SYN/s, %d port(s), %d prefix(es)%s%s",

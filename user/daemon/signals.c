@@ -850,6 +850,11 @@ void signals_close(struct signals *s)
 	s->conn_percpu = NULL;
 }
 
+int signals_conn_notes_fd(const struct signals *s)
+{
+	return s->skel && s->conns ? bpf_map__fd(s->skel->maps.conn_notes) : -1;
+}
+
 bool signals_have_delay(const struct signals *s)
 {
 	return s->skel || s->diag_fd >= 0 || s->lat_fd >= 0;

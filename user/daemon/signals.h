@@ -95,6 +95,10 @@ void signals_close(struct signals *s);
 /* True when a source of delay (sojourn probes, sock_diag depth, the latency
  * socket) is open: the controller has a loop to close. */
 bool signals_have_delay(const struct signals *s);
+
+/* The probe's conn_notes map (struct shedd_conn_note by socket), or -1
+ * when the live connections are not counted. */
+int signals_conn_notes_fd(const struct signals *s);
 /* Where completed handshakes are measured: the probes; without them the
  * namespace's passive opens, unless listeners of backend ports share the
  * namespace (their opens, through loopback, would count as the protected
