@@ -1101,7 +1101,7 @@ static void tunnels_tick(struct daemon *d)
 static int run(struct shedd_options *o)
 {
 	struct daemon d = { .o = o, .txp = { .fd = -1, .genl_fd = -1 }, .tun_fd = -1,
-			   .redir_w = { .fd = -1 } };
+			   .redir_w = { .fd = -1 }, .recall = { .nl = -1, .notes_fd = -1 } };
 	double start, adopted = 0;
 	bool start_given;
 	bool started = false;

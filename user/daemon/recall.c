@@ -23,23 +23,35 @@
 int recall_open(struct recall *r, int notes_fd, double rate)
 {
 	memset(r, 0, sizeof(*r));
+	r->nl = -1;
 	r->notes_fd = notes_fd;
 	r->rate = rate;
 	r->nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (r->nl < 0)
 		return -errno;
+	return 0;
+}
+
+/* The candidates' arrays, the first time there is something to end (a
+ * reload may turn --recall on: not at start). */
+static int recall_alloc(struct recall *r)
+{
+	if (r->cand)
+		return 0;
 	r->cand = calloc(RECALL_MAX_CAND, sizeof(*r->cand));
 	r->msgs = calloc(RECALL_MAX_CAND, sizeof(struct inet_diag_msg));
-	if (!r->cand || !r->msgs) {
-		recall_close(r);
-		return -ENOMEM;
-	}
-	return 0;
+	if (r->cand && r->msgs)
+		return 0;
+	free(r->cand);
+	free(r->msgs);
+	r->cand = NULL;
+	r->msgs = NULL;
+	return -ENOMEM;
 }
 
 void recall_close(struct recall *r)
 {
-	if (r->nl > 0)
+	if (r->nl >= 0)
 		close(r->nl);
 	r->nl = -1;
 	free(r->cand);
@@ -116,6 +128,12 @@ int recall_tick(struct recall *r, const double *want, double dt_sec)
 		total += want[c] >= 1 ? want[c] : 0;
 	if (total < 1 || r->tokens < 1)
 		return 0;
+	if ((err = recall_alloc(r))) {
+		if (err != r->last_err)
+			log_warn("recall: %s", strerror(-err));
+		r->last_err = err;
+		return 0;
+	}
 
 	r->nr_cand = 0;
 	r->dumps++;
