@@ -53,10 +53,13 @@ set -eu
 #                    timeout), beside the project's loadgen, in proxy.bats
 #                    and the proxy experiment: a client nobody here wrote
 #   gnuplot-nox      the experiments' plots (PNG through pngcairo, no X)
+#   nghttp2-client   h2load: keep-alive clients (HTTP/1.1 with --h1, or
+#                    HTTP/2) that keep their connection and send a set rate
+#                    of requests each, in the keepalive experiment
 PKGS="clang llvm libclang-rt-dev bpftool libbpf-dev libelf-dev zlib1g-dev gcc make pkg-config \
 libcmocka-dev libinih-dev bats iproute2 perl jq ethtool nftables iptables procps util-linux \
 libsystemd-dev libcap-ng-dev libcap-ng-utils systemd python3 strace man-db libncurses-dev tmux \
-libmicrohttpd-dev libnftables-dev libjansson-dev prometheus curl nginx haproxy httperf gnuplot-nox qemu-system-x86 busybox-static cpio kmod xz-utils"
+libmicrohttpd-dev libnftables-dev libjansson-dev prometheus curl nginx haproxy httperf gnuplot-nox nghttp2-client qemu-system-x86 busybox-static cpio kmod xz-utils"
 
 # --kernels [NAME...]: also fetch the kernel matrix's kernel packages
 # (scripts/kernels.sh fetch: unpacked into a cache, never installed).
