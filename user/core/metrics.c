@@ -423,8 +423,8 @@ static void controller_families(struct out *o)
 	       "shedd_requests_per_connection_known).",
 	       s->aimd && s->rpc >= 1 ? s->rpc : 1);
 	gauge1(o, "shedd_requests_per_connection_known",
-	       "Where the requests per connection come from: 2 the log's session shape (cr=), "
-	       "1 calm ticks, 0 not known (taken as 1).",
+	       "Where the requests per connection come from: 1 the log's session shape (cr=), "
+	       "2 calm ticks, 0 not known (taken as 1).",
 	       s->aimd ? (double)s->rpc_src : 0);
 	gauge1(o, "shedd_requests_on_open_connections_ratio",
 	       "The share of the service's requests that come on connections already open "
