@@ -88,7 +88,8 @@ static void usage(FILE *f)
 "         thread per connection.\n"
 "connect  connect to ADDR:P, send N bytes (1-%llu, default %llu), read\n"
 "         them back, print `exchanged bytes=N connect_ms=X elapsed_ms=Y`,\n"
-"         keep the connection open MS ms (0-%llu, default 0), close.\n"
+"         keep the connection open MS ms (0-%llu, default 0; SIGTERM\n"
+"         ends the hold sooner), close.\n"
 "         Every step must finish within --timeout-ms of the start\n"
 "         (default %llu).\n"
 "The last line of connect is `result=ok elapsed_ms=N` or\n"
@@ -283,6 +284,18 @@ static int fail(const char *stage, int err, uint64_t start)
 	return 1;
 }
 
+/* connect: SIGTERM during the hold ends the hold (the connection's state
+ * is then said as at its end); at any other time it ends the process, as
+ * the default action would. */
+static volatile sig_atomic_t holding;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	if (!holding)
+		_exit(128 + SIGTERM);
+}
+
 static int do_connect(const struct cfg *c)
 {
 	uint64_t start = now_ns(), deadline = start + c->timeout_ms * NSEC_PER_MSEC;
@@ -364,7 +377,17 @@ static int do_connect(const struct cfg *c)
 		ssize_t n;
 		char b;
 
-		nanosleep(&ts, NULL);
+		sigset_t term, old;
+
+		/* SIGTERM ends the hold early: blocked until ppoll() waits,
+		 * which takes it atomically (no signal lost before the wait). */
+		sigemptyset(&term);
+		sigaddset(&term, SIGTERM);
+		sigprocmask(SIG_BLOCK, &term, &old);
+		holding = 1;
+		ppoll(NULL, 0, &ts, &old);
+		holding = 0;
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		/* Still open at the end of the hold? A RST meanwhile (a
 		 * connection ended by the server's host) is ECONNRESET, a
 		 * close by the server EPIPE. */
@@ -384,14 +407,19 @@ done:
 	return ret;
 }
 
+
 int main(int argc, char **argv)
 {
 	struct cfg c = { 0 };
 	int r = parse_args(argc, argv, &c);
+	struct sigaction sa = { .sa_handler = on_term }; /* no SA_RESTART */
 
 	if (r)
 		return r < 0 ? 2 : 0;
 	signal(SIGPIPE, SIG_IGN);
+	/* connect: on_term(); serve: the default action. */
+	if (!c.serve)
+		sigaction(SIGTERM, &sa, NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	return c.serve ? serve(&c) : do_connect(&c);
 }
