@@ -31,7 +31,7 @@ teardown() {
 	cat "$TESTBED_TMP/hold.out" "$TESTBED_TMP/echo.err" 2>/dev/null || true
 	echo "the counts (conn_count) and the metric:"
 	bpftool -j map dump name conn_count 2>&1 | jq -c '.[].formatted | [.key, ([.values[].value.opened] | add), ([.values[].value.closed] | add)]' 2>&1 || true
-	in_srv curl -sS --max-time 5 "$METRICS_URL" 2>&1 | grep connections_live || true
+	in_srv curl -sS --max-time 5 "$METRICS_URL" 2>&1 | grep -E "^shedd_(connections|requests_)" || true
 	testbed_down
 }
 
@@ -54,29 +54,39 @@ metric_is() {
 	[ "$(metric "$1" "$2")" = "$3" ]
 }
 
-# hold N MS [ADDR PORT NS]: N connections from the client namespace (or NS)
-# to ADDR:PORT (the server's protected port), each held open MS ms after
-# its exchange, in the background.
+# hold N [ADDR PORT NS]: N connections from the client namespace (or NS)
+# to ADDR:PORT (the server's protected port), each held open after its
+# exchange until hold_end (at most HOLD_MS), in the background.
+HOLD_MS=50000
 hold() {
-	local i ns=${5:-$NS_CLI} t=$(($2 + 5000 * TESTBED_TIME_SCALE))
+	local i ns=${4:-$NS_CLI} t=$((5000 * TESTBED_TIME_SCALE))
 	[ "$t" -le 60000 ] || t=60000 # tcpecho's bound
 	for ((i = 0; i < $1; i++)); do
-		ip netns exec "$ns" "$TCPECHO" connect --addr "${3:-$SRV_IP}" --port "${4:-$PORT}" \
-			--bytes 100 --hold-ms "$2" --timeout-ms "$t" \
+		ip netns exec "$ns" "$TCPECHO" connect --addr "${2:-$SRV_IP}" --port "${3:-$PORT}" \
+			--bytes 100 --hold-ms "$HOLD_MS" --timeout-ms "$t" \
 			>>"${HOLD_OUT:-$TESTBED_TMP/hold.out}" 2>&1 &
 		HOLD_PIDS+=($!)
 		PIDS+=($!)
 	done
 }
 
-# hold_done_in FILE OK RESET: the held connections that wrote to FILE
-# ended, OK of them well and RESET reset during their hold.
-hold_done_in() {
+# hold_end: the held connections end their hold now (tcpecho: SIGTERM),
+# each saying how its connection was; waits for them.
+hold_end() {
 	local pid
+	for pid in "${HOLD_PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null || true
+	done
 	for pid in "${HOLD_PIDS[@]}"; do
 		wait "$pid" || true
 	done
 	HOLD_PIDS=()
+}
+
+# hold_done_in FILE OK RESET: the held connections that wrote to FILE
+# ended, OK of them well and RESET reset during their hold.
+hold_done_in() {
+	hold_end
 	echo "$1:"
 	cat "$1"
 	run grep -c '^result=ok' "$1"
@@ -85,13 +95,9 @@ hold_done_in() {
 	[ "$output" = "$3" ]
 }
 
-# hold_done: every held connection ended well.
+# hold_done N: the held connections end their hold, N of them well.
 hold_done() {
-	local pid
-	for pid in "${HOLD_PIDS[@]}"; do
-		wait "$pid"
-	done
-	HOLD_PIDS=()
+	hold_end
 	cat "$TESTBED_TMP/hold.out"
 	run grep -c '^result=ok' "$TESTBED_TMP/hold.out"
 	[ "$output" = "$1" ]
@@ -100,7 +106,7 @@ hold_done() {
 @test "connections held open count as live in their peer's class while open, and as closed once they end" {
 	HOLD_PIDS=()
 	shedd_start --port "$PORT" --verify off --prefix "$CLI_IP/32=critical"
-	hold 6 $((3000 * TESTBED_TIME_SCALE))
+	hold 6
 	wait_for "6 live critical connections" 5 metric_is shedd_connections_live critical 6
 	run metric shedd_connections_live sheddable
 	[ "$status" -eq 0 ]
@@ -113,15 +119,15 @@ hold_done() {
 	HOLD_PIDS=()
 	shedd_start --port "$PORT" --verify off --default-class sheddable_plus
 	# Another port of the same server, not protected.
-	hold 3 $((3000 * TESTBED_TIME_SCALE)) "$SRV_IP" "$OTHER_PORT"
+	hold 3 "$SRV_IP" "$OTHER_PORT"
 	# The protected port's number in the client's own namespace, over
 	# its loopback: the tracepoint sees every namespace's sockets.
 	ip netns exec "$NS_CLI" "$TCPECHO" serve --addr 127.0.0.1 --port "$PORT" \
 		--duration $((60 * TESTBED_TIME_SCALE)) >/dev/null 2>>"$TESTBED_TMP/echo.err" &
 	PIDS+=($!)
 	wait_for "echo in cli" 5 sh -c "ip netns exec $NS_CLI ss -ltnH | grep -q '127.0.0.1:$PORT '"
-	hold 2 $((3000 * TESTBED_TIME_SCALE)) 127.0.0.1 "$PORT"
-	hold 4 $((3000 * TESTBED_TIME_SCALE))
+	hold 2 127.0.0.1 "$PORT"
+	hold 4
 	wait_for "4 live sheddable_plus connections" 5 \
 		metric_is shedd_connections_live sheddable_plus 4
 	# The 5 others are open too (each side's ss sees them established).
@@ -146,7 +152,7 @@ overload_feed() {
 	local i
 	(
 		for ((i = 0; i < $1; i++)); do
-			yes "shedd rt=1.000 st=200 cr=5" | head -n 20 |
+			yes "shedd rt=1.000 cr=5 st=200" | head -n 20 |
 				in_srv logger --socket-errors=off -u "$LATENCY_SOCK" -d
 			sleep 0.1
 		done
@@ -172,7 +178,7 @@ tries() {
 	HOLD_PIDS=()
 	shedd_start --port "$PORT" --verify off --prefix "$CLI_IP/32=critical" \
 		--latency-target 50ms
-	hold 30 $((4000 * TESTBED_TIME_SCALE))
+	hold 30
 	wait_for "30 live critical connections" 5 metric_is shedd_connections_live critical 30
 	run metric shedd_connections_limit critical
 	[ "$status" -ne 0 ] # no limit while calm
@@ -185,15 +191,16 @@ tries() {
 	[ "$output" -lt 30 ]
 	# The log's session shape says the requests come on open connections.
 	run metric1 shedd_requests_per_connection_known
-	[ "$output" = 2 ]
+	[ "$output" = 1 ] # the log's session shape
 	run metric1 shedd_requests_on_open_connections_ratio
 	echo "requests on open connections: $output"
 	run awk -v v="$output" 'BEGIN { exit !(v > 0.5) }'
 	[ "$status" -eq 0 ]
-	# The door is shut to the class while it holds more than its share.
+	# The door is shut to the class while it holds more than its share:
+	# at most the one token of depth a bucket always has gets in.
 	run tries 10
 	echo "new connections that got in: $output of 10"
-	[ "$output" -eq 0 ]
+	[ "$output" -le 1 ]
 	# The open ones were never touched.
 	hold_done 30
 }
@@ -202,13 +209,13 @@ tries() {
 	HOLD_PIDS=()
 	shedd_start --port "$PORT" --verify off --prefix "$CLI_IP/32=critical" \
 		--latency-target 50ms --conn-limit off
-	hold 30 $((4000 * TESTBED_TIME_SCALE))
+	hold 30
 	wait_for "30 live critical connections" 5 metric_is shedd_connections_live critical 30
 	overload_feed $((80 * TESTBED_TIME_SCALE))
 	wait_for "a latency overload" 5 grep -q "overload" "$TESTBED_TMP/shedd.log"
 	run tries 10
 	echo "new connections that got in: $output of 10"
-	[ "$output" -gt 0 ]
+	[ "$output" -ge 5 ]
 	run metric shedd_connections_limit critical
 	[ "$status" -ne 0 ]
 	run grep -c "connection limit: " "$TESTBED_TMP/shedd.log"
@@ -234,9 +241,9 @@ recalled() {
 		--latency-target 50ms --recall 100
 	# 10 connections, then 20 younger ones, all idle after their
 	# exchange (tcpecho's server waits for the next bytes).
-	HOLD_OUT="$TESTBED_TMP/old.out" hold 10 $((6000 * TESTBED_TIME_SCALE))
+	HOLD_OUT="$TESTBED_TMP/old.out" hold 10
 	wait_for "10 live critical connections" 5 metric_is shedd_connections_live critical 10
-	HOLD_OUT="$TESTBED_TMP/young.out" hold 20 $((6000 * TESTBED_TIME_SCALE))
+	HOLD_OUT="$TESTBED_TMP/young.out" hold 20
 	wait_for "30 live critical connections" 5 metric_is shedd_connections_live critical 30
 	overload_feed $((80 * TESTBED_TIME_SCALE))
 	wait_for "the connection limit" 5 grep -q "connection limit: " "$TESTBED_TMP/shedd.log"
