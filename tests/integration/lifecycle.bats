@@ -141,6 +141,17 @@ full_trie_prefixes() {
 	[ "$(stat_sum admitted 1)" -ge 45 ]
 }
 
+# synack_within LINE: the flood's SYN-ACKs in LINE are the 400 of 2 s the
+# bucket admits (360-460), natively; under emulation (a time scale) at
+# least one.
+synack_within() {
+	if [ "$TESTBED_TIME_SCALE" -eq 1 ]; then
+		within "$(field synack "$1")" 360 460
+	else
+		within "$(field synack "$1")" 1 460
+	fi
+}
+
 @test "SIGKILL leaves shedding in place; a new shedd adopts it with counters intact" {
 	# The token bucket is under test, not fairness: the second flood comes
 	# from the /24s the first one filled the sketch with, and a guest slow
@@ -156,9 +167,15 @@ full_trie_prefixes() {
 	wait "$FLOOD_PID"
 	xdp_attached
 	link_id=$(link_of id)
+	# What the program admits is under test (its bucket at the last rate,
+	# 400 of 2 s), and that the server answers it; the SYN-ACKs the
+	# client counts alone, under a slow guest, fell short of what was
+	# admitted (133 of 2 000 sent on 6.1 under emulation).
+	adm=$(stat_sum admitted 3)
 	line=$(flood 198.19.0.0/16 1000 2)
-	echo "no daemon: $line"
-	within "$(field synack "$line")" 360 460
+	echo "no daemon: $line; admitted $(($(stat_sum admitted 3) - adm))"
+	within $(($(stat_sum admitted 3) - adm)) 360 460
+	synack_within "$line"
 	before=$(stat_sum syn 3)
 	[ "$before" -eq 5000 ]
 	shedd_start --verify off --fair off --port "$PORT" --rate 200 --burst 20
@@ -166,9 +183,11 @@ full_trie_prefixes() {
 	# Same link, so no gap; counters continue from where they were.
 	[ "$(link_of id)" = "$link_id" ]
 	[ "$(stat_sum syn 3)" -ge "$before" ]
+	adm=$(stat_sum admitted 3)
 	line=$(flood 198.19.0.0/16 1000 2)
-	echo "adopted: $line"
-	within "$(field synack "$line")" 360 460
+	echo "adopted: $line; admitted $(($(stat_sum admitted 3) - adm))"
+	within $(($(stat_sum admitted 3) - adm)) 360 460
+	synack_within "$line"
 	[ "$(stat_sum syn 3)" -eq 7000 ]
 	kill -TERM "$SHEDD_PID"
 	wait "$SHEDD_PID"
