@@ -107,6 +107,38 @@ static void latency_overload_caps_at_littles_law(void **state)
 	assert_float_equal(r.s.rate_cap[SH], 0, 1e-9);
 }
 
+/* The latency after a cut is of requests queued before it: the cut holds
+ * until the live connections are down to it and then for the latency it
+ * was made at; after that, an overload cuts again from what is live. */
+static void a_cut_holds_while_its_queue_drains(void **state)
+{
+	struct rig r;
+	int i;
+
+	rig_init(&r);
+	open_n(&r, SH, 240);
+	r.in.latency_overload = true;
+	r.in.latency_ns = 1200 * MS; /* cap 40 */
+	step(&r);
+	assert_float_equal(r.s.cap, 40, 1e-9);
+	/* 140 leave; the latency is still the queue's: held, however long
+	 * it takes the others to leave. */
+	close_n(&r, SH, 140);
+	for (i = 0; i < 30; i++) {
+		step(&r);
+		assert_float_equal(r.s.cap, 40, 1e-9);
+	}
+	/* Down to it: held 1.2 s more. */
+	close_n(&r, SH, 60);
+	for (i = 0; i < 12; i++) {
+		step(&r);
+		assert_float_equal(r.s.cap, 40, 1e-9);
+	}
+	/* Still overloaded at 40 live, 1.2 s: 40 - 200, the floor. */
+	step(&r);
+	assert_float_equal(r.s.cap, r.p.min_cap, 1e-9);
+}
+
 static void one_request_per_connection_is_the_syn_limits(void **state)
 {
 	struct rig r;
@@ -302,6 +334,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(calm_sets_no_limit),
 		cmocka_unit_test(latency_overload_caps_at_littles_law),
+		cmocka_unit_test(a_cut_holds_while_its_queue_drains),
 		cmocka_unit_test(one_request_per_connection_is_the_syn_limits),
 		cmocka_unit_test(other_overloads_set_no_limit),
 		cmocka_unit_test(never_below_min_cap),

@@ -18,6 +18,8 @@ void conc_defaults(struct conc_params *p)
 		.release = 2,
 		.release_ns = 10000000000ULL,
 		.tau_sec = 0.5,
+		.hold_min_ns = 500000000ULL,
+		.hold_max_ns = 5000000000ULL,
 	};
 }
 
@@ -75,10 +77,24 @@ static void lift(struct conc_state *s)
 	s->engaged = false;
 	s->cap = 0;
 	s->slack_ns = 0;
+	s->enforced_ns = 0;
 	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
 		s->class_cap[c] = 0;
 		s->rate_cap[c] = -1;
 	}
+}
+
+/* How long a cut holds once enforced: the latency it was made at, within
+ * the bounds. */
+static __u64 hold(const struct conc_params *p, const struct conc_state *s)
+{
+	double h = s->cut_latency_ns;
+
+	if (h < (double)p->hold_min_ns)
+		h = (double)p->hold_min_ns;
+	if (h > (double)p->hold_max_ns)
+		h = (double)p->hold_max_ns;
+	return (__u64)h;
 }
 
 void conc_step(const struct conc_params *p, const struct alloc_params *ap,
@@ -98,11 +114,19 @@ void conc_step(const struct conc_params *p, const struct alloc_params *ap,
 
 	if (in->latency_overload && in->rpc >= p->min_rpc && in->served > 0 &&
 	    in->target_ns > 0 && in->latency_ns > in->target_ns) {
-		double n = live - in->served * (in->latency_ns - in->target_ns) / 1e9;
-
-		s->cap = n > p->min_cap ? n : p->min_cap;
-		s->engaged = true;
 		s->slack_ns = 0;
+		/* A cut holds until the live connections are down to it and
+		 * then for the latency it was made at, while the queue it
+		 * found drains: the latency measured until then is of
+		 * requests queued before it. */
+		if (!s->engaged || (s->enforced_ns && in->now_ns >= s->enforced_ns + hold(p, s))) {
+			double n = live - in->served * (in->latency_ns - in->target_ns) / 1e9;
+
+			s->cap = n > p->min_cap ? n : p->min_cap;
+			s->engaged = true;
+			s->cut_latency_ns = in->latency_ns;
+			s->enforced_ns = 0;
+		}
 	} else if (s->engaged) {
 		if (live >= BINDING * s->cap) {
 			double step = s->cap * p->growth * (double)in->dt_ns / GAIN_PERIOD_NS;
@@ -120,6 +144,8 @@ void conc_step(const struct conc_params *p, const struct alloc_params *ap,
 	}
 	if (!s->engaged)
 		return;
+	if (!s->enforced_ns && live <= s->cap)
+		s->enforced_ns = in->now_ns ? in->now_ns : 1;
 
 	for (c = 0; c < SHEDD_NR_CLASSES; c++)
 		want[c] = s->live[c] + (in->syn_demand ? in->syn_demand[c] : 0) * p->tau_sec;

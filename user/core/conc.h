@@ -28,8 +28,15 @@
  * (AIMD_WHY_LATENCY) on connections that carry more than one request
  * (req_per_conn.h at least @min_rpc): on connections of one request the
  * SYN limit already reaches every request, and a second law on the same
- * arrivals would only cut twice. On each such tick the cap is the law's;
- * on other ticks it grows by @growth per 100 ms (at least one connection)
+ * arrivals would only cut twice. On such a tick the cap is the law's, and
+ * it holds until the live connections are down to it, then for the
+ * latency it was measured at (within @hold_min_ns and @hold_max_ns): the
+ * latency measured until then is of requests that queued before the cut,
+ * and cutting on it again, from a live count the cut (or --recall)
+ * already lowered, ratchets the cap down to its floor (measured through
+ * nginx: 28 connections, then 8, where the service takes about 110).
+ * After the hold, an overload's tick cuts again from what is live then. On other ticks it
+ * grows by @growth per 100 ms (at least one connection)
  * while the live connections fill at least 90 % of it, and it is lifted
  * once they have stayed under 1 / @release of it for @release_ns. Never
  * below @min_cap.
@@ -66,6 +73,8 @@
  * @release_ns: ... this long (10 s)
  * @tau_sec:    a class's room is offered over this long (0.5 s), and its
  *              SYN demand counts as connections over it
+ * @hold_min_ns, @hold_max_ns: a cut holds for the latency it was made at,
+ *              within these (0.5 s, 5 s)
  */
 struct conc_params {
 	bool on;
@@ -75,6 +84,8 @@ struct conc_params {
 	double release;
 	__u64 release_ns;
 	double tau_sec;
+	__u64 hold_min_ns;
+	__u64 hold_max_ns;
 };
 
 /**
@@ -83,6 +94,9 @@ struct conc_params {
  * @cap:         the total cap (connections)
  * @slack_ns:    since when the live connections stay under cap / release
  *               (0: not now)
+ * @enforced_ns: when the live connections came down to the cap after its
+ *               cut (0: not yet)
+ * @cut_latency_ns: the latency the cut was made at
  * @have_prev:   @prev_closed holds the last tick's counts
  * @prev_closed: closed connections per class, cumulative, last tick
  * @live:        live connections per class, this tick
@@ -94,6 +108,8 @@ struct conc_state {
 	bool engaged;
 	double cap;
 	__u64 slack_ns;
+	__u64 enforced_ns;
+	double cut_latency_ns;
 	bool have_prev;
 	__u64 prev_closed[SHEDD_NR_CLASSES];
 	double live[SHEDD_NR_CLASSES];
