@@ -86,41 +86,49 @@ cell() {
 	p2=$!
 	PIDS+=("$p2")
 	sleep $((SECS - CROWD_AT - 3))
-	live=$(metric shedd_connections_live)
-	limit=$(metric shedd_connections_limit)
-	recalled=$(metric shedd_connections_recalled_total)
+	live=$(metric shedd_connections_live || true)
+	limit=$(metric shedd_connections_limit || true)
+	recalled=$(metric shedd_connections_recalled_total || true)
 	wait "$p1" "$p2" || true
 	pids_forget "$p1"
 	pids_forget "$p2"
-	failed=$(sed -n 's/^requests: .* \([0-9]*\) failed.*/\1/p' "$d/crowd.out" | head -n 1)
+	failed=$(sed -n 's/^requests: .* \([0-9]*\) failed.*/\1/p' "$d/crowd.out" | sed -n 1p)
 	[ "$mode" = none ] || stop_pid "$SHEDD_PID"
 	stop_pid "$FRONT_PID"
 	stop_pid "$UP_PID"
-	t0=$(cut -f1 "$d/pool.log" | sort -n | head -n 1)
-	# Per second from the pool's first request; h2load's log: start (us
-	# since the epoch), status, us to the end of the response.
-	awk -F'\t' -v t0="$t0" -v mode="$mode" -v good="$GOOD_MS" -v c="$C" -v secs="$SECS" '
-		FNR == 1 { f++ }
-		{ s = int(($1 - t0) / 1e6 + $3 / 1e6); if (s < 0 || s >= secs) next
-		  n[s]++; if ($2 == 200 && $3 <= good * 1000) g[s]++
-		  if (f == 1) { pn[s]++; lat[s, pn[s]] = ($2 == 200 ? $3 / 1e3 : 1e9) } }
+	t0=$(awk -F'\t' 'NR == 1 || $1 < m { m = $1 } END { print m }' "$d/pool.log")
+	# h2load's log: start (us since the epoch), status, us to the end of
+	# the response. Each answer in the second it ended, from the pool's
+	# first request (SRC 1 the pool, 2 the crowd); a request not answered
+	# 200 counts as never answered (1e9 ms).
+	awk -F'\t' -v t0="$t0" 'FNR == 1 { f++ }
+		{ printf "%d %.3f %.3f\n", f, ($1 - t0) / 1e6 + $3 / 1e6, ($2 == 200 ? $3 / 1e3 : 1e9) }' \
+		"$d/pool.log" "$d/crowd.log" >"$d/answers"
+	# Per second: answered, within GOOD_MS, and the pool's p99 (a
+	# second's latencies sorted: the last of its group at the 99th rank).
+	awk -v secs="$SECS" '$1 == 1 && $2 >= 0 && $2 < secs { print int($2), $3 }' "$d/answers" |
+		sort -k1,1n -k2,2g | awk '
+		function flush() { if (k) printf "%d %s\n", cur, v[int((k - 1) * 0.99) + 1]; k = 0 }
+		$1 != cur { flush(); cur = $1 } { v[++k] = $2 } END { flush() }' >"$d/pool_p99"
+	awk -v mode="$mode" -v good="$GOOD_MS" -v c="$C" -v secs="$SECS" '
+		FILENAME == ARGV[1] { p99[$1] = $2; next }
+		{ s = int($2); if ($2 < 0 || s >= secs) next; n[s]++; if ($3 <= good) g[s]++; if ($1 == 1) pn[s]++ }
 		END { for (s = 0; s < secs; s++) {
-			k = pn[s] + 0; p99 = "nan"
-			if (k) { for (i = 1; i <= k; i++) v[i] = lat[s, i]; asort(v); p99 = v[int((k - 1) * 0.99) + 1]
-				 if (p99 >= 1e9) p99 = "nan"; delete v }
-			printf "%s,%d,%d,%d,%.1f,%d,%s\n", mode, s, n[s], g[s], 100 * g[s] / c, k, p99 } }' \
-		"$d/pool.log" "$d/crowd.log" >>"$CSV"
-	awk -F'\t' -v t0="$t0" -v mode="$mode" -v good="$GOOD_MS" -v c="$C" -v w0="$WIN_START" \
-		-v secs="$SECS" -v live="${live:-nan}" -v limit="${limit:-none}" \
-		-v recalled="${recalled:-0}" -v failed="${failed:-nan}" '
-		FNR == 1 { f++ }
-		{ s = ($1 - t0) / 1e6 + $3 / 1e6; if (s < w0 || s >= secs) next
-		  if ($2 == 200 && $3 <= good * 1000) g++
-		  if (f == 1) p[++np] = ($2 == 200 ? $3 / 1e3 : 1e9); else nc++ }
-		END { asort(p); p50 = np ? p[int((np - 1) * 0.5) + 1] : 0; p99 = np ? p[int((np - 1) * 0.99) + 1] : 0
+			p = (s in p99) && p99[s] < 1e9 ? p99[s] : "nan"
+			printf "%s,%d,%d,%d,%.1f,%d,%s\n", mode, s, n[s], g[s], 100 * g[s] / c, pn[s], p } }' \
+		"$d/pool_p99" "$d/answers" >>"$CSV"
+	# The window: goodput, and the pool's p50/p99 (sorted).
+	awk -v w0="$WIN_START" -v secs="$SECS" '$1 == 1 && $2 >= w0 && $2 < secs { print $3 }' \
+		"$d/answers" | sort -g >"$d/pool_win"
+	awk -v mode="$mode" -v good="$GOOD_MS" -v c="$C" -v w0="$WIN_START" -v secs="$SECS" \
+		-v live="${live:-nan}" -v limit="${limit:-none}" -v recalled="${recalled:-0}" \
+		-v failed="${failed:-nan}" '
+		FILENAME == ARGV[1] { v[++np] = $1; next }
+		$2 >= w0 && $2 < secs { if ($3 <= good) g++; if ($1 == 2) nc++ }
+		END { p50 = np ? v[int((np - 1) * 0.5) + 1] : 1e9; p99 = np ? v[int((np - 1) * 0.99) + 1] : 1e9
 		  printf "%s,%.1f,%s,%s,%d,%d,%s,%s,%s,%s\n", mode, 100 * g / (secs - w0) / c,
-			p50 >= 1e9 ? "none" : sprintf("%.0f", p50), p99 >= 1e9 ? "none" : sprintf("%.0f", p99),
-			np, nc, live, limit, recalled, failed }' "$d/pool.log" "$d/crowd.log" |
+			(p50 >= 1e9 ? "none" : sprintf("%.0f", p50)), (p99 >= 1e9 ? "none" : sprintf("%.0f", p99)),
+			np, nc, live, limit, recalled, failed }' "$d/pool_win" "$d/answers" |
 		tee -a "$SUMMARY" >&2
 	sleep 1
 }
