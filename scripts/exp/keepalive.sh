@@ -4,14 +4,15 @@
 # each, every client one connection it keeps), then CROWD more that arrive
 # at CROWD_AT s and stay, through nginx to an upstream of C = WORKERS x
 # 1000 / SERVICE_MS requests/s (exponential service times), nginx's log
-# feeding shedd. Three cells, each cold: no shedding (none), the SYN limit
-# alone (syn: --conn-limit off), and the full set (full: --conn-limit auto,
-# --recall RECALL). Per second: answers within GOOD_MS (goodput, % of C)
+# feeding shedd. Four cells, each cold: no shedding (none), the SYN limit
+# alone (syn: --conn-limit off), the connection limit (limit: --conn-limit
+# auto, the default), and the full set (full: --conn-limit auto, --recall
+# RECALL). Per second: answers within GOOD_MS (goodput, % of C)
 # and the pool's p99; per cell: the goodput and the pool's p50/p99 over
 # [20 s, SECS), the live connections, the limit and what was recalled.
 # Writes keepalive.csv (per second), keepalive.md and keepalive.png.
 #   SECS=70 POOL=50 CROWD=400 CROWD_AT=10 RPS=2 WORKERS=4 SERVICE_MS=20
-#   GOOD_MS=500 RECALL=100 MODES="none syn full"
+#   GOOD_MS=500 RECALL=100 MODES="none syn limit full"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -21,7 +22,7 @@ source scripts/testbed.sh
 source scripts/proxybed.sh
 # shellcheck source=scripts/explib.sh
 source scripts/explib.sh
-exp_begin keepalive 3 80 SECS POOL CROWD CROWD_AT RPS WORKERS SERVICE_MS GOOD_MS RECALL MODES
+exp_begin keepalive 4 80 SECS POOL CROWD CROWD_AT RPS WORKERS SERVICE_MS GOOD_MS RECALL MODES
 testbed_script experiments
 
 SECS=${SECS:-70}
@@ -33,7 +34,7 @@ WORKERS=${WORKERS:-4}
 SERVICE_MS=${SERVICE_MS:-20}
 GOOD_MS=${GOOD_MS:-500}
 RECALL=${RECALL:-100}
-MODES=${MODES:-"none syn full"}
+MODES=${MODES:-"none syn limit full"}
 WIN_START=20
 CSV="$EXP_OUT/keepalive.csv"
 MD="$EXP_OUT/keepalive.md"
@@ -45,7 +46,7 @@ done
 [ "$SECS" -gt $((WIN_START + 5)) ] || { echo "keepalive: SECS must be over $((WIN_START + 5))" >&2; exit 2; }
 [ "$CROWD_AT" -lt "$SECS" ] || { echo "keepalive: CROWD_AT must be under SECS" >&2; exit 2; }
 for m in $MODES; do
-	case $m in none | syn | full) ;; *) echo "keepalive: MODES: '$m' is not none, syn or full" >&2; exit 2 ;; esac
+	case $m in none | syn | limit | full) ;; *) echo "keepalive: MODES: '$m' is not none, syn, limit or full" >&2; exit 2 ;; esac
 done
 command -v h2load >/dev/null || { echo "keepalive: h2load missing (make deps: nghttp2-client)" >&2; exit 2; }
 exp_cells "$(wc -w <<<"$MODES")"
@@ -71,6 +72,7 @@ cell() {
 	: >"$TESTBED_TMP/shedd.log"
 	case $mode in
 	syn) shedd_start --port "$PORT" --conn-limit off ;;
+	limit) shedd_start --port "$PORT" --conn-limit auto ;;
 	full) shedd_start --port "$PORT" --conn-limit auto --recall "$RECALL" ;;
 	esac
 	front_start nginx "$LATENCY_SOCK"
@@ -174,6 +176,7 @@ requests as h2load counts them.
 
 - none: no shedd;
 - syn: the SYN limit alone (\`--conn-limit off\`);
+- limit: the connection limit (\`--conn-limit auto\`, the default);
 - full: \`--conn-limit auto --recall $RECALL\`.
 
 TXT
