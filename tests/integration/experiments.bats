@@ -45,7 +45,7 @@ png_magic() {
 @test "an unknown experiment is refused with the list of the known ones" {
 	run "$ROOT/scripts/experiments.sh" nosuch
 	[ "$status" -eq 2 ]
-	[[ "$output" == *"unknown experiment 'nosuch' (goodput, classes, recovery, knee, fairness, flood, proxy, soak, scale)"* ]]
+	[[ "$output" == *"unknown experiment 'nosuch' (goodput, classes, recovery, knee, fairness, flood, proxy, keepalive, soak, scale)"* ]]
 }
 
 @test "the knee's M/M/c model gives M/M/1's p99 of ln(100) S / (1 - rho): 92 ms at 50 %, 921 ms at 95 %" {
