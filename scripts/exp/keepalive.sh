@@ -89,7 +89,9 @@ cell() {
 	PIDS+=("$p2")
 	sleep $((SECS - CROWD_AT - 3))
 	live=$(metric shedd_connections_live || true)
-	limit=$(metric shedd_connections_limit || true)
+	limit=none
+	[ "$(metric shedd_connections_limit_in_force || true)" != 1 ] ||
+		limit=$(metric shedd_connections_limit || true)
 	recalled=$(metric shedd_connections_recalled_total || true)
 	wait "$p1" "$p2" || true
 	pids_forget "$p1"

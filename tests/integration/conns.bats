@@ -180,14 +180,19 @@ tries() {
 		--latency-target 50ms
 	hold 30
 	wait_for "30 live critical connections" 5 metric_is shedd_connections_live critical 30
+	run metric1 shedd_connections_limit_in_force
+	[ "$output" = 0 ] # no limit while calm
 	run metric shedd_connections_limit critical
-	[ "$status" -ne 0 ] # no limit while calm
+	[ "$output" = 0 ]
 	overload_feed $((80 * TESTBED_TIME_SCALE))
 	wait_for "the connection limit" 5 grep -q "connection limit: " "$TESTBED_TMP/shedd.log"
 	grep "connection limit" "$TESTBED_TMP/shedd.log"
+	run metric1 shedd_connections_limit_in_force
+	[ "$output" = 1 ]
 	run metric shedd_connections_limit critical
 	echo "limit: $output"
 	[ "$status" -eq 0 ]
+	[ "$output" -gt 0 ]
 	[ "$output" -lt 30 ]
 	# The log's session shape says the requests come on open connections.
 	run metric1 shedd_requests_per_connection_known
@@ -216,8 +221,8 @@ tries() {
 	run tries 10
 	echo "new connections that got in: $output of 10"
 	[ "$output" -ge 5 ]
-	run metric shedd_connections_limit critical
-	[ "$status" -ne 0 ]
+	run metric1 shedd_connections_limit_in_force
+	[ "$output" = 0 ]
 	run grep -c "connection limit: " "$TESTBED_TMP/shedd.log"
 	[ "$output" = 0 ]
 	hold_done 30

@@ -618,15 +618,18 @@ static void conn_families(struct out *o)
 		snprintf(lbl, sizeof(lbl), "class=\"%s\"", class_name(c));
 		sample_u64(o, "shedd_connections_live", lbl, open > closed ? open - closed : 0);
 	}
-	if (!s->have_conn_limit)
-		return;
+	gauge1(o, "shedd_connections_limit_in_force",
+	       "1 while the connection limit (--conn-limit) holds the live connections, after "
+	       "an overload the latency showed on connections of several requests; else 0.",
+	       s->have_conn_limit ? 1 : 0);
 	family(o, "shedd_connections_limit", "gauge",
-	       "The live connections each class may hold (--conn-limit): present while the "
-	       "limit is in force, after an overload on connections of several requests.");
+	       "The live connections each class may hold while the connection limit is in "
+	       "force (0 while it is not: see shedd_connections_limit_in_force).");
 	for (c = 0; c < SHEDD_NR_CLASSES; c++) {
 		snprintf(lbl, sizeof(lbl), "class=\"%s\"", class_name(c));
 		sample_u64(o, "shedd_connections_limit", lbl,
-			   s->conn_limit[c] > 0 ? (__u64)(s->conn_limit[c] + 0.5) : 0);
+			   s->have_conn_limit && s->conn_limit[c] > 0 ?
+				   (__u64)(s->conn_limit[c] + 0.5) : 0);
 	}
 }
 
