@@ -235,4 +235,18 @@ const char *verify_name(__u8 mode);
  * characters, no '/', ':' or space, not "." or "..". */
 bool iface_name_valid(const char *name);
 
+/* Is @port (host order) one of @ports (@nr_ports of them; none: every
+ * port is protected)? */
+static inline bool options_port_protected(const __u16 *ports, int nr_ports, unsigned int port)
+{
+	int i;
+
+	if (!nr_ports)
+		return true;
+	for (i = 0; i < nr_ports; i++)
+		if (ports[i] == port)
+			return true;
+	return false;
+}
+
 #endif /* SHEDD_OPTIONS_H */

@@ -12,6 +12,7 @@
 #include <linux/sock_diag.h>
 
 #include "log.h"
+#include "options.h"
 #include "recall.h"
 #include "recall_pick.h"
 #include "sockdiag.h"
@@ -60,18 +61,6 @@ void recall_close(struct recall *r)
 	r->msgs = NULL;
 }
 
-static bool protected_port(const struct recall *r, __u16 port)
-{
-	int i;
-
-	if (!r->nr_ports)
-		return true;
-	for (i = 0; i < r->nr_ports; i++)
-		if (r->ports[i] == port)
-			return true;
-	return false;
-}
-
 /* One socket of the dump: kept if it is a counted connection to a
  * protected port, and idle. */
 static void seen(const struct inet_diag_msg *m, size_t len, void *arg)
@@ -84,7 +73,7 @@ static void seen(const struct inet_diag_msg *m, size_t len, void *arg)
 	__u32 cls;
 
 	if (r->nr_cand >= RECALL_MAX_CAND || m->idiag_state != TCP_ESTABLISHED_ ||
-	    !protected_port(r, ntohs(m->id.idiag_sport)))
+	    !options_port_protected(r->ports, r->nr_ports, ntohs(m->id.idiag_sport)))
 		return;
 	note = sockdiag_storage(m, len, &vn);
 	ti = sockdiag_attr(m, len, INET_DIAG_INFO, &n);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <jansson.h>
 
+#include "options.h"
 #include "redirects.h"
 
 /* The destination ports a rule takes, as ranges; more than this many are
@@ -146,18 +147,6 @@ static bool read_nat_stmt(json_t *st, char *what, size_t len, __u16 *to_port)
 	return false;
 }
 
-static bool port_protected(const __u16 *ports, int nr_ports, unsigned int p)
-{
-	int i;
-
-	if (!nr_ports)
-		return true;
-	for (i = 0; i < nr_ports; i++)
-		if (ports[i] == p)
-			return true;
-	return false;
-}
-
 static void note_add(struct redir_note *arr, unsigned int *nr, unsigned int *over,
 		     const struct redir_note *n)
 {
@@ -232,7 +221,7 @@ static void judge_ranges(const struct port_ranges *r, const __u16 *ports, int nr
 			n.hi = r->hi[i];
 		}
 	}
-	if (unprotected && tmpl->to_port && port_protected(ports, nr_ports, tmpl->to_port))
+	if (unprotected && tmpl->to_port && options_port_protected(ports, nr_ports, tmpl->to_port))
 		note_add(f->into, &f->nr_into, &f->into_over, &n);
 }
 

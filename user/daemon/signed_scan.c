@@ -16,24 +16,12 @@ struct scan {
 	struct signed_ports found;
 };
 
-static bool protected_port(const struct shedd_options *o, __u16 port)
-{
-	int i;
-
-	if (!o->nr_ports)
-		return true;
-	for (i = 0; i < o->nr_ports; i++)
-		if (o->ports[i] == port)
-			return true;
-	return false;
-}
-
 static void scan_listener(const struct inet_diag_msg *m, size_t len, void *arg)
 {
 	struct scan *s = arg;
 	__u16 port = ntohs(m->id.idiag_sport);
 
-	if (protected_port(s->o, port))
+	if (options_port_protected(s->o->ports, s->o->nr_ports, port))
 		signed_ports_add(&s->found, port, signed_listener_kinds(m, len));
 }
 
