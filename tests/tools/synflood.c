@@ -106,11 +106,16 @@ struct replies {
 	uint64_t other;     /* neither SYN-ACK nor RST (e.g. a bare ACK) */
 };
 
-static volatile sig_atomic_t stop;
+/* SIGINT and SIGTERM interrupt the run (exit 1); SIGUSR1 ends the sending
+ * phase as if --duration had run out, replies still counted for --wait. */
+static volatile sig_atomic_t stop, finish;
 
 static void on_signal(int sig)
 {
-	stop = 1;
+	if (sig == SIGUSR1)
+		finish = 1;
+	else
+		stop = 1;
 }
 
 static uint64_t now_ns(void)
@@ -178,6 +183,8 @@ static void usage(FILE *f)
 "--sport-base or --src.\n"
 "Output: sent=N synack=N rst=N elapsed_ms=N rate_pps=N.N\n"
 "  elapsed_ms and rate_pps cover the sending phase, not --wait.\n"
+"Signals: SIGUSR1 ends the sending phase at once (replies still counted for\n"
+"  --wait, exit 0); SIGINT and SIGTERM interrupt the run (exit 1).\n"
 "Exit: 0 done, 1 runtime error or interrupted, 2 usage error.\n",
 		MAX_RATE_PPS, DEFAULT_RATE_PPS, MAX_COUNT, MAX_DURATION_S,
 		DEFAULT_DURATION_S, MAX_WAIT_S, DEFAULT_WAIT_S,
@@ -816,7 +823,8 @@ static int send_all(int tx, int rx, const struct cfg *c, struct replies *r,
 		struct timespec at = { .tv_sec = (time_t)(c->start_at_ms / 1000),
 				       .tv_nsec = (long)(c->start_at_ms % 1000) * 1000000 };
 
-		while (!stop && clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &at, NULL) == EINTR)
+		while (!stop && !finish &&
+		       clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &at, NULL) == EINTR)
 			;
 	}
 	start = now_ns();
@@ -824,13 +832,13 @@ static int send_all(int tx, int rx, const struct cfg *c, struct replies *r,
 	uint64_t progress_ns = start;
 
 	run->start_ns = start;
-	while (run->sent < c->count && !stop) {
+	while (run->sent < c->count && !stop && !finish) {
 		uint64_t now = now_ns(), due;
 
 		if (now >= end)
 			break;
 		due = due_by(c, start, now);
-		while (run->sent < due && !stop) {
+		while (run->sent < due && !stop && !finish) {
 			uint64_t left = due - run->sent;
 			int n = left > TX_BATCH ? TX_BATCH : (int)left;
 			int done = send_batch(tx, c, run->sent, n);
@@ -867,7 +875,7 @@ static int send_all(int tx, int rx, const struct cfg *c, struct replies *r,
 						(k < c->count ? k : c->count) - 1));
 		}
 	}
-	if (run->sent < c->count && !stop) {
+	if (run->sent < c->count && !stop && !finish) {
 		fprintf(stderr, PROG ": warning: sent %" PRIu64 " of %" PRIu64
 			" SYNs in the time given; the rate is too high for this "
 			"host\n", run->sent, c->count);
@@ -1087,6 +1095,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
 
 	if (c.verbose)
 		fprintf(stderr, PROG ": %s: %" PRIu64 " SYNs at %" PRIu64 " pps, "
