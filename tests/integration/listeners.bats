@@ -67,12 +67,12 @@ stop_one() {
 
 # Four servers of 2 workers x 10 ms (about 200/s each, 800/s together);
 # Poisson clients at 300/s, as many as the group serves with room to spare;
-# one server stopped at second 6 of 40; goodput measured over seconds
-# 16-40, once a limit cut for the stopped one would have come down. An
+# one server stopped at second 6 of 30; goodput measured over seconds
+# 16-30, once a limit cut for the stopped one would have come down. An
 # emulated guest of the kernel matrix serves about half as much: the rate
 # is divided by TESTBED_TIME_SCALE there.
 RATE=$((300 / TESTBED_TIME_SCALE))
-SECS=40
+SECS=30
 PATIENCE_MS=1000
 
 @test "one of four SO_REUSEPORT listeners stopped: goodput with shedd >= 90 % of without; the listener is named" {
