@@ -419,21 +419,24 @@ host_check = || rc=$$?; scripts/hoststate.sh check $(HOSTSTATE) || rc=1; exit $$
 
 # The integration files whose daemon runs sanitized: `make test` runs them
 # once, with shedd and shedctl of the sanitizer build (tests/exec.sh), and
-# `make san` runs them again unless SAN_BATS_RUN=no (CI: `make test` has
-# run each of them once, sanitized).
+# `make san` runs them again unless SAN_BATS_RUN=no. `make test` runs the
+# unit and XDP tests once too, sanitized (SAN_TESTS); their plain build
+# runs in `make test-fresh` and in each guest of `make test-kernels`.
 SAN_BATS := tests/integration/lifecycle.bats tests/integration/logfeed.bats \
 	tests/integration/check_config.bats tests/integration/verify.bats \
 	tests/integration/reload.bats tests/integration/service.bats \
 	tests/integration/shedctl.bats tests/integration/metrics.bats \
 	tests/integration/upgrade.bats
 
+SAN_TESTS = $(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS))
+
 test:
 	$(Q)$(host_save)
 ifeq ($(strip $(T)),)
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS) $(OUTPUT)/bench_xdp $(OUTPUT)/gendocs
-	$(Q)$(MAKE) --no-print-directory SAN=1 all
+	$(Q)$(MAKE) --no-print-directory all $(FUZZ_TESTS) $(OUTPUT)/fuzz_xdp $(OUTPUT)/bench_xdp $(OUTPUT)/gendocs
+	$(Q)$(MAKE) --no-print-directory SAN=1 all $(SAN_TESTS)
 	$(Q)rc=0; SHEDD_SAN_BATS="$(SAN_BATS)" SHEDD_SAN_DIR=$(CURDIR)/.output-san \
-		tests/run.sh $(UNIT_TESTS) $(XDP_TESTS) $(FUZZ_TESTS) tests/docs_check.sh tests/include_check.py \
+		tests/run.sh $(SAN_TESTS) $(FUZZ_TESTS) tests/docs_check.sh tests/include_check.py \
 		tests/integration/*.bats \
 		$(host_check)
 else
@@ -507,11 +510,10 @@ fuzz: $(OUTPUT)/fuzz_xdp fuzz-logline
 san:
 	$(Q)$(host_save)
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)$(MAKE) --no-print-directory SAN=1 all $(subst .output,.output-san,$(UNIT_TESTS) \
-		$(XDP_TESTS))
+	$(Q)$(MAKE) --no-print-directory SAN=1 all $(SAN_TESTS)
 	$(Q)rc=0; SHEDD=$(CURDIR)/.output-san/shedd SHEDCTL=$(CURDIR)/.output-san/shedctl \
 		SHEDD_BATS_SELECT=tests/san-selection prove -v --exec tests/exec.sh \
-		$(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS)) \
+		$(SAN_TESTS) \
 		$(if $(filter no,$(SAN_BATS_RUN)),,$(SAN_BATS)) $(host_check)
 
 # install: PREFIX (default /usr/local) is where the files will live,

@@ -1,5 +1,5 @@
-#!/bin/sh
-# run.sh - run test files through prove, which prints the summary: cmocka
+#!/bin/bash
+# run.sh - run test files through prove, which prints the summaries: cmocka
 # binaries (unit tests, XDP tests on crafted packets) and bats files
 # (integration tests on a namespace testbed). `make test` passes every test
 # file; `make test T=FILE` one. Each file must be built already.
@@ -25,4 +25,22 @@ for t in "$@"; do
 		;;
 	esac
 done
-exec prove -v --timer --exec tests/exec.sh "$@"
+# The test binaries, fuzzers and checks compute what they assert (the XDP
+# tests on a test clock): they run two at a time (TEST_JOBS, default 2),
+# each file's output printed whole when it ends. The bats files measure
+# real traffic on the host's CPUs: one at a time, after them.
+par=() seq=()
+for t in "$@"; do
+	case "$t" in
+	*.bats) seq+=("$t") ;;
+	*) par+=("$t") ;;
+	esac
+done
+rc=0
+if [ "${#par[@]}" -gt 0 ]; then
+	prove -v --timer -j "${TEST_JOBS:-2}" --exec tests/exec.sh "${par[@]}" || rc=$?
+fi
+if [ "${#seq[@]}" -gt 0 ]; then
+	prove -v --timer --exec tests/exec.sh "${seq[@]}" || rc=$?
+fi
+exit "$rc"
