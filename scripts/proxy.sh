@@ -71,7 +71,8 @@ OUT=$EXP_OUT
 # limit's samples (scripts/proxybed.sh, limit_watch).
 STATUS_INTERVAL=${STATUS_INTERVAL:-200ms}
 # PROXY_SHEDD_ARGS: options added to every shedd run (e.g. a latency target)
-# PROXY_LOGS=DIR: keep each cell's shedd log there, as the cell's name .log
+# PROXY_LOGS=DIR: keep each cell's shedd log there, as the cell's name .log,
+# and the client's per-second lines, as its name .sec
 
 mkdir -p "$OUT"
 CSV="$OUT/proxy.csv"
@@ -219,7 +220,10 @@ cell() {
 	cov=-
 	if [ -n "$SHEDD_PID" ]; then
 		stop_pid "$SHEDD_PID"
-		if [ -n "${PROXY_LOGS:-}" ]; then cp "$TESTBED_TMP/shedd.log" "$PROXY_LOGS/$name.log"; fi
+		if [ -n "${PROXY_LOGS:-}" ]; then
+			cp "$TESTBED_TMP/shedd.log" "$PROXY_LOGS/$name.log"
+			cp "$TESTBED_TMP/$name.sec" "$PROXY_LOGS/$name.sec"
+		fi
 		samples=$(sum_status latency_n)
 		bad=$(sum_status bad)
 		wait "$LIMIT_WATCH_PID" 2>/dev/null || true
