@@ -410,6 +410,11 @@ deps:
 test_bin = $(if $(filter %.bats,$(1)),all $(if $(filter %groundtruth.bats,$(1)),$(OUTPUT)/fuzz_xdp) $(if $(filter %bench.bats %fastpath.bats,$(1)),$(OUTPUT)/bench_xdp),$(if $(filter %docs_check.sh,$(1)),$(OUTPUT)/gendocs,$(patsubst tests/%.c,$(OUTPUT)/%,$(1))))
 test_run = $(patsubst tests/%.c,$(OUTPUT)/%,$(1))
 
+# The builds that test, demo, san and the others make first use every CPU
+# (JOBS, default nproc), unless make was given -j itself.
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+SUBMAKE = $(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))
+
 # test, demo and san leave the host as they found it: scripts/hoststate.sh
 # records it before the dependencies are installed and checks it after the
 # run (services enabled or running, namespaces, pins, XDP, processes).
@@ -433,14 +438,14 @@ SAN_TESTS = $(subst .output,.output-san,$(UNIT_TESTS) $(XDP_TESTS))
 test:
 	$(Q)$(host_save)
 ifeq ($(strip $(T)),)
-	$(Q)$(MAKE) --no-print-directory all $(FUZZ_TESTS) $(OUTPUT)/fuzz_xdp $(OUTPUT)/bench_xdp $(OUTPUT)/gendocs
-	$(Q)$(MAKE) --no-print-directory SAN=1 all $(SAN_TESTS)
+	$(Q)$(SUBMAKE) all $(FUZZ_TESTS) $(OUTPUT)/fuzz_xdp $(OUTPUT)/bench_xdp $(OUTPUT)/gendocs
+	$(Q)$(SUBMAKE) SAN=1 all $(SAN_TESTS)
 	$(Q)rc=0; SHEDD_SAN_BATS="$(SAN_BATS)" SHEDD_SAN_DIR=$(CURDIR)/.output-san \
 		tests/run.sh $(SAN_TESTS) $(FUZZ_TESTS) tests/docs_check.sh tests/include_check.py \
 		tests/integration/*.bats \
 		$(host_check)
 else
-	$(Q)$(MAKE) --no-print-directory $(sort $(foreach t,$(T),$(call test_bin,$(t))))
+	$(Q)$(SUBMAKE) $(sort $(foreach t,$(T),$(call test_bin,$(t))))
 	$(Q)rc=0; tests/run.sh $(call test_run,$(T)) $(host_check)
 endif
 
@@ -453,7 +458,7 @@ endif
 KERNELS ?= 6.1 6.12
 test-kernels: deps
 	$(Q)scripts/deps.sh --kernels $(KERNELS)
-	$(Q)$(MAKE) --no-print-directory all $(XDP_TESTS) $(OUTPUT)/bench_xdp
+	$(Q)$(SUBMAKE) all $(XDP_TESTS) $(OUTPUT)/bench_xdp
 	$(Q)$(if $(filter wide,$(SELECTION)),SHEDD_GUEST_ENV=SHEDD_BATS_SELECT=tests/kernels/selection-wide \
 		GUEST_TIMEOUT=$${GUEST_TIMEOUT:-3600}) tests/kernels/matrix.sh $(KERNELS)
 
@@ -469,14 +474,14 @@ test-unit: $(UNIT_TESTS)
 
 demo:
 	$(Q)$(host_save)
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(SUBMAKE) all
 	$(Q)rc=0; scripts/demo.sh $(host_check)
 
 # EXPERIMENT= names the experiments to run, in order (scripts/experiments.sh
 # lists them); soak is not in the default set.
 EXPERIMENT ?= goodput classes recovery knee fairness flood proxy keepalive scale
 experiments: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(SUBMAKE) all
 	$(Q)for e in $(EXPERIMENT); do scripts/experiments.sh $$e || exit 1; done
 
 # docs: write the generated tables into docs/usage.md and docs/metrics.md;
@@ -485,7 +490,7 @@ docs docs-check: $(OUTPUT)/gendocs
 	$(Q)scripts/docs.sh $(if $(filter docs-check,$@),check,write) $(OUTPUT)/gendocs
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/bench_xdp
+	$(Q)$(SUBMAKE) all $(OUTPUT)/bench_xdp
 	$(Q)scripts/bench.sh
 
 # The long fuzz run; `make test` runs the same binary on a short run.
@@ -509,8 +514,8 @@ fuzz: $(OUTPUT)/fuzz_xdp fuzz-logline
 # shedctl its own, where a leak or an overflow fails the test.
 san:
 	$(Q)$(host_save)
-	$(Q)$(MAKE) --no-print-directory all
-	$(Q)$(MAKE) --no-print-directory SAN=1 all $(SAN_TESTS)
+	$(Q)$(SUBMAKE) all
+	$(Q)$(SUBMAKE) SAN=1 all $(SAN_TESTS)
 	$(Q)rc=0; SHEDD=$(CURDIR)/.output-san/shedd SHEDCTL=$(CURDIR)/.output-san/shedctl \
 		SHEDD_BATS_SELECT=tests/san-selection prove -v --exec tests/exec.sh \
 		$(SAN_TESTS) \
