@@ -55,7 +55,7 @@ USER_HDRS := $(wildcard $(addsuffix /*.h,$(USER_DIRS))) $(wildcard include/*.h)
 CORE_SRCS := user/core/alloc.c user/core/options.c user/core/status.c user/core/aimd.c \
 	user/core/latency_target.c user/core/drain.c user/core/req_per_conn.c \
 	user/core/signal_parse.c user/core/listeners.c user/core/sample_agg.c user/core/tick.c \
-	user/core/conc.c user/core/recall_pick.c \
+	user/core/conc.c user/core/recall_pick.c user/core/controller_params.c \
 	user/core/kernel_features.c user/core/logline.c user/core/config.c user/core/log.c \
 	user/core/metrics.c user/core/fair.c user/core/fair_view.c user/core/port_limit.c \
 	user/core/signed_ports.c
@@ -339,6 +339,7 @@ $(OUTPUT)/test_spread: tests/test_spread.c tests/splitmix.h tests/sim_table.h in
 	$(Q)$(CC) $(USER_CFLAGS) -Itests $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) -lm -o $@
 
 $(OUTPUT)/test_options: tests/test_options.c $(OUTPUT)/options.o $(OUTPUT)/config.o $(OUTPUT)/fair.o \
+		$(OUTPUT)/controller_params.o \
 		$(AIMD_OBJS) contrib/shedd.conf.example
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -DSRCDIR='"$(CURDIR)"' $(filter %.c %.o,$^) $(LDFLAGS) $(CMOCKA_LIBS) $(INIH_LIBS) -lm -o $@

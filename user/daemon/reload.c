@@ -23,43 +23,6 @@ void reload_save_argv(int argc, char **argv)
 	saved_argv = argv;
 }
 
-void controller_params(const struct shedd_options *o, struct aimd_params *p)
-{
-	int i;
-
-	aimd_defaults(p);
-	if (o->target_delay_ns)
-		p->target_delay_ns = o->target_delay_ns;
-	if (o->interval_ns)
-		p->interval_ns = o->interval_ns;
-	if (o->min_rate)
-		p->min_rate = (double)o->min_rate;
-	if (o->max_rate)
-		p->max_rate = (double)o->max_rate;
-	if (p->min_rate > p->max_rate)
-		p->min_rate = p->max_rate;
-	/* At a fresh start (open), SYNs that do not complete get at most
-	 * --rate, the start of old. */
-	if (o->rate_per_sec)
-		p->open_floor = (double)o->rate_per_sec;
-	p->tick_ns = (__u64)o->tick_ms * 1000000ULL;
-	if (o->step)
-		p->alpha_per_sec = (double)o->step;
-	if (o->depth_frac > 0)
-		p->depth_frac = o->depth_frac;
-	if (o->ramp_hold_ns)
-		p->stage_hold_ns = o->ramp_hold_ns;
-	if (o->patience_ns)
-		p->auto_max_ns = o->patience_ns / 4;
-	p->latency_target_ns = o->latency_target_ns;
-	p->latency_auto = !o->latency_target_off;
-	if (o->nr_ramp >= 0) {
-		p->nr_stages = o->nr_ramp;
-		for (i = 0; i < o->nr_ramp; i++)
-			p->ramp[i] = o->ramp[i];
-	}
-}
-
 /* Is option @id the same in @a and @b? Only the options fixed for the
  * daemon's life (OPTF_RESTART) are compared. */
 static bool same(enum opt_id id, const struct shedd_options *a, const struct shedd_options *b)

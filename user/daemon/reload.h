@@ -6,6 +6,7 @@
 #ifndef SHEDD_RELOAD_H
 #define SHEDD_RELOAD_H
 
+#include "controller_params.h"
 #include "loader.h"
 #include "options.h"
 #include "signals.h"
@@ -13,10 +14,6 @@
 
 /* The command line, kept to parse again at each reload. */
 void reload_save_argv(int argc, char **argv);
-
-/* The controller's parameters from the options (aimd_defaults() for what
- * they leave at 0). */
-void controller_params(const struct shedd_options *o, struct aimd_params *p);
 
 /* Reload @o's config file into the running daemon: the maps through @l,
  * the signals' ports, the tick's parameters and, where they must follow,
