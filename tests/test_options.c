@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "aimd.h"
+#include "controller_params.h"
 #include "options.h"
 #include "fair.h"
 
@@ -728,6 +729,48 @@ static void table_defaults_are_used(void **state)
 	options_free(&o);
 }
 
+/* --patience: the derived target stays under a quarter of it; given (on
+ * the command line or in the file), the target is also at least an
+ * eighth of it, never under aimd's own floor; the default 2 s sets no
+ * floor. */
+static void patience_bounds_the_target(void **state)
+{
+	struct shedd_options o;
+	struct aimd_params d, p;
+
+	aimd_defaults(&d);
+	assert_int_equal(PARSE(&o, "-i", "e"), OPTIONS_RUN);
+	assert_false(o.patience_set);
+	controller_params(&o, &p);
+	assert_int_equal(p.auto_min_ns, d.auto_min_ns);
+	assert_int_equal(p.auto_max_ns, 500 * 1000000ULL);
+	options_free(&o);
+
+	assert_int_equal(PARSE(&o, "-i", "e", "--patience", "500ms"), OPTIONS_RUN);
+	assert_true(o.patience_set);
+	controller_params(&o, &p);
+	assert_int_equal(p.auto_min_ns, 62500000ULL);
+	assert_int_equal(p.auto_max_ns, 125 * 1000000ULL);
+	options_free(&o);
+
+	/* An eighth under aimd's floor leaves the floor. */
+	assert_int_equal(PARSE(&o, "-i", "e", "--patience", "40ms"), OPTIONS_RUN);
+	controller_params(&o, &p);
+	assert_int_equal(p.auto_min_ns, d.auto_min_ns);
+	assert_int_equal(p.auto_max_ns, 10 * 1000000ULL);
+	options_free(&o);
+
+	/* Given in the file, the same as on the command line; the default
+	 * written out is given too. */
+	assert_int_equal(parse_file(&o, "[shedd]\niface = e\n[controller]\npatience = 2s\n"),
+			 OPTIONS_RUN);
+	assert_true(o.patience_set);
+	controller_params(&o, &p);
+	assert_int_equal(p.auto_min_ns, 250 * 1000000ULL);
+	options_free(&o);
+	(void)state;
+}
+
 static void config_file(void **state)
 {
 	struct shedd_options o;
@@ -1011,6 +1054,7 @@ int main(void)
 		cmocka_unit_test(iface_names),
 		cmocka_unit_test(table_is_whole),
 		cmocka_unit_test(table_defaults_are_used),
+		cmocka_unit_test(patience_bounds_the_target),
 		cmocka_unit_test(config_file),
 		cmocka_unit_test(flags_override_file),
 		cmocka_unit_test(config_errors),

@@ -644,7 +644,7 @@ const struct opt_def options_table[OPT_COUNT] = {
 	  "latency; off: latency is no signal", 0 },
 	{ OPT_PATIENCE, "patience", 0, "controller", "DUR", "2s", NULL,
 	  "how long clients wait for an answer: the derived latency target stays under a "
-	  "quarter of it", 0 },
+	  "quarter of it, and when given is at least an eighth of it", 0 },
 	{ OPT_CONN_LIMIT, "conn-limit", 0, "controller", "auto|off", "auto", NULL,
 	  "auto: after an overload the latency shows on connections of several requests, "
 	  "hold the live connections of each class at what the service serves within its "
@@ -841,6 +841,7 @@ static void options_init(struct options_state *st, struct shedd_options *o)
 					    sizeof(err));
 	/* Defaults are not "given". */
 	o->rate_set = false;
+	o->patience_set = false;
 	o->xdp_mode_set = false;
 	o->metrics_addr_set = false;
 	st->controller_set = false;
@@ -945,6 +946,8 @@ int options_apply(struct options_state *st, const struct opt_def *d, const char 
 			return -1;
 		}
 		*dst = v;
+		if (d->id == OPT_PATIENCE)
+			o->patience_set = true;
 		break;
 	}
 	case OPT_LEASE:

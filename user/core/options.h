@@ -89,6 +89,7 @@ struct shedd_options {
 	int nr_ramp;              /* -1 = default stages; 0 = --ramp none */
 	__u64 ramp_hold_ns;
 	__u64 patience_ns; /* --patience: clients' patience; the derived target stays under a quarter */
+	bool patience_set; /* --patience given: the derived target is at least an eighth of it */
 	__u64 latency_target_ns;  /* 0 = none given: derived, unless off */
 	double depth_frac;        /* 0 = default */
 	__u64 step;               /* additive step, SYN/s per 100 ms; 0 = default */
