@@ -446,6 +446,7 @@ struct upstream {
 	unsigned int workers;
 	__u64 service_ns;
 	__u64 seed;
+	__u64 patience_ns; /* --patience given (0: not): the target's floor is an eighth */
 };
 
 static void run_init(struct run *r, bool shedd, unsigned int n, double load, bool conn_seq,
@@ -483,6 +484,12 @@ static void run_init(struct run *r, bool shedd, unsigned int n, double load, boo
 
 	/* The daemon's fresh start with its defaults: open at --max-rate. */
 	sim_daemon_defaults(&r->tp, &r->ts, 1, r->demand, r->instant);
+	/* --patience given, as controller_params() applies it. */
+	if (up && up->patience_ns) {
+		r->tp.cp.auto_max_ns = up->patience_ns / 4;
+		if (up->patience_ns / 8 > r->tp.cp.auto_min_ns)
+			r->tp.cp.auto_min_ns = up->patience_ns / 8;
+	}
 	tick_start(&r->tp, &r->ts, 0);
 	tick_allocate(&r->tp, &r->ts, r->next);
 	publish(r);
@@ -646,7 +653,7 @@ static const struct upstream THIN[NR_THIN] = {
 	{ .workers = 4, .service_ns = 20 * MS },
 	{ .workers = 8, .service_ns = 40 * MS },
 };
-static struct result thin[NR_THIN][THIN_SEEDS];
+static struct result thin[NR_THIN][THIN_SEEDS], thin_p[NR_THIN][THIN_SEEDS];
 /* The calm statistic of an exponential service: the mean of its middle
  * 80 %, 0.8307 of its mean. */
 #define EXP_MID 0.8307
@@ -712,6 +719,22 @@ static int run_all(void **state)
 			struct result *a = &thin[i][j];
 
 			up.seed = (__u64)j + 1;
+			simulate(true, 1, THIN_LOAD, true, false, &up, a);
+			printf("# %2u x %2llu | %d | %7.1f %% | %7.1f %% | %6.1f conn/s | %5.1f ms | "
+			       "%4.2f | %5.1f ms\n", up.workers, up.service_ns / MS, j + 1, a->early,
+			       a->goodput, a->settled, a->baseline_ns / 1e6, a->spread,
+			       a->target_ns / 1e6);
+		}
+	}
+	printf("# the same with --patience %llu ms given (the target at least an eighth)\n",
+	       PATIENCE_NS / MS);
+	for (i = 0; i < NR_THIN; i++) {
+		for (j = 0; j < THIN_SEEDS; j++) {
+			struct upstream up = THIN[i];
+			struct result *a = &thin_p[i][j];
+
+			up.seed = (__u64)j + 1;
+			up.patience_ns = PATIENCE_NS;
 			simulate(true, 1, THIN_LOAD, true, false, &up, a);
 			printf("# %2u x %2llu | %d | %7.1f %% | %7.1f %% | %6.1f conn/s | %5.1f ms | "
 			       "%4.2f | %5.1f ms\n", up.workers, up.service_ns / MS, j + 1, a->early,
@@ -813,6 +836,44 @@ static void a_held_upstream_is_not_learned_as_calm(void **state)
  * of 2 x baseline + 5 ms) one worker of 5 ms held 90-96 %, the limit
  * settling at 181-192/s: a single server of exponential times queues at
  * a lower utilisation than a fixed one. */
+/* With the clients' patience given (500 ms), the target is at least
+ * 62.5 ms: one server of exponential times, held at a derived 19-25 ms
+ * (a utilisation near 0.8), is kept busier and serves at least 96 % of C
+ * in the window; no upstream serves less than without it (half a point
+ * of noise), and a target already above the floor is left as it was. */
+#define THIN_PATIENCE_GOODPUT 96
+static void the_clients_patience_lets_one_server_queue(void **state)
+{
+	struct failures f = { 0 };
+	int i, j;
+
+	(void)state;
+	for (i = 0; i < NR_THIN; i++) {
+		for (j = 0; j < THIN_SEEDS; j++) {
+			const struct result *a = &thin_p[i][j], *b = &thin[i][j];
+			double floor = (double)PATIENCE_NS / 8;
+
+			if (i == 0 && a->goodput < THIN_PATIENCE_GOODPUT)
+				failed(&f, "thin %u x %llu ms, draw %d, --patience: goodput %.1f %% "
+				       "of C in the window (< %d %%; target %.1f ms)",
+				       THIN[i].workers, THIN[i].service_ns / MS, j + 1, a->goodput,
+				       THIN_PATIENCE_GOODPUT, a->target_ns / 1e6);
+			if (a->goodput < b->goodput - 0.5)
+				failed(&f, "thin %u x %llu ms, draw %d, --patience: goodput %.1f %% "
+				       "of C, %.1f %% without", THIN[i].workers,
+				       THIN[i].service_ns / MS, j + 1, a->goodput, b->goodput);
+			if ((double)a->target_ns < floor - 1 ||
+			    ((double)b->target_ns > floor && a->target_ns != b->target_ns))
+				failed(&f, "thin %u x %llu ms, draw %d, --patience: target %.1f ms "
+				       "(%.1f ms without, floor %.1f ms)", THIN[i].workers,
+				       THIN[i].service_ns / MS, j + 1, a->target_ns / 1e6,
+				       b->target_ns / 1e6, floor / 1e6);
+		}
+	}
+	if (f.n)
+		fail_msg("%d case(s) failed, figures above", f.n);
+}
+
 static void a_thin_exponential_upstream_is_learned_as_it_is(void **state)
 {
 	struct failures f = { 0 };
@@ -853,6 +914,7 @@ int main(void)
 		cmocka_unit_test(without_shedding_keep_alive_collapses),
 		cmocka_unit_test(a_held_upstream_is_not_learned_as_calm),
 		cmocka_unit_test(a_thin_exponential_upstream_is_learned_as_it_is),
+		cmocka_unit_test(the_clients_patience_lets_one_server_queue),
 	};
 
 	return cmocka_run_group_tests_name("keepalive", tests, run_all, NULL);
