@@ -139,6 +139,75 @@ static void a_cut_holds_while_its_queue_drains(void **state)
 	assert_float_equal(r.s.cap, r.p.min_cap, 1e-9);
 }
 
+/* Clients that pace their requests (2 a second each): 50 calm, answered
+ * in 20 ms, spend Z = 50 / 100 - 0.02 = 0.48 s outside the service. 400
+ * more come; under the overload each sends its next request as soon as
+ * the last is answered, so Z is gone (450 / 200 - 2.2 = 0.05) and the
+ * law alone would cut to 30 where 200 x (0.1 + 0.48) = 116 fit. The
+ * first cut is 116; once held, an overload that goes on cuts again from
+ * what is live, by the law. */
+static void paced_clients_are_cut_from_their_calm_think_time(void **state)
+{
+	struct rig r;
+	int i;
+
+	rig_init(&r);
+	r.in.target_ns = 100 * MS;
+	r.in.served = 100;
+	r.in.latency_ns = 20 * MS;
+	open_n(&r, SH, 50);
+	for (i = 0; i < 60; i++)
+		step(&r);
+	assert_false(r.s.engaged);
+	assert_true(r.s.have_think);
+	assert_float_equal(r.s.think_sec, 0.48, 1e-6);
+	open_n(&r, SH, 400);
+	r.in.served = 200;
+	r.in.latency_overload = true;
+	r.in.latency_ns = 2200 * MS;
+	step(&r);
+	assert_true(r.s.engaged);
+	assert_float_equal(r.s.cap, 116, 1e-6);
+	/* 335 go (recalled, or gone); the latency is still the queue's for
+	 * 2.2 s: held. */
+	close_n(&r, SH, 335);
+	for (i = 0; i < 22; i++) {
+		step(&r);
+		assert_float_equal(r.s.cap, 116, 1e-6);
+	}
+	/* Still over at 300 ms: 115 live - 200 x 0.2. */
+	r.in.latency_ns = 300 * MS;
+	step(&r);
+	assert_float_equal(r.s.cap, 75, 1e-6);
+}
+
+/* Clients that never think (wrk): Z is 0 calm too, and the first cut is
+ * the law's. A calm Z from too few answers (under 10/s) is not taken. */
+static void clients_that_never_think_are_cut_by_the_law(void **state)
+{
+	struct rig r;
+	int i;
+
+	rig_init(&r);
+	r.in.target_ns = 100 * MS;
+	r.in.served = 5;
+	r.in.latency_ns = 20 * MS;
+	open_n(&r, SH, 50);
+	step(&r);
+	assert_false(r.s.have_think);
+	r.in.served = 200;
+	r.in.latency_ns = 250 * MS; /* 50 / 200: no time outside */
+	for (i = 0; i < 60; i++)
+		step(&r);
+	assert_true(r.s.have_think);
+	assert_float_equal(r.s.think_sec, 0, 1e-9);
+	open_n(&r, SH, 400);
+	r.in.latency_overload = true;
+	r.in.latency_ns = 2250 * MS;
+	step(&r);
+	assert_float_equal(r.s.cap, 450 - 200 * 2.15, 1e-6);
+}
+
 static void one_request_per_connection_is_the_syn_limits(void **state)
 {
 	struct rig r;
@@ -335,6 +404,8 @@ int main(void)
 		cmocka_unit_test(calm_sets_no_limit),
 		cmocka_unit_test(latency_overload_caps_at_littles_law),
 		cmocka_unit_test(a_cut_holds_while_its_queue_drains),
+		cmocka_unit_test(paced_clients_are_cut_from_their_calm_think_time),
+		cmocka_unit_test(clients_that_never_think_are_cut_by_the_law),
 		cmocka_unit_test(one_request_per_connection_is_the_syn_limits),
 		cmocka_unit_test(other_overloads_set_no_limit),
 		cmocka_unit_test(never_below_min_cap),

@@ -20,6 +20,8 @@ void conc_defaults(struct conc_params *p)
 		.tau_sec = 0.5,
 		.hold_min_ns = 500000000ULL,
 		.hold_max_ns = 5000000000ULL,
+		.think_smooth_ns = 5000000000ULL,
+		.think_min_served = 10,
 	};
 }
 
@@ -112,6 +114,22 @@ void conc_step(const struct conc_params *p, const struct alloc_params *ap,
 	count(s, in);
 	live = conc_live(s);
 
+	/* Calm, on connections of several requests: what a connection spends
+	 * outside the service, Z = live / X - R. */
+	if (!in->latency_overload && !s->engaged && in->rpc >= p->min_rpc &&
+	    in->served >= p->think_min_served && in->latency_ns > 0 && live >= p->min_cap) {
+		double z = live / in->served - in->latency_ns / 1e9;
+		double w = (double)in->dt_ns / (double)p->think_smooth_ns;
+
+		if (z < 0)
+			z = 0;
+		if (!s->have_think || w >= 1)
+			s->think_sec = z;
+		else
+			s->think_sec += (z - s->think_sec) * w;
+		s->have_think = true;
+	}
+
 	if (in->latency_overload && in->rpc >= p->min_rpc && in->served > 0 &&
 	    in->target_ns > 0 && in->latency_ns > in->target_ns) {
 		s->slack_ns = 0;
@@ -122,6 +140,16 @@ void conc_step(const struct conc_params *p, const struct alloc_params *ap,
 		if (!s->engaged || (s->enforced_ns && in->now_ns >= s->enforced_ns + hold(p, s))) {
 			double n = live - in->served * (in->latency_ns - in->target_ns) / 1e9;
 
+			/* An episode's first cut: at least what the calm Z
+			 * gives, within the live connections. */
+			if (!s->engaged && s->have_think) {
+				double m = in->served * (in->target_ns / 1e9 + s->think_sec);
+
+				if (m > live)
+					m = live;
+				if (m > n)
+					n = m;
+			}
 			s->cap = n > p->min_cap ? n : p->min_cap;
 			s->engaged = true;
 			s->cut_latency_ns = in->latency_ns;

@@ -24,6 +24,19 @@
  * verdict judges: the trimmed mean with the derived target, the p99 with
  * --latency-target.
  *
+ * That takes Z as it is under the overload, live / X - R. Clients that
+ * pace their requests (a browser's poll, h2load --rps, a service mesh's
+ * health and RPC cadence) send the next one as soon as a late answer
+ * comes: their Z shrinks to nothing under the overload and the law cuts
+ * as if every connection were a request queued, to a tenth of what the
+ * service serves in time (measured through nginx: 20-28 connections
+ * where about 110 fit). So Z is also measured while calm (no cap in
+ * force, no latency overload, the connections of several requests),
+ * smoothed over @think_smooth_ns, and the first cut of an episode is
+ * at least X (T + Z_calm), never above the live connections. A crowd
+ * that thinks less than the clients measured calm is cut again, from
+ * what is live, once the hold below has passed.
+ *
  * When: the limit is off until an overload the latency says
  * (AIMD_WHY_LATENCY) on connections that carry more than one request
  * (req_per_conn.h at least @min_rpc): on connections of one request the
@@ -75,6 +88,9 @@
  *              SYN demand counts as connections over it
  * @hold_min_ns, @hold_max_ns: a cut holds for the latency it was made at,
  *              within these (0.5 s, 5 s)
+ * @think_smooth_ns: the calm Z is smoothed over this long (5 s)
+ * @think_min_served: ... from ticks that answered at least this many
+ *              requests/s (10)
  */
 struct conc_params {
 	bool on;
@@ -86,6 +102,8 @@ struct conc_params {
 	double tau_sec;
 	__u64 hold_min_ns;
 	__u64 hold_max_ns;
+	__u64 think_smooth_ns;
+	double think_min_served;
 };
 
 /**
@@ -103,6 +121,8 @@ struct conc_params {
  * @close_rate:  connections closed per second per class, smoothed over 1 s
  * @class_cap:   each class's share of @cap (connections)
  * @rate_cap:    each class's SYN rate at most (SYN/s); < 0: none
+ * @have_think:  @think_sec holds a calm measure
+ * @think_sec:   Z while calm, smoothed: live / served - latency (s)
  */
 struct conc_state {
 	bool engaged;
@@ -116,6 +136,8 @@ struct conc_state {
 	double close_rate[SHEDD_NR_CLASSES];
 	double class_cap[SHEDD_NR_CLASSES];
 	double rate_cap[SHEDD_NR_CLASSES];
+	bool have_think;
+	double think_sec;
 };
 
 /**
