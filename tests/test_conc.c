@@ -182,17 +182,24 @@ static void paced_clients_are_cut_from_their_calm_think_time(void **state)
 }
 
 /* Clients that never think (wrk): Z is 0 calm too, and the first cut is
- * the law's. A calm Z from too few answers (under 10/s) is not taken. */
+ * the law's. A calm Z from too few answers (under 10/s), or from a
+ * latency above the target, is not taken. */
 static void clients_that_never_think_are_cut_by_the_law(void **state)
 {
 	struct rig r;
 	int i;
 
 	rig_init(&r);
-	r.in.target_ns = 100 * MS;
+	r.in.target_ns = 300 * MS;
 	r.in.served = 5;
 	r.in.latency_ns = 20 * MS;
 	open_n(&r, SH, 50);
+	step(&r);
+	assert_false(r.s.have_think);
+	/* Nor from a latency above the target before its verdict (a queue:
+	 * 50 / 15 - 1 s would read 2.3 s of thinking). */
+	r.in.served = 15;
+	r.in.latency_ns = 1000 * MS;
 	step(&r);
 	assert_false(r.s.have_think);
 	r.in.served = 200;
@@ -205,7 +212,7 @@ static void clients_that_never_think_are_cut_by_the_law(void **state)
 	r.in.latency_overload = true;
 	r.in.latency_ns = 2250 * MS;
 	step(&r);
-	assert_float_equal(r.s.cap, 450 - 200 * 2.15, 1e-6);
+	assert_float_equal(r.s.cap, 450 - 200 * 1.95, 1e-6);
 }
 
 static void one_request_per_connection_is_the_syn_limits(void **state)

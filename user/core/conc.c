@@ -115,9 +115,12 @@ void conc_step(const struct conc_params *p, const struct alloc_params *ap,
 	live = conc_live(s);
 
 	/* Calm, on connections of several requests: what a connection spends
-	 * outside the service, Z = live / X - R. */
+	 * outside the service, Z = live / X - R. Calm is within the target,
+	 * not only without a verdict yet: a latency above it for less than
+	 * the verdict's time is a queue already, whose Z is not the clients'. */
 	if (!in->latency_overload && !s->engaged && in->rpc >= p->min_rpc &&
-	    in->served >= p->think_min_served && in->latency_ns > 0 && live >= p->min_cap) {
+	    in->served >= p->think_min_served && in->latency_ns > 0 && in->target_ns > 0 &&
+	    in->latency_ns <= in->target_ns && live >= p->min_cap) {
 		double z = live / in->served - in->latency_ns / 1e9;
 		double w = (double)in->dt_ns / (double)p->think_smooth_ns;
 

@@ -31,7 +31,8 @@
  * as if every connection were a request queued, to a tenth of what the
  * service serves in time (measured through nginx: 20-28 connections
  * where about 110 fit). So Z is also measured while calm (no cap in
- * force, no latency overload, the connections of several requests),
+ * force, the latency within its target, the connections of several
+ * requests),
  * smoothed over @think_smooth_ns, and the first cut of an episode is
  * at least X (T + Z_calm), never above the live connections. A crowd
  * that thinks less than the clients measured calm is cut again, from
