@@ -75,12 +75,12 @@ port_shed() {
 }
 
 # Clients at 100/s on each port (half a server's capacity), patience 1 s;
-# the server of the second port stopped at second 5 of 30; goodput of the
-# first port measured over seconds 12-30, once a limit cut for the stopped
+# the server of the second port stopped at second 5 of 22; goodput of the
+# first port measured over seconds 12-22, once a limit cut for the stopped
 # one would have come down. An emulated guest of the kernel matrix serves
 # about half as much: the rate is divided by TESTBED_TIME_SCALE there.
 RATE=$((100 / TESTBED_TIME_SCALE))
-SECS=30
+SECS=22
 STOP_AT=5
 PATIENCE_MS=1000
 
