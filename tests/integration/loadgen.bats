@@ -129,8 +129,10 @@ slow_stop() {
 	[ "$(field goodput_per_sec "$SUMMARY" | cut -d. -f1)" -eq 600 ]
 }
 
-@test "slowserver, 4 workers x 10 ms, offered 2x: serves 400/s (within 10 %)" {
-	slow_start --workers 4 --service-ms 10 --dist fixed --backlog 128 --duration 30
+@test "slowserver, 4 paced workers x 10 ms, offered 2x: serves 400/s (within 10 %)" {
+	# --paced: the hand-off, accept and read between two requests do not
+	# come out of the capacity (unpaced, a slow VM served 359/s).
+	slow_start --workers 4 --service-ms 10 --dist fixed --paced --backlog 128 --duration 30
 	# A patience under the SYN's first retransmission (1 s): a client the
 	# full queue turned away gives up instead of coming back later.
 	loadgen_bg cap --port "$PORT" --rate 800 --duration 4 --patience-ms 900
