@@ -257,8 +257,8 @@ recalled_at_least() {
 	[ "$limit" -lt 10 ]
 	# Ended down to the class's share, at most 100 a second: the 20
 	# younger ones, then the youngest of the older ones. (The limit is
-	# 8 on an overload's tick and may grow by one on a tick between two
-	# verdicts: some 20-22 are ended.)
+	# 8 on an overload's tick, and grows only while the latency is within
+	# its target: some 20-22 are ended.)
 	wait_for "20 recalled" 10 recalled_at_least critical 20
 	grep "recall: ending idle connections" "$TESTBED_TMP/shedd.log"
 	run metric1 shedd_connections_recall_failures_total

@@ -159,7 +159,11 @@ void conc_step(const struct conc_params *p, const struct alloc_params *ap,
 			s->enforced_ns = 0;
 		}
 	} else if (s->engaged) {
-		if (live >= BINDING * s->cap) {
+		/* Grows while calm: the latency within its target, not only
+		 * a tick without a verdict (a verdict's statistic spans
+		 * ticks; between two the overload is still there). */
+		if (live >= BINDING * s->cap &&
+		    (in->target_ns <= 0 || in->latency_ns <= in->target_ns)) {
 			double step = s->cap * p->growth * (double)in->dt_ns / GAIN_PERIOD_NS;
 
 			s->cap += step > 1 ? step : 1;

@@ -51,7 +51,9 @@
  * nginx: 28 connections, then 8, where the service takes about 110).
  * After the hold, an overload's tick cuts again from what is live then. On other ticks it
  * grows by @growth per 100 ms (at least one connection)
- * while the live connections fill at least 90 % of it, and it is lifted
+ * while the latency is within its target (a verdict's statistic spans
+ * ticks: a tick between two overloaded verdicts is no calm one) and the
+ * live connections fill at least 90 % of it, and it is lifted
  * once they have stayed under 1 / @release of it for @release_ns. Never
  * below @min_cap.
  *
