@@ -428,7 +428,9 @@ enum aimd_reason {
  * @probe_start_ns: when it began
  * @probe_rate:     the limit it holds: AIMD_PROBE_TRICKLE x @probe_hold
  *                  until its first level, @probe_hold from then on
- * @probe_hold:     probe_frac x the served rate as it began, in connections
+ * @probe_hold:     probe_frac x the highest served rate seen since it began
+ *                  (@probe_served), in connections, at most @probe_hold_cap
+ * @probe_hold_cap: the limit as it began
  * @probe_served0:  the served rate as it began (requests/s)
  * @probe_min_ns:   the lowest level seen during it (0 = none): a step's
  *                  statistic of requests sent during the probe and
@@ -521,6 +523,7 @@ struct aimd_auto {
 	__u64 probe_start_ns;
 	double probe_rate;
 	double probe_hold;
+	double probe_hold_cap;
 	double probe_served0;
 	__u64 probe_min_ns;
 	__u64 probe_lag_ns;

@@ -222,6 +222,7 @@ static void probe_begin(const struct aimd_params *p, struct aimd_state *s, __u64
 	a->probing = true;
 	a->probe_done = false;
 	a->probe_start_ns = now_ns;
+	a->probe_hold_cap = s->rate;
 	a->probe_hold = r < s->rate ? r : s->rate;
 	a->probe_rate = AIMD_PROBE_TRICKLE * a->probe_hold;
 	a->probe_served0 = s->served_rate;
@@ -320,8 +321,17 @@ static void probe_step(const struct aimd_params *p, struct aimd_state *s,
 	double f = p->probe_frac > 0.05 ? p->probe_frac : 0.05;
 	double fall;
 
-	if (s->served_rate > a->probe_served)
+	/* A cold start's probe begins on the service's first answers,
+	 * before it has shown its rate: the hold follows the highest rate
+	 * it serves while it drains, never above the limit the probe began
+	 * under. */
+	if (s->served_rate > a->probe_served) {
+		double r = p->probe_frac * s->served_rate * a->probe_per_conn;
+
 		a->probe_served = s->served_rate;
+		if (r > a->probe_hold)
+			a->probe_hold = r < a->probe_hold_cap ? r : a->probe_hold_cap;
+	}
 	/* A step is a tick, or as many as it takes to gather 3 samples: a
 	 * service of a few requests a tick must end its probe with a level
 	 * too, or it probes again and again. */

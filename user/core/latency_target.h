@@ -60,7 +60,10 @@
  * Calm probe: without a baseline, pressure starts a probe at once; with
  * one, a binding limit whose calm point is older than probe_every_ns does.
  * The probe holds the limit at probe_frac x the served rate (in
- * connections); until its first level, at AIMD_PROBE_TRICKLE x that:
+ * connections; the highest seen since it began: a cold start's probe
+ * begins on the first answers, before the service has shown its rate),
+ * never above the limit it began under; until its first level, at
+ * AIMD_PROBE_TRICKLE x what it began with:
  * what comes in while the service works off the queue from before the
  * probe waits behind it, and is one more queue to drain after it. Its
  * levels are the statistics of ticks (a "tick" here gathers at least 3
