@@ -842,6 +842,30 @@ static void latency_overload_is_cut_to_what_is_served(void **state)
 		assert_true(s.drain_end_ns > now);
 		assert_true(s.rate < 200);
 	}
+	/* The excess grew under the drain and fell back to where it began
+	 * (the latency lags the queue by the queue's length: a drain begun
+	 * at 50 ms over the target sees the queue at its height, 400 ms
+	 * over, in mid-drain): what fell went with the drain; it begins
+	 * again, and is not spent (spent, the limit went back to the served
+	 * peak and held the queue standing at the clients' patience). */
+	{
+		__u64 now = proxy_surge(&p, &s, 100);
+		int i;
+
+		assert_int_equal(s.drain_excess0_ns, 50 * MS);
+		for (i = 1; i < 21; i++) {
+			__u64 p99 = i <= 10 ? 100 + 35 * (__u64)i : 450 - 35 * (__u64)(i - 10);
+
+			aimd_update(&p, &s,
+				    &(struct aimd_signals[1]){ proxy_tick(s.rate, 200, p99) }[0],
+				    now += TICK);
+		}
+		assert_int_equal(s.drain, AIMD_DRAINING);
+		assert_int_equal(s.drain_excess0_ns, 50 * MS);
+		assert_int_equal(s.drain_excess_peak_ns, 50 * MS);
+		assert_true(s.drain_end_ns > now);
+		assert_true(s.rate < 200);
+	}
 	/* Half the clients giving up: not a slower service but a queue the
 	 * SYN limit does not reach; no raise, though each connection brought
 	 * one request. */

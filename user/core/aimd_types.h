@@ -172,6 +172,15 @@
  *                     short; it begins again likewise (a queue the drain
  *                     only halved, read as a slower service, stood at
  *                     the served rate for the rest of the episode);
+ *                   - the excess grew under the drain as above and fell
+ *                     from that peak to AIMD_DRAIN_FELL of it or below:
+ *                     the latency lags the queue by the queue's length,
+ *                     so a drain begun just above the target sees the
+ *                     queue it began with at its height in mid-drain,
+ *                     and what fell after went with the drain; it begins
+ *                     again likewise (read as a slower service, the
+ *                     limit returned to the served peak and held the
+ *                     queue standing at the clients' patience);
  *                   - otherwise it is spent. A latency that stayed while
  *                     the service answered what it was asked
  *                     (@drain_answered) is a service that got slower for
@@ -599,6 +608,7 @@ struct aimd_auto {
  *                 (the peak follows what is admitted when there is no
  *                 queue, and d x a falling peak would spiral down)
  * @drain_excess0_ns: the excess latency it began with
+ * @drain_excess_peak_ns: the highest excess latency since it began
  * @drain_samples: latency samples ...
  * @drain_served:  ... requests answered (aimd_signals.latency_served) ...
  * @drain_completed: ... and handshakes completed since the drain began:
@@ -665,6 +675,7 @@ struct aimd_state {
 	__u64 drain_end_ns;
 	double drain_ref;
 	__u64 drain_excess0_ns;
+	__u64 drain_excess_peak_ns;
 	double drain_samples;
 	double drain_served;
 	double drain_completed;

@@ -32,10 +32,18 @@ static void drain_begin(const struct aimd_params *p, struct aimd_state *s, doubl
 	s->drain_end_ns = now_ns + (__u64)(2 * need_ns);
 	s->drain_ref = aimd_served_now(s);
 	s->drain_excess0_ns = s->lat_excess_ns;
+	s->drain_excess_peak_ns = s->lat_excess_ns;
 	s->drain_samples = 0;
 	s->drain_served = 0;
 	s->drain_completed = 0;
 	s->drain_conns_known = true;
+}
+
+/* @excess_ns is above the excess the drain began with by a quarter and
+ * AIMD_DRAIN_GREW_NS. */
+static bool grew(const struct aimd_state *s, __u64 excess_ns)
+{
+	return (double)excess_ns > 1.25 * (double)s->drain_excess0_ns + (double)AIMD_DRAIN_GREW_NS;
 }
 
 double drain_step(const struct aimd_params *p, struct aimd_state *s,
@@ -54,14 +62,25 @@ double drain_step(const struct aimd_params *p, struct aimd_state *s,
 		s->drain_served += (double)sig->latency_served;
 		s->drain_completed += (double)sig->completed;
 		s->drain_conns_known &= sig->have_completed;
+		if (s->lat_excess_ns > s->drain_excess_peak_ns)
+			s->drain_excess_peak_ns = s->lat_excess_ns;
 		if (now_ns < s->drain_end_ns)
 			return d;
 		/* The excess grew: a queue grows under the drain, which
 		 * was too shallow (the served peak it began with, a peak of
 		 * noisy rates, stood above what is served). Begin again from
 		 * the excess and the peak of now. */
-		if (d < 1 && (double)s->lat_excess_ns >
-				     1.25 * (double)s->drain_excess0_ns + (double)AIMD_DRAIN_GREW_NS) {
+		if (d < 1 && grew(s, s->lat_excess_ns)) {
+			drain_begin(p, s, d, now_ns);
+			return d;
+		}
+		/* It grew, then fell from its peak: the latency lags the
+		 * queue by the queue's length, and a drain begun just above
+		 * the target saw the queue it began with at its height only
+		 * in mid-drain. What fell since went with the drain. Again,
+		 * from the excess and the peak of now. */
+		if (d < 1 && grew(s, s->drain_excess_peak_ns) &&
+		    (double)s->lat_excess_ns <= AIMD_DRAIN_FELL * (double)s->drain_excess_peak_ns) {
 			drain_begin(p, s, d, now_ns);
 			return d;
 		}

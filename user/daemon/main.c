@@ -654,7 +654,9 @@ static void tell_mode(const struct daemon *d, enum aimd_mode was, int stage, uns
 	 * (it lasts past the episode's end) is no reason to say so. */
 	const char *again = cs->drain != drain || was != AIMD_OVERLOAD ? "" :
 			    cs->drain_excess0_ns > drain_excess0_ns ? " (again: the excess grew)" :
-			    " (again: the excess fell, not away)";
+			    (double)cs->drain_excess0_ns <= AIMD_DRAIN_FELL * (double)drain_excess0_ns ?
+								" (again: the excess fell, not away)" :
+								" (again: the excess rose and fell back)";
 
 	/* The drain (aimd.h): when it begins, again, and when the latency
 	 * outlived it: a service that got slower, or a queue the SYN limit
