@@ -207,23 +207,31 @@ static bool pools_alike(double m1, double n1, double s1, double m2, double n2, d
 	return fabs(m1 - m2) <= tol;
 }
 
+/* What a probe holds for a served rate of @served requests/s: probe_frac of
+ * it, in connections, never above the limit the probe began under. */
+static double probe_hold_of(const struct aimd_params *p, const struct aimd_auto *a,
+			    double served)
+{
+	double r = p->probe_frac * served * a->probe_per_conn;
+
+	return r < a->probe_hold_cap ? r : a->probe_hold_cap;
+}
+
 /* Begin a calm probe (see "Calm probe" in latency_target.h): hold the limit at
  * probe_frac of the served rate, in connections, never above the limit. */
 static void probe_begin(const struct aimd_params *p, struct aimd_state *s, __u64 now_ns)
 {
 	struct aimd_auto *a = &s->lat;
-	double r;
 
 	/* Requests per connection as the probe begins: during it the
 	 * service answers requests queued before it on connections it cut,
 	 * and its handshakes per request say how deep it cut. */
 	a->probe_per_conn = per_conn(s);
-	r = p->probe_frac * s->served_rate * a->probe_per_conn;
 	a->probing = true;
 	a->probe_done = false;
 	a->probe_start_ns = now_ns;
 	a->probe_hold_cap = s->rate;
-	a->probe_hold = r < s->rate ? r : s->rate;
+	a->probe_hold = probe_hold_of(p, a, s->served_rate);
 	a->probe_rate = AIMD_PROBE_TRICKLE * a->probe_hold;
 	a->probe_served0 = s->served_rate;
 	a->probe_busy_min_ns = 0;
@@ -326,11 +334,8 @@ static void probe_step(const struct aimd_params *p, struct aimd_state *s,
 	 * it serves while it drains, never above the limit the probe began
 	 * under. */
 	if (s->served_rate > a->probe_served) {
-		double r = p->probe_frac * s->served_rate * a->probe_per_conn;
-
 		a->probe_served = s->served_rate;
-		if (r > a->probe_hold)
-			a->probe_hold = r < a->probe_hold_cap ? r : a->probe_hold_cap;
+		a->probe_hold = probe_hold_of(p, a, a->probe_served);
 	}
 	/* A step is a tick, or as many as it takes to gather 3 samples: a
 	 * service of a few requests a tick must end its probe with a level
