@@ -144,15 +144,18 @@ hold_done() {
 	wait_for "the 4 closed" 5 metric_is shedd_connections_live sheddable_plus 0
 }
 
-# overload_feed ROUNDS: ROUNDS bursts of 20 log lines 100 ms apart, each a
+# overload_feed ROUNDS: ROUNDS bursts of 100 log lines 100 ms apart, each a
 # request answered in 1 s that followed another on its connection (cr=5),
 # to shedd's latency socket: a latency overload on keep-alive connections,
 # as nginx would log it, in the background (bounded: ROUNDS x 100 ms).
+# A burst is large enough that the served rate reads over 100/s even where
+# a round takes a second (a guest under emulation): Little's law then
+# cuts the 30 connections to the floor, 8 (served x 0.95 s > 30).
 overload_feed() {
 	local i
 	(
 		for ((i = 0; i < $1; i++)); do
-			yes "shedd rt=1.000 cr=5 st=200" | head -n 20 |
+			yes "shedd rt=1.000 cr=5 st=200" | head -n 100 |
 				in_srv logger --socket-errors=off -u "$LATENCY_SOCK" -d
 			sleep 0.1
 		done
