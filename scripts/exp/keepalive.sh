@@ -11,6 +11,8 @@
 # and the pool's p99; per cell: the goodput and the pool's p50/p99 over
 # [20 s, SECS), the live connections, the limit and what was recalled.
 # Writes keepalive.csv (per second), keepalive.md and keepalive.png.
+# KEEPALIVE_LOGS=DIR keeps each cell's shedd log there as MODE.log, and its
+# metrics near the end as MODE.metrics.
 #   SECS=70 POOL=50 CROWD=400 CROWD_AT=10 RPS=2 WORKERS=4 SERVICE_MS=20
 #   GOOD_MS=500 RECALL=100 MODES="none syn limit full"
 set -euo pipefail
@@ -93,11 +95,15 @@ cell() {
 	[ "$(metric shedd_connections_limit_in_force || true)" != 1 ] ||
 		limit=$(metric shedd_connections_limit || true)
 	recalled=$(metric shedd_connections_recalled_total || true)
+	[ -z "${KEEPALIVE_LOGS:-}" ] || [ "$mode" = none ] ||
+		ip netns exec "$NS_SRV" curl -sS --max-time 5 http://127.0.0.1:9464/metrics \
+			>"$KEEPALIVE_LOGS/$mode.metrics" 2>&1 || true
 	wait "$p1" "$p2" || true
 	pids_forget "$p1"
 	pids_forget "$p2"
 	failed=$(sed -n 's/^requests: .* \([0-9]*\) failed.*/\1/p' "$d/crowd.out" | sed -n 1p)
 	[ "$mode" = none ] || stop_pid "$SHEDD_PID"
+	[ -z "${KEEPALIVE_LOGS:-}" ] || cp "$TESTBED_TMP/shedd.log" "$KEEPALIVE_LOGS/$mode.log"
 	stop_pid "$FRONT_PID"
 	stop_pid "$UP_PID"
 	t0=$(awk -F'\t' 'NR == 1 || $1 < m { m = $1 } END { print m }' "$d/pool.log")
