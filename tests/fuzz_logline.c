@@ -26,7 +26,7 @@
 
 static bool same_sample(const struct logline_sample *a, const struct logline_sample *b)
 {
-	return a->rt_ns == b->rt_ns && a->have_urt == b->have_urt &&
+	return a->rt_ns == b->rt_ns && a->have_urt == b->have_urt && a->urt_none == b->urt_none &&
 	       (!a->have_urt || a->urt_ns == b->urt_ns) && a->status == b->status &&
 	       a->no_response == b->no_response;
 }

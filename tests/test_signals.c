@@ -600,7 +600,8 @@ static void worst_minimum_of_two_groups(void **state)
 }
 
 /* Answered: binary samples, log lines without a status or with one that is
- * neither 499 (the client gave up) nor 5xx (the upstream failed). */
+ * neither 499 (the client gave up) nor 5xx (the upstream failed), nor a 400
+ * or 408 no upstream took part in (a request that never came whole). */
 static void served_requests_by_status(void **state)
 {
 	static const struct {
@@ -615,6 +616,16 @@ static void served_requests_by_status(void **state)
 		{ "<134>Nov 30 14:00:00 haproxy[7]: shedd rt_ms=20 urt_ms=19 st=503", false },
 		{ "<134>Nov 30 14:00:00 haproxy[7]: shedd rt_ms=20 urt_ms=19 st=302", true },
 		{ "<134>Nov 30 14:00:00 haproxy[7]: shedd rt_ms=500 urt_ms=-1 st=-1", false },
+		/* a request that never came whole: no upstream took part */
+		{ "<134>Nov 30 14:00:00 haproxy[7]: shedd rt_ms=502 urt_ms=-1 st=400", false },
+		{ "<190>Nov 30 14:00:00 shedd: shedd rt=60.000 urt=- st=408", false },
+		/* the same statuses from an upstream, or from a feed without
+		 * its time, are answers */
+		{ "<134>Nov 30 14:00:00 haproxy[7]: shedd rt_ms=20 urt_ms=19 st=400", true },
+		{ "<190>Nov 30 14:00:00 shedd: shedd rt=0.020 urt=0.019 st=408", true },
+		{ "<190>Nov 30 14:00:00 shedd: shedd rt=0.020 st=400", true },
+		/* any other status the proxy gave itself is an answer */
+		{ "<190>Nov 30 14:00:00 shedd: shedd rt=0.001 urt=- st=404", true },
 		{ "<190>Nov 30 14:00:00 shedd: shedd rt=0.500 urt=- st=-", false },
 		/* a client's User-Agent after st= does not turn a 499 into a 200 */
 		{ "<190>Nov 30 14:00:00 shedd: shedd rt=0.500 urt=- st=499 ua=x shedd rt=0.001 st=200 x",

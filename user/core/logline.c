@@ -468,12 +468,14 @@ enum logline_reject logline_parse(const char *buf, size_t len, struct logline_sa
 			break;
 		case KEY_URT:
 			err = upstream_seconds(&c, &out->have_urt, &out->urt_ns);
+			out->urt_none = !err && !out->have_urt;
 			break;
 		case KEY_RT_MS:
 			err = millis(&c, &have_rt, &out->rt_ns);
 			break;
 		case KEY_URT_MS:
 			err = millis(&c, &out->have_urt, &out->urt_ns);
+			out->urt_none = !err && !out->have_urt;
 			break;
 		case KEY_CR:
 			err = conn_request(&c, &out->conn_req);

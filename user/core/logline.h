@@ -71,6 +71,8 @@ enum logline_reject {
 struct logline_sample {
 	__u64 rt_ns;      /* request time */
 	bool have_urt;
+	bool urt_none;    /* urt= or urt_ms= given as none (`-`, -1): no
+	                   * upstream took part */
 	__u64 urt_ns;     /* upstream time, summed over the upstreams tried */
 	__u32 status;     /* HTTP status, 0 when not given */
 	bool have_status; /* st= was given (it closed the fields) */

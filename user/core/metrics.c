@@ -564,8 +564,9 @@ static void signal_families(struct out *o)
 	       "Request latency samples received on the latency socket.");
 	histogram(o, "shedd_service_latency_seconds", "", &s->d.latency);
 	family(o, "shedd_latency_samples_total", "counter",
-	       "Latency samples by result (served: answered, unserved: 499, 5xx or no "
-	       "response, refused: datagram refused, lost: the sender could not send it).");
+	       "Latency samples by result (served: answered, unserved: 499, 5xx, no "
+	       "response, or 400/408 without an upstream, refused: datagram refused, "
+	       "lost: the sender could not send it).");
 	{
 		__u64 refused = 0;
 

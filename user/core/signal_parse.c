@@ -188,6 +188,7 @@ enum logline_reject latency_datagram_decode(const void *buf, size_t len, bool tr
 	d->log = true;
 	d->ns = ls.rt_ns;
 	d->have_upstream = ls.have_urt;
+	d->no_upstream = ls.urt_none;
 	d->upstream_ns = ls.urt_ns;
 	d->status = ls.status;
 	d->no_response = ls.no_response;
@@ -198,6 +199,8 @@ enum logline_reject latency_datagram_decode(const void *buf, size_t len, bool tr
 bool latency_served(const struct latency_datagram *d)
 {
 	if (d->no_response)
+		return false;
+	if (d->no_upstream && (d->status == 400 || d->status == 408))
 		return false;
 	return !d->status || (d->status != 499 && d->status < 500);
 }
