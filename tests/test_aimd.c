@@ -1024,6 +1024,60 @@ static void served_rate_is_over_a_second(void **state)
 	assert_float_equal(s.served_rate, 200, 1e-6);
 }
 
+/* An overload that began from calm: the service answered 100/s of the
+ * 1000/s it was let in (demand under the limit), and its served peak is
+ * that calm. The episode's aim is lowered to that peak, which says what
+ * the service took, not what it can take: the episode ends at it, steady,
+ * and climbs on from there, with no ramp stage held at it. */
+static void episode_from_calm_climbs_on_from_the_served_peak(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+	struct aimd_signals sig;
+	__u64 now = 0;
+	int i;
+
+	(void)state;
+	p.latency_target_ns = 200 * MS;
+	aimd_init(&s, &p, 1000);
+	for (i = 0; i < 30; i++)
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(100, 10, 20) }[0],
+			    now += TICK);
+	assert_int_equal(s.mode, AIMD_STEADY);
+	for (i = 0; i < 50 && s.mode != AIMD_OVERLOAD; i++) {
+		sig = lat_tick(100, 10, 20);
+		sig.latency_p99_ns = 900 * MS;
+		aimd_update(&p, &s, &sig, now += TICK);
+	}
+	assert_int_equal(s.mode, AIMD_OVERLOAD);
+	for (i = 0; i < 100 && s.mode == AIMD_OVERLOAD; i++)
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(100, 10, 20) }[0],
+			    now += TICK);
+	assert_true(s.last_good < 110);
+	assert_int_equal(s.mode, AIMD_STEADY);
+	assert_float_equal(s.rate, s.last_good, 1e-6);
+
+	/* The same episode begun at a limit that bound (demand above it):
+	 * the served peak is the service's own, and the last stage holds. */
+	now = 0;
+	aimd_init(&s, &p, 1000);
+	for (i = 0; i < 30; i++)
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(100, 10, 20) }[0],
+			    now += TICK);
+	for (i = 0; i < 50 && s.mode != AIMD_OVERLOAD; i++) {
+		sig = lat_tick(100, 10, 20);
+		sig.demand = 2000;
+		sig.latency_p99_ns = 900 * MS;
+		aimd_update(&p, &s, &sig, now += TICK);
+	}
+	assert_int_equal(s.mode, AIMD_OVERLOAD);
+	for (i = 0; i < 100 && s.mode == AIMD_OVERLOAD; i++)
+		aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(100, 10, 20) }[0],
+			    now += TICK);
+	assert_true(s.last_good < 110);
+	assert_int_equal(s.mode, AIMD_RECOVERING);
+}
+
 /* The derived target learned at 20 ms (target 45 ms): a tick whose
  * verdict is above auto_jump x the target (90 ms) is overload at once; one
  * between the target and that waits auto_interval_ns; so does a verdict
@@ -1359,6 +1413,7 @@ int main(void)
 		cmocka_unit_test(queue_draining_without_accept_samples_is_not_a_stall),
 		cmocka_unit_test(explicit_target_needs_samples_and_an_interval),
 		cmocka_unit_test(served_rate_is_over_a_second),
+		cmocka_unit_test(episode_from_calm_climbs_on_from_the_served_peak),
 		cmocka_unit_test(far_above_the_target_is_overload_at_once),
 		cmocka_unit_test(headroom_climbs_faster_only_near_the_baseline),
 		cmocka_unit_test(import_ages_the_record),

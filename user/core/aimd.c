@@ -253,13 +253,16 @@ static double stage_rate(const struct aimd_params *p, const struct aimd_state *s
 	return clamp(p, r > s->floor_rate ? r : s->floor_rate);
 }
 
-/* Never aim far above what the service has recently shown it takes. */
-static void end_episode(const struct aimd_params *p, struct aimd_state *s)
+/* Never aim far above what the service has recently shown it takes.
+ * Returns whether the aim was lowered to that. */
+static bool end_episode(const struct aimd_params *p, struct aimd_state *s)
 {
 	if (accept_peak(s) <= 0 || p->ramp_cap <= 0)
-		return;
-	if (s->last_good > p->ramp_cap * shown_peak(s))
-		s->last_good = p->ramp_cap * shown_peak(s);
+		return false;
+	if (s->last_good <= p->ramp_cap * shown_peak(s))
+		return false;
+	s->last_good = p->ramp_cap * shown_peak(s);
+	return true;
 }
 
 /* Enter stage s->stage, skipping stages at or below the floor. When the
@@ -335,7 +338,7 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 	double nominal = (double)(p->tick_ns ? p->tick_ns : dt_ns) / AIMD_GAIN_PERIOD_NS;
 	double cut_steps = steps < nominal ? steps : nominal;
 	double before, drain, served, lo;
-	bool calm;
+	bool calm, shown;
 
 	s->at_max = false;
 	/* Blind: without any delay signal the law would be an open-loop
@@ -409,10 +412,13 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		/* The first overloaded tick of an episode remembers where it
 		 * began. A ramp overloaded again is abandoned at once; what
 		 * was good is then the last stage that held its time. */
-		if (s->mode == AIMD_STEADY)
+		if (s->mode == AIMD_STEADY) {
 			s->last_good = s->rate;
-		else if (s->mode == AIMD_RECOVERING)
+			s->from_calm = sig->demand < s->rate;
+		} else if (s->mode == AIMD_RECOVERING) {
 			s->last_good = s->held_rate;
+			s->from_calm = false;
+		}
 		s->open = false;
 		if (s->mode != AIMD_OVERLOAD) {
 			s->episode_latency = false;
@@ -457,12 +463,22 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 
 	switch (s->mode) {
 	case AIMD_OVERLOAD:
-		end_episode(p, s);
+		shown = end_episode(p, s);
 		s->mode = AIMD_RECOVERING;
 		s->floor_rate = s->rate;
 		s->held_rate = s->rate;
 		s->stage = 0;
 		enter_stage(p, s, now_ns, true);
+		/* An episode that began from calm (the limit did not bind:
+		 * demand jumped), with only the last stage left and its aim
+		 * lowered to what the service was seen to take in it: its
+		 * served peak is the calm's, less than it can take, and a
+		 * second held there proves nothing. The climb goes on from it
+		 * at once. (Where the limit bound as the episode began, the
+		 * served peak is the service's own, and the stage holds.) */
+		if (shown && s->from_calm && s->mode == AIMD_RECOVERING &&
+		    s->stage == p->nr_stages - 1)
+			s->mode = AIMD_STEADY;
 		break;
 	case AIMD_RECOVERING:
 		if (now_ns < s->stage_end_ns)

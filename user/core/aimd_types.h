@@ -572,6 +572,8 @@ struct aimd_auto {
  * @why:           enum aimd_reason bits of the last overload verdict
  * @last_good:     the limit before the current overload episode began; the
  *                 ramp climbs back towards it
+ * @from_calm:     the episode began while the limit did not bind (demand
+ *                 below it): from calm, not from a limit at capacity
  * @floor_rate:    the limit when the episode ended (the ramp never goes
  *                 below it)
  * @held_rate:     the rate of the last ramp stage that held its time without
@@ -660,6 +662,7 @@ struct aimd_state {
 	enum aimd_mode mode;
 	unsigned int why;
 	double last_good;
+	bool from_calm;
 	double floor_rate;
 	double held_rate;
 	int stage;
