@@ -1029,52 +1029,46 @@ static void served_rate_is_over_a_second(void **state)
  * that calm. The episode's aim is lowered to that peak, which says what
  * the service took, not what it can take: the episode ends at it, steady,
  * and climbs on from there, with no ramp stage held at it. */
-static void episode_from_calm_climbs_on_from_the_served_peak(void **state)
+/* 3 s served at 100/s within the 200 ms target, limit 1000; then a p99 of
+ * 900 ms, SYNs offered at @demand/s, until overload; then calm again until
+ * the episode ends. */
+static void calm_episode_calm(const struct aimd_params *p, struct aimd_state *s, double demand)
 {
-	struct aimd_params p = params();
-	struct aimd_state s;
 	struct aimd_signals sig;
 	__u64 now = 0;
 	int i;
 
+	aimd_init(s, p, 1000);
+	for (i = 0; i < 30; i++)
+		aimd_update(p, s, &(struct aimd_signals[1]){ lat_tick(100, 10, 20) }[0],
+			    now += TICK);
+	assert_int_equal(s->mode, AIMD_STEADY);
+	for (i = 0; i < 50 && s->mode != AIMD_OVERLOAD; i++) {
+		sig = lat_tick(100, 10, 20);
+		sig.demand = demand;
+		sig.latency_p99_ns = 900 * MS;
+		aimd_update(p, s, &sig, now += TICK);
+	}
+	assert_int_equal(s->mode, AIMD_OVERLOAD);
+	for (i = 0; i < 100 && s->mode == AIMD_OVERLOAD; i++)
+		aimd_update(p, s, &(struct aimd_signals[1]){ lat_tick(100, 10, 20) }[0],
+			    now += TICK);
+	assert_true(s->last_good < 110);
+}
+
+static void episode_from_calm_climbs_on_from_the_served_peak(void **state)
+{
+	struct aimd_params p = params();
+	struct aimd_state s;
+
 	(void)state;
 	p.latency_target_ns = 200 * MS;
-	aimd_init(&s, &p, 1000);
-	for (i = 0; i < 30; i++)
-		aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(100, 10, 20) }[0],
-			    now += TICK);
-	assert_int_equal(s.mode, AIMD_STEADY);
-	for (i = 0; i < 50 && s.mode != AIMD_OVERLOAD; i++) {
-		sig = lat_tick(100, 10, 20);
-		sig.latency_p99_ns = 900 * MS;
-		aimd_update(&p, &s, &sig, now += TICK);
-	}
-	assert_int_equal(s.mode, AIMD_OVERLOAD);
-	for (i = 0; i < 100 && s.mode == AIMD_OVERLOAD; i++)
-		aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(100, 10, 20) }[0],
-			    now += TICK);
-	assert_true(s.last_good < 110);
+	calm_episode_calm(&p, &s, 100);
 	assert_int_equal(s.mode, AIMD_STEADY);
 	assert_float_equal(s.rate, s.last_good, 1e-6);
-
 	/* The same episode begun at a limit that bound (demand above it):
 	 * the served peak is the service's own, and the last stage holds. */
-	now = 0;
-	aimd_init(&s, &p, 1000);
-	for (i = 0; i < 30; i++)
-		aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(100, 10, 20) }[0],
-			    now += TICK);
-	for (i = 0; i < 50 && s.mode != AIMD_OVERLOAD; i++) {
-		sig = lat_tick(100, 10, 20);
-		sig.demand = 2000;
-		sig.latency_p99_ns = 900 * MS;
-		aimd_update(&p, &s, &sig, now += TICK);
-	}
-	assert_int_equal(s.mode, AIMD_OVERLOAD);
-	for (i = 0; i < 100 && s.mode == AIMD_OVERLOAD; i++)
-		aimd_update(&p, &s, &(struct aimd_signals[1]){ lat_tick(100, 10, 20) }[0],
-			    now += TICK);
-	assert_true(s.last_good < 110);
+	calm_episode_calm(&p, &s, 2000);
 	assert_int_equal(s.mode, AIMD_RECOVERING);
 }
 
