@@ -469,14 +469,16 @@ double aimd_update(const struct aimd_params *p, struct aimd_state *s,
 		s->held_rate = s->rate;
 		s->stage = 0;
 		enter_stage(p, s, now_ns, true);
-		/* An episode that began from calm (the limit did not bind:
-		 * demand jumped), with only the last stage left and its aim
-		 * lowered to what the service was seen to take in it: its
-		 * served peak is the calm's, less than it can take, and a
-		 * second held there proves nothing. The climb goes on from it
-		 * at once. (Where the limit bound as the episode began, the
-		 * served peak is the service's own, and the stage holds.) */
-		if (shown && s->from_calm && s->mode == AIMD_RECOVERING &&
+		/* A latency episode that began from calm (the limit did not
+		 * bind: demand jumped), with only the last stage left and its
+		 * aim lowered to the requests the service was seen to serve
+		 * in it: that served peak is the calm's, less than it can
+		 * take, and a second held there proves nothing. The climb
+		 * goes on from it at once. (Where the limit bound as the
+		 * episode began, the served peak is the service's own; where
+		 * the aim is the peak accept rate, a saturated service's
+		 * capacity: the stage holds.) */
+		if (shown && s->from_calm && s->episode_latency && s->mode == AIMD_RECOVERING &&
 		    s->stage == p->nr_stages - 1)
 			s->mode = AIMD_STEADY;
 		break;
